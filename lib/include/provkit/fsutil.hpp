@@ -1,0 +1,36 @@
+#pragma once
+// Small file-system helpers used everywhere a file must never be seen
+// half-written: write to a temporary beside the target, fsync, rename.
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+namespace provkit {
+
+namespace fs = std::filesystem;
+
+// Reads a whole file; throws provkit::Error naming the path.
+std::string read_file(const fs::path& path);
+
+// Writes `content` to `target` atomically (temporary in the same directory,
+// fsync, rename, fsync of the directory). Parent directories are created.
+void write_file_atomic(const fs::path& target, std::string_view content, fs::perms mode = fs::perms(0644));
+
+// Renames `from` to `to` (same file system) and fsyncs the target directory,
+// so the rename survives a crash.
+void rename_durable(const fs::path& from, const fs::path& to);
+
+// fsync a file or directory by path.
+void fsync_path(const fs::path& path);
+
+// A unique temporary name beside `target`: "<target>.<tag>-<pid>-<counter>".
+fs::path temp_path_beside(const fs::path& target, std::string_view tag = "tmp");
+
+// The directory for per-user state: $XDG_CACHE_HOME, else $HOME/.cache,
+// falling back to /tmp/provkit-<uid> when neither is writable.
+fs::path user_cache_dir();
+
+// Environment variable or empty string.
+std::string getenv_str(const char* name);
+
+}  // namespace provkit

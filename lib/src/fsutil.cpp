@@ -1,0 +1,117 @@
+#include "provkit/fsutil.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include "provkit/error.hpp"
+
+namespace provkit {
+
+namespace {
+[[noreturn]] void throw_errno(const fs::path& path, const std::string& what) {
+  throw Error(ExitCode::check_failed, path.string() + ": " + what + ": " + std::strerror(errno));
+}
+}  // namespace
+
+std::string getenv_str(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? std::string(v) : std::string();
+}
+
+std::string read_file(const fs::path& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw_errno(path, "cannot open");
+  std::string out;
+  char buf[65536];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      int e = errno;
+      ::close(fd);
+      errno = e;
+      throw_errno(path, "read error");
+    }
+    if (n == 0) break;
+    out.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  return out;
+}
+
+fs::path temp_path_beside(const fs::path& target, std::string_view tag) {
+  static std::atomic<unsigned> counter{0};
+  return target.string() + "." + std::string(tag) + "-" + std::to_string(::getpid()) + "-" +
+         std::to_string(counter++);
+}
+
+void fsync_path(const fs::path& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  ::fsync(fd);
+  ::close(fd);
+}
+
+void rename_durable(const fs::path& from, const fs::path& to) {
+  if (::rename(from.c_str(), to.c_str()) != 0) throw_errno(to, "cannot rename " + from.string() + " to it");
+  fsync_path(to.parent_path().empty() ? fs::path(".") : to.parent_path());
+}
+
+void write_file_atomic(const fs::path& target, std::string_view content, fs::perms mode) {
+  if (target.has_parent_path()) {
+    std::error_code ec;
+    fs::create_directories(target.parent_path(), ec);
+    if (ec) throw Error(ExitCode::check_failed, target.parent_path().string() + ": cannot create directory: " + ec.message());
+  }
+  auto tmp = temp_path_beside(target);
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, static_cast<mode_t>(mode));
+  if (fd < 0) throw_errno(tmp, "cannot create");
+  const char* p = content.data();
+  std::size_t left = content.size();
+  while (left > 0) {
+    ssize_t n = ::write(fd, p, left);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      int e = errno;
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      errno = e;
+      throw_errno(target, "write error");
+    }
+    p += n;
+    left -= static_cast<std::size_t>(n);
+  }
+  if (::fsync(fd) != 0 || ::close(fd) != 0) {
+    int e = errno;
+    ::unlink(tmp.c_str());
+    errno = e;
+    throw_errno(target, "write error");
+  }
+  try {
+    rename_durable(tmp, target);
+  } catch (...) {
+    ::unlink(tmp.c_str());
+    throw;
+  }
+}
+
+fs::path user_cache_dir() {
+  auto writable = [](const fs::path& p) {
+    std::error_code ec;
+    fs::create_directories(p, ec);
+    return !ec && ::access(p.c_str(), W_OK) == 0;
+  };
+  if (auto xdg = getenv_str("XDG_CACHE_HOME"); !xdg.empty() && writable(xdg)) return xdg;
+  if (auto home = getenv_str("HOME"); !home.empty() && writable(fs::path(home) / ".cache"))
+    return fs::path(home) / ".cache";
+  fs::path fallback = "/tmp/provkit-" + std::to_string(::getuid());
+  writable(fallback);
+  return fallback;
+}
+
+}  // namespace provkit

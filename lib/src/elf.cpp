@@ -2,10 +2,18 @@
 
 #include <elf.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <fstream>
 #include <iterator>
+#include <set>
 
+#include "provkit/error.hpp"
 #include "provkit/fsutil.hpp"
 
 namespace provkit::elf {
@@ -113,6 +121,280 @@ std::vector<fs::path> default_library_dirs() {
 #else
   return {"/lib", "/usr/lib"};
 #endif
+}
+
+// ---- Dynamic section -------------------------------------------------------
+
+namespace {
+
+// Bounds-checked reads from an open file: every range is checked against the
+// file size before it is read, so a lying header is refused, never followed.
+class ObjectFile {
+ public:
+  explicit ObjectFile(const fs::path& path) : path_(path) {
+    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd_ < 0) fail(std::string("cannot open: ") + std::strerror(errno));
+    off_t end = ::lseek(fd_, 0, SEEK_END);
+    if (end < 0) fail("cannot read its size");
+    size_ = static_cast<std::uint64_t>(end);
+  }
+  ~ObjectFile() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  ObjectFile(const ObjectFile&) = delete;
+  ObjectFile& operator=(const ObjectFile&) = delete;
+
+  std::uint64_t size() const { return size_; }
+
+  std::string read(std::uint64_t offset, std::uint64_t length, const char* what) const {
+    if (offset > size_ || length > size_ - offset)
+      fail(std::string("truncated or malformed ELF: ") + what + " (" + std::to_string(length) + " bytes at offset " +
+           std::to_string(offset) + ") lies beyond the end of the file (" + std::to_string(size_) + " bytes)");
+    std::string buf(length, '\0');
+    std::uint64_t done = 0;
+    while (done < length) {
+      ssize_t n = ::pread(fd_, buf.data() + done, length - done, static_cast<off_t>(offset + done));
+      if (n <= 0) fail(std::string("read error in ") + what);
+      done += static_cast<std::uint64_t>(n);
+    }
+    return buf;
+  }
+
+  [[noreturn]] void fail(const std::string& why) const {
+    throw Error(ExitCode::check_failed, path_.string() + ": " + why);
+  }
+
+ private:
+  fs::path path_;
+  int fd_ = -1;
+  std::uint64_t size_ = 0;
+};
+
+template <class T>
+T load(const std::string& buf, std::size_t at) {
+  T v;
+  std::memcpy(&v, buf.data() + at, sizeof v);
+  return v;
+}
+
+std::vector<std::string> split_path_list(const std::string& s) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= s.size()) {
+    auto colon = s.find(':', start);
+    if (colon == std::string::npos) colon = s.size();
+    if (colon > start) out.push_back(s.substr(start, colon - start));
+    start = colon + 1;
+  }
+  return out;
+}
+
+template <class Ehdr, class Phdr, class Dyn>
+DynamicInfo read_dynamic_as(const ObjectFile& f, const std::string& head, Identity id) {
+  DynamicInfo info;
+  info.identity = id;
+  if (head.size() < sizeof(Ehdr)) f.fail("truncated ELF: the file is shorter than its ELF header");
+  auto eh = load<Ehdr>(head, 0);
+  if (eh.e_phnum == 0) return info;
+  if (eh.e_phentsize != sizeof(Phdr)) f.fail("malformed ELF: unexpected program header size " + std::to_string(eh.e_phentsize));
+  auto phdrs = f.read(eh.e_phoff, std::uint64_t(eh.e_phnum) * sizeof(Phdr), "the program headers");
+
+  struct Load { std::uint64_t vaddr, offset, filesz; };
+  std::vector<Load> loads;
+  std::optional<Phdr> dynamic;
+  for (std::size_t i = 0; i < eh.e_phnum; ++i) {
+    auto ph = load<Phdr>(phdrs, i * sizeof(Phdr));
+    if (ph.p_type == PT_LOAD) loads.push_back({ph.p_vaddr, ph.p_offset, ph.p_filesz});
+    if (ph.p_type == PT_DYNAMIC) dynamic = ph;
+  }
+  if (!dynamic) return info;
+  info.has_dynamic = true;
+  auto dyn = f.read(dynamic->p_offset, dynamic->p_filesz, "the dynamic section");
+
+  std::vector<std::uint64_t> needed;
+  std::optional<std::uint64_t> soname, rpath, runpath, strtab_addr, strsz;
+  for (std::size_t at = 0; at + sizeof(Dyn) <= dyn.size(); at += sizeof(Dyn)) {
+    auto d = load<Dyn>(dyn, at);
+    if (d.d_tag == DT_NULL) break;
+    std::uint64_t val = d.d_un.d_val;
+    switch (d.d_tag) {
+      case DT_NEEDED: needed.push_back(val); break;
+      case DT_SONAME: soname = val; break;
+      case DT_RPATH: rpath = val; break;
+      case DT_RUNPATH: runpath = val; break;
+      case DT_STRTAB: strtab_addr = val; break;
+      case DT_STRSZ: strsz = val; break;
+      default: break;
+    }
+  }
+  if (needed.empty() && !soname && !rpath && !runpath) return info;
+  if (!strtab_addr || !strsz) f.fail("malformed ELF: the dynamic section has no string table");
+  // DT_STRTAB is an address: map it to a file offset through the PT_LOAD segments.
+  std::optional<std::uint64_t> strtab_off;
+  for (const auto& l : loads)
+    if (*strtab_addr >= l.vaddr && *strtab_addr - l.vaddr < l.filesz) strtab_off = *strtab_addr - l.vaddr + l.offset;
+  if (!strtab_off) f.fail("malformed ELF: the string table lies outside every loadable segment");
+  auto strtab = f.read(*strtab_off, *strsz, "the dynamic string table");
+  auto str = [&](std::uint64_t off) {
+    if (off >= strtab.size()) f.fail("malformed ELF: a dynamic entry points outside the string table");
+    auto end = strtab.find('\0', off);
+    if (end == std::string::npos) f.fail("malformed ELF: an unterminated string in the string table");
+    return strtab.substr(off, end - off);
+  };
+  for (auto n : needed) info.needed.push_back(str(n));
+  if (soname) info.soname = str(*soname);
+  if (rpath) info.rpath = split_path_list(str(*rpath));
+  if (runpath) info.runpath = split_path_list(str(*runpath));
+  return info;
+}
+
+bool same_target(const Identity& a, const Identity& b) { return a.elf_class == b.elf_class && a.machine == b.machine; }
+
+}  // namespace
+
+DynamicInfo read_dynamic(const fs::path& path) {
+  ObjectFile f(path);
+  auto head = f.read(0, std::min<std::uint64_t>(f.size(), sizeof(Elf64_Ehdr)), "the ELF header");
+  if (head.size() < SELFMAG || std::memcmp(head.data(), ELFMAG, SELFMAG) != 0) f.fail("not an ELF file");
+  if (head.size() < EI_NIDENT) f.fail("truncated ELF: the file is shorter than its ELF header");
+  if (head[EI_DATA] != ELFDATA2LSB) f.fail("big-endian ELF objects are not supported");
+  auto id = read_identity(path);
+  if (!id) f.fail("truncated ELF: the file is shorter than its ELF header");
+  if (id->elf_class == ELFCLASS32) return read_dynamic_as<Elf32_Ehdr, Elf32_Phdr, Elf32_Dyn>(f, head, *id);
+  if (id->elf_class == ELFCLASS64) return read_dynamic_as<Elf64_Ehdr, Elf64_Phdr, Elf64_Dyn>(f, head, *id);
+  f.fail("unknown ELF class " + std::to_string(id->elf_class));
+}
+
+std::string expand_dst(const std::string& entry, const fs::path& origin) {
+#if defined(__x86_64__)
+  const std::string lib = "lib/x86_64-linux-gnu", platform = "x86_64";
+#elif defined(__aarch64__)
+  const std::string lib = "lib/aarch64-linux-gnu", platform = "aarch64";
+#else
+  const std::string lib = "lib", platform = "";
+#endif
+  std::string out;
+  for (std::size_t i = 0; i < entry.size();) {
+    if (entry[i] != '$') {
+      out += entry[i++];
+      continue;
+    }
+    auto take = [&](const std::string& name, const std::string& value) {
+      for (const std::string& form : {"$" + name, "${" + name + "}"}) {
+        if (entry.compare(i, form.size(), form) != 0) continue;
+        // "$ORIGINX" is not $ORIGIN: the name must end there.
+        char next = i + form.size() < entry.size() ? entry[i + form.size()] : '/';
+        if (form[1] != '{' && (std::isalnum(static_cast<unsigned char>(next)) || next == '_')) continue;
+        out += value;
+        i += form.size();
+        return true;
+      }
+      return false;
+    };
+    if (take("ORIGIN", origin.string()) || take("LIB", lib) || take("PLATFORM", platform)) continue;
+    out += entry[i++];
+  }
+  return out;
+}
+
+SearchContext loader_context_from_environment() {
+  SearchContext ctx;
+  for (const auto& dir : split_path_list(getenv_str("LD_LIBRARY_PATH"))) ctx.ld_library_path.emplace_back(dir);
+  ctx.cache = read_ld_so_cache();
+  ctx.default_dirs = default_library_dirs();
+  ctx.want = host_identity();
+  return ctx;
+}
+
+Lookup find_library(const std::string& name, const SearchContext& ctx, const std::vector<fs::path>& rpath,
+                    const std::vector<fs::path>& runpath) {
+  Lookup result;
+  // True (and result filled) when `candidate` exists and has the wanted class and machine.
+  auto accept = [&](const fs::path& candidate, const char* via) {
+    std::error_code ec;
+    if (!fs::is_regular_file(candidate, ec)) return false;
+    auto id = read_identity(candidate);
+    if (!id) {
+      result.skipped.push_back({candidate, "not an ELF object, or truncated"});
+      return false;
+    }
+    if (!same_target(*id, ctx.want)) {
+      result.skipped.push_back({candidate, describe(*id) + ", not " + describe(ctx.want)});
+      return false;
+    }
+    result.path = candidate.lexically_normal();  // "$ORIGIN/../lib" reads better resolved
+    result.via = via;
+    return true;
+  };
+  if (name.find('/') != std::string::npos) {
+    accept(name, "path");
+    return result;
+  }
+  auto search = [&](const std::vector<fs::path>& dirs, const char* via) {
+    for (const auto& dir : dirs)
+      if (accept(dir / name, via)) return true;
+    return false;
+  };
+  if (runpath.empty() && search(rpath, "RPATH")) return result;
+  if (search(ctx.ld_library_path, "LD_LIBRARY_PATH")) return result;
+  if (search(runpath, "RUNPATH")) return result;
+  for (const auto& e : ctx.cache)
+    if (e.name == name && accept(e.path, "ld.so.cache")) return result;
+  search(ctx.default_dirs, "default directories");
+  return result;
+}
+
+Resolution resolve_needed(const fs::path& object, SearchContext ctx) {
+  Resolution res;
+  struct Pending {
+    fs::path path;
+    DynamicInfo info;
+    std::vector<fs::path> inherited_rpath;  // the loaders' RPATHs, nearest first
+  };
+  auto root = read_dynamic(object);  // throws for a malformed root: the caller reports it
+  ctx.want = root.identity;
+  std::set<std::string> loaded_names;
+  std::set<fs::path> loaded_files;
+  auto origin_of = [](const fs::path& p) { return fs::absolute(p).parent_path(); };
+  auto expand_all = [&](const std::vector<std::string>& entries, const fs::path& obj) {
+    std::vector<fs::path> out;
+    for (const auto& e : entries) out.emplace_back(expand_dst(e, origin_of(obj)));
+    return out;
+  };
+  std::deque<Pending> queue;
+  loaded_files.insert(fs::weakly_canonical(object));
+  if (!root.soname.empty()) loaded_names.insert(root.soname);
+  queue.push_back({object, root, {}});
+  while (!queue.empty()) {
+    auto current = std::move(queue.front());
+    queue.pop_front();
+    std::vector<fs::path> own_rpath = current.info.runpath.empty() ? expand_all(current.info.rpath, current.path)
+                                                                    : std::vector<fs::path>{};
+    std::vector<fs::path> rpath = own_rpath;
+    rpath.insert(rpath.end(), current.inherited_rpath.begin(), current.inherited_rpath.end());
+    auto runpath = expand_all(current.info.runpath, current.path);
+    for (const auto& name : current.info.needed) {
+      if (loaded_names.count(name)) continue;
+      NeededEdge edge{name, current.path, find_library(name, ctx, rpath, runpath)};
+      if (!edge.lookup.path) {
+        res.missing.push_back(edge);
+        loaded_names.insert(name);  // the loader would stop here; list each missing name once
+        continue;
+      }
+      loaded_names.insert(name);
+      res.resolved.push_back(edge);
+      auto canonical = fs::weakly_canonical(*edge.lookup.path);
+      if (!loaded_files.insert(canonical).second) continue;
+      try {
+        auto info = read_dynamic(*edge.lookup.path);
+        if (!info.soname.empty()) loaded_names.insert(info.soname);
+        queue.push_back({*edge.lookup.path, std::move(info), rpath});
+      } catch (const Error& e) {
+        res.unreadable.push_back(e.what());
+      }
+    }
+  }
+  return res;
 }
 
 }  // namespace provkit::elf

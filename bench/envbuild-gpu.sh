@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# envbuild vs uv on the GPU host (Ubuntu 24.04, python3 with torch, uv at
+# /usr/local/bin/uv, no network). For the lead to run there:
+#
+#   OUT=/some/dir ENVBUILD=/path/to/envbuild bash bench/envbuild-gpu.sh
+#
+# 1. envbuild capture of the site-packages that holds torch -> wheelhouse + hashed lock
+# 2. one run each, same wheels, same file system for every cache:
+#      uv venv + uv pip install --offline --no-index --find-links W --no-deps -r LOCK, cold uv cache
+#      the same with uv's warm cache (new venv)
+#      envbuild create cold (empty cache), then warm (new environment)
+#      envbuild verify of the warm environment
+# 3. results: $OUT/envbuild-gpu.md (table), $OUT/envbuild-gpu.log (everything printed)
+# Targets (issue 5): warm envbuild no slower than warm uv; cold within 1.2x of cold uv.
+# The envbuild binary needs (ldd): libcurl.so.4 libcrypto.so.3 libarchive.so.13
+# libtomlplusplus.so.3 libstdc++.so.6 libgcc_s.so.1 libm libc; put any that are
+# missing next to it in lib/ and this script sets LD_LIBRARY_PATH to that.
+set -euo pipefail
+OUT=${OUT:?set OUT to a directory for the results}
+mkdir -p "$OUT"
+ENVBUILD=${ENVBUILD:-$(command -v envbuild || echo ./envbuild)}
+ENVBUILD=$(readlink -f "$ENVBUILD")
+libdir=$(dirname "$ENVBUILD")/lib
+[[ -d $libdir ]] && export LD_LIBRARY_PATH=$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+PY=${PY:-python3}
+UV=${UV:-/usr/local/bin/uv}
+work=${WORK:-$(mktemp -d "${TMPDIR:-/tmp}/envbuild-gpu.XXXXXX")}
+exec > >(tee "$OUT/envbuild-gpu.log") 2>&1
+
+now() { date +%s.%N; }
+secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+
+echo "host: $(uname -srm); $(nproc) cores; $(grep PRETTY_NAME /etc/os-release | cut -d= -f2)"
+echo "envbuild: $ENVBUILD ($("$ENVBUILD" --version))"; ldd "$ENVBUILD" | grep -E "not found|curl|archive|toml|crypto" || true
+echo "uv: $("$UV" --version)"
+PY=$(command -v "$PY")  # not resolved: a venv python must stay the venv's
+site=$("$PY" -c 'import os, torch; print(os.path.dirname(os.path.dirname(torch.__file__)))')
+echo "python: $PY ($("$PY" -V 2>&1)); torch $("$PY" -c 'import torch; print(torch.__version__)') in $site"
+echo "work: $work ($(df -h "$work" | tail -1 | awk '{print $1, $6}'))"
+
+t0=$(now)
+"$ENVBUILD" --cache-dir "$work/capture-cache" capture "$site" --wheelhouse "$work/wheels" --lock "$work/lock.txt"
+t_capture=$(secs "$t0" "$(now)")
+n=$(grep -c '^[A-Za-z0-9]' "$work/lock.txt")
+size=$(du -sh "$work/wheels" | cut -f1)
+echo "captured $n distributions, $size, in $t_capture s"
+
+run_uv() {  # $1 = venv dir; uses UV_CACHE_DIR from the caller
+  "$UV" venv -q --python "$PY" "$1"
+  "$UV" pip install -q --offline --no-index --find-links "$work/wheels" --no-deps -r "$work/lock.txt" --python "$1/bin/python"
+}
+export UV_CACHE_DIR="$work/uv-cache"
+t0=$(now); run_uv "$work/uv-cold"; t_uv_cold=$(secs "$t0" "$(now)")
+t0=$(now); run_uv "$work/uv-warm"; t_uv_warm=$(secs "$t0" "$(now)")
+
+eb() { "$ENVBUILD" --cache-dir "$work/eb-cache" create "$1" --python "$PY" --lock "$work/lock.txt" --find-links "$work/wheels"; }
+t0=$(now); eb "$work/eb-cold"; t_eb_cold=$(secs "$t0" "$(now)")
+t0=$(now); eb "$work/eb-warm"; t_eb_warm=$(secs "$t0" "$(now)")
+t0=$(now); "$ENVBUILD" --cache-dir "$work/eb-cache" verify "$work/eb-warm" --lock "$work/lock.txt" | tail -1
+t_verify=$(secs "$t0" "$(now)")
+"$work/eb-warm/bin/python" -c 'import torch; print("torch imports from the envbuild environment:", torch.__version__, torch.__file__)' || echo "torch import FAILED"
+files=$(find "$work/eb-warm" -type f | wc -l)
+"$ENVBUILD" diff "$work/uv-warm" "$work/eb-warm" | tail -1 || true
+
+cat > "$OUT/envbuild-gpu.md" <<TABLE
+GPU host: $(grep PRETTY_NAME /etc/os-release | cut -d= -f2 | tr -d '"'), $(nproc) cores; $("$PY" -V 2>&1), torch $("$PY" -c 'import torch; print(torch.__version__)');
+$n distributions ($files files, $size of wheels) captured by envbuild from $site; $("$UV" --version); one run each.
+
+| step | seconds | envbuild / uv |
+|---|---|---|
+| envbuild capture | $t_capture | |
+| uv venv + uv pip install --offline --no-index --no-deps, cold uv cache | $t_uv_cold | |
+| envbuild create, cold cache | $t_eb_cold | $(ratio "$t_eb_cold" "$t_uv_cold") (target <= 1.2) |
+| uv venv + uv pip install, warm uv cache | $t_uv_warm | |
+| envbuild create, warm cache | $t_eb_warm | $(ratio "$t_eb_warm" "$t_uv_warm") (target <= 1.0) |
+| envbuild verify --lock (every file hashed) | $t_verify | |
+TABLE
+cat "$OUT/envbuild-gpu.md"
+rm -rf "$work"

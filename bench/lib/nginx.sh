@@ -1,0 +1,37 @@
+# Sourced by benchmarks: start_nginx ROOT [LIMIT_RATE] -> sets NGINX_URL, NGINX_PID.
+# nginx from Debian (nginx-light) serves ROOT on an ephemeral loopback port,
+# with sendfile, Range support, and an optional per-connection limit_rate
+# (e.g. 40m) so that parallel connections matter as they do on a real CDN.
+start_nginx() {
+  local root=$1 rate=${2:-0}
+  local dir; dir=$(mktemp -d /tmp/provkit-nginx.XXXXXX)
+  local port; port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  mkdir -p "$dir/logs"
+  cat >"$dir/nginx.conf" <<CONF
+worker_processes 2;
+pid $dir/nginx.pid;
+error_log $dir/logs/error.log;
+events { worker_connections 1024; }
+http {
+  access_log $dir/logs/access.log;
+  sendfile on; tcp_nopush on;
+  types { application/octet-stream bin; }
+  default_type application/octet-stream;
+  client_body_temp_path $dir/body; proxy_temp_path $dir/proxy; fastcgi_temp_path $dir/fcgi;
+  uwsgi_temp_path $dir/uwsgi; scgi_temp_path $dir/scgi;
+  server {
+    listen 127.0.0.1:$port;
+    root $root;
+    limit_rate $rate;
+    location / { }
+  }
+}
+CONF
+  nginx -c "$dir/nginx.conf" -p "$dir" -g 'daemon off;' &
+  NGINX_PID=$!
+  NGINX_URL="http://127.0.0.1:$port"
+  NGINX_DIR=$dir
+  for _ in $(seq 50); do curl -s -o /dev/null "$NGINX_URL/" && return 0; sleep 0.1; done
+  echo "nginx did not start (see $dir/logs/error.log)" >&2; return 1
+}
+stop_nginx() { [[ -n ${NGINX_PID:-} ]] && kill "$NGINX_PID" 2>/dev/null; wait "$NGINX_PID" 2>/dev/null || true; }

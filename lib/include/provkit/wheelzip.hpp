@@ -1,0 +1,46 @@
+#pragma once
+// Wheel archives through libarchive: streaming unpack with every file hashed
+// and checked against the wheel's RECORD, and packing for `capture`.
+// Unsafe entries (.., absolute paths, links, duplicates) are always refused.
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace provkit::py {
+
+namespace fs = std::filesystem;
+
+struct UnpackedFile {
+  std::string path;   // relative, '/'-separated, as in the wheel
+  std::string hash;   // "sha256=..." of the bytes written
+  std::uint64_t size = 0;
+  bool executable = false;
+};
+
+struct UnpackedWheel {
+  std::string dist_info;               // "name-1.0.dist-info"
+  std::vector<UnpackedFile> files;     // every regular file, in archive order
+  std::vector<std::string> record_problems;  // RECORD mismatches (empty when clean)
+};
+
+// Unpacks `wheel` into the empty directory `dest`. Throws Error(check_failed)
+// naming the wheel and entry for unsafe entries or an unreadable archive;
+// RECORD mismatches are returned for the caller to judge.
+UnpackedWheel unpack_wheel(const fs::path& wheel, const fs::path& dest);
+
+// One file of a wheel being packed: bytes from `source` (or `content` when
+// source is empty), stored under `name`.
+struct PackEntry {
+  std::string name;
+  fs::path source;
+  std::string content;
+  bool executable = false;
+};
+// Writes a deflated zip to `out` (atomically: temporary then rename).
+void pack_wheel(const fs::path& out, const std::vector<PackEntry>& entries);
+
+// Reads one member of a zip into memory (small metadata files).
+std::string read_zip_member(const fs::path& zip, const std::string& name);
+
+}  // namespace provkit::py

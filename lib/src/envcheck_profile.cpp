@@ -1,0 +1,129 @@
+// envcheck profiles: a YAML mapping whose keys are envcheck's options
+// (schema in docs/envcheck.md). Every mistake is reported as FILE:LINE.
+#include <yaml-cpp/yaml.h>
+
+#include <functional>
+#include <map>
+
+#include "provkit/envcheck.hpp"
+#include "provkit/error.hpp"
+
+namespace provkit::envcheck {
+
+namespace {
+
+class ProfileReader {
+ public:
+  ProfileReader(const fs::path& file, Request& into) : file_(file.string()), r_(into) {}
+
+  void read() {
+    YAML::Node root;
+    try {
+      root = YAML::LoadFile(file_);
+    } catch (const YAML::BadFile&) {
+      throw Error(ExitCode::usage, file_ + ": cannot read the profile");
+    } catch (const YAML::ParserException& e) {
+      throw input_error(file_, e.mark.line + 1, "not valid YAML: " + e.msg);
+    }
+    if (!root.IsMap()) throw input_error(file_, line(root), "a profile is a mapping of check names to values (see docs/envcheck.md)");
+    const std::map<std::string, std::function<void(const YAML::Node&)>> keys = {
+        {"envcheck", [&](const YAML::Node& n) {
+           if (scalar(n, "envcheck") != "1") throw input_error(file_, line(n), "this envcheck reads profile version 1");
+         }},
+        {"description", [&](const YAML::Node& n) { scalar(n, "description"); }},
+        {"cuda", [&](const YAML::Node& n) { at(n, [&] { set_cuda(r_, scalar(n, "cuda")); }); }},
+        {"strict", [&](const YAML::Node& n) { r_.strict = boolean(n, "strict"); }},
+        {"gpus", [&](const YAML::Node& n) { for (const auto& s : list(n, "gpus")) r_.gpus.push_back(s.first); }},
+        {"need", [&](const YAML::Node& n) { for (const auto& [v, l] : list(n, "need")) at(l, [&] { add_need(r_, v); }); }},
+        {"min_cc", [&](const YAML::Node& n) { at(n, [&] { set_min_cc(r_, scalar(n, "min_cc")); }); }},
+        {"arch_list", [&](const YAML::Node& n) {
+           std::string joined;
+           for (const auto& [v, l] : list(n, "arch_list")) joined += v + ",";
+           at(n, [&] { set_arch_list(r_, joined); });
+         }},
+        {"vram_free", [&](const YAML::Node& n) { at(n, [&] { set_vram_free(r_, scalar(n, "vram_free")); }); }},
+        {"cc", [&](const YAML::Node& n) { r_.cc = boolean(n, "cc"); }},
+        {"nvcc", [&](const YAML::Node& n) { r_.nvcc = boolean(n, "nvcc"); }},
+        {"python", [&](const YAML::Node& n) {
+           auto v = scalar(n, "python");
+           if (v == "true") r_.python = "";
+           else if (v != "false") at(n, [&] { set_python(r_, v); });
+         }},
+        {"libs", [&](const YAML::Node& n) { for (const auto& s : list(n, "libs")) r_.libs.push_back(s.first); }},
+        {"elf", [&](const YAML::Node& n) { for (const auto& s : list(n, "elf")) r_.elfs.push_back(s.first); }},
+        {"disk", [&](const YAML::Node& n) {
+           for (const auto& [path, value] : mapping(n, "disk"))
+             at(value, [&, p = path] { add_disk(r_, p, scalar(value, "disk: " + p)); });
+         }},
+        {"ports_free", [&](const YAML::Node& n) {
+           for (const auto& [v, l] : list(n, "ports_free")) at(l, [&] { add_port(r_, v); });
+         }},
+        {"files", [&](const YAML::Node& n) {
+           for (const auto& [path, value] : mapping(n, "files"))
+             at(value, [&, p = path] { add_file(r_, p, value.IsNull() ? "" : scalar(value, "files: " + p)); });
+         }},
+        {"rocm", [&](const YAML::Node& n) { r_.rocm = boolean(n, "rocm"); }},
+    };
+    for (const auto& kv : root) {
+      auto key = kv.first.as<std::string>();
+      auto handler = keys.find(key);
+      if (handler == keys.end()) {
+        std::string known;
+        for (const auto& [k, _] : keys) known += (known.empty() ? "" : ", ") + k;
+        throw input_error(file_, line(kv.first), "unknown key '" + key + "' (known: " + known + ")");
+      }
+      handler->second(kv.second);
+    }
+  }
+
+ private:
+  static int line(const YAML::Node& n) { return n.Mark().line + 1; }
+
+  // Runs a setter and puts this node's place in front of its message.
+  template <class F>
+  void at(const YAML::Node& n, F&& f) {
+    at(line(n), std::forward<F>(f));
+  }
+  template <class F>
+  void at(int line_no, F&& f) {
+    try {
+      f();
+    } catch (const Error& e) {
+      throw input_error(file_, line_no, e.what());
+    }
+  }
+
+  std::string scalar(const YAML::Node& n, const std::string& key) {
+    if (!n.IsScalar()) throw input_error(file_, line(n), "'" + key + "' wants a single value");
+    return n.Scalar();
+  }
+  bool boolean(const YAML::Node& n, const std::string& key) {
+    auto v = scalar(n, key);
+    if (v == "true") return true;
+    if (v == "false") return false;
+    throw input_error(file_, line(n), "'" + key + "' wants true or false, not '" + v + "'");
+  }
+  // A list of scalars (or one scalar), each with its line.
+  std::vector<std::pair<std::string, int>> list(const YAML::Node& n, const std::string& key) {
+    std::vector<std::pair<std::string, int>> out;
+    if (n.IsScalar()) return {{n.Scalar(), line(n)}};
+    if (!n.IsSequence()) throw input_error(file_, line(n), "'" + key + "' wants a list");
+    for (const auto& item : n) out.emplace_back(scalar(item, key), line(item));
+    return out;
+  }
+  std::vector<std::pair<std::string, YAML::Node>> mapping(const YAML::Node& n, const std::string& key) {
+    if (!n.IsMap()) throw input_error(file_, line(n), "'" + key + "' wants a mapping of paths to values");
+    std::vector<std::pair<std::string, YAML::Node>> out;
+    for (const auto& kv : n) out.emplace_back(scalar(kv.first, key), kv.second);
+    return out;
+  }
+
+  std::string file_;
+  Request& r_;
+};
+
+}  // namespace
+
+void load_profile(const fs::path& file, Request& into) { ProfileReader(file, into).read(); }
+
+}  // namespace provkit::envcheck

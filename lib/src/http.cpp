@@ -1,0 +1,665 @@
+#include "provkit/http.hpp"
+
+#include <curl/curl.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <ctime>
+#include <deque>
+#include <exception>
+#include <list>
+#include <mutex>
+
+#include "provkit/error.hpp"
+#include "provkit/fsutil.hpp"
+
+namespace provkit::http {
+
+namespace {
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+bool iequals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) return false;
+  return true;
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r' || s.front() == '\n')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\n')) s.remove_suffix(1);
+  return s;
+}
+
+bool parse_u64(std::string_view s, std::uint64_t& out) {
+  if (s.empty() || s.size() > 19) return false;
+  std::uint64_t v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return false;
+    v = v * 10 + static_cast<std::uint64_t>(c - '0');
+  }
+  out = v;
+  return true;
+}
+
+}  // namespace
+
+// ---- headers -----------------------------------------------------------------
+
+std::optional<std::string> Headers::get(std::string_view name) const {
+  for (auto it = items_.rbegin(); it != items_.rend(); ++it)
+    if (iequals(it->first, name)) return it->second;
+  return std::nullopt;
+}
+
+bool parse_header_line(std::string_view line, std::string& name, std::string& value) {
+  line = trim(line);
+  if (line.empty() || line.starts_with("HTTP/")) return false;
+  auto colon = line.find(':');
+  if (colon == std::string_view::npos || colon == 0) return false;
+  name = std::string(trim(line.substr(0, colon)));
+  value = std::string(trim(line.substr(colon + 1)));
+  return !name.empty();
+}
+
+std::optional<std::string> parse_link_next(std::string_view header) {
+  std::size_t i = 0;
+  while (i < header.size()) {
+    auto open = header.find('<', i);
+    if (open == std::string_view::npos) return std::nullopt;
+    auto close = header.find('>', open);
+    if (close == std::string_view::npos) return std::nullopt;
+    std::string_view url = header.substr(open + 1, close - open - 1);
+    // Parameters run to the next comma that is followed by another "<".
+    auto next_link = header.find('<', close);
+    std::string_view params = header.substr(close + 1, next_link == std::string_view::npos ? std::string_view::npos
+                                                                                          : next_link - close - 1);
+    std::size_t p = 0;
+    while (p < params.size()) {
+      auto semi = params.find(';', p);
+      std::string_view param = trim(params.substr(p, semi == std::string_view::npos ? std::string_view::npos : semi - p));
+      p = semi == std::string_view::npos ? params.size() : semi + 1;
+      while (!param.empty() && param.back() == ',') param = trim(param.substr(0, param.size() - 1));
+      auto eq = param.find('=');
+      if (eq == std::string_view::npos || !iequals(trim(param.substr(0, eq)), "rel")) continue;
+      std::string_view v = trim(param.substr(eq + 1));
+      if (v.size() >= 2 && v.front() == '"' && v.back() == '"') v = v.substr(1, v.size() - 2);
+      // rel may hold several space-separated relation types.
+      std::size_t t = 0;
+      while (t < v.size()) {
+        auto sp = v.find(' ', t);
+        std::string_view tok = v.substr(t, sp == std::string_view::npos ? std::string_view::npos : sp - t);
+        if (iequals(tok, "next")) return std::string(url);
+        t = sp == std::string_view::npos ? v.size() : sp + 1;
+      }
+    }
+    if (next_link == std::string_view::npos) break;
+    i = next_link;
+  }
+  return std::nullopt;
+}
+
+std::optional<ContentRange> parse_content_range(std::string_view value) {
+  value = trim(value);
+  if (value.size() < 6 || !iequals(value.substr(0, 5), "bytes") || value[5] != ' ') return std::nullopt;
+  value = trim(value.substr(6));
+  auto dash = value.find('-');
+  auto slash = value.find('/');
+  if (dash == std::string_view::npos || slash == std::string_view::npos || dash > slash) return std::nullopt;
+  ContentRange r;
+  if (!parse_u64(trim(value.substr(0, dash)), r.first)) return std::nullopt;
+  if (!parse_u64(trim(value.substr(dash + 1, slash - dash - 1)), r.last)) return std::nullopt;
+  auto total = trim(value.substr(slash + 1));
+  if (total != "*") {
+    std::uint64_t t;
+    if (!parse_u64(total, t)) return std::nullopt;
+    r.total = t;
+    if (r.last >= t) return std::nullopt;
+  }
+  if (r.last < r.first) return std::nullopt;
+  return r;
+}
+
+std::optional<double> parse_retry_after(std::string_view value, std::chrono::system_clock::time_point now) {
+  value = trim(value);
+  std::uint64_t secs;
+  if (parse_u64(value, secs)) return static_cast<double>(secs);
+  // HTTP-date (IMF-fixdate): "Sun, 06 Nov 1994 08:49:37 GMT".
+  std::tm tm{};
+  std::string text(value);
+  const char* end = strptime(text.c_str(), "%a, %d %b %Y %H:%M:%S GMT", &tm);
+  if (!end || *end != '\0') return std::nullopt;
+  // In seconds, not as a time_point: a date centuries away (fuzzing found
+  // "Sun, 06 Nov 1310 ...") would overflow system_clock's nanoseconds.
+  double when = static_cast<double>(timegm(&tm));
+  double delta = when - std::chrono::duration<double>(now.time_since_epoch()).count();
+  return delta > 0 ? delta : 0.0;
+}
+
+// ---- URLs --------------------------------------------------------------------
+
+std::optional<Url> Url::parse(std::string_view text) {
+  auto sep = text.find("://");
+  if (sep == std::string_view::npos || sep == 0) return std::nullopt;
+  Url u;
+  u.scheme = lower(text.substr(0, sep));
+  if (u.scheme != "http" && u.scheme != "https") return std::nullopt;
+  std::string_view rest = text.substr(sep + 3);
+  auto hash = rest.find('#');
+  if (hash != std::string_view::npos) rest = rest.substr(0, hash);
+  auto path_start = rest.find_first_of("/?");
+  std::string_view authority = rest.substr(0, path_start);
+  u.target = path_start == std::string_view::npos ? "/" : std::string(rest.substr(path_start));
+  if (u.target.front() == '?') u.target = "/" + u.target;
+  u.authority = std::string(authority);
+  auto at = authority.rfind('@');
+  if (at != std::string_view::npos) {
+    u.userinfo = std::string(authority.substr(0, at));
+    authority = authority.substr(at + 1);
+  }
+  std::string_view port;
+  if (!authority.empty() && authority.front() == '[') {
+    auto close = authority.find(']');
+    if (close == std::string_view::npos) return std::nullopt;
+    u.host = lower(authority.substr(1, close - 1));
+    if (close + 1 < authority.size()) {
+      if (authority[close + 1] != ':') return std::nullopt;
+      port = authority.substr(close + 2);
+    }
+  } else {
+    auto colon = authority.rfind(':');
+    u.host = lower(authority.substr(0, colon));
+    if (colon != std::string_view::npos) port = authority.substr(colon + 1);
+  }
+  if (u.host.empty()) return std::nullopt;
+  u.port = u.scheme == "https" ? 443 : 80;
+  if (!port.empty()) {
+    std::uint64_t p;
+    if (!parse_u64(port, p) || p == 0 || p > 65535) return std::nullopt;
+    u.port = static_cast<int>(p);
+  }
+  return u;
+}
+
+std::string Url::origin() const {
+  bool v6 = host.find(':') != std::string::npos;
+  return scheme + "://" + (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
+}
+
+namespace {
+// RFC 3986 5.2.4.
+std::string remove_dot_segments(std::string path) {
+  std::string out;
+  while (!path.empty()) {
+    if (path.starts_with("../")) path.erase(0, 3);
+    else if (path.starts_with("./")) path.erase(0, 2);
+    else if (path.starts_with("/./")) path.erase(0, 2);
+    else if (path == "/.") path = "/";
+    else if (path.starts_with("/../") || path == "/..") {
+      path = path == "/.." ? "/" : path.substr(3);
+      auto slash = out.rfind('/');
+      out.erase(slash == std::string::npos ? 0 : slash);
+    } else if (path == "." || path == "..") path.clear();
+    else {
+      auto next = path.find('/', path[0] == '/' ? 1 : 0);
+      out += path.substr(0, next);
+      path.erase(0, next == std::string::npos ? path.size() : next);
+    }
+  }
+  return out;
+}
+}  // namespace
+
+std::string resolve_reference(const std::string& base, const std::string& location) {
+  std::string loc(trim(location));
+  // Absolute: it has a scheme.
+  auto colon = loc.find(':');
+  if (colon != std::string::npos && colon > 0 && std::isalpha(static_cast<unsigned char>(loc[0])) &&
+      loc.find_first_of("/?#") > colon)
+    return loc;
+  auto b = Url::parse(base);
+  if (!b) return loc;
+  if (loc.starts_with("//")) return b->scheme + ":" + loc;
+  std::string prefix = b->scheme + "://" + b->authority;
+  std::string base_path = b->target.substr(0, b->target.find('?'));
+  if (loc.empty()) return prefix + b->target;
+  if (loc[0] == '/') {
+    auto q = loc.find('?');
+    return prefix + remove_dot_segments(loc.substr(0, q)) + (q == std::string::npos ? "" : loc.substr(q));
+  }
+  if (loc[0] == '?') return prefix + base_path + loc;
+  auto q = loc.find('?');
+  std::string dir = base_path.substr(0, base_path.rfind('/') + 1);
+  return prefix + remove_dot_segments(dir + loc.substr(0, q)) + (q == std::string::npos ? "" : loc.substr(q));
+}
+
+std::string redact_url(const std::string& url) {
+  std::string s = url.substr(0, url.find_first_of("?#"));
+  auto sep = s.find("://");
+  if (sep == std::string::npos) return s;
+  auto auth_end = s.find('/', sep + 3);
+  auto at = s.rfind('@', auth_end == std::string::npos ? std::string::npos : auth_end);
+  if (at != std::string::npos && at > sep) s.erase(sep + 3, at - sep - 2);
+  return s;
+}
+
+// ---- retry policy ------------------------------------------------------------
+
+bool RetryPolicy::retryable_status(long status) { return status == 408 || status == 429 || status >= 500; }
+
+double RetryPolicy::delay_s(int failed_attempts, std::optional<double> retry_after) const {
+  if (honour_retry_after && retry_after) return std::min(*retry_after, retry_after_max_s);
+  double d = backoff_base_s * std::pow(2.0, std::max(0, failed_attempts - 1));
+  return std::min(d, backoff_max_s);
+}
+
+// ---- session -----------------------------------------------------------------
+
+namespace {
+
+void global_init() {
+  static std::once_flag once;
+  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+}
+
+constexpr std::size_t kErrorBodyCap = 64 * 1024;
+
+enum class BodyMode { undecided, owner, collect, discard };
+
+}  // namespace
+
+struct Session::Impl {
+  struct Active {
+    Transfer t;
+    int attempt = 0;
+    Request current;     // this attempt's request, after before_attempt
+    std::string url;     // this hop's URL
+    int redirects = 0;
+    CURL* easy = nullptr;
+    curl_slist* header_list = nullptr;
+    Hop hop;
+    BodyMode mode = BodyMode::undecided;
+    std::string body;
+    Response response;
+    std::exception_ptr error;
+    char errbuf[CURL_ERROR_SIZE] = {0};
+    std::chrono::steady_clock::time_point due;
+    // Stall detection: when a byte last arrived on this hop.
+    std::chrono::steady_clock::time_point last_byte;
+    curl_off_t last_count = -1;
+    long stall_timeout_s = 0;
+    bool stalled = false;
+  };
+
+  Options options;
+  CURLM* multi = nullptr;
+  std::list<std::unique_ptr<Active>> running;
+  std::deque<std::unique_ptr<Active>> waiting;  // fresh transfers and retries, by due time
+  std::exception_ptr pending_error;
+
+  explicit Impl(Options o) : options(std::move(o)) {
+    global_init();
+    multi = curl_multi_init();
+  }
+  ~Impl() {
+    for (auto& a : running) release(*a);
+    curl_multi_cleanup(multi);
+  }
+
+  void release(Active& a) {
+    if (a.easy) {
+      curl_multi_remove_handle(multi, a.easy);
+      curl_easy_cleanup(a.easy);
+      a.easy = nullptr;
+    }
+    if (a.header_list) {
+      curl_slist_free_all(a.header_list);
+      a.header_list = nullptr;
+    }
+  }
+
+  static size_t on_header(char* data, size_t size, size_t n, void* user) {
+    auto* a = static_cast<Active*>(user);
+    std::string_view line(data, size * n);
+    std::string name, value;
+    if (line.starts_with("HTTP/")) {
+      a->hop.headers.clear();  // a new response (after 1xx)
+    } else if (parse_header_line(line, name, value)) {
+      a->hop.headers.add(std::move(name), std::move(value));
+    } else if (trim(line).empty()) {
+      long status = 0;
+      curl_easy_getinfo(a->easy, CURLINFO_RESPONSE_CODE, &status);
+      if (status >= 100 && status < 200) return size * n;
+      a->hop.status = status;
+      bool redirect = status >= 300 && status < 400 && a->current.follow_redirects && a->hop.headers.get("location");
+      if (redirect) {
+        a->mode = BodyMode::discard;
+      } else if (status >= 200 && status < 300) {
+        a->mode = BodyMode::owner;
+        try {
+          if (a->t.on_head) a->t.on_head(a->hop);
+        } catch (...) {
+          a->error = std::current_exception();
+          return 0;
+        }
+      } else {
+        a->mode = BodyMode::collect;
+      }
+    }
+    return size * n;
+  }
+
+  static size_t on_write(char* data, size_t size, size_t n, void* user) {
+    auto* a = static_cast<Active*>(user);
+    std::size_t len = size * n;
+    switch (a->mode) {
+      case BodyMode::owner:
+        try {
+          if (a->t.on_body) a->t.on_body(data, len);
+        } catch (...) {
+          a->error = std::current_exception();
+          return 0;
+        }
+        break;
+      case BodyMode::collect:
+        if (a->body.size() < kErrorBodyCap) a->body.append(data, std::min(len, kErrorBodyCap - a->body.size()));
+        break;
+      default:
+        break;
+    }
+    return len;
+  }
+
+  // curl calls this at least once a second, also while nothing arrives.
+  static int on_progress(void* user, curl_off_t, curl_off_t dlnow, curl_off_t, curl_off_t) {
+    auto* a = static_cast<Active*>(user);
+    auto now = std::chrono::steady_clock::now();
+    if (dlnow != a->last_count) {
+      a->last_count = dlnow;
+      a->last_byte = now;
+      return 0;
+    }
+    if (now - a->last_byte > std::chrono::seconds(a->stall_timeout_s)) {
+      a->stalled = true;
+      return 1;  // aborts the transfer: CURLE_ABORTED_BY_CALLBACK
+    }
+    return 0;
+  }
+
+  void start_attempt(Active& a) {
+    ++a.attempt;
+    a.current = a.t.request;
+    if (a.t.before_attempt) a.t.before_attempt(a.current);
+    a.url = a.current.url;
+    a.redirects = 0;
+    a.response = Response{};
+    start_hop(a);
+  }
+
+  void start_hop(Active& a) {
+    release(a);
+    a.hop = Hop{};
+    a.hop.url = a.url;
+    a.mode = BodyMode::undecided;
+    a.body.clear();
+    a.errbuf[0] = 0;
+    CURL* e = curl_easy_init();
+    a.easy = e;
+    curl_easy_setopt(e, CURLOPT_URL, a.url.c_str());
+    curl_easy_setopt(e, CURLOPT_PRIVATE, &a);
+    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
+    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(e, CURLOPT_USERAGENT, options.user_agent.c_str());
+    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT, options.connect_timeout_s);
+    a.last_byte = std::chrono::steady_clock::now();
+    a.last_count = -1;
+    a.stalled = false;
+    a.stall_timeout_s = options.stall_timeout_s;
+    curl_easy_setopt(e, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(e, CURLOPT_XFERINFOFUNCTION, &Impl::on_progress);
+    curl_easy_setopt(e, CURLOPT_XFERINFODATA, &a);
+    curl_easy_setopt(e, CURLOPT_BUFFERSIZE, 512L * 1024L);
+    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, a.errbuf);
+    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, &Impl::on_header);
+    curl_easy_setopt(e, CURLOPT_HEADERDATA, &a);
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, &Impl::on_write);
+    curl_easy_setopt(e, CURLOPT_WRITEDATA, &a);
+    if (a.current.method == "HEAD") curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
+    for (const auto& [name, value] : a.current.headers.items())
+      a.header_list = curl_slist_append(a.header_list, (name + ": " + value).c_str());
+    // The token goes only to the origin it was given for: never after a
+    // redirect to another scheme, host or port.
+    if (!a.current.bearer_token.empty()) {
+      auto want = Url::parse(a.current.url);
+      auto here = Url::parse(a.url);
+      if (want && here && want->origin() == here->origin())
+        a.header_list = curl_slist_append(a.header_list, ("Authorization: Bearer " + a.current.bearer_token).c_str());
+    }
+    if (a.current.range_from)
+      a.header_list = curl_slist_append(a.header_list, ("Range: bytes=" + std::to_string(*a.current.range_from) + "-").c_str());
+    curl_easy_setopt(e, CURLOPT_HTTPHEADER, a.header_list);
+    curl_multi_add_handle(multi, e);
+  }
+
+  void finish(std::unique_ptr<Active> a, FailureKind failure, std::string message) {
+    release(*a);
+    Result r;
+    r.response = std::move(a->response);
+    r.response.attempts = a->attempt;
+    r.failure = failure;
+    r.message = std::move(message);
+    if (a->t.on_done) a->t.on_done(r);
+  }
+
+  void retry_later(std::unique_ptr<Active> a, const std::string& why, std::optional<double> retry_after) {
+    release(*a);
+    double delay = options.retry.delay_s(a->attempt, retry_after);
+    if (a->t.on_retry) a->t.on_retry(why, delay);
+    a->due = std::chrono::steady_clock::now() + std::chrono::microseconds(static_cast<long long>(delay * 1e6));
+    waiting.push_back(std::move(a));
+  }
+
+  void completed(std::unique_ptr<Active> a, CURLcode code) {
+    if (a->error) {
+      try {
+        std::rethrow_exception(a->error);
+      } catch (const Abort& abort) {
+        return finish(std::move(a), FailureKind::aborted, abort.what());
+      } catch (...) {
+        release(*a);
+        pending_error = a->error;
+        return;
+      }
+    }
+    std::string where = redact_url(a->url);
+    bool can_retry = a->attempt < options.retry.tries;
+    if (code != CURLE_OK) {
+      std::string why = a->stalled ? "transfer stalled (no data for " + std::to_string(options.stall_timeout_s) + " s)"
+                                   : std::string(a->errbuf[0] ? a->errbuf : curl_easy_strerror(code));
+      // curl's messages may quote the URL; keep credentials out of them.
+      if (auto q = why.find('?'); q != std::string::npos) why = why.substr(0, q);
+      std::string message = where + ": " + why;
+      if (can_retry) return retry_later(std::move(a), message, std::nullopt);
+      return finish(std::move(a), FailureKind::network,
+                    message + " (after " + std::to_string(a->attempt) + " attempts)");
+    }
+    long status = a->hop.status;
+    a->response.hops.push_back(a->hop);
+    if (a->mode == BodyMode::discard) {  // a redirect to follow
+      if (++a->redirects > a->current.max_redirects)
+        return finish(std::move(a), FailureKind::too_many_redirects,
+                      "too many redirects (more than " + std::to_string(a->current.max_redirects) + ") from " +
+                          redact_url(a->current.url));
+      std::string next = resolve_reference(a->url, *a->hop.headers.get("location"));
+      if (!Url::parse(next))
+        return finish(std::move(a), FailureKind::bad_redirect, where + " redirects to an unusable location");
+      a->url = next;
+      start_hop(*a);
+      running.push_back(std::move(a));
+      return;
+    }
+    a->response.status = status;
+    a->response.headers = a->hop.headers;
+    a->response.url = a->url;
+    a->response.body = std::move(a->body);
+    if (RetryPolicy::retryable_status(status) && can_retry) {
+      std::optional<double> ra;
+      if (auto h = a->hop.headers.get("retry-after")) ra = parse_retry_after(*h);
+      return retry_later(std::move(a), where + ": HTTP " + std::to_string(status), ra);
+    }
+    finish(std::move(a), FailureKind::none, {});
+  }
+
+  void run() {
+    while (!running.empty() || !waiting.empty()) {
+      auto now = std::chrono::steady_clock::now();
+      // Start what is due (fresh transfers are due at once).
+      for (auto it = waiting.begin(); it != waiting.end();) {
+        if ((*it)->due <= now) {
+          auto a = std::move(*it);
+          it = waiting.erase(it);
+          start_attempt(*a);
+          running.push_back(std::move(a));
+        } else {
+          ++it;
+        }
+      }
+      int still = 0;
+      curl_multi_perform(multi, &still);
+      int left = 0;
+      while (CURLMsg* msg = curl_multi_info_read(multi, &left)) {
+        if (msg->msg != CURLMSG_DONE) continue;
+        CURLcode code = msg->data.result;
+        auto it = std::find_if(running.begin(), running.end(), [&](auto& a) { return a->easy == msg->easy_handle; });
+        if (it == running.end()) continue;
+        auto a = std::move(*it);
+        running.erase(it);
+        try {
+          completed(std::move(a), code);
+        } catch (...) {
+          pending_error = std::current_exception();
+        }
+        if (pending_error) break;
+      }
+      if (pending_error) {
+        for (auto& a : running) release(*a);
+        running.clear();
+        waiting.clear();
+        auto e = pending_error;
+        pending_error = nullptr;
+        std::rethrow_exception(e);
+      }
+      int timeout_ms = 1000;
+      now = std::chrono::steady_clock::now();
+      for (auto& w : waiting) {
+        auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(w->due - now).count();
+        timeout_ms = static_cast<int>(std::clamp<long long>(ms, 0, timeout_ms));
+      }
+      if (!running.empty() || timeout_ms > 0) curl_multi_poll(multi, nullptr, 0, timeout_ms, nullptr);
+    }
+  }
+};
+
+Session::Session(Options options) : impl_(std::make_unique<Impl>(options)), options_(std::move(options)) {}
+Session::~Session() = default;
+
+void Session::add(Transfer transfer) {
+  auto a = std::make_unique<Impl::Active>();
+  a->t = std::move(transfer);
+  a->due = std::chrono::steady_clock::now();
+  impl_->waiting.push_back(std::move(a));
+}
+
+void Session::run() { impl_->run(); }
+
+// ---- simple client -----------------------------------------------------------
+
+Result Client::fetch(Request request) {
+  Session session(options_);
+  Result out;
+  std::string body;
+  Transfer t;
+  t.request = std::move(request);
+  t.on_head = [&](const Hop&) { body.clear(); };
+  t.on_body = [&](const char* d, std::size_t n) { body.append(d, n); };
+  t.on_done = [&](Result& r) { out = std::move(r); };
+  session.add(std::move(t));
+  session.run();
+  if (out.failure != FailureKind::none) throw Error(ExitCode::network, out.message);
+  if (out.response.status >= 200 && out.response.status < 300) out.response.body = std::move(body);
+  return out;
+}
+
+std::string Client::get(const std::string& url, const std::string& bearer_token) {
+  Request req;
+  req.url = url;
+  req.bearer_token = bearer_token;
+  Result r = fetch(std::move(req));
+  if (!r.ok())
+    throw Error(ExitCode::network, redact_url(url) + ": HTTP " + std::to_string(r.response.status) + " after " +
+                                       std::to_string(r.response.attempts) + " attempt(s)");
+  return std::move(r.response.body);
+}
+
+void Client::download_to_file(const std::string& url, const std::filesystem::path& target,
+                              const std::string& bearer_token) {
+  if (target.has_parent_path()) std::filesystem::create_directories(target.parent_path());
+  auto tmp = temp_path_beside(target, "part");
+  int fd = -1;
+  auto close_fd = [&] {
+    if (fd >= 0) ::close(fd);
+    fd = -1;
+  };
+  Session session(options_);
+  Result out;
+  Transfer t;
+  t.request.url = url;
+  t.request.bearer_token = bearer_token;
+  t.on_head = [&](const Hop&) {  // every attempt starts the file over
+    close_fd();
+    fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) throw Error(ExitCode::check_failed, tmp.string() + ": cannot create: " + std::strerror(errno));
+  };
+  t.on_body = [&](const char* d, std::size_t n) {
+    while (n > 0) {
+      ssize_t w = ::write(fd, d, n);
+      if (w < 0 && errno == EINTR) continue;
+      if (w < 0) throw Error(ExitCode::check_failed, tmp.string() + ": write error: " + std::strerror(errno));
+      d += w;
+      n -= static_cast<std::size_t>(w);
+    }
+  };
+  t.on_done = [&](Result& r) { out = std::move(r); };
+  session.add(std::move(t));
+  try {
+    session.run();
+  } catch (...) {
+    close_fd();
+    std::filesystem::remove(tmp);
+    throw;
+  }
+  if (!out.ok()) {
+    close_fd();
+    std::error_code ec;
+    std::filesystem::remove(tmp, ec);
+    if (out.failure != FailureKind::none) throw Error(ExitCode::network, out.message);
+    throw Error(ExitCode::network, redact_url(url) + ": HTTP " + std::to_string(out.response.status));
+  }
+  if (fd < 0) fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);  // empty body
+  ::fsync(fd);
+  close_fd();
+  rename_durable(tmp, target);
+}
+
+}  // namespace provkit::http

@@ -1,0 +1,226 @@
+#include "provkit/wheelinstall.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <regex>
+#include <sstream>
+#include <unordered_set>
+
+#include "provkit/error.hpp"
+#include "provkit/fsutil.hpp"
+#include "provkit/hash.hpp"
+#include "provkit/record.hpp"
+
+namespace provkit::py {
+
+namespace {
+
+[[noreturn]] void bad_wheel(const std::string& wheel, const std::string& what) {
+  throw Error(ExitCode::check_failed, wheel + ": " + what);
+}
+
+// Writes bytes to a new file (replacing one that exists) with `mode`.
+void write_new_file(const fs::path& path, const std::string& content, mode_t mode) {
+  ::unlink(path.c_str());
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+  if (fd < 0) throw Error(ExitCode::check_failed, path.string() + ": cannot create: " + std::strerror(errno));
+  const char* p = content.data();
+  for (std::size_t left = content.size(); left > 0;) {
+    ssize_t n = ::write(fd, p, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      ::close(fd);
+      throw Error(ExitCode::check_failed, path.string() + ": write error");
+    }
+    p += n;
+    left -= static_cast<std::size_t>(n);
+  }
+  ::close(fd);
+}
+
+std::string trim(std::string s) {
+  s.erase(0, s.find_first_not_of(" \t\r"));
+  auto e = s.find_last_not_of(" \t\r");
+  s.erase(e == std::string::npos ? 0 : e + 1);
+  return s;
+}
+
+// pip names its own launchers after the running Python (pip3.X, easy_install-3.X).
+std::string versioned_script_name(const std::string& name, const std::string& xy) {
+  static const std::regex pip_re(R"(pip3\.\d+)"), easy_re(R"(easy_install-3\.\d+)");
+  if (std::regex_match(name, pip_re)) return "pip" + xy;
+  if (std::regex_match(name, easy_re)) return "easy_install-" + xy;
+  return name;
+}
+
+}  // namespace
+
+std::string script_shebang(const std::string& python) {
+  if (python.size() + 2 > 127 || python.find(' ') != std::string::npos) {
+    std::string quoted;
+    for (char c : python) quoted += c == '\'' ? std::string("'\"'\"'") : std::string(1, c);
+    return "#!/bin/sh\n'''exec' '" + quoted + "' \"$0\" \"$@\"\n' '''\n";
+  }
+  return "#!" + python + "\n";
+}
+
+std::string launcher_script(const std::string& python, const std::string& entry_point) {
+  std::string value = entry_point;
+  auto bracket = value.find('[');
+  if (bracket != std::string::npos) value = value.substr(0, bracket);
+  value = trim(value);
+  auto colon = value.find(':');
+  if (colon == std::string::npos) throw Error(ExitCode::check_failed, "entry point '" + entry_point + "' has no module:attribute");
+  std::string module = trim(value.substr(0, colon)), attr = trim(value.substr(colon + 1));
+  std::string import_name = attr.substr(0, attr.find('.'));
+  return script_shebang(python) +
+         "# -*- coding: utf-8 -*-\n"
+         "import re\n"
+         "import sys\n"
+         "from " + module + " import " + import_name + "\n"
+         "if __name__ == '__main__':\n"
+         "    sys.argv[0] = re.sub(r'(-script\\.pyw|\\.exe)?$', '', sys.argv[0])\n"
+         "    sys.exit(" + attr + "())\n";
+}
+
+std::vector<EntryPoint> script_entry_points(const std::string& text) {
+  std::vector<EntryPoint> out;
+  std::istringstream in(text);
+  std::string section;
+  for (std::string line; std::getline(in, line);) {
+    line = trim(line);
+    if (line.empty() || line[0] == '#' || line[0] == ';') continue;
+    if (line[0] == '[') {
+      section = trim(line.substr(1, line.find(']') - 1));
+      continue;
+    }
+    if (section != "console_scripts" && section != "gui_scripts") continue;
+    auto eq = line.find('=');
+    if (eq == std::string::npos) continue;
+    out.push_back({trim(line.substr(0, eq)), trim(line.substr(eq + 1)), section == "gui_scripts"});
+  }
+  return out;
+}
+
+fs::path install_wheel(const CacheEntry& entry, const std::string& wheel, const VenvLayout& layout, Linker& linker) {
+  const auto& info = entry.info;
+  const std::string dist_info = info.dist_info;
+  const std::string data_dir = dist_info.substr(0, dist_info.size() - 10) + ".data";
+  const std::string python = layout.python.string();
+
+  // WHEEL: version check and purelib/platlib root.
+  std::string wheel_meta = read_file(entry.tree / dist_info / "WHEEL");
+  bool purelib = true;
+  {
+    std::istringstream in(wheel_meta);
+    bool saw_version = false;
+    for (std::string line; std::getline(in, line);) {
+      line = trim(line);
+      if (line.rfind("Wheel-Version:", 0) == 0) {
+        saw_version = true;
+        auto v = trim(line.substr(14));
+        if (v.substr(0, v.find('.')) != "1") bad_wheel(wheel, "Wheel-Version " + v + " is not supported (major 1 only)");
+      } else if (line.rfind("Root-Is-Purelib:", 0) == 0) {
+        auto v = trim(line.substr(16));
+        purelib = v == "true" || v == "True";
+      }
+    }
+    if (!saw_version) bad_wheel(wheel, "WHEEL has no Wheel-Version");
+  }
+  const fs::path root = purelib ? layout.purelib : layout.platlib;
+  const fs::path site = layout.purelib;
+  std::string dist_name = dist_info.substr(0, dist_info.find('-'));
+
+  std::vector<RecordRow> rows;
+  std::unordered_set<std::string> made_dirs;
+  auto ensure_dir = [&](const fs::path& dir) {
+    if (made_dirs.insert(dir.string()).second) {
+      std::error_code ec;
+      fs::create_directories(dir, ec);
+      if (ec && !fs::is_directory(dir)) throw Error(ExitCode::check_failed, dir.string() + ": cannot create: " + ec.message());
+    }
+  };
+  auto record_rel = [&](const fs::path& dest) { return dest.lexically_relative(site).generic_string(); };
+
+  for (const auto& f : info.files) {
+    fs::path dest;
+    bool is_script = false;
+    if (f.path.rfind(data_dir + "/", 0) == 0) {
+      std::string rest = f.path.substr(data_dir.size() + 1);
+      auto slash = rest.find('/');
+      if (slash == std::string::npos) bad_wheel(wheel, "file directly in " + data_dir + ": " + f.path);
+      std::string key = rest.substr(0, slash), sub = rest.substr(slash + 1);
+      if (key == "purelib") dest = layout.purelib / sub;
+      else if (key == "platlib") dest = layout.platlib / sub;
+      else if (key == "scripts") dest = layout.scripts / sub, is_script = true;
+      else if (key == "headers") dest = layout.root / "include" / "site" / ("python" + layout.python_xy) / dist_name / sub;
+      else if (key == "data") dest = layout.data / sub;
+      else bad_wheel(wheel, "unknown .data directory '" + key + "' in " + f.path);
+    } else {
+      if (f.path == dist_info + "/RECORD" || f.path == dist_info + "/INSTALLER" || f.path == dist_info + "/REQUESTED" ||
+          f.path == dist_info + "/RECORD.jws" || f.path == dist_info + "/RECORD.p7s")
+        continue;  // written below (signatures no longer match the installed RECORD)
+      dest = root / f.path;
+    }
+    ensure_dir(dest.parent_path());
+    const fs::path src = entry.tree / f.path;
+    if (is_script) {
+      // "#!python" (or "#!pythonw") gets the environment's interpreter.
+      std::string content = read_file(src);
+      if (content.rfind("#!python", 0) == 0) {
+        auto nl = content.find('\n');
+        content = script_shebang(python) + (nl == std::string::npos ? "" : content.substr(nl + 1));
+        write_new_file(dest, content, 0755);
+        Hasher h;
+        h.update(content);
+        rows.push_back({record_rel(dest), record_hash(h.raw_digest()), std::to_string(content.size())});
+        continue;
+      }
+      if (f.executable) {
+        linker.link(src, dest);
+      } else {
+        // A private copy: chmod on a hardlink would change the cache's file too.
+        copy_file_contents(src, dest);
+        fs::permissions(dest, fs::perms(0755), fs::perm_options::replace);
+      }
+      rows.push_back({record_rel(dest), f.hash, std::to_string(f.size)});
+      continue;
+    }
+    linker.link(src, dest);
+    rows.push_back({record_rel(dest), f.hash, std::to_string(f.size)});
+  }
+
+  // Launchers for console and GUI scripts.
+  std::error_code ec;
+  if (fs::exists(entry.tree / dist_info / "entry_points.txt", ec)) {
+    for (auto& ep : script_entry_points(read_file(entry.tree / dist_info / "entry_points.txt"))) {
+      std::string name = versioned_script_name(ep.name, layout.python_xy);
+      if (name.empty() || name.find('/') != std::string::npos || name == "." || name == "..")
+        bad_wheel(wheel, "entry point script name '" + ep.name + "' is not a plain file name");
+      fs::path dest = layout.scripts / name;
+      ensure_dir(layout.scripts);
+      std::string content = launcher_script(python, ep.value);
+      write_new_file(dest, content, 0755);
+      Hasher h;
+      h.update(content);
+      rows.push_back({record_rel(dest), record_hash(h.raw_digest()), std::to_string(content.size())});
+    }
+  }
+
+  const fs::path installed_dist_info = root / dist_info;
+  ensure_dir(installed_dist_info);
+  for (auto [name, content] : {std::pair<const char*, std::string>{"INSTALLER", "envbuild\n"}, {"REQUESTED", ""}}) {
+    fs::path dest = installed_dist_info / name;
+    write_new_file(dest, content, 0644);
+    Hasher h;
+    h.update(content);
+    rows.push_back({record_rel(dest), record_hash(h.raw_digest()), std::to_string(content.size())});
+  }
+  rows.push_back({record_rel(installed_dist_info / "RECORD"), "", ""});
+  write_new_file(installed_dist_info / "RECORD", format_record(rows), 0644);
+  return installed_dist_info;
+}
+
+}  // namespace provkit::py

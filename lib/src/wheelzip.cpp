@@ -1,0 +1,237 @@
+#include "provkit/wheelzip.hpp"
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <memory>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "provkit/error.hpp"
+#include "provkit/fsutil.hpp"
+#include "provkit/hash.hpp"
+#include "provkit/record.hpp"
+
+namespace provkit::py {
+
+namespace {
+
+struct ReadArchive {
+  archive* a = archive_read_new();
+  ~ReadArchive() { archive_read_free(a); }
+};
+
+[[noreturn]] void refuse(const fs::path& wheel, const std::string& what) {
+  throw Error(ExitCode::check_failed, wheel.filename().string() + ": " + what);
+}
+
+// "a/b/c" must be relative, without "." or ".." components or empty parts.
+bool safe_relative(const std::string& p) {
+  if (p.empty() || p[0] == '/') return false;
+  std::size_t start = 0;
+  while (start < p.size()) {
+    auto end = p.find('/', start);
+    if (end == std::string::npos) end = p.size();
+    auto part = std::string_view(p).substr(start, end - start);
+    if (part.empty() || part == "." || part == "..") return false;
+    start = end + 1;
+  }
+  return true;
+}
+
+void open_zip(ReadArchive& ar, const fs::path& wheel) {
+  archive_read_support_format_zip_seekable(ar.a);
+  if (archive_read_open_filename(ar.a, wheel.c_str(), 1 << 20) != ARCHIVE_OK)
+    refuse(wheel, std::string("cannot open as a zip: ") + archive_error_string(ar.a));
+}
+
+std::string entry_name(archive_entry* e) {
+  const char* utf8 = archive_entry_pathname_utf8(e);
+  const char* name = utf8 ? utf8 : archive_entry_pathname(e);
+  return name ? name : "";
+}
+
+}  // namespace
+
+UnpackedWheel unpack_wheel(const fs::path& wheel, const fs::path& dest) {
+  ReadArchive ar;
+  open_zip(ar, wheel);
+  UnpackedWheel out;
+  std::unordered_set<std::string> seen, made_dirs;
+  std::vector<char> buf;
+  archive_entry* entry = nullptr;
+  int r;
+  while ((r = archive_read_next_header(ar.a, &entry)) == ARCHIVE_OK) {
+    std::string name = entry_name(entry);
+    auto type = archive_entry_filetype(entry);
+    bool is_dir = type == AE_IFDIR || (!name.empty() && name.back() == '/');
+    std::string clean = name;
+    while (!clean.empty() && clean.back() == '/') clean.pop_back();
+    if (!clean.empty() && clean[0] == '/') refuse(wheel, "absolute path '" + name + "' refused");
+    if (!safe_relative(clean)) refuse(wheel, "path '" + name + "' escapes the target or is malformed; refused");
+    if (type == AE_IFLNK || archive_entry_symlink(entry) || archive_entry_hardlink(entry))
+      refuse(wheel, "link entry '" + name + "' refused");
+    if (!is_dir && type != AE_IFREG && type != 0) refuse(wheel, "special file '" + name + "' refused");
+    if (!seen.insert(clean).second) refuse(wheel, "duplicate entry '" + name + "' refused");
+    fs::path target = dest / clean;
+    if (is_dir) {
+      fs::create_directories(target);
+      continue;
+    }
+    auto parent = target.parent_path().string();
+    if (made_dirs.insert(parent).second) fs::create_directories(target.parent_path());
+    bool exec = (archive_entry_perm(entry) & 0111) != 0;
+    int fd = ::open(target.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, exec ? 0755 : 0644);
+    if (fd < 0) refuse(wheel, "cannot create " + target.string() + ": " + std::strerror(errno));
+    Hasher hasher;
+    const void* block;
+    size_t size;
+    la_int64_t offset;
+    std::uint64_t written = 0;
+    for (;;) {
+      int rb = archive_read_data_block(ar.a, &block, &size, &offset);
+      if (rb == ARCHIVE_EOF) break;
+      if (rb != ARCHIVE_OK) {
+        ::close(fd);
+        refuse(wheel, "corrupt entry '" + name + "': " + archive_error_string(ar.a));
+      }
+      if (static_cast<std::uint64_t>(offset) != written) {
+        // Sparse gaps do not occur in zips; treat as corruption.
+        ::close(fd);
+        refuse(wheel, "unexpected gap in entry '" + name + "'");
+      }
+      hasher.update(block, size);
+      const char* p = static_cast<const char*>(block);
+      for (size_t left = size; left > 0;) {
+        ssize_t w = ::write(fd, p, left);
+        if (w < 0 && errno == EINTR) continue;
+        if (w < 0) {
+          int e = errno;
+          ::close(fd);
+          refuse(wheel, "cannot write " + target.string() + ": " + std::strerror(e));
+        }
+        p += w;
+        left -= static_cast<size_t>(w);
+      }
+      written += size;
+    }
+    ::close(fd);
+    out.files.push_back({clean, record_hash(hasher.raw_digest()), written, exec});
+  }
+  if (r != ARCHIVE_EOF) refuse(wheel, std::string("corrupt zip: ") + archive_error_string(ar.a));
+
+  // Exactly one top-level .dist-info directory holding RECORD.
+  for (auto& f : out.files) {
+    auto slash = f.path.find('/');
+    if (slash == std::string::npos) continue;
+    auto top = f.path.substr(0, slash);
+    if (top.size() > 10 && top.substr(top.size() - 10) == ".dist-info" && f.path == top + "/RECORD") {
+      if (!out.dist_info.empty() && out.dist_info != top) refuse(wheel, "more than one .dist-info directory");
+      out.dist_info = top;
+    }
+  }
+  if (out.dist_info.empty()) refuse(wheel, "no .dist-info/RECORD inside; not a wheel");
+
+  // Every file against RECORD (RECORD and its signatures excepted), and every
+  // RECORD row must exist.
+  const std::string record_name = out.dist_info + "/RECORD";
+  auto rows = parse_record(read_file(dest / record_name), wheel.filename().string() + ":" + record_name);
+  std::unordered_map<std::string, const RecordRow*> by_path;
+  for (auto& row : rows) by_path.emplace(row.path, &row);
+  std::unordered_set<std::string> files_seen;
+  for (auto& f : out.files) {
+    files_seen.insert(f.path);
+    if (f.path == record_name || f.path == record_name + ".jws" || f.path == record_name + ".p7s") continue;
+    auto it = by_path.find(f.path);
+    if (it == by_path.end()) {
+      out.record_problems.push_back(f.path + ": not listed in RECORD");
+      continue;
+    }
+    const RecordRow& row = *it->second;
+    if (row.hash.empty()) {
+      out.record_problems.push_back(f.path + ": no hash in RECORD");
+    } else if (row.hash.rfind("sha256=", 0) != 0 && row.hash.rfind("sha384=", 0) != 0 && row.hash.rfind("sha512=", 0) != 0) {
+      out.record_problems.push_back(f.path + ": RECORD hash '" + row.hash + "' is not sha256 or stronger");
+    } else if (row.hash.rfind("sha256=", 0) == 0 && row.hash != f.hash) {
+      out.record_problems.push_back(f.path + ": hash " + f.hash + " does not match RECORD's " + row.hash);
+    } else if (!row.size.empty() && row.size != std::to_string(f.size)) {
+      out.record_problems.push_back(f.path + ": size " + std::to_string(f.size) + " does not match RECORD's " + row.size);
+    }
+  }
+  for (auto& row : rows)
+    if (!files_seen.count(row.path) && !row.hash.empty())
+      out.record_problems.push_back(row.path + ": listed in RECORD but not in the wheel");
+  return out;
+}
+
+std::string read_zip_member(const fs::path& zip, const std::string& name) {
+  ReadArchive ar;
+  open_zip(ar, zip);
+  archive_entry* entry = nullptr;
+  while (archive_read_next_header(ar.a, &entry) == ARCHIVE_OK) {
+    if (entry_name(entry) != name) continue;
+    std::string out;
+    char buf[65536];
+    for (;;) {
+      auto n = archive_read_data(ar.a, buf, sizeof buf);
+      if (n < 0) refuse(zip, "corrupt entry '" + name + "'");
+      if (n == 0) break;
+      out.append(buf, static_cast<std::size_t>(n));
+    }
+    return out;
+  }
+  refuse(zip, "no member '" + name + "'");
+}
+
+void pack_wheel(const fs::path& out, const std::vector<PackEntry>& entries) {
+  fs::create_directories(out.parent_path());
+  auto tmp = temp_path_beside(out);
+  std::unique_ptr<archive, int (*)(archive*)> a(archive_write_new(), archive_write_free);
+  archive_write_set_format_zip(a.get());
+  archive_write_zip_set_compression_deflate(a.get());
+  if (archive_write_open_filename(a.get(), tmp.c_str()) != ARCHIVE_OK)
+    throw Error(ExitCode::check_failed, tmp.string() + ": cannot write: " + archive_error_string(a.get()));
+  std::vector<char> buf(1 << 20);
+  for (auto& e : entries) {
+    std::unique_ptr<archive_entry, void (*)(archive_entry*)> ae(archive_entry_new(), archive_entry_free);
+    archive_entry_set_pathname_utf8(ae.get(), e.name.c_str());
+    archive_entry_set_filetype(ae.get(), AE_IFREG);
+    archive_entry_set_perm(ae.get(), e.executable ? 0755 : 0644);
+    archive_entry_set_mtime(ae.get(), 315532800, 0);  // 1980-01-01: reproducible wheels
+    int fd = -1;
+    if (!e.source.empty()) {
+      fd = ::open(e.source.c_str(), O_RDONLY | O_CLOEXEC);
+      struct stat st{};
+      if (fd < 0 || ::fstat(fd, &st) != 0)
+        throw Error(ExitCode::check_failed, e.source.string() + ": cannot read: " + std::strerror(errno));
+      archive_entry_set_size(ae.get(), st.st_size);
+    } else {
+      archive_entry_set_size(ae.get(), static_cast<la_int64_t>(e.content.size()));
+    }
+    if (archive_write_header(a.get(), ae.get()) != ARCHIVE_OK) {
+      if (fd >= 0) ::close(fd);
+      throw Error(ExitCode::check_failed, out.string() + ": cannot add " + e.name + ": " + archive_error_string(a.get()));
+    }
+    if (fd >= 0) {
+      for (;;) {
+        ssize_t n = ::read(fd, buf.data(), buf.size());
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        archive_write_data(a.get(), buf.data(), static_cast<size_t>(n));
+      }
+      ::close(fd);
+    } else if (!e.content.empty()) {
+      archive_write_data(a.get(), e.content.data(), e.content.size());
+    }
+  }
+  if (archive_write_close(a.get()) != ARCHIVE_OK)
+    throw Error(ExitCode::check_failed, tmp.string() + ": cannot finish zip: " + archive_error_string(a.get()));
+  rename_durable(tmp, out);
+}
+
+}  // namespace provkit::py

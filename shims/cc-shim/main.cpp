@@ -1,0 +1,220 @@
+// cc-shim: a gcc-compatible `cc` that replaces itself with `zig cc` (or
+// `zig c++`) after translating the command line (provkit/ccshim.hpp).
+// docs/cc-shim.md describes every option, translation and exit code.
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "provkit/ccshim.hpp"
+#include "provkit/error.hpp"
+#include "provkit/fsutil.hpp"
+
+namespace fs = std::filesystem;
+using namespace provkit;
+
+namespace {
+
+constexpr int exit_usage = static_cast<int>(ExitCode::usage);
+
+// Set in zig's environment before the exec; seeing it on entry means the zig
+// we started ran us again (a zig that is really a wrapper around cc-shim).
+constexpr const char* active_marker = "CC_SHIM_ACTIVE";
+
+// stdio, not iostreams: <iostream>'s start-up work would be paid by every compile.
+void print(std::FILE* to, const std::string& text) { std::fwrite(text.data(), 1, text.size(), to); }
+
+int fail(const std::string& sentence, int code = exit_usage) {
+  print(stderr, "cc-shim: " + sentence + "\n");
+  return code;
+}
+
+fs::path self_exe() {
+  std::error_code ec;
+  auto p = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? fs::path() : p;
+}
+
+ccshim::ZigSearch find_zig(const std::string& argv0) {
+  ccshim::ZigQuery q;
+  q.cc_shim_zig = getenv_str("CC_SHIM_ZIG");
+  q.path_env = getenv_str("PATH");
+  q.self_exe = self_exe();
+  // The directory it was called from (a venv's bin/ holding a link to the
+  // shim), then the directory of the shim's own file.
+  std::error_code ec;
+  if (auto called = fs::absolute(argv0, ec); !ec && argv0.find('/') != std::string::npos)
+    q.shim_dirs.push_back(called.parent_path());
+  if (!q.self_exe.empty() && (q.shim_dirs.empty() || q.shim_dirs[0] != q.self_exe.parent_path()))
+    q.shim_dirs.push_back(q.self_exe.parent_path());
+  return ccshim::locate_zig(q);
+}
+
+std::string not_found_sentence(const ccshim::ZigSearch& search) {
+  std::string where;
+  for (std::size_t i = 0; i < search.looked.size(); ++i) where += (i ? ", " : "") + search.looked[i];
+  return "no zig found (looked at: " + where + "); install zig or set CC_SHIM_ZIG to its path";
+}
+
+struct CacheDirs {
+  std::string global, local;
+};
+
+// zig's defaults live under $HOME; a read-only home must not break compiles,
+// so unset cache dirs point at one writable per-user directory.
+CacheDirs ensure_cache_dirs() {
+  CacheDirs dirs{getenv_str("ZIG_GLOBAL_CACHE_DIR"), getenv_str("ZIG_LOCAL_CACHE_DIR")};
+  if (dirs.global.empty()) {
+    dirs.global = (user_cache_dir() / "provkit" / "zig").string();
+    ::setenv("ZIG_GLOBAL_CACHE_DIR", dirs.global.c_str(), 1);
+  }
+  if (dirs.local.empty()) {
+    dirs.local = dirs.global;
+    ::setenv("ZIG_LOCAL_CACHE_DIR", dirs.local.c_str(), 1);
+  }
+  return dirs;
+}
+
+std::string zig_version(const fs::path& zig) {
+  std::string cmd = ccshim::shell_quote(zig.string()) + " version 2>/dev/null";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (!p) return "";
+  std::string out;
+  char buf[256];
+  while (std::fgets(buf, sizeof buf, p)) out += buf;
+  ::pclose(p);
+  while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
+  return out;
+}
+
+int shim_info(const std::string& argv0, bool cxx, bool json) {
+  auto search = find_zig(argv0);
+  auto caches = ensure_cache_dirs();
+  if (json) {
+    nlohmann::json j;
+    j["mode"] = cxx ? "c++" : "cc";
+    j["global_cache"] = caches.global;
+    j["local_cache"] = caches.local;
+    if (search.zig) {
+      j["zig"] = search.zig->string();
+      j["found_via"] = search.how;
+      j["version"] = zig_version(*search.zig);
+    } else {
+      j["zig"] = nullptr;
+      j["looked"] = search.looked;
+    }
+    print(stdout, j.dump(2) + "\n");
+    return search.zig ? 0 : exit_usage;
+  }
+  if (!search.zig) return fail(not_found_sentence(search));
+  print(stdout, "zig: " + search.zig->string() + " (found via " + search.how + ")\n" +
+                    "zig version: " + zig_version(*search.zig) + "\n" + "mode: zig " + (cxx ? "c++" : "cc") + "\n" +
+                    "global cache: " + caches.global + "\n" + "local cache: " + caches.local + "\n");
+  return 0;
+}
+
+int install_links(const std::vector<std::string>& args) {
+  if (args.size() != 2) return fail("usage: cc-shim install DIR");
+  fs::path dir = args[1];
+  fs::path self = self_exe();
+  if (self.empty()) return fail("cannot tell where the cc-shim binary is (/proc/self/exe is unreadable)");
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return fail(dir.string() + ": cannot create directory: " + ec.message());
+  const char* names[] = {"cc", "gcc", "c++", "g++"};
+  // Check all four first so a conflict leaves DIR as it was.
+  std::vector<fs::path> to_create;
+  for (const char* name : names) {
+    fs::path link = dir / name;
+    auto st = fs::symlink_status(link, ec);
+    if (!fs::exists(st)) {
+      to_create.push_back(link);
+    } else if (!(fs::is_symlink(st) && fs::equivalent(link, self, ec))) {
+      return fail(link.string() + " already exists and is not a link to cc-shim; remove it first");
+    }
+  }
+  for (const auto& link : to_create) {
+    fs::create_symlink(self, link, ec);
+    if (ec) return fail(link.string() + ": cannot create link: " + ec.message());
+  }
+  return 0;
+}
+
+const char* help_text =
+    "cc-shim: a gcc-compatible C compiler backed by zig cc (docs/cc-shim.md)\n"
+    "  cc-shim [--shim-cxx] ARGS...   compile like gcc; --shim-cxx (or a name ending in ++) runs zig c++\n"
+    "  cc-shim --shim-info [--json]   which zig, its version and the cache directories\n"
+    "  cc-shim --shim-version         cc-shim's own version (--version is zig's, as gcc --version is gcc's)\n"
+    "  cc-shim install DIR            create cc, gcc, c++, g++ links to cc-shim in DIR\n"
+    "environment: CC_SHIM_ZIG (zig to run), CC_SHIM_DEBUG=1 (print the zig command line),\n"
+    "  ZIG_GLOBAL_CACHE_DIR / ZIG_LOCAL_CACHE_DIR (default: a per-user cache directory)\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string argv0 = argc > 0 ? argv[0] : "cc-shim";
+  std::vector<std::string> args(argv + (argc > 0 ? 1 : 0), argv + argc);
+  bool cxx = ccshim::called_as_cxx(argv0);
+
+  // zig runs `$CC` (else `cc`) with this set to find the native libc. Running
+  // zig from here would loop back into zig's detection; failing makes zig use
+  // its own libc, the same as on a host with no C compiler at all.
+  if (std::getenv("ZIG_IS_DETECTING_LIBC_PATHS"))
+    return fail("not answering zig's native libc detection (ZIG_IS_DETECTING_LIBC_PATHS is set); zig uses its own libc",
+                static_cast<int>(ExitCode::check_failed));
+  if (const char* zig = std::getenv(active_marker))
+    return fail(std::string("called again from within the zig it started (") + zig +
+                "); refusing to recurse: that zig runs cc-shim, point CC_SHIM_ZIG at a real zig");
+
+  if (!args.empty() && args[0] == "--shim-cxx") {
+    cxx = true;
+    args.erase(args.begin());
+  }
+  if (!args.empty() && args[0] == "--shim-help") {
+    print(stdout, help_text);
+    return 0;
+  }
+  if (!args.empty() && args[0] == "--shim-version") {
+    print(stdout, std::string("cc-shim (provkit) ") + PROVKIT_VERSION + "\n");
+    return 0;
+  }
+  if (!args.empty() && args[0] == "--shim-info") {
+    if (args.size() > 2 || (args.size() == 2 && args[1] != "--json")) return fail("usage: cc-shim --shim-info [--json]");
+    return shim_info(argv0, cxx, args.size() == 2);
+  }
+  if (fs::path(argv0).filename() == "cc-shim" && !args.empty() && args[0] == "install") return install_links(args);
+
+  auto search = find_zig(argv0);
+  if (!search.zig) return fail(not_found_sentence(search));
+  ensure_cache_dirs();
+
+  std::vector<std::string> zig_args;
+  try {
+    zig_args = ccshim::translate(args, ccshim::system_context());
+  } catch (const Error& e) {
+    return fail(e.what(), static_cast<int>(e.code()));
+  } catch (const std::exception& e) {  // e.g. the working directory was removed
+    return fail(e.what());
+  }
+  zig_args.insert(zig_args.begin(), {search.zig->string(), cxx ? "c++" : "cc"});
+
+  if (auto debug = getenv_str("CC_SHIM_DEBUG"); !debug.empty() && debug != "0") {
+    std::string line = "cc-shim: exec";
+    for (const auto& a : zig_args) line += " " + ccshim::shell_quote(a);
+    print(stderr, line + "\n");
+    std::fflush(stderr);
+  }
+
+  ::setenv(active_marker, search.zig->c_str(), 1);
+  std::vector<char*> cargv;
+  for (auto& a : zig_args) cargv.push_back(a.data());
+  cargv.push_back(nullptr);
+  ::execv(cargv[0], cargv.data());
+  return fail("cannot run " + zig_args[0] + ": " + std::strerror(errno));
+}

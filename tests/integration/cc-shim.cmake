@@ -1,0 +1,36 @@
+# cc-shim integration tests: a real zig 0.11 from npm (installed into the
+# build tree by the fixture), real builds through the shim, real loading.
+set(CC_SHIM_TEST_DIR ${CMAKE_CURRENT_SOURCE_DIR}/integration/cc-shim)
+set(CC_SHIM_HELPERS ${CMAKE_BINARY_DIR}/tests/cc-shim)
+
+# Stand-in libcuda.so.1 (soname libcuda.so.1), built by the host compiler.
+add_library(ccshim-fake-cuda SHARED ${CC_SHIM_TEST_DIR}/fake_cuda.c)
+set_target_properties(ccshim-fake-cuda PROPERTIES
+  OUTPUT_NAME cuda SOVERSION 1 LIBRARY_OUTPUT_DIRECTORY ${CC_SHIM_HELPERS}/cuda64)
+
+# A 32-bit decoy of the same name, as /lib/i386-linux-gnu may hold. gcc -m32
+# needs multilib (absent on Debian by default); clang builds it without libc.
+find_program(CC_SHIM_CLANG NAMES clang clang-14 REQUIRED)
+add_custom_command(
+  OUTPUT ${CC_SHIM_HELPERS}/cuda32/libcuda.so.1
+  COMMAND ${CMAKE_COMMAND} -E make_directory ${CC_SHIM_HELPERS}/cuda32
+  COMMAND ${CC_SHIM_CLANG} --target=i386-linux-gnu -nostdlib -shared -fPIC -Wl,-soname,libcuda.so.1
+          -o ${CC_SHIM_HELPERS}/cuda32/libcuda.so.1 ${CC_SHIM_TEST_DIR}/fake_cuda.c
+  DEPENDS ${CC_SHIM_TEST_DIR}/fake_cuda.c
+  COMMENT "32-bit decoy libcuda.so.1 for the cc-shim tests")
+add_custom_target(ccshim-decoy-cuda ALL DEPENDS ${CC_SHIM_HELPERS}/cuda32/libcuda.so.1)
+
+add_test(NAME "cc-shim: install zig (npm)" COMMAND bash ${CC_SHIM_TEST_DIR}/install-zig.sh)
+set_tests_properties("cc-shim: install zig (npm)" PROPERTIES
+  ENVIRONMENT "${PROVKIT_TEST_ENV}" FIXTURES_SETUP cc-shim-zig TIMEOUT 600)
+
+add_test(NAME "cc-shim: warm zig cache" COMMAND bash ${CC_SHIM_TEST_DIR}/warm-cache.sh)
+set_tests_properties("cc-shim: warm zig cache" PROPERTIES
+  ENVIRONMENT "${PROVKIT_TEST_ENV}" FIXTURES_REQUIRED cc-shim-zig FIXTURES_SETUP cc-shim-warm TIMEOUT 300)
+
+foreach(test executable triton-stub python-extension make-parallel translations errors ubsan
+             debug-output readonly-home info-install)
+  add_test(NAME "cc-shim: ${test}" COMMAND bash ${CC_SHIM_TEST_DIR}/${test}.sh)
+  set_tests_properties("cc-shim: ${test}" PROPERTIES
+    ENVIRONMENT "${PROVKIT_TEST_ENV}" FIXTURES_REQUIRED "cc-shim-zig;cc-shim-warm" TIMEOUT 300)
+endforeach()

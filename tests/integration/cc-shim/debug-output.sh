@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# CC_SHIM_DEBUG=1 prints the translated command line (to stderr, before the
+# exec); without it nothing is printed.
+source "$(dirname "$0")/lib.sh"
+printf 'int main(void) { return 0; }\n' > d.c
+# compile only: linking for -march=x86_64 would build compiler_rt for that CPU first
+CC_SHIM_DEBUG=1 "$SHIM" -O2 -c d.c -o 'd out.o' -march=x86-64 -mtune=generic >out.txt 2>err.txt || fail "build failed: $(cat err.txt)"
+[[ ! -s out.txt ]] || fail "debug output went to stdout"
+expect_eq "debug line" "$(cat err.txt)" "cc-shim: exec $ZIG cc -fno-sanitize=all -O2 -c d.c -o 'd out.o' -march=x86_64"
+[[ -s 'd out.o' ]] || fail "no output file"
+CC_SHIM_DEBUG=0 "$SHIM" -O2 d.c -o d2 2>err.txt
+[[ ! -s err.txt ]] || fail "CC_SHIM_DEBUG=0 printed: $(cat err.txt)"
+ok "CC_SHIM_DEBUG"

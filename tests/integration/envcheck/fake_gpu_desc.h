@@ -1,0 +1,87 @@
+/* A stand-in NVIDIA driver for envcheck's tests: both stand-in libraries
+ * answer from the description file named by $PROVKIT_FAKE_GPU, key=value
+ * lines ('#' comments):
+ *   driver_version=580.65.06       nvmlSystemGetDriverVersion
+ *   cuda_version=13000             nvmlSystemGetCudaDriverVersion_v2
+ *   libcuda_version=13000          cuDriverGetVersion (default: cuda_version)
+ *   nvml_init=0                    what nvmlInit_v2 returns
+ *   gpu.N.uuid= gpu.N.name= gpu.N.cc=12.0 gpu.N.memory_total= gpu.N.memory_free=
+ *   gpu.N.pcie_gen=CUR,MAX  gpu.N.pcie_width=CUR,MAX
+ *   p2p.A.B=STATUS  nvlink.A.B=STATUS  (nvmlGpuP2PStatus_t; default 5, not supported)
+ * The real driver cannot exist on the test hosts; this goes through the same
+ * dlopen/dlsym path envcheck uses on a real one. */
+#ifndef FAKE_GPU_DESC_H
+#define FAKE_GPU_DESC_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FAKE_MAX_GPUS 16
+
+struct fake_gpu {
+  char uuid[96];
+  char name[96];
+  int cc_major, cc_minor;
+  unsigned long long memory_total, memory_free;
+  unsigned gen_cur, gen_max, width_cur, width_max;
+};
+
+struct fake_desc {
+  char driver_version[80];
+  int cuda_version;
+  int libcuda_version;
+  int nvml_init;
+  int gpu_count;
+  struct fake_gpu gpus[FAKE_MAX_GPUS];
+  int p2p[FAKE_MAX_GPUS][FAKE_MAX_GPUS];
+  int nvlink[FAKE_MAX_GPUS][FAKE_MAX_GPUS];
+};
+
+/* Returns 0 when the description was read. */
+static int fake_desc_load(struct fake_desc* d) {
+  memset(d, 0, sizeof *d);
+  d->libcuda_version = -1;
+  for (int a = 0; a < FAKE_MAX_GPUS; ++a)
+    for (int b = 0; b < FAKE_MAX_GPUS; ++b) d->p2p[a][b] = d->nvlink[a][b] = 5;
+  const char* path = getenv("PROVKIT_FAKE_GPU");
+  if (!path) return -1;
+  FILE* f = fopen(path, "r");
+  if (!f) return -1;
+  char line[512];
+  while (fgets(line, sizeof line, f)) {
+    line[strcspn(line, "\r\n")] = 0;
+    if (line[0] == '#' || line[0] == 0) continue;
+    char* eq = strchr(line, '=');
+    if (!eq) continue;
+    *eq = 0;
+    const char* key = line;
+    const char* val = eq + 1;
+    int i, j;
+    char field[64];
+    if (strcmp(key, "driver_version") == 0) snprintf(d->driver_version, sizeof d->driver_version, "%s", val);
+    else if (strcmp(key, "cuda_version") == 0) d->cuda_version = atoi(val);
+    else if (strcmp(key, "libcuda_version") == 0) d->libcuda_version = atoi(val);
+    else if (strcmp(key, "nvml_init") == 0) d->nvml_init = atoi(val);
+    else if (sscanf(key, "p2p.%d.%d", &i, &j) == 2 && i >= 0 && j >= 0 && i < FAKE_MAX_GPUS && j < FAKE_MAX_GPUS)
+      d->p2p[i][j] = d->p2p[j][i] = atoi(val);
+    else if (sscanf(key, "nvlink.%d.%d", &i, &j) == 2 && i >= 0 && j >= 0 && i < FAKE_MAX_GPUS && j < FAKE_MAX_GPUS)
+      d->nvlink[i][j] = d->nvlink[j][i] = atoi(val);
+    else if (sscanf(key, "gpu.%d.%63s", &i, field) == 2 && i >= 0 && i < FAKE_MAX_GPUS) {
+      struct fake_gpu* g = &d->gpus[i];
+      if (i + 1 > d->gpu_count) d->gpu_count = i + 1;
+      if (strcmp(field, "uuid") == 0) snprintf(g->uuid, sizeof g->uuid, "%s", val);
+      else if (strcmp(field, "name") == 0) snprintf(g->name, sizeof g->name, "%s", val);
+      else if (strcmp(field, "cc") == 0) sscanf(val, "%d.%d", &g->cc_major, &g->cc_minor);
+      else if (strcmp(field, "memory_total") == 0) g->memory_total = strtoull(val, NULL, 10);
+      else if (strcmp(field, "memory_free") == 0) g->memory_free = strtoull(val, NULL, 10);
+      else if (strcmp(field, "pcie_gen") == 0) sscanf(val, "%u,%u", &g->gen_cur, &g->gen_max);
+      else if (strcmp(field, "pcie_width") == 0) sscanf(val, "%u,%u", &g->width_cur, &g->width_max);
+    }
+  }
+  fclose(f);
+  if (d->libcuda_version < 0) d->libcuda_version = d->cuda_version;
+  return 0;
+}
+
+#endif

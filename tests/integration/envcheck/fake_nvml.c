@@ -1,0 +1,108 @@
+/* Stand-in libnvidia-ml.so.1: the NVML entry points envcheck calls, with
+ * NVML's documented signatures, answering from $PROVKIT_FAKE_GPU. */
+#include "fake_gpu_desc.h"
+
+typedef int nvmlReturn_t; /* NVML_SUCCESS 0, UNINITIALIZED 1, INVALID_ARGUMENT 2, INSUFFICIENT_SIZE 7, DRIVER_NOT_LOADED 9 */
+typedef struct fake_gpu* nvmlDevice_t;
+typedef struct {
+  unsigned long long total, free, used;
+} nvmlMemory_t;
+
+static struct fake_desc desc;
+static int initialised;
+
+nvmlReturn_t nvmlInit_v2(void) {
+  if (fake_desc_load(&desc) != 0) return 9;
+  if (desc.nvml_init != 0) return desc.nvml_init;
+  initialised = 1;
+  return 0;
+}
+
+nvmlReturn_t nvmlShutdown(void) {
+  if (!initialised) return 1;
+  initialised = 0;
+  return 0;
+}
+
+static nvmlReturn_t copy_string(char* out, unsigned length, const char* value) {
+  if (!out) return 2;
+  if (strlen(value) + 1 > length) return 7;
+  strcpy(out, value);
+  return 0;
+}
+
+nvmlReturn_t nvmlSystemGetDriverVersion(char* version, unsigned length) {
+  if (!initialised) return 1;
+  return copy_string(version, length, desc.driver_version);
+}
+
+nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int* v) {
+  if (!initialised) return 1;
+  if (!v) return 2;
+  *v = desc.cuda_version;
+  return 0;
+}
+
+nvmlReturn_t nvmlDeviceGetCount_v2(unsigned* count) {
+  if (!initialised) return 1;
+  if (!count) return 2;
+  *count = (unsigned)desc.gpu_count;
+  return 0;
+}
+
+nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned index, nvmlDevice_t* device) {
+  if (!initialised) return 1;
+  if (!device || index >= (unsigned)desc.gpu_count) return 2;
+  *device = &desc.gpus[index];
+  return 0;
+}
+
+static int index_of(nvmlDevice_t d) {
+  if (d < desc.gpus || d >= desc.gpus + desc.gpu_count) return -1;
+  return (int)(d - desc.gpus);
+}
+
+nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t d, char* uuid, unsigned length) {
+  if (index_of(d) < 0) return 2;
+  return copy_string(uuid, length, d->uuid);
+}
+
+nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t d, char* name, unsigned length) {
+  if (index_of(d) < 0) return 2;
+  return copy_string(name, length, d->name);
+}
+
+nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t d, int* major, int* minor) {
+  if (index_of(d) < 0 || !major || !minor) return 2;
+  *major = d->cc_major;
+  *minor = d->cc_minor;
+  return 0;
+}
+
+nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t d, nvmlMemory_t* memory) {
+  if (index_of(d) < 0 || !memory) return 2;
+  memory->total = d->memory_total;
+  memory->free = d->memory_free;
+  memory->used = d->memory_total - d->memory_free;
+  return 0;
+}
+
+#define UINT_GETTER(fn, field)                         \
+  nvmlReturn_t fn(nvmlDevice_t d, unsigned* out) {     \
+    if (index_of(d) < 0 || !out) return 2;             \
+    *out = d->field;                                   \
+    return 0;                                          \
+  }
+UINT_GETTER(nvmlDeviceGetCurrPcieLinkGeneration, gen_cur)
+UINT_GETTER(nvmlDeviceGetMaxPcieLinkGeneration, gen_max)
+UINT_GETTER(nvmlDeviceGetGpuMaxPcieLinkGeneration, gen_max)
+UINT_GETTER(nvmlDeviceGetCurrPcieLinkWidth, width_cur)
+UINT_GETTER(nvmlDeviceGetMaxPcieLinkWidth, width_max)
+
+/* p2pIndex: NVML_P2P_CAPS_INDEX_READ 0, WRITE 1, NVLINK 2, ATOMICS 3, PCI 4. */
+nvmlReturn_t nvmlDeviceGetP2PStatus(nvmlDevice_t a, nvmlDevice_t b, int p2pIndex, int* status) {
+  int i = index_of(a), j = index_of(b);
+  if (i < 0 || j < 0 || !status) return 2;
+  *status = p2pIndex == 2 ? desc.nvlink[i][j] : desc.p2p[i][j];
+  return 0;
+}

@@ -1,0 +1,183 @@
+"""Helpers for the hf-fetch integration tests: run the real binary against the Hub simulator."""
+
+import atexit
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+SOURCE = os.environ.get("PROVKIT_SOURCE_DIR") or os.path.abspath(os.path.join(os.path.dirname(__file__), "../../.."))
+BIN = os.environ.get("PROVKIT_BIN") or os.path.join(SOURCE, "build", "bin")
+HF_FETCH = os.path.join(BIN, "hf-fetch")
+sys.path.insert(0, os.path.join(SOURCE, "tests", "hubsim"))
+
+
+from simctl import HubSim, make_repo  # noqa: E402,F401
+
+TOKEN = "hf_provkitTestToken0123456789abcdef"
+
+
+class Failed(Exception):
+    pass
+
+
+def check(cond, what):
+    if not cond:
+        raise Failed(what)
+
+
+def sha256(data):
+    return hashlib.sha256(data).hexdigest()
+
+
+def git_oid(data):
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def blob(n, seed):
+    """n deterministic pseudo-random bytes."""
+    out = bytearray()
+    counter = 0
+    while len(out) < n:
+        out += hashlib.sha256(f"{seed}:{counter}".encode()).digest() * 64
+        counter += 1
+    return bytes(out[:n])
+
+
+def tempdir(prefix):
+    """A temporary directory removed when the test process exits."""
+    d = tempfile.mkdtemp(prefix=prefix)
+    atexit.register(shutil.rmtree, d, True)
+    return d
+
+
+def clean_env(**extra):
+    """The environment for hf-fetch: no token or endpoint from the machine running the tests."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("HF_") and k not in ("HUGGING_FACE_HUB_TOKEN", "XDG_CACHE_HOME")}
+    env["HF_HOME"] = tempdir("hf-home-")  # no stray token file
+    env.update({k: v for k, v in extra.items() if v is not None})
+    return env
+
+
+class Run:
+    def __init__(self, proc):
+        self.rc = proc.returncode
+        self.out = proc.stdout
+        self.err = proc.stderr
+
+    @property
+    def all(self):
+        return self.out + self.err
+
+    def json_events(self):
+        return [json.loads(line) for line in self.out.splitlines() if line.strip()]
+
+    def __repr__(self):
+        return f"rc={self.rc}\n--- stdout\n{self.out}\n--- stderr\n{self.err}"
+
+
+def hf_fetch(*args, env=None, timeout=120):
+    proc = subprocess.run([HF_FETCH, *args], capture_output=True, text=True, timeout=timeout,
+                          env=env if env is not None else clean_env(), stdin=subprocess.DEVNULL)
+    return Run(proc)
+
+
+def manifest_yaml(repo, sha, files, assemble=None, repo_type=None):
+    """files: list of dicts path/size/sha256/git_oid (as the manifest has them)."""
+    lines = ["manifest: 1", f"repo: {repo}"]
+    if repo_type:
+        lines.append(f"type: {repo_type}")
+    lines += [f"revision: {sha}", "files:"]
+    for f in files:
+        lines.append(f'  - path: "{f["path"]}"')
+        lines.append(f'    size: {f["size"]}')
+        for key in ("sha256", "git_oid"):
+            if f.get(key):
+                lines.append(f"    {key}: {f[key]}")
+    if assemble:
+        lines.append("assemble:")
+        for a in assemble:
+            lines.append(f'  - output: "{a["output"]}"')
+            lines.append("    parts: [" + ", ".join(f'"{p}"' for p in a["parts"]) + "]")
+            if a.get("sha256"):
+                lines.append(f'    sha256: {a["sha256"]}')
+    return "\n".join(lines) + "\n"
+
+
+def file_entries(files, lfs):
+    """Manifest entries for path -> bytes: sha256 for all, git_oid for non-LFS files."""
+    out = []
+    for path, data in files.items():
+        e = {"path": path, "size": len(data), "sha256": sha256(data)}
+        if path not in lfs:
+            e["git_oid"] = git_oid(data)
+        out.append(e)
+    return out
+
+
+class Repo:
+    """A repository for the simulator plus its manifest, in a fresh temporary directory."""
+
+    def __init__(self, files, lfs=(), repo_id="org/model", gated=False, private=False, tokens=()):
+        self.tmp = tempdir("hf-fetch-test-")
+        self.files = files
+        self.lfs = set(lfs)
+        self.repo_id = repo_id
+        self.sha = make_repo(self.tmp, repo_id, files, lfs=lfs, gated=gated, private=private, tokens=tokens)
+        self.repos_json = os.path.join(self.tmp, "repos.json")
+        self.cache = os.path.join(self.tmp, "cache")
+        self.manifest = self.write_manifest(file_entries(files, self.lfs))
+
+    def write_manifest(self, entries, name="manifest.yaml", assemble=None, sha=None):
+        path = os.path.join(self.tmp, name)
+        with open(path, "w") as f:
+            f.write(manifest_yaml(self.repo_id, sha or self.sha, entries, assemble))
+        return path
+
+    def repo_dir(self):
+        return os.path.join(self.cache, "models--" + self.repo_id.replace("/", "--"))
+
+    def snapshot(self, path=""):
+        return os.path.join(self.repo_dir(), "snapshots", self.sha, path)
+
+    def etag(self, path):
+        data = self.files[path]
+        return sha256(data) if path in self.lfs else git_oid(data)
+
+    def blob(self, path):
+        return os.path.join(self.repo_dir(), "blobs", self.etag(path))
+
+
+def resolves(requests):
+    return [r for r in requests if "/resolve/" in r["path"] or r["origin"] == "cdn"]
+
+
+def body_bytes(requests):
+    return sum(r.get("bytes_sent") or 0 for r in resolves(requests))
+
+
+def header(req, name):
+    for k, v in req["headers"].items():
+        if k.lower() == name.lower():
+            return v
+    return None
+
+
+def main(tests):
+    """Runs the test named on the command line (or all) and exits non-zero on failure."""
+    names = sys.argv[1:] or sorted(tests)
+    failed = []
+    for name in names:
+        try:
+            tests[name]()
+            print(f"PASS {name}")
+        except Exception as e:  # noqa: BLE001 - report every failure with its cause
+            import traceback
+            traceback.print_exc()
+            print(f"FAIL {name}: {e}")
+            failed.append(name)
+    sys.exit(1 if failed else 0)

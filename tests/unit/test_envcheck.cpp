@@ -1,0 +1,375 @@
+// envcheck's pure rules: CUDA verdicts, architecture lists, sizes, the
+// nvidia-smi parser, the table and JSON, profiles, KFD topology, ELF paths.
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "provkit/check.hpp"
+#include "provkit/cudacompat.hpp"
+#include "provkit/elf.hpp"
+#include "provkit/envcheck.hpp"
+#include "provkit/error.hpp"
+#include "provkit/gpu.hpp"
+#include "provkit/hostcheck.hpp"
+#include "provkit/rocm.hpp"
+#include "provkit/toolchain.hpp"
+
+using namespace provkit;
+namespace fs = std::filesystem;
+using check::Status;
+using cudacompat::Version;
+
+namespace {
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    std::string t = (fs::temp_directory_path() / "envcheck-unit-XXXXXX").string();
+    path = ::mkdtemp(t.data());
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+  fs::path write(const std::string& name, const std::string& content) const {
+    auto p = path / name;
+    fs::create_directories(p.parent_path());
+    std::ofstream(p, std::ios::binary) << content;
+    return p;
+  }
+};
+
+std::string profile_error(const std::string& yaml) {
+  TempDir dir;
+  auto file = dir.write("p.yaml", yaml);
+  envcheck::Request r;
+  try {
+    envcheck::load_profile(file, r);
+  } catch (const Error& e) {
+    CHECK(e.code() == ExitCode::usage);
+    std::string msg = e.what();
+    // Report the message relative to the file, so tests read "p.yaml:3: ...".
+    return msg.substr(msg.find("p.yaml"));
+  }
+  return "no error";
+}
+
+}  // namespace
+
+TEST_CASE("CUDA verdict: driver new enough passes", "[envcheck]") {
+  auto v = cudacompat::judge_cuda({"580.65.06", 13000}, {13, 0}, false);
+  CHECK(v.status == Status::pass);
+  CHECK(v.rule == "driver-supports-runtime");
+  // An older runtime on a newer driver always works.
+  CHECK(cudacompat::judge_cuda({"580.65.06", 13000}, {12, 8}, true).status == Status::pass);
+  CHECK(cudacompat::judge_cuda({"590.44.01", 13010}, {13, 0}, true).status == Status::pass);
+}
+
+TEST_CASE("CUDA verdict: same major above the floor is minor-version compatibility", "[envcheck]") {
+  auto v = cudacompat::judge_cuda({"580.65.06", 13000}, {13, 2}, false);
+  CHECK(v.status == Status::warn);
+  CHECK(v.rule == "minor-version-compatibility");
+  CHECK_THAT(v.reason, Catch::Contains("PTX compiled for 13.2"));
+  CHECK_THAT(v.reason, Catch::Contains("cudaErrorCallRequiresNewerDriver"));
+  CHECK_THAT(v.fix, Catch::Contains("595.45.04"));
+  auto strict = cudacompat::judge_cuda({"580.65.06", 13000}, {13, 2}, true);
+  CHECK(strict.status == Status::fail);
+  CHECK(strict.rule == "minor-version-compatibility");
+  // 12.x floor is 525.60.13: a 12.0 driver runs 12.8 code under MVC.
+  CHECK(cudacompat::judge_cuda({"525.60.13", 12000}, {12, 8}, false).status == Status::warn);
+  // Below the major's floor (a pre-release 12.0 driver) it is not compatible.
+  CHECK(cudacompat::judge_cuda({"525.1", 12000}, {12, 8}, false).status == Status::fail);
+}
+
+TEST_CASE("CUDA verdict: older major fails naming the minimum driver", "[envcheck]") {
+  auto v = cudacompat::judge_cuda({"570.26", 12080}, {13, 0}, false);
+  CHECK(v.status == Status::fail);
+  CHECK(v.rule == "insufficient-driver");
+  CHECK_THAT(v.reason, Catch::Contains("580.65.06"));
+  CHECK_THAT(v.reason, Catch::Contains("Table 3"));
+  auto unknown = cudacompat::judge_cuda({"580.65.06", 13000}, {14, 0}, false);
+  CHECK(unknown.status == Status::fail);
+  CHECK_THAT(unknown.reason, Catch::Contains("not in envcheck's table"));
+}
+
+TEST_CASE("CUDA release table and driver version order", "[envcheck]") {
+  CHECK(std::string(cudacompat::minimum_driver_for({13, 0})->driver) == "580.65.06");
+  CHECK(std::string(cudacompat::minimum_driver_for({13, 1})->driver) == "590.44.01");
+  CHECK(std::string(cudacompat::minimum_driver_for({12, 8})->driver) == "570.26");
+  CHECK_FALSE(cudacompat::minimum_driver_for({12, 7}));  // there is no 12.7
+  CHECK(cudacompat::minimum_driver_for({13, 2})->uncertain);
+  CHECK(*cudacompat::mvc_floor(11) == "450.80.02");
+  CHECK(*cudacompat::mvc_floor(12) == "525.60.13");
+  CHECK(*cudacompat::mvc_floor(13) == "580.65.06");
+  CHECK(cudacompat::compare_driver_versions("580.65.06", "580.159.04") < 0);
+  CHECK(cudacompat::compare_driver_versions("590.44.01", "580.159.04") > 0);
+  CHECK(cudacompat::compare_driver_versions("570.26", "570.26.0") == 0);
+  CHECK(cudacompat::from_cuda_int(12080) == Version{12, 8});
+  CHECK_FALSE(cudacompat::parse_version("13"));
+  CHECK_FALSE(cudacompat::parse_version("13.x"));
+  CHECK(*cudacompat::parse_version("13.10") == Version{13, 10});
+}
+
+TEST_CASE("arch list: cubins run on the same major with an equal or higher minor", "[envcheck]") {
+  auto list = cudacompat::parse_arch_list("sm_80,sm_90,sm_120");
+  CHECK(cudacompat::best_match(list, {8, 6})->text == "sm_80");
+  CHECK(cudacompat::best_match(list, {12, 1})->text == "sm_120");
+  CHECK_FALSE(cudacompat::best_match(list, {7, 5}));   // older major: nothing
+  CHECK_FALSE(cudacompat::best_match(list, {10, 0}));  // sm_90 cubin does not run on 10.0
+  CHECK_FALSE(cudacompat::best_match(cudacompat::parse_arch_list("sm_86"), {8, 0}));  // higher minor does not run
+}
+
+TEST_CASE("arch list: PTX runs on anything newer, 'a' targets only on their own", "[envcheck]") {
+  auto list = cudacompat::parse_arch_list("['sm_80', 'compute_90']");
+  CHECK(cudacompat::best_match(list, {10, 0})->text == "compute_90");
+  CHECK(cudacompat::best_match(list, {10, 0})->ptx);
+  CHECK(cudacompat::best_match(list, {9, 0})->text == "compute_90");
+  auto arch_specific = cudacompat::parse_arch_list("sm_90a");
+  CHECK(cudacompat::best_match(arch_specific, {9, 0}));
+  CHECK_FALSE(cudacompat::best_match(cudacompat::parse_arch_list("sm_120a"), {12, 1}));
+  CHECK(cudacompat::best_match(cudacompat::parse_arch_list("sm_120f"), {12, 1}));
+  auto torch_style = cudacompat::parse_arch_list("8.0 8.6 9.0+PTX");
+  CHECK(cudacompat::best_match(torch_style, {12, 0})->text == "9.0+PTX");
+  CHECK(cudacompat::parse_arch("sm_103")->arch == Version{10, 3});
+  CHECK_THROWS_AS(cudacompat::parse_arch_list("sm_80,ampere"), Error);
+  CHECK_THROWS_AS(cudacompat::parse_arch_list(""), Error);
+}
+
+TEST_CASE("capability minimums", "[envcheck]") {
+  CHECK(*cudacompat::capability_minimum("fp8") == Version{8, 9});
+  CHECK(*cudacompat::capability_minimum("nvfp4") == Version{10, 0});
+  CHECK_FALSE(cudacompat::capability_minimum("int4"));
+}
+
+TEST_CASE("SIZE parsing", "[envcheck]") {
+  CHECK(hostcheck::parse_size("500") == 500);
+  CHECK(hostcheck::parse_size("24G") == 24ull << 30);
+  CHECK(hostcheck::parse_size("24GiB") == 24ull << 30);
+  CHECK(hostcheck::parse_size("24Gi") == 24ull << 30);
+  CHECK(hostcheck::parse_size("80GB") == 80'000'000'000ull);
+  CHECK(hostcheck::parse_size("1.5T") == (3ull << 40) / 2);
+  CHECK(hostcheck::parse_size("512m") == 512ull << 20);
+  CHECK(hostcheck::parse_size("10 MiB") == 10ull << 20);
+  for (const char* bad : {"", "G", "12X", "1.2.3G", "-5G", ".5G", "5GG", "99999999999P"})
+    CHECK_THROWS_AS(hostcheck::parse_size(bad), Error);
+  CHECK(hostcheck::format_size(24ull << 30) == "24.0 GiB");
+}
+
+TEST_CASE("nvidia-smi --query-gpu output", "[envcheck]") {
+  auto q = gpu::parse_smi_query(
+      "0, GPU-6f1c8a2e-0000-1111-2222-333344445555, NVIDIA H200, 9.0, 143771, 143187, 5, 5, 16, 16, 580.159.04\n"
+      "1, GPU-deadbeef-0000-1111-2222-333344445555, NVIDIA GeForce RTX 3090, 8.6, 24576, [N/A], 1, 4, 16, 16, 580.159.04\n");
+  REQUIRE(q.devices.size() == 2);
+  CHECK(q.driver_version == "580.159.04");
+  CHECK(q.devices[0].name == "NVIDIA H200");
+  CHECK(q.devices[0].cc_major == 9);
+  CHECK(q.devices[0].cc_minor == 0);
+  CHECK(*q.devices[0].memory_total == 143771ull << 20);
+  CHECK(q.devices[0].pcie.width_max == 16);
+  CHECK(q.devices[1].cc_minor == 6);
+  CHECK_FALSE(q.devices[1].memory_free);  // [N/A]
+  CHECK(q.devices[1].pcie.gen_current == 1);
+  CHECK(q.devices[1].pcie.gen_max == 4);
+  CHECK_THROWS_WITH(gpu::parse_smi_query("0, GPU-x, name\n"), Catch::Contains("line 1"));
+  CHECK(gpu::parse_smi_cuda_version("| NVIDIA-SMI 580.159.04   Driver Version: 580.159.04   CUDA Version: 13.0     |") == 13000);
+  CHECK(gpu::parse_smi_cuda_version("CUDA Version: 12.8") == 12080);
+  CHECK(gpu::parse_smi_cuda_version("no banner") == 0);
+}
+
+TEST_CASE("GPU selection by index and UUID", "[envcheck]") {
+  std::vector<gpu::Device> ds(2);
+  ds[0].index = 0;
+  ds[0].uuid = "GPU-11111111-2222";
+  ds[1].index = 1;
+  ds[1].uuid = "GPU-aaaaaaaa-bbbb";
+  CHECK(gpu::select_device(ds, "1")->index == 1);
+  CHECK(gpu::select_device(ds, "GPU-aaaaaaaa-bbbb")->index == 1);
+  CHECK(gpu::select_device(ds, "GPU-1111")->index == 0);  // unique prefix
+  CHECK(gpu::select_device(ds, "GPU-") == nullptr);        // too short to be a prefix
+  CHECK(gpu::select_device(ds, "7") == nullptr);
+}
+
+TEST_CASE("forward-compatibility libcuda is found under cuda*/compat", "[envcheck]") {
+  TempDir dir;
+  dir.write("cuda-13.1/compat/libcuda.so.590.44.01", "x");
+  dir.write("cuda-13.1/compat/libcuda.so.1", "x");
+  dir.write("cuda-13.1/lib64/libcuda.so.590.44.01", "x");  // not a compat directory
+  auto found = gpu::find_compat_libraries(dir.path);
+  REQUIRE(found.size() == 1);
+  CHECK(found[0].driver_version == "590.44.01");
+  CHECK(gpu::is_compat_path("/usr/local/cuda-13.1/compat/libcuda.so.1"));
+  CHECK_FALSE(gpu::is_compat_path("/usr/lib/x86_64-linux-gnu/libcuda.so.1"));
+}
+
+TEST_CASE("check table and JSON", "[envcheck]") {
+  std::vector<check::Result> rs = {
+      {"cuda 13.0", Status::pass, "driver 580.65.06 supports CUDA 13.0", "", "driver-supports-runtime", {}},
+      {"need fp8 gpu1", Status::fail, "GPU 1 has no native FP8", "use a newer GPU", "fp8", {{"index", 1}}},
+      {"cuda 13.2", Status::warn, "minor-version compatibility", "", "minor-version-compatibility", {}},
+  };
+  auto table = check::render_table(rs);
+  CHECK(table ==
+        "STATUS CHECK          RESULT\n"
+        "PASS   cuda 13.0      driver 580.65.06 supports CUDA 13.0\n"
+        "FAIL   need fp8 gpu1  GPU 1 has no native FP8\n"
+        "                      fix: use a newer GPU\n"
+        "WARN   cuda 13.2      minor-version compatibility\n");
+  CHECK(check::any_failed(rs));
+  auto j = check::to_json(rs);
+  CHECK(j["ok"] == false);
+  REQUIRE(j["checks"].size() == 3);
+  CHECK(j["checks"][1]["status"] == "FAIL");
+  CHECK(j["checks"][1]["fix"] == "use a newer GPU");
+  CHECK(j["checks"][1]["data"]["index"] == 1);
+  rs.erase(rs.begin() + 1);
+  CHECK_FALSE(check::any_failed(rs));  // a warning is not a failure
+  CHECK(check::to_json(rs)["ok"] == true);
+}
+
+TEST_CASE("profile: every key fills the request", "[envcheck]") {
+  TempDir dir;
+  auto file = dir.write("p.yaml",
+                        "envcheck: 1\n"
+                        "description: vLLM on the workstation\n"
+                        "cuda: 13.0\n"
+                        "strict: true\n"
+                        "gpus: [0, GPU-aaaaaaaa]\n"
+                        "need: [fp8, nvfp4]\n"
+                        "min_cc: 8.9\n"
+                        "arch_list: [sm_80, sm_90, sm_120]\n"
+                        "vram_free: 20GiB\n"
+                        "cc: true\n"
+                        "nvcc: true\n"
+                        "python: 3.11\n"
+                        "libs: [libcudart.so.13]\n"
+                        "elf: /usr/bin/true\n"
+                        "disk: {/var/lib/models: 200G}\n"
+                        "ports_free: [8000, 8001]\n"
+                        "files:\n"
+                        "  /etc/hostname: ~\n"
+                        "  /models/config.json: " + std::string(64, 'A') + "\n"
+                        "rocm: false\n");
+  envcheck::Request r;
+  envcheck::load_profile(file, r);
+  CHECK(*r.cuda == Version{13, 0});
+  CHECK(r.strict);
+  CHECK(r.gpus == std::vector<std::string>{"0", "GPU-aaaaaaaa"});
+  CHECK(r.needs == std::vector<std::string>{"fp8", "nvfp4"});
+  CHECK(*r.min_cc == Version{8, 9});
+  CHECK(r.arch_list.size() == 3);
+  CHECK(*r.vram_free == 20ull << 30);
+  CHECK(r.cc);
+  CHECK(r.nvcc);
+  CHECK(*r.python == "3.11");
+  CHECK(r.libs == std::vector<std::string>{"libcudart.so.13"});
+  CHECK(r.elfs == std::vector<std::string>{"/usr/bin/true"});
+  REQUIRE(r.disks.size() == 1);
+  CHECK(r.disks[0].bytes == 200ull << 30);
+  CHECK(r.ports == std::vector<int>{8000, 8001});
+  REQUIRE(r.files.size() == 2);
+  CHECK(r.files[0].sha256.empty());
+  CHECK(r.files[1].sha256 == std::string(64, 'a'));
+  CHECK_FALSE(r.rocm);
+  CHECK(r.asks_anything());
+}
+
+TEST_CASE("profile errors name the file and line", "[envcheck]") {
+  CHECK(profile_error("cuda: 13.0\nneed: [fp8, fp16]\n") == "p.yaml:2: --need knows fp8 and nvfp4, not 'fp16'");
+  CHECK(profile_error("cuda: 13.0\n\ncudaa: 13.0\n").starts_with("p.yaml:3: unknown key 'cudaa'"));
+  CHECK(profile_error("cuda: thirteen\n") == "p.yaml:1: --cuda wants a CUDA release as X.Y (like 13.0), not 'thirteen'");
+  CHECK(profile_error("cc: yes please\n") == "p.yaml:1: 'cc' wants true or false, not 'yes please'");
+  CHECK(profile_error("disk:\n  /models: lots\n").starts_with("p.yaml:2: 'lots' is not a size"));
+  CHECK(profile_error("ports_free:\n  - 8000\n  - 99999\n") == "p.yaml:3: '99999' is not a TCP port (1-65535)");
+  CHECK(profile_error("cuda: [13.0\n").starts_with("p.yaml:2: not valid YAML"));
+  CHECK(profile_error("- cuda\n") == "p.yaml:1: a profile is a mapping of check names to values (see docs/envcheck.md)");
+  CHECK(profile_error("files: {/x: nothex}\n").starts_with("p.yaml:1: the sha256 for /x must be 64 hex digits"));
+}
+
+TEST_CASE("profile: a missing file is a usage error naming it", "[envcheck]") {
+  envcheck::Request r;
+  CHECK_THROWS_WITH(envcheck::load_profile("/nonexistent/p.yaml", r), "/nonexistent/p.yaml: cannot read the profile");
+}
+
+TEST_CASE("KFD topology: AMD GPUs and their gfx targets", "[envcheck]") {
+  CHECK(rocm::gfx_target_name(90402) == "gfx942");
+  CHECK(rocm::gfx_target_name(90010) == "gfx90a");
+  CHECK(rocm::gfx_target_name(110000) == "gfx1100");
+  CHECK(rocm::gfx_target_name(120001) == "gfx1201");
+  TempDir dir;
+  auto nodes = std::string("class/kfd/kfd/topology/nodes/");
+  dir.write(nodes + "0/properties", "cpu_cores_count 64\nsimd_count 0\ngfx_target_version 0\n");
+  dir.write(nodes + "1/properties", "cpu_cores_count 0\nsimd_count 1216\ngfx_target_version 90402\ndevice_id 29857\n");
+  dir.write(nodes + "2/properties", "simd_count 256\ngfx_target_version 110000\n");
+  dir.write(nodes + "2/name", "gfx1100\n");
+  auto gpus = rocm::read_kfd_topology(dir.path);
+  REQUIRE(gpus.size() == 2);
+  CHECK(gpus[0].node == 1);
+  CHECK(gpus[0].gfx_target == "gfx942");
+  CHECK(gpus[0].device_id == 29857);
+  CHECK(gpus[1].gfx_target == "gfx1100");
+  CHECK(rocm::read_kfd_topology(dir.path / "absent").empty());
+}
+
+TEST_CASE("ELF: $ORIGIN and friends expand like the loader", "[envcheck]") {
+  CHECK(elf::expand_dst("$ORIGIN/../lib", "/opt/app/bin") == "/opt/app/bin/../lib");
+  CHECK(elf::expand_dst("${ORIGIN}/lib", "/opt/app") == "/opt/app/lib");
+  CHECK(elf::expand_dst("$ORIGINAL/x", "/o") == "$ORIGINAL/x");  // not the token
+  CHECK(elf::expand_dst("/usr/$LIB/x", "/o").find("$") == std::string::npos);
+}
+
+TEST_CASE("ELF: malformed and truncated files are refused naming the file", "[envcheck]") {
+  TempDir dir;
+  auto text = dir.write("notelf.so", "this is not an ELF object at all, just text\n");
+  CHECK_THROWS_WITH(elf::read_dynamic(text), Catch::Contains("notelf.so: not an ELF file"));
+  auto tiny = dir.write("tiny.so", std::string("\x7f" "ELF\x02\x01\x01", 7));
+  CHECK_THROWS_WITH(elf::read_dynamic(tiny), Catch::Contains("tiny.so: truncated ELF"));
+  // A real object cut after its ELF header: the program headers are missing.
+  auto self = elf::read_dynamic("/proc/self/exe");
+  CHECK(self.has_dynamic);
+  std::ifstream in("/proc/self/exe", std::ios::binary);
+  std::string head(64, '\0');
+  in.read(head.data(), 64);
+  auto cut = dir.write("cut.so", head);
+  CHECK_THROWS_WITH(elf::read_dynamic(cut), Catch::Contains("lies beyond the end of the file"));
+  try {
+    elf::read_dynamic(cut);
+  } catch (const Error& e) {
+    CHECK(e.code() == ExitCode::check_failed);
+  }
+}
+
+TEST_CASE("request setters refuse bad values with one sentence", "[envcheck]") {
+  envcheck::Request r;
+  CHECK_THROWS_WITH(envcheck::set_cuda(r, "13"), "--cuda wants a CUDA release as X.Y (like 13.0), not '13'");
+  CHECK_THROWS_WITH(envcheck::add_disk_assignment(r, "/models"), Catch::Contains("PATH=SIZE"));
+  envcheck::add_disk_assignment(r, "/a=b=1G");  // split at the last '='
+  CHECK(r.disks.back().path == "/a=b");
+  envcheck::add_file_assignment(r, "/etc/hostname");
+  CHECK(r.files.back().sha256.empty());
+  CHECK_THROWS_AS(envcheck::add_file_assignment(r, "/etc/hostname=abc"), Error);
+  CHECK_THROWS_AS(envcheck::add_port(r, "80a"), Error);
+  CHECK_THROWS_AS(envcheck::set_python(r, "three"), Error);
+  CHECK_FALSE(envcheck::Request{}.asks_anything());
+}
+
+TEST_CASE("nvcc --version release and PATH lookup", "[envcheck]") {
+  CHECK(*toolchain::parse_nvcc_release("nvcc: NVIDIA (R) Cuda compiler driver\n"
+                                       "Cuda compilation tools, release 13.0, V13.0.88\n") == "13.0");
+  CHECK(*toolchain::parse_nvcc_release("Cuda compilation tools, release 12.8, V12.8.93") == "12.8");
+  CHECK_FALSE(toolchain::parse_nvcc_release("gcc (Debian 12.2.0-14) 12.2.0"));
+  TempDir dir;
+  auto tool = dir.write("bin/mytool", "#!/bin/sh\n");
+  fs::permissions(tool, fs::perms(0755));
+  dir.write("other/mytool", "not executable");
+  auto path_list = (dir.path / "other").string() + "::" + (dir.path / "bin").string();
+  CHECK(*toolchain::find_executable("mytool", path_list) == tool);
+  CHECK_FALSE(toolchain::find_executable("absent-tool", path_list));
+  CHECK(*toolchain::find_executable(tool.string(), "") == tool);
+  // Triton's order: CC as given, else gcc, else clang.
+  CHECK(toolchain::find_c_compiler("/opt/x/cc", "")->origin == "CC");
+  CHECK_FALSE(toolchain::find_c_compiler("/opt/x/cc", "")->path);
+  CHECK_FALSE(toolchain::find_c_compiler("", (dir.path / "bin").string()));
+}

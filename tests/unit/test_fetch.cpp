@@ -1,0 +1,158 @@
+// The download engine's local paths (no server needed): verification,
+// resume bookkeeping, keeping mismatches aside, assembly. Transfers over HTTP
+// are covered by tests/integration/hf-fetch against the Hub simulator.
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+
+#include "provkit/fetch.hpp"
+#include "provkit/fsutil.hpp"
+#include "provkit/hash.hpp"
+
+using namespace provkit;
+using namespace provkit::fetch;
+namespace fs = std::filesystem;
+
+namespace {
+fs::path fresh_dir(const std::string& tag) {
+  fs::path d = fs::temp_directory_path() / ("provkit-fetch-" + tag + "-" + std::to_string(::getpid()));
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+struct Recorder : Observer {
+  std::vector<std::string> events;
+  void on_start(const Job& j, std::uint64_t from) override { events.push_back("start " + j.spec.path + " " + std::to_string(from)); }
+  void on_restart(const Job& j, const std::string&) override { events.push_back("restart " + j.spec.path); }
+  void on_finish(const Job& j, const JobResult&) override { events.push_back("finish " + j.spec.path); }
+};
+
+Job job_in(const fs::path& dir, const std::string& content, const std::string& name = "f") {
+  Job j;
+  j.spec = {name, content.size(), sha256_hex(content), git_blob_id(content)};
+  j.url = "http://127.0.0.1:9/never-contacted";
+  j.final_path = dir / "blobs" / name;
+  j.partial_path = dir / "blobs" / (name + ".provkit-partial");
+  j.rejected_prefix = dir / "blobs" / name;
+  return j;
+}
+}  // namespace
+
+TEST_CASE("verify_file: OK, MISSING, SIZE MISMATCH, SHA256 MISMATCH, GIT OID MISMATCH", "[fetch]") {
+  fs::path d = fresh_dir("verify");
+  std::string content = "hello\n";
+  FileSpec spec{"f", content.size(), sha256_hex(content), "ce013625030ba8dba906f756967f9e9ca394464a"};
+  write_file_atomic(d / "f", content);
+  auto v = verify_file(d / "f", spec);
+  CHECK(v.state == FileState::ok);
+  CHECK(v.sha256 == sha256_hex(content));
+  CHECK(verify_file(d / "absent", spec).state == FileState::missing);
+  fs::create_symlink("absent", d / "dangling");
+  CHECK(verify_file(d / "dangling", spec).state == FileState::missing);
+  write_file_atomic(d / "short", "hell");
+  CHECK(verify_file(d / "short", spec).state == FileState::size_mismatch);
+  write_file_atomic(d / "wrong", "hellO\n");
+  CHECK(verify_file(d / "wrong", spec).state == FileState::sha256_mismatch);
+  FileSpec oid_only{"f", content.size(), std::nullopt, std::string(40, '0')};
+  CHECK(verify_file(d / "f", oid_only).state == FileState::git_oid_mismatch);
+  CHECK(state_name(FileState::size_mismatch) == "SIZE MISMATCH");
+  fs::remove_all(d);
+}
+
+TEST_CASE("a complete partial file is verified and renamed without any request", "[fetch]") {
+  fs::path d = fresh_dir("partial-done");
+  std::string content(100000, 'x');
+  Job j = job_in(d, content);
+  write_file_atomic(j.partial_path, content);
+  Recorder rec;
+  auto results = Downloader(Options{}).run({j}, rec);
+  REQUIRE(results.size() == 1);
+  CHECK(results[0].outcome == Outcome::downloaded);
+  CHECK(results[0].resumed_from == content.size());
+  CHECK(results[0].bytes_transferred == 0);
+  CHECK(read_file(j.final_path) == content);
+  CHECK_FALSE(fs::exists(j.partial_path));
+  fs::remove_all(d);
+}
+
+TEST_CASE("a complete partial with wrong bytes is kept aside, never at the final path", "[fetch]") {
+  fs::path d = fresh_dir("partial-bad");
+  std::string content(5000, 'x'), wrong(5000, 'y');
+  Job j = job_in(d, content);
+  write_file_atomic(j.partial_path, wrong);
+  Recorder rec;
+  auto r = Downloader(Options{}).run({j}, rec)[0];
+  CHECK(r.outcome == Outcome::mismatch);
+  CHECK(r.code == ExitCode::check_failed);
+  CHECK_THAT(r.message, Catch::Contains(sha256_hex(content)) && Catch::Contains(sha256_hex(wrong)));
+  CHECK_FALSE(fs::exists(j.final_path));
+  CHECK(r.rejected == fs::path(j.rejected_prefix.string() + ".bad-" + sha256_hex(wrong)));
+  CHECK(read_file(r.rejected) == wrong);
+  fs::remove_all(d);
+}
+
+TEST_CASE("content already in place is verified, not fetched; a wrong copy is moved aside", "[fetch]") {
+  fs::path d = fresh_dir("present");
+  std::string a = "aaaa", b = "bbbb";
+  Job ja = job_in(d, a, "a");
+  write_file_atomic(ja.final_path, a);
+  Job jb = job_in(d, b, "b");
+  write_file_atomic(jb.final_path, "BBBB");  // corrupted copy
+  write_file_atomic(jb.partial_path, b);     // and a complete partial to finish from
+  Recorder rec;
+  auto rs = Downloader(Options{}).run({ja, jb}, rec);
+  CHECK(rs[0].outcome == Outcome::present);
+  CHECK(rs[1].outcome == Outcome::downloaded);
+  CHECK(read_file(jb.final_path) == b);
+  CHECK(fs::exists(jb.rejected_prefix.string() + ".bad-" + sha256_hex("BBBB")));
+  CHECK(rec.events.front() == "finish a");
+  fs::remove_all(d);
+}
+
+TEST_CASE("an over-long partial is discarded and the file fetched from the start", "[fetch]") {
+  fs::path d = fresh_dir("overlong");
+  Job j = job_in(d, "abc");
+  write_file_atomic(j.partial_path, "abcdef");
+  Recorder rec;
+  Options o;
+  o.http.retry.tries = 1;
+  o.http.connect_timeout_s = 2;
+  auto r = Downloader(o).run({j}, rec)[0];
+  // Nothing listens on port 9: the fetch fails, but it asked from byte 0.
+  CHECK(r.outcome == Outcome::failed);
+  CHECK(r.code == ExitCode::network);
+  CHECK(r.resumed_from == 0);
+  CHECK(fs::file_size(j.partial_path) == 0);
+  CHECK(rec.events.at(0) == "restart f");
+  fs::remove_all(d);
+}
+
+TEST_CASE("assembly: concatenates in order, skips when unchanged, refuses a wrong sha256", "[fetch]") {
+  fs::path d = fresh_dir("assemble");
+  write_file_atomic(d / "p1", "hello ");
+  write_file_atomic(d / "p2", "world");
+  AssembleJob job{d / "out" / "whole", {d / "p1", d / "p2"}, sha256_hex("hello world"), 11, d / "state" / "whole.stamp"};
+  auto r1 = assemble(job);
+  CHECK(r1.outcome == AssembleOutcome::assembled);
+  CHECK(read_file(job.output) == "hello world");
+  CHECK(r1.sha256 == sha256_hex("hello world"));
+  auto r2 = assemble(job);
+  CHECK(r2.outcome == AssembleOutcome::unchanged);
+  CHECK(r2.sha256 == r1.sha256);
+  CHECK(r2.size == 11);
+  // A part replaced (new inode) means the inputs changed: assembled again.
+  write_file_atomic(d / "p2", "World");
+  job.sha256 = sha256_hex("hello World");
+  CHECK(assemble(job).outcome == AssembleOutcome::assembled);
+  CHECK(read_file(job.output) == "hello World");
+  // A wrong expected hash: the output is not replaced, the bytes are kept aside.
+  write_file_atomic(d / "p1", "HELLO ");
+  auto bad = assemble(job);
+  CHECK(bad.outcome == AssembleOutcome::mismatch);
+  CHECK_THAT(bad.message, Catch::Contains(sha256_hex("hello World")) && Catch::Contains(sha256_hex("HELLO World")));
+  CHECK(read_file(job.output) == "hello World");
+  CHECK(read_file(bad.rejected) == "HELLO World");
+  fs::remove_all(d);
+}

@@ -1,0 +1,96 @@
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <filesystem>
+
+#include "provkit/fsutil.hpp"
+#include "provkit/hfcache.hpp"
+
+using namespace provkit;
+using namespace provkit::hfcache;
+namespace fs = std::filesystem;
+
+namespace {
+fs::path fresh_dir(const std::string& tag) {
+  fs::path d = fs::temp_directory_path() / ("provkit-hfcache-" + tag + "-" + std::to_string(::getpid()));
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+const std::string kCommit = "5d0c7d5a1f0e4c3b9a8d7e6f5a4b3c2d1e0f9a8b";
+}  // namespace
+
+TEST_CASE("repo folder names", "[hfcache]") {
+  CHECK(repo_folder_name({hub::RepoType::model, "org/name"}) == "models--org--name");
+  CHECK(repo_folder_name({hub::RepoType::dataset, "org/data"}) == "datasets--org--data");
+  CHECK(repo_folder_name({hub::RepoType::space, "gpt2"}) == "spaces--gpt2");
+}
+
+TEST_CASE("relative symlink targets climb one level per directory", "[hfcache]") {
+  CHECK(relative_blob_target("config.json", "abc") == "../../blobs/abc");
+  CHECK(relative_blob_target("a/b/c.bin", "abc") == "../../../../blobs/abc");
+}
+
+TEST_CASE("cache location from the environment", "[hfcache]") {
+  auto save = [](const char* n) { const char* v = std::getenv(n); return v ? std::optional<std::string>(v) : std::nullopt; };
+  auto restore = [](const char* n, const std::optional<std::string>& v) {
+    if (v) setenv(n, v->c_str(), 1);
+    else unsetenv(n);
+  };
+  auto hub_cache = save("HF_HUB_CACHE"), hf_home_v = save("HF_HOME"), xdg = save("XDG_CACHE_HOME"), home = save("HOME");
+  unsetenv("HF_HUB_CACHE");
+  unsetenv("HF_HOME");
+  unsetenv("XDG_CACHE_HOME");
+  setenv("HOME", "/home/u", 1);
+  CHECK(default_hub_cache() == fs::path("/home/u/.cache/huggingface/hub"));
+  setenv("XDG_CACHE_HOME", "/xdg", 1);
+  CHECK(default_hub_cache() == fs::path("/xdg/huggingface/hub"));
+  setenv("HF_HOME", "/hfhome", 1);
+  CHECK(hf_home() == fs::path("/hfhome"));
+  CHECK(default_hub_cache() == fs::path("/hfhome/hub"));
+  setenv("HF_HUB_CACHE", "/explicit", 1);
+  CHECK(default_hub_cache() == fs::path("/explicit"));
+  restore("HF_HUB_CACHE", hub_cache);
+  restore("HF_HOME", hf_home_v);
+  restore("XDG_CACHE_HOME", xdg);
+  restore("HOME", home);
+}
+
+TEST_CASE("cache layout: blobs, snapshot symlinks, refs", "[hfcache]") {
+  fs::path root = fresh_dir("cache");
+  CacheLayout c(root, {hub::RepoType::model, "org/name"}, kCommit);
+  fs::path repo = root / "models--org--name";
+  CHECK(c.content_path("a/b.bin", "e1") == repo / "blobs" / "e1");
+  CHECK(c.partial_path("a/b.bin", "e1") == repo / "blobs" / "e1.provkit-partial");
+  CHECK(c.file_path("a/b.bin") == repo / "snapshots" / kCommit / "a" / "b.bin");
+  write_file_atomic(c.content_path("a/b.bin", "e1"), "data");
+  c.publish("a/b.bin", "e1");
+  c.publish("a/b.bin", "e1");  // again: no error, same link
+  CHECK(fs::read_symlink(c.file_path("a/b.bin")) == "../../../blobs/e1");
+  CHECK(read_file(c.file_path("a/b.bin")) == "data");
+  write_file_atomic(c.content_path("a/b.bin", "e2"), "new");
+  c.publish("a/b.bin", "e2");  // a changed etag replaces the link
+  CHECK(read_file(c.file_path("a/b.bin")) == "new");
+  c.finish({});
+  CHECK(read_file(repo / "refs" / "main") == kCommit);
+  fs::remove_all(root);
+}
+
+TEST_CASE("local dir layout: metadata, .gitignore, SHA256SUMS", "[hfcache]") {
+  fs::path root = fresh_dir("local");
+  LocalDirLayout l(root, kCommit);
+  CHECK(l.content_path("x/y.json", "e") == root / "x" / "y.json");
+  CHECK(l.metadata_path("x/y.json") == root / ".cache/huggingface/download/x/y.json.metadata");
+  CHECK(l.partial_path("x/y.json", "e").parent_path() == root / ".cache/huggingface/download/x");
+  write_file_atomic(root / "x" / "y.json", "{}");
+  l.publish("x/y.json", "etag1");
+  std::string meta = read_file(l.metadata_path("x/y.json"));
+  CHECK(meta.rfind(kCommit + "\netag1\n", 0) == 0);
+  double ts = std::stod(meta.substr(kCommit.size() + 7));
+  CHECK(ts > 1.6e9);  // a unix time in seconds, as huggingface_hub writes it
+  CHECK(read_file(root / ".cache/huggingface/.gitignore") == "*");
+  l.finish({{"z.bin", std::string(64, 'b')}, {"x/y.json", std::string(64, 'a')}});
+  CHECK(read_file(root / "SHA256SUMS") == std::string(64, 'a') + "  x/y.json\n" + std::string(64, 'b') + "  z.bin\n");
+  fs::remove_all(root);
+}

@@ -1,0 +1,120 @@
+#include <catch2/catch.hpp>
+
+#include "provkit/http.hpp"
+
+using namespace provkit::http;
+
+TEST_CASE("headers are looked up without regard to case, last value wins", "[http]") {
+  Headers h;
+  h.add("Content-Length", "10");
+  h.add("X-Linked-Etag", "\"abc\"");
+  h.add("content-length", "12");
+  CHECK(h.get("CONTENT-LENGTH") == "12");
+  CHECK(h.get("x-linked-etag") == "\"abc\"");
+  CHECK_FALSE(h.get("location"));
+}
+
+TEST_CASE("raw header lines", "[http]") {
+  std::string n, v;
+  CHECK(parse_header_line("ETag:  \"x\" \r\n", n, v));
+  CHECK(n == "ETag");
+  CHECK(v == "\"x\"");
+  CHECK(parse_header_line("Location: http://a:1/b?c=d:e\r\n", n, v));
+  CHECK(v == "http://a:1/b?c=d:e");
+  CHECK_FALSE(parse_header_line("HTTP/1.1 200 OK\r\n", n, v));
+  CHECK_FALSE(parse_header_line("\r\n", n, v));
+  CHECK_FALSE(parse_header_line("no colon here\r\n", n, v));
+}
+
+TEST_CASE("Link rel=next", "[http]") {
+  CHECK(parse_link_next("<https://hub/api/models/a/b/tree/main?recursive=1&cursor=xyz>; rel=\"next\"") ==
+        "https://hub/api/models/a/b/tree/main?recursive=1&cursor=xyz");
+  CHECK(parse_link_next("<https://h/1>; rel=\"prev\", <https://h/3>; rel=\"next\"") == "https://h/3");
+  CHECK(parse_link_next("<https://h/3>;rel=next") == "https://h/3");
+  CHECK(parse_link_next("<https://h/3>; REL=\"last next\"") == "https://h/3");
+  CHECK(parse_link_next("<https://h/a,b>; rel=\"next\"") == "https://h/a,b");
+  CHECK_FALSE(parse_link_next("<https://h/1>; rel=\"prev\""));
+  CHECK_FALSE(parse_link_next(""));
+  CHECK_FALSE(parse_link_next("<unterminated; rel=next"));
+}
+
+TEST_CASE("Content-Range", "[http]") {
+  auto r = parse_content_range("bytes 100-199/1000");
+  REQUIRE(r);
+  CHECK(r->first == 100);
+  CHECK(r->last == 199);
+  CHECK(r->total == 1000u);
+  auto star = parse_content_range("bytes 0-0/*");
+  REQUIRE(star);
+  CHECK_FALSE(star->total);
+  CHECK_FALSE(parse_content_range("bytes */1000"));      // the 416 form has no range
+  CHECK_FALSE(parse_content_range("bytes 10-5/100"));    // last before first
+  CHECK_FALSE(parse_content_range("bytes 0-100/100"));   // last beyond the end
+  CHECK_FALSE(parse_content_range("items 0-1/2"));
+  CHECK_FALSE(parse_content_range("bytes -1-2/3"));
+}
+
+TEST_CASE("Retry-After as seconds or HTTP-date", "[http]") {
+  CHECK(parse_retry_after("120") == Approx(120.0));
+  CHECK(parse_retry_after(" 0 ") == Approx(0.0));
+  auto now = std::chrono::system_clock::from_time_t(784111777);  // Sun, 06 Nov 1994 08:49:37 GMT
+  CHECK(*parse_retry_after("Sun, 06 Nov 1994 08:49:47 GMT", now) == Approx(10.0));
+  CHECK(*parse_retry_after("Sun, 06 Nov 1994 08:49:27 GMT", now) == Approx(0.0));  // in the past: now
+  CHECK_FALSE(parse_retry_after("soon"));
+  CHECK_FALSE(parse_retry_after("-5"));
+}
+
+TEST_CASE("URLs and origins", "[http]") {
+  auto u = Url::parse("HTTPS://User:Secret@Hub.Example:8443/api/x?y=1#frag");
+  REQUIRE(u);
+  CHECK(u->scheme == "https");
+  CHECK(u->host == "hub.example");
+  CHECK(u->port == 8443);
+  CHECK(u->userinfo == "User:Secret");
+  CHECK(u->target == "/api/x?y=1");
+  CHECK(u->origin() == "https://hub.example:8443");
+  CHECK(Url::parse("http://127.0.0.1")->origin() == "http://127.0.0.1:80");
+  CHECK(Url::parse("https://h/")->origin() == Url::parse("https://h:443/x")->origin());
+  CHECK(Url::parse("http://h/")->origin() != Url::parse("https://h/")->origin());
+  CHECK(Url::parse("http://127.0.0.1:5/")->origin() != Url::parse("http://127.0.0.2:5/")->origin());
+  CHECK(Url::parse("http://[::1]:8080/x")->host == "::1");
+  CHECK_FALSE(Url::parse("ftp://h/x"));
+  CHECK_FALSE(Url::parse("http://h:99999/"));
+  CHECK_FALSE(Url::parse("/relative"));
+}
+
+TEST_CASE("redirect locations resolve against the URL they came from", "[http]") {
+  std::string base = "http://hub:1/org/name/resolve/main/a/b.json?x=1";
+  CHECK(resolve_reference(base, "https://cdn.example/blob?sig=2") == "https://cdn.example/blob?sig=2");
+  CHECK(resolve_reference(base, "//cdn:2/blob") == "http://cdn:2/blob");
+  CHECK(resolve_reference(base, "/api/resolve-cache/models/org/name/c/a%2Fb.json") ==
+        "http://hub:1/api/resolve-cache/models/org/name/c/a%2Fb.json");
+  CHECK(resolve_reference(base, "c.json") == "http://hub:1/org/name/resolve/main/a/c.json");
+  CHECK(resolve_reference(base, "../x") == "http://hub:1/org/name/resolve/main/x");
+  CHECK(resolve_reference(base, "?y=2") == "http://hub:1/org/name/resolve/main/a/b.json?y=2");
+  CHECK(resolve_reference("http://hub:1/a/b", "/c/./d/../e?q") == "http://hub:1/c/e?q");
+}
+
+TEST_CASE("URLs in messages carry no credentials", "[http]") {
+  CHECK(redact_url("https://user:hf_secret@h:1/p?token=hf_secret#f") == "https://h:1/p");
+  CHECK(redact_url("http://cdn/blob?X-Amz-Signature=abc") == "http://cdn/blob");
+  CHECK(redact_url("http://h/p") == "http://h/p");
+}
+
+TEST_CASE("retry policy: which answers, how long", "[http]") {
+  for (long s : {408L, 429L, 500L, 502L, 503L, 504L}) CHECK(RetryPolicy::retryable_status(s));
+  for (long s : {200L, 206L, 301L, 400L, 401L, 403L, 404L, 416L}) CHECK_FALSE(RetryPolicy::retryable_status(s));
+  RetryPolicy p;
+  p.backoff_base_s = 1;
+  p.backoff_max_s = 8;
+  CHECK(p.delay_s(1) == Approx(1));
+  CHECK(p.delay_s(2) == Approx(2));
+  CHECK(p.delay_s(3) == Approx(4));
+  CHECK(p.delay_s(4) == Approx(8));
+  CHECK(p.delay_s(10) == Approx(8));
+  CHECK(p.delay_s(1, 30.0) == Approx(30));  // Retry-After replaces the backoff
+  p.retry_after_max_s = 20;
+  CHECK(p.delay_s(1, 3600.0) == Approx(20));
+  p.honour_retry_after = false;
+  CHECK(p.delay_s(2, 30.0) == Approx(2));
+}

@@ -1,0 +1,38 @@
+#pragma once
+// hf-fetch's subcommands; each returns the process exit code.
+#include <string>
+#include <vector>
+
+#include "output.hpp"
+
+namespace hffetch {
+
+struct CommonArgs {
+  std::string endpoint;
+  std::string token_file;
+  int retries = 5;
+  long stall_timeout_s = 60;
+};
+
+struct FetchArgs {
+  CommonArgs common;
+  std::string manifest;
+  std::string cache_dir;
+  std::string local_dir;
+  bool verify_only = false;
+  bool check_upstream = false;
+};
+
+struct CreateArgs {
+  CommonArgs common;
+  std::string repo;  // REPO[@REV]
+  std::string type = "model";
+  std::vector<std::string> include, exclude;
+  std::vector<std::string> assemble;  // OUTPUT=PART,PART,...
+  std::string output;                 // -o FILE, empty: stdout
+};
+
+int run_fetch(const FetchArgs& args, Reporter& out);
+int run_manifest_create(const CreateArgs& args, Reporter& out);
+
+}  // namespace hffetch

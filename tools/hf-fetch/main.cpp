@@ -1,0 +1,101 @@
+// hf-fetch: pinned, sha256-verified, resumable Hub checkpoint fetch.
+// Parses flags, runs a subcommand, turns provkit::Error into one sentence
+// and the shared exit codes (README.md).
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <iostream>
+
+#include "commands.hpp"
+#include "mirror_cmd.hpp"
+#include "provkit/error.hpp"
+
+namespace {
+
+void add_common(CLI::App& app, hffetch::CommonArgs& c) {
+  app.add_option("--endpoint", c.endpoint, "Hub URL (default: $HF_ENDPOINT, else https://huggingface.co)");
+  app.add_option("--token-file", c.token_file,
+                 "file holding a Hub token, used when neither HF_TOKEN nor the token file ($HF_TOKEN_PATH, else "
+                 "$HF_HOME/token) has one");
+  app.add_option("--retries", c.retries, "attempts per request before giving up (default 5)")->check(CLI::Range(1, 100));
+  app.add_option("--stall-timeout", c.stall_timeout_s,
+                 "seconds without a byte before a transfer counts as stalled and is retried (default 60)")
+      ->check(CLI::Range(1, 3600));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"hf-fetch: fetch Hugging Face Hub files pinned to a commit, sha256-verified and resumable"};
+  app.set_version_flag("--version", std::string("hf-fetch ") + PROVKIT_VERSION);
+  app.require_subcommand(0, 1);
+
+  hffetch::FetchArgs fetch;
+  bool json = false, quiet = false;
+  app.add_option("--manifest", fetch.manifest, "the manifest (YAML) naming the repo, commit and files");
+  auto* cache = app.add_option("--cache-dir", fetch.cache_dir,
+                               "Hugging Face cache to fill (default: $HF_HUB_CACHE, else $HF_HOME/hub)");
+  app.add_option("--local-dir", fetch.local_dir, "write a plain tree here instead of the cache")->excludes(cache);
+  auto* verify = app.add_flag("--verify-only", fetch.verify_only,
+                              "check the files on disk against the manifest; no network");
+  app.add_flag("--check-upstream", fetch.check_upstream, "compare the manifest with the Hub's tree; download nothing")
+      ->excludes(verify);
+  app.add_flag("--json", json, "JSON lines: one event per line and a final summary");
+  app.add_flag("--quiet", quiet, "print only problems");
+  add_common(app, fetch.common);
+
+  auto* manifest_cmd = app.add_subcommand("manifest", "manifest tools");
+  manifest_cmd->require_subcommand(1);
+  auto* create = manifest_cmd->add_subcommand("create", "write a manifest for REPO[@REV] pinned to its commit");
+  hffetch::CreateArgs create_args;
+  create->add_option("repo", create_args.repo, "REPO[@REVISION], e.g. org/name@main")->required();
+  create->add_option("--type", create_args.type, "model, dataset or space (default model)");
+  create->add_option("--include", create_args.include, "only paths matching this glob (repeatable)");
+  create->add_option("--exclude", create_args.exclude, "leave out paths matching this glob (repeatable)");
+  create->add_option("--assemble", create_args.assemble,
+                     "OUTPUT=PART,PART,...[:SHA256]: add an assembly of split parts (repeatable)");
+  create->add_option("-o,--output", create_args.output, "write the manifest here (default: standard output)");
+  create->add_flag("--json", json, "JSON lines events");
+  create->add_flag("--quiet", quiet, "print only problems");
+  add_common(*create, create_args.common);
+
+  hffetch::MirrorArgs mirror_args;
+  hffetch::add_mirror_command(app, mirror_args, json, quiet);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return static_cast<int>(provkit::ExitCode::usage);
+  }
+
+  using Mode = hffetch::Reporter::Mode;
+  Mode mode = json ? Mode::json : ::isatty(STDOUT_FILENO) ? Mode::tty : Mode::plain;
+  bool creating = create->parsed();
+  // A manifest written to stdout must not be mixed with event lines.
+  hffetch::Reporter out(mode == Mode::tty && creating ? Mode::plain : mode,
+                        quiet || (creating && create_args.output.empty() && !json));
+  try {
+    if (creating) {
+      if (json && create_args.output.empty())
+        throw provkit::Error(provkit::ExitCode::usage, "--json needs -o FILE (the manifest and the events would mix)");
+      return hffetch::run_manifest_create(create_args, out);
+    }
+    if (mirror_args.export_cmd->parsed()) return hffetch::run_mirror_export(mirror_args, out);
+    if (fetch.manifest.empty())
+      throw provkit::Error(provkit::ExitCode::usage, "--manifest FILE is required (or: hf-fetch manifest create ...)");
+    return hffetch::run_fetch(fetch, out);
+  } catch (const provkit::Error& e) {
+    out.error(e);
+    return static_cast<int>(e.code());
+  } catch (const std::exception& e) {
+    out.error(provkit::Error(provkit::ExitCode::check_failed, e.what()));
+    return static_cast<int>(provkit::ExitCode::check_failed);
+  }
+}

@@ -122,7 +122,10 @@ for i in range(n):
 for a in range(n):
     for b in range(a + 1, n):
         print(a, b, torch.cuda.can_device_access_peer(a, b))
-print(torch.version.cuda, torch._C._cuda_getDriverVersion())'
+import ctypes
+v = ctypes.c_int()
+ctypes.CDLL("libcuda.so.1").cuDriverGetVersion(ctypes.byref(v))  # torch has no public driver query
+print(torch.version.cuda, v.value)'
 echo "floor, /bin/true:                         $(median_ms "$runs" /bin/true)"
 echo "envcheck (full inventory):                $(median_ms "$runs" "$bin")"
 echo "envcheck --json (full inventory):         $(median_ms "$runs" "$bin" --json)"
@@ -130,8 +133,11 @@ echo "nvidia-smi --query-gpu=... --format=csv:  $(median_ms "$runs" nvidia-smi -
 echo "nvidia-smi (banner, for the CUDA version): $(median_ms "$runs" nvidia-smi)"
 if "$python" -c 'import torch' >/dev/null 2>&1; then
   printf '\n$ %s -c "<torch facts>"\n' "$python"
-  "$python" -c "$torch_facts"
+  if ! "$python" -c "$torch_facts"; then
+    echo "python3 -c 'import torch; ...': the facts script failed above; no timing"
+  else
   echo "python3 -c 'import torch; ...' (same facts): $(median_ms "$(( runs < 11 ? runs : 11 ))" "$python" -c "$torch_facts")"
+  fi
 else
   echo "python3 -c 'import torch; ...': skipped, $python cannot import torch (set PYTHON to an interpreter that can)"
 fi

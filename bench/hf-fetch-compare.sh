@@ -8,7 +8,8 @@
 #   env: RATE=50m (nginx limit_rate per connection), BIG_MIB=8192 (the single file), SHARDS=7,
 #        SHARD_MIB=1024, SMALL=10 (small config files), CONNECTIONS=8 (passed as --connections when
 #        hf-fetch has it), JS_MODULE_DIR (folder holding node_modules/@huggingface/hub; default
-#        build/npm/hf-hub; the JS row is skipped when missing), BENCH_DIR (default mktemp in /var/tmp).
+#        build/npm/hf-hub; the JS row is skipped when missing), BENCH_DIR (default mktemp in /var/tmp),
+#        PARTS="1 2 3 4" (which parts to run; 3 and 4 fill the cache untimed when 2 is left out).
 #
 # 1. one big file: hf-fetch (fetch + sha256) vs `aria2c -x8 -s8` vs `curl -o` (aria2c and curl on the
 #    nginx URL directly, no Hub round trip, no verification). Target: hf-fetch <= aria2c.
@@ -30,6 +31,9 @@ shard_mib=${SHARD_MIB:-1024}
 small=${SMALL:-10}
 connections=${CONNECTIONS:-8}
 js_dir=${JS_MODULE_DIR:-$src/build/npm/hf-hub}
+parts=" ${PARTS:-1 2 3 4} "
+part() { [[ $parts == *" $1 "* ]]; }
+part 1 || big_mib=1
 [[ -x $bin ]] || { echo "hf-fetch-compare.sh: no hf-fetch at $bin (build it, or pass its path)" >&2; exit 2; }
 for tool in nginx curl openssl python3 aria2c; do
   command -v $tool >/dev/null || { echo "hf-fetch-compare.sh: $tool missing (scripts/deps.sh --bench)" >&2; exit 2; }
@@ -139,6 +143,7 @@ mbps() { awk -v b="$1" -v us="$2" 'BEGIN {printf "%.0f MB/s", b / (us / 1e6) / 1
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / b}'; }
 
 # --- 1. one big file --------------------------------------------------------------------------
+if part 1; then
 big_bytes=$((big_mib * 1048576))
 big_url=$NGINX_URL/blobs/$big_sha
 echo "1. one ${big_mib} MiB file"
@@ -162,13 +167,18 @@ r=$(ratio "$t_fetch" "$t_aria")
 results+=("   ratio hf-fetch / aria2c = $r (target <= 1.00: $(awk -v r="$r" 'BEGIN {print (r <= 1.0 ? "MET" : "MISSED")}'));\
  hf-fetch / curl -o = $(ratio "$t_fetch" "$t_curl")")
 echo "  ${results[-1]}"
+fi
 
 # --- 2. the manifest ---------------------------------------------------------------------------
 n_files=$((small + shards))
-man_bytes=$(awk '/size:/ {s += $2} END {print s}' "$work/shards.manifest")
+man_bytes=$(awk '/size:/ {s += $2} END {printf "%.0f", s}' "$work/shards.manifest")
 echo "2. a $n_files-file manifest ($small small files, $shards x $shard_mib MiB), $man_bytes bytes"
 cache=$work/cache
 snap=$cache/models--bench--shards/snapshots/$shards_commit
+if ! part 2; then
+  echo "   (part 2 left out: filling the cache untimed)"
+  "$bin" --manifest "$work/shards.manifest" --cache-dir "$cache" --endpoint "$hub" "${fetch_flags[@]}"
+else
 timed "$bin" --manifest "$work/shards.manifest" --cache-dir "$cache" --endpoint "$hub" "${fetch_flags[@]}"
 t_mfetch=$elapsed
 row "hf-fetch --manifest ($n_files files, verified)" "$t_mfetch" "$(mbps "$man_bytes" "$t_mfetch")"
@@ -205,6 +215,7 @@ best=$t_maria
 r=$(ratio "$t_mfetch" "$best")
 results+=("   ratio hf-fetch / fastest other = $r (target < 1.00: $(awk -v r="$r" 'BEGIN {print (r < 1.0 ? "MET" : "MISSED")}'))")
 echo "  ${results[-1]}"
+fi
 
 # --- 3. the same manifest again, everything in place -------------------------------------------
 echo "3. rerun with everything in place"
@@ -216,7 +227,7 @@ tree = sum(r["bytes_sent"] or 0 for r in reqs if "/tree/" in r["path"])
 print(sum(r["bytes_sent"] or 0 for r in reqs), tree, len(reqs),
       ",".join(sorted({r["method"] + ":" + r["path"].split("?")[0] for r in reqs})))'
 }
-nginx_bytes() { awk '{s += $10} END {print s + 0}' "$NGINX_DIR/logs/access.log"; }
+nginx_bytes() { awk '{s += $10} END {printf "%.0f", s}' "$NGINX_DIR/logs/access.log"; }
 rerun() {  # rerun LABEL FLAGS...
   local label=$1; shift
   curl -s -X POST "$hub/_sim/requests/clear" >/dev/null
@@ -229,6 +240,7 @@ rerun() {  # rerun LABEL FLAGS...
  beyond it $((sim[0] - sim[1]))); nginx sent $ng bytes; requests: ${sim[3]:-none}")
   echo "  ${results[-1]}"
 }
+if part 3; then
 rerun "hf-fetch --manifest, all in place" --quiet
 if ((has_offline)); then
   rerun "hf-fetch --manifest --offline, all in place" --quiet --offline
@@ -236,8 +248,10 @@ else
   results+=("   (hf-fetch has no --offline: not measured)")
   echo "  ${results[-1]}"
 fi
+fi
 
 # --- 4. --verify-only vs openssl, same parallelism ----------------------------------------------
+part 4 && {
 echo "4. verification of the $n_files files, warm page cache, $(nproc) cores"
 cat "$cache"/models--bench--shards/blobs/* >/dev/null
 timed "$bin" --manifest "$work/shards.manifest" --cache-dir "$cache" --verify-only --quiet
@@ -249,6 +263,7 @@ row "find | xargs -P $(nproc) -n1 openssl dgst -sha256" "$t_ossl" "$(mbps "$man_
 r=$(ratio "$t_verify" "$t_ossl")
 results+=("   ratio = $r (target <= 1.10: $(awk -v r="$r" 'BEGIN {print (r <= 1.10 ? "MET" : "MISSED")}'))")
 echo "  ${results[-1]}"
+}
 
 echo
 echo "== summary ($(date -u '+%H:%M UTC'); uptime at end: $(uptime | sed 's/.*load/load/'))"

@@ -3,6 +3,8 @@
 # is installed (the GPU host: Ubuntu 24.04, python3 + huggingface_hub; no network, no node needed).
 #
 #   bench/interop-gpu.sh HF_FETCH_BINARY            (run from anywhere; LD_LIBRARY_PATH as the binary needs)
+# LD_LIBRARY_PATH is given to hf-fetch only: python3 and huggingface_hub run with the host's own libraries
+# (carried Debian libssl/libcurl must not replace the ones Ubuntu's python was built against).
 #
 # Starts the Hub simulator (tests/hubsim) with the demo repository on loopback and runs two fetches into
 # fresh caches:
@@ -30,6 +32,10 @@ out_dir=${OUT:-$PWD}
 mkdir -p "$out_dir"
 transcript=$out_dir/interop.txt
 exec > >(tee "$transcript") 2>&1
+tee_pid=$!
+hf_fetch_ld=${LD_LIBRARY_PATH:-}
+unset LD_LIBRARY_PATH
+hf_fetch() { LD_LIBRARY_PATH=$hf_fetch_ld "$bin" "$@"; }
 
 work=$(mktemp -d /tmp/provkit-interop.XXXXXX)
 sim_pid=
@@ -58,7 +64,7 @@ export HF_HOME=$work/hf-home
 step "environment"
 echo "date: $(date -u '+%Y-%m-%d %H:%M UTC'); host: $(uname -srm); $(. /etc/os-release && echo "$PRETTY_NAME")"
 echo "python: $(python3 --version 2>&1); huggingface_hub: $(python3 -c 'import huggingface_hub as h; print(h.__version__)' 2>&1)"
-echo "hf-fetch: $bin ($("$bin" --version 2>&1))"
+echo "hf-fetch: $bin ($(hf_fetch --version 2>&1)); LD_LIBRARY_PATH for it: ${hf_fetch_ld:-none}"
 python3 -c 'import huggingface_hub' 2>/dev/null || { echo "huggingface_hub is not importable here"; exit 2; }
 
 step "simulator with the demo repository"
@@ -74,14 +80,14 @@ commit=$(python3 -c "import sys; sys.path.insert(0, '$src/tests/hubsim'); import
 echo "hub $hub, repo $repo @ $commit"
 
 step "A. hf-fetch manifest create + fetch (the repo's files only)"
-run_check "hf-fetch manifest create" "$bin" manifest create "$repo@$commit" --endpoint "$hub" -o "$work/a.manifest"
-run_check "hf-fetch --manifest (A)" "$bin" --manifest "$work/a.manifest" --cache-dir "$work/cache-a" --endpoint "$hub"
+run_check "hf-fetch manifest create" hf_fetch manifest create "$repo@$commit" --endpoint "$hub" -o "$work/a.manifest"
+run_check "hf-fetch --manifest (A)" hf_fetch --manifest "$work/a.manifest" --cache-dir "$work/cache-a" --endpoint "$hub"
 step "A. huggingface_hub reads the cache (tests/hubsim/check_python_client.py --cache-dir)"
 run_check "check_python_client.py --cache-dir (A)" \
   python3 "$src/tests/hubsim/check_python_client.py" --cache-dir "$work/cache-a" --repo "$repo" --revision "$commit"
 
 step "B. hf-fetch --manifest manifests/demo.manifest (with the assembled GGUF)"
-run_check "hf-fetch --manifest (B)" "$bin" --manifest "$src/manifests/demo.manifest" --cache-dir "$work/cache-b" --endpoint "$hub"
+run_check "hf-fetch --manifest (B)" hf_fetch --manifest "$src/manifests/demo.manifest" --cache-dir "$work/cache-b" --endpoint "$hub"
 echo "cache layout:"
 (cd "$work/cache-b" && find . -printf '%y %p%l\n' | sed 's/^l \(.*\)/l \1/' | sort | sed "s|^|  |")
 
@@ -180,4 +186,6 @@ for line in open(sys.argv[1]):
 
 echo
 if ((failed)); then echo "RESULT: some checks FAILED"; else echo "RESULT: all checks passed"; fi
+exec >/dev/null 2>&1  # close the pipe, so that interop.txt is complete when the script exits
+wait "$tee_pid" 2>/dev/null
 exit $failed

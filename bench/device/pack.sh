@@ -10,6 +10,7 @@ mkdir -p "$out/bin" "$out/lib"
 skip='^(linux-vdso|libc\.so|libm\.so|ld-linux|libpthread|libdl\.so|librt\.so|libstdc\+\+|libgcc_s)'
 for bin in "$@"; do
   cp -L "$bin" "$out/bin/"
+  strip --strip-debug "$out/bin/$(basename "$bin")"
   ldd "$bin" | awk '/=> \//{print $1" "$3}' | while read -r name path; do
     [[ $name =~ $skip ]] && continue
     cp -L "$path" "$out/lib/$name"

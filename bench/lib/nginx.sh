@@ -34,4 +34,4 @@ CONF
   for _ in $(seq 50); do curl -s -o /dev/null "$NGINX_URL/" && return 0; sleep 0.1; done
   echo "nginx did not start (see $dir/logs/error.log)" >&2; return 1
 }
-stop_nginx() { [[ -n ${NGINX_PID:-} ]] && kill "$NGINX_PID" 2>/dev/null; wait "$NGINX_PID" 2>/dev/null || true; }
+stop_nginx() { [[ -n ${NGINX_PID:-} ]] || return 0; kill "$NGINX_PID" 2>/dev/null; wait "$NGINX_PID" 2>/dev/null || true; }

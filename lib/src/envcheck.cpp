@@ -172,6 +172,9 @@ std::string compat_note(const gpu::Snapshot& s, const Environment& env, nlohmann
     if (!s.libcuda_path.empty() && fs::path(s.libcuda_path).parent_path() == c.path.parent_path()) continue;
     note += "; a forward-compatibility libcuda " + c.driver_version + " is at " + c.path.parent_path().string() +
             " (cuda-compat, datacenter GPUs only): with that directory on LD_LIBRARY_PATH the engine would load it";
+    if (!s.driver_version.empty() && cudacompat::compare_driver_versions(c.driver_version, s.driver_version) <= 0)
+      note += ", but it is not newer than the installed driver " + s.driver_version +
+              ", so it adds nothing and a mismatch can fail with error 803";
   }
   return note;
 }

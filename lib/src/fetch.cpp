@@ -26,10 +26,16 @@ constexpr std::size_t kReadBuffer = 4 * 1024 * 1024;
   throw Error(ExitCode::check_failed, path.string() + ": " + what + ": " + std::strerror(errno));
 }
 
-void write_all(int fd, const char* data, std::size_t n, const fs::path& path) {
+// `still_needed`: bytes this file still needs on disk, said when the disk is full.
+void write_all(int fd, const char* data, std::size_t n, const fs::path& path, std::uint64_t still_needed = 0) {
   while (n > 0) {
     ssize_t w = ::write(fd, data, n);
     if (w < 0 && errno == EINTR) continue;
+    if (w < 0 && (errno == ENOSPC || errno == EDQUOT) && still_needed > 0)
+      throw Error(ExitCode::check_failed, path.string() + ": no space left on the device; " +
+                                              std::to_string(still_needed) +
+                                              " more bytes are needed for this file (what is there is kept, "
+                                              "and a rerun resumes once there is room)");
     if (w < 0) io_error(path, "write error");
     data += w;
     n -= static_cast<std::size_t>(w);
@@ -254,8 +260,23 @@ Verification verify_file(const fs::path& path, const FileSpec& spec) {
 
 namespace {
 
+// Re-resolves per file after a CDN refusal; more means the refusal is not about expiry.
+constexpr int kMaxReresolve = 3;
+
+// A 403/410 from another origin than the one asked (the CDN, after the Hub's
+// redirect): what an expired signed URL gets.
+bool cdn_url_expired(const http::Result& res) {
+  if (res.failure != http::FailureKind::none) return false;
+  if (res.response.status != 403 && res.response.status != 410) return false;
+  if (res.response.hops.size() < 2) return false;
+  auto first = http::Url::parse(res.response.hops.front().url);
+  auto last = http::Url::parse(res.response.url);
+  return first && last && first->origin() != last->origin();
+}
+
 struct Live {
   const Job* job = nullptr;
+  int reresolved = 0;  // times the CDN URL was resolved again
   JobResult* result = nullptr;
   BlobLock lock;
   BackgroundHashes hashes;
@@ -320,6 +341,7 @@ std::vector<JobResult> Downloader::run(const std::vector<Job>& jobs, Observer& o
     queue.push_back(i);
   }
 
+  int parallel = std::max(1, options_.max_parallel);
   http::Session session(options_.http);
   std::vector<std::unique_ptr<Live>> lives;
 
@@ -350,7 +372,88 @@ std::vector<JobResult> Downloader::run(const std::vector<Job>& jobs, Observer& o
   std::deque<std::size_t> locked_elsewhere;
   bool wait_for_locks = false;
 
-  std::function<void()> launch_next = [&] {
+  std::function<void()> launch_next;
+  // The transfer of a file from l.have on: every attempt starts at the Hub's
+  // resolve URL (a fresh redirect to the CDN each time).
+  std::function<http::Transfer(Live&)> make_transfer = [&](Live& l) {
+    http::Transfer t;
+    t.request.url = l.job->url;
+    t.request.bearer_token = options_.bearer_token;
+    // Always a range, also from byte 0: CDNs have been seen refusing range-less
+    // GETs of very large files.
+    t.before_attempt = [&l](http::Request& req) { req.range_from = l.have; };
+    t.on_head = [&l, &observer](const http::Hop& hop) {
+      const FileSpec& spec = l.job->spec;
+      if (hop.status == 206) {
+        auto cr = http::parse_content_range(hop.headers.get("content-range").value_or(""));
+        if (!cr || cr->first != l.have)
+          throw http::Abort("the server answered the range request from byte " + std::to_string(l.have) +
+                            " with another range");
+        if (cr->total && *cr->total != spec.size) {
+          l.abort_code = ExitCode::check_failed;
+          throw http::Abort("the server has " + std::to_string(*cr->total) + " bytes, the manifest says " +
+                            std::to_string(spec.size));
+        }
+      } else if (l.have > 0) {
+        // A whole body where a range was asked for: start over, never append.
+        l.start_over();
+        observer.on_restart(*l.job, "the server ignored the range request; starting the file over");
+      }
+    };
+    t.on_body = [&l, &observer](const char* data, std::size_t n) {
+      if (l.have + n > l.job->spec.size) {
+        l.abort_code = ExitCode::check_failed;
+        throw http::Abort("the server sent more than the manifest's " + std::to_string(l.job->spec.size) + " bytes");
+      }
+      write_all(l.fd, data, n, l.job->partial_path, l.job->spec.size - l.have);
+      l.hashes.update(data, n);
+      l.have += n;
+      l.result->bytes_transferred += n;
+      observer.on_progress(*l.job, l.have);
+    };
+    t.on_retry = [&l, &observer](const std::string& why, double delay) { observer.on_retry(*l.job, why, delay); };
+    t.on_done = [&l, &observer, &complete, &launch_next, &session, &make_transfer, this](http::Result& res) {
+      JobResult& r = *l.result;
+      if (res.failure != http::FailureKind::none) {
+        r.outcome = Outcome::failed;
+        r.code = res.failure == http::FailureKind::aborted ? l.abort_code : ExitCode::network;
+        r.message = res.message;
+        l.done();
+        observer.on_finish(*l.job, r);
+      } else if (cdn_url_expired(res) && l.reresolved < kMaxReresolve) {
+        // Signed CDN URLs expire (about an hour on the Hub): resolve the file
+        // through the Hub again for a fresh one and carry on from l.have.
+        ++l.reresolved;
+        observer.on_retry(*l.job,
+                          "the CDN URL was refused (HTTP " + std::to_string(res.response.status) +
+                              "), most likely expired; resolving it again through the Hub",
+                          0);
+        session.add(make_transfer(l));
+        return;  // the file keeps its slot
+      } else if (!res.ok()) {
+        Error e = hub::hub_error(options_.repo, l.job->spec.path, res.response.status, res.response.headers,
+                                 !options_.bearer_token.empty());
+        r.outcome = Outcome::failed;
+        r.code = e.code();
+        r.message = e.what();
+        l.done();
+        observer.on_finish(*l.job, r);
+      } else if (l.have != l.job->spec.size) {
+        r.outcome = Outcome::failed;
+        r.code = ExitCode::network;
+        r.message = "the transfer ended after " + std::to_string(l.have) + " of " +
+                    std::to_string(l.job->spec.size) + " bytes (kept for the next run)";
+        l.done();
+        observer.on_finish(*l.job, r);
+      } else {
+        complete(l);
+      }
+      launch_next();
+    };
+    return t;
+  };
+
+  launch_next = [&] {
     while (!queue.empty()) {
       std::size_t i = queue.front();
       queue.pop_front();
@@ -403,76 +506,11 @@ std::vector<JobResult> Downloader::run(const std::vector<Job>& jobs, Observer& o
         continue;
       }
 
-      http::Transfer t;
-      t.request.url = job.url;
-      t.request.bearer_token = options_.bearer_token;
-      // Always a range, also from byte 0: CDNs have been seen refusing range-less
-      // GETs of very large files.
-      t.before_attempt = [&l](http::Request& req) { req.range_from = l.have; };
-      t.on_head = [&l, &observer](const http::Hop& hop) {
-        const FileSpec& spec = l.job->spec;
-        if (hop.status == 206) {
-          auto cr = http::parse_content_range(hop.headers.get("content-range").value_or(""));
-          if (!cr || cr->first != l.have)
-            throw http::Abort("the server answered the range request from byte " + std::to_string(l.have) +
-                              " with another range");
-          if (cr->total && *cr->total != spec.size) {
-            l.abort_code = ExitCode::check_failed;
-            throw http::Abort("the server has " + std::to_string(*cr->total) + " bytes, the manifest says " +
-                              std::to_string(spec.size));
-          }
-        } else if (l.have > 0) {
-          // A whole body where a range was asked for: start over, never append.
-          l.start_over();
-          observer.on_restart(*l.job, "the server ignored the range request; starting the file over");
-        }
-      };
-      t.on_body = [&l, &observer](const char* data, std::size_t n) {
-        if (l.have + n > l.job->spec.size) {
-          l.abort_code = ExitCode::check_failed;
-          throw http::Abort("the server sent more than the manifest's " + std::to_string(l.job->spec.size) + " bytes");
-        }
-        write_all(l.fd, data, n, l.job->partial_path);
-        l.hashes.update(data, n);
-        l.have += n;
-        l.result->bytes_transferred += n;
-        observer.on_progress(*l.job, l.have);
-      };
-      t.on_retry = [&l, &observer](const std::string& why, double delay) { observer.on_retry(*l.job, why, delay); };
-      t.on_done = [&l, &observer, &complete, &launch_next, this](http::Result& res) {
-        JobResult& r = *l.result;
-        if (res.failure != http::FailureKind::none) {
-          r.outcome = Outcome::failed;
-          r.code = res.failure == http::FailureKind::aborted ? l.abort_code : ExitCode::network;
-          r.message = res.message;
-          l.done();
-          observer.on_finish(*l.job, r);
-        } else if (!res.ok()) {
-          Error e = hub::hub_error(options_.repo, l.job->spec.path, res.response.status, res.response.headers,
-                                   !options_.bearer_token.empty());
-          r.outcome = Outcome::failed;
-          r.code = e.code();
-          r.message = e.what();
-          l.done();
-          observer.on_finish(*l.job, r);
-        } else if (l.have != l.job->spec.size) {
-          r.outcome = Outcome::failed;
-          r.code = ExitCode::network;
-          r.message = "the transfer ended after " + std::to_string(l.have) + " of " +
-                      std::to_string(l.job->spec.size) + " bytes (kept for the next run)";
-          l.done();
-          observer.on_finish(*l.job, r);
-        } else {
-          complete(l);
-        }
-        launch_next();
-      };
-      session.add(std::move(t));
+      session.add(make_transfer(l));
       return;  // one file per call; on_done launches the next
     }
   };
 
-  int parallel = std::max(1, options_.max_parallel);
   for (int k = 0; k < parallel && !queue.empty(); ++k) launch_next();
   session.run();
   // Files another process is fetching: wait for its lock, one file at a time

@@ -293,7 +293,13 @@ std::vector<CompatLibrary> find_compat_libraries(const fs::path& cuda_root) {
       if (!name.starts_with(prefix)) continue;
       auto version = name.substr(prefix.size());
       if (version.find('.') == std::string::npos) continue;  // libcuda.so.1 is the symlink; the file names the driver
-      out.push_back({c->path(), version});
+      // /usr/local/cuda and /usr/local/cuda-13 are usually links to one
+      // versioned tree: name each library once, by its real path.
+      std::error_code ec3;
+      auto real = fs::weakly_canonical(c->path(), ec3);
+      auto path = ec3 ? c->path() : real;
+      if (std::none_of(out.begin(), out.end(), [&](const CompatLibrary& l) { return l.path == path; }))
+        out.push_back({path, version});
     }
   }
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.path < b.path; });

@@ -130,6 +130,20 @@ std::optional<ContentRange> parse_content_range(std::string_view value) {
   return r;
 }
 
+std::optional<double> parse_ratelimit_reset(std::string_view value) {
+  std::optional<double> reset;
+  while (!value.empty()) {
+    auto sep = value.find_first_of(";,");
+    std::string_view item = trim(value.substr(0, sep));
+    value = sep == std::string_view::npos ? std::string_view{} : value.substr(sep + 1);
+    for (std::string_view key : {"t=", "reset="}) {
+      std::uint64_t secs;
+      if (item.starts_with(key) && parse_u64(item.substr(key.size()), secs)) reset = static_cast<double>(secs);
+    }
+  }
+  return reset;
+}
+
 std::optional<double> parse_retry_after(std::string_view value, std::chrono::system_clock::time_point now) {
   value = trim(value);
   std::uint64_t secs;
@@ -305,6 +319,9 @@ struct Session::Impl {
   CURLM* multi = nullptr;
   std::list<std::unique_ptr<Active>> running;
   std::deque<std::unique_ptr<Active>> waiting;  // fresh transfers and retries, by due time
+  // A rate limit (429) holds back every request of the session, not only the
+  // one that got it: none starts before this.
+  std::chrono::steady_clock::time_point paused_until{};
   std::exception_ptr pending_error;
 
   explicit Impl(Options o) : options(std::move(o)) {
@@ -516,6 +533,12 @@ struct Session::Impl {
     if (RetryPolicy::retryable_status(status) && can_retry) {
       std::optional<double> ra;
       if (auto h = a->hop.headers.get("retry-after")) ra = parse_retry_after(*h);
+      else if (auto rl = a->hop.headers.get("ratelimit")) ra = parse_ratelimit_reset(*rl);
+      if (status == 429) {
+        double delay = options.retry.delay_s(a->attempt, ra);
+        paused_until = std::max(paused_until, std::chrono::steady_clock::now() +
+                                                  std::chrono::microseconds(static_cast<long long>(delay * 1e6)));
+      }
       return retry_later(std::move(a), where + ": HTTP " + std::to_string(status), ra);
     }
     finish(std::move(a), FailureKind::none, {});
@@ -526,7 +549,7 @@ struct Session::Impl {
       auto now = std::chrono::steady_clock::now();
       // Start what is due (fresh transfers are due at once).
       for (auto it = waiting.begin(); it != waiting.end();) {
-        if ((*it)->due <= now) {
+        if ((*it)->due <= now && paused_until <= now) {
           auto a = std::move(*it);
           it = waiting.erase(it);
           start_attempt(*a);
@@ -563,10 +586,13 @@ struct Session::Impl {
       int timeout_ms = 1000;
       now = std::chrono::steady_clock::now();
       for (auto& w : waiting) {
-        auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(w->due - now).count();
+        auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::max(w->due, paused_until) - now).count();
         timeout_ms = static_cast<int>(std::clamp<long long>(ms, 0, timeout_ms));
       }
-      if (!running.empty() || timeout_ms > 0) curl_multi_poll(multi, nullptr, 0, timeout_ms, nullptr);
+      // Poll only while something is in flight or a retry is due: with nothing
+      // left the loop must end at once, not after a 1 s idle poll.
+      if (!running.empty() || (!waiting.empty() && timeout_ms > 0))
+        curl_multi_poll(multi, nullptr, 0, timeout_ms, nullptr);
     }
   }
 };

@@ -63,6 +63,7 @@ TEST_CASE("cache layout: blobs, snapshot symlinks, refs", "[hfcache]") {
   fs::path repo = root / "models--org--name";
   CHECK(c.content_path("a/b.bin", "e1") == repo / "blobs" / "e1");
   CHECK(c.partial_path("a/b.bin", "e1") == repo / "blobs" / "e1.provkit-partial");
+  CHECK(c.lock_path("a/b.bin", "e1") == root / ".locks" / "models--org--name" / "e1.lock");  // huggingface_hub's
   CHECK(c.file_path("a/b.bin") == repo / "snapshots" / kCommit / "a" / "b.bin");
   write_file_atomic(c.content_path("a/b.bin", "e1"), "data");
   c.publish("a/b.bin", "e1");
@@ -83,6 +84,7 @@ TEST_CASE("local dir layout: metadata, .gitignore, SHA256SUMS", "[hfcache]") {
   CHECK(l.content_path("x/y.json", "e") == root / "x" / "y.json");
   CHECK(l.metadata_path("x/y.json") == root / ".cache/huggingface/download/x/y.json.metadata");
   CHECK(l.partial_path("x/y.json", "e").parent_path() == root / ".cache/huggingface/download/x");
+  CHECK(l.lock_path("x/y.json", "e") == root / ".cache/huggingface/download/x/y.json.lock");
   write_file_atomic(root / "x" / "y.json", "{}");
   l.publish("x/y.json", "etag1");
   std::string meta = read_file(l.metadata_path("x/y.json"));

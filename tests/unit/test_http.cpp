@@ -64,6 +64,13 @@ TEST_CASE("Retry-After as seconds or HTTP-date", "[http]") {
   CHECK_FALSE(parse_retry_after("-5"));
 }
 
+TEST_CASE("RateLimit reset in seconds", "[http]") {
+  CHECK(*parse_ratelimit_reset("\"resolvers\";r=0;t=172") == Approx(172.0));  // as the Hub sends it
+  CHECK(*parse_ratelimit_reset("limit=10, remaining=0, reset=5") == Approx(5.0));
+  CHECK_FALSE(parse_ratelimit_reset("\"resolvers\";r=0"));
+  CHECK_FALSE(parse_ratelimit_reset("t=soon"));
+}
+
 TEST_CASE("URLs and origins", "[http]") {
   auto u = Url::parse("HTTPS://User:Secret@Hub.Example:8443/api/x?y=1#frag");
   REQUIRE(u);

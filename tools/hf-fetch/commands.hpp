@@ -21,6 +21,7 @@ struct FetchArgs {
   std::string local_dir;
   bool verify_only = false;
   bool check_upstream = false;
+  int jobs = 4;                // files at once
 };
 
 struct CreateArgs {

@@ -134,6 +134,7 @@ int run_fetch(const FetchArgs& a, Reporter& out) {
   fo.http = ho;
   fo.bearer_token = token.value;
   fo.repo = m.repo;
+  fo.max_parallel = a.jobs;
   out.begin_downloads(total, jobs.size());
   auto results = fetch::Downloader(fo).run(jobs, out);
 

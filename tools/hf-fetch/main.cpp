@@ -42,6 +42,7 @@ int main(int argc, char** argv) {
       ->excludes(verify);
   app.add_flag("--json", json, "JSON lines: one event per line and a final summary");
   app.add_flag("--quiet", quiet, "print only problems");
+  app.add_option("--jobs", fetch.jobs, "files downloaded at once (default 4)")->check(CLI::Range(1, 64));
   add_common(app, fetch.common);
 
   auto* manifest_cmd = app.add_subcommand("manifest", "manifest tools");

@@ -54,6 +54,10 @@ struct ContentRange {
 };
 std::optional<ContentRange> parse_content_range(std::string_view value);
 
+// Seconds until a rate limit resets, from a `RateLimit` header: the IETF draft's
+// `"policy";r=0;t=172` (t) or the older `limit=10, remaining=0, reset=5` (reset).
+std::optional<double> parse_ratelimit_reset(std::string_view value);
+
 // Retry-After as seconds: either delta-seconds or an HTTP-date relative to `now`.
 std::optional<double> parse_retry_after(std::string_view value,
                                         std::chrono::system_clock::time_point now = std::chrono::system_clock::now());

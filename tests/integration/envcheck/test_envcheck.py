@@ -244,6 +244,16 @@ def case_forward_compat(tmp):
     r = envcheck("--cuda", "13.1", "--json", env=env)
     expect(r, 1, "compat libcuda present, not loaded")
     row(r, "cuda 13.1", "FAIL", "compat libcuda present", ["forward-compatibility libcuda 590.44.01", compat, "LD_LIBRARY_PATH"])
+    # As on real hosts, /usr/local/cuda and cuda-13 link to one tree: the library is named once, by its real
+    # path; and a compat libcuda no newer than the installed driver is said to add nothing.
+    os.symlink("cuda-13.1", os.path.join(root, "cuda"))
+    os.symlink("cuda-13.1", os.path.join(root, "cuda-13"))
+    env = fake_gpu(tmp, "driver_version=595.45.04\ncuda_version=13020\ngpu.0.uuid=GPU-1\ngpu.0.cc=9.0\n", ENVCHECK_CUDA_ROOT=root)
+    r = envcheck("--cuda", "13.0", "--json", env=env)
+    expect(r, 0, "compat libcuda older than the driver")
+    reason = r.rows()["cuda 13.0"]["reason"]
+    check(reason.count("forward-compatibility libcuda") == 1, "compat libcuda named more than once through links", reason)
+    check("not newer than the installed driver 595.45.04" in reason, "older compat libcuda not called useless", reason)
 
 
 def case_smi_fallback(tmp):

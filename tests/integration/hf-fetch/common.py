@@ -181,3 +181,14 @@ def main(tests):
             print(f"FAIL {name}: {e}")
             failed.append(name)
     sys.exit(1 if failed else 0)
+
+
+def check_correct_or_absent(repo):
+    """The fault matrix's ending: every file of `repo` is correct at its final path (blob and snapshot
+    link) or absent from it; never a wrong or partial byte where a loader would look."""
+    for path, data in repo.files.items():
+        for where in (repo.blob(path), repo.snapshot(path)):
+            if os.path.lexists(where):
+                check(os.path.exists(where), f"{where} is a dangling link")
+                with open(where, "rb") as f:
+                    check(f.read() == data, f"{where} holds wrong bytes")

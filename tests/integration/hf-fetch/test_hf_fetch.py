@@ -9,8 +9,8 @@ import socket
 import subprocess
 import time
 
-from common import (HF_FETCH, TOKEN, HubSim, Repo, blob, body_bytes, check, clean_env, file_entries, git_oid, header,
-                    hf_fetch, main, make_repo, manifest_yaml, resolves, sha256, tempdir)
+from common import (HF_FETCH, TOKEN, HubSim, Repo, blob, body_bytes, check, check_correct_or_absent, clean_env,
+                    file_entries, git_oid, header, hf_fetch, main, make_repo, manifest_yaml, resolves, sha256, tempdir)
 
 
 def small_repo(**kw):
@@ -151,6 +151,7 @@ def test_sigkill_mid_file_then_resume():
     with open(repo.blob("big.safetensors"), "rb") as f:
         check(sha256(f.read()) == sha256(files["big.safetensors"]), "resumed file is wrong")
     check("RESUME big.safetensors" in r.out, f"no RESUME line: {r}")
+    check_correct_or_absent(repo)
 
 
 def test_connection_closed_mid_body_resumes_within_the_run():
@@ -165,6 +166,7 @@ def test_connection_closed_mid_body_resumes_within_the_run():
     check("bytes=100000-" in ranges, f"no ranged retry from byte 100000: {ranges}")
     with open(repo.blob(path), "rb") as f:
         check(f.read() == repo.files[path], "file assembled from two responses is wrong")
+    check_correct_or_absent(repo)
 
 
 def test_range_answered_with_200_starts_over():
@@ -187,6 +189,7 @@ def test_range_answered_with_200_starts_over():
     check("RESTART " + path in r2.out, f"no RESTART line: {r2}")
     with open(repo.blob(path), "rb") as f:
         check(f.read() == repo.files[path], "the file was appended to instead of started over")
+    check_correct_or_absent(repo)
 
 
 def test_wrong_bytes_of_right_size_are_caught_and_kept_aside():
@@ -210,6 +213,7 @@ def test_wrong_bytes_of_right_size_are_caught_and_kept_aside():
     check("SHA256 MISMATCH " + path in r.err, f"no SHA256 MISMATCH line: {r}")
     # The other files are verified and in place.
     check(os.path.islink(repo.snapshot("config.json")), "the good files were not published")
+    check_correct_or_absent(repo)
 
 
 def test_stalled_transfer_is_retried():
@@ -222,6 +226,7 @@ def test_stalled_transfer_is_retried():
     check(r.rc == 0, f"fetch failed: {r}")
     check("RETRY" in r.out and "stalled" in r.out, f"no retry for the stall: {r}")
     check(took < 20, f"the stall was waited out ({took:.1f} s) instead of detected")
+    check_correct_or_absent(repo)
 
 
 # ---- pre-flight against the live tree ---------------------------------------------------------
@@ -340,6 +345,7 @@ def test_token_goes_to_hub_origin_never_to_cdn():
         check(header(q, "Authorization") == "Bearer " + TOKEN, f"hub request without the token: {q['path']}")
     for q in cdn:
         check(header(q, "Authorization") is None, f"token sent to the CDN origin: {q['path']}")
+    check_correct_or_absent(repo)
 
 
 def test_token_sources():
@@ -530,6 +536,7 @@ def test_retries_on_5xx_burst():
     statuses = [q["status"] for q in reqs if "/resolve/" in q["path"]]
     check(statuses[:2] == [503, 503], f"the burst did not happen: {statuses}")
     check(r.out.count("RETRY") >= 2, f"retries not reported: {r}")
+    check_correct_or_absent(repo)
 
 
 def test_retry_after_honoured_on_429():
@@ -541,8 +548,10 @@ def test_retry_after_honoured_on_429():
         reqs = [q for q in sim.requests() if "/resolve/" in q["path"]]
     check(r.rc == 0, f"fetch failed: {r}")
     check(reqs[0]["status"] == 429, f"no 429 seen: {[q['status'] for q in reqs]}")
-    gap = reqs[1]["time"] - reqs[0]["time"]
+    retry = [q for q in reqs[1:] if q["path"] == reqs[0]["path"]][0]  # other files may run meanwhile (--jobs)
+    gap = retry["time"] - reqs[0]["time"]
     check(gap >= 1.9, f"retried after {gap:.2f} s, Retry-After said 2")
+    check_correct_or_absent(repo)
 
 
 def test_5xx_until_retries_exhausted_exits_3():
@@ -554,6 +563,7 @@ def test_5xx_until_retries_exhausted_exits_3():
     check(r.rc == 3, f"expected exit 3: {r}")
     check(len(trees) == 2, f"expected 2 attempts, saw {len(trees)}")
     check("HTTP 500" in r.err, f"{r}")
+    check_correct_or_absent(repo)
 
 
 def test_second_run_transfers_nothing():
@@ -615,6 +625,7 @@ def test_redirect_loop_is_a_clear_error():
         r = fetch(repo, sim, "--retries", "1")
     check(r.rc == 3, f"expected exit 3: {r}")
     check("too many redirects" in r.err, f"{r}")
+    check_correct_or_absent(repo)
 
 
 def test_json_events_and_summary():

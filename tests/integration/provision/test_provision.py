@@ -152,6 +152,20 @@ def main(case):
             env.update(CC="/nonexistent/cc", CC_SHIM_ZIG="/nonexistent/zig")
             r = box.run(env)
             expect_stop(r, 1, "installing cc-shim", "cc-shim: no zig found", "the compiler check (with cc-shim) failed (exit 1)")
+        elif case == "no_compiler_cc_shim":
+            # No working compiler, but the npm zig (fixture cc-shim-zig): the script installs cc-shim first on
+            # PATH, envcheck --cc then builds its test object through it, and the engine starts with CC=cc.
+            zig = os.path.join(BUILD, "npm", "zig", "node_modules", "@ryoppippi", "zig-linux-x64", "zig")
+            check(os.access(zig, os.X_OK), "zig is not installed at " + zig + " (fixture cc-shim-zig)")
+            shim_dir = os.path.join(box.tmp, "shim-bin")
+            env.update(CC="/nonexistent/cc", CC_SHIM_ZIG=zig, SHIM_DIR=shim_dir,
+                       ZIG_GLOBAL_CACHE_DIR=os.path.join(BUILD, "tests", "cc-shim", "zig-cache"))
+            r = box.run(env)
+            check(r.returncode == 0 and "ENGINE STARTED 1.0" in r.stdout,
+                  "with cc-shim over zig the engine did not start\n" + r.stdout + r.stderr)
+            check("installing cc-shim" in r.stdout + r.stderr, "the script did not say it installed cc-shim")
+            check(os.path.realpath(os.path.join(shim_dir, "cc")) == os.path.realpath(os.path.join(BIN, "cc-shim")),
+                  "cc in SHIM_DIR is not a link to cc-shim")
         else:
             raise SystemExit("unknown case " + case)
     print("ok:", case)

@@ -172,9 +172,19 @@ class BackgroundHashes {
     hashes_.reset(spec);
   }
   void update(const char* data, std::size_t n) {
-    std::vector<char> buf(data, data + n);
     std::unique_lock<std::mutex> lock(mu_);
     cv_.wait(lock, [&] { return queued_ < kMaxQueued; });
+    // Reuse a hashed block's buffer: a fresh allocation per received block
+    // costs an mmap, page faults and an munmap each time (measured: about a
+    // quarter of the fetch's CPU on a 4 GiB file).
+    std::vector<char> buf;
+    if (!spare_.empty()) {
+      buf = std::move(spare_.back());
+      spare_.pop_back();
+    }
+    lock.unlock();
+    buf.assign(data, data + n);
+    lock.lock();
     queued_ += n;
     queue_.push_back(std::move(buf));
     cv_.notify_all();
@@ -187,6 +197,7 @@ class BackgroundHashes {
 
  private:
   static constexpr std::size_t kMaxQueued = 64 * 1024 * 1024;
+  static constexpr std::size_t kMaxSpare = 32;
 
   void drain() {
     std::unique_lock<std::mutex> lock(mu_);
@@ -205,6 +216,10 @@ class BackgroundHashes {
       lock.lock();
       busy_ = false;
       queued_ -= buf.size();
+      if (spare_.size() < kMaxSpare) {
+        buf.clear();
+        spare_.push_back(std::move(buf));
+      }
       cv_.notify_all();
     }
   }
@@ -213,6 +228,7 @@ class BackgroundHashes {
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::vector<char>> queue_;
+  std::vector<std::vector<char>> spare_;  // hashed buffers, kept for reuse
   std::size_t queued_ = 0;
   bool busy_ = false;
   bool stop_ = false;

@@ -3,24 +3,16 @@
 #include <cstdio>
 #include <iostream>
 
+#include "provkit/hostcheck.hpp"
+
 namespace hffetch {
 
 using provkit::fetch::Job;
 using provkit::fetch::JobResult;
 using provkit::fetch::Outcome;
 
-std::string human_bytes(std::uint64_t n) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double v = static_cast<double>(n);
-  int u = 0;
-  while (v >= 1024 && u < 4) {
-    v /= 1024;
-    ++u;
-  }
-  char buf[32];
-  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", v, units[u]);
-  return buf;
-}
+// One size format for every tool's messages.
+std::string human_bytes(std::uint64_t n) { return provkit::hostcheck::format_size(n); }
 
 void Reporter::print(const std::string& text, bool problem) {
   clear_progress();

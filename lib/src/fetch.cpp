@@ -11,10 +11,13 @@
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <sstream>
 #include <thread>
 
 #include "provkit/fsutil.hpp"
 #include "provkit/hash.hpp"
+#include "provkit/ranges.hpp"
 
 namespace provkit::fetch {
 
@@ -26,16 +29,17 @@ constexpr std::size_t kReadBuffer = 4 * 1024 * 1024;
   throw Error(ExitCode::check_failed, path.string() + ": " + what + ": " + std::strerror(errno));
 }
 
-// `still_needed`: bytes this file still needs on disk, said when the disk is full.
-void write_all(int fd, const char* data, std::size_t n, const fs::path& path, std::uint64_t still_needed = 0) {
+// `still_needed`: bytes the file still needs on disk.
+[[noreturn]] void no_space(const fs::path& path, std::uint64_t still_needed) {
+  throw Error(ExitCode::check_failed, path.string() + ": no space left on the device; " + std::to_string(still_needed) +
+                                          " more bytes are needed for this file (what is there is kept, and a "
+                                          "rerun resumes once there is room)");
+}
+
+void write_all(int fd, const char* data, std::size_t n, const fs::path& path) {
   while (n > 0) {
     ssize_t w = ::write(fd, data, n);
     if (w < 0 && errno == EINTR) continue;
-    if (w < 0 && (errno == ENOSPC || errno == EDQUOT) && still_needed > 0)
-      throw Error(ExitCode::check_failed, path.string() + ": no space left on the device; " +
-                                              std::to_string(still_needed) +
-                                              " more bytes are needed for this file (what is there is kept, "
-                                              "and a rerun resumes once there is room)");
     if (w < 0) io_error(path, "write error");
     data += w;
     n -= static_cast<std::size_t>(w);
@@ -150,89 +154,106 @@ Check check_hashes(Hashes& h, const FileSpec& spec) {
   return c;
 }
 
-// Hashes on a worker thread, so that receiving and writing never wait for
-// sha256: one stream hashes at about 1.5-2 GB/s, slower than a local network
-// can deliver. Bytes are copied into a bounded queue (kMaxQueued).
-class BackgroundHashes {
+// Hashes a file from byte 0 on a worker thread, reading the bytes back from
+// the page cache right behind the writers: receiving and writing never wait
+// for sha256 (one stream hashes at about 1.5-2 GB/s, slower than a local
+// network), ranges that arrive out of order are hashed once the contiguous
+// prefix reaches them, and the kept bytes of a resumed file are hashed the
+// same way, without holding up the transfers.
+class PrefixHasher {
  public:
-  BackgroundHashes() : worker_([this] { loop(); }) {}
-  ~BackgroundHashes() {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      stop_ = true;
-    }
-    cv_.notify_all();
-    worker_.join();
-  }
-  BackgroundHashes(const BackgroundHashes&) = delete;
-  BackgroundHashes& operator=(const BackgroundHashes&) = delete;
+  PrefixHasher() = default;
+  PrefixHasher(const PrefixHasher&) = delete;
+  PrefixHasher& operator=(const PrefixHasher&) = delete;
+  ~PrefixHasher() { stop(); }
 
-  void reset(const FileSpec& spec) {
-    drain();
+  void start(const fs::path& path, const FileSpec& spec) {
+    stop();
+    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd_ < 0) io_error(path, "cannot open");
+    path_ = path;
     hashes_.reset(spec);
+    target_ = hashed_ = 0;
+    stop_ = false;
+    error_ = nullptr;
+    worker_ = std::thread([this] { loop(); });
   }
-  void update(const char* data, std::size_t n) {
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait(lock, [&] { return queued_ < kMaxQueued; });
-    // Reuse a hashed block's buffer: a fresh allocation per received block
-    // costs an mmap, page faults and an munmap each time (measured: about a
-    // quarter of the fetch's CPU on a 4 GiB file).
-    std::vector<char> buf;
-    if (!spare_.empty()) {
-      buf = std::move(spare_.back());
-      spare_.pop_back();
+  // Waits for the worker to end; what it hashed is lost.
+  void stop() {
+    if (worker_.joinable()) {
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        stop_ = true;
+      }
+      cv_.notify_all();
+      worker_.join();
     }
-    lock.unlock();
-    buf.assign(data, data + n);
-    lock.lock();
-    queued_ += n;
-    queue_.push_back(std::move(buf));
-    cv_.notify_all();
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
   }
-  // Every byte given so far hashed; the hashes are then the caller's to finalise.
-  Hashes& finish() {
-    drain();
+  // Bytes [0, n) are written and may be hashed. Waits while more than
+  // kMaxLag bytes wait for the hash, so that they are still in the page
+  // cache when it reads them.
+  void advance(std::uint64_t n) {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (n <= target_) return;
+    target_ = n;
+    cv_.notify_all();
+    cv_.wait(lock, [&] { return error_ || target_ - hashed_ <= kMaxLag; });
+    if (error_) std::rethrow_exception(error_);
+  }
+  // Every byte of [0, n) hashed; the hashes are then the caller's to finalise.
+  Hashes& finish(std::uint64_t n) {
+    advance(n);
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return error_ || hashed_ >= n; });
+    if (error_) std::rethrow_exception(error_);
     return hashes_;
   }
 
  private:
-  static constexpr std::size_t kMaxQueued = 64 * 1024 * 1024;
-  static constexpr std::size_t kMaxSpare = 32;
+  static constexpr std::size_t kBlock = 256 * 1024;  // stays in the CPU's cache between read and hash
+  static constexpr std::uint64_t kMaxLag = 512ull << 20;
 
-  void drain() {
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait(lock, [&] { return queue_.empty() && !busy_; });
-  }
   void loop() {
+    std::unique_ptr<char[]> buf(new char[kBlock]);
     std::unique_lock<std::mutex> lock(mu_);
     for (;;) {
-      cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
-      if (queue_.empty()) return;  // stopping
-      std::vector<char> buf = std::move(queue_.front());
-      queue_.pop_front();
-      busy_ = true;
+      cv_.wait(lock, [&] { return stop_ || target_ > hashed_; });
+      if (stop_) return;
+      std::uint64_t from = hashed_, to = std::min(target_, hashed_ + (8u << 20));
       lock.unlock();
-      hashes_.update(buf.data(), buf.size());
-      lock.lock();
-      busy_ = false;
-      queued_ -= buf.size();
-      if (spare_.size() < kMaxSpare) {
-        buf.clear();
-        spare_.push_back(std::move(buf));
+      try {
+        while (from < to) {
+          std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(kBlock, to - from));
+          ssize_t n = ::pread(fd_, buf.get(), want, static_cast<off_t>(from));
+          if (n < 0 && errno == EINTR) continue;
+          if (n < 0) io_error(path_, "read error");
+          if (n == 0) throw Error(ExitCode::check_failed, path_.string() + ": shorter than the bytes written to it");
+          hashes_.update(buf.get(), static_cast<std::size_t>(n));
+          from += static_cast<std::uint64_t>(n);
+        }
+      } catch (...) {
+        lock.lock();
+        error_ = std::current_exception();
+        cv_.notify_all();
+        return;
       }
+      lock.lock();
+      hashed_ = to;
       cv_.notify_all();
     }
   }
 
   Hashes hashes_;
+  fs::path path_;
+  int fd_ = -1;
   std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<std::vector<char>> queue_;
-  std::vector<std::vector<char>> spare_;  // hashed buffers, kept for reuse
-  std::size_t queued_ = 0;
-  bool busy_ = false;
+  std::uint64_t target_ = 0, hashed_ = 0;
   bool stop_ = false;
-  std::thread worker_;  // last: starts after the members it uses
+  std::exception_ptr error_;
+  std::thread worker_;
 };
 
 }  // namespace
@@ -272,52 +293,184 @@ Verification verify_file(const fs::path& path, const FileSpec& spec) {
   return v;
 }
 
+namespace {
+// What a verified stamp remembers of a file: if any of it changed, the file
+// may have too.
+std::optional<std::string> file_identity(const fs::path& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+  auto ns = [](const timespec& t) { return std::to_string(t.tv_sec) + "." + std::to_string(t.tv_nsec); };
+  return "file " + std::to_string(st.st_size) + " " + ns(st.st_mtim) + " " + ns(st.st_ctim) + " " +
+         std::to_string(st.st_ino) + " " + std::to_string(st.st_dev) + "\n";
+}
+std::string stamp_text(const std::string& identity, const std::string& sha256, const std::string& git_oid) {
+  return "provkit-verified 1\n" + identity + "sha256 " + sha256 + "\ngit_oid " + git_oid + "\n";
+}
+}  // namespace
+
+void record_verified(const fs::path& path, const Verification& v, const fs::path& stamp) {
+  if (stamp.empty() || v.state != FileState::ok) return;
+  auto identity = file_identity(path);
+  if (!identity) return;
+  // Losing a stamp costs one re-hash, so no fsync.
+  write_file_atomic(stamp, stamp_text(*identity, v.sha256, v.git_oid), fs::perms(0644), Durability::process_crash);
+}
+
+Verification verify_file_stamped(const fs::path& path, const FileSpec& spec, const fs::path& stamp) {
+  std::optional<std::string> identity;
+  std::string text;
+  if (!stamp.empty() && (identity = file_identity(path))) {
+    try {
+      text = read_file(stamp);
+    } catch (const Error&) {  // no stamp (yet)
+    }
+  }
+  // "provkit-verified 1", the identity line, "sha256 <hex>", "git_oid <hex or nothing>".
+  std::istringstream lines(text);
+  std::string magic, ident, sha, git;
+  if (identity && std::getline(lines, magic) && std::getline(lines, ident) && std::getline(lines, sha) &&
+      std::getline(lines, git) && magic == "provkit-verified 1" && ident + "\n" == *identity &&
+      sha.starts_with("sha256 ") && git.starts_with("git_oid ")) {
+    sha = sha.substr(7);
+    git = git.substr(8);
+    bool vouches = sha.size() == 64 && (!spec.sha256 || *spec.sha256 == sha) && (!spec.git_oid || *spec.git_oid == git) &&
+                   ident.starts_with("file " + std::to_string(spec.size) + " ");
+    if (vouches) {
+      Verification v;
+      v.state = FileState::ok;
+      v.size = spec.size;
+      v.sha256 = sha;
+      if (spec.git_oid) v.git_oid = git;
+      v.from_stamp = true;
+      return v;
+    }
+  }
+  Verification v = verify_file(path, spec);
+  record_verified(path, v, stamp);
+  return v;
+}
+
 // ---- downloader -----------------------------------------------------------------
 
 namespace {
 
 // Re-resolves per file after a CDN refusal; more means the refusal is not about expiry.
 constexpr int kMaxReresolve = 3;
+// How often a split file's sidecar is rewritten while bytes arrive (and at
+// every finished range): what a kill can cost is this much transfer time.
+constexpr auto kSidecarInterval = std::chrono::milliseconds(250);
 
-// A 403/410 from another origin than the one asked (the CDN, after the Hub's
-// redirect): what an expired signed URL gets.
-bool cdn_url_expired(const http::Result& res) {
-  if (res.failure != http::FailureKind::none) return false;
-  if (res.response.status != 403 && res.response.status != 410) return false;
-  if (res.response.hops.size() < 2) return false;
-  auto first = http::Url::parse(res.response.hops.front().url);
-  auto last = http::Url::parse(res.response.url);
-  return first && last && first->origin() != last->origin();
+void pwrite_all(int fd, const char* data, std::size_t n, std::uint64_t offset, const fs::path& path,
+                std::uint64_t still_needed) {
+  while (n > 0) {
+    ssize_t w = ::pwrite(fd, data, n, static_cast<off_t>(offset));
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0) {
+      if (errno == ENOSPC || errno == EDQUOT) no_space(path, still_needed);
+      io_error(path, "write error");
+    }
+    data += w;
+    offset += static_cast<std::uint64_t>(w);
+    n -= static_cast<std::size_t>(w);
+  }
 }
 
-struct Live {
+// Reserves the whole file at once, so that a full disk shows at the start.
+void preallocate(int fd, std::uint64_t size, const fs::path& path, std::uint64_t still_needed) {
+  if (size == 0) return;
+  int rc = ::fallocate(fd, 0, 0, static_cast<off_t>(size));
+  if (rc == 0) return;
+  if (errno == ENOSPC || errno == EDQUOT) no_space(path, still_needed);
+  // File systems without fallocate: a sparse file of the full size.
+  if (::ftruncate(fd, static_cast<off_t>(size)) != 0) io_error(path, "cannot extend");
+}
+
+// A 403/410 that an expired signed URL gets: from another origin than the
+// one asked (the CDN, after the Hub's redirect), or from the CDN URL a
+// range reused directly.
+bool cdn_url_refused(const http::Result& res, const std::string& asked, const std::string& job_url) {
+  if (res.failure != http::FailureKind::none) return false;
+  if (res.response.status != 403 && res.response.status != 410) return false;
+  auto hub = http::Url::parse(job_url);
+  auto last = http::Url::parse(res.response.url);
+  auto first = http::Url::parse(asked);
+  return hub && last && first && (last->origin() != hub->origin() || first->origin() != hub->origin());
+}
+
+// One file in flight: its partial file, its ranges and the transfers working on them.
+struct FileFetch {
   const Job* job = nullptr;
-  int reresolved = 0;  // times the CDN URL was resolved again
   JobResult* result = nullptr;
   BlobLock lock;
-  BackgroundHashes hashes;
   int fd = -1;
-  std::uint64_t have = 0;
-  ExitCode abort_code = ExitCode::network;
+  std::vector<ranges::Range> ranges;  // one range: a single stream, no sidecar
+  std::vector<bool> busy;             // a transfer works on ranges[i]
+  fs::path sidecar;                   // "<partial>.ranges"
+  std::chrono::steady_clock::time_point sidecar_written{};
+  std::size_t frontier = 0;  // first incomplete range: the hash has all bytes before it
+  std::uint64_t have = 0;    // bytes written, all ranges
+  int transfers = 0;         // in flight
+  int max_transfers = 1;
+  bool ranges_confirmed = false;  // a 206 came back: more connections may start
+  bool ranges_refused = false;    // the server answered a range with the whole file
+  std::string cdn_url;            // where the resolve URL led; later ranges go there directly
+  int reresolved = 0;
+  bool failed = false;
+  PrefixHasher hasher;
 
-  ~Live() {
+  bool split() const { return ranges.size() > 1; }
+  bool all_complete() const {
+    return std::all_of(ranges.begin(), ranges.end(), [](const ranges::Range& r) { return r.complete(); });
+  }
+  ~FileFetch() {
+    hasher.stop();
     if (fd >= 0) ::close(fd);
   }
-  void close_fd() {
-    if (fd >= 0) ::close(fd);
-    fd = -1;
+  void save_sidecar() {
+    if (!split()) return;
+    write_file_atomic(sidecar, ranges::format_sidecar(job->spec.size, ranges), fs::perms(0644),
+                      Durability::process_crash);
+    sidecar_written = std::chrono::steady_clock::now();
+  }
+  void remove_sidecar() {
+    std::error_code ec;
+    fs::remove(sidecar, ec);
   }
   // The file is finished with (renamed, kept aside or failed): another process may take it.
   void done() {
-    close_fd();
+    hasher.stop();
+    if (fd >= 0) ::close(fd);
+    fd = -1;
     lock.release();
   }
-  // Discards what is in the partial file and starts at byte 0.
+  // Bytes [0, contiguous) may be hashed now.
+  void advance_hash() {
+    while (frontier < ranges.size() && ranges[frontier].complete()) ++frontier;
+    hasher.advance(ranges::contiguous(ranges));
+  }
+  // Discards what is in the partial file and starts at byte 0, as one stream.
   void start_over() {
-    if (::ftruncate(fd, 0) != 0 || ::lseek(fd, 0, SEEK_SET) != 0) io_error(job->partial_path, "cannot truncate");
+    hasher.stop();
+    if (::ftruncate(fd, 0) != 0) io_error(job->partial_path, "cannot truncate");
+    remove_sidecar();
+    ranges = {ranges::Range{0, job->spec.size, 0}};
+    busy.assign(1, false);
+    frontier = 0;
     have = 0;
-    hashes.reset(job->spec);
     result->resumed_from = 0;
+    hasher.start(job->partial_path, job->spec);
+  }
+  // The server does not honour ranges: keep the contiguous prefix and go on
+  // as one stream from its end (bytes beyond it are fetched again).
+  void go_sequential() {
+    std::uint64_t keep = ranges::contiguous(ranges);
+    if (::ftruncate(fd, static_cast<off_t>(keep)) != 0) io_error(job->partial_path, "cannot truncate");
+    remove_sidecar();
+    ranges = {ranges::Range{0, job->spec.size, keep}};
+    busy.assign(1, false);
+    frontier = 0;
+    have = keep;
+    max_transfers = 1;
   }
 };
 
@@ -329,23 +482,78 @@ fs::path keep_aside(const fs::path& from, const fs::path& prefix, const std::str
   return to;
 }
 
+// Opens (or creates) a job's partial file and works out which bytes it
+// already holds: from its sidecar when it has one, else its length (a
+// single stream's partial file is its prefix).
+void open_partial(FileFetch& f, const Options& options, Observer& observer) {
+  const Job& job = *f.job;
+  std::uint64_t size = job.spec.size;
+  make_parent(job.partial_path);
+  f.fd = ::open(job.partial_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (f.fd < 0) io_error(job.partial_path, "cannot open");
+  struct stat st;
+  if (::fstat(f.fd, &st) != 0) io_error(job.partial_path, "cannot stat");
+  std::uint64_t length = static_cast<std::uint64_t>(st.st_size);
+  f.sidecar = job.partial_path.string() + ".ranges";
+
+  std::error_code ec;
+  bool had_sidecar = fs::exists(f.sidecar, ec);
+  std::optional<std::vector<ranges::Range>> kept;
+  if (had_sidecar) {
+    try {
+      kept = ranges::parse_sidecar(read_file(f.sidecar), size);
+    } catch (const Error&) {
+    }
+  }
+  if (kept && length < size) {
+    // Shorter than the sidecar's file (cut by someone): trust only what is there.
+    for (auto& r : *kept) r.done = std::min(r.done, length > r.start ? length - r.start : 0);
+  }
+  if (!kept && (length > size || had_sidecar)) {
+    observer.on_restart(job, length > size ? "the partial file is longer than the file; starting over"
+                                           : "the partial file's range record is unreadable; starting over");
+    if (::ftruncate(f.fd, 0) != 0) io_error(job.partial_path, "cannot truncate");
+    f.remove_sidecar();
+    length = 0;
+  }
+  if (kept) {
+    f.ranges = std::move(*kept);
+  } else {
+    f.ranges = ranges::plan(size, options.connections, options.min_split_size);
+    ranges::mark_prefix_done(f.ranges, length);
+  }
+  f.busy.assign(f.ranges.size(), false);
+  f.have = ranges::done_bytes(f.ranges);
+  f.max_transfers = f.split() ? std::max(1, options.connections) : 1;
+  if (f.split()) {
+    f.save_sidecar();  // before the file grows to its full size: a full-size file without one is a finished stream
+    preallocate(f.fd, size, job.partial_path, size - f.have);
+  }
+  f.hasher.start(job.partial_path, job.spec);
+  f.advance_hash();
+}
+
 }  // namespace
 
 std::vector<JobResult> Downloader::run(const std::vector<Job>& jobs, Observer& observer) {
   std::vector<JobResult> results(jobs.size());
   std::deque<std::size_t> queue;
 
-  // Content already in place is verified, not fetched again.
+  auto take_present = [&](const Job& job, JobResult& r, const Verification& v) {
+    r.outcome = Outcome::present;
+    r.sha256 = v.sha256;
+    r.git_oid = v.git_oid;
+    observer.on_finish(job, r);
+  };
+
+  // Content already in place is verified (or vouched for by its stamp), not fetched again.
   for (std::size_t i = 0; i < jobs.size(); ++i) {
     const Job& job = jobs[i];
     JobResult& r = results[i];
     r.path = job.spec.path;
-    Verification v = verify_file(job.final_path, job.spec);
+    Verification v = verify_file_stamped(job.final_path, job.spec, job.verified_stamp);
     if (v.state == FileState::ok) {
-      r.outcome = Outcome::present;
-      r.sha256 = v.sha256;
-      r.git_oid = v.git_oid;
-      observer.on_finish(job, r);
+      take_present(job, r, v);
       continue;
     }
     if (v.state != FileState::missing) {
@@ -358,18 +566,25 @@ std::vector<JobResult> Downloader::run(const std::vector<Job>& jobs, Observer& o
   }
 
   int parallel = std::max(1, options_.max_parallel);
+  int files_in_flight = 0;
   http::Session session(options_.http);
-  std::vector<std::unique_ptr<Live>> lives;
+  std::vector<std::unique_ptr<FileFetch>> files;
 
-  // Called when a file's bytes are all there: verify, then rename into place.
-  auto complete = [&](Live& l) {
-    const Job& job = *l.job;
-    JobResult& r = *l.result;
-    if (::fsync(l.fd) != 0) io_error(job.partial_path, "cannot fsync");
-    l.close_fd();
-    Check c = check_hashes(l.hashes.finish(), job.spec);
+  auto finish_file = [&](FileFetch& f) {
+    f.done();
+    --files_in_flight;
+    observer.on_finish(*f.job, *f.result);
+  };
+
+  // Every byte is there: verify, then rename into place.
+  auto complete = [&](FileFetch& f) {
+    const Job& job = *f.job;
+    JobResult& r = *f.result;
+    if (::fsync(f.fd) != 0) io_error(job.partial_path, "cannot fsync");
+    Check c = check_hashes(f.hasher.finish(job.spec.size), job.spec);
     r.sha256 = c.sha256;
     r.git_oid = c.git_oid;
+    f.remove_sidecar();
     if (!c.ok) {
       r.outcome = Outcome::mismatch;
       r.code = ExitCode::check_failed;
@@ -378,10 +593,22 @@ std::vector<JobResult> Downloader::run(const std::vector<Job>& jobs, Observer& o
     } else {
       make_parent(job.final_path);
       rename_durable(job.partial_path, job.final_path);
+      Verification v;
+      v.state = FileState::ok;
+      v.sha256 = c.sha256;
+      v.git_oid = c.git_oid;
+      record_verified(job.final_path, v, job.verified_stamp);
       r.outcome = Outcome::downloaded;
     }
-    l.done();
-    observer.on_finish(job, r);
+    finish_file(f);
+  };
+
+  auto fail = [&](FileFetch& f, ExitCode code, const std::string& message) {
+    if (f.failed) return;  // the first failure is the one to tell
+    f.failed = true;
+    f.result->outcome = Outcome::failed;
+    f.result->code = code;
+    f.result->message = message;
   };
 
   // Jobs whose lock another process holds: taken up once nothing of ours is in flight.
@@ -389,145 +616,192 @@ std::vector<JobResult> Downloader::run(const std::vector<Job>& jobs, Observer& o
   bool wait_for_locks = false;
 
   std::function<void()> launch_next;
-  // The transfer of a file from l.have on: every attempt starts at the Hub's
-  // resolve URL (a fresh redirect to the CDN each time).
-  std::function<http::Transfer(Live&)> make_transfer = [&](Live& l) {
+  std::function<void(FileFetch&)> start_ranges;
+  std::function<void(FileFetch&, std::size_t)> start_range;
+
+  // After a transfer of f ends: more ranges, or the file's end.
+  auto settle = [&](FileFetch& f) {
+    if (!f.failed && !f.ranges_refused) start_ranges(f);
+    if (f.transfers > 0) return;
+    if (f.failed) {
+      f.save_sidecar();
+      finish_file(f);
+    } else if (f.all_complete()) {
+      complete(f);
+    } else if (f.ranges_refused) {
+      f.go_sequential();
+      observer.on_restart(*f.job, "the server does not honour range requests; going on as one stream from byte " +
+                                      std::to_string(f.have));
+      f.ranges_refused = false;
+      start_ranges(f);
+      return;
+    }
+    launch_next();
+  };
+
+  // A transfer for ranges[i] from its first missing byte to its end.
+  start_range = [&](FileFetch& f, std::size_t i) {
+    struct Attempt {
+      std::string url;                          // asked for (the Hub's resolve URL or the CDN's)
+      ExitCode abort_code = ExitCode::network;  // for an http::Abort thrown below
+      std::uint64_t written = 0;
+    };
+    auto at = std::make_shared<Attempt>();
+    const Job& job = *f.job;
     http::Transfer t;
-    t.request.url = l.job->url;
-    t.request.bearer_token = options_.bearer_token;
-    // Always a range, also from byte 0: CDNs have been seen refusing range-less
-    // GETs of very large files.
-    t.before_attempt = [&l](http::Request& req) { req.range_from = l.have; };
-    t.on_head = [&l, &observer](const http::Hop& hop) {
-      const FileSpec& spec = l.job->spec;
+    // Each attempt starts at the CDN URL a range already found, else the
+    // Hub's resolve URL (a fresh redirect). The token only ever goes to the Hub.
+    t.request.url = job.url;
+    t.before_attempt = [&f, i, at, this](http::Request& req) {
+      req.url = f.cdn_url.empty() ? f.job->url : f.cdn_url;
+      auto hub = http::Url::parse(f.job->url);
+      auto here = http::Url::parse(req.url);
+      req.bearer_token = hub && here && hub->origin() == here->origin() ? options_.bearer_token : std::string();
+      // Always a bounded range, also from byte 0: CDNs have been seen
+      // refusing range-less GETs of very large files.
+      const ranges::Range& r = f.ranges[i];
+      req.range_from = r.next();
+      if (r.end > r.next()) req.range_to = r.end - 1;
+      at->url = req.url;
+    };
+    t.on_head = [&f, i, at, &observer, &start_ranges](const http::Hop& hop) {
+      const FileSpec& spec = f.job->spec;
+      ranges::Range& r = f.ranges[i];
       if (hop.status == 206) {
         auto cr = http::parse_content_range(hop.headers.get("content-range").value_or(""));
-        if (!cr || cr->first != l.have)
-          throw http::Abort("the server answered the range request from byte " + std::to_string(l.have) +
+        if (!cr || cr->first != r.next())
+          throw http::Abort("the server answered the range request from byte " + std::to_string(r.next()) +
                             " with another range");
         if (cr->total && *cr->total != spec.size) {
-          l.abort_code = ExitCode::check_failed;
+          at->abort_code = ExitCode::check_failed;
           throw http::Abort("the server has " + std::to_string(*cr->total) + " bytes, the manifest says " +
                             std::to_string(spec.size));
         }
-      } else if (l.have > 0) {
-        // A whole body where a range was asked for: start over, never append.
-        l.start_over();
-        observer.on_restart(*l.job, "the server ignored the range request; starting the file over");
+        auto hub = http::Url::parse(f.job->url);
+        auto here = http::Url::parse(hop.url);
+        if (hub && here && hub->origin() != here->origin()) f.cdn_url = hop.url;
+        if (!f.ranges_confirmed) {
+          f.ranges_confirmed = true;
+          start_ranges(f);  // the other connections, straight to the CDN URL
+        }
+      } else if (f.split()) {
+        // The whole file where a range was asked for: never written at this
+        // range's offset. The file goes on as one stream once its other
+        // transfers are done.
+        f.ranges_refused = true;
+        throw http::Abort("the server answered a range request with the whole file");
+      } else if (r.done > 0) {
+        f.start_over();
+        observer.on_restart(*f.job, "the server ignored the range request; starting the file over");
       }
     };
-    t.on_body = [&l, &observer](const char* data, std::size_t n) {
-      if (l.have + n > l.job->spec.size) {
-        l.abort_code = ExitCode::check_failed;
-        throw http::Abort("the server sent more than the manifest's " + std::to_string(l.job->spec.size) + " bytes");
+    t.on_body = [&f, i, at, &observer](const char* data, std::size_t n) {
+      ranges::Range& r = f.ranges[i];
+      if (n > r.missing()) {
+        at->abort_code = ExitCode::check_failed;
+        throw http::Abort(f.split() ? "the server sent more than the range asked for"
+                                    : "the server sent more than the manifest's " +
+                                          std::to_string(f.job->spec.size) + " bytes");
       }
-      write_all(l.fd, data, n, l.job->partial_path, l.job->spec.size - l.have);
-      l.hashes.update(data, n);
-      l.have += n;
-      l.result->bytes_transferred += n;
-      observer.on_progress(*l.job, l.have);
+      pwrite_all(f.fd, data, n, r.next(), f.job->partial_path, f.job->spec.size - f.have);
+      r.done += n;
+      f.have += n;
+      at->written += n;
+      f.result->bytes_transferred += n;
+      if (i == f.frontier) f.advance_hash();
+      if (f.split() && (r.complete() || std::chrono::steady_clock::now() - f.sidecar_written > kSidecarInterval))
+        f.save_sidecar();
+      observer.on_progress(*f.job, f.have);
     };
-    t.on_retry = [&l, &observer](const std::string& why, double delay) { observer.on_retry(*l.job, why, delay); };
-    t.on_done = [&l, &observer, &complete, &launch_next, &session, &make_transfer, this](http::Result& res) {
-      JobResult& r = *l.result;
-      if (res.failure != http::FailureKind::none) {
-        r.outcome = Outcome::failed;
-        r.code = res.failure == http::FailureKind::aborted ? l.abort_code : ExitCode::network;
-        r.message = res.message;
-        l.done();
-        observer.on_finish(*l.job, r);
-      } else if (cdn_url_expired(res) && l.reresolved < kMaxReresolve) {
+    t.on_retry = [&f, &observer](const std::string& why, double delay) { observer.on_retry(*f.job, why, delay); };
+    t.on_done = [&f, i, at, &observer, &fail, &settle, &start_range, this](http::Result& res) {
+      --f.transfers;
+      f.busy[i] = false;
+      ranges::Range& r = f.ranges[i];
+      if (res.failure == http::FailureKind::aborted && f.ranges_refused) {
+        // Taken up by settle(): the file goes on as one stream.
+      } else if (res.failure != http::FailureKind::none) {
+        fail(f, res.failure == http::FailureKind::aborted ? at->abort_code : ExitCode::network, res.message);
+      } else if (cdn_url_refused(res, at->url, f.job->url) && f.reresolved < kMaxReresolve) {
         // Signed CDN URLs expire (about an hour on the Hub): resolve the file
-        // through the Hub again for a fresh one and carry on from l.have.
-        ++l.reresolved;
-        observer.on_retry(*l.job,
-                          "the CDN URL was refused (HTTP " + std::to_string(res.response.status) +
-                              "), most likely expired; resolving it again through the Hub",
-                          0);
-        session.add(make_transfer(l));
-        return;  // the file keeps its slot
+        // through the Hub again and carry on from where the range is. Ranges
+        // refused with a URL already replaced do not count again.
+        if (at->url == f.cdn_url || at->url == f.job->url) {
+          ++f.reresolved;
+          f.cdn_url.clear();
+          observer.on_retry(*f.job,
+                            "the CDN URL was refused (HTTP " + std::to_string(res.response.status) +
+                                "), most likely expired; resolving it again through the Hub",
+                            0);
+        }
+        if (!f.failed) {
+          start_range(f, i);
+          return;
+        }
       } else if (!res.ok()) {
-        Error e = hub::hub_error(options_.repo, l.job->spec.path, res.response.status, res.response.headers,
+        Error e = hub::hub_error(options_.repo, f.job->spec.path, res.response.status, res.response.headers,
                                  !options_.bearer_token.empty());
-        r.outcome = Outcome::failed;
-        r.code = e.code();
-        r.message = e.what();
-        l.done();
-        observer.on_finish(*l.job, r);
-      } else if (l.have != l.job->spec.size) {
-        r.outcome = Outcome::failed;
-        r.code = ExitCode::network;
-        r.message = "the transfer ended after " + std::to_string(l.have) + " of " +
-                    std::to_string(l.job->spec.size) + " bytes (kept for the next run)";
-        l.done();
-        observer.on_finish(*l.job, r);
-      } else {
-        complete(l);
+        fail(f, e.code(), e.what());
+      } else if (!r.complete() && (at->written == 0 || !f.split())) {
+        fail(f, ExitCode::network,
+             "the transfer ended after " + std::to_string(f.have) + " of " + std::to_string(f.job->spec.size) +
+                 " bytes (kept for the next run)");
       }
-      launch_next();
+      // A split range that ended early with progress is simply started again by settle().
+      settle(f);
     };
-    return t;
+    ++f.transfers;
+    f.busy[i] = true;
+    session.add(std::move(t));
+  };
+
+  // Starts transfers for f's incomplete ranges, lowest first (the hash
+  // follows the contiguous prefix), up to its connection count; only one
+  // until a 206 shows that the server honours ranges.
+  start_ranges = [&](FileFetch& f) {
+    int limit = f.ranges_confirmed ? f.max_transfers : 1;
+    for (std::size_t i = f.frontier; i < f.ranges.size() && f.transfers < limit; ++i)
+      if (!f.ranges[i].complete() && !f.busy[i]) start_range(f, i);
   };
 
   launch_next = [&] {
-    while (!queue.empty()) {
+    while (!queue.empty() && files_in_flight < parallel) {
       std::size_t i = queue.front();
       queue.pop_front();
       const Job& job = jobs[i];
-      auto live = std::make_unique<Live>();
+      auto fetch = std::make_unique<FileFetch>();
       // Never wait for a lock while transfers of ours are in flight: the other
       // process may be waiting for one of ours.
-      if (!live->lock.acquire(job.lock_path, wait_for_locks)) {
+      if (!fetch->lock.acquire(job.lock_path, wait_for_locks)) {
         locked_elsewhere.push_back(i);
         continue;
       }
       // Two files with the same content share one blob: the first one fetched
       // serves both (or another process fetched it while we waited for its lock).
       if (std::error_code ec; fs::exists(job.final_path, ec)) {
-        Verification v = verify_file(job.final_path, job.spec);
+        Verification v = verify_file_stamped(job.final_path, job.spec, job.verified_stamp);
         if (v.state == FileState::ok) {
-          JobResult& r = results[i];
-          r.outcome = Outcome::present;
-          r.sha256 = v.sha256;
-          r.git_oid = v.git_oid;
-          observer.on_finish(job, r);
+          take_present(job, results[i], v);
           continue;
         }
       }
-      Live& l = *live;
-      lives.push_back(std::move(live));
-      l.job = &job;
-      l.result = &results[i];
-      l.hashes.reset(job.spec);
-      make_parent(job.partial_path);
-      l.fd = ::open(job.partial_path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-      if (l.fd < 0) io_error(job.partial_path, "cannot open");
-      struct stat st;
-      if (::fstat(l.fd, &st) != 0) io_error(job.partial_path, "cannot stat");
-      std::uint64_t kept = static_cast<std::uint64_t>(st.st_size);
-      if (kept > job.spec.size) {  // longer than the file can be: useless
-        observer.on_restart(job, "the partial file is longer than the file; starting over");
-        kept = 0;
-        if (::ftruncate(l.fd, 0) != 0) io_error(job.partial_path, "cannot truncate");
-      }
-      // Resume: the kept prefix is read once to seed the hashes.
-      if (kept > 0 && hash_file_prefix(job.partial_path, kept, l.hashes) != kept)
-        throw Error(ExitCode::check_failed, job.partial_path.string() + ": shorter than it was a moment ago");
-      if (::lseek(l.fd, static_cast<off_t>(kept), SEEK_SET) < 0) io_error(job.partial_path, "cannot seek");
-      l.have = kept;
-      l.result->resumed_from = kept;
-      observer.on_start(job, kept);
-      if (kept == job.spec.size) {  // all bytes already there (or an empty file)
-        complete(l);
+      FileFetch& f = *fetch;
+      files.push_back(std::move(fetch));
+      f.job = &job;
+      f.result = &results[i];
+      ++files_in_flight;
+      open_partial(f, options_, observer);
+      f.result->resumed_from = f.have;
+      observer.on_start(job, f.have);
+      if (f.all_complete()) {  // all bytes already there (or an empty file)
+        complete(f);
         continue;
       }
-
-      session.add(make_transfer(l));
-      return;  // one file per call; on_done launches the next
+      start_ranges(f);
     }
   };
 
-  for (int k = 0; k < parallel && !queue.empty(); ++k) launch_next();
+  launch_next();
   session.run();
   // Files another process is fetching: wait for its lock, one file at a time
   // (holding no other lock while waiting, so two processes cannot deadlock),

@@ -62,7 +62,7 @@ void rename_durable(const fs::path& from, const fs::path& to) {
   fsync_path(to.parent_path().empty() ? fs::path(".") : to.parent_path());
 }
 
-void write_file_atomic(const fs::path& target, std::string_view content, fs::perms mode) {
+void write_file_atomic(const fs::path& target, std::string_view content, fs::perms mode, Durability durability) {
   if (target.has_parent_path()) {
     std::error_code ec;
     fs::create_directories(target.parent_path(), ec);
@@ -86,14 +86,19 @@ void write_file_atomic(const fs::path& target, std::string_view content, fs::per
     p += n;
     left -= static_cast<std::size_t>(n);
   }
-  if (::fsync(fd) != 0 || ::close(fd) != 0) {
+  bool durable = durability == Durability::power_loss;
+  if ((durable && ::fsync(fd) != 0) || ::close(fd) != 0) {
     int e = errno;
     ::unlink(tmp.c_str());
     errno = e;
     throw_errno(target, "write error");
   }
   try {
-    rename_durable(tmp, target);
+    if (durable) {
+      rename_durable(tmp, target);
+    } else if (::rename(tmp.c_str(), target.c_str()) != 0) {
+      throw_errno(target, "cannot rename into place");
+    }
   } catch (...) {
     ::unlink(tmp.c_str());
     throw;

@@ -463,8 +463,11 @@ struct Session::Impl {
       if (want && here && want->origin() == here->origin())
         a.header_list = curl_slist_append(a.header_list, ("Authorization: Bearer " + a.current.bearer_token).c_str());
     }
-    if (a.current.range_from)
-      a.header_list = curl_slist_append(a.header_list, ("Range: bytes=" + std::to_string(*a.current.range_from) + "-").c_str());
+    if (a.current.range_from) {
+      std::string range = "Range: bytes=" + std::to_string(*a.current.range_from) + "-";
+      if (a.current.range_to) range += std::to_string(*a.current.range_to);
+      a.header_list = curl_slist_append(a.header_list, range.c_str());
+    }
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, a.header_list);
     curl_multi_add_handle(multi, e);
   }

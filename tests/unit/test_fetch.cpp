@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <fstream>
 
 #include "provkit/fetch.hpp"
 #include "provkit/fsutil.hpp"
@@ -155,4 +156,48 @@ TEST_CASE("assembly: concatenates in order, skips when unchanged, refuses a wron
   CHECK(read_file(job.output) == "hello World");
   CHECK(read_file(bad.rejected) == "HELLO World");
   fs::remove_all(d);
+}
+
+TEST_CASE("verified stamps: trusted while the file is unchanged, never for other hashes", "[fetch]") {
+  auto dir = fresh_dir("stamp");
+  std::string content = "the bytes of a verified file\n";
+  Job j = job_in(dir, content);
+  fs::create_directories(j.final_path.parent_path());
+  write_file_atomic(j.final_path, content);
+  fs::path stamp = dir / "state" / "verified" / "f.stamp";
+
+  Verification first = verify_file_stamped(j.final_path, j.spec, stamp);
+  CHECK(first.state == FileState::ok);
+  CHECK_FALSE(first.from_stamp);
+  REQUIRE(fs::exists(stamp));
+
+  Verification second = verify_file_stamped(j.final_path, j.spec, stamp);
+  CHECK(second.state == FileState::ok);
+  CHECK(second.from_stamp);
+  CHECK(second.sha256 == *j.spec.sha256);
+
+  // A stamp vouches only for the hashes it recorded.
+  FileSpec other = j.spec;
+  other.sha256 = std::string(64, '0');
+  Verification wrong = verify_file_stamped(j.final_path, other, stamp);
+  CHECK_FALSE(wrong.from_stamp);
+  CHECK(wrong.state == FileState::sha256_mismatch);
+
+  // One byte changed in place (same inode, same size): its mtime/ctime moved, so it is read again.
+  {
+    std::fstream f(j.final_path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(0);
+    f.put('T');
+  }
+  Verification after = verify_file_stamped(j.final_path, j.spec, stamp);
+  CHECK_FALSE(after.from_stamp);
+  CHECK(after.state == FileState::sha256_mismatch);
+
+  // A torn stamp is not trusted.
+  write_file_atomic(j.final_path, content);
+  verify_file_stamped(j.final_path, j.spec, stamp);
+  std::string text = read_file(stamp);
+  write_file_atomic(stamp, text.substr(0, text.size() / 2));
+  CHECK_FALSE(verify_file_stamped(j.final_path, j.spec, stamp).from_stamp);
+  fs::remove_all(dir);
 }

@@ -22,6 +22,10 @@ struct FetchArgs {
   bool verify_only = false;
   bool check_upstream = false;
   int jobs = 4;                // files at once
+  int connections = 8;         // parallel ranges per large file
+  std::string min_split_size;  // SIZE; empty: the library's default
+  std::string max_rate;        // SIZE per second for the whole run; empty: no cap
+  bool offline = false;        // no network: files must be in place
 };
 
 struct CreateArgs {

@@ -6,6 +6,7 @@
 #include "commands.hpp"
 #include "provkit/fetch.hpp"
 #include "provkit/hfcache.hpp"
+#include "provkit/hostcheck.hpp"
 #include "provkit/hub.hpp"
 #include "provkit/manifest.hpp"
 
@@ -24,8 +25,10 @@ std::unique_ptr<hfcache::Layout> make_layout(const FetchArgs& a, const Manifest&
 
 fetch::FileSpec spec_of(const ManifestFile& f) { return {f.path, f.size, f.sha256, f.git_oid}; }
 
-fs::path stamp_path(const hfcache::Layout& layout, const std::string& output) {
-  return layout.state_dir() / "assemble" / (output + ".stamp");
+// Where provkit remembers what it did to a file: "assemble" (stamp of an
+// assembly's inputs) or "verified" (see fetch::verify_file_stamped).
+fs::path stamp_path(const hfcache::Layout& layout, const std::string& kind, const std::string& path) {
+  return layout.state_dir() / kind / (path + ".stamp");
 }
 
 int worse(int a, ExitCode b) {
@@ -91,6 +94,7 @@ int run_fetch(const FetchArgs& a, Reporter& out) {
   http::Options ho;
   ho.retry.tries = a.common.retries;
   ho.stall_timeout_s = a.common.stall_timeout_s;
+  if (!a.max_rate.empty()) ho.max_bytes_per_s = hostcheck::parse_size(a.max_rate);
   hub::HubClient client(endpoint, token.value, ho);
 
   // Pre-flight: exactly the manifest's files against the live tree, before a byte is fetched.
@@ -124,7 +128,7 @@ int run_fetch(const FetchArgs& a, Reporter& out) {
     etags.push_back(etag);
     jobs.push_back({spec_of(f), hub::resolve_url(endpoint, m.repo, m.revision, f.path), layout->content_path(f.path, etag),
                     layout->partial_path(f.path, etag), layout->rejected_prefix(f.path, etag),
-                    layout->lock_path(f.path, etag)});
+                    layout->lock_path(f.path, etag), stamp_path(*layout, "verified", f.path)});
     total += f.size;
   }
   out.note("fetching " + std::to_string(jobs.size()) + " files (" + human_bytes(total) + ") of " + m.repo.id + " at " +
@@ -135,6 +139,11 @@ int run_fetch(const FetchArgs& a, Reporter& out) {
   fo.bearer_token = token.value;
   fo.repo = m.repo;
   fo.max_parallel = a.jobs;
+  fo.connections = a.connections;
+  if (!a.min_split_size.empty()) {
+    fo.min_split_size = hostcheck::parse_size(a.min_split_size);
+    if (fo.min_split_size == 0) throw Error(ExitCode::usage, "--min-split-size must be more than 0");
+  }
   out.begin_downloads(total, jobs.size());
   auto results = fetch::Downloader(fo).run(jobs, out);
 
@@ -164,7 +173,7 @@ int run_fetch(const FetchArgs& a, Reporter& out) {
       for (const auto& p : e.parts) job.parts.push_back(layout->file_path(p));
       job.sha256 = e.sha256;
       job.size = e.size;
-      job.stamp = stamp_path(*layout, e.output);
+      job.stamp = stamp_path(*layout, "assemble", e.output);
       auto r = fetch::assemble(job);
       nlohmann::json f = {{"size", r.size}, {"sha256", r.sha256}};
       if (r.outcome == fetch::AssembleOutcome::mismatch) {

@@ -43,6 +43,14 @@ int main(int argc, char** argv) {
   app.add_flag("--json", json, "JSON lines: one event per line and a final summary");
   app.add_flag("--quiet", quiet, "print only problems");
   app.add_option("--jobs", fetch.jobs, "files downloaded at once (default 4)")->check(CLI::Range(1, 64));
+  app.add_option("--connections", fetch.connections,
+                 "connections per large file, each fetching its own byte ranges (default 8)")
+      ->check(CLI::Range(1, 64));
+  app.add_option("--min-split-size", fetch.min_split_size,
+                 "files at least twice this size are fetched as parallel ranges of at least this size "
+                 "(default 16M)");
+  app.add_option("--max-rate", fetch.max_rate,
+                 "cap on the bytes per second of the whole run, e.g. 50M (all files and connections together)");
   add_common(app, fetch.common);
 
   auto* manifest_cmd = app.add_subcommand("manifest", "manifest tools");

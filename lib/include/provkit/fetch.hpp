@@ -42,10 +42,21 @@ struct Verification {
   std::uint64_t size = 0;
   std::string sha256;   // of what is on disk (computed unless missing or size differs)
   std::string git_oid;  // computed when the spec has one
+  bool from_stamp = false;  // taken from a verified stamp, not read
 };
 
 // One sequential read of the file (none when missing or the size differs).
 Verification verify_file(const fs::path& path, const FileSpec& spec);
+
+// Verified stamps, so that a rerun with everything in place reads nothing:
+// a stamp remembers the file's identity (size, mtime, ctime, inode, device)
+// and the hashes it verified with. verify_file_stamped trusts a stamp whose
+// identity and hashes still match and otherwise verifies the file (and
+// stamps it when it is OK). A file changed in place gets a new mtime/ctime;
+// what a stamp cannot see (bits rotting under an unchanged inode) is what
+// --verify-only, which never trusts stamps, is for. Empty stamp: no stamp.
+Verification verify_file_stamped(const fs::path& path, const FileSpec& spec, const fs::path& stamp);
+void record_verified(const fs::path& path, const Verification& v, const fs::path& stamp);
 
 // ---- downloads -------------------------------------------------------------------
 
@@ -59,6 +70,7 @@ struct Job {
   // never write the same partial file; empty: no lock. The kernel drops the
   // lock when its holder dies, so a killed run never leaves a stale one.
   fs::path lock_path;
+  fs::path verified_stamp;  // see verify_file_stamped; empty: none
 };
 
 enum class Outcome { present, downloaded, mismatch, failed };
@@ -92,6 +104,10 @@ struct Options {
   std::string bearer_token;  // sent only to the URLs' own origin, never after a cross-origin redirect
   hub::Repo repo;            // for the sentences of refused answers
   int max_parallel = 1;      // files transferred at once
+  // Files of at least 2 x min_split_size are fetched as byte ranges of at
+  // least that size over up to `connections` connections at once.
+  int connections = 8;
+  std::uint64_t min_split_size = 16ull << 20;
 };
 
 class Downloader {

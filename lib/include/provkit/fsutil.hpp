@@ -14,7 +14,12 @@ std::string read_file(const fs::path& path);
 
 // Writes `content` to `target` atomically (temporary in the same directory,
 // fsync, rename, fsync of the directory). Parent directories are created.
-void write_file_atomic(const fs::path& target, std::string_view content, fs::perms mode = fs::perms(0644));
+// Durability::process_crash skips both fsyncs: readers never see a torn file
+// and a killed process loses nothing, but a power cut may lose the update
+// (for frequent checkpoints whose loss only costs work).
+enum class Durability { power_loss, process_crash };
+void write_file_atomic(const fs::path& target, std::string_view content, fs::perms mode = fs::perms(0644),
+                       Durability durability = Durability::power_loss);
 
 // Renames `from` to `to` (same file system) and fsyncs the target directory,
 // so the rename survives a crash.

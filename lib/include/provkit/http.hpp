@@ -105,6 +105,7 @@ struct Request {
   Headers headers;                       // extra request headers (never Authorization: use bearer_token)
   std::string bearer_token;              // sent as Authorization only to the origin of `url`
   std::optional<std::uint64_t> range_from;  // sends "Range: bytes=N-"
+  std::optional<std::uint64_t> range_to;    // with range_from: "Range: bytes=N-M" (M inclusive)
   bool follow_redirects = true;
   int max_redirects = 10;
 };
@@ -141,6 +142,9 @@ struct Options {
   // Stall detection: a transfer that receives no byte for this long fails (and is retried).
   long stall_timeout_s = 60;
   RetryPolicy retry;
+  // Cap on the body bytes per second received by all transfers of a session
+  // together (one shared budget); 0: no cap.
+  std::uint64_t max_bytes_per_s = 0;
 };
 
 // Thrown from on_head/on_body to fail only that transfer (FailureKind::aborted,

@@ -543,6 +543,7 @@ std::vector<JobResult> Downloader::run(const std::vector<Job>& jobs, Observer& o
     r.outcome = Outcome::present;
     r.sha256 = v.sha256;
     r.git_oid = v.git_oid;
+    r.from_stamp = v.from_stamp;
     observer.on_finish(job, r);
   };
 

@@ -107,7 +107,10 @@ void Reporter::on_finish(const Job& job, const JobResult& r) {
   if (!r.sha256.empty()) f["sha256"] = r.sha256;
   switch (r.outcome) {
     case Outcome::present:
-      event("file", "OK", job.spec.path, "already in place and verified", false, f);
+      f["verified_by"] = r.from_stamp ? "stamp" : "hash";
+      event("file", "OK", job.spec.path,
+            r.from_stamp ? "already in place, unchanged since it was verified" : "already in place and verified", false,
+            f);
       break;
     case Outcome::downloaded:
       event("file", "OK", job.spec.path, "downloaded and verified (" + human_bytes(r.bytes_transferred) + " transferred)",

@@ -82,6 +82,7 @@ struct JobResult {
   std::uint64_t resumed_from = 0;       // bytes of a partial file kept from before
   std::string sha256;                   // computed (present / downloaded / mismatch)
   std::string git_oid;                  // computed when expected
+  bool from_stamp = false;              // present: vouched for by its verified stamp, not read
   std::string message;                  // mismatch or failure: one sentence
   fs::path rejected;                    // where a mismatch was kept
   ExitCode code = ExitCode::ok;         // for failures: network, auth, check_failed

@@ -580,6 +580,40 @@ def test_second_run_transfers_nothing():
           f"summary: {summary}")
 
 
+def test_rerun_trusts_verified_stamps_but_sees_changes_in_place():
+    repo = small_repo()
+    path = "weights/model-00001-of-00002.safetensors"
+    with HubSim(repo.repos_json) as sim:
+        check(fetch(repo, sim).rc == 0, "first run failed")
+        r = fetch(repo, sim, "--json")
+        check(r.rc == 0, f"second run failed: {r}")
+        files = {e["path"]: e for e in r.json_events() if e.get("event") == "file"}
+        check(all(e.get("verified_by") == "stamp" for e in files.values()),
+              f"a rerun read files its stamps vouch for: {files}")
+        # Same size, same mtime, one byte flipped in place: the ctime moves, the stamp no longer vouches.
+        blob_path = repo.blob(path)
+        st = os.stat(blob_path)
+        with open(blob_path, "r+b") as f:
+            f.seek(1000)
+            b = f.read(1)
+            f.seek(1000)
+            f.write(bytes([b[0] ^ 0xFF]))
+        os.utime(blob_path, ns=(st.st_atime_ns, st.st_mtime_ns))
+        sim.clear_requests()
+        r = fetch(repo, sim, "--json")
+        reqs = sim.requests()
+    check(r.rc == 0, f"third run failed: {r}")
+    hub_resolves = [q["path"] for q in resolves(reqs) if q["origin"] == "hub"]
+    check(len(hub_resolves) == 1 and hub_resolves[0].endswith("/" + path),
+          f"expected exactly the changed file fetched again: {hub_resolves}")
+    blobs = os.path.dirname(blob_path)
+    bad = [n for n in os.listdir(blobs) if ".bad-" in n]
+    check(len(bad) == 1, f"the changed copy was not kept aside: {os.listdir(blobs)}")
+    with open(os.path.join(blobs, bad[0]), "rb") as f:
+        check(bad[0].endswith(".bad-" + sha256(f.read())), f"kept-aside copy misnamed: {bad}")
+    check_correct_or_absent(repo)
+
+
 def test_manifest_errors_exit_2_with_file_and_line():
     tmp = tempdir("hf-fetch-manifest-")
     good = "manifest: 1\nrepo: org/model\nrevision: " + "a" * 40 + "\nfiles:\n"

@@ -9,6 +9,7 @@
 #        SHARD_MIB=1024, SMALL=10 (small config files), CONNECTIONS=8 (passed as --connections when
 #        hf-fetch has it), JS_MODULE_DIR (folder holding node_modules/@huggingface/hub; default
 #        build/npm/hf-hub; the JS row is skipped when missing), BENCH_DIR (default mktemp in /var/tmp),
+#        BENCH_OUT (where the clients write; default BENCH_DIR),
 #        PARTS="1 2 3 4" (which parts to run; 3 and 4 fill the cache untimed when 2 is left out).
 #
 # 1. one big file: hf-fetch (fetch + sha256) vs `aria2c -x8 -s8` vs `curl -o` (aria2c and curl on the
@@ -42,7 +43,8 @@ done
 source "$here/lib/nginx.sh"
 
 work=${BENCH_DIR:-$(mktemp -d /var/tmp/provkit-bench-compare.XXXXXX)}
-mkdir -p "$work"
+outs=${BENCH_OUT:-$work}  # where the clients write (e.g. a dir on /dev/shm: the disk taken out)
+mkdir -p "$work" "$outs"
 chmod 755 "$work"  # nginx workers run as an unprivileged user
 # origin (big + shards) + one copy of the big file + one copy of the shards at a time, + slack
 need_kib=$(((big_mib * 2 + shards * shard_mib * 2 + 1024) * 1024))
@@ -57,7 +59,7 @@ cleanup() {
   [[ -n ${NGINX_PID:-} ]] && stop_nginx
   [[ -n $sim_pid ]] && kill "$sim_pid" 2>/dev/null && wait "$sim_pid" 2>/dev/null
   [[ -n ${NGINX_DIR:-} ]] && rm -rf "$NGINX_DIR"
-  rm -rf "$work"
+  rm -rf "$work" "$outs"
   true
 }
 trap cleanup EXIT
@@ -147,22 +149,22 @@ if part 1; then
 big_bytes=$((big_mib * 1048576))
 big_url=$NGINX_URL/blobs/$big_sha
 echo "1. one ${big_mib} MiB file"
-rm -rf "$work/cache"
-timed "$bin" --manifest "$work/big.manifest" --cache-dir "$work/cache" --endpoint "$hub" "${fetch_flags[@]}"
+rm -rf "$outs/cache"
+timed "$bin" --manifest "$work/big.manifest" --cache-dir "$outs/cache" --endpoint "$hub" "${fetch_flags[@]}"
 t_fetch=$elapsed
-[[ $(stat -c %s "$work/cache/models--bench--big/blobs/$big_sha") == "$big_bytes" ]] || die "hf-fetch: wrong size"
+[[ $(stat -c %s "$outs/cache/models--bench--big/blobs/$big_sha") == "$big_bytes" ]] || die "hf-fetch: wrong size"
 row "hf-fetch --manifest (sha256 verified)" "$t_fetch" "$(mbps $big_bytes "$t_fetch")"
-rm -rf "$work/cache"
+rm -rf "$outs/cache"
 timed aria2c -q -x8 -s8 --file-allocation=falloc --allow-overwrite=true --auto-file-renaming=false \
-  -d "$work/out" -o big.bin "$big_url"
+  -d "$outs/out" -o big.bin "$big_url"
 t_aria=$elapsed
 row "aria2c -x8 -s8 (no verification)" "$t_aria" "$(mbps $big_bytes "$t_aria")"
-rm -rf "$work/out"
-timed curl -sS --fail -o "$work/curl.out" "$big_url"
+rm -rf "$outs/out"
+timed curl -sS --fail -o "$outs/curl.out" "$big_url"
 t_curl=$elapsed
-[[ $(stat -c %s "$work/curl.out") == "$big_bytes" ]] || die "curl: wrong size"
+[[ $(stat -c %s "$outs/curl.out") == "$big_bytes" ]] || die "curl: wrong size"
 row "curl -o (one connection, no verification)" "$t_curl" "$(mbps $big_bytes "$t_curl")"
-rm -f "$work/curl.out"
+rm -f "$outs/curl.out"
 r=$(ratio "$t_fetch" "$t_aria")
 results+=("   ratio hf-fetch / aria2c = $r (target <= 1.00: $(awk -v r="$r" 'BEGIN {print (r <= 1.0 ? "MET" : "MISSED")}'));\
  hf-fetch / curl -o = $(ratio "$t_fetch" "$t_curl")")
@@ -173,7 +175,7 @@ fi
 n_files=$((small + shards))
 man_bytes=$(awk '/size:/ {s += $2} END {printf "%.0f", s}' "$work/shards.manifest")
 echo "2. a $n_files-file manifest ($small small files, $shards x $shard_mib MiB), $man_bytes bytes"
-cache=$work/cache
+cache=$outs/cache
 snap=$cache/models--bench--shards/snapshots/$shards_commit
 if ! part 2; then
   echo "   (part 2 left out: filling the cache untimed)"
@@ -187,12 +189,12 @@ if [[ -d $js_dir/node_modules/@huggingface/hub ]] && command -v node >/dev/null;
   js_version=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["version"])' \
     "$js_dir/node_modules/@huggingface/hub/package.json")
   timed node "$src/tests/integration/hubsim/js_snapshot.mjs" --module-dir "$js_dir" --hub "$hub" \
-    --repo bench/shards --revision "$shards_commit" --cache-dir "$work/js-cache" >"$work/js.json" 2>"$work/js.err"
+    --repo bench/shards --revision "$shards_commit" --cache-dir "$outs/js-cache" >"$work/js.json" 2>"$work/js.err"
   t_js=$elapsed
   python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); assert len(s["files"]) == int(sys.argv[2]), s' \
     "$work/js.json" "$n_files" || die "the JS client fetched the wrong files"
   row "@huggingface/hub $js_version snapshotDownload (size check only)" "$t_js" "$(mbps "$man_bytes" "$t_js")"
-  rm -rf "$work/js-cache"
+  rm -rf "$outs/js-cache"
 else
   echo "  (no @huggingface/hub in $js_dir or no node: JS row skipped)"
 fi
@@ -205,11 +207,11 @@ fi
   done
 } >"$work/aria2.input"
 timed aria2c -q -i "$work/aria2.input" -j8 -x8 -s8 --file-allocation=falloc --allow-overwrite=true \
-  --auto-file-renaming=false -d "$work/out"
+  --auto-file-renaming=false -d "$outs/out"
 t_maria=$elapsed
-[[ $(find "$work/out" -type f | wc -l) == "$n_files" ]] || die "aria2c -i: wrong number of files"
+[[ $(find "$outs/out" -type f | wc -l) == "$n_files" ]] || die "aria2c -i: wrong number of files"
 row "aria2c -i (-j8 -x8 -s8, no verification)" "$t_maria" "$(mbps "$man_bytes" "$t_maria")"
-rm -rf "$work/out"
+rm -rf "$outs/out"
 best=$t_maria
 [[ -n $t_js ]] && ((t_js < best)) && best=$t_js
 r=$(ratio "$t_mfetch" "$best")

@@ -646,6 +646,7 @@ std::vector<JobResult> Downloader::run(const std::vector<Job>& jobs, Observer& o
       std::string url;                          // asked for (the Hub's resolve URL or the CDN's)
       ExitCode abort_code = ExitCode::network;  // for an http::Abort thrown below
       std::uint64_t written = 0;
+      bool stopped = false;  // aborted on purpose (range full, or whole file refused): no failure
     };
     auto at = std::make_shared<Attempt>();
     const Job& job = *f.job;
@@ -690,6 +691,7 @@ std::vector<JobResult> Downloader::run(const std::vector<Job>& jobs, Observer& o
         // range's offset. The file goes on as one stream once its other
         // transfers are done.
         f.ranges_refused = true;
+        at->stopped = true;
         throw http::Abort("the server answered a range request with the whole file");
       } else if (r.done > 0) {
         f.start_over();
@@ -698,12 +700,14 @@ std::vector<JobResult> Downloader::run(const std::vector<Job>& jobs, Observer& o
     };
     t.on_body = [&f, i, at, &observer](const char* data, std::size_t n) {
       ranges::Range& r = f.ranges[i];
-      if (n > r.missing()) {
+      bool overrun = n > r.missing();
+      if (overrun && !f.split()) {
         at->abort_code = ExitCode::check_failed;
-        throw http::Abort(f.split() ? "the server sent more than the range asked for"
-                                    : "the server sent more than the manifest's " +
-                                          std::to_string(f.job->spec.size) + " bytes");
+        throw http::Abort("the server sent more than the manifest's " + std::to_string(f.job->spec.size) + " bytes");
       }
+      // A range answered past its end (the bytes after it belong to other
+      // ranges): take what is this range's and stop the transfer there.
+      if (overrun) n = static_cast<std::size_t>(r.missing());
       pwrite_all(f.fd, data, n, r.next(), f.job->partial_path, f.job->spec.size - f.have);
       r.done += n;
       f.have += n;
@@ -713,14 +717,18 @@ std::vector<JobResult> Downloader::run(const std::vector<Job>& jobs, Observer& o
       if (f.split() && (r.complete() || std::chrono::steady_clock::now() - f.sidecar_written > kSidecarInterval))
         f.save_sidecar();
       observer.on_progress(*f.job, f.have);
+      if (overrun) {
+        at->stopped = true;
+        throw http::Abort("range complete");
+      }
     };
     t.on_retry = [&f, &observer](const std::string& why, double delay) { observer.on_retry(*f.job, why, delay); };
     t.on_done = [&f, i, at, &observer, &fail, &settle, &start_range, this](http::Result& res) {
       --f.transfers;
       f.busy[i] = false;
       ranges::Range& r = f.ranges[i];
-      if (res.failure == http::FailureKind::aborted && f.ranges_refused) {
-        // Taken up by settle(): the file goes on as one stream.
+      if (res.failure == http::FailureKind::aborted && at->stopped) {
+        // Range full, or taken up by settle() (the file goes on as one stream).
       } else if (res.failure != http::FailureKind::none) {
         fail(f, res.failure == http::FailureKind::aborted ? at->abort_code : ExitCode::network, res.message);
       } else if (cdn_url_refused(res, at->url, f.job->url) && f.reresolved < kMaxReresolve) {

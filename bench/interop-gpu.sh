@@ -20,6 +20,7 @@
 #      nothing missing; extra paths printed), `hf cache verify` when the CLI is there, and, with
 #      HF_HUB_OFFLINE=1 in a fresh interpreter, snapshot_download(repo id, local_files_only=True) with and
 #      without the revision, and hf_hub_download of config.json by repo id alone.
+# HF_FETCH_FLAGS (default "--connections 4 --min-split-size 64K") go to both fetches.
 # The transcript goes to stdout and to $OUT/interop.txt (OUT defaults to the current directory).
 # Exit 0 when every check passed, 1 when one failed, 2 on a usage or set-up error.
 set -uo pipefail
@@ -36,6 +37,8 @@ tee_pid=$!
 hf_fetch_ld=${LD_LIBRARY_PATH:-}
 unset LD_LIBRARY_PATH
 hf_fetch() { LD_LIBRARY_PATH=$hf_fetch_ld "$bin" "$@"; }
+# The demo's shards are small: a low split size makes them go as parallel ranges (sidecar, prefix hash).
+read -r -a fetch_flags <<<"${HF_FETCH_FLAGS:---connections 4 --min-split-size 64K}"
 
 work=$(mktemp -d /tmp/provkit-interop.XXXXXX)
 sim_pid=
@@ -81,13 +84,15 @@ echo "hub $hub, repo $repo @ $commit"
 
 step "A. hf-fetch manifest create + fetch (the repo's files only)"
 run_check "hf-fetch manifest create" hf_fetch manifest create "$repo@$commit" --endpoint "$hub" -o "$work/a.manifest"
-run_check "hf-fetch --manifest (A)" hf_fetch --manifest "$work/a.manifest" --cache-dir "$work/cache-a" --endpoint "$hub"
+run_check "hf-fetch --manifest (A)" hf_fetch --manifest "$work/a.manifest" --cache-dir "$work/cache-a" --endpoint "$hub" \
+  "${fetch_flags[@]}"
 step "A. huggingface_hub reads the cache (tests/hubsim/check_python_client.py --cache-dir)"
 run_check "check_python_client.py --cache-dir (A)" \
   python3 "$src/tests/hubsim/check_python_client.py" --cache-dir "$work/cache-a" --repo "$repo" --revision "$commit"
 
 step "B. hf-fetch --manifest manifests/demo.manifest (with the assembled GGUF)"
-run_check "hf-fetch --manifest (B)" hf_fetch --manifest "$src/manifests/demo.manifest" --cache-dir "$work/cache-b" --endpoint "$hub"
+run_check "hf-fetch --manifest (B)" hf_fetch --manifest "$src/manifests/demo.manifest" --cache-dir "$work/cache-b" --endpoint "$hub" \
+  "${fetch_flags[@]}"
 echo "cache layout:"
 (cd "$work/cache-b" && find . -printf '%y %p%l\n' | sed 's/^l \(.*\)/l \1/' | sort | sed "s|^|  |")
 

@@ -801,7 +801,7 @@ std::vector<JobResult> Downloader::run(const std::vector<Job>& jobs, Observer& o
       ++files_in_flight;
       open_partial(f, options_, observer);
       f.result->resumed_from = f.have;
-      observer.on_start(job, f.have);
+      observer.on_start(job, f.have, f.ranges.size());
       if (f.all_complete()) {  // all bytes already there (or an empty file)
         complete(f);
         continue;

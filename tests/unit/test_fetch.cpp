@@ -25,7 +25,7 @@ fs::path fresh_dir(const std::string& tag) {
 
 struct Recorder : Observer {
   std::vector<std::string> events;
-  void on_start(const Job& j, std::uint64_t from) override { events.push_back("start " + j.spec.path + " " + std::to_string(from)); }
+  void on_start(const Job& j, std::uint64_t from, std::size_t) override { events.push_back("start " + j.spec.path + " " + std::to_string(from)); }
   void on_restart(const Job& j, const std::string&) override { events.push_back("restart " + j.spec.path); }
   void on_finish(const Job& j, const JobResult&) override { events.push_back("finish " + j.spec.path); }
 };

@@ -69,15 +69,18 @@ void Reporter::begin_downloads(std::uint64_t total_bytes, std::size_t files) {
   started_ = std::chrono::steady_clock::now();
 }
 
-void Reporter::on_start(const Job& job, std::uint64_t resume_from) {
+void Reporter::on_start(const Job& job, std::uint64_t resume_from, std::size_t ranges) {
   current_[job.spec.path] = resume_from;
   sizes_[job.spec.path] = job.spec.size;
+  std::string split = ranges > 1 ? " in " + std::to_string(ranges) + " ranges" : "";
   if (resume_from > 0)
     event("file", "RESUME", job.spec.path,
-          "from byte " + std::to_string(resume_from) + " of " + std::to_string(job.spec.size), false,
-          {{"from", resume_from}, {"size", job.spec.size}});
+          (ranges > 1 ? std::to_string(resume_from) + " of " + std::to_string(job.spec.size) + " bytes already there" + split
+                      : "from byte " + std::to_string(resume_from) + " of " + std::to_string(job.spec.size)),
+          false, {{"from", resume_from}, {"size", job.spec.size}, {"ranges", ranges}});
   else if (mode_ != Mode::tty)
-    event("file", "FETCH", job.spec.path, human_bytes(job.spec.size), false, {{"size", job.spec.size}});
+    event("file", "FETCH", job.spec.path, human_bytes(job.spec.size) + split, false,
+          {{"size", job.spec.size}, {"ranges", ranges}});
   draw_progress(true);
 }
 

@@ -30,7 +30,7 @@ class Reporter : public provkit::fetch::Observer {
 
   void begin_downloads(std::uint64_t total_bytes, std::size_t files);
 
-  void on_start(const provkit::fetch::Job& job, std::uint64_t resume_from) override;
+  void on_start(const provkit::fetch::Job& job, std::uint64_t resume_from, std::size_t ranges) override;
   void on_progress(const provkit::fetch::Job& job, std::uint64_t have) override;
   void on_retry(const provkit::fetch::Job& job, const std::string& why, double delay_s) override;
   void on_restart(const provkit::fetch::Job& job, const std::string& why) override;

@@ -92,7 +92,8 @@ struct JobResult {
 class Observer {
  public:
   virtual ~Observer() = default;
-  virtual void on_start(const Job&, std::uint64_t /*resume_from*/) {}
+  // `ranges`: how many byte ranges the file is fetched in (1: one stream).
+  virtual void on_start(const Job&, std::uint64_t /*resume_from*/, std::size_t /*ranges*/) {}
   virtual void on_progress(const Job&, std::uint64_t /*have*/) {}
   virtual void on_retry(const Job&, const std::string& /*why*/, double /*delay_s*/) {}
   // The file starts over (server ignored the range; an old copy was wrong).

@@ -215,6 +215,31 @@ def test_full_target_dir_stops_clearly_and_resumes():
             check(os.path.exists(small.snapshot(BIG)), "file not in place after the rerun")
 
 
+def test_full_disk_shows_at_the_start_of_a_split_file():
+    # A split file is preallocated: a disk without room for it stops the run before its bytes are fetched.
+    repo = repo_with_big(3 << 20)
+    split = ("--connections", "4", "--min-split-size", "256K")
+    with tmpfs("2m") as cache:
+        with HubSim(repo.repos_json) as sim:
+            r1 = fetch(repo, sim, *split, cache=cache)
+            sent = big_bytes_sent(repo, sim.requests())
+            check(r1.rc == 1, f"expected exit 1 for a full disk: {r1}")
+            partial = os.path.join(cache, "models--org--model", "blobs", sha256(repo.files[BIG]) + ".provkit-partial")
+            check(partial in r1.err and "no space left" in r1.err and f"{len(repo.files[BIG])} more bytes" in r1.err,
+                  f"no clear sentence naming the path and the bytes needed: {r1}")
+            check(sent == 0, f"{sent} bytes of the big file were fetched into a disk without room for it")
+            small = Repo.__new__(Repo)
+            small.__dict__.update(repo.__dict__, cache=cache)
+            check(not os.path.exists(small.blob(BIG)), "an unfinished blob reached its final path")
+            subprocess.run(["mount", "-o", "remount,size=16m", cache], check=True)
+            r2 = fetch(repo, sim, *split, cache=cache)
+            check(r2.rc == 0, f"rerun with space failed: {r2}")
+            check("in 12 ranges" in r2.out, f"the rerun did not split the file: {r2.out}")
+            check_correct_or_absent(small)
+            check(os.path.exists(small.snapshot(BIG)), "file not in place after the rerun")
+            check(not os.path.exists(partial + ".ranges"), "the range sidecar outlived its file")
+
+
 def test_read_only_target_dir_fails_clearly():
     repo = repo_with_big(100_000)
     with tmpfs("1m", "ro") as cache:

@@ -130,18 +130,179 @@ std::optional<ContentRange> parse_content_range(std::string_view value) {
   return r;
 }
 
-std::optional<double> parse_ratelimit_reset(std::string_view value) {
-  std::optional<double> reset;
-  while (!value.empty()) {
-    auto sep = value.find_first_of(";,");
-    std::string_view item = trim(value.substr(0, sep));
-    value = sep == std::string_view::npos ? std::string_view{} : value.substr(sep + 1);
-    for (std::string_view key : {"t=", "reset="}) {
-      std::uint64_t secs;
-      if (item.starts_with(key) && parse_u64(item.substr(key.size()), secs)) reset = static_cast<double>(secs);
+namespace {
+
+// Splits at `sep` outside double quotes (structured-field lists and parameters).
+std::vector<std::string_view> split_unquoted(std::string_view s, char sep) {
+  std::vector<std::string_view> out;
+  bool quoted = false;
+  std::size_t start = 0;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '\\' && quoted) ++i;
+    else if (s[i] == '"') quoted = !quoted;
+    else if (s[i] == sep && !quoted) {
+      out.push_back(trim(s.substr(start, i - start)));
+      start = i + 1;
     }
   }
-  return reset;
+  out.push_back(trim(s.substr(start)));
+  return out;
+}
+
+// Seconds as a non-negative decimal ("172", "1.5").
+std::optional<double> parse_seconds(std::string_view s) {
+  auto dot = s.find('.');
+  std::uint64_t whole = 0, frac = 0;
+  if (!parse_u64(s.substr(0, dot), whole)) return std::nullopt;
+  if (dot == std::string_view::npos) return static_cast<double>(whole);
+  std::string_view f = s.substr(dot + 1);
+  if (f.empty() || f.size() > 9 || !parse_u64(f, frac)) return std::nullopt;
+  return static_cast<double>(whole) + static_cast<double>(frac) / std::pow(10.0, static_cast<double>(f.size()));
+}
+
+// One member of a RateLimit or RateLimit-Policy list: its quoted strings
+// (names) and its key=value parameters.
+struct LimitItem {
+  std::vector<std::string_view> names;
+  std::vector<std::pair<std::string_view, std::string_view>> params;
+  std::optional<std::string_view> param(std::string_view key) const {
+    for (const auto& [k, v] : params)
+      if (iequals(k, key)) return v;
+    return std::nullopt;
+  }
+};
+
+std::vector<LimitItem> parse_limit_items(std::string_view value) {
+  std::vector<LimitItem> items;
+  for (auto member : split_unquoted(value, ',')) {
+    LimitItem item;
+    for (auto part : split_unquoted(member, ';')) {
+      if (part.size() >= 2 && part.front() == '"' && part.back() == '"') {
+        item.names.push_back(part.substr(1, part.size() - 2));
+      } else if (auto eq = part.find('='); eq != std::string_view::npos) {
+        item.params.emplace_back(trim(part.substr(0, eq)), trim(part.substr(eq + 1)));
+      }
+    }
+    items.push_back(std::move(item));
+  }
+  return items;
+}
+
+}  // namespace
+
+std::optional<RateLimitState> parse_ratelimit(std::string_view ratelimit, std::string_view policy) {
+  auto items = parse_limit_items(ratelimit);
+  auto policies = parse_limit_items(policy);
+  std::vector<RateLimitState> found;
+  // IETF draft: every member with r (and t) is one limit.
+  for (const auto& item : items) {
+    std::uint64_t r;
+    auto rv = item.param("r");
+    if (!rv || !parse_u64(*rv, r)) continue;
+    RateLimitState s;
+    s.remaining = r;
+    // Its policy: the one naming it, else the only one there is.
+    const LimitItem* pol = nullptr;
+    for (const auto& p : policies)
+      for (auto n : p.names)
+        for (auto own : item.names)
+          if (n == own) pol = &p;
+    if (!pol && policies.size() == 1 && policies[0].param("q")) pol = &policies[0];
+    std::uint64_t q;
+    if (pol && pol->param("q") && parse_u64(*pol->param("q"), q)) s.quota = q;
+    std::optional<double> t;
+    if (auto tv = item.param("t")) t = parse_seconds(*tv);
+    if (!t && pol && pol->param("w")) t = parse_seconds(*pol->param("w"));  // at worst a whole window
+    if (!t) continue;
+    s.reset_s = *t;
+    found.push_back(s);
+  }
+  // The older draft: "limit=100, remaining=12, reset=172" (keys spread over the list).
+  std::optional<std::uint64_t> limit, remaining;
+  std::optional<double> reset;
+  for (const auto& item : items)
+    for (const auto& [k, v] : item.params) {
+      std::uint64_t n;
+      if (iequals(k, "limit") && parse_u64(v, n)) limit = n;
+      if (iequals(k, "remaining") && parse_u64(v, n)) remaining = n;
+      if (iequals(k, "reset")) reset = parse_seconds(v);
+    }
+  if (remaining && reset) found.push_back({*remaining, *reset, limit});
+  if (found.empty()) return std::nullopt;
+  // The most restrictive: the longest wait it asks for, then the fewest left.
+  return *std::max_element(found.begin(), found.end(), [](const RateLimitState& a, const RateLimitState& b) {
+    double wa = ratelimit_spacing_s(a), wb = ratelimit_spacing_s(b);
+    return wa != wb ? wa < wb : a.remaining > b.remaining;
+  });
+}
+
+std::optional<double> parse_ratelimit_reset(std::string_view value) {
+  auto s = parse_ratelimit(value);
+  if (!s) return std::nullopt;
+  return s->reset_s;
+}
+
+double ratelimit_spacing_s(const RateLimitState& s) {
+  if (s.remaining == 0) return s.reset_s;
+  bool low = s.quota ? s.remaining * 10 <= *s.quota : s.remaining < 10;
+  return low ? s.reset_s / static_cast<double>(s.remaining) : 0.0;
+}
+
+// ---- pacing and bandwidth ---------------------------------------------------------
+
+RateLimitPacer::Origin& RateLimitPacer::at(const std::string& origin) {
+  for (auto& [name, o] : origins_)
+    if (name == origin) return o;
+  return origins_.emplace_back(origin, Origin{}).second;
+}
+
+void RateLimitPacer::observe(const std::string& origin, const RateLimitState& state, Clock::time_point now,
+                             double max_wait_s) {
+  auto secs = [](double s) { return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s)); };
+  Origin& o = at(origin);
+  double wait = std::min(ratelimit_spacing_s(state), max_wait_s);
+  if (state.remaining == 0) {
+    o.next_start = std::max(o.next_start, now + secs(wait));
+    o.spacing_s = 0;
+  } else if (wait > 0) {
+    // The last request counts as the first of the spaced ones.
+    o.spacing_s = wait;
+    o.spacing_until = now + secs(std::min(state.reset_s, max_wait_s));
+    o.next_start = std::max(o.next_start, o.last_start + secs(wait));
+  } else {
+    o.spacing_s = 0;  // plenty left: no pacing (a pending 0-left wait still holds)
+  }
+}
+
+std::optional<RateLimitPacer::Clock::time_point> RateLimitPacer::try_start(const std::string& origin,
+                                                                          Clock::time_point now) {
+  Origin& o = at(origin);
+  if (now < o.next_start) return o.next_start;
+  o.last_start = now;
+  if (o.spacing_s > 0 && now < o.spacing_until)
+    o.next_start = now + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.spacing_s));
+  return std::nullopt;
+}
+
+TokenBucket::TokenBucket(double rate_per_s, double burst, Clock::time_point now)
+    : rate_(rate_per_s), burst_(burst), tokens_(burst), last_(now) {}
+
+void TokenBucket::refill(Clock::time_point now) {
+  if (now <= last_) return;
+  tokens_ = std::min(burst_, tokens_ + rate_ * std::chrono::duration<double>(now - last_).count());
+  last_ = now;
+}
+
+bool TokenBucket::has_tokens(Clock::time_point now) {
+  refill(now);
+  return tokens_ > 0;
+}
+
+TokenBucket::Clock::duration TokenBucket::wait(Clock::time_point now) {
+  if (has_tokens(now)) return Clock::duration::zero();
+  // Until the debt is paid and the first token is back.
+  double secs = (-tokens_ + 1) / rate_;
+  return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(secs));
 }
 
 std::optional<double> parse_retry_after(std::string_view value, std::chrono::system_clock::time_point now) {
@@ -290,10 +451,32 @@ constexpr std::size_t kErrorBodyCap = 64 * 1024;
 
 enum class BodyMode { undecided, owner, collect, discard };
 
+// What servers said of their rate limits holds for every session of the process.
+struct SharedPacer {
+  std::mutex mutex;
+  RateLimitPacer pacer;
+};
+SharedPacer& shared_pacer() {
+  static SharedPacer p;
+  return p;
+}
+
+std::string origin_of(const std::string& url) {
+  auto u = Url::parse(url);
+  return u ? u->origin() : url;
+}
+
+// The bandwidth cap's bucket holds 100 ms worth of bytes (at least 64 KiB):
+// small enough that the cap holds over short spans too, large enough that a
+// fast link is not paused after every read.
+constexpr double kBurstSeconds = 0.1;
+constexpr double kMinBurstBytes = 64 * 1024;
+
 }  // namespace
 
 struct Session::Impl {
   struct Active {
+    Impl* session = nullptr;
     Transfer t;
     int attempt = 0;
     Request current;     // this attempt's request, after before_attempt
@@ -313,6 +496,12 @@ struct Session::Impl {
     curl_off_t last_count = -1;
     long stall_timeout_s = 0;
     bool stalled = false;
+    // Paused by the bandwidth cap (curl keeps the data and hands it over again
+    // on unpause); pause_order makes the longest paused resume first.
+    bool paused = false;
+    std::uint64_t pause_order = 0;
+    // In `waiting` for a redirect hop held back by a rate limit, not for a new attempt.
+    bool resume_hop = false;
   };
 
   Options options;
@@ -323,10 +512,17 @@ struct Session::Impl {
   // one that got it: none starts before this.
   std::chrono::steady_clock::time_point paused_until{};
   std::exception_ptr pending_error;
+  // The bandwidth cap: one budget for the body bytes of every transfer.
+  std::optional<TokenBucket> bandwidth;
+  std::uint64_t pauses = 0;
 
   explicit Impl(Options o) : options(std::move(o)) {
     global_init();
     multi = curl_multi_init();
+    if (options.max_bytes_per_s > 0) {
+      double rate = static_cast<double>(options.max_bytes_per_s);
+      bandwidth.emplace(rate, std::max(rate * kBurstSeconds, kMinBurstBytes), std::chrono::steady_clock::now());
+    }
   }
   ~Impl() {
     for (auto& a : running) release(*a);
@@ -358,6 +554,7 @@ struct Session::Impl {
       curl_easy_getinfo(a->easy, CURLINFO_RESPONSE_CODE, &status);
       if (status >= 100 && status < 200) return size * n;
       a->hop.status = status;
+      a->session->observe_ratelimit(*a);
       bool redirect = status >= 300 && status < 400 && a->current.follow_redirects && a->hop.headers.get("location");
       if (redirect) {
         a->mode = BodyMode::discard;
@@ -379,6 +576,14 @@ struct Session::Impl {
   static size_t on_write(char* data, size_t size, size_t n, void* user) {
     auto* a = static_cast<Active*>(user);
     std::size_t len = size * n;
+    if (auto& bucket = a->session->bandwidth; bucket && len > 0) {
+      if (!bucket->has_tokens(std::chrono::steady_clock::now())) {
+        a->paused = true;
+        a->pause_order = ++a->session->pauses;
+        return CURL_WRITEFUNC_PAUSE;
+      }
+      bucket->take(len);
+    }
     switch (a->mode) {
       case BodyMode::owner:
         try {
@@ -401,6 +606,10 @@ struct Session::Impl {
   static int on_progress(void* user, curl_off_t, curl_off_t dlnow, curl_off_t, curl_off_t) {
     auto* a = static_cast<Active*>(user);
     auto now = std::chrono::steady_clock::now();
+    if (a->paused) {  // waiting for the bandwidth cap, not for the server
+      a->last_byte = now;
+      return 0;
+    }
     if (dlnow != a->last_count) {
       a->last_count = dlnow;
       a->last_byte = now;
@@ -442,6 +651,7 @@ struct Session::Impl {
     a.last_byte = std::chrono::steady_clock::now();
     a.last_count = -1;
     a.stalled = false;
+    a.paused = false;
     a.stall_timeout_s = options.stall_timeout_s;
     curl_easy_setopt(e, CURLOPT_NOPROGRESS, 0L);
     curl_easy_setopt(e, CURLOPT_XFERINFOFUNCTION, &Impl::on_progress);
@@ -452,6 +662,10 @@ struct Session::Impl {
     curl_easy_setopt(e, CURLOPT_HEADERDATA, &a);
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, &Impl::on_write);
     curl_easy_setopt(e, CURLOPT_WRITEDATA, &a);
+    if (bandwidth) {  // reads no bigger than the cap's burst, so that it holds over short spans
+      long buffer = static_cast<long>(std::clamp(options.max_bytes_per_s * kBurstSeconds, 16.0 * 1024, 512.0 * 1024));
+      curl_easy_setopt(e, CURLOPT_BUFFERSIZE, buffer);
+    }
     if (a.current.method == "HEAD") curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
     for (const auto& [name, value] : a.current.headers.items())
       a.header_list = curl_slist_append(a.header_list, (name + ": " + value).c_str());
@@ -525,6 +739,13 @@ struct Session::Impl {
       if (!Url::parse(next))
         return finish(std::move(a), FailureKind::bad_redirect, where + " redirects to an unusable location");
       a->url = next;
+      if (auto when = pace(next)) {  // that origin asked us to wait
+        release(*a);
+        a->due = *when;
+        a->resume_hop = true;
+        waiting.push_back(std::move(a));
+        return;
+      }
       start_hop(*a);
       running.push_back(std::move(a));
       return;
@@ -536,7 +757,9 @@ struct Session::Impl {
     if (RetryPolicy::retryable_status(status) && can_retry) {
       std::optional<double> ra;
       if (auto h = a->hop.headers.get("retry-after")) ra = parse_retry_after(*h);
-      else if (auto rl = a->hop.headers.get("ratelimit")) ra = parse_ratelimit_reset(*rl);
+      else if (auto rl = a->hop.headers.get("ratelimit")) {
+        if (auto st = parse_ratelimit(*rl, a->hop.headers.get("ratelimit-policy").value_or(""))) ra = st->reset_s;
+      }
       if (status == 429) {
         double delay = options.retry.delay_s(a->attempt, ra);
         paused_until = std::max(paused_until, std::chrono::steady_clock::now() +
@@ -547,20 +770,78 @@ struct Session::Impl {
     finish(std::move(a), FailureKind::none, {});
   }
 
+  // Records what a response said of its origin's rate limit (any status).
+  void observe_ratelimit(const Active& a) {
+    auto rl = a.hop.headers.get("ratelimit");
+    if (!rl) return;
+    auto state = parse_ratelimit(*rl, a.hop.headers.get("ratelimit-policy").value_or(""));
+    if (!state) return;
+    auto& shared = shared_pacer();
+    std::lock_guard lock(shared.mutex);
+    shared.pacer.observe(origin_of(a.url), *state, std::chrono::steady_clock::now(), options.retry.retry_after_max_s);
+  }
+
+  // Nullopt when a request to `url` may start now (and it is counted as
+  // started), else when it may.
+  std::optional<std::chrono::steady_clock::time_point> pace(const std::string& url) {
+    auto& shared = shared_pacer();
+    std::lock_guard lock(shared.mutex);
+    return shared.pacer.try_start(origin_of(url), std::chrono::steady_clock::now());
+  }
+
+  // Hands the bandwidth budget to paused transfers, longest paused first.
+  void resume_paused() {
+    std::vector<Active*> paused;
+    for (auto& a : running)
+      if (a->paused) paused.push_back(a.get());
+    std::sort(paused.begin(), paused.end(), [](Active* x, Active* y) { return x->pause_order < y->pause_order; });
+    for (Active* a : paused) {
+      auto now = std::chrono::steady_clock::now();
+      if (!bandwidth->has_tokens(now)) break;
+      a->paused = false;
+      a->last_byte = now;
+      // curl may hand the kept data over right here, from inside curl_easy_pause.
+      CURLcode code = curl_easy_pause(a->easy, CURLPAUSE_CONT);
+      if (code != CURLE_OK) {
+        auto it = std::find_if(running.begin(), running.end(), [&](auto& r) { return r.get() == a; });
+        auto owned = std::move(*it);
+        running.erase(it);
+        try {
+          completed(std::move(owned), code);
+        } catch (...) {
+          pending_error = std::current_exception();
+        }
+        if (pending_error) return;
+      }
+    }
+  }
+
   void run() {
     while (!running.empty() || !waiting.empty()) {
       auto now = std::chrono::steady_clock::now();
       // Start what is due (fresh transfers are due at once).
       for (auto it = waiting.begin(); it != waiting.end();) {
-        if ((*it)->due <= now && paused_until <= now) {
+        Active& w = **it;
+        if (w.due <= now && paused_until <= now) {
+          if (auto when = pace(w.resume_hop ? w.url : w.t.request.url)) {  // rate limited origin
+            w.due = *when;
+            ++it;
+            continue;
+          }
           auto a = std::move(*it);
           it = waiting.erase(it);
-          start_attempt(*a);
+          if (a->resume_hop) {
+            a->resume_hop = false;
+            start_hop(*a);
+          } else {
+            start_attempt(*a);
+          }
           running.push_back(std::move(a));
         } else {
           ++it;
         }
       }
+      if (bandwidth) resume_paused();
       int still = 0;
       curl_multi_perform(multi, &still);
       int left = 0;
@@ -592,6 +873,11 @@ struct Session::Impl {
         auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::max(w->due, paused_until) - now).count();
         timeout_ms = static_cast<int>(std::clamp<long long>(ms, 0, timeout_ms));
       }
+      // Paused transfers wake when the bandwidth budget has refilled.
+      if (bandwidth && std::any_of(running.begin(), running.end(), [](auto& a) { return a->paused; })) {
+        auto us = std::chrono::duration_cast<std::chrono::microseconds>(bandwidth->wait(now)).count();
+        timeout_ms = static_cast<int>(std::clamp<long long>((us + 999) / 1000, 1, timeout_ms));
+      }
       // Poll only while something is in flight or a retry is due: with nothing
       // left the loop must end at once, not after a 1 s idle poll.
       if (!running.empty() || (!waiting.empty() && timeout_ms > 0))
@@ -605,6 +891,7 @@ Session::~Session() = default;
 
 void Session::add(Transfer transfer) {
   auto a = std::make_unique<Impl::Active>();
+  a->session = impl_.get();
   a->t = std::move(transfer);
   a->due = std::chrono::steady_clock::now();
   impl_->waiting.push_back(std::move(a));

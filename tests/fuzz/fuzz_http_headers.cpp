@@ -1,6 +1,6 @@
 // libFuzzer target: the HTTP header and URL parsers of provkit::http
 // (parse_header_line, parse_link_next, parse_content_range,
-// parse_retry_after, Url::parse, resolve_reference, redact_url).
+// parse_retry_after, parse_ratelimit, Url::parse, resolve_reference, redact_url).
 // They are pure and never throw: every input must return normally, and what
 // they return must hold together (checked below).
 #include <chrono>
@@ -29,6 +29,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   // A fixed "now" keeps runs reproducible.
   auto now = std::chrono::system_clock::time_point(std::chrono::seconds(1'700'000'000));
   if (auto s = http::parse_retry_after(text, now); s && !(*s >= 0)) std::abort();
+
+  // RateLimit / RateLimit-Policy (the first line is one, the rest the other):
+  // whatever they say, a wait is a finite non-negative number of seconds.
+  auto nl = text.find('\n');
+  auto policy = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
+  if (auto rl = http::parse_ratelimit(text.substr(0, nl), policy)) {
+    double wait = http::ratelimit_spacing_s(*rl);
+    if (!(wait >= 0) || wait > 1e20) std::abort();
+  }
 
   if (auto u = http::Url::parse(text)) {
     if (u->host.empty() || u->port <= 0 || u->port > 65535 || u->target.empty() || u->target[0] != '/') std::abort();

@@ -200,7 +200,7 @@ def load_repos(path):
 
 FAULT_KINDS = {
     "close_mid_body", "ignore_range", "wrong_bytes", "truncate", "status", "stall", "expire_url",
-    "redirect_loop", "redirect_other_origin", "rate_limit", "throttle", "relative_redirect",
+    "redirect_loop", "redirect_other_origin", "rate_limit", "throttle", "relative_redirect", "headers",
 }
 
 
@@ -311,6 +311,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
     # -- plumbing ---------------------------------------------------------------------------
     def handle_one_request(self):
         self.record = None
+        self.extra_headers = {}  # from a "headers" fault, for this request only
         try:
             super().handle_one_request()
         except (ClientGone, ConnectionError, BrokenPipeError, socket.timeout):
@@ -355,6 +356,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if self.record is not None:
             self.record["status"] = status
         self.send_response(status)
+        headers = dict(headers, **self.extra_headers)
         for k, v in headers.items():
             # http.server encodes header values as latin-1: keep non-ASCII (from paths) printable.
             self.send_header(k, str(v).encode("ascii", "backslashreplace").decode())
@@ -417,6 +419,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         fault = self._fault("status", "rate_limit") if not self.url_path.startswith("/_sim/") else None
         if fault:
             return self._send_fault_status(fault)
+        extra = self._fault("headers") if not self.url_path.startswith("/_sim/") else None
+        self.extra_headers = dict(extra.get("headers", {})) if extra else {}
         self.route()
 
     def _send_fault_status(self, fault):

@@ -71,6 +71,122 @@ TEST_CASE("RateLimit reset in seconds", "[http]") {
   CHECK_FALSE(parse_ratelimit_reset("t=soon"));
 }
 
+TEST_CASE("RateLimit and RateLimit-Policy: remaining, reset, quota", "[http]") {
+  // As the Hub sends them: the policy names its kind first, then the limit it is for.
+  auto hub = parse_ratelimit("\"resolvers\";r=12;t=172", "\"fixed window\";\"resolvers\";q=3000;w=300");
+  REQUIRE(hub);
+  CHECK(hub->remaining == 12);
+  CHECK(hub->reset_s == Approx(172));
+  CHECK(hub->quota == 3000u);
+  // Several limits: the one that asks for the longest wait.
+  auto two = parse_ratelimit("\"api\";r=400;t=100, \"resolvers\";r=0;t=30",
+                             "\"api\";q=500;w=300, \"resolvers\";q=3000;w=300");
+  REQUIRE(two);
+  CHECK(two->remaining == 0);
+  CHECK(two->reset_s == Approx(30));
+  CHECK(two->quota == 3000u);
+  // The older draft; limit is the quota.
+  auto old = parse_ratelimit("limit=100, remaining=4, reset=20");
+  REQUIRE(old);
+  CHECK(old->remaining == 4);
+  CHECK(old->reset_s == Approx(20));
+  CHECK(old->quota == 100u);
+  // No reset given: at worst the policy's window.
+  auto no_t = parse_ratelimit("\"a\";r=0", "\"a\";q=10;w=60");
+  REQUIRE(no_t);
+  CHECK(no_t->reset_s == Approx(60));
+  // A policy for another limit does not count; a lone unnamed one does.
+  CHECK_FALSE(parse_ratelimit("\"a\";r=5;t=10", "\"b\";q=10;w=60, \"c\";q=20;w=60")->quota);
+  CHECK(parse_ratelimit("r=5;t=10", "q=1000;w=60")->quota == 1000u);
+  CHECK(parse_ratelimit("\"a\";r=1;t=1.5")->reset_s == Approx(1.5));
+  CHECK_FALSE(parse_ratelimit("\"a\";r=x;t=10"));
+  CHECK_FALSE(parse_ratelimit("\"a\";r=-1;t=10"));
+  CHECK_FALSE(parse_ratelimit(""));
+  CHECK_FALSE(parse_ratelimit("\"a;r=0;t=10\""));  // all inside a string
+}
+
+TEST_CASE("RateLimit: how long to wait before the next request", "[http]") {
+  CHECK(ratelimit_spacing_s({0, 30, 3000}) == Approx(30));     // none left: until the reset
+  CHECK(ratelimit_spacing_s({300, 30, 3000}) == Approx(0.1));  // 10% of the quota left: spread them out
+  CHECK(ratelimit_spacing_s({301, 30, 3000}) == Approx(0));    // more: no pacing
+  CHECK(ratelimit_spacing_s({9, 18, std::nullopt}) == Approx(2));  // no quota known: fewer than 10 is low
+  CHECK(ratelimit_spacing_s({10, 18, std::nullopt}) == Approx(0));
+}
+
+TEST_CASE("RateLimit pacing per origin", "[http]") {
+  using namespace std::chrono_literals;
+  RateLimitPacer p;
+  auto t0 = std::chrono::steady_clock::time_point(1000s);
+  CHECK_FALSE(p.try_start("http://a:1", t0));
+  // Nothing left for 2 s: no request to that origin before, others untouched.
+  p.observe("http://a:1", {0, 2, std::nullopt}, t0, 300);
+  REQUIRE(p.try_start("http://a:1", t0 + 1s));
+  CHECK(*p.try_start("http://a:1", t0 + 1s) == t0 + 2s);
+  CHECK_FALSE(p.try_start("http://b:1", t0 + 1s));
+  CHECK_FALSE(p.try_start("http://a:1", t0 + 2s));
+  // Few left: 4 requests in 8 s, so 2 s apart (counted from the last start).
+  p.observe("http://a:1", {4, 8, 100}, t0 + 2500ms, 300);
+  CHECK(*p.try_start("http://a:1", t0 + 3s) == t0 + 4s);
+  CHECK_FALSE(p.try_start("http://a:1", t0 + 4s));
+  CHECK(*p.try_start("http://a:1", t0 + 5s) == t0 + 6s);
+  CHECK_FALSE(p.try_start("http://a:1", t0 + 6s));
+  // Once the window has reset, no more spacing.
+  CHECK_FALSE(p.try_start("http://a:1", t0 + 11s));
+  CHECK_FALSE(p.try_start("http://a:1", t0 + 11s));
+  // Plenty left again lifts the spacing.
+  p.observe("http://a:1", {1, 10, std::nullopt}, t0 + 20s, 300);
+  CHECK(p.try_start("http://a:1", t0 + 20s));
+  p.observe("http://a:1", {50, 10, std::nullopt}, t0 + 20s, 300);
+  CHECK_FALSE(p.try_start("http://a:1", t0 + 25s));
+  CHECK_FALSE(p.try_start("http://a:1", t0 + 25s + 1ms));
+  // A wait is never longer than the cap.
+  p.observe("http://a:1", {0, 86400, std::nullopt}, t0 + 40s, 300);
+  CHECK(*p.try_start("http://a:1", t0 + 41s) == t0 + 340s);
+}
+
+TEST_CASE("token bucket: rate, burst and debt", "[http]") {
+  using namespace std::chrono_literals;
+  auto t0 = std::chrono::steady_clock::time_point(1000s);
+  TokenBucket b(1000, 100, t0);  // 1000 B/s, 100 B burst
+  CHECK(b.has_tokens(t0));
+  CHECK(b.wait(t0) == std::chrono::steady_clock::duration::zero());
+  b.take(100);
+  CHECK_FALSE(b.has_tokens(t0));
+  CHECK(b.wait(t0) > 0ms);
+  CHECK(b.wait(t0) <= 2ms);
+  // A chunk bigger than what is left overdraws it; the debt is paid first.
+  CHECK(b.has_tokens(t0 + 10ms));  // 10 tokens back
+  b.take(510);                     // 500 in debt
+  CHECK_FALSE(b.has_tokens(t0 + 10ms));
+  auto w = b.wait(t0 + 10ms);
+  CHECK(w >= 500ms);
+  CHECK(w <= 502ms);
+  CHECK(b.has_tokens(t0 + 10ms + w));
+  // Idle time saves up no more than the burst.
+  CHECK(b.has_tokens(t0 + 100s));
+  CHECK(b.tokens() == Approx(100));
+}
+
+TEST_CASE("token bucket: a greedy taker gets the rate, plus at most a burst and a chunk", "[http]") {
+  using namespace std::chrono_literals;
+  auto t0 = std::chrono::steady_clock::time_point(1000s);
+  const double rate = 2 << 20, burst = rate / 10;
+  const std::uint64_t chunk = 200 * 1024;
+  TokenBucket b(rate, burst, t0);
+  std::uint64_t got = 0;
+  auto t = t0;
+  while (t < t0 + 10s) {
+    if (b.has_tokens(t)) {
+      b.take(chunk);
+      got += chunk;
+    } else {
+      t += b.wait(t);
+    }
+  }
+  CHECK(static_cast<double>(got) <= rate * 10 + burst + chunk);
+  CHECK(static_cast<double>(got) >= rate * 10 - chunk);
+}
+
 TEST_CASE("URLs and origins", "[http]") {
   auto u = Url::parse("HTTPS://User:Secret@Hub.Example:8443/api/x?y=1#frag");
   REQUIRE(u);

@@ -26,6 +26,7 @@ struct FetchArgs {
   std::string min_split_size;  // SIZE; empty: the library's default
   std::string max_rate;        // SIZE per second for the whole run; empty: no cap
   bool offline = false;        // no network: files must be in place
+  bool offline_from_env = false;  // offline because HF_HUB_OFFLINE is set, not --offline
 };
 
 struct CreateArgs {

@@ -31,6 +31,18 @@ fs::path stamp_path(const hfcache::Layout& layout, const std::string& kind, cons
   return layout.state_dir() / kind / (path + ".stamp");
 }
 
+// --max-rate SIZE (bytes per second); a bad value names the flag.
+std::uint64_t parse_rate(const std::string& text) {
+  std::uint64_t rate = 0;
+  try {
+    rate = hostcheck::parse_size(text);
+  } catch (const Error& e) {
+    throw Error(ExitCode::usage, std::string("--max-rate: ") + e.what());
+  }
+  if (rate == 0) throw Error(ExitCode::usage, "--max-rate must be more than 0 bytes per second");
+  return rate;
+}
+
 int worse(int a, ExitCode b) {
   // Access refused outranks network trouble, which outranks a failed check.
   auto rank = [](int c) { return c == 4 ? 3 : c == 3 ? 2 : c == 1 ? 1 : 0; };
@@ -82,19 +94,164 @@ int verify_only(const Manifest& m, const hfcache::Layout& layout, Reporter& out)
   return code;
 }
 
+// --offline: no network at all. Every file must already be at its final place
+// and verify (a verified stamp vouches for an unchanged file); one line per
+// file. The blob's etag is not known without the Hub's tree, so the names it
+// can have are tried: the git oid (plain git files), the sha256 (LFS files),
+// and what the snapshot link already points at.
+std::vector<fetch::JobResult> check_in_place(const Manifest& m, const hfcache::Layout& layout,
+                                             std::vector<std::string>& etags, Reporter& out) {
+  std::vector<fetch::JobResult> results;
+  for (const auto& f : m.files) {
+    std::vector<std::string> candidates;
+    if (f.git_oid) candidates.push_back(*f.git_oid);
+    if (f.sha256) candidates.push_back(*f.sha256);
+    std::error_code ec;
+    if (auto link = fs::read_symlink(layout.file_path(f.path), ec); !ec) candidates.push_back(link.filename().string());
+    fetch::FileSpec spec = spec_of(f);
+    std::optional<fetch::Verification> first;
+    std::string etag;
+    for (const auto& c : candidates) {
+      fs::path content = layout.content_path(f.path, c);
+      if (!fs::exists(content, ec)) continue;
+      auto v = fetch::verify_file_stamped(content, spec, stamp_path(layout, "verified", f.path));
+      if (!first || v.state == fetch::FileState::ok) {
+        first = v;
+        etag = c;
+      }
+      if (v.state == fetch::FileState::ok) break;
+    }
+    fetch::Verification v = first.value_or(fetch::Verification{});  // none there: missing
+    fetch::JobResult r;
+    r.path = f.path;
+    r.sha256 = v.sha256;
+    r.git_oid = v.git_oid;
+    r.from_stamp = v.from_stamp;
+    nlohmann::json fields = {{"size", f.size}, {"bytes_transferred", 0}};
+    if (!v.sha256.empty()) fields["sha256"] = v.sha256;
+    if (v.state == fetch::FileState::ok) {
+      r.outcome = fetch::Outcome::present;
+      fields["verified_by"] = v.from_stamp ? "stamp" : "hash";
+      out.event("file", "OK", f.path,
+                v.from_stamp ? "already in place, unchanged since it was verified" : "already in place and verified",
+                false, fields);
+    } else {
+      r.outcome = fetch::Outcome::failed;
+      r.code = ExitCode::check_failed;
+      std::string detail = "not in " + layout.describe() + "; offline, so not downloaded";
+      if (v.state == fetch::FileState::size_mismatch)
+        detail = std::to_string(v.size) + " bytes on disk, " + std::to_string(f.size) + " in the manifest";
+      if (v.state == fetch::FileState::sha256_mismatch)
+        detail = "expected " + f.sha256.value_or("") + ", got " + v.sha256;
+      if (v.state == fetch::FileState::git_oid_mismatch)
+        detail = "expected git oid " + f.git_oid.value_or("") + ", got " + v.git_oid;
+      r.message = detail;
+      out.event("file", fetch::state_name(v.state), f.path, detail, true, fields);
+    }
+    results.push_back(std::move(r));
+    etags.push_back(etag);
+  }
+  return results;
+}
+
+// After the downloads (or the offline check): publish what is verified into
+// the layout, assemble, write refs / SHA256SUMS, and say how it went.
+// `offline_why`: how the run was told to stay offline; empty when it was not.
+int publish_and_assemble(const Manifest& m, hfcache::Layout& layout, const std::vector<fetch::JobResult>& results,
+                         const std::vector<std::string>& etags, Reporter& out, const std::string& offline_why) {
+  int code = 0;
+  std::size_t downloaded = 0, present = 0, failed = 0;
+  std::uint64_t transferred = 0;
+  std::vector<std::pair<std::string, std::string>> sums;
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const auto& r = results[i];
+    transferred += r.bytes_transferred;
+    if (r.outcome == fetch::Outcome::present || r.outcome == fetch::Outcome::downloaded) {
+      layout.publish(r.path, etags[i]);
+      sums.emplace_back(r.path, r.sha256);
+      (r.outcome == fetch::Outcome::present ? present : downloaded)++;
+    } else {
+      ++failed;
+      code = worse(code, r.code);
+    }
+  }
+
+  // Assembly needs every file; it is skipped when one failed.
+  std::size_t assembled = 0;
+  if (failed == 0) {
+    for (const auto& e : m.assemble) {
+      fetch::AssembleJob job;
+      job.output = layout.file_path(e.output);
+      for (const auto& p : e.parts) job.parts.push_back(layout.file_path(p));
+      job.sha256 = e.sha256;
+      job.size = e.size;
+      job.stamp = stamp_path(layout, "assemble", e.output);
+      auto r = fetch::assemble(job);
+      nlohmann::json f = {{"size", r.size}, {"sha256", r.sha256}};
+      if (r.outcome == fetch::AssembleOutcome::mismatch) {
+        ++failed;
+        code = worse(code, ExitCode::check_failed);
+        f["rejected"] = r.rejected.string();
+        out.event("assemble", r.message.starts_with("size") ? "SIZE MISMATCH" : "SHA256 MISMATCH", e.output, r.message,
+                  true, f);
+        continue;
+      }
+      ++assembled;
+      sums.emplace_back(e.output, r.sha256);
+      out.event("assemble", "OK", e.output,
+                r.outcome == fetch::AssembleOutcome::unchanged
+                    ? "parts unchanged since the last assembly"
+                    : "assembled from " + std::to_string(e.parts.size()) + " parts" +
+                          (e.sha256 ? " and verified" : ""),
+                false, f);
+    }
+  }
+  if (failed == 0) layout.finish(sums);
+
+  std::string text =
+      failed ? std::to_string(failed) + " of " + std::to_string(m.files.size() + m.assemble.size()) +
+                   " files failed; the others are verified in " + layout.describe()
+             : "all " + std::to_string(m.files.size()) + " files verified (" + std::to_string(downloaded) +
+                   " downloaded, " + std::to_string(present) + " already in place" +
+                   (m.assemble.empty() ? "" : ", " + std::to_string(assembled) + " assembled") + ") in " +
+                   layout.describe();
+  if (!offline_why.empty())
+    text += failed ? ". This run was offline (" + offline_why +
+                         "), so nothing was downloaded: run hf-fetch again with network access and without " +
+                         (offline_why == "--offline" ? "--offline" : "HF_HUB_OFFLINE set") + " to fetch what is missing"
+                   : ", offline (" + offline_why + ")";
+  nlohmann::json fields = {{"mode", "fetch"}, {"files", m.files.size()}, {"downloaded", downloaded},
+                           {"present", present}, {"failed", failed}, {"assembled", assembled},
+                           {"bytes_transferred", transferred}, {"location", layout.describe()}, {"exit_code", code}};
+  if (!offline_why.empty()) fields["offline"] = true;
+  out.summary(fields, text, failed > 0);
+  return code;
+}
+
 }  // namespace
 
 int run_fetch(const FetchArgs& a, Reporter& out) {
+  std::uint64_t max_rate = a.max_rate.empty() ? 0 : parse_rate(a.max_rate);
   Manifest m = Manifest::load(a.manifest);
   auto layout = make_layout(a, m);
   if (a.verify_only) return verify_only(m, *layout, out);
+  if (a.offline) {
+    std::string why = a.offline_from_env ? "HF_HUB_OFFLINE is set" : "--offline";
+    if (a.check_upstream)
+      throw Error(ExitCode::usage, "--check-upstream needs the Hub, but " + why + ": nothing can be checked offline");
+    out.note("offline (" + why + "): checking the " + std::to_string(m.files.size()) + " files of " + m.repo.id +
+             " at " + m.revision + " in " + layout->describe() + " without the network");
+    std::vector<std::string> etags;
+    auto results = check_in_place(m, *layout, etags, out);
+    return publish_and_assemble(m, *layout, results, etags, out, why);
+  }
 
   std::string endpoint = hub::endpoint_from(a.common.endpoint);
   hub::Token token = hub::find_token(a.common.token_file);
   http::Options ho;
   ho.retry.tries = a.common.retries;
   ho.stall_timeout_s = a.common.stall_timeout_s;
-  if (!a.max_rate.empty()) ho.max_bytes_per_s = hostcheck::parse_size(a.max_rate);
+  ho.max_bytes_per_s = max_rate;
   hub::HubClient client(endpoint, token.value, ho);
 
   // Pre-flight: exactly the manifest's files against the live tree, before a byte is fetched.
@@ -146,68 +303,7 @@ int run_fetch(const FetchArgs& a, Reporter& out) {
   }
   out.begin_downloads(total, jobs.size());
   auto results = fetch::Downloader(fo).run(jobs, out);
-
-  int code = 0;
-  std::size_t downloaded = 0, present = 0, failed = 0;
-  std::uint64_t transferred = 0;
-  std::vector<std::pair<std::string, std::string>> sums;
-  for (std::size_t i = 0; i < results.size(); ++i) {
-    const auto& r = results[i];
-    transferred += r.bytes_transferred;
-    if (r.outcome == fetch::Outcome::present || r.outcome == fetch::Outcome::downloaded) {
-      layout->publish(r.path, etags[i]);
-      sums.emplace_back(r.path, r.sha256);
-      (r.outcome == fetch::Outcome::present ? present : downloaded)++;
-    } else {
-      ++failed;
-      code = worse(code, r.code);
-    }
-  }
-
-  // Assembly needs every file; it is skipped when one failed.
-  std::size_t assembled = 0;
-  if (failed == 0) {
-    for (const auto& e : m.assemble) {
-      fetch::AssembleJob job;
-      job.output = layout->file_path(e.output);
-      for (const auto& p : e.parts) job.parts.push_back(layout->file_path(p));
-      job.sha256 = e.sha256;
-      job.size = e.size;
-      job.stamp = stamp_path(*layout, "assemble", e.output);
-      auto r = fetch::assemble(job);
-      nlohmann::json f = {{"size", r.size}, {"sha256", r.sha256}};
-      if (r.outcome == fetch::AssembleOutcome::mismatch) {
-        ++failed;
-        code = worse(code, ExitCode::check_failed);
-        f["rejected"] = r.rejected.string();
-        out.event("assemble", r.message.starts_with("size") ? "SIZE MISMATCH" : "SHA256 MISMATCH", e.output, r.message,
-                  true, f);
-        continue;
-      }
-      ++assembled;
-      sums.emplace_back(e.output, r.sha256);
-      out.event("assemble", "OK", e.output,
-                r.outcome == fetch::AssembleOutcome::unchanged
-                    ? "parts unchanged since the last assembly"
-                    : "assembled from " + std::to_string(e.parts.size()) + " parts" +
-                          (e.sha256 ? " and verified" : ""),
-                false, f);
-    }
-  }
-  if (failed == 0) layout->finish(sums);
-
-  std::string text =
-      failed ? std::to_string(failed) + " of " + std::to_string(m.files.size() + m.assemble.size()) +
-                   " files failed; the others are verified in " + layout->describe()
-             : "all " + std::to_string(m.files.size()) + " files verified (" + std::to_string(downloaded) +
-                   " downloaded, " + std::to_string(present) + " already in place" +
-                   (m.assemble.empty() ? "" : ", " + std::to_string(assembled) + " assembled") + ") in " +
-                   layout->describe();
-  out.summary({{"mode", "fetch"}, {"files", m.files.size()}, {"downloaded", downloaded}, {"present", present},
-               {"failed", failed}, {"assembled", assembled}, {"bytes_transferred", transferred},
-               {"location", layout->describe()}, {"exit_code", code}},
-              text, failed > 0);
-  return code;
+  return publish_and_assemble(m, *layout, results, etags, out, {});
 }
 
 }  // namespace hffetch

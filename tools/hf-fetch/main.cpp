@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <cctype>
+#include <cstdlib>
 #include <iostream>
 
 #include "commands.hpp"
@@ -23,6 +25,15 @@ void add_common(CLI::App& app, hffetch::CommonArgs& c) {
       ->check(CLI::Range(1, 3600));
 }
 
+// A boolean environment variable as huggingface_hub reads one: 1, ON, YES or TRUE, in any case.
+bool env_flag(const char* name) {
+  const char* v = std::getenv(name);
+  if (!v) return false;
+  std::string s(v);
+  for (auto& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s == "1" || s == "ON" || s == "YES" || s == "TRUE";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -38,8 +49,13 @@ int main(int argc, char** argv) {
   app.add_option("--local-dir", fetch.local_dir, "write a plain tree here instead of the cache")->excludes(cache);
   auto* verify = app.add_flag("--verify-only", fetch.verify_only,
                               "check the files on disk against the manifest; no network");
-  app.add_flag("--check-upstream", fetch.check_upstream, "compare the manifest with the Hub's tree; download nothing")
-      ->excludes(verify);
+  auto* check_upstream =
+      app.add_flag("--check-upstream", fetch.check_upstream, "compare the manifest with the Hub's tree; download nothing")
+          ->excludes(verify);
+  app.add_flag("--offline", fetch.offline,
+               "no network at all: every file must already be in place and verify; then publish and assemble as "
+               "usual (also when HF_HUB_OFFLINE=1 is set)")
+      ->excludes(check_upstream);
   app.add_flag("--json", json, "JSON lines: one event per line and a final summary");
   app.add_flag("--quiet", quiet, "print only problems");
   app.add_option("--jobs", fetch.jobs, "files downloaded at once (default 4)")->check(CLI::Range(1, 64));
@@ -83,6 +99,9 @@ int main(int argc, char** argv) {
     app.exit(e);
     return static_cast<int>(provkit::ExitCode::usage);
   }
+
+  // HF_HUB_OFFLINE=1 (huggingface_hub's switch, read the way it reads it) means --offline.
+  if (!fetch.offline && env_flag("HF_HUB_OFFLINE")) fetch.offline = fetch.offline_from_env = true;
 
   using Mode = hffetch::Reporter::Mode;
   Mode mode = json ? Mode::json : ::isatty(STDOUT_FILENO) ? Mode::tty : Mode::plain;

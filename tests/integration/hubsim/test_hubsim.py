@@ -486,6 +486,17 @@ class Faults(SimTest):
         self.assertEqual(h["RateLimit-Policy"], '"fixed window";"resolvers";q=3000;w=300')
         self.assertEqual(request(self.resolve_url("config.json"))[0], 200)
 
+    def test_headers_on_a_normal_answer(self):
+        rl = '"api";r=0;t=2'
+        self.sim.set_faults([{"kind": "headers", "path_contains": "/tree/", "headers": {"RateLimit": rl}}])
+        status, h, _ = request(self.resolve_url("config.json"))  # another path: untouched
+        self.assertEqual((status, h.get("RateLimit")), (200, None))
+        status, h, body = request(f"{self.sim.hub}/api/models/{DEMO_REPO}/tree/{DEMO_SHA}")
+        self.assertEqual((status, h["RateLimit"]), (200, rl))
+        self.assertTrue(json.loads(body))  # the listing itself as usual
+        status, h, _ = request(f"{self.sim.hub}/api/models/{DEMO_REPO}/tree/{DEMO_SHA}")
+        self.assertEqual((status, h.get("RateLimit")), (200, None))  # times: 1
+
     def test_stall(self):
         data = self.files[self.path]
         self.sim.set_faults([{"kind": "stall", "at": 3000, "seconds": 1.5}])

@@ -9,13 +9,16 @@ namespace provkit::ranges {
 namespace {
 constexpr std::uint64_t kMiB = 1ull << 20;
 constexpr int kRangesPerConnection = 4;
+constexpr std::uint64_t kMaxRange = 128 * kMiB;
 }  // namespace
 
 std::vector<Range> plan(std::uint64_t size, int connections, std::uint64_t min_split) {
   min_split = std::max<std::uint64_t>(min_split, 1);
   if (connections <= 1 || size < 2 * min_split) return {Range{0, size, 0}};
   std::uint64_t wanted = static_cast<std::uint64_t>(connections) * kRangesPerConnection;
-  std::uint64_t length = std::max(min_split, (size + wanted - 1) / wanted);
+  // At most kMaxRange (unless min_split says more): ranges that finish together
+  // leave the hash that much behind, to catch up at the end of the file.
+  std::uint64_t length = std::max(min_split, std::min(kMaxRange, (size + wanted - 1) / wanted));
   if (length >= kMiB) length = (length + kMiB - 1) / kMiB * kMiB;  // whole MiBs: tidy offsets
   std::vector<Range> out;
   for (std::uint64_t start = 0; start < size; start += length) out.push_back({start, std::min(size, start + length), 0});

@@ -27,10 +27,11 @@ TEST_CASE("plan: one range for small files and for one connection", "[ranges]") 
   CHECK(empty[0].complete());
 }
 
-TEST_CASE("plan: about four ranges per connection, none shorter than the minimum", "[ranges]") {
+TEST_CASE("plan: about four ranges per connection, at most 128 MiB, none shorter than the minimum", "[ranges]") {
   auto big = plan(8ull << 30, 8, 16 * MiB);
   check_cover(big, 8ull << 30);
-  CHECK(big.size() == 32);
+  CHECK(big.size() == 64);  // at most 128 MiB each
+  CHECK(plan(8ull << 30, 8, 256 * MiB).size() == 32);  // unless the minimum says more
   auto shard = plan(1ull << 30, 8, 16 * MiB);
   check_cover(shard, 1ull << 30);
   CHECK(shard.size() == 32);

@@ -29,8 +29,9 @@ struct Range {
 
 // How a file of `size` bytes is cut: one range when it is smaller than twice
 // `min_split` or when there is one connection; otherwise ranges of at least
-// `min_split`, about four per connection, so that the contiguous prefix (what
-// can be hashed) grows steadily and no connection idles long at the end.
+// `min_split`, about four per connection and at most 128 MiB, so that the
+// contiguous prefix (what can be hashed) grows steadily and no connection
+// idles long at the end.
 std::vector<Range> plan(std::uint64_t size, int connections, std::uint64_t min_split);
 
 // Bytes [0, n) are all written.

@@ -19,9 +19,20 @@ std::vector<Range> plan(std::uint64_t size, int connections, std::uint64_t min_s
   // At most kMaxRange (unless min_split says more): ranges that finish together
   // leave the hash that much behind, to catch up at the end of the file.
   std::uint64_t length = std::max(min_split, std::min(kMaxRange, (size + wanted - 1) / wanted));
-  if (length >= kMiB) length = (length + kMiB - 1) / kMiB * kMiB;  // whole MiBs: tidy offsets
+  auto whole_mibs = [](std::uint64_t n) { return n >= kMiB ? (n + kMiB - 1) / kMiB * kMiB : n; };  // tidy offsets
+  length = whole_mibs(length);
+  // The last stretch (one range per connection) goes in quarter-size ranges:
+  // the ranges that finish last, together, are what the hash still has to
+  // read when the transfer ends, and what an idle connection waits for.
+  std::uint64_t tail_length = whole_mibs(std::max(min_split, length / 4));
+  std::uint64_t stretch = static_cast<std::uint64_t>(connections) * length;
+  std::uint64_t tail_start = size > stretch ? (size - stretch) / length * length : 0;
   std::vector<Range> out;
-  for (std::uint64_t start = 0; start < size; start += length) out.push_back({start, std::min(size, start + length), 0});
+  for (std::uint64_t start = 0; start < size;) {
+    std::uint64_t end = std::min(size, start + (start < tail_start ? length : tail_length));
+    out.push_back({start, end, 0});
+    start = end;
+  }
   // A last sliver shorter than min_split joins the range before it.
   if (out.size() > 1 && out.back().end - out.back().start < min_split) {
     out[out.size() - 2].end = size;

@@ -30,11 +30,17 @@ TEST_CASE("plan: one range for small files and for one connection", "[ranges]") 
 TEST_CASE("plan: about four ranges per connection, at most 128 MiB, none shorter than the minimum", "[ranges]") {
   auto big = plan(8ull << 30, 8, 16 * MiB);
   check_cover(big, 8ull << 30);
-  CHECK(big.size() == 64);  // at most 128 MiB each
-  CHECK(plan(8ull << 30, 8, 256 * MiB).size() == 32);  // unless the minimum says more
+  // 56 of 128 MiB (the cap), then the last 8 x 128 MiB (one per connection) as 32 of 32 MiB.
+  REQUIRE(big.size() == 88);
+  CHECK(big[0].end == 128 * MiB);
+  CHECK(big[55].end - big[55].start == 128 * MiB);
+  CHECK(big[56].start == 7 * 1024 * MiB);
+  CHECK(big.back().end - big.back().start == 32 * MiB);
+  CHECK(plan(8ull << 30, 8, 256 * MiB).front().end == 256 * MiB);  // the minimum beats the cap
   auto shard = plan(1ull << 30, 8, 16 * MiB);
   check_cover(shard, 1ull << 30);
-  CHECK(shard.size() == 32);
+  CHECK(shard.size() == 40);  // 24 of 32 MiB, then 16 of 16 MiB (quarter size, but not under the minimum)
+  CHECK(shard.back().end - shard.back().start == 16 * MiB);
   // The minimum wins over the per-connection count.
   auto medium = plan(40 * MiB, 8, 16 * MiB);
   check_cover(medium, 40 * MiB);

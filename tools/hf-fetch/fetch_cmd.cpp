@@ -53,20 +53,25 @@ int worse(int a, ExitCode b) {
   return rank(static_cast<int>(b)) > rank(a) ? static_cast<int>(b) : a;
 }
 
+// What is wrong with a file on disk, for its line (empty when OK or missing).
+std::string mismatch_detail(const fetch::FileSpec& spec, const fetch::Verification& v) {
+  switch (v.state) {
+    case fetch::FileState::size_mismatch:
+      return std::to_string(v.size) + " bytes on disk, " + std::to_string(spec.size) + " in the manifest";
+    case fetch::FileState::sha256_mismatch: return "expected " + spec.sha256.value_or("") + ", got " + v.sha256;
+    case fetch::FileState::git_oid_mismatch: return "expected git oid " + spec.git_oid.value_or("") + ", got " + v.git_oid;
+    default: return "";
+  }
+}
+
 int verify_only(const Manifest& m, const hfcache::Layout& layout, Reporter& out) {
   std::size_t bad = 0, total = 0;
   auto report = [&](const std::string& path, const fetch::FileSpec& spec, const fetch::Verification& v) {
     ++total;
     bool ok = v.state == fetch::FileState::ok;
     if (!ok) ++bad;
-    std::string detail;
+    std::string detail = mismatch_detail(spec, v);
     nlohmann::json f = {{"size", spec.size}};
-    if (v.state == fetch::FileState::size_mismatch)
-      detail = std::to_string(v.size) + " bytes on disk, " + std::to_string(spec.size) + " in the manifest";
-    if (v.state == fetch::FileState::sha256_mismatch)
-      detail = "expected " + spec.sha256.value_or("") + ", got " + v.sha256;
-    if (v.state == fetch::FileState::git_oid_mismatch)
-      detail = "expected git oid " + spec.git_oid.value_or("") + ", got " + v.git_oid;
     if (!v.sha256.empty()) f["sha256"] = v.sha256;
     out.event("verify", fetch::state_name(v.state), path, detail, !ok, f);
   };
@@ -148,13 +153,9 @@ std::vector<fetch::JobResult> check_in_place(const Manifest& m, const hfcache::L
     } else {
       r.outcome = fetch::Outcome::failed;
       r.code = ExitCode::check_failed;
-      std::string detail = "not in " + layout.describe() + "; offline, so not downloaded";
-      if (v.state == fetch::FileState::size_mismatch)
-        detail = std::to_string(v.size) + " bytes on disk, " + std::to_string(f.size) + " in the manifest";
-      if (v.state == fetch::FileState::sha256_mismatch)
-        detail = "expected " + f.sha256.value_or("") + ", got " + v.sha256;
-      if (v.state == fetch::FileState::git_oid_mismatch)
-        detail = "expected git oid " + f.git_oid.value_or("") + ", got " + v.git_oid;
+      std::string detail = v.state == fetch::FileState::missing
+                               ? "not in " + layout.describe() + "; offline, so not downloaded"
+                               : mismatch_detail(spec, v);
       r.message = detail;
       out.event("file", fetch::state_name(v.state), f.path, detail, true, fields);
     }

@@ -422,10 +422,7 @@ struct FileFetch {
   bool all_complete() const {
     return std::all_of(ranges.begin(), ranges.end(), [](const ranges::Range& r) { return r.complete(); });
   }
-  ~FileFetch() {
-    hasher.stop();
-    if (fd >= 0) ::close(fd);
-  }
+  ~FileFetch() { done(); }
   void save_sidecar() {
     if (!split()) return;
     write_file_atomic(sidecar, ranges::format_sidecar(job->spec.size, ranges), fs::perms(0644),
@@ -448,22 +445,9 @@ struct FileFetch {
     while (frontier < ranges.size() && ranges[frontier].complete()) ++frontier;
     hasher.advance(ranges::contiguous(ranges));
   }
-  // Discards what is in the partial file and starts at byte 0, as one stream.
-  void start_over() {
-    hasher.stop();
-    if (::ftruncate(fd, 0) != 0) io_error(job->partial_path, "cannot truncate");
-    remove_sidecar();
-    ranges = {ranges::Range{0, job->spec.size, 0}};
-    busy.assign(1, false);
-    frontier = 0;
-    have = 0;
-    result->resumed_from = 0;
-    hasher.start(job->partial_path, job->spec);
-  }
-  // The server does not honour ranges: keep the contiguous prefix and go on
-  // as one stream from its end (bytes beyond it are fetched again).
-  void go_sequential() {
-    std::uint64_t keep = ranges::contiguous(ranges);
+  // Goes on as one stream from byte `keep`: the bytes before it stay, the
+  // rest of the partial file (and its sidecar) is dropped.
+  void continue_as_one_stream(std::uint64_t keep) {
     if (::ftruncate(fd, static_cast<off_t>(keep)) != 0) io_error(job->partial_path, "cannot truncate");
     remove_sidecar();
     ranges = {ranges::Range{0, job->spec.size, keep}};
@@ -472,6 +456,16 @@ struct FileFetch {
     have = keep;
     max_transfers = 1;
   }
+  // Discards what is in the partial file and starts at byte 0.
+  void start_over() {
+    hasher.stop();
+    continue_as_one_stream(0);
+    result->resumed_from = 0;
+    hasher.start(job->partial_path, job->spec);
+  }
+  // The server does not honour ranges: keep the contiguous prefix (the hash
+  // has read no further) and fetch the rest again as one stream.
+  void go_sequential() { continue_as_one_stream(ranges::contiguous(ranges)); }
 };
 
 // Moves content that failed verification out of the way, named by its sha256.

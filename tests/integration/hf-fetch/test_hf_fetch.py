@@ -446,6 +446,11 @@ def test_verify_only_with_network_gone():
     check("OK weights/model-00002-of-00002.safetensors" in r.out, f"{r}")
     rj = hf_fetch("--manifest", repo.manifest, "--cache-dir", repo.cache, "--verify-only", "--json")
     states = {e["path"]: e["status"] for e in rj.json_events() if e["event"] == "verify"}
+    # Files are verified in parallel; the lines still come in manifest order.
+    with open(repo.manifest) as f:
+        order = [line.split("path:", 1)[1].strip().strip("\"") for line in f if line.strip().startswith("- path:")]
+    seen = [e["path"] for e in rj.json_events() if e["event"] == "verify"]
+    check(seen == order, f"verify lines out of manifest order: {seen} vs {order}")
     check(states.get("config.json") == "MISSING" and states.get(p) == "SHA256 MISMATCH", f"json: {rj}")
     check(rj.json_events()[-1]["event"] == "summary" and rj.json_events()[-1]["exit_code"] == 1, f"json summary: {rj}")
 

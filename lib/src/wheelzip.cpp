@@ -30,6 +30,13 @@ struct ReadArchive {
   ~ReadArchive() { archive_read_free(a); }
 };
 
+// libarchive's message, which is NULL when it set none (a truncated central
+// directory can end a read that way).
+std::string archive_error(archive* a) {
+  const char* msg = archive_error_string(a);
+  return msg ? msg : "unreadable archive";
+}
+
 [[noreturn]] void refuse(const fs::path& wheel, const std::string& what) {
   throw Error(ExitCode::check_failed, wheel.filename().string() + ": " + what);
 }
@@ -51,7 +58,7 @@ bool safe_relative(const std::string& p) {
 void open_zip(ReadArchive& ar, const fs::path& wheel) {
   archive_read_support_format_zip_seekable(ar.a);
   if (archive_read_open_filename(ar.a, wheel.c_str(), 1 << 20) != ARCHIVE_OK)
-    refuse(wheel, std::string("cannot open as a zip: ") + archive_error_string(ar.a));
+    refuse(wheel, std::string("cannot open as a zip: ") + archive_error(ar.a));
 }
 
 // Past `ratio_applies_above` bytes, the total may not exceed max_ratio times
@@ -132,7 +139,7 @@ std::vector<EntryHeader> read_headers(const fs::path& wheel, const UnpackLimits&
     }
     headers.push_back(std::move(h));
   }
-  if (r != ARCHIVE_EOF) refuse(wheel, std::string("corrupt zip: ") + archive_error_string(ar.a));
+  if (r != ARCHIVE_EOF) refuse(wheel, std::string("corrupt zip: ") + archive_error(ar.a));
   for (auto& h : headers) {
     if (h.is_dir) continue;
     if (auto it = implied_dirs.find(h.clean); it != implied_dirs.end())
@@ -185,7 +192,7 @@ UnpackedWheel unpack_wheel(const fs::path& wheel, const fs::path& dest, const Un
       if (rb == ARCHIVE_EOF) break;
       if (rb != ARCHIVE_OK) {
         ::close(fd);
-        refuse(wheel, "corrupt entry '" + name + "': " + archive_error_string(ar.a));
+        refuse(wheel, "corrupt entry '" + name + "': " + archive_error(ar.a));
       }
       if (static_cast<std::uint64_t>(offset) != written) {
         // Sparse gaps do not occur in zips; treat as corruption.
@@ -222,7 +229,7 @@ UnpackedWheel unpack_wheel(const fs::path& wheel, const fs::path& dest, const Un
     ::close(fd);
     out.files.push_back({h.clean, record_hash(hasher.raw_digest()), written, exec});
   }
-  if (r != ARCHIVE_EOF) refuse(wheel, std::string("corrupt zip: ") + archive_error_string(ar.a));
+  if (r != ARCHIVE_EOF) refuse(wheel, std::string("corrupt zip: ") + archive_error(ar.a));
 
   // The one top-level .dist-info directory (read_headers refused a second), holding RECORD.
   for (auto& f : out.files) {
@@ -291,7 +298,7 @@ void pack_wheel(const fs::path& out, const std::vector<PackEntry>& entries) {
   archive_write_set_format_zip(a.get());
   archive_write_zip_set_compression_deflate(a.get());
   if (archive_write_open_filename(a.get(), tmp.c_str()) != ARCHIVE_OK)
-    throw Error(ExitCode::check_failed, tmp.string() + ": cannot write: " + archive_error_string(a.get()));
+    throw Error(ExitCode::check_failed, tmp.string() + ": cannot write: " + archive_error(a.get()));
   std::vector<char> buf(1 << 20);
   for (auto& e : entries) {
     std::unique_ptr<archive_entry, void (*)(archive_entry*)> ae(archive_entry_new(), archive_entry_free);
@@ -311,7 +318,7 @@ void pack_wheel(const fs::path& out, const std::vector<PackEntry>& entries) {
     }
     if (archive_write_header(a.get(), ae.get()) != ARCHIVE_OK) {
       if (fd >= 0) ::close(fd);
-      throw Error(ExitCode::check_failed, out.string() + ": cannot add " + e.name + ": " + archive_error_string(a.get()));
+      throw Error(ExitCode::check_failed, out.string() + ": cannot add " + e.name + ": " + archive_error(a.get()));
     }
     if (fd >= 0) {
       for (;;) {
@@ -326,7 +333,7 @@ void pack_wheel(const fs::path& out, const std::vector<PackEntry>& entries) {
     }
   }
   if (archive_write_close(a.get()) != ARCHIVE_OK)
-    throw Error(ExitCode::check_failed, tmp.string() + ": cannot finish zip: " + archive_error_string(a.get()));
+    throw Error(ExitCode::check_failed, tmp.string() + ": cannot finish zip: " + archive_error(a.get()));
   rename_durable(tmp, out);
 }
 

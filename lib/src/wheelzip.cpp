@@ -81,10 +81,6 @@ std::string entry_name(archive_entry* e) {
   return name ? name : "";
 }
 
-}  // namespace
-
-namespace {
-
 // One entry as the central directory describes it.
 struct EntryHeader {
   std::string name;   // as stored

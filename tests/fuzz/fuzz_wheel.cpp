@@ -17,11 +17,26 @@
 
 namespace fs = std::filesystem;
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+namespace {
+// One scratch directory per process, removed when libFuzzer exits (a plain
+// array, so it outlives every static destructor the exit handler may follow).
+char work_template[] = "/tmp/provkit-fuzz-wheel-XXXXXX";
+
+const fs::path& work_dir() {
   static const fs::path work = [] {
-    char tmpl[] = "/tmp/provkit-fuzz-wheel-XXXXXX";
-    return fs::path(::mkdtemp(tmpl));
+    if (!::mkdtemp(work_template)) std::abort();
+    std::atexit([] {
+      std::error_code ec;
+      fs::remove_all(work_template, ec);
+    });
+    return fs::path(work_template);
   }();
+  return work;
+}
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const fs::path& work = work_dir();
   const fs::path wheel = work / "w-1.0-py3-none-any.whl", out = work / "out";
   std::error_code ec;
   fs::remove_all(out, ec);

@@ -178,7 +178,7 @@ CreateResult create_env(const CreateOptions& o) {
   parallel_for(plan.size(), jobs, [&](std::size_t i) {
     auto found = have.find(normalize_name(plan[i].entry->name));
     if (found == have.end() || !same_version(found->second.version, plan[i].entry->version)) return;
-    drifted[i] = !check_dist(found->second, nullptr).clean();
+    drifted[i] = !check_dist(layout.root, found->second, nullptr).clean();
   });
   for (std::size_t i = 0; i < plan.size(); ++i) {
     auto name = normalize_name(plan[i].entry->name);
@@ -235,10 +235,18 @@ CreateResult create_env(const CreateOptions& o) {
   }
   publish();
 
+  // Every wheel's layout is judged (names, .data, nothing over the skeleton)
+  // before the environment is touched.
+  for (auto i : to_install) check_wheel_fits(plan[i].cached, plan[i].wheel.wheel.filename, layout);
+
   // Only now touch the environment: skeleton, removals, then installs in parallel.
   create_venv(layout, it, PROVKIT_VERSION);
   for (auto& d : to_remove) {
-    uninstall_dist(d.dist_info.parent_path(), d);
+    auto left = uninstall_dist(layout.root, d);
+    if (!left.empty())
+      result.warnings.push_back(d.name + " " + d.version + ": RECORD lists " + std::to_string(left.size()) +
+                                " path" + (left.size() > 1 ? "s" : "") + " outside the environment or through a link, left alone (first: " +
+                                left.front() + ")");
     if (!wanted.count(normalize_name(d.name))) result.removed.push_back(d.name + "==" + d.version);
   }
   Linker linker(o.link_mode);

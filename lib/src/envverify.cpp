@@ -21,7 +21,7 @@ VerifyReport verify_env(const fs::path& env_root, unsigned jobs) {
   auto listed = all_recorded_paths(report.site_packages, dists);
   report.dists.resize(dists.size());
   parallel_for(dists.size(), jobs, [&](std::size_t i) {
-    report.dists[i] = {dists[i].name, dists[i].version, check_dist(dists[i], &listed)};
+    report.dists[i] = {dists[i].name, dists[i].version, check_dist(env_root, dists[i], &listed)};
   });
   return report;
 }

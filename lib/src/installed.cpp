@@ -1,8 +1,14 @@
 #include "provkit/installed.hpp"
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <optional>
+#include <utility>
 #include <set>
 #include <sstream>
 
@@ -13,9 +19,7 @@
 
 namespace provkit::py {
 
-namespace {
-
-std::string header_value(const std::string& metadata, const std::string& key) {
+std::string metadata_header(const std::string& metadata, const std::string& key) {
   std::istringstream in(metadata);
   for (std::string line; std::getline(in, line);) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
@@ -28,6 +32,8 @@ std::string header_value(const std::string& metadata, const std::string& key) {
   }
   return "";
 }
+
+namespace {
 
 std::vector<RecordRow> read_rows(const InstalledDist& d) {
   auto record = d.dist_info / "RECORD";
@@ -43,6 +49,84 @@ bool is_bytecode(const fs::path& p) {
   return p.extension() == ".pyc" || p.parent_path().filename() == "__pycache__";
 }
 
+struct Fd {
+  int fd = -1;
+  Fd() = default;
+  explicit Fd(int f) : fd(f) {}
+  Fd(Fd&& o) noexcept : fd(std::exchange(o.fd, -1)) {}
+  Fd& operator=(Fd&& o) noexcept {
+    std::swap(fd, o.fd);
+    return *this;
+  }
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+// RECORD paths located inside one environment. Paths are judged in canonical
+// form (the environment's own links above site-packages, lib64, resolved
+// once); below the root, every directory is opened without following a link,
+// so a RECORD row can neither leave the environment nor pass through a link.
+class Beneath {
+ public:
+  Beneath(const fs::path& env_root, const fs::path& site_packages) {
+    std::error_code ec;
+    root_abs_ = fs::absolute(env_root, ec).lexically_normal();
+    root_ = fs::weakly_canonical(env_root, ec);
+    site_ = fs::weakly_canonical(site_packages, ec);
+  }
+
+  // Where a RECORD row points, canonical when inside the environment.
+  fs::path locate(const std::string& row_path) const {
+    fs::path p(row_path);
+    if (!p.is_absolute()) return (site_ / p).lexically_normal();
+    p = p.lexically_normal();
+    if (auto rel = inside(p, root_abs_)) return root_ / *rel;
+    return p;
+  }
+
+  // The parent directory of `path` opened beneath the root, and the last
+  // component. outside: the path is not below the root. Otherwise fd < 0 and
+  // errno tell why a directory could not be opened (ELOOP: a link).
+  struct Parent {
+    Fd dir;
+    std::string name;
+    bool outside = false;
+    int error = 0;
+  };
+  Parent open_parent(const fs::path& path) const {
+    Parent out;
+    auto rel = inside(path, root_);
+    if (!rel || rel->empty()) {
+      out.outside = true;
+      return out;
+    }
+    std::vector<std::string> parts;
+    for (auto& part : *rel) parts.push_back(part.string());
+    out.name = parts.back();
+    out.dir = Fd(::open(root_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (out.dir.fd < 0) out.error = errno;
+    for (std::size_t i = 0; i + 1 < parts.size() && out.dir.fd >= 0; ++i) {
+      int next = ::openat(out.dir.fd, parts[i].c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (next < 0) out.error = errno;
+      out.dir = Fd(next);
+    }
+    return out;
+  }
+
+  const fs::path& site() const { return site_; }
+
+ private:
+  // `p` relative to `base` when it lies below it.
+  static std::optional<fs::path> inside(const fs::path& p, const fs::path& base) {
+    auto rel = p.lexically_relative(base);
+    if (rel.empty() || *rel.begin() == "..") return std::nullopt;
+    if (rel == ".") return fs::path();
+    return rel;
+  }
+  fs::path root_abs_, root_, site_;
+};
+
 }  // namespace
 
 std::vector<InstalledDist> list_installed(const fs::path& site_packages) {
@@ -55,8 +139,8 @@ std::vector<InstalledDist> list_installed(const fs::path& site_packages) {
     d.dist_info = e.path();
     if (fs::exists(e.path() / "METADATA", ec)) {
       auto md = read_file(e.path() / "METADATA");
-      d.name = header_value(md, "Name");
-      d.version = header_value(md, "Version");
+      d.name = metadata_header(md, "Name");
+      d.version = metadata_header(md, "Version");
     }
     if (d.name.empty() || d.version.empty()) {
       auto stem = name.substr(0, name.size() - 10);
@@ -82,9 +166,10 @@ std::vector<std::string> all_recorded_paths(const fs::path& site_packages, const
   return out;
 }
 
-DistCheck check_dist(const InstalledDist& dist, const std::vector<std::string>* all_listed) {
+DistCheck check_dist(const fs::path& env_root, const InstalledDist& dist, const std::vector<std::string>* all_listed) {
   DistCheck check;
   const fs::path site = dist.dist_info.parent_path();
+  const Beneath env(env_root, site);
   std::error_code ec;
   if (!fs::exists(dist.dist_info / "RECORD", ec)) {
     check.missing.push_back(dist.dist_info.filename().string() + "/RECORD");
@@ -98,19 +183,32 @@ DistCheck check_dist(const InstalledDist& dist, const std::vector<std::string>* 
     if (!rel.empty() && *rel.begin() != ".." && std::distance(rel.begin(), rel.end()) > 1)
       top_dirs.insert(site / *rel.begin());
     if (row.hash.empty()) continue;  // RECORD itself, bytecode
-    struct stat st{};
-    if (::lstat(p.c_str(), &st) != 0) {
-      check.missing.push_back(row.path);
+    auto parent = env.open_parent(env.locate(row.path));
+    if (parent.outside) {
+      check.outside.push_back(row.path);
       continue;
     }
-    if (!row.size.empty() && std::to_string(st.st_size) != row.size) {
+    if (parent.dir.fd < 0) {
+      (parent.error == ENOENT ? check.missing : check.modified).push_back(row.path);
+      continue;
+    }
+    // A link (or anything but a regular file) where RECORD has a file is drift,
+    // whatever it points at.
+    Fd file(::openat(parent.dir.fd, parent.name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+    if (file.fd < 0) {
+      (errno == ENOENT ? check.missing : check.modified).push_back(row.path);
+      continue;
+    }
+    struct stat st{};
+    if (::fstat(file.fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+        (!row.size.empty() && std::to_string(st.st_size) != row.size)) {
       check.modified.push_back(row.path);
       continue;
     }
     if (row.hash.rfind("sha256=", 0) == 0) {
       std::string actual;
       try {
-        actual = record_hash_of_file(p);
+        actual = record_hash_of_fd(file.fd, row.path);
       } catch (const Error&) {
         actual.clear();
       }
@@ -119,7 +217,9 @@ DistCheck check_dist(const InstalledDist& dist, const std::vector<std::string>* 
   }
   if (all_listed) {
     for (auto& dir : top_dirs) {
-      if (!fs::is_directory(dir, ec)) continue;
+      // A top directory that is a link was reported through its files; its
+      // target is not walked.
+      if (fs::is_symlink(dir, ec) || !fs::is_directory(dir, ec)) continue;
       for (auto it = fs::recursive_directory_iterator(dir, ec); it != fs::recursive_directory_iterator(); it.increment(ec)) {
         if (ec) break;
         if (it->is_directory(ec)) {
@@ -137,37 +237,55 @@ DistCheck check_dist(const InstalledDist& dist, const std::vector<std::string>* 
   return check;
 }
 
-void uninstall_dist(const fs::path& site_packages, const InstalledDist& dist) {
+std::vector<std::string> uninstall_dist(const fs::path& env_root, const InstalledDist& dist) {
+  std::vector<std::string> left;
   std::error_code ec;
+  const Beneath env(env_root, dist.dist_info.parent_path());
   std::set<fs::path> dirs;
   if (fs::exists(dist.dist_info / "RECORD", ec)) {
     for (auto& row : read_rows(dist)) {
-      fs::path p = resolve(site_packages, row.path);
-      fs::remove(p, ec);
+      fs::path p = env.locate(row.path);
+      auto parent = env.open_parent(p);
+      if (parent.outside || (parent.dir.fd < 0 && parent.error != ENOENT)) {
+        left.push_back(row.path);
+        continue;
+      }
+      if (parent.dir.fd < 0) continue;  // already gone
+      // unlinkat removes a link itself, never what it points at; directories stay.
+      ::unlinkat(parent.dir.fd, parent.name.c_str(), 0);
       if (p.extension() == ".py") {
         // Bytecode pip or Python wrote beside it.
-        auto cache = p.parent_path() / "__pycache__";
-        if (fs::is_directory(cache, ec))
-          for (auto& e : fs::directory_iterator(cache, ec))
-            if (e.path().filename().string().rfind(p.stem().string() + ".", 0) == 0 && e.path().extension() == ".pyc")
-              fs::remove(e.path(), ec);
-        dirs.insert(cache);
+        Fd cache(::openat(parent.dir.fd, "__pycache__", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+        if (cache.fd >= 0) {
+          const std::string prefix = p.stem().string() + ".";
+          if (DIR* d = ::fdopendir(::dup(cache.fd))) {
+            std::vector<std::string> names;
+            while (auto* e = ::readdir(d)) {
+              std::string n = e->d_name;
+              if (n.rfind(prefix, 0) == 0 && n.size() > 4 && n.compare(n.size() - 4, 4, ".pyc") == 0) names.push_back(n);
+            }
+            ::closedir(d);
+            for (auto& n : names) ::unlinkat(cache.fd, n.c_str(), 0);
+          }
+          dirs.insert(p.parent_path() / "__pycache__");
+        }
       }
       dirs.insert(p.parent_path());
     }
   }
   fs::remove_all(dist.dist_info, ec);
-  // Remove directories left empty, deepest first, never site-packages or above.
+  // Remove directories left empty, deepest first, never site-packages or above
+  // (all of them were reached without a link above).
   std::vector<fs::path> ordered(dirs.begin(), dirs.end());
   std::sort(ordered.begin(), ordered.end(), [](auto& a, auto& b) { return a.string().size() > b.string().size(); });
-  auto site = site_packages.lexically_normal();
+  const std::string site = env.site().string();
   for (auto& d : ordered) {
-    for (fs::path cur = d; cur.string().size() > site.string().size() && cur.string().rfind(site.string(), 0) == 0;
+    for (fs::path cur = d; cur.string().size() > site.size() && cur.string().rfind(site + "/", 0) == 0;
          cur = cur.parent_path()) {
-      if (!fs::is_directory(cur, ec) || !fs::is_empty(cur, ec)) break;
-      fs::remove(cur, ec);
+      if (::rmdir(cur.c_str()) != 0) break;  // not empty (or gone)
     }
   }
+  return left;
 }
 
 }  // namespace provkit::py

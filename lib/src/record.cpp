@@ -83,23 +83,30 @@ std::string format_record(const std::vector<RecordRow>& rows) {
 
 std::string record_hash(std::string_view raw_sha256) { return "sha256=" + base64url_nopad(raw_sha256); }
 
-std::string record_hash_of_file(const std::filesystem::path& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw Error(ExitCode::check_failed, path.string() + ": cannot read: " + std::strerror(errno));
+std::string record_hash_of_fd(int fd, const std::string& what) {
   Hasher h;
   static thread_local char buf[1 << 17];
   for (;;) {
     ssize_t n = ::read(fd, buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      ::close(fd);
-      throw Error(ExitCode::check_failed, path.string() + ": read error");
-    }
+    if (n < 0) throw Error(ExitCode::check_failed, what + ": read error");
     if (n == 0) break;
     h.update(buf, static_cast<std::size_t>(n));
   }
-  ::close(fd);
   return record_hash(h.raw_digest());
+}
+
+std::string record_hash_of_file(const std::filesystem::path& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw Error(ExitCode::check_failed, path.string() + ": cannot read: " + std::strerror(errno));
+  try {
+    auto hash = record_hash_of_fd(fd, path.string());
+    ::close(fd);
+    return hash;
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
 }
 
 }  // namespace provkit::py

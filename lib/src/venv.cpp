@@ -157,6 +157,44 @@ void create_venv(const VenvLayout& l, const Interpreter& it, const std::string& 
   write_if_changed(l.scripts / "activate", activate_script(l));
 }
 
+std::vector<fs::path> venv_skeleton(const VenvLayout& l) {
+  std::vector<fs::path> out = {l.root / "pyvenv.cfg", l.root / "lib64", l.python, l.scripts / "python3",
+                               l.scripts / ("python" + l.python_xy)};
+  // activate is ours; the others are what venv and virtualenv write beside it.
+  for (auto name : {"activate", "activate.csh", "activate.fish", "activate.nu", "activate.ps1", "Activate.ps1",
+                    "activate.bat", "activate_this.py", "deactivate.bat"})
+    out.push_back(l.scripts / name);
+  for (auto& p : out) p = p.lexically_normal();
+  return out;
+}
+
+fs::path base_interpreter(const fs::path& root) {
+  auto cfg = read_pyvenv_cfg(root);
+  if (!cfg || !cfg->count("home") || (*cfg)["home"].empty())
+    throw Error(ExitCode::usage, root.string() + ": no pyvenv.cfg with a home; not an environment");
+  std::error_code ec;
+  const fs::path home = (*cfg)["home"];
+  const fs::path env = fs::weakly_canonical(root, ec);
+  std::string version = cfg->count("version_info") ? (*cfg)["version_info"] : (*cfg)["version"];
+  std::vector<std::string> names;
+  static const std::regex xy_re(R"(^(\d+)\.(\d+))");
+  std::smatch m;
+  if (std::regex_search(version, m, xy_re)) names.push_back("python" + m[1].str() + "." + m[2].str());
+  names.push_back("python3");
+  names.push_back("python");
+  for (auto& name : names) {
+    fs::path candidate = fs::canonical(home / name, ec);
+    if (ec || !fs::is_regular_file(candidate, ec)) continue;
+    // A home inside the environment is a file the environment controls.
+    auto rel = candidate.lexically_relative(env);
+    if (!rel.empty() && *rel.begin() != "..")
+      throw Error(ExitCode::usage, root.string() + ": pyvenv.cfg's home " + home.string() +
+                                       " lies inside the environment; refusing to run it");
+    return candidate;
+  }
+  throw Error(ExitCode::usage, root.string() + ": no interpreter in pyvenv.cfg's home " + home.string());
+}
+
 fs::path find_site_packages(const fs::path& root) {
   static const std::regex python_dir(R"(python3\.\d+t?)");
   std::error_code ec;

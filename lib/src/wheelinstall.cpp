@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <regex>
 #include <sstream>
@@ -11,7 +12,9 @@
 #include "provkit/error.hpp"
 #include "provkit/fsutil.hpp"
 #include "provkit/hash.hpp"
+#include "provkit/installed.hpp"
 #include "provkit/record.hpp"
+#include "provkit/wheelname.hpp"
 
 namespace provkit::py {
 
@@ -104,11 +107,51 @@ std::vector<EntryPoint> script_entry_points(const std::string& text) {
   return out;
 }
 
-fs::path install_wheel(const CacheEntry& entry, const std::string& wheel, const VenvLayout& layout, Linker& linker) {
+namespace {
+
+// One file of the wheel and where it goes.
+struct Placement {
+  const UnpackedFile* file;
+  fs::path dest;
+  bool is_script = false;
+};
+
+// Where everything of an unpacked wheel goes, judged before anything is
+// written: the WHEEL file, the .dist-info's name against the wheel's file
+// name, the .data mapping, script names, and that nothing lands on the
+// environment's skeleton.
+struct InstallPlan {
+  std::string dist_info;
+  fs::path root;  // purelib or platlib, per Root-Is-Purelib
+  std::vector<Placement> files;
+  std::vector<std::pair<fs::path, EntryPoint>> launchers;
+};
+
+// "demo-1.0.dist-info" and METADATA must name the project and version the
+// wheel's file name (and so the lock entry) says.
+void check_identity(const CacheEntry& entry, const std::string& wheel) {
+  const std::string& dist_info = entry.info.dist_info;
+  auto wn = parse_wheel_name(wheel);
+  if (!wn) bad_wheel(wheel, "not a wheel file name");
+  std::string stem = dist_info.substr(0, dist_info.size() - 10);
+  auto dash = stem.find('-');
+  std::string name = stem.substr(0, dash), version = dash == std::string::npos ? "" : stem.substr(dash + 1);
+  const std::string says = " the file name says " + wn->name + " " + wn->version;
+  if (normalize_name(name) != normalize_name(wn->name) || !same_version(version, wn->version))
+    bad_wheel(wheel, "holds " + dist_info + ", but" + says + "; refused");
+  std::error_code ec;
+  if (!fs::exists(entry.tree / dist_info / "METADATA", ec)) bad_wheel(wheel, dist_info + " has no METADATA");
+  std::string metadata = read_file(entry.tree / dist_info / "METADATA");
+  std::string md_name = metadata_header(metadata, "Name"), md_version = metadata_header(metadata, "Version");
+  if (normalize_name(md_name) != normalize_name(wn->name) || !same_version(md_version, wn->version))
+    bad_wheel(wheel, dist_info + "/METADATA names " + md_name + " " + md_version + ", but" + says + "; refused");
+}
+
+InstallPlan plan_install(const CacheEntry& entry, const std::string& wheel, const VenvLayout& layout) {
   const auto& info = entry.info;
   const std::string dist_info = info.dist_info;
   const std::string data_dir = dist_info.substr(0, dist_info.size() - 10) + ".data";
-  const std::string python = layout.python.string();
+  check_identity(entry, wheel);
 
   // WHEEL: version check and purelib/platlib root.
   std::string wheel_meta = read_file(entry.tree / dist_info / "WHEEL");
@@ -129,20 +172,18 @@ fs::path install_wheel(const CacheEntry& entry, const std::string& wheel, const 
     }
     if (!saw_version) bad_wheel(wheel, "WHEEL has no Wheel-Version");
   }
+  InstallPlan plan;
+  plan.dist_info = dist_info;
   const fs::path root = purelib ? layout.purelib : layout.platlib;
-  const fs::path site = layout.purelib;
+  plan.root = root;
   std::string dist_name = dist_info.substr(0, dist_info.find('-'));
-
-  std::vector<RecordRow> rows;
-  std::unordered_set<std::string> made_dirs;
-  auto ensure_dir = [&](const fs::path& dir) {
-    if (made_dirs.insert(dir.string()).second) {
-      std::error_code ec;
-      fs::create_directories(dir, ec);
-      if (ec && !fs::is_directory(dir)) throw Error(ExitCode::check_failed, dir.string() + ": cannot create: " + ec.message());
-    }
+  const auto skeleton = venv_skeleton(layout);
+  auto check_not_skeleton = [&](const fs::path& dest, const std::string& from) {
+    auto normal = dest.lexically_normal();
+    if (std::find(skeleton.begin(), skeleton.end(), normal) != skeleton.end())
+      bad_wheel(wheel, from + " would replace the environment's own " + normal.lexically_relative(layout.root).string() +
+                           "; refused");
   };
-  auto record_rel = [&](const fs::path& dest) { return dest.lexically_relative(site).generic_string(); };
 
   for (const auto& f : info.files) {
     fs::path dest;
@@ -164,6 +205,49 @@ fs::path install_wheel(const CacheEntry& entry, const std::string& wheel, const 
         continue;  // written below (signatures no longer match the installed RECORD)
       dest = root / f.path;
     }
+    check_not_skeleton(dest, f.path);
+    plan.files.push_back({&f, dest, is_script});
+  }
+
+  // Launchers for console and GUI scripts.
+  std::error_code ec;
+  if (fs::exists(entry.tree / dist_info / "entry_points.txt", ec)) {
+    for (auto& ep : script_entry_points(read_file(entry.tree / dist_info / "entry_points.txt"))) {
+      std::string name = versioned_script_name(ep.name, layout.python_xy);
+      if (name.empty() || name.find('/') != std::string::npos || name == "." || name == "..")
+        bad_wheel(wheel, "entry point script name '" + ep.name + "' is not a plain file name");
+      fs::path dest = layout.scripts / name;
+      check_not_skeleton(dest, "entry point '" + ep.name + "'");
+      plan.launchers.emplace_back(dest, ep);
+    }
+  }
+  return plan;
+}
+
+}  // namespace
+
+void check_wheel_fits(const CacheEntry& entry, const std::string& wheel, const VenvLayout& layout) {
+  plan_install(entry, wheel, layout);
+}
+
+fs::path install_wheel(const CacheEntry& entry, const std::string& wheel, const VenvLayout& layout, Linker& linker) {
+  const InstallPlan plan = plan_install(entry, wheel, layout);
+  const std::string python = layout.python.string();
+  const fs::path site = layout.purelib;
+
+  std::vector<RecordRow> rows;
+  std::unordered_set<std::string> made_dirs;
+  auto ensure_dir = [&](const fs::path& dir) {
+    if (made_dirs.insert(dir.string()).second) {
+      std::error_code ec;
+      fs::create_directories(dir, ec);
+      if (ec && !fs::is_directory(dir)) throw Error(ExitCode::check_failed, dir.string() + ": cannot create: " + ec.message());
+    }
+  };
+  auto record_rel = [&](const fs::path& dest) { return dest.lexically_relative(site).generic_string(); };
+
+  for (const auto& [file, dest, is_script] : plan.files) {
+    const UnpackedFile& f = *file;
     ensure_dir(dest.parent_path());
     const fs::path src = entry.tree / f.path;
     if (is_script) {
@@ -192,24 +276,16 @@ fs::path install_wheel(const CacheEntry& entry, const std::string& wheel, const 
     rows.push_back({record_rel(dest), f.hash, std::to_string(f.size)});
   }
 
-  // Launchers for console and GUI scripts.
-  std::error_code ec;
-  if (fs::exists(entry.tree / dist_info / "entry_points.txt", ec)) {
-    for (auto& ep : script_entry_points(read_file(entry.tree / dist_info / "entry_points.txt"))) {
-      std::string name = versioned_script_name(ep.name, layout.python_xy);
-      if (name.empty() || name.find('/') != std::string::npos || name == "." || name == "..")
-        bad_wheel(wheel, "entry point script name '" + ep.name + "' is not a plain file name");
-      fs::path dest = layout.scripts / name;
-      ensure_dir(layout.scripts);
-      std::string content = launcher_script(python, ep.value);
-      write_new_file(dest, content, 0755);
-      Hasher h;
-      h.update(content);
-      rows.push_back({record_rel(dest), record_hash(h.raw_digest()), std::to_string(content.size())});
-    }
+  for (const auto& [dest, ep] : plan.launchers) {
+    ensure_dir(dest.parent_path());
+    std::string content = launcher_script(python, ep.value);
+    write_new_file(dest, content, 0755);
+    Hasher h;
+    h.update(content);
+    rows.push_back({record_rel(dest), record_hash(h.raw_digest()), std::to_string(content.size())});
   }
 
-  const fs::path installed_dist_info = root / dist_info;
+  const fs::path installed_dist_info = plan.root / plan.dist_info;
   ensure_dir(installed_dist_info);
   for (auto [name, content] : {std::pair<const char*, std::string>{"INSTALLER", "envbuild\n"}, {"REQUESTED", ""}}) {
     fs::path dest = installed_dist_info / name;

@@ -8,13 +8,17 @@
 
 #include <cerrno>
 #include <cstring>
+#include <algorithm>
 #include <memory>
+#include <optional>
+#include <set>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "provkit/error.hpp"
 #include "provkit/fsutil.hpp"
 #include "provkit/hash.hpp"
+#include "provkit/hostcheck.hpp"
 #include "provkit/record.hpp"
 
 namespace provkit::py {
@@ -25,6 +29,13 @@ struct ReadArchive {
   archive* a = archive_read_new();
   ~ReadArchive() { archive_read_free(a); }
 };
+
+// libarchive's message, which is NULL when it set none (a truncated central
+// directory can end a read that way).
+std::string archive_error(archive* a) {
+  const char* msg = archive_error_string(a);
+  return msg ? msg : "unreadable archive";
+}
 
 [[noreturn]] void refuse(const fs::path& wheel, const std::string& what) {
   throw Error(ExitCode::check_failed, wheel.filename().string() + ": " + what);
@@ -47,7 +58,21 @@ bool safe_relative(const std::string& p) {
 void open_zip(ReadArchive& ar, const fs::path& wheel) {
   archive_read_support_format_zip_seekable(ar.a);
   if (archive_read_open_filename(ar.a, wheel.c_str(), 1 << 20) != ARCHIVE_OK)
-    refuse(wheel, std::string("cannot open as a zip: ") + archive_error_string(ar.a));
+    refuse(wheel, std::string("cannot open as a zip: ") + archive_error(ar.a));
+}
+
+// Past `ratio_applies_above` bytes, the total may not exceed max_ratio times
+// the wheel's own size (3 GiB of zeros deflate to 3 MiB).
+void check_ratio(const fs::path& wheel, std::uint64_t total, const UnpackLimits& limits) {
+  if (total <= limits.ratio_applies_above) return;
+  std::error_code ec;
+  auto packed = fs::file_size(wheel, ec);
+  if (ec || packed == 0) packed = 1;
+  double ratio = static_cast<double>(total) / static_cast<double>(packed);
+  if (ratio > limits.max_ratio)
+    refuse(wheel, "unpacks to " + hostcheck::format_size(total) + " from " + hostcheck::format_size(packed) +
+                      " (more than " + std::to_string(static_cast<int>(limits.max_ratio)) +
+                      " times its size), a compression bomb; refused");
 }
 
 std::string entry_name(archive_entry* e) {
@@ -56,30 +81,95 @@ std::string entry_name(archive_entry* e) {
   return name ? name : "";
 }
 
-}  // namespace
+// One entry as the central directory describes it.
+struct EntryHeader {
+  std::string name;   // as stored
+  std::string clean;  // without trailing '/'
+  bool is_dir = false;
+  std::optional<std::uint64_t> size;  // declared uncompressed size
+};
 
-UnpackedWheel unpack_wheel(const fs::path& wheel, const fs::path& dest) {
+// Every entry is judged from the headers before anything is written: names,
+// kinds, conflicts, one .dist-info, entry count and declared sizes.
+std::vector<EntryHeader> read_headers(const fs::path& wheel, const UnpackLimits& limits) {
   ReadArchive ar;
   open_zip(ar, wheel);
-  UnpackedWheel out;
-  std::unordered_set<std::string> seen, made_dirs;
-  std::vector<char> buf;
+  std::vector<EntryHeader> headers;
+  std::unordered_map<std::string, std::size_t> by_name;  // clean name -> index
+  std::unordered_map<std::string, std::size_t> implied_dirs;  // parent dir -> first entry under it
+  std::set<std::string> dist_infos;
+  std::uint64_t declared = 0;
   archive_entry* entry = nullptr;
   int r;
   while ((r = archive_read_next_header(ar.a, &entry)) == ARCHIVE_OK) {
-    std::string name = entry_name(entry);
+    if (headers.size() >= limits.max_entries)
+      refuse(wheel, "more than " + std::to_string(limits.max_entries) + " entries; refused");
+    EntryHeader h;
+    h.name = entry_name(entry);
     auto type = archive_entry_filetype(entry);
-    bool is_dir = type == AE_IFDIR || (!name.empty() && name.back() == '/');
-    std::string clean = name;
-    while (!clean.empty() && clean.back() == '/') clean.pop_back();
-    if (!clean.empty() && clean[0] == '/') refuse(wheel, "absolute path '" + name + "' refused");
-    if (!safe_relative(clean)) refuse(wheel, "path '" + name + "' escapes the target or is malformed; refused");
+    h.is_dir = type == AE_IFDIR || (!h.name.empty() && h.name.back() == '/');
+    h.clean = h.name;
+    while (!h.clean.empty() && h.clean.back() == '/') h.clean.pop_back();
+    if (!h.clean.empty() && h.clean[0] == '/') refuse(wheel, "absolute path '" + h.name + "' refused");
+    if (!safe_relative(h.clean)) refuse(wheel, "path '" + h.name + "' escapes the target or is malformed; refused");
     if (type == AE_IFLNK || archive_entry_symlink(entry) || archive_entry_hardlink(entry))
-      refuse(wheel, "link entry '" + name + "' refused");
-    if (!is_dir && type != AE_IFREG && type != 0) refuse(wheel, "special file '" + name + "' refused");
-    if (!seen.insert(clean).second) refuse(wheel, "duplicate entry '" + name + "' refused");
-    fs::path target = dest / clean;
-    if (is_dir) {
+      refuse(wheel, "link entry '" + h.name + "' refused");
+    if (!h.is_dir && type != AE_IFREG && type != 0) refuse(wheel, "special file '" + h.name + "' refused");
+    if (auto [it, fresh] = by_name.emplace(h.clean, headers.size()); !fresh) {
+      const EntryHeader& other = headers[it->second];
+      if (other.is_dir != h.is_dir)
+        refuse(wheel, "entries '" + other.name + "' and '" + h.name + "' conflict: '" + h.clean +
+                          "' cannot be both a file and a directory");
+      refuse(wheel, "duplicate entry '" + h.name + "' refused");
+    }
+    for (auto slash = h.clean.find('/'); slash != std::string::npos; slash = h.clean.find('/', slash + 1))
+      implied_dirs.emplace(h.clean.substr(0, slash), headers.size());
+    auto top = h.clean.substr(0, h.clean.find('/'));
+    if (top.size() > 10 && top.compare(top.size() - 10, 10, ".dist-info") == 0) dist_infos.insert(top);
+    if (!h.is_dir && archive_entry_size_is_set(entry)) {
+      h.size = static_cast<std::uint64_t>(std::max<la_int64_t>(0, archive_entry_size(entry)));
+      declared += *h.size;
+      if (declared > limits.max_total_bytes)
+        refuse(wheel, "unpacks to more than " + hostcheck::format_size(limits.max_total_bytes) +
+                          " (declared sizes up to '" + h.name + "'); refused");
+    }
+    headers.push_back(std::move(h));
+  }
+  if (r != ARCHIVE_EOF) refuse(wheel, std::string("corrupt zip: ") + archive_error(ar.a));
+  for (auto& h : headers) {
+    if (h.is_dir) continue;
+    if (auto it = implied_dirs.find(h.clean); it != implied_dirs.end())
+      refuse(wheel, "entries '" + h.name + "' and '" + headers[it->second].name + "' conflict: '" + h.clean +
+                        "' cannot be both a file and a directory");
+  }
+  if (dist_infos.size() > 1) {
+    std::string names;
+    for (auto& d : dist_infos) names += (names.empty() ? "" : ", ") + d;
+    refuse(wheel, "more than one .dist-info directory (" + names + ")");
+  }
+  check_ratio(wheel, declared, limits);
+  return headers;
+}
+
+}  // namespace
+
+UnpackedWheel unpack_wheel(const fs::path& wheel, const fs::path& dest, const UnpackLimits& limits) {
+  const std::vector<EntryHeader> headers = read_headers(wheel, limits);
+  ReadArchive ar;
+  open_zip(ar, wheel);
+  UnpackedWheel out;
+  std::unordered_set<std::string> made_dirs;
+  std::uint64_t total = 0;
+  archive_entry* entry = nullptr;
+  int r;
+  std::size_t index = 0;
+  while ((r = archive_read_next_header(ar.a, &entry)) == ARCHIVE_OK) {
+    if (index >= headers.size() || entry_name(entry) != headers[index].name)
+      refuse(wheel, "entries differ between two reads of the archive");
+    const EntryHeader& h = headers[index++];
+    const std::string& name = h.name;
+    fs::path target = dest / h.clean;
+    if (h.is_dir) {
       fs::create_directories(target);
       continue;
     }
@@ -98,13 +188,25 @@ UnpackedWheel unpack_wheel(const fs::path& wheel, const fs::path& dest) {
       if (rb == ARCHIVE_EOF) break;
       if (rb != ARCHIVE_OK) {
         ::close(fd);
-        refuse(wheel, "corrupt entry '" + name + "': " + archive_error_string(ar.a));
+        refuse(wheel, "corrupt entry '" + name + "': " + archive_error(ar.a));
       }
       if (static_cast<std::uint64_t>(offset) != written) {
         // Sparse gaps do not occur in zips; treat as corruption.
         ::close(fd);
         refuse(wheel, "unexpected gap in entry '" + name + "'");
       }
+      // The declared sizes were judged; an entry holding more lies about them.
+      if (h.size && written + size > *h.size) {
+        ::close(fd);
+        refuse(wheel, "entry '" + name + "' holds more than its declared " + std::to_string(*h.size) + " bytes; refused");
+      }
+      if (total + size > limits.max_total_bytes) {
+        ::close(fd);
+        refuse(wheel, "unpacks to more than " + hostcheck::format_size(limits.max_total_bytes) + " (at '" + name +
+                          "'); refused");
+      }
+      total += size;
+      check_ratio(wheel, total, limits);
       hasher.update(block, size);
       const char* p = static_cast<const char*>(block);
       for (size_t left = size; left > 0;) {
@@ -121,19 +223,16 @@ UnpackedWheel unpack_wheel(const fs::path& wheel, const fs::path& dest) {
       written += size;
     }
     ::close(fd);
-    out.files.push_back({clean, record_hash(hasher.raw_digest()), written, exec});
+    out.files.push_back({h.clean, record_hash(hasher.raw_digest()), written, exec});
   }
-  if (r != ARCHIVE_EOF) refuse(wheel, std::string("corrupt zip: ") + archive_error_string(ar.a));
+  if (r != ARCHIVE_EOF) refuse(wheel, std::string("corrupt zip: ") + archive_error(ar.a));
 
-  // Exactly one top-level .dist-info directory holding RECORD.
+  // The one top-level .dist-info directory (read_headers refused a second), holding RECORD.
   for (auto& f : out.files) {
     auto slash = f.path.find('/');
     if (slash == std::string::npos) continue;
     auto top = f.path.substr(0, slash);
-    if (top.size() > 10 && top.substr(top.size() - 10) == ".dist-info" && f.path == top + "/RECORD") {
-      if (!out.dist_info.empty() && out.dist_info != top) refuse(wheel, "more than one .dist-info directory");
-      out.dist_info = top;
-    }
+    if (top.size() > 10 && top.substr(top.size() - 10) == ".dist-info" && f.path == top + "/RECORD") out.dist_info = top;
   }
   if (out.dist_info.empty()) refuse(wheel, "no .dist-info/RECORD inside; not a wheel");
 
@@ -195,7 +294,7 @@ void pack_wheel(const fs::path& out, const std::vector<PackEntry>& entries) {
   archive_write_set_format_zip(a.get());
   archive_write_zip_set_compression_deflate(a.get());
   if (archive_write_open_filename(a.get(), tmp.c_str()) != ARCHIVE_OK)
-    throw Error(ExitCode::check_failed, tmp.string() + ": cannot write: " + archive_error_string(a.get()));
+    throw Error(ExitCode::check_failed, tmp.string() + ": cannot write: " + archive_error(a.get()));
   std::vector<char> buf(1 << 20);
   for (auto& e : entries) {
     std::unique_ptr<archive_entry, void (*)(archive_entry*)> ae(archive_entry_new(), archive_entry_free);
@@ -215,7 +314,7 @@ void pack_wheel(const fs::path& out, const std::vector<PackEntry>& entries) {
     }
     if (archive_write_header(a.get(), ae.get()) != ARCHIVE_OK) {
       if (fd >= 0) ::close(fd);
-      throw Error(ExitCode::check_failed, out.string() + ": cannot add " + e.name + ": " + archive_error_string(a.get()));
+      throw Error(ExitCode::check_failed, out.string() + ": cannot add " + e.name + ": " + archive_error(a.get()));
     }
     if (fd >= 0) {
       for (;;) {
@@ -230,7 +329,7 @@ void pack_wheel(const fs::path& out, const std::vector<PackEntry>& entries) {
     }
   }
   if (archive_write_close(a.get()) != ARCHIVE_OK)
-    throw Error(ExitCode::check_failed, tmp.string() + ": cannot finish zip: " + archive_error_string(a.get()));
+    throw Error(ExitCode::check_failed, tmp.string() + ": cannot finish zip: " + archive_error(a.get()));
   rename_durable(tmp, out);
 }
 

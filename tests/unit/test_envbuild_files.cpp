@@ -5,9 +5,11 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <functional>
 
 #include "provkit/error.hpp"
 #include "provkit/fsutil.hpp"
+#include "provkit/installed.hpp"
 #include "provkit/linker.hpp"
 #include "provkit/wheelinstall.hpp"
 #include "provkit/wheelzip.hpp"
@@ -82,4 +84,93 @@ TEST_CASE("pack then unpack a wheel: hashes match RECORD, tampering is reported"
   CHECK(w.record_problems.size() == 2);
   CHECK(provkit::read_file(t.path / "out" / "pkg" / "__init__.py") == "x = 1\n");
   CHECK(read_zip_member(t.path / "pkg-1.0-py3-none-any.whl", "pkg-1.0.dist-info/WHEEL") == "Wheel-Version: 1.0\n");
+}
+
+namespace {
+bool is_empty_dir(const fs::path& dir) { return fs::is_directory(dir) && fs::is_empty(dir); }
+
+std::string refusal(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const provkit::Error& e) {
+    CHECK(e.code() == provkit::ExitCode::check_failed);
+    return e.what();
+  }
+  FAIL("not refused");
+  return "";
+}
+}  // namespace
+
+TEST_CASE("unpack refuses a compression bomb from the central directory, before writing a byte", "[envbuild]") {
+  TempDir t;
+  // 80 MiB of zeros deflate to about 80 KiB: past 64 MiB, a ratio of 1000.
+  pack_wheel(t.path / "bomb-1.0-py3-none-any.whl", {{"bomb/__init__.py", {}, "", false},
+                                                    {"bomb/zeros", {}, std::string(80u << 20, '\0'), false},
+                                                    {"bomb-1.0.dist-info/RECORD", {}, "", false}});
+  fs::create_directories(t.path / "out");
+  auto msg = refusal([&] { unpack_wheel(t.path / "bomb-1.0-py3-none-any.whl", t.path / "out"); });
+  CHECK(msg.find("bomb-1.0-py3-none-any.whl: unpacks to 80.0 MiB") != std::string::npos);
+  CHECK(msg.find("compression bomb") != std::string::npos);
+  CHECK(is_empty_dir(t.path / "out"));
+}
+
+TEST_CASE("unpack limits: total declared size and entry count", "[envbuild]") {
+  TempDir t;
+  pack_wheel(t.path / "w-1.0-py3-none-any.whl", {{"w/a", {}, std::string(600, 'a'), false},
+                                                 {"w/b", {}, std::string(600, 'b'), false},
+                                                 {"w-1.0.dist-info/RECORD", {}, "", false}});
+  fs::create_directories(t.path / "out");
+  UnpackLimits small;
+  small.max_total_bytes = 1000;
+  auto msg = refusal([&] { unpack_wheel(t.path / "w-1.0-py3-none-any.whl", t.path / "out", small); });
+  CHECK(msg.find("unpacks to more than 1000 B") != std::string::npos);
+  CHECK(msg.find("'w/b'") != std::string::npos);
+  UnpackLimits few;
+  few.max_entries = 2;
+  msg = refusal([&] { unpack_wheel(t.path / "w-1.0-py3-none-any.whl", t.path / "out", few); });
+  CHECK(msg.find("more than 2 entries") != std::string::npos);
+  CHECK(is_empty_dir(t.path / "out"));
+  // Within the limits it unpacks.
+  CHECK(unpack_wheel(t.path / "w-1.0-py3-none-any.whl", t.path / "out").files.size() == 3);
+}
+
+TEST_CASE("unpack names entries that make one path both a file and a directory", "[envbuild]") {
+  TempDir t;
+  fs::create_directories(t.path / "out");
+  pack_wheel(t.path / "c-1.0-py3-none-any.whl", {{"demo/x/y", {}, "under\n", false},
+                                                 {"demo/x", {}, "file\n", false},
+                                                 {"c-1.0.dist-info/RECORD", {}, "", false}});
+  auto msg = refusal([&] { unpack_wheel(t.path / "c-1.0-py3-none-any.whl", t.path / "out"); });
+  CHECK(msg.find("entries 'demo/x' and 'demo/x/y' conflict") != std::string::npos);
+  CHECK(is_empty_dir(t.path / "out"));
+  pack_wheel(t.path / "d-1.0-py3-none-any.whl", {{"d-1.0.dist-info/RECORD", {}, "", false},
+                                                 {"other-9.9.dist-info/METADATA", {}, "Name: other\n", false}});
+  msg = refusal([&] { unpack_wheel(t.path / "d-1.0-py3-none-any.whl", t.path / "out"); });
+  CHECK(msg.find("more than one .dist-info directory (d-1.0.dist-info, other-9.9.dist-info)") != std::string::npos);
+  CHECK(is_empty_dir(t.path / "out"));
+}
+
+TEST_CASE("uninstall follows the environment's own lib64 link but never a link below it", "[envbuild]") {
+  TempDir t;
+  const fs::path env = t.path / "env", site = env / "lib" / "python3.11" / "site-packages";
+  fs::create_directories(site / "demo");
+  fs::create_directories(site / "demo-1.0.dist-info");
+  fs::create_directories(env / "bin");
+  fs::create_directories(t.path / "outside");
+  fs::create_directory_symlink("lib", env / "lib64");
+  fs::create_directory_symlink(t.path / "outside", site / "demo" / "out");
+  for (auto p : {site / "demo" / "__init__.py", env / "bin" / "demo", t.path / "outside" / "victim", t.path / "victim"})
+    provkit::write_file_atomic(p, "x\n");
+  provkit::write_file_atomic(site / "demo-1.0.dist-info" / "RECORD",
+                             "demo/__init__.py,,\n../../../bin/demo,,\ndemo/out/victim,,\n../../../../victim,,\n" +
+                                 (t.path / "victim").string() + ",,\ndemo-1.0.dist-info/RECORD,,\n");
+  // Listed through lib64, as a platlib of lib64/pythonX.Y/site-packages would be.
+  InstalledDist d{"demo", "1.0", env / "lib64" / "python3.11" / "site-packages" / "demo-1.0.dist-info"};
+  auto left = uninstall_dist(env, d);
+  CHECK(left == std::vector<std::string>{"demo/out/victim", "../../../../victim", (t.path / "victim").string()});
+  CHECK(!fs::exists(site / "demo" / "__init__.py"));
+  CHECK(!fs::exists(env / "bin" / "demo"));
+  CHECK(!fs::exists(site / "demo-1.0.dist-info"));
+  CHECK(fs::exists(t.path / "outside" / "victim"));
+  CHECK(fs::exists(t.path / "victim"));
 }

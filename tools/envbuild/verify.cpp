@@ -26,9 +26,9 @@ void add_verify(CLI::App& app, Globals& g, Run& run) {
       VerifyReport report = verify_env(args->env, provkit::default_jobs());
       if (!args->lock.empty()) {
         Lock lock = read_lock(args->lock);
-        // Markers are judged by the environment's own interpreter.
-        fs::path python = fs::path(args->env) / "bin" / "python";
-        Interpreter it = query_interpreter(python, g.cache());
+        // Markers are judged by the interpreter the environment was made from
+        // (pyvenv.cfg's home), never by running a file inside it.
+        Interpreter it = query_interpreter(base_interpreter(args->env), g.cache());
         std::vector<InstalledDist> installed = list_installed(report.site_packages);
         report.lock = compare_with_lock(installed, applicable_entries(lock, it.markers));
       }
@@ -40,7 +40,7 @@ void add_verify(CLI::App& app, Globals& g, Run& run) {
         for (auto& d : report.dists)
           j["distributions"].push_back({{"name", d.name}, {"version", d.version}, {"clean", d.check.clean()},
                                         {"modified", d.check.modified}, {"missing", d.check.missing},
-                                        {"unlisted", d.check.unlisted}});
+                                        {"unlisted", d.check.unlisted}, {"outside", d.check.outside}});
         if (report.lock) {
           nlohmann::json other = nlohmann::json::array();
           for (auto& v : report.lock->other_version)
@@ -56,6 +56,7 @@ void add_verify(CLI::App& app, Globals& g, Run& run) {
           for (auto& p : d.check.modified) std::cout << "  modified  " << p << "\n";
           for (auto& p : d.check.missing) std::cout << "  missing   " << p << "\n";
           for (auto& p : d.check.unlisted) std::cout << "  unlisted  " << p << "\n";
+          for (auto& p : d.check.outside) std::cout << "  outside   " << p << " (RECORD points outside the environment)\n";
         }
         if (report.lock) {
           for (auto& s : report.lock->missing) std::cout << "not installed (in lock): " << s << "\n";

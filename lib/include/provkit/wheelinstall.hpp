@@ -25,8 +25,15 @@ struct EntryPoint {
 // [console_scripts] and [gui_scripts] of an entry_points.txt.
 std::vector<EntryPoint> script_entry_points(const std::string& entry_points_txt);
 
-// Installs `entry` (from wheel `wheel_filename`) into `layout`. Returns the
-// dist-info path. Throws Error(check_failed) on a bad wheel layout.
+// Checks, without writing, that `entry` (from wheel `wheel_filename`) can be
+// installed into `layout`: its .dist-info and METADATA name the project and
+// version of the file name, its .data and scripts map, and no file or
+// launcher lands on the environment's skeleton (venv_skeleton). Throws
+// Error(check_failed) naming the wheel otherwise.
+void check_wheel_fits(const CacheEntry& entry, const std::string& wheel_filename, const VenvLayout& layout);
+
+// Installs `entry` (from wheel `wheel_filename`) into `layout` after the same
+// checks. Returns the dist-info path.
 fs::path install_wheel(const CacheEntry& entry, const std::string& wheel_filename, const VenvLayout& layout,
                        Linker& linker);
 

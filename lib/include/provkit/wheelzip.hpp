@@ -1,7 +1,9 @@
 #pragma once
 // Wheel archives through libarchive: streaming unpack with every file hashed
 // and checked against the wheel's RECORD, and packing for `capture`.
-// Unsafe entries (.., absolute paths, links, duplicates) are always refused.
+// Unsafe entries (.., absolute paths, links, duplicates, a name used both as a
+// file and as a directory, a second .dist-info) and absurd sizes are refused
+// from the central directory, before a byte is written.
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -24,10 +26,21 @@ struct UnpackedWheel {
   std::vector<std::string> record_problems;  // RECORD mismatches (empty when clean)
 };
 
+// What one wheel may unpack to. The largest real wheels (CUDA libraries, torch)
+// unpack to a few GiB at ratios under 10; a wheel past these is a bomb or a
+// mistake, and is refused before it can fill the disk.
+struct UnpackLimits {
+  std::uint64_t max_total_bytes = 32ull << 30;  // sum of the uncompressed sizes
+  std::uint64_t max_entries = 500000;
+  double max_ratio = 100;                       // uncompressed total / wheel file size
+  std::uint64_t ratio_applies_above = 64ull << 20;  // small wheels may compress very well
+};
+
 // Unpacks `wheel` into the empty directory `dest`. Throws Error(check_failed)
-// naming the wheel and entry for unsafe entries or an unreadable archive;
+// naming the wheel and entry for unsafe entries, sizes past `limits` (declared
+// ones before writing, actual ones while streaming) or an unreadable archive;
 // RECORD mismatches are returned for the caller to judge.
-UnpackedWheel unpack_wheel(const fs::path& wheel, const fs::path& dest);
+UnpackedWheel unpack_wheel(const fs::path& wheel, const fs::path& dest, const UnpackLimits& limits = {});
 
 // One file of a wheel being packed: bytes from `source` (or `content` when
 // source is empty), stored under `name`.

@@ -11,6 +11,7 @@
 #include "provkit/fsutil.hpp"
 #include "provkit/hash.hpp"
 #include "provkit/interpreter.hpp"
+#include "provkit/wheelzip.hpp"
 #include "provkit/simpleindex.hpp"
 
 namespace provkit::py {
@@ -36,7 +37,7 @@ void extract_tar(const fs::path& archive_path, const fs::path& dest) {
   archive_read_support_format_tar(in.get());
   archive_read_support_format_gnutar(in.get());
   if (archive_read_open_filename(in.get(), archive_path.c_str(), 1 << 20) != ARCHIVE_OK)
-    throw Error(ExitCode::usage, archive_path.string() + ": cannot open as a tar archive: " + archive_error_string(in.get()));
+    throw Error(ExitCode::usage, archive_path.string() + ": cannot open as a tar archive: " + archive_error(in.get()));
   std::unique_ptr<archive, int (*)(archive*)> out(archive_write_disk_new(), archive_write_free);
   archive_write_disk_set_options(out.get(), ARCHIVE_EXTRACT_TIME | ARCHIVE_EXTRACT_PERM | ARCHIVE_EXTRACT_SECURE_NODOTDOT |
                                                 ARCHIVE_EXTRACT_SECURE_SYMLINKS);  // names are checked above, then prefixed with dest
@@ -60,7 +61,7 @@ void extract_tar(const fs::path& archive_path, const fs::path& dest) {
     archive_entry_set_pathname(entry, (dest / rel).c_str());
     if (archive_write_header(out.get(), entry) != ARCHIVE_OK)
       throw Error(ExitCode::check_failed, archive_path.filename().string() + ": cannot extract '" + name +
-                                              "': " + archive_error_string(out.get()));
+                                              "': " + archive_error(out.get()));
     const void* block;
     size_t size;
     la_int64_t offset;
@@ -69,14 +70,14 @@ void extract_tar(const fs::path& archive_path, const fs::path& dest) {
       if (rb == ARCHIVE_EOF) break;
       if (rb != ARCHIVE_OK)
         throw Error(ExitCode::check_failed, archive_path.filename().string() + ": corrupt archive at '" + name +
-                                                "': " + archive_error_string(in.get()));
+                                                "': " + archive_error(in.get()));
       if (archive_write_data_block(out.get(), block, size, offset) != ARCHIVE_OK)
-        throw Error(ExitCode::check_failed, (dest / rel).string() + ": write error: " + archive_error_string(out.get()));
+        throw Error(ExitCode::check_failed, (dest / rel).string() + ": write error: " + archive_error(out.get()));
     }
     archive_write_finish_entry(out.get());
   }
   if (r != ARCHIVE_EOF)
-    throw Error(ExitCode::check_failed, archive_path.filename().string() + ": corrupt archive: " + archive_error_string(in.get()));
+    throw Error(ExitCode::check_failed, archive_path.filename().string() + ": corrupt archive: " + archive_error(in.get()));
 }
 
 PythonInstall install_python(const std::string& source, const std::string& sha256_in, const fs::path& managed_dir,

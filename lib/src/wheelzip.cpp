@@ -23,19 +23,19 @@
 
 namespace provkit::py {
 
+// libarchive's message is NULL when it set none (a truncated central
+// directory can end a read that way).
+std::string archive_error(archive* a) {
+  const char* msg = archive_error_string(a);
+  return msg ? msg : "unreadable archive";
+}
+
 namespace {
 
 struct ReadArchive {
   archive* a = archive_read_new();
   ~ReadArchive() { archive_read_free(a); }
 };
-
-// libarchive's message, which is NULL when it set none (a truncated central
-// directory can end a read that way).
-std::string archive_error(archive* a) {
-  const char* msg = archive_error_string(a);
-  return msg ? msg : "unreadable archive";
-}
 
 [[noreturn]] void refuse(const fs::path& wheel, const std::string& what) {
   throw Error(ExitCode::check_failed, wheel.filename().string() + ": " + what);

@@ -6,7 +6,7 @@ set(ENVBUILD_TEST_DIR ${CMAKE_CURRENT_SOURCE_DIR}/integration/envbuild)
 # Every test_*.py here is a ctest, so a new script cannot be left out.
 file(GLOB ENVBUILD_TEST_SCRIPTS CONFIGURE_DEPENDS ${ENVBUILD_TEST_DIR}/test_*.py)
 foreach(py ${ENVBUILD_TEST_SCRIPTS})
-  string(REGEX REPLACE ".*/test_(.*)\.py$" "\1" script "${py}")
+  string(REGEX REPLACE ".*/test_(.*)\\.py$" "\\1" script "${py}")
   add_test(NAME "envbuild: ${script}" COMMAND ${Python3_EXECUTABLE} ${ENVBUILD_TEST_DIR}/test_${script}.py)
   set_tests_properties("envbuild: ${script}" PROPERTIES ENVIRONMENT "${PROVKIT_TEST_ENV}" TIMEOUT 300)
 endforeach()

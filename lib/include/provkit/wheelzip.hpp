@@ -9,7 +9,13 @@
 #include <string>
 #include <vector>
 
+struct archive;
+
 namespace provkit::py {
+
+// libarchive's message for the last error on an archive, never NULL; shared by
+// every reader of archives (wheels, Python install tarballs).
+std::string archive_error(archive* a);
 
 namespace fs = std::filesystem;
 

@@ -123,7 +123,7 @@ int main(int argc, char** argv) {
     if (manifests.size() != 1)
       throw provkit::Error(provkit::ExitCode::usage,
                            manifests.empty() ? "--manifest FILE is required (or: hf-fetch manifest create ...)"
-                                             : "hf-fetch fetches one manifest per run; --manifest was given " +
+                                             : "a fetch takes one manifest; --manifest was given " +
                                                    std::to_string(manifests.size()) + " times");
     fetch.manifest = manifests.front();
     return hffetch::run_fetch(fetch, out);

@@ -9,7 +9,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import sysconfig
 import tarfile
 import tempfile
 
@@ -166,37 +165,6 @@ def capture_and_rebuild():
     p = envbuild(cache, "create", os.path.join(tmp, "env-swapped"), "--python", PYTHON, "--lock", lock, expect=1)
     check("matches the lock's hashes" in p.stderr, p.stderr)
     os.replace(target + ".orig", target)
-
-
-def make_standalone_archive(out, compression):
-    """A python-build-standalone-like tree (python/bin/python3, python/lib/pythonX.Y) from the local Python."""
-    stdlib = sysconfig.get_paths()["stdlib"]
-    xy = "%d.%d" % sys.version_info[:2]
-    skip = {"test", "idlelib", "tkinter", "turtledemo", "ensurepip", "lib2to3", "site-packages", "dist-packages", "__pycache__"}
-
-    def filt(info):
-        parts = info.name.split("/")
-        if any(p in skip for p in parts) or info.name.endswith(".pyc"):
-            return None
-        return info
-    tar_path = out + ".tar"
-    with tarfile.open(tar_path, "w", dereference=True) as t:  # Debian links sitecustomize.py to /etc
-        t.add(PYTHON, f"python/bin/python{xy}")
-        link = tarfile.TarInfo("python/bin/python3")
-        link.type, link.linkname = tarfile.SYMTYPE, f"python{xy}"
-        t.addfile(link)
-        t.add(stdlib, f"python/lib/python{xy}", filter=filt)
-        libdir = sysconfig.get_config_var("LIBDIR")
-        ldlib = sysconfig.get_config_var("LDLIBRARY")
-        if ldlib and ldlib.endswith(".so") and os.path.exists(os.path.join(libdir, ldlib)):
-            for n in os.listdir(libdir):
-                if n.startswith(ldlib):
-                    t.add(os.path.join(libdir, n), f"python/lib/{n}")
-    if compression == "gz":
-        run(["gzip", "-1", "-f", tar_path])
-        return tar_path + ".gz"
-    run(["zstd", "-q", "-1", "--rm", "-f", tar_path, "-o", tar_path + ".zst"])
-    return tar_path + ".zst"
 
 
 @test

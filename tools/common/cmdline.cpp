@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <iostream>
+#include <stdexcept>
 
 #include "provkit/error.hpp"
 
@@ -46,6 +47,13 @@ std::string basename_of(const char* argv0, const std::string& fallback) {
   auto slash = path.rfind('/');
   std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
   return base.empty() ? fallback : base;
+}
+
+// "tool sub subsub": how a command is typed.
+std::string command_path(const CLI::App* command) {
+  std::string path = command->get_name();
+  for (const CLI::App* p = command->get_parent(); p; p = p->get_parent()) path = p->get_name() + " " + path;
+  return path;
 }
 
 bool is_help_or_version(const CLI::App& app, const CLI::Option* opt) {
@@ -100,9 +108,7 @@ const CLI::App* Convention::selected() const {
 
 std::string Convention::command_name(const CLI::App* command) const {
   if (command == &app_) return root_synopsis_.empty() ? app_.get_name() : app_.get_name() + " " + root_synopsis_;
-  std::string name = command->get_name();
-  for (const CLI::App* p = command->get_parent(); p; p = p->get_parent()) name = p->get_name() + " " + name;
-  return name;
+  return command_path(command);
 }
 
 std::string Convention::names(const std::vector<const CLI::App*>& commands) const {
@@ -144,10 +150,10 @@ void Convention::prepare() {
 
 // A left-over argument that spells an option: one of another command, or one that does not exist.
 std::optional<std::string> Convention::misplaced_option() const {
-  std::vector<std::string> known;
+  std::vector<std::string> known_long;
   for (const CLI::App* command : all_commands(app_))
     for (const CLI::Option* opt : command->get_options())
-      for (auto& s : spellings(opt)) known.push_back(s);
+      for (const auto& l : opt->get_lnames()) known_long.push_back("--" + l);
 
   for (const auto& arg : app_.remaining(true)) {
     auto name = option_spelled(arg);
@@ -161,7 +167,7 @@ std::optional<std::string> Convention::misplaced_option() const {
       return *name + " is an option of " + names(owners) + "; give it after the subcommand's name";
     std::string sentence = "unknown option " + *name;
     if (name->compare(0, 2, "--") == 0)
-      if (auto near = nearest_name(known, *name)) return sentence + "; did you mean " + *near + "?";
+      if (auto near = nearest_name(known_long, *name)) return sentence + "; did you mean " + *near + "?";
     return sentence + " (see " + app_.get_name() + " --help)";
   }
   return std::nullopt;
@@ -186,15 +192,11 @@ std::string Convention::help_all() const {
   std::string out = app_.help();
   for (const CLI::App* command : all_commands(app_)) {
     if (command == &app_ || !command->get_subcommands([](const CLI::App*) { return true; }).empty()) continue;
+    // The lines a command's --help has, but one block per command and without --help itself.
     auto formatter = std::dynamic_pointer_cast<CLI::Formatter>(command->get_formatter());
-    std::string path = command->get_name();
-    for (const CLI::App* p = command->get_parent(); p; p = p->get_parent()) path = p->get_name() + " " + path;
+    if (!formatter) throw std::logic_error("cmdline: --help-all needs CLI11's own formatter");
     out += "\n" + command_name(command) + ":\n  " + command->get_description() + "\n\n";
-    if (!formatter) {
-      out += command->help(path) + "\n";
-      continue;
-    }
-    out += "  " + formatter->make_usage(command, path) + "\n";
+    out += "  " + formatter->make_usage(command, command_path(command)) + "\n";
     for (bool positional : {true, false})
       for (const CLI::Option* opt : command->get_options([positional](const CLI::Option* o) {
              return positional ? o->get_positional() : o->nonpositional();

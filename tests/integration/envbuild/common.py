@@ -31,6 +31,8 @@ def run(args, expect=0, env=None, cwd=None):
 
 
 def envbuild(cache, *args, expect=0):
+    """envbuild with a wheel cache: for the commands that read one (create, verify, python install; the others
+    refuse --cache-dir)."""
     return run([ENVBUILD, "--cache-dir", str(cache), *map(str, args)], expect=expect)
 
 

@@ -124,7 +124,7 @@ def capture_and_rebuild():
          wheels, "--disable-pip-version-check", *names])
     house = os.path.join(tmp, "house")
     lock = os.path.join(tmp, "captured", "pylock.toml")
-    p = envbuild(cache, "capture", src, "--wheelhouse", house, "--lock", lock)
+    p = run([ENVBUILD, "capture", src, "--wheelhouse", house, "--lock", lock])
     check("captured 4 distributions" in p.stdout, p.stdout)
     for n in os.listdir(house):
         wheel_meta = subprocess.run([sys.executable, "-c", f"import zipfile,sys; z=zipfile.ZipFile(sys.argv[1]); "
@@ -146,16 +146,16 @@ def capture_and_rebuild():
     envbuild(cache, "verify", dst, "--lock", lock)
     check(run([os.path.join(dst, "bin", "python"), "-m", "pip", "check"]).returncode == 0, "pip check")
     check(run([os.path.join(dst, "bin", "demo-script")]).stdout.strip() == "script 1.0", "script from captured wheel")
-    p = envbuild(cache, "diff", src, dst)
+    p = run([ENVBUILD, "diff", src, dst])
     check("0 of 4 differ" in p.stdout, p.stdout)
     # A requirements lock captured from it too, and a differing diff.
     lock_txt = os.path.join(tmp, "captured.txt")
-    envbuild(cache, "capture", dst, "--wheelhouse", house + "2", "--lock", lock_txt)
+    run([ENVBUILD, "capture", dst, "--wheelhouse", house + "2", "--lock", lock_txt])
     check("--hash=sha256:" in open(lock_txt).read(), "requirements lock is hashed")
     other = write_lock(os.path.join(tmp, "other.txt"), [W("demopure-1.1-"), W("pip-")])
-    p = envbuild(cache, "diff", lock_txt, other, expect=1)
+    p = run([ENVBUILD, "diff", lock_txt, other], expect=1)
     check("* demopure" in p.stdout and "1.1" in p.stdout and "3 of 4 differ" in p.stdout, p.stdout)
-    p = envbuild(cache, "diff", dst, other, "--json", expect=1)
+    p = run([ENVBUILD, "diff", dst, other, "--json"], expect=1)
     rows = {r["name"]: r for r in json.loads(p.stdout)["packages"]}
     check(rows["demoplat"]["b"] is None and rows["demoplat"]["differs"] and not rows["pip"]["differs"], rows)
     # A wheel the pylock names by path, replaced by other bytes, is refused.

@@ -84,11 +84,13 @@ std::optional<std::string> nearest_name(const std::vector<std::string>& known, s
   if (extending.size() == 1) return extending.front();
 
   std::optional<std::string> best;
-  std::size_t best_distance = std::max<std::size_t>(2, given.size() / 3) + 1;
+  std::size_t best_distance = std::max<std::size_t>(2, given.size() / 3) + 1, at_best = 0;
   for (const auto& k : known) {
     std::size_t d = edit_distance(given, k);
-    if (d < best_distance) best = k, best_distance = d;
+    if (d < best_distance) best = k, best_distance = d, at_best = 1;
+    else if (d == best_distance && best) ++at_best;
   }
+  if (at_best > 1) return std::nullopt;  // two names as near: no telling which was meant
   return best;
 }
 

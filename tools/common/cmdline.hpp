@@ -54,8 +54,8 @@ class Convention {
 // Levenshtein distance between two names.
 std::size_t edit_distance(std::string_view a, std::string_view b);
 
-// The name in `known` that `given` most likely meant: the only one it is a prefix of, else the nearest by
-// edit distance when that is close (at most a third of the name, and 2 for short ones).
+// The name in `known` that `given` most likely meant: the only one it is a prefix of, else the one nearest by
+// edit distance when that is close (at most a third of the name, and 2 for short ones) and no other is as near.
 std::optional<std::string> nearest_name(const std::vector<std::string>& known, std::string_view given);
 
 }  // namespace cmdline

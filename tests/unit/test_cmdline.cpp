@@ -24,6 +24,9 @@ TEST_CASE("the nearest name: the only one extended, else a close one, else none"
   CHECK(nearest_name(known, "--jo") == "--jobs");             // the only name it begins
   CHECK(nearest_name(known, "--pyth") == "--python");         // begins two: the nearest of them
   CHECK(nearest_name({"--cap", "--car"}, "--cat") == std::nullopt);  // two as near: no telling
+  // A name several commands share is one name.
+  CHECK(nearest_name({"--json", "--json", "--jobs"}, "--jsn") == "--json");
+  CHECK(nearest_name({"--json", "--json"}, "--js") == "--json");
   CHECK(nearest_name(known, "--lokc") == "--lock");
   CHECK(nearest_name(known, "--frobnicate") == std::nullopt);
   CHECK(nearest_name({}, "--x") == std::nullopt);

@@ -80,7 +80,9 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
 std::optional<std::string> nearest_name(const std::vector<std::string>& known, std::string_view given) {
   std::vector<std::string> extending;
   for (const auto& k : known)
-    if (k.size() > given.size() && k.compare(0, given.size(), given) == 0) extending.push_back(k);
+    if (k.size() > given.size() && k.compare(0, given.size(), given) == 0 &&
+        std::find(extending.begin(), extending.end(), k) == extending.end())
+      extending.push_back(k);
   if (extending.size() == 1) return extending.front();
 
   std::optional<std::string> best;
@@ -88,7 +90,7 @@ std::optional<std::string> nearest_name(const std::vector<std::string>& known, s
   for (const auto& k : known) {
     std::size_t d = edit_distance(given, k);
     if (d < best_distance) best = k, best_distance = d, at_best = 1;
-    else if (d == best_distance && best) ++at_best;
+    else if (d == best_distance && best && *best != k) ++at_best;
   }
   if (at_best > 1) return std::nullopt;  // two names as near: no telling which was meant
   return best;

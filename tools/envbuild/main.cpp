@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "cmdline.hpp"
 #include "commands.hpp"
 #include "provkit/error.hpp"
 #include "provkit/fsutil.hpp"
@@ -28,24 +29,28 @@ void warn(const std::string& message) { std::cerr << "envbuild: warning: " << me
 
 int main(int argc, char** argv) {
   CLI::App app{"envbuild: build Python environments from a hashed lock, and prove later they have not drifted"};
+  cmdline::Convention convention(app);
   app.set_version_flag("--version", std::string("envbuild ") + PROVKIT_VERSION);
   app.require_subcommand(1);
   envbuild::Globals globals;
-  app.add_option("--cache-dir", globals.cache_dir, "wheel cache (default $ENVBUILD_CACHE_DIR or ~/.cache/provkit/envbuild)");
-  app.add_option("--python-dir", globals.python_dir,
-                 "managed interpreters (default $ENVBUILD_PYTHON_DIR or ~/.local/share/provkit/pythons)");
+  auto* cache_dir = app.add_option("--cache-dir", globals.cache_dir,
+                                   "wheel cache (default $ENVBUILD_CACHE_DIR or ~/.cache/provkit/envbuild)");
+  auto* python_dir = app.add_option("--python-dir", globals.python_dir,
+                                    "managed interpreters (default $ENVBUILD_PYTHON_DIR or ~/.local/share/provkit/pythons)");
   envbuild::Run run;
   envbuild::add_create(app, globals, run);
   envbuild::add_verify(app, globals, run);
   envbuild::add_capture(app, globals, run);
   envbuild::add_diff(app, globals, run);
   envbuild::add_python(app, globals, run);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    int rc = app.exit(e);
-    return rc == 0 ? 0 : static_cast<int>(provkit::ExitCode::usage);
-  }
+  // Which commands read the wheel cache and the managed interpreters (docs/envbuild.md, "Command line").
+  const CLI::App* create = app.get_subcommand("create");
+  const CLI::App* verify = app.get_subcommand("verify");
+  const CLI::App* python_install = app.get_subcommand("python")->get_subcommand("install");
+  const CLI::App* python_find = app.get_subcommand("python")->get_subcommand("find");
+  convention.global(cache_dir, {create, verify, python_install});
+  convention.global(python_dir, {create, python_install, python_find});
+  if (auto rc = convention.parse(argc, argv)) return *rc;
   try {
     return run();
   } catch (const provkit::Error& e) {

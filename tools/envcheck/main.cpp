@@ -4,6 +4,7 @@
 
 #include <iostream>
 
+#include "cmdline.hpp"
 #include "provkit/envcheck.hpp"
 #include "provkit/error.hpp"
 
@@ -21,6 +22,7 @@ const char* kDescription =
 
 int main(int argc, char** argv) {
   CLI::App app(kDescription, "envcheck");
+  cmdline::Convention convention(app);
   envcheck::Request req;
   std::string cuda, min_cc, arch_list, vram_free, profile, python_version;
   std::vector<std::string> needs, disks, ports, files;
@@ -48,18 +50,7 @@ int main(int argc, char** argv) {
   app.add_flag("--quiet", quiet, "print nothing; the exit code says it");
   app.set_version_flag("--version", std::string("envcheck ") + PROVKIT_VERSION);
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp&) {
-    std::cout << app.help();
-    return 0;
-  } catch (const CLI::CallForVersion&) {
-    std::cout << "envcheck " << PROVKIT_VERSION << "\n";
-    return 0;
-  } catch (const CLI::ParseError& e) {
-    std::cerr << "envcheck: " << e.what() << " (see envcheck --help)\n";
-    return static_cast<int>(ExitCode::usage);
-  }
+  if (auto rc = convention.parse(argc, argv)) return *rc;
 
   try {
     if (!profile.empty()) envcheck::load_profile(profile, req);

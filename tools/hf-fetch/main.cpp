@@ -8,22 +8,12 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "cmdline.hpp"
 #include "commands.hpp"
 #include "mirror_cmd.hpp"
 #include "provkit/error.hpp"
 
 namespace {
-
-void add_common(CLI::App& app, hffetch::CommonArgs& c) {
-  app.add_option("--endpoint", c.endpoint, "Hub URL (default: $HF_ENDPOINT, else https://huggingface.co)");
-  app.add_option("--token-file", c.token_file,
-                 "file holding a Hub token, used when neither HF_TOKEN nor the token file ($HF_TOKEN_PATH, else "
-                 "$HF_HOME/token) has one");
-  app.add_option("--retries", c.retries, "attempts per request before giving up (default 5)")->check(CLI::Range(1, 100));
-  app.add_option("--stall-timeout", c.stall_timeout_s,
-                 "seconds without a byte before a transfer counts as stalled and is retried (default 60)")
-      ->check(CLI::Range(1, 3600));
-}
 
 // A boolean environment variable as huggingface_hub reads one: 1, ON, YES or TRUE, in any case.
 bool env_flag(const char* name) {
@@ -38,14 +28,18 @@ bool env_flag(const char* name) {
 
 int main(int argc, char** argv) {
   CLI::App app{"hf-fetch: fetch Hugging Face Hub files pinned to a commit, sha256-verified and resumable"};
+  cmdline::Convention convention(app, "--manifest FILE");
   app.set_version_flag("--version", std::string("hf-fetch ") + PROVKIT_VERSION);
   app.require_subcommand(0, 1);
 
   hffetch::FetchArgs fetch;
+  hffetch::CommonArgs common;
+  std::vector<std::string> manifests;
   bool json = false, quiet = false;
-  app.add_option("--manifest", fetch.manifest, "the manifest (YAML) naming the repo, commit and files");
+  auto* manifest = app.add_option("--manifest", manifests,
+                                  "the manifest (YAML) naming the repo, commit and files (mirror export: repeatable)");
   auto* cache = app.add_option("--cache-dir", fetch.cache_dir,
-                               "Hugging Face cache to fill (default: $HF_HUB_CACHE, else $HF_HOME/hub)");
+                               "Hugging Face cache to fill or export from (default: $HF_HUB_CACHE, else $HF_HOME/hub)");
   app.add_option("--local-dir", fetch.local_dir, "write a plain tree here instead of the cache")->excludes(cache);
   auto* verify = app.add_flag("--verify-only", fetch.verify_only,
                               "check the files on disk against the manifest; no network");
@@ -56,8 +50,8 @@ int main(int argc, char** argv) {
                "no network at all: every file must already be in place and verify; then publish and assemble as "
                "usual (also when HF_HUB_OFFLINE=1 is set)")
       ->excludes(check_upstream);
-  app.add_flag("--json", json, "JSON lines: one event per line and a final summary");
-  app.add_flag("--quiet", quiet, "print only problems");
+  auto* json_flag = app.add_flag("--json", json, "JSON lines: one event per line and a final summary");
+  auto* quiet_flag = app.add_flag("--quiet", quiet, "print only problems");
   app.add_option("--jobs", fetch.jobs, "files downloaded at once (default 4)")->check(CLI::Range(1, 64));
   app.add_option("--connections", fetch.connections,
                  "connections per large file, each fetching its own byte ranges (default 8)")
@@ -67,7 +61,17 @@ int main(int argc, char** argv) {
                  "(default 16M)");
   app.add_option("--max-rate", fetch.max_rate,
                  "cap on the bytes per second of the whole run, e.g. 50M (all files and connections together)");
-  add_common(app, fetch.common);
+  auto* endpoint = app.add_option("--endpoint", common.endpoint,
+                                  "Hub URL (default: $HF_ENDPOINT, else https://huggingface.co)");
+  auto* token_file = app.add_option("--token-file", common.token_file,
+                                    "file holding a Hub token, used when neither HF_TOKEN nor the token file "
+                                    "($HF_TOKEN_PATH, else $HF_HOME/token) has one");
+  auto* retries = app.add_option("--retries", common.retries, "attempts per request before giving up (default 5)")
+                      ->check(CLI::Range(1, 100));
+  auto* stall_timeout =
+      app.add_option("--stall-timeout", common.stall_timeout_s,
+                     "seconds without a byte before a transfer counts as stalled and is retried (default 60)")
+          ->check(CLI::Range(1, 3600));
 
   auto* manifest_cmd = app.add_subcommand("manifest", "manifest tools");
   manifest_cmd->require_subcommand(1);
@@ -80,25 +84,21 @@ int main(int argc, char** argv) {
   create->add_option("--assemble", create_args.assemble,
                      "OUTPUT=PART,PART,...[:SHA256]: add an assembly of split parts (repeatable)");
   create->add_option("-o,--output", create_args.output, "write the manifest here (default: standard output)");
-  create->add_flag("--json", json, "JSON lines events");
-  create->add_flag("--quiet", quiet, "print only problems");
-  add_common(*create, create_args.common);
 
   hffetch::MirrorArgs mirror_args;
-  hffetch::add_mirror_command(app, mirror_args, json, quiet);
+  hffetch::add_mirror_command(app, mirror_args);
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    app.exit(e);
-    return static_cast<int>(provkit::ExitCode::usage);
-  }
+  // Global options, and the commands each means something for (docs/hf-fetch.md, "Command line"):
+  // the Hub options where a request is made, the cache where one is read, output everywhere.
+  const CLI::App* export_cmd = mirror_args.export_cmd;
+  for (auto* hub_option : {endpoint, token_file, retries, stall_timeout}) convention.global(hub_option, {&app, create});
+  for (auto* output_option : {json_flag, quiet_flag}) convention.global(output_option, {&app, create, export_cmd});
+  convention.global(manifest, {&app, export_cmd});
+  convention.global(cache, {&app, export_cmd});
+  if (auto rc = convention.parse(argc, argv)) return *rc;
+  fetch.common = create_args.common = common;
+  mirror_args.manifests = manifests;
+  mirror_args.cache_dir = fetch.cache_dir;
 
   // HF_HUB_OFFLINE=1 (huggingface_hub's switch, read the way it reads it) means --offline.
   if (!fetch.offline && env_flag("HF_HUB_OFFLINE")) fetch.offline = fetch.offline_from_env = true;
@@ -115,9 +115,17 @@ int main(int argc, char** argv) {
         throw provkit::Error(provkit::ExitCode::usage, "--json needs -o FILE (the manifest and the events would mix)");
       return hffetch::run_manifest_create(create_args, out);
     }
-    if (mirror_args.export_cmd->parsed()) return hffetch::run_mirror_export(mirror_args, out);
-    if (fetch.manifest.empty())
-      throw provkit::Error(provkit::ExitCode::usage, "--manifest FILE is required (or: hf-fetch manifest create ...)");
+    if (mirror_args.export_cmd->parsed()) {
+      if (manifests.empty())
+        throw provkit::Error(provkit::ExitCode::usage, "mirror export needs --manifest FILE (one or more)");
+      return hffetch::run_mirror_export(mirror_args, out);
+    }
+    if (manifests.size() != 1)
+      throw provkit::Error(provkit::ExitCode::usage,
+                           manifests.empty() ? "--manifest FILE is required (or: hf-fetch manifest create ...)"
+                                             : "a fetch takes one manifest; --manifest was given " +
+                                                   std::to_string(manifests.size()) + " times");
+    fetch.manifest = manifests.front();
     return hffetch::run_fetch(fetch, out);
   } catch (const provkit::Error& e) {
     out.error(e);

@@ -6,17 +6,12 @@
 
 namespace hffetch {
 
-void add_mirror_command(CLI::App& app, MirrorArgs& a, bool& json, bool& quiet) {
+void add_mirror_command(CLI::App& app, MirrorArgs& a) {
   auto* mirror = app.add_subcommand("mirror", "serve pinned commits to other nodes from one nginx");
   mirror->require_subcommand(1);
   a.export_cmd = mirror->add_subcommand(
       "export", "write a static Hub tree (and its nginx configuration) for the manifests' files from a verified cache");
-  a.export_cmd->add_option("--manifest", a.manifests, "a manifest whose files to export (repeatable)")->required();
   a.export_cmd->add_option("--to", a.to, "the directory to write (absent, empty, or an earlier export)")->required();
-  a.export_cmd->add_option("--cache-dir", a.cache_dir,
-                           "the Hugging Face cache hf-fetch filled (default: $HF_HUB_CACHE, else $HF_HOME/hub)");
-  a.export_cmd->add_flag("--json", json, "JSON lines: one event per file and a final summary");
-  a.export_cmd->add_flag("--quiet", quiet, "print only problems");
 }
 
 int run_mirror_export(const MirrorArgs& a, Reporter& out) {

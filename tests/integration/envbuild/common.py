@@ -4,6 +4,8 @@ import json
 import os
 import subprocess
 import sys
+import sysconfig
+import tarfile
 import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -29,6 +31,8 @@ def run(args, expect=0, env=None, cwd=None):
 
 
 def envbuild(cache, *args, expect=0):
+    """envbuild with a wheel cache: for the commands that read one (create, verify, python install; the others
+    refuse --cache-dir)."""
     return run([ENVBUILD, "--cache-dir", str(cache), *map(str, args)], expect=expect)
 
 
@@ -68,6 +72,37 @@ def tree_files(root, skip_bytecode=True):
                 continue
             out.add(os.path.relpath(os.path.join(dirpath, n), root))
     return out
+
+
+def make_standalone_archive(out, compression):
+    """A python-build-standalone-like tree (python/bin/python3, python/lib/pythonX.Y) from the local Python."""
+    stdlib = sysconfig.get_paths()["stdlib"]
+    xy = "%d.%d" % sys.version_info[:2]
+    skip = {"test", "idlelib", "tkinter", "turtledemo", "ensurepip", "lib2to3", "site-packages", "dist-packages", "__pycache__"}
+
+    def filt(info):
+        parts = info.name.split("/")
+        if any(p in skip for p in parts) or info.name.endswith(".pyc"):
+            return None
+        return info
+    tar_path = out + ".tar"
+    with tarfile.open(tar_path, "w", dereference=True) as t:  # Debian links sitecustomize.py to /etc
+        t.add(PYTHON, f"python/bin/python{xy}")
+        link = tarfile.TarInfo("python/bin/python3")
+        link.type, link.linkname = tarfile.SYMTYPE, f"python{xy}"
+        t.addfile(link)
+        t.add(stdlib, f"python/lib/python{xy}", filter=filt)
+        libdir = sysconfig.get_config_var("LIBDIR")
+        ldlib = sysconfig.get_config_var("LDLIBRARY")
+        if ldlib and ldlib.endswith(".so") and os.path.exists(os.path.join(libdir, ldlib)):
+            for n in os.listdir(libdir):
+                if n.startswith(ldlib):
+                    t.add(os.path.join(libdir, n), f"python/lib/{n}")
+    if compression == "gz":
+        run(["gzip", "-1", "-f", tar_path])
+        return tar_path + ".gz"
+    run(["zstd", "-q", "-1", "--rm", "-f", tar_path, "-o", tar_path + ".zst"])
+    return tar_path + ".zst"
 
 
 def test(fn):

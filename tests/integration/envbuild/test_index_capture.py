@@ -9,7 +9,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import sysconfig
 import tarfile
 import tempfile
 
@@ -125,7 +124,7 @@ def capture_and_rebuild():
          wheels, "--disable-pip-version-check", *names])
     house = os.path.join(tmp, "house")
     lock = os.path.join(tmp, "captured", "pylock.toml")
-    p = envbuild(cache, "capture", src, "--wheelhouse", house, "--lock", lock)
+    p = run([ENVBUILD, "capture", src, "--wheelhouse", house, "--lock", lock])
     check("captured 4 distributions" in p.stdout, p.stdout)
     for n in os.listdir(house):
         wheel_meta = subprocess.run([sys.executable, "-c", f"import zipfile,sys; z=zipfile.ZipFile(sys.argv[1]); "
@@ -147,16 +146,16 @@ def capture_and_rebuild():
     envbuild(cache, "verify", dst, "--lock", lock)
     check(run([os.path.join(dst, "bin", "python"), "-m", "pip", "check"]).returncode == 0, "pip check")
     check(run([os.path.join(dst, "bin", "demo-script")]).stdout.strip() == "script 1.0", "script from captured wheel")
-    p = envbuild(cache, "diff", src, dst)
+    p = run([ENVBUILD, "diff", src, dst])
     check("0 of 4 differ" in p.stdout, p.stdout)
     # A requirements lock captured from it too, and a differing diff.
     lock_txt = os.path.join(tmp, "captured.txt")
-    envbuild(cache, "capture", dst, "--wheelhouse", house + "2", "--lock", lock_txt)
+    run([ENVBUILD, "capture", dst, "--wheelhouse", house + "2", "--lock", lock_txt])
     check("--hash=sha256:" in open(lock_txt).read(), "requirements lock is hashed")
     other = write_lock(os.path.join(tmp, "other.txt"), [W("demopure-1.1-"), W("pip-")])
-    p = envbuild(cache, "diff", lock_txt, other, expect=1)
+    p = run([ENVBUILD, "diff", lock_txt, other], expect=1)
     check("* demopure" in p.stdout and "1.1" in p.stdout and "3 of 4 differ" in p.stdout, p.stdout)
-    p = envbuild(cache, "diff", dst, other, "--json", expect=1)
+    p = run([ENVBUILD, "diff", dst, other, "--json"], expect=1)
     rows = {r["name"]: r for r in json.loads(p.stdout)["packages"]}
     check(rows["demoplat"]["b"] is None and rows["demoplat"]["differs"] and not rows["pip"]["differs"], rows)
     # A wheel the pylock names by path, replaced by other bytes, is refused.
@@ -166,37 +165,6 @@ def capture_and_rebuild():
     p = envbuild(cache, "create", os.path.join(tmp, "env-swapped"), "--python", PYTHON, "--lock", lock, expect=1)
     check("matches the lock's hashes" in p.stderr, p.stderr)
     os.replace(target + ".orig", target)
-
-
-def make_standalone_archive(out, compression):
-    """A python-build-standalone-like tree (python/bin/python3, python/lib/pythonX.Y) from the local Python."""
-    stdlib = sysconfig.get_paths()["stdlib"]
-    xy = "%d.%d" % sys.version_info[:2]
-    skip = {"test", "idlelib", "tkinter", "turtledemo", "ensurepip", "lib2to3", "site-packages", "dist-packages", "__pycache__"}
-
-    def filt(info):
-        parts = info.name.split("/")
-        if any(p in skip for p in parts) or info.name.endswith(".pyc"):
-            return None
-        return info
-    tar_path = out + ".tar"
-    with tarfile.open(tar_path, "w", dereference=True) as t:  # Debian links sitecustomize.py to /etc
-        t.add(PYTHON, f"python/bin/python{xy}")
-        link = tarfile.TarInfo("python/bin/python3")
-        link.type, link.linkname = tarfile.SYMTYPE, f"python{xy}"
-        t.addfile(link)
-        t.add(stdlib, f"python/lib/python{xy}", filter=filt)
-        libdir = sysconfig.get_config_var("LIBDIR")
-        ldlib = sysconfig.get_config_var("LDLIBRARY")
-        if ldlib and ldlib.endswith(".so") and os.path.exists(os.path.join(libdir, ldlib)):
-            for n in os.listdir(libdir):
-                if n.startswith(ldlib):
-                    t.add(os.path.join(libdir, n), f"python/lib/{n}")
-    if compression == "gz":
-        run(["gzip", "-1", "-f", tar_path])
-        return tar_path + ".gz"
-    run(["zstd", "-q", "-1", "--rm", "-f", tar_path, "-o", tar_path + ".zst"])
-    return tar_path + ".zst"
 
 
 @test

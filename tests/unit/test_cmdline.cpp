@@ -1,0 +1,66 @@
+// The tools' shared command-line convention (tools/common/cmdline.hpp): suggestions, and the sentences
+// for options given where they cannot apply, on a CLI11 app built here.
+#include <catch2/catch.hpp>
+
+#include "cmdline.hpp"
+
+using cmdline::edit_distance;
+using cmdline::nearest_name;
+
+TEST_CASE("edit distance counts insertions, deletions and substitutions", "[cmdline]") {
+  CHECK(edit_distance("", "") == 0);
+  CHECK(edit_distance("--python", "--python") == 0);
+  CHECK(edit_distance("--pyton", "--python") == 1);
+  CHECK(edit_distance("--jsno", "--json") == 2);
+  CHECK(edit_distance("", "abc") == 3);
+  CHECK(edit_distance("kitten", "sitting") == 3);
+}
+
+TEST_CASE("the nearest name: the only one extended, else a close one, else none", "[cmdline]") {
+  std::vector<std::string> known{"--python", "--python-dir", "--lock", "--endpoint", "--json", "--jobs"};
+  CHECK(nearest_name(known, "--pyton") == "--python");
+  CHECK(nearest_name(known, "--end") == "--endpoint");        // the only name it begins
+  CHECK(nearest_name(known, "--jso") == "--json");            // the only name it begins
+  CHECK(nearest_name(known, "--jo") == "--jobs");             // the only name it begins
+  CHECK(nearest_name(known, "--pyth") == "--python");         // begins two: the nearest of them
+  CHECK(nearest_name({"--cap", "--car"}, "--cat") == std::nullopt);  // two as near: no telling
+  // A name several commands share is one name.
+  CHECK(nearest_name({"--json", "--json", "--jobs"}, "--jsn") == "--json");
+  CHECK(nearest_name({"--json", "--json"}, "--js") == "--json");
+  CHECK(nearest_name(known, "--lokc") == "--lock");
+  CHECK(nearest_name(known, "--frobnicate") == std::nullopt);
+  CHECK(nearest_name({}, "--x") == std::nullopt);
+}
+
+namespace {
+// argv from a list of words, the first being the program's path.
+std::optional<int> parse(cmdline::Convention& c, std::vector<std::string> words) {
+  std::vector<const char*> argv;
+  for (auto& w : words) argv.push_back(w.c_str());
+  return c.parse(static_cast<int>(argv.size()), argv.data());
+}
+}  // namespace
+
+TEST_CASE("a global option reaches the app from after a subcommand, and is refused where it cannot apply",
+          "[cmdline]") {
+  CLI::App app{"test"};
+  cmdline::Convention c(app);
+  std::string cache;
+  auto* cache_opt = app.add_option("--cache-dir", cache);
+  auto* used = app.add_subcommand("used", "reads the cache");
+  app.add_subcommand("other", "reads no cache");
+  c.global(cache_opt, {used});
+
+  SECTION("after") {
+    CHECK(parse(c, {"/usr/local/bin/tool", "used", "--cache-dir", "D"}) == std::nullopt);
+    CHECK(cache == "D");
+    CHECK(c.selected() == used);
+    CHECK(app.get_name() == "tool");
+  }
+  SECTION("before") {
+    CHECK(parse(c, {"tool", "--cache-dir", "D", "used"}) == std::nullopt);
+    CHECK(cache == "D");
+  }
+  SECTION("refused") { CHECK(parse(c, {"tool", "other", "--cache-dir", "D"}) == 2); }
+  SECTION("unknown") { CHECK(parse(c, {"tool", "used", "--cache-dri", "D"}) == 2); }
+}

@@ -90,7 +90,7 @@ CreateResult create_env(const CreateOptions& o) {
   const unsigned jobs = o.jobs ? o.jobs : default_jobs();
   Interpreter it = query_interpreter(o.python, o.cache_dir);
   Lock lock = read_lock(o.lock);
-  auto entries = applicable_entries(lock, it.markers);
+  auto entries = applicable_entries(lock, it.markers, o.selection);
   const auto tags = compatible_tags(it);
   WheelCache cache(o.cache_dir);
 

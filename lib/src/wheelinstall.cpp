@@ -12,6 +12,7 @@
 #include "provkit/fsutil.hpp"
 #include "provkit/hash.hpp"
 #include "provkit/record.hpp"
+#include "provkit/wheelname.hpp"
 
 namespace provkit::py {
 
@@ -155,7 +156,10 @@ fs::path install_wheel(const CacheEntry& entry, const std::string& wheel, const 
       if (key == "purelib") dest = layout.purelib / sub;
       else if (key == "platlib") dest = layout.platlib / sub;
       else if (key == "scripts") dest = layout.scripts / sub, is_script = true;
-      else if (key == "headers") dest = layout.root / "include" / "site" / ("python" + layout.python_xy) / dist_name / sub;
+      // The project's normalised name, as uv does and as pip does for a lock
+      // that spells names so (uv's, pip-compile's), whatever the dist-info says.
+      else if (key == "headers")
+        dest = layout.root / "include" / "site" / ("python" + layout.python_xy) / normalize_name(dist_name) / sub;
       else if (key == "data") dest = layout.data / sub;
       else bad_wheel(wheel, "unknown .data directory '" + key + "' in " + f.path);
     } else {

@@ -21,12 +21,13 @@ def record_hash(data):
 
 
 def write_wheel(outdir, filename, name, version, files, purelib=True, tag="py3-none-any",
-                entry_points=None, record_override=None, extra_entries=()):
-    """files: {archive path: bytes or (bytes, mode)}; RECORD is computed unless overridden."""
+                entry_points=None, record_override=None, extra_entries=(), metadata_name=None):
+    """files: {archive path: bytes or (bytes, mode)}; RECORD is computed unless overridden.
+    name names the .dist-info directory; metadata_name (default name) is METADATA's Name."""
     distinfo = f"{name}-{version}.dist-info"
     files = dict(files)
     files[f"{distinfo}/METADATA"] = (
-        f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\nSummary: envbuild test wheel\n\n").encode()
+        f"Metadata-Version: 2.1\nName: {metadata_name or name}\nVersion: {version}\nSummary: envbuild test wheel\n\n").encode()
     files[f"{distinfo}/WHEEL"] = (
         f"Wheel-Version: 1.0\nGenerator: envbuild-tests\nRoot-Is-Purelib: {'true' if purelib else 'false'}\n"
         f"Tag: {tag}\n").encode()

@@ -357,14 +357,17 @@ Lock parse_pylock(const std::string& text, const fs::path& path) {
   return lock;
 }
 
+bool is_pylock_name(const fs::path& file) {
+  static const std::regex pylock_name(R"(^pylock(\.[^.]+)?\.toml$)");
+  return std::regex_match(file.filename().string(), pylock_name);
+}
+
 Lock read_lock(const fs::path& file) {
   std::error_code ec;
   if (!fs::is_regular_file(file, ec)) throw Error(ExitCode::usage, file.string() + ": lock file not found");
   std::string text = read_file(file);
   auto name = file.filename().string();
-  // PEP 751: "pylock.toml" or "pylock.NAME.toml" with no dot in NAME.
-  static const std::regex pylock_name(R"(^pylock(\.[^.]+)?\.toml$)");
-  if (std::regex_match(name, pylock_name)) return parse_pylock(text, file);
+  if (is_pylock_name(file)) return parse_pylock(text, file);
   static const std::regex pylock_line(R"(^\s*lock-version\s*=)");
   std::istringstream in(text);
   int lineno = 0;

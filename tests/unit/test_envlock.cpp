@@ -265,6 +265,11 @@ TEST_CASE("a PEP 751 lock under another name is refused, saying the name it need
                                             Catch::Contains("pylock.toml or pylock.NAME.toml"));
     }
   }
+  CHECK(is_pylock_name("x/pylock.toml"));
+  CHECK(is_pylock_name("pylock.prod.toml"));
+  CHECK_FALSE(is_pylock_name("pylock.a.b.toml"));
+  CHECK_FALSE(is_pylock_name("pylock..toml"));
+  CHECK_FALSE(is_pylock_name("env.toml"));
   provkit::write_file_atomic(dir / "pylock.prod.toml", text);
   CHECK(read_lock(dir / "pylock.prod.toml").pylock);
   fs::remove_all(dir);

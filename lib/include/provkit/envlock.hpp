@@ -59,6 +59,9 @@ struct LockSelection {
   bool no_default_groups = false;
 };
 
+// PEP 751's file names: "pylock.toml" or "pylock.NAME.toml", NAME without dots.
+bool is_pylock_name(const fs::path& file);
+
 // Parses by file name: "pylock.toml" / "pylock.*.toml" as PEP 751, else
 // requirements; a PEP 751 lock under another name is refused (the name is
 // part of the standard), saying what it must be.

@@ -249,6 +249,12 @@ try:
             p = create(os.path.join(tmp, "env-never"), lock, expect=2)
             check(f"{name}:3" in p.stderr and 'this is a PEP 751 lock (lock-version = "1.0")' in p.stderr and
                   "pylock.toml or pylock.NAME.toml" in p.stderr, f"{name}: {p.stderr}")
+        # capture does not write a pylock under a name create would refuse.
+        house = os.path.join(tmp, "house-misnamed")
+        p = envbuild(cache, "capture", os.path.join(tmp, "env-uv-pip-compile.txt"), "--wheelhouse", house,
+                     "--lock", os.path.join(tmp, "misnamed", "env.toml"), expect=2)
+        check("pylock.toml or pylock.NAME.toml" in p.stderr, p.stderr)
+        check(not os.path.exists(os.path.join(tmp, "misnamed", "env.toml")) and not os.path.exists(house), "nothing written")
 
     @test
     def python_version_behind_a_pyenv_shim():

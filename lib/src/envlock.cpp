@@ -139,7 +139,9 @@ Lock parse_requirements(const std::string& text, const fs::path& path) {
           // Already how envbuild works (wheels only, hashes required, exact pins
           // that may name pre-releases) or irrelevant to it.
         } else if (opt == "-e" || opt == "--editable") {
-          throw input_error(file, start_line, "editable requirements cannot be locked by hash");
+          throw input_error(file, start_line, "editable requirements ('" + opt + (t + 1 < tokens.size() ? " " + tokens[t + 1] : "") +
+                                                  "') cannot be locked by hash; envbuild installs wheels only (uv export: "
+                                                  "--no-emit-project; or build the project into a wheel and lock that)");
         } else if (opt == "-r" || opt == "-c" || opt == "--requirement" || opt == "--constraint") {
           throw input_error(file, start_line, "included files (" + opt + ") are not supported; give one complete lock");
         } else {

@@ -124,6 +124,7 @@ try:
         ("pip-compile.txt", (), ["lockdemo-cli==1.0", "lockdemo-core==1.0", f"setuptools=={SETUPTOOLS_VERSION}"]),
         ("uv-pip-compile.txt", (), ALL),
         ("pdm-export.txt", ("--no-index", "--find-links", wheels), ALL),
+        ("uv-export.txt", ("--no-index", "--find-links", wheels), ALL),
         ("pip-options.txt", (), ["lockdemo-core==1.0", "lockdemo-pre==1.0rc1"]),
     ]:
         def requirements_lock(fixture=fixture, args=args, expected=expected):
@@ -198,6 +199,14 @@ try:
         same_as_pip(env, ref_all())
         env, _, _ = pylock_env("pdm.pylock.toml", "--group", "dev")
         check(installed(env) == ["lockdemo-core==1.0", "lockdemo-dev==1.0", "lockdemo-old==2.0"], installed(env))
+
+    @test
+    def uv_export_with_the_project():
+        # Without --no-emit-project, uv export's first requirement is the project itself, editable.
+        lock = fill("uv-export.txt", os.path.join(tmp, "req-uv-export-project"), "requirements.txt",
+                    lambda t: t.replace("--no-emit-project\n", "\n-e .\n"))
+        p = create(os.path.join(tmp, "env-never"), lock, "-f", wheels, expect=2)
+        check("requirements.txt:3" in p.stderr and "editable" in p.stderr and "--no-emit-project" in p.stderr, p.stderr)
 
     @test
     def extras_on_a_requirements_lock_is_usage():

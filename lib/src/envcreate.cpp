@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "provkit/error.hpp"
+#include "provkit/http.hpp"
 #include "provkit/installed.hpp"
 #include "provkit/parallel.hpp"
 #include "provkit/simpleindex.hpp"
@@ -117,7 +118,7 @@ CreateResult create_env(const CreateOptions& o) {
       c.sha256 = w.sha256;
       c.size = w.size;
       if (!w.path.empty()) c.local = fs::path(w.path).is_absolute() ? fs::path(w.path) : lock.file.parent_path() / w.path;
-      else if (w.url.rfind("file://", 0) == 0) c.local = w.url.substr(7);
+      else if (w.url.rfind("file://", 0) == 0) c.local = http::percent_decode(w.url.substr(7));
       else c.url = w.url;
       // The same file offered by --find-links saves a download.
       if (c.local.empty()) {

@@ -11,6 +11,7 @@
 #include "provkit/error.hpp"
 #include "provkit/fsutil.hpp"
 #include "provkit/hash.hpp"
+#include "provkit/http.hpp"
 #include "provkit/markers.hpp"
 #include "provkit/wheelname.hpp"
 
@@ -326,10 +327,12 @@ Lock parse_pylock(const std::string& text, const fs::path& path) {
       lw.url = (*w)["url"].value_or(std::string());
       lw.path = (*w)["path"].value_or(std::string());
       lw.filename = (*w)["name"].value_or(std::string());
-      if (lw.filename.empty()) {
-        std::string from = !lw.url.empty() ? lw.url : lw.path;
-        auto slash = from.find_last_of('/');
-        lw.filename = slash == std::string::npos ? from : from.substr(slash + 1);
+      if (lw.filename.empty() && !lw.url.empty()) {
+        // The URL's last part, decoded: uv writes "torch-2.6.0%2Bcpu-...whl" with no name.
+        std::string from = lw.url.substr(0, lw.url.find_first_of("?#"));
+        lw.filename = http::percent_decode(from.substr(from.find_last_of('/') + 1));
+      } else if (lw.filename.empty()) {
+        lw.filename = fs::path(lw.path).filename().string();
       }
       if (lw.filename.empty()) throw input_error(file, wline, entry.name + ": wheel has no name, url or path");
       if (!parse_wheel_name(lw.filename)) throw input_error(file, wline, "'" + lw.filename + "' is not a wheel file name");

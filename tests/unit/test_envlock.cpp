@@ -189,6 +189,14 @@ TEST_CASE("pylock requires-python and environments must admit the interpreter", 
   CHECK_THAT(refusal(head + "requires-python = \">>3\"\n", "pylock.toml"), Catch::Contains("pylock.toml:2"));
 }
 
+TEST_CASE("pylock wheel names come from the URL decoded, as uv writes them", "[envbuild][locks]") {
+  auto lock = parse_pylock("lock-version = \"1.0\"\n[[packages]]\nname = \"torch\"\nversion = \"2.6.0+cpu\"\n"
+                           "wheels = [{ url = \"https://download.pytorch.org/whl/cpu/torch-2.6.0%2Bcpu-cp312-cp312-"
+                           "linux_x86_64.whl\", hashes = { sha256 = \"" + H1 + "\" } }]\n",
+                           "pylock.toml");
+  CHECK(lock.entries.at(0).wheels.at(0).filename == "torch-2.6.0+cpu-cp312-cp312-linux_x86_64.whl");
+}
+
 TEST_CASE("pylock entries envbuild cannot install are refused only when selected", "[envbuild][locks]") {
   const std::string head = "lock-version = \"1.0\"\n";
   // uv export writes the project itself as a directory entry.

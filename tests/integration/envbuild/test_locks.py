@@ -45,7 +45,7 @@ def build_wheels():
     pure("lockdemo_cli", "1.0", entry_points="[console_scripts]\nlockdemo = lockdemo_cli:main\n",
          extra={"lockdemo_cli/__main__.py": b"print('cli')\n"})
     for dist, version in [("lockdemo_old", "1.0"), ("lockdemo_old", "2.0"), ("lockdemo_win", "1.0"),
-                          ("lockdemo_dev", "1.0"), ("lockdemo_pre", "1.0rc1")]:
+                          ("lockdemo_dev", "1.0"), ("lockdemo_pre", "1.0rc1"), ("lockdemo_plus", "1.0+cpu")]:
         pure(dist, version)
     setuptools = [w for w in debian_wheels() if os.path.basename(w).startswith("setuptools-")][0]
     shutil.copy(setuptools, wheels)
@@ -122,7 +122,7 @@ try:
     # Requirement formats: the same files as pip's install of the same lock.
     for fixture, args, expected in [
         ("pip-compile.txt", (), ["lockdemo-cli==1.0", "lockdemo-core==1.0", f"setuptools=={SETUPTOOLS_VERSION}"]),
-        ("uv-pip-compile.txt", (), ALL),
+        ("uv-pip-compile.txt", (), ALL + ["lockdemo-plus==1.0+cpu"]),
         ("pdm-export.txt", ("--no-index", "--find-links", wheels), ALL),
         ("uv-export.txt", ("--no-index", "--find-links", wheels), ALL),
         ("pip-options.txt", (), ["lockdemo-core==1.0", "lockdemo-pre==1.0rc1"]),
@@ -152,13 +152,14 @@ try:
         env = os.path.join(tmp, f"env-lock-{pylock_env.count}")
         return env, create(env, lock, *args, expect=expect), lock
 
-    ref_all = lambda: pip_env(os.path.join(tmp, "req-uv-pip-compile.txt", "requirements.txt"))
+    ref_all = lambda: pip_env(os.path.join(tmp, "req-uv-export.txt", "requirements.txt"), "--no-index", "--find-links", wheels)
 
     @test
     def uv_pip_compile_pylock():
+        # With a local version, whose URL uv percent-encodes (torch-2.6.0%2Bcpu-...).
         env, _, _ = pylock_env("uv-pip-compile.pylock.toml")
-        check(installed(env) == ALL, installed(env))
-        same_as_pip(env, ref_all())
+        check(installed(env) == ALL + ["lockdemo-plus==1.0+cpu"], installed(env))
+        same_as_pip(env, pip_env(os.path.join(tmp, "req-uv-pip-compile.txt", "requirements.txt")))
 
     @test
     def pep751_example_shape():

@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "provkit/error.hpp"
+#include "provkit/http.hpp"
 #include "provkit/installed.hpp"
 #include "provkit/parallel.hpp"
 #include "provkit/simpleindex.hpp"
@@ -90,7 +91,7 @@ CreateResult create_env(const CreateOptions& o) {
   const unsigned jobs = o.jobs ? o.jobs : default_jobs();
   Interpreter it = query_interpreter(o.python, o.cache_dir);
   Lock lock = read_lock(o.lock);
-  auto entries = applicable_entries(lock, it.markers);
+  auto entries = applicable_entries(lock, it.markers, o.selection);
   const auto tags = compatible_tags(it);
   WheelCache cache(o.cache_dir);
 
@@ -117,7 +118,7 @@ CreateResult create_env(const CreateOptions& o) {
       c.sha256 = w.sha256;
       c.size = w.size;
       if (!w.path.empty()) c.local = fs::path(w.path).is_absolute() ? fs::path(w.path) : lock.file.parent_path() / w.path;
-      else if (w.url.rfind("file://", 0) == 0) c.local = w.url.substr(7);
+      else if (w.url.rfind("file://", 0) == 0) c.local = http::percent_decode(w.url.substr(7));
       else c.url = w.url;
       // The same file offered by --find-links saves a download.
       if (c.local.empty()) {

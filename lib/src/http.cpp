@@ -418,6 +418,20 @@ std::string resolve_reference(const std::string& base, const std::string& locati
   return prefix + remove_dot_segments(dir + loc.substr(0, q)) + (q == std::string::npos ? "" : loc.substr(q));
 }
 
+std::string percent_decode(const std::string& s) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%' && i + 2 < s.size() && std::isxdigit(static_cast<unsigned char>(s[i + 1])) &&
+        std::isxdigit(static_cast<unsigned char>(s[i + 2]))) {
+      out += static_cast<char>(std::stoi(s.substr(i + 1, 2), nullptr, 16));
+      i += 2;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
 std::string redact_url(const std::string& url) {
   std::string s = url.substr(0, url.find_first_of("?#"));
   auto sep = s.find("://");

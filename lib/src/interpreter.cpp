@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <regex>
 
@@ -82,6 +83,24 @@ Interpreter from_json(const nlohmann::json& j) {
 bool is_executable_file(const fs::path& p) {
   struct stat st{};
   return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(p.c_str(), X_OK) == 0;
+}
+
+// A pyenv shim ("exec .../libexec/pyenv exec python3.12 ...") runs whichever
+// version pyenv has active and answers "command not found" when that one
+// lacks the command. Returns the pyenv root the shim belongs to, or nothing
+// when `p` is not a shim.
+std::optional<fs::path> pyenv_shim_root(const fs::path& p) {
+  std::string head;
+  if (FILE* f = std::fopen(p.c_str(), "rb")) {
+    char buf[2048];
+    head.assign(buf, std::fread(buf, 1, sizeof buf, f));
+    std::fclose(f);
+  }
+  if (head.rfind("#!", 0) != 0 || head.find("pyenv\" exec ") == std::string::npos) return std::nullopt;
+  static const std::regex root_re(R"re(export PYENV_ROOT="([^"]+)")re");
+  std::smatch m;
+  if (std::regex_search(head, m, root_re)) return fs::path(m[1].str());
+  return p.parent_path().parent_path();  // <root>/shims/<command>
 }
 
 }  // namespace
@@ -193,26 +212,40 @@ fs::path find_python(const std::string& spec, const fs::path& managed_dir) {
     std::sort(managed.rbegin(), managed.rend());
     candidates.insert(candidates.end(), managed.begin(), managed.end());
   }
+  // pyenv roots: $PYENV_ROOT (or ~/.pyenv), and that of any shim on PATH.
+  std::vector<fs::path> pyenv_roots;
+  auto root = getenv_str("PYENV_ROOT");
+  pyenv_roots.push_back(root.empty() ? getenv_str("HOME") + "/.pyenv" : root);
   auto path_env = getenv_str("PATH");
   std::size_t start = 0;
   while (start <= path_env.size()) {
     auto end = path_env.find(':', start);
     if (end == std::string::npos) end = path_env.size();
     auto dir = path_env.substr(start, end - start);
-    if (!dir.empty()) candidates.push_back(fs::path(dir) / command);
     start = end + 1;
+    if (dir.empty()) continue;
+    fs::path candidate = fs::path(dir) / command;
+    // A version is found in pyenv's versions directly, not through a shim
+    // that works only while pyenv has that version active.
+    if (is_version && is_executable_file(candidate))
+      if (auto shim_root = pyenv_shim_root(candidate)) {
+        if (std::find(pyenv_roots.begin(), pyenv_roots.end(), *shim_root) == pyenv_roots.end())
+          pyenv_roots.push_back(*shim_root);
+        continue;
+      }
+    candidates.push_back(candidate);
   }
   if (is_version) {
-    std::vector<fs::path> pyenv;
-    auto root = getenv_str("PYENV_ROOT");
-    if (root.empty()) root = getenv_str("HOME") + "/.pyenv";
-    std::error_code ec;
-    for (auto& e : fs::directory_iterator(fs::path(root) / "versions", ec)) {
-      auto name = e.path().filename().string();
-      if (name == spec || name.rfind(spec + ".", 0) == 0) pyenv.push_back(e.path() / "bin" / command);
+    for (auto& pyenv_root : pyenv_roots) {
+      std::vector<fs::path> pyenv;
+      std::error_code ec;
+      for (auto& e : fs::directory_iterator(pyenv_root / "versions", ec)) {
+        auto name = e.path().filename().string();
+        if (name == spec || name.rfind(spec + ".", 0) == 0) pyenv.push_back(e.path() / "bin" / command);
+      }
+      std::sort(pyenv.rbegin(), pyenv.rend());
+      candidates.insert(candidates.end(), pyenv.begin(), pyenv.end());
     }
-    std::sort(pyenv.rbegin(), pyenv.rend());
-    candidates.insert(candidates.end(), pyenv.begin(), pyenv.end());
     candidates.push_back(fs::path("/usr/local/bin") / command);
     candidates.push_back(fs::path("/usr/bin") / command);
   }

@@ -1,5 +1,6 @@
 #include "provkit/markers.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <stdexcept>
 #include <vector>
@@ -94,8 +95,8 @@ bool compare(const std::string& lhs, const std::string& op, const std::string& r
 
 class Parser {
  public:
-  Parser(std::vector<Token> tokens, const std::map<std::string, std::string>& env)
-      : t_(std::move(tokens)), env_(env) {}
+  Parser(std::vector<Token> tokens, const std::map<std::string, std::string>& env, const MarkerSets* sets)
+      : t_(std::move(tokens)), env_(env), sets_(sets) {}
 
   bool parse() {
     bool v = parse_or();
@@ -146,6 +147,15 @@ class Parser {
     } else {
       throw std::invalid_argument("expected an operator in marker after '" + lhs + "'");
     }
+    if (t_[i_].kind == Token::name && is_set_var(t_[i_].text)) {
+      const std::string var = t_[i_++].text;
+      if (!sets_) throw std::invalid_argument("'" + var + "' is a pylock.toml marker variable (PEP 751)");
+      if (lhs_var || (op != "in" && op != "not in"))
+        throw std::invalid_argument("'" + var + "' is a set: write 'NAME' in " + var + " or 'NAME' not in " + var);
+      const auto& set = var == "extras" ? sets_->extras : sets_->dependency_groups;
+      bool member = set.count(normalize_name(lhs)) > 0;
+      return op == "in" ? member : !member;
+    }
     std::string rhs = value(rhs_var, rhs_name);
     bool versions = (lhs_var && is_version_var(lhs_name)) || (rhs_var && is_version_var(rhs_name));
     return compare(lhs, op, rhs, versions);
@@ -164,6 +174,8 @@ class Parser {
       if (name == "os.name") name = "os_name";
       if (name == "sys.platform") name = "sys_platform";
       if (name == "extra") return "";
+      if (is_set_var(name))
+        throw std::invalid_argument("'" + name + "' is a set: write 'NAME' in " + name + " or 'NAME' not in " + name);
       auto it = env_.find(name);
       if (it == env_.end()) throw std::invalid_argument("unknown marker variable '" + name + "'");
       return it->second;
@@ -171,15 +183,41 @@ class Parser {
     throw std::invalid_argument("expected a value in marker");
   }
 
+  static bool is_set_var(const std::string& name) { return name == "extras" || name == "dependency_groups"; }
+
   std::vector<Token> t_;
   const std::map<std::string, std::string>& env_;
+  const MarkerSets* sets_;
   std::size_t i_ = 0;
 };
 
 }  // namespace
 
-bool evaluate_marker(std::string_view marker, const std::map<std::string, std::string>& env) {
-  return Parser(tokenize(marker), env).parse();
+bool evaluate_marker(std::string_view marker, const std::map<std::string, std::string>& env, const MarkerSets* sets) {
+  return Parser(tokenize(marker), env, sets).parse();
+}
+
+bool version_matches(std::string_view version, std::string_view specifiers) {
+  const std::string v(version), all(specifiers);
+  if (all.find_first_not_of(" \t") == std::string::npos) return true;  // no constraint
+  static const char* const ops[] = {"===", "==", "!=", "<=", ">=", "~=", "<", ">"};
+  std::size_t start = 0;
+  for (;;) {
+    auto comma = all.find(',', start);
+    std::string clause = all.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    clause.erase(0, clause.find_first_not_of(" \t"));
+    clause.erase(clause.find_last_not_of(" \t") + 1);
+    auto op_end = clause.find_first_not_of("<>=!~");
+    std::string op = clause.substr(0, op_end == std::string::npos ? clause.size() : op_end);
+    std::string rhs = op_end == std::string::npos ? "" : clause.substr(op_end);
+    rhs.erase(0, rhs.find_first_not_of(" \t"));
+    if (std::find(std::begin(ops), std::end(ops), op) == std::end(ops) || !looks_like_version(rhs) ||
+        rhs.find_first_of(" \t") != std::string::npos)
+      throw std::invalid_argument("'" + clause + "' in '" + all + "' is not a version specifier");
+    if (!compare(v, op, rhs, true)) return false;
+    if (comma == std::string::npos) return true;
+    start = comma + 1;
+  }
 }
 
 }  // namespace provkit::py

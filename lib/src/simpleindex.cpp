@@ -31,20 +31,6 @@ std::string html_unescape(std::string s) {
   return s;
 }
 
-std::string percent_decode(const std::string& s) {
-  std::string out;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '%' && i + 2 < s.size() && std::isxdigit(static_cast<unsigned char>(s[i + 1])) &&
-        std::isxdigit(static_cast<unsigned char>(s[i + 2]))) {
-      out += static_cast<char>(std::stoi(s.substr(i + 1, 2), nullptr, 16));
-      i += 2;
-    } else {
-      out += s[i];
-    }
-  }
-  return out;
-}
-
 // The value of attribute `name` inside one tag's text, or nullopt.
 std::optional<std::string> attribute(const std::string& tag, const std::string& name) {
   std::size_t pos = 0;
@@ -122,7 +108,7 @@ std::vector<WheelCandidate> parse_simple_page(const std::string& body, const std
       link = link.substr(0, hash);
     }
     std::string path = link.substr(0, link.find('?'));
-    std::string filename = percent_decode(path.substr(path.rfind('/') == std::string::npos ? 0 : path.rfind('/') + 1));
+    std::string filename = http::percent_decode(path.substr(path.rfind('/') == std::string::npos ? 0 : path.rfind('/') + 1));
     std::string sha;
     if (fragment.rfind("sha256=", 0) == 0) sha = fragment.substr(7);
     add_candidate(out, filename, http::resolve_reference(page_url, link), sha, std::nullopt);

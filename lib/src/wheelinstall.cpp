@@ -196,7 +196,10 @@ InstallPlan plan_install(const CacheEntry& entry, const std::string& wheel, cons
       if (key == "purelib") dest = layout.purelib / sub;
       else if (key == "platlib") dest = layout.platlib / sub;
       else if (key == "scripts") dest = layout.scripts / sub, is_script = true;
-      else if (key == "headers") dest = layout.root / "include" / "site" / ("python" + layout.python_xy) / dist_name / sub;
+      // The project's normalised name, as uv does and as pip does for a lock
+      // that spells names so (uv's, pip-compile's), whatever the dist-info says.
+      else if (key == "headers")
+        dest = layout.root / "include" / "site" / ("python" + layout.python_xy) / normalize_name(dist_name) / sub;
       else if (key == "data") dest = layout.data / sub;
       else bad_wheel(wheel, "unknown .data directory '" + key + "' in " + f.path);
     } else {

@@ -1,9 +1,14 @@
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
+#include <filesystem>
+
 #include "provkit/envlock.hpp"
 #include "provkit/error.hpp"
+#include "provkit/fsutil.hpp"
 
 using namespace provkit::py;
+namespace fs = std::filesystem;
 
 namespace {
 const std::string H1(64, 'a'), H2(64, 'b');
@@ -66,11 +71,12 @@ TEST_CASE("pylock.toml: wheels with hashes, markers, refusals with lines", "[env
   CHECK(lock.entries[0].wheels[0].size == 11053u);
   CHECK(lock.entries[0].sha256 == std::vector<std::string>{H1});
   CHECK_THAT(refusal("lock-version = \"2.0\"\n", "pylock.toml"), Catch::Contains("pylock.toml:1"));
-  CHECK_THAT(refusal("lock-version = \"1.0\"\n[[packages]]\nname = \"a\"\nversion = \"1\"\nsdist = { url = \"x\" }\n", "pylock.toml"),
-             Catch::Contains("pylock.toml:2") && Catch::Contains("no wheels"));
-  CHECK_THAT(refusal("lock-version = \"1.0\"\n[[packages]]\nname = \"a\"\nversion = \"1\"\n"
-                     "wheels = [{ path = \"a-1-py3-none-any.whl\", hashes = { md5 = \"x\" } }]\n", "pylock.toml"),
-             Catch::Contains("no sha256"));
+  auto sdist_only = parse_pylock("lock-version = \"1.0\"\n[[packages]]\nname = \"a\"\nversion = \"1\"\nsdist = { url = \"x\" }\n",
+                                 "pylock.toml");
+  CHECK_THROWS_WITH(applicable_entries(sdist_only, {}), Catch::Contains("pylock.toml:2") && Catch::Contains("no wheels"));
+  auto md5_only = parse_pylock("lock-version = \"1.0\"\n[[packages]]\nname = \"a\"\nversion = \"1\"\n"
+                               "wheels = [{ path = \"a-1-py3-none-any.whl\", hashes = { md5 = \"x\" } }]\n", "pylock.toml");
+  CHECK_THROWS_WITH(applicable_entries(md5_only, {}), Catch::Contains("no sha256"));
   CHECK_THAT(refusal("lock-version = \"1.0\"\n[[packages\n", "pylock.toml"), Catch::Contains("pylock.toml:2"));
 }
 
@@ -89,4 +95,190 @@ TEST_CASE("markers select entries; written locks read back", "[envbuild]") {
   CHECK(pylock.entries[0].wheels[0].sha256 == H1);
   auto bad = parse_requirements("a==1 ; python_version >>> '3' --hash=sha256:" + H1 + "\n", "m.txt");
   CHECK_THROWS_WITH(applicable_entries(bad, {{"python_version", "3.11"}}), Catch::Contains("m.txt:1"));
+}
+
+namespace {
+const std::map<std::string, std::string> linux312 = {
+    {"python_version", "3.12"}, {"python_full_version", "3.12.1"}, {"sys_platform", "linux"},
+    {"platform_machine", "x86_64"}, {"implementation_name", "cpython"}, {"os_name", "posix"},
+    {"platform_system", "Linux"}};
+
+std::string wheel(const std::string& name) {
+  return "wheels = [{ url = \"https://x/" + name + "-1.0-py3-none-any.whl\", hashes = { sha256 = \"" + H1 + "\" } }]\n";
+}
+
+std::vector<std::string> names(const std::vector<LockEntry>& entries) {
+  std::vector<std::string> out;
+  for (auto& e : entries) out.push_back(e.name);
+  return out;
+}
+
+// The code and message of a lock the interpreter or the selection does not fit.
+std::pair<provkit::ExitCode, std::string> selection_refusal(const Lock& lock, const LockSelection& sel = {}) {
+  try {
+    applicable_entries(lock, linux312, sel);
+  } catch (const provkit::Error& e) {
+    return {e.code(), e.what()};
+  }
+  FAIL("selected");
+  return {};
+}
+
+// uv's multi-use shape: extras, dependency-groups, default-groups at the top.
+const std::string kMultiUse = "lock-version = \"1.0\"\ncreated-by = \"uv\"\nrequires-python = \">=3.11\"\n"
+                              "extras = [\"cli\"]\ndependency-groups = [\"dev\"]\ndefault-groups = [\"default\"]\n\n"
+                              "[[packages]]\nname = \"base\"\nversion = \"1.0\"\nmarker = \"'default' in dependency_groups\"\n" +
+                              wheel("base") +
+                              "\n[[packages]]\nname = \"click\"\nversion = \"1.0\"\nmarker = \"'cli' in extras\"\n" +
+                              wheel("click") +
+                              "\n[[packages]]\nname = \"pytest\"\nversion = \"1.0\"\nmarker = \"'dev' in dependency_groups\"\n" +
+                              wheel("pytest") +
+                              "\n[[packages]]\nname = \"colorama\"\nversion = \"1.0\"\n"
+                              "marker = \"sys_platform == 'win32' and 'cli' in extras\"\n" + wheel("colorama");
+}  // namespace
+
+TEST_CASE("pylock extras and dependency groups: PEP 751 defaults, --extra, --group", "[envbuild][locks]") {
+  auto lock = parse_pylock(kMultiUse, "pylock.toml");
+  CHECK(lock.extras == std::vector<std::string>{"cli"});
+  CHECK(lock.default_groups == std::vector<std::string>{"default"});
+  CHECK(names(applicable_entries(lock, linux312)) == std::vector<std::string>{"base"});
+  CHECK(names(applicable_entries(lock, linux312, {{"cli"}, {}, false})) == std::vector<std::string>{"base", "click"});
+  CHECK(names(applicable_entries(lock, linux312, {{"CLI"}, {"dev"}, false})) ==
+        std::vector<std::string>{"base", "click", "pytest"});
+  CHECK(names(applicable_entries(lock, linux312, {{}, {"dev"}, true})) == std::vector<std::string>{"pytest"});
+  auto [code, msg] = selection_refusal(lock, {{"docs"}, {}, false});
+  CHECK(code == provkit::ExitCode::usage);
+  CHECK_THAT(msg, Catch::Contains("no extra 'docs'") && Catch::Contains("it offers: cli"));
+  std::tie(code, msg) = selection_refusal(lock, {{}, {"lint"}, false});
+  CHECK(code == provkit::ExitCode::usage);
+  CHECK_THAT(msg, Catch::Contains("no dependency group 'lint'") && Catch::Contains("dev, default"));
+  auto req = parse_requirements("a==1 --hash=sha256:" + H1 + "\n", "r.txt");
+  std::tie(code, msg) = selection_refusal(req, {{"cli"}, {}, false});
+  CHECK(code == provkit::ExitCode::usage);
+  CHECK_THAT(msg, Catch::Contains("requirements file"));
+  // The set variables belong to pylock.toml only.
+  auto req_marker = parse_requirements("a==1 ; 'cli' in extras --hash=sha256:" + H1 + "\n", "r.txt");
+  CHECK_THROWS_WITH(applicable_entries(req_marker, linux312), Catch::Contains("r.txt:1") && Catch::Contains("pylock.toml"));
+}
+
+TEST_CASE("pylock requires-python and environments must admit the interpreter", "[envbuild][locks]") {
+  const std::string head = "lock-version = \"1.0\"\n";
+  auto lock = parse_pylock(head + "requires-python = \">=3.13\"\n[[packages]]\nname = \"a\"\nversion = \"1.0\"\n" + wheel("a"),
+                           "pylock.toml");
+  auto [code, msg] = selection_refusal(lock);
+  CHECK(code == provkit::ExitCode::check_failed);
+  CHECK_THAT(msg, Catch::Contains("pylock.toml:2") && Catch::Contains(">=3.13") && Catch::Contains("3.12.1"));
+  lock = parse_pylock(head + "environments = [\"sys_platform == 'win32'\", \"sys_platform == 'darwin'\"]\n" +
+                          "[[packages]]\nname = \"a\"\nversion = \"1.0\"\n" + wheel("a"),
+                      "pylock.toml");
+  std::tie(code, msg) = selection_refusal(lock);
+  CHECK(code == provkit::ExitCode::check_failed);
+  CHECK_THAT(msg, Catch::Contains("pylock.toml:2") && Catch::Contains("sys_platform 'linux'"));
+  lock = parse_pylock(head + "environments = [\"sys_platform == 'win32'\", \"sys_platform == 'linux'\"]\n" +
+                          "requires-python = '== 3.12.*'\n[[packages]]\nname = \"a\"\nversion = \"1.0\"\n" + wheel("a"),
+                      "pylock.toml");
+  CHECK(names(applicable_entries(lock, linux312)) == std::vector<std::string>{"a"});
+  // A package's own requires-python counts when it is selected.
+  lock = parse_pylock(head + "[[packages]]\nname = \"a\"\nversion = \"1.0\"\nrequires-python = \">=3.13\"\n" + wheel("a") +
+                          "[[packages]]\nname = \"b\"\nversion = \"1.0\"\nrequires-python = \">=3.13\"\n"
+                          "marker = \"sys_platform == 'win32'\"\n" + wheel("b"),
+                      "pylock.toml");
+  std::tie(code, msg) = selection_refusal(lock);
+  CHECK(code == provkit::ExitCode::check_failed);
+  CHECK_THAT(msg, Catch::Contains("pylock.toml:2") && Catch::Contains("a==1.0 requires Python >=3.13"));
+  CHECK_THAT(refusal(head + "requires-python = \">>3\"\n", "pylock.toml"), Catch::Contains("pylock.toml:2"));
+}
+
+TEST_CASE("pylock wheel names come from the URL decoded, as uv writes them", "[envbuild][locks]") {
+  auto lock = parse_pylock("lock-version = \"1.0\"\n[[packages]]\nname = \"torch\"\nversion = \"2.6.0+cpu\"\n"
+                           "wheels = [{ url = \"https://download.pytorch.org/whl/cpu/torch-2.6.0%2Bcpu-cp312-cp312-"
+                           "linux_x86_64.whl\", hashes = { sha256 = \"" + H1 + "\" } }]\n",
+                           "pylock.toml");
+  CHECK(lock.entries.at(0).wheels.at(0).filename == "torch-2.6.0+cpu-cp312-cp312-linux_x86_64.whl");
+}
+
+TEST_CASE("pylock entries envbuild cannot install are refused only when selected", "[envbuild][locks]") {
+  const std::string head = "lock-version = \"1.0\"\n";
+  // uv export writes the project itself as a directory entry.
+  auto lock = parse_pylock(head + "[[packages]]\nname = \"a\"\nversion = \"1.0\"\n" + wheel("a") +
+                               "\n[[packages]]\nname = \"project\"\ndirectory = { path = \".\", editable = true }\n",
+                           "pylock.toml");
+  CHECK_THROWS_WITH(applicable_entries(lock, linux312),
+                    Catch::Contains("pylock.toml:7") && Catch::Contains("local directory '.'") &&
+                        Catch::Contains("--no-emit-project"));
+  // uv's `hashes = {}` for wheels from a local --find-links directory.
+  lock = parse_pylock(head + "[[packages]]\nname = \"a\"\nversion = \"1.0\"\n"
+                             "wheels = [{ url = \"file:///w/a-1.0-py3-none-any.whl\", hashes = {} }]\n",
+                      "pylock.toml");
+  CHECK_THROWS_WITH(applicable_entries(lock, linux312),
+                    Catch::Contains("pylock.toml:5") && Catch::Contains("no hash for a-1.0-py3-none-any.whl") &&
+                        Catch::Contains("--generate-hashes"));
+  // Sources only, for another platform: skipped, not refused.
+  lock = parse_pylock(head + "[[packages]]\nname = \"a\"\nversion = \"1.0\"\n" + wheel("a") +
+                          "[[packages]]\nname = \"w\"\nversion = \"1.0\"\nmarker = \"sys_platform == 'win32'\"\n"
+                          "sdist = { url = \"https://x/w-1.0.tar.gz\", hashes = { sha256 = \"" + H1 + "\" } }\n",
+                      "pylock.toml");
+  CHECK(names(applicable_entries(lock, linux312)) == std::vector<std::string>{"a"});
+  // Two entries of one name may not both apply.
+  lock = parse_pylock(head + "[[packages]]\nname = \"a\"\nversion = \"1.0\"\n" + wheel("a") +
+                          "[[packages]]\nname = \"A\"\nversion = \"2.0\"\nmarker = \"os_name == 'posix'\"\n" + wheel("a"),
+                      "pylock.toml");
+  CHECK_THROWS_WITH(applicable_entries(lock, linux312), Catch::Contains("locked twice") && Catch::Contains("lines 2 and 6"));
+}
+
+TEST_CASE("requirement-file options pip accepts, several to a line", "[envbuild][locks]") {
+  auto lock = parse_requirements("--pre\n--only-binary :all: --prefer-binary\n--no-binary=:none:\n"
+                                 "--index-url https://a.example/simple --extra-index-url=https://b.example/simple\n"
+                                 "a==1.0rc1 --hash=sha256:" + H1 + "\n",
+                                 "r.txt");
+  CHECK(lock.entries.size() == 1);
+  CHECK(lock.index_urls == std::vector<std::string>{"https://a.example/simple", "https://b.example/simple"});
+  // --no-binary for a locked package asks for a source build: refused where it says so.
+  CHECK_THAT(refusal("--no-binary other,A\na==1 --hash=sha256:" + H1 + "\n"),
+             Catch::Contains("req.txt:1") && Catch::Contains("--no-binary covers a (line 2)"));
+  CHECK_THAT(refusal("--no-binary :all:\na==1 --hash=sha256:" + H1 + "\n"), Catch::Contains("req.txt:1"));
+  CHECK(parse_requirements("--no-binary :all:\n--no-binary :none:\na==1 --hash=sha256:" + H1 + "\n", "r.txt").entries.size() == 1);
+  CHECK_THAT(refusal("--only-binary\n"), Catch::Contains("req.txt:1") && Catch::Contains("needs"));
+  CHECK_THAT(refusal("--pre a==1\n"), Catch::Contains("own line"));
+}
+
+TEST_CASE("${VAR} in requirement files expands as pip does; messages keep it unexpanded", "[envbuild][locks]") {
+  ::setenv("PROVKIT_TEST_HOST", "idx.example", 1);
+  ::setenv("PROVKIT_TEST_TOKEN", "s3cret", 1);
+  ::unsetenv("PROVKIT_TEST_UNSET");
+  auto lock = parse_requirements("--index-url https://u:${PROVKIT_TEST_TOKEN}@${PROVKIT_TEST_HOST}/simple\n"
+                                 "--find-links ${PROVKIT_TEST_UNSET}/w\n"
+                                 "a==1 --hash=sha256:" + H1 + "\n",
+                                 "locks/r.txt");
+  CHECK(lock.index_urls == std::vector<std::string>{"https://u:s3cret@idx.example/simple"});
+  CHECK(lock.find_links == std::vector<std::string>{"locks/${PROVKIT_TEST_UNSET}/w"});  // unset: as written
+  auto msg = refusal("a==${PROVKIT_TEST_TOKEN}? --hash=sha256:" + H1 + "\n");
+  CHECK_THAT(msg, Catch::Contains("${PROVKIT_TEST_TOKEN}") && !Catch::Contains("s3cret"));
+}
+
+TEST_CASE("a PEP 751 lock under another name is refused, saying the name it needs", "[envbuild][locks]") {
+  char tmpl[] = "/tmp/envlock-unit-XXXXXX";
+  fs::path dir = ::mkdtemp(tmpl);
+  const std::string text = "# This file was autogenerated by uv via the following command:\n"
+                           "#    uv export --format pylock.toml\nlock-version = \"1.0\"\ncreated-by = \"uv\"\n";
+  for (auto name : {"uv.lock.toml", "pylock.a.b.toml", "requirements.txt"}) {
+    provkit::write_file_atomic(dir / name, text);
+    try {
+      read_lock(dir / name);
+      FAIL("accepted " << name);
+    } catch (const provkit::Error& e) {
+      CHECK(e.code() == provkit::ExitCode::usage);
+      CHECK_THAT(std::string(e.what()), Catch::Contains(std::string(name) + ":3") &&
+                                            Catch::Contains("lock-version = \"1.0\"") &&
+                                            Catch::Contains("pylock.toml or pylock.NAME.toml"));
+    }
+  }
+  CHECK(is_pylock_name("x/pylock.toml"));
+  CHECK(is_pylock_name("pylock.prod.toml"));
+  CHECK_FALSE(is_pylock_name("pylock.a.b.toml"));
+  CHECK_FALSE(is_pylock_name("pylock..toml"));
+  CHECK_FALSE(is_pylock_name("env.toml"));
+  provkit::write_file_atomic(dir / "pylock.prod.toml", text);
+  CHECK(read_lock(dir / "pylock.prod.toml").pylock);
+  fs::remove_all(dir);
 }

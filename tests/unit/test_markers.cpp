@@ -34,3 +34,40 @@ TEST_CASE("malformed markers are refused", "[envbuild]") {
   CHECK_THROWS_AS(evaluate_marker("(python_version >= '3'", env), std::invalid_argument);
   CHECK_THROWS_AS(evaluate_marker("python_version >= '3' junk", env), std::invalid_argument);
 }
+
+TEST_CASE("PEP 751 set variables: 'NAME' in extras / dependency_groups", "[envbuild][locks]") {
+  using provkit::py::MarkerSets;
+  MarkerSets sets{{"cli"}, {"dev", "default"}};
+  CHECK(evaluate_marker("'cli' in extras", env, &sets));
+  CHECK_FALSE(evaluate_marker("'docs' in extras", env, &sets));
+  CHECK(evaluate_marker("'docs' not in extras", env, &sets));
+  CHECK(evaluate_marker("\"dev\" in dependency_groups", env, &sets));
+  CHECK(evaluate_marker("'Dev' in dependency_groups", env, &sets));  // names compare normalised
+  CHECK_FALSE(evaluate_marker("'de' in dependency_groups", env, &sets));  // membership, not a substring
+  // pdm's and uv's combined shapes.
+  CHECK(evaluate_marker("python_version >= \"3.6\" and \"cli\" in extras", env, &sets));
+  CHECK_FALSE(evaluate_marker("sys_platform == \"win32\" and \"cli\" in extras", env, &sets));
+  CHECK(evaluate_marker("\"default\" in dependency_groups or \"security\" in extras", env, &sets));
+  MarkerSets none;
+  CHECK_FALSE(evaluate_marker("'cli' in extras", env, &none));
+  // Outside a pylock, or used as a string, they are errors.
+  CHECK_THROWS_WITH(evaluate_marker("'cli' in extras", env), Catch::Contains("pylock.toml"));
+  CHECK_THROWS_AS(evaluate_marker("extras == 'cli'", env, &sets), std::invalid_argument);
+  CHECK_THROWS_AS(evaluate_marker("'cli' == extras", env, &sets), std::invalid_argument);
+}
+
+TEST_CASE("requires-python specifier sets", "[envbuild][locks]") {
+  using provkit::py::version_matches;
+  CHECK(version_matches("3.12.1", ">=3.12"));
+  CHECK_FALSE(version_matches("3.12.1", ">=3.13"));
+  CHECK(version_matches("3.12.1", ">=3.9, <3.14"));
+  CHECK_FALSE(version_matches("3.14.0", ">=3.9,<3.14"));
+  CHECK(version_matches("3.12.1", "== 3.12.*"));  // PEP 751's example writes '== 3.12' with a space
+  CHECK_FALSE(version_matches("3.12.1", "== 3.12"));  // PEP 440: == 3.12 is 3.12.0
+  CHECK(version_matches("3.12.1", "~=3.10"));
+  CHECK(version_matches("3.12.1", "!=3.12.0"));
+  CHECK(version_matches("3.12.1", ""));
+  CHECK_THROWS_AS(version_matches("3.12.1", ">=3.9,"), std::invalid_argument);
+  CHECK_THROWS_AS(version_matches("3.12.1", "3.9"), std::invalid_argument);
+  CHECK_THROWS_AS(version_matches("3.12.1", "=>3.9"), std::invalid_argument);
+}

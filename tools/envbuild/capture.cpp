@@ -3,6 +3,8 @@
 
 #include "commands.hpp"
 #include "provkit/capture.hpp"
+#include "provkit/envlock.hpp"
+#include "provkit/error.hpp"
 #include "provkit/fsutil.hpp"
 #include "provkit/parallel.hpp"
 
@@ -21,12 +23,16 @@ void add_capture(CLI::App& app, Globals&, Run& run) {
     run = [args] {
       namespace fs = std::filesystem;
       fs::path lock = args->lock;
+      auto name = lock.filename().string();
+      bool toml = name.size() > 5 && name.substr(name.size() - 5) == ".toml";
+      // A pylock under another name is one create would refuse to read.
+      if (toml && !provkit::py::is_pylock_name(lock))
+        throw provkit::Error(provkit::ExitCode::usage, args->lock + ": a PEP 751 lock must be named pylock.toml or "
+                                                                    "pylock.NAME.toml (NAME without dots)");
       fs::path lock_dir = fs::absolute(lock).parent_path();
       auto r = provkit::py::capture_env(args->source, args->wheelhouse, lock_dir, provkit::default_jobs());
       for (auto& w : r.warnings) warn(w);
       for (auto& s : r.skipped) warn("skipped " + s);
-      auto name = lock.filename().string();
-      bool toml = name.size() > 5 && name.substr(name.size() - 5) == ".toml";
       std::string created_by = std::string("envbuild capture ") + PROVKIT_VERSION;
       provkit::write_file_atomic(lock, toml ? provkit::py::format_pylock(r.entries, created_by)
                                             : provkit::py::format_requirements(r.entries, "written by " + created_by +

@@ -1,4 +1,4 @@
-// envbuild create DIR --python PY --lock LOCK [--find-links DIR]... [--index-url URL] ...
+// envbuild create DIR --python PY --lock LOCK [--extra NAME]... [--group NAME]... [--find-links DIR]... ...
 #include <chrono>
 #include <iomanip>
 #include <iostream>
@@ -12,7 +12,8 @@ namespace envbuild {
 void add_create(CLI::App& app, Globals& g, Run& run) {
   struct Args {
     std::string env, python, lock, link_mode = "clone";
-    std::vector<std::string> find_links, index_urls;
+    std::vector<std::string> find_links, index_urls, extras, groups;
+    bool no_default_groups = false;
     bool allow_bad_record = false, compile = false, json = false;
     unsigned jobs = 0;
   };
@@ -21,6 +22,10 @@ void add_create(CLI::App& app, Globals& g, Run& run) {
   cmd->add_option("DIR", args->env, "environment directory")->required();
   cmd->add_option("--python", args->python, "interpreter: a path, a command, or a version such as 3.12")->required();
   cmd->add_option("--lock", args->lock, "requirements file with --hash=sha256:..., or pylock.toml")->required();
+  cmd->add_option("--extra", args->extras, "install this extra of a pylock.toml (repeatable; default none)");
+  cmd->add_option("--group", args->groups,
+                  "install this dependency group of a pylock.toml (repeatable; the lock's default-groups always)");
+  cmd->add_flag("--no-default-groups", args->no_default_groups, "leave out the pylock.toml's default-groups");
   cmd->add_option("--find-links,-f", args->find_links, "directory of wheels (repeatable)");
   cmd->add_option("--index-url,-i", args->index_urls, "simple index URL (PEP 503/691; repeatable)");
   cmd->add_option("--link-mode", args->link_mode, "clone (reflink, falling back), hardlink, or copy");
@@ -36,6 +41,7 @@ void add_create(CLI::App& app, Globals& g, Run& run) {
       o.env = args->env;
       o.python = provkit::py::find_python(args->python, g.pythons());
       o.lock = args->lock;
+      o.selection = {args->extras, args->groups, args->no_default_groups};
       for (auto& f : args->find_links) o.find_links.push_back(f);
       o.index_urls = args->index_urls;
       o.cache_dir = g.cache();

@@ -1,4 +1,4 @@
-// envbuild verify DIR [--lock LOCK] [--json]
+// envbuild verify DIR [--lock LOCK [--extra NAME]... [--group NAME]...] [--json]
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -13,12 +13,16 @@ namespace envbuild {
 void add_verify(CLI::App& app, Globals& g, Run& run) {
   struct Args {
     std::string env, lock;
-    bool json = false;
+    std::vector<std::string> extras, groups;
+    bool no_default_groups = false, json = false;
   };
   auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand("verify", "check every installed file against RECORD, and the set against a lock");
   cmd->add_option("DIR", args->env, "environment directory")->required();
   cmd->add_option("--lock", args->lock, "also compare the installed distributions with this lock");
+  cmd->add_option("--extra", args->extras, "the pylock.toml extras the environment was created with (repeatable)");
+  cmd->add_option("--group", args->groups, "the pylock.toml dependency groups it was created with (repeatable)");
+  cmd->add_flag("--no-default-groups", args->no_default_groups, "it was created without the lock's default-groups");
   cmd->add_flag("--json", args->json, "print the report as JSON");
   cmd->callback([args, &g, &run] {
     run = [args, &g] {
@@ -30,7 +34,7 @@ void add_verify(CLI::App& app, Globals& g, Run& run) {
         // (pyvenv.cfg's home), never by running a file inside it.
         Interpreter it = query_interpreter(base_interpreter(args->env), g.cache());
         std::vector<InstalledDist> installed = list_installed(report.site_packages);
-        report.lock = compare_with_lock(installed, applicable_entries(lock, it.markers));
+        report.lock = compare_with_lock(installed, applicable_entries(lock, it.markers, {args->extras, args->groups, args->no_default_groups}));
       }
       if (args->json) {
         nlohmann::json j;

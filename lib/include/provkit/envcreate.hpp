@@ -21,6 +21,7 @@ struct CreateOptions {
   fs::path env;
   fs::path python;  // resolved interpreter path
   fs::path lock;
+  LockSelection selection;  // pylock extras and dependency groups
   std::vector<fs::path> find_links;
   std::vector<std::string> index_urls;
   fs::path cache_dir;

@@ -150,6 +150,10 @@ std::string resolve_reference(const std::string& base, const std::string& locati
 // The URL without userinfo and without query string, for messages.
 std::string redact_url(const std::string& url);
 
+// %XX sequences decoded, e.g. a wheel's file name from the last part of its
+// URL ("torch-2.6.0%2Bcpu-..." is torch-2.6.0+cpu-...).
+std::string percent_decode(const std::string& s);
+
 // ---- retry policy -----------------------------------------------------------
 
 struct RetryPolicy {

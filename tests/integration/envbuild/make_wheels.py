@@ -23,7 +23,7 @@ def record_hash(data):
 def write_wheel(outdir, filename, name, version, files, purelib=True, tag="py3-none-any",
                 entry_points=None, record_override=None, extra_entries=(), metadata_name=None):
     """files: {archive path: bytes or (bytes, mode)}; RECORD is computed unless overridden.
-    metadata_name: the Name METADATA states, when it is not `name`."""
+    name names the .dist-info directory; metadata_name (default name) is METADATA's Name."""
     distinfo = f"{name}-{version}.dist-info"
     files = dict(files)
     files[f"{distinfo}/METADATA"] = (

@@ -261,8 +261,8 @@ try:
                   "pylock.toml or pylock.NAME.toml" in p.stderr, f"{name}: {p.stderr}")
         # capture does not write a pylock under a name create would refuse.
         house = os.path.join(tmp, "house-misnamed")
-        p = envbuild(cache, "capture", os.path.join(tmp, "env-uv-pip-compile.txt"), "--wheelhouse", house,
-                     "--lock", os.path.join(tmp, "misnamed", "env.toml"), expect=2)
+        p = run([ENVBUILD, "capture", os.path.join(tmp, "env-uv-pip-compile.txt"), "--wheelhouse", house,
+                 "--lock", os.path.join(tmp, "misnamed", "env.toml")], expect=2)
         check("pylock.toml or pylock.NAME.toml" in p.stderr, p.stderr)
         check(not os.path.exists(os.path.join(tmp, "misnamed", "env.toml")) and not os.path.exists(house), "nothing written")
 
@@ -293,7 +293,7 @@ try:
         check(subprocess.run([shim, "-c", "1"], env={"PATH": tools}, capture_output=True).returncode == 127,
               "the shim fails as pyenv's does")
         env = {"PATH": f"{shims}:{tools}", "HOME": tmp}  # no PYENV_ROOT: found through the shim
-        p = subprocess.run([ENVBUILD, "--cache-dir", cache, "python", "find", XY], env=env, capture_output=True, text=True)
+        p = subprocess.run([ENVBUILD, "python", "find", XY], env=env, capture_output=True, text=True)
         check(p.returncode == 0 and p.stdout.strip() == os.path.join(version_bin, "python" + XY), f"{p.returncode} {p.stdout} {p.stderr}")
         target = os.path.join(tmp, "env-pyenv")
         lock = os.path.join(tmp, "req-pip-options.txt", "requirements.txt")

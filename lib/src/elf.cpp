@@ -3,27 +3,62 @@
 #include <elf.h>
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
-#include <fstream>
 #include <iterator>
+#include <memory>
 #include <set>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "provkit/error.hpp"
 #include "provkit/fsutil.hpp"
 
 namespace provkit::elf {
 
+namespace {
+
+// Opens `path` for reading only when it is a regular file. O_NONBLOCK keeps
+// the open itself from waiting on a FIFO with no writer (or a device); fstat
+// on the open descriptor then decides, so there is no stat-then-open race.
+// -1 with `why` set otherwise.
+int open_regular_file(const fs::path& path, std::string& why) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) {
+    why = std::string("cannot open: ") + std::strerror(errno);
+    return -1;
+  }
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    why = S_ISFIFO(st.st_mode)  ? "not a regular file (a FIFO)"
+          : S_ISDIR(st.st_mode) ? "not a regular file (a directory)"
+                                : "not a regular file";
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+}  // namespace
+
 std::optional<Identity> read_identity(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
+  std::string why;
+  int fd = open_regular_file(path, why);
+  if (fd < 0) return std::nullopt;
   unsigned char hdr[sizeof(Elf64_Ehdr)] = {};
-  in.read(reinterpret_cast<char*>(hdr), sizeof hdr);
-  auto got = static_cast<std::size_t>(in.gcount());
+  std::size_t got = 0;
+  while (got < sizeof hdr) {
+    ssize_t n = ::pread(fd, hdr + got, sizeof hdr - got, static_cast<off_t>(got));
+    if (n <= 0) break;
+    got += static_cast<std::size_t>(n);
+  }
+  ::close(fd);
   if (got < EI_NIDENT || std::memcmp(hdr, ELFMAG, SELFMAG) != 0) return std::nullopt;
   Identity id;
   id.elf_class = hdr[EI_CLASS];
@@ -132,8 +167,9 @@ namespace {
 class ObjectFile {
  public:
   explicit ObjectFile(const fs::path& path) : path_(path) {
-    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd_ < 0) fail(std::string("cannot open: ") + std::strerror(errno));
+    std::string why;
+    fd_ = open_regular_file(path, why);
+    if (fd_ < 0) fail(why);
     off_t end = ::lseek(fd_, 0, SEEK_END);
     if (end < 0) fail("cannot read its size");
     size_ = static_cast<std::uint64_t>(end);
@@ -306,11 +342,76 @@ SearchContext loader_context_from_environment() {
   return ctx;
 }
 
-Lookup find_library(const std::string& name, const SearchContext& ctx, const std::vector<fs::path>& rpath,
-                    const std::vector<fs::path>& runpath) {
-  Lookup result;
+namespace {
+
+// One object's RPATH in front of the RPATHs of the objects that loaded it
+// (glibc walks l_loader the same way). Shared, never copied: a child whose
+// own RPATH adds nothing new shares its loader's node, so a chain of N
+// objects costs N nodes at most, not N*N directory entries.
+struct RpathNode {
+  std::vector<fs::path> dirs;
+  std::shared_ptr<const RpathNode> loader;
+};
+using RpathChain = std::shared_ptr<const RpathNode>;
+
+// The loader's search with memory: whether a directory exists is asked of
+// the file system once per resolution, and every stat is counted.
+class LibrarySearch {
+ public:
+  explicit LibrarySearch(const SearchContext& ctx) : ctx_(ctx) {}
+
+  std::size_t probes() const { return probes_; }
+
+  // The chain an object's dependencies are searched with: its own RPATH
+  // (existing directories only, as a missing one can never hold a library)
+  // in front of its loaders'.
+  RpathChain extend(const RpathChain& loaders, const std::vector<fs::path>& own) {
+    std::vector<fs::path> dirs;
+    for (const auto& dir : own)
+      if (dir_exists(dir) && std::find(dirs.begin(), dirs.end(), dir) == dirs.end()) dirs.push_back(dir);
+    if (dirs.empty() || (loaders && loaders->dirs == dirs)) return loaders;
+    return std::make_shared<const RpathNode>(RpathNode{std::move(dirs), loaders});
+  }
+
+  Lookup find(const std::string& name, const RpathChain& rpath, const std::vector<fs::path>& runpath) {
+    Lookup result;
+    if (name.find('/') != std::string::npos) {
+      accept(name, "path", result);
+      return result;
+    }
+    auto search = [&](const std::vector<fs::path>& dirs, const char* via) {
+      for (const auto& dir : dirs)
+        if (dir_exists(dir) && accept(dir / name, via, result)) return true;
+      return false;
+    };
+    if (runpath.empty()) {
+      std::unordered_set<std::string> seen;  // a directory twice in the chain answers the same
+      for (const RpathNode* node = rpath.get(); node; node = node->loader.get())
+        for (const auto& dir : node->dirs)
+          if (seen.insert(dir.string()).second && accept(dir / name, "RPATH", result)) return result;
+    }
+    if (search(ctx_.ld_library_path, "LD_LIBRARY_PATH")) return result;
+    if (search(runpath, "RUNPATH")) return result;
+    for (const auto& e : ctx_.cache)
+      if (e.name == name && accept(e.path, "ld.so.cache", result)) return result;
+    search(ctx_.default_dirs, "default directories");
+    return result;
+  }
+
+ private:
+  bool dir_exists(const fs::path& dir) {
+    auto [it, inserted] = dirs_.try_emplace(dir.string(), false);
+    if (inserted) {
+      ++probes_;
+      std::error_code ec;
+      it->second = fs::is_directory(dir, ec);
+    }
+    return it->second;
+  }
+
   // True (and result filled) when `candidate` exists and has the wanted class and machine.
-  auto accept = [&](const fs::path& candidate, const char* via) {
+  bool accept(const fs::path& candidate, const char* via, Lookup& result) {
+    ++probes_;
     std::error_code ec;
     if (!fs::is_regular_file(candidate, ec)) return false;
     auto id = read_identity(candidate);
@@ -318,30 +419,26 @@ Lookup find_library(const std::string& name, const SearchContext& ctx, const std
       result.skipped.push_back({candidate, "not an ELF object, or truncated"});
       return false;
     }
-    if (!same_target(*id, ctx.want)) {
-      result.skipped.push_back({candidate, describe(*id) + ", not " + describe(ctx.want)});
+    if (!same_target(*id, ctx_.want)) {
+      result.skipped.push_back({candidate, describe(*id) + ", not " + describe(ctx_.want)});
       return false;
     }
     result.path = candidate.lexically_normal();  // "$ORIGIN/../lib" reads better resolved
     result.via = via;
     return true;
-  };
-  if (name.find('/') != std::string::npos) {
-    accept(name, "path");
-    return result;
   }
-  auto search = [&](const std::vector<fs::path>& dirs, const char* via) {
-    for (const auto& dir : dirs)
-      if (accept(dir / name, via)) return true;
-    return false;
-  };
-  if (runpath.empty() && search(rpath, "RPATH")) return result;
-  if (search(ctx.ld_library_path, "LD_LIBRARY_PATH")) return result;
-  if (search(runpath, "RUNPATH")) return result;
-  for (const auto& e : ctx.cache)
-    if (e.name == name && accept(e.path, "ld.so.cache")) return result;
-  search(ctx.default_dirs, "default directories");
-  return result;
+
+  const SearchContext& ctx_;
+  std::unordered_map<std::string, bool> dirs_;
+  std::size_t probes_ = 0;
+};
+
+}  // namespace
+
+Lookup find_library(const std::string& name, const SearchContext& ctx, const std::vector<fs::path>& rpath,
+                    const std::vector<fs::path>& runpath) {
+  LibrarySearch search(ctx);
+  return search.find(name, search.extend(nullptr, rpath), runpath);
 }
 
 Resolution resolve_needed(const fs::path& object, SearchContext ctx) {
@@ -349,39 +446,39 @@ Resolution resolve_needed(const fs::path& object, SearchContext ctx) {
   struct Pending {
     fs::path path;
     DynamicInfo info;
-    std::vector<fs::path> inherited_rpath;  // the loaders' RPATHs, nearest first
+    RpathChain loaders;  // the RPATHs of the objects that loaded it, nearest first
   };
   auto root = read_dynamic(object);  // throws for a malformed root: the caller reports it
   ctx.want = root.identity;
+  LibrarySearch search(ctx);
   std::set<std::string> loaded_names;
   std::set<fs::path> loaded_files;
-  auto origin_of = [](const fs::path& p) { return fs::absolute(p).parent_path(); };
-  auto expand_all = [&](const std::vector<std::string>& entries, const fs::path& obj) {
+  auto expand_all = [](const std::vector<std::string>& entries, const fs::path& obj) {
+    const auto origin = fs::absolute(obj).parent_path();
     std::vector<fs::path> out;
-    for (const auto& e : entries) out.emplace_back(expand_dst(e, origin_of(obj)));
+    for (const auto& e : entries) out.emplace_back(expand_dst(e, origin));
     return out;
   };
   std::deque<Pending> queue;
   loaded_files.insert(fs::weakly_canonical(object));
   if (!root.soname.empty()) loaded_names.insert(root.soname);
-  queue.push_back({object, root, {}});
+  queue.push_back({object, root, nullptr});
   while (!queue.empty()) {
     auto current = std::move(queue.front());
     queue.pop_front();
-    std::vector<fs::path> own_rpath = current.info.runpath.empty() ? expand_all(current.info.rpath, current.path)
-                                                                    : std::vector<fs::path>{};
-    std::vector<fs::path> rpath = own_rpath;
-    rpath.insert(rpath.end(), current.inherited_rpath.begin(), current.inherited_rpath.end());
+    // The loader ignores an object's RPATH when it has a RUNPATH; its
+    // dependencies still inherit the RPATHs of its loaders.
+    auto rpath = current.info.runpath.empty() ? search.extend(current.loaders, expand_all(current.info.rpath, current.path))
+                                              : current.loaders;
     auto runpath = expand_all(current.info.runpath, current.path);
     for (const auto& name : current.info.needed) {
       if (loaded_names.count(name)) continue;
-      NeededEdge edge{name, current.path, find_library(name, ctx, rpath, runpath)};
+      NeededEdge edge{name, current.path, search.find(name, rpath, runpath)};
+      loaded_names.insert(name);  // a missing name is listed once: the loader would stop there
       if (!edge.lookup.path) {
-        res.missing.push_back(edge);
-        loaded_names.insert(name);  // the loader would stop here; list each missing name once
+        res.missing.push_back(std::move(edge));
         continue;
       }
-      loaded_names.insert(name);
       res.resolved.push_back(edge);
       auto canonical = fs::weakly_canonical(*edge.lookup.path);
       if (!loaded_files.insert(canonical).second) continue;
@@ -394,6 +491,7 @@ Resolution resolve_needed(const fs::path& object, SearchContext ctx) {
       }
     }
   }
+  res.probes = search.probes();
   return res;
 }
 

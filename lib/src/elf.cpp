@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -248,7 +249,7 @@ DynamicInfo read_dynamic_as(const ObjectFile& f, const std::string& head, Identi
   auto dyn = f.read(dynamic->p_offset, dynamic->p_filesz, "the dynamic section");
 
   std::vector<std::uint64_t> needed;
-  std::optional<std::uint64_t> soname, rpath, runpath, strtab_addr, strsz;
+  std::optional<std::uint64_t> soname, rpath, runpath, strtab_addr, strsz, verdef_addr, verdefnum;
   for (std::size_t at = 0; at + sizeof(Dyn) <= dyn.size(); at += sizeof(Dyn)) {
     auto d = load<Dyn>(dyn, at);
     if (d.d_tag == DT_NULL) break;
@@ -260,15 +261,20 @@ DynamicInfo read_dynamic_as(const ObjectFile& f, const std::string& head, Identi
       case DT_RUNPATH: runpath = val; break;
       case DT_STRTAB: strtab_addr = val; break;
       case DT_STRSZ: strsz = val; break;
+      case DT_VERDEF: verdef_addr = val; break;
+      case DT_VERDEFNUM: verdefnum = val; break;
       default: break;
     }
   }
-  if (needed.empty() && !soname && !rpath && !runpath) return info;
+  if (needed.empty() && !soname && !rpath && !runpath && !verdef_addr) return info;
   if (!strtab_addr || !strsz) f.fail("malformed ELF: the dynamic section has no string table");
   // DT_STRTAB is an address: map it to a file offset through the PT_LOAD segments.
-  std::optional<std::uint64_t> strtab_off;
-  for (const auto& l : loads)
-    if (*strtab_addr >= l.vaddr && *strtab_addr - l.vaddr < l.filesz) strtab_off = *strtab_addr - l.vaddr + l.offset;
+  auto file_offset = [&](std::uint64_t addr) -> std::optional<std::uint64_t> {
+    for (const auto& l : loads)
+      if (addr >= l.vaddr && addr - l.vaddr < l.filesz) return addr - l.vaddr + l.offset;
+    return std::nullopt;
+  };
+  auto strtab_off = file_offset(*strtab_addr);
   if (!strtab_off) f.fail("malformed ELF: the string table lies outside every loadable segment");
   auto strtab = f.read(*strtab_off, *strsz, "the dynamic string table");
   auto str = [&](std::uint64_t off) {
@@ -281,6 +287,22 @@ DynamicInfo read_dynamic_as(const ObjectFile& f, const std::string& head, Identi
   if (soname) info.soname = str(*soname);
   if (rpath) info.rpath = split_path_list(str(*rpath));
   if (runpath) info.runpath = split_path_list(str(*runpath));
+  if (verdef_addr && verdefnum) {
+    // Elf32_Verdef/Verdaux and their 64-bit twins have the same layout.
+    constexpr std::uint64_t max_definitions = 4096;  // glibc's libc.so.6 has about 50
+    if (*verdefnum > max_definitions) f.fail("malformed ELF: " + std::to_string(*verdefnum) + " version definitions");
+    auto at = file_offset(*verdef_addr);
+    if (!at) f.fail("malformed ELF: the version definitions lie outside every loadable segment");
+    for (std::uint64_t i = 0; i < *verdefnum; ++i) {
+      auto def = load<Elf64_Verdef>(f.read(*at, sizeof(Elf64_Verdef), "a version definition"), 0);
+      if (def.vd_cnt > 0) {
+        auto aux = load<Elf64_Verdaux>(f.read(*at + def.vd_aux, sizeof(Elf64_Verdaux), "a version name"), 0);
+        info.version_definitions.push_back(str(aux.vda_name));
+      }
+      if (def.vd_next == 0) break;
+      *at += def.vd_next;
+    }
+  }
   return info;
 }
 
@@ -299,6 +321,24 @@ DynamicInfo read_dynamic(const fs::path& path) {
   if (id->elf_class == ELFCLASS32) return read_dynamic_as<Elf32_Ehdr, Elf32_Phdr, Elf32_Dyn>(f, head, *id);
   if (id->elf_class == ELFCLASS64) return read_dynamic_as<Elf64_Ehdr, Elf64_Phdr, Elf64_Dyn>(f, head, *id);
   f.fail("unknown ELF class " + std::to_string(id->elf_class));
+}
+
+std::optional<std::string> glibc_version(const fs::path& libc) {
+  DynamicInfo info;
+  try {
+    info = read_dynamic(libc);
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+  int best_minor = -1;
+  for (const auto& v : info.version_definitions) {
+    int major = 0, minor = 0;
+    char tail = 0;
+    if (std::sscanf(v.c_str(), "GLIBC_%d.%d%c", &major, &minor, &tail) == 2 && major == 2 && minor > best_minor)
+      best_minor = minor;
+  }
+  if (best_minor < 0) return std::nullopt;
+  return "2." + std::to_string(best_minor);
 }
 
 std::string expand_dst(const std::string& entry, const fs::path& origin) {

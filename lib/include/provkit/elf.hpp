@@ -53,9 +53,15 @@ struct DynamicInfo {
   std::vector<std::string> needed;
   std::vector<std::string> rpath;    // DT_RPATH, split on ':'
   std::vector<std::string> runpath;  // DT_RUNPATH, split on ':'
+  std::vector<std::string> version_definitions;  // DT_VERDEF names ("GLIBC_2.36", ...), in file order
   bool has_dynamic = false;          // false for static executables
 };
 DynamicInfo read_dynamic(const fs::path& path);
+
+// The glibc release a libc.so.6 is: the highest GLIBC_2.N among its version
+// definitions ("2.36"), as the symbol versions are what programs link
+// against. nullopt when it is not a readable glibc (musl, not an ELF, absent).
+std::optional<std::string> glibc_version(const fs::path& libc);
 
 // Expands $ORIGIN / ${ORIGIN} (the directory of the object that carries the
 // path), $LIB and $PLATFORM as the host loader does.

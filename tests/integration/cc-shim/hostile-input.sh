@@ -30,6 +30,10 @@ expect_eq "exit status with a $(stat -c %s objs.rsp)-byte response file" "$rc" 0
 [[ -s "l out.so" ]] || fail "no output from the long command line: $(cat shim.err)"
 CC_SHIM_DEBUG=1 timeout 120 "$SHIM" @objs.rsp l.c -shared -fPIC -o l2.so 2>debug.err
 expect_contains "zig's command line" "$(cat debug.err)" " cc @/proc/self/fd/"
+# What zig's response-file reader must carry unchanged: spaces, double quotes, backslashes.
+printf '#include <stdio.h>\nint main(void) { puts(MSG); return 0; }\n' > msg.c
+timeout 120 "$SHIM" @objs.rsp '-DMSG="sp ace \"q\" back\\slash"' msg.c -o msg 2>shim.err || fail "msg: $(cat shim.err)"
+expect_eq "a quoted define through the shim's response file" "$(./msg)" 'sp ace "q" back\slash'
 ok "$(stat -c %s objs.rsp)-byte response file (ARG_MAX $arg_max) reaches zig in a response file of the shim's"
 
 # 14b. 30 levels of files each including the next twice: stopped at gcc's 2000.

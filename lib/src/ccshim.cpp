@@ -765,13 +765,18 @@ SearchContext system_context() {
       return std::nullopt;
     }
   };
-  // The loader's libc.so.6, found as the loader finds it (cache, then default dirs).
+  // The system's libc.so.6: in the loader's default dirs (where glibc
+  // installs it), else wherever /etc/ld.so.cache says. The default dirs
+  // first, as reading the cache costs more than the rest of a call.
   ctx.glibc_version = [host = ctx.host, dirs = ctx.default_dirs]() -> std::optional<std::string> {
     elf::SearchContext loader;
-    loader.cache = elf::read_ld_so_cache();
     loader.default_dirs = dirs;
     loader.want = host;
     auto libc = elf::find_library("libc.so.6", loader);
+    if (!libc.path) {
+      loader.cache = elf::read_ld_so_cache();
+      libc = elf::find_library("libc.so.6", loader);
+    }
     if (!libc.path) return std::nullopt;
     return elf::glibc_version(*libc.path);
   };

@@ -129,7 +129,7 @@ struct GccOption {
 
 // Every option the shim must know: those it changes, and those whose value
 // must never be read as an option of its own (`-o -march=x`, `-D -u`).
-constexpr std::array<GccOption, 53> gcc_options = {{
+constexpr std::array<GccOption, 54> gcc_options = {{
     {"-o", separate, Rule::pass},
     {"-x", separate, Rule::pass},
     {"-I", separate | joined, Rule::pass},
@@ -142,6 +142,7 @@ constexpr std::array<GccOption, 53> gcc_options = {{
     {"-iquote", separate, Rule::pass},
     {"-isysroot", separate, Rule::pass},
     {"--sysroot", separate, Rule::pass},
+    {"--sysroot=", prefix, Rule::pass},
     {"-MF", separate, Rule::pass},
     {"-MT", separate, Rule::pass},
     {"-MQ", separate, Rule::pass},
@@ -562,7 +563,8 @@ std::vector<std::string> translate(const std::vector<std::string>& raw_args, con
       }
       caller_sanitizes |= is_option(p, "-fsanitize=");
       static_link |= is_option(p, "-static");
-      no_std_includes |= is_option(p, "-nostdinc") || is_option(p, "--sysroot") || is_option(p, "-isysroot");
+      no_std_includes |= is_option(p, "-nostdinc") || is_option(p, "--sysroot") || is_option(p, "--sysroot=") ||
+                         is_option(p, "-isysroot");
       m32 |= is_option(p, "-m32");
     }
     warnings_are_errors |= args[i] == "-Werror";

@@ -129,7 +129,7 @@ struct GccOption {
 
 // Every option the shim must know: those it changes, and those whose value
 // must never be read as an option of its own (`-o -march=x`, `-D -u`).
-constexpr std::array<GccOption, 54> gcc_options = {{
+constexpr std::array<GccOption, 55> gcc_options = {{
     {"-o", separate, Rule::pass},
     {"-x", separate, Rule::pass},
     {"-I", separate | joined, Rule::pass},
@@ -186,6 +186,7 @@ constexpr std::array<GccOption, 54> gcc_options = {{
     {"-static", flag, Rule::pass},
     {"-nostdinc", flag, Rule::pass},
     {"-m32", flag, Rule::pass},
+    {"-m64", flag, Rule::pass},
     {"-dumpmachine", flag, Rule::pass},
     {"-print-multiarch", flag, Rule::pass},
 }};
@@ -440,18 +441,17 @@ std::vector<std::string> expand_response_files(const std::vector<std::string>& a
 elf::Identity target_identity(const std::vector<std::string>& args, const elf::Identity& host) {
   elf::Identity target = host;
   for (std::size_t i = 0; i < args.size(); ++i) {
-    const auto& a = args[i];
+    auto p = parse_one(args, i);
     std::optional<elf::Identity> named;
-    if (a == "-m32" && host.machine == EM_X86_64) {
+    if (is_option(p, "-m32") && host.machine == EM_X86_64) {
       named = elf::Identity{ELFCLASS32, EM_386, ET_DYN};
-    } else if (a == "-m64") {
+    } else if (is_option(p, "-m64")) {
       named = host;
-    } else if (a == "-target" && i + 1 < args.size()) {
-      named = identity_of_triple(args[++i]);
-    } else if (starts_with(a, "--target=")) {
-      named = identity_of_triple(std::string_view(a).substr(9));
+    } else if (p.option && p.option->rule == Rule::target && !p.value.empty()) {
+      named = identity_of_triple(p.value);
     }
     if (named) target = *named;
+    if (p.value_separate) ++i;
   }
   return target;
 }

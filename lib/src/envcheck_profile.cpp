@@ -14,6 +14,7 @@ namespace provkit::envcheck {
 
 namespace {
 
+// No lambda captures a structured binding: clang before 16 (the fuzz build) refuses them.
 class ProfileReader {
  public:
   ProfileReader(const std::string& file, Request& into) : file_(file), r_(into) {}
@@ -29,7 +30,7 @@ class ProfileReader {
         {"cuda", [&](const YAML::Node& n) { at(n, [&] { set_cuda(r_, scalar(n, "cuda")); }); }},
         {"strict", [&](const YAML::Node& n) { r_.strict = boolean(n, "strict"); }},
         {"gpus", [&](const YAML::Node& n) { for (const auto& s : list(n, "gpus")) r_.gpus.push_back(s.first); }},
-        {"need", [&](const YAML::Node& n) { for (const auto& [v, l] : list(n, "need")) at(l, [&] { add_need(r_, v); }); }},
+        {"need", [&](const YAML::Node& n) { for (const auto& item : list(n, "need")) at(item.second, [&] { add_need(r_, item.first); }); }},
         {"min_cc", [&](const YAML::Node& n) { at(n, [&] { set_min_cc(r_, scalar(n, "min_cc")); }); }},
         {"arch_list", [&](const YAML::Node& n) {
            std::string joined;
@@ -47,15 +48,17 @@ class ProfileReader {
         {"libs", [&](const YAML::Node& n) { for (const auto& s : list(n, "libs")) r_.libs.push_back(s.first); }},
         {"elf", [&](const YAML::Node& n) { for (const auto& s : list(n, "elf")) r_.elfs.push_back(s.first); }},
         {"disk", [&](const YAML::Node& n) {
-           for (const auto& [path, value] : mapping(n, "disk"))
-             at(value, [&, p = path] { add_disk(r_, p, scalar(value, "disk: " + p)); });
+           for (const auto& entry : mapping(n, "disk"))
+             at(entry.second, [&] { add_disk(r_, entry.first, scalar(entry.second, "disk: " + entry.first)); });
          }},
         {"ports_free", [&](const YAML::Node& n) {
-           for (const auto& [v, l] : list(n, "ports_free")) at(l, [&] { add_port(r_, v); });
+           for (const auto& item : list(n, "ports_free")) at(item.second, [&] { add_port(r_, item.first); });
          }},
         {"files", [&](const YAML::Node& n) {
-           for (const auto& [path, value] : mapping(n, "files"))
-             at(value, [&, p = path] { add_file(r_, p, value.IsNull() ? "" : scalar(value, "files: " + p)); });
+           for (const auto& entry : mapping(n, "files"))
+             at(entry.second, [&] {
+               add_file(r_, entry.first, entry.second.IsNull() ? "" : scalar(entry.second, "files: " + entry.first));
+             });
          }},
         {"rocm", [&](const YAML::Node& n) { r_.rocm = boolean(n, "rocm"); }},
     };

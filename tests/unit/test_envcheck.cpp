@@ -379,7 +379,7 @@ TEST_CASE("profile: a key given twice, a second document, control bytes", "[envc
         "p.yaml:3: 'cuda' is given twice (first at line 1)");
   CHECK(profile_error("disk:\n  /tmp: 1G\n  /tmp: 2G\n") == "p.yaml:3: 'disk: /tmp' is given twice (first at line 2)");
   CHECK(profile_error("cuda: \"12.4\"\n---\ncuda: \"13.0\"\n") ==
-        "p.yaml:3: a second YAML document (after '---') starts here; the file must be one document");
+        "p.yaml:2: more YAML after the first document (a second document after '---', or a stray character) starts here; the file must be one document");
   std::string esc = profile_error("\"bad\\e]0;x\\akey\": 1\n");
   CHECK(esc.find('\x1b') == std::string::npos);
   CHECK(esc.starts_with("p.yaml:1: unknown key 'bad\\x1b]0;x\\x07key'"));

@@ -159,9 +159,12 @@ TEST_CASE("the pre-flight compares exactly the manifest's files", "[manifest]") 
 TEST_CASE("a second YAML document is refused, naming its line", "[manifest]") {
   std::string one = head() + file("config.json");
   CHECK(refusal(one + "---\n" + head() + file("other.json")) ==
-        "m.yaml:7: a second YAML document (after '---') starts here; the file must be one document");
+        "m.yaml:8: more YAML after the first document (a second document after '---', or a stray character) starts here; the file must be one document");
   CHECK(refusal(one + "---\n").starts_with("m.yaml:"));
   CHECK_NOTHROW(Manifest::parse("---\n" + one, "m.yaml"));  // one document with its marker is fine
+  // yaml-cpp's LoadAll never ends on a lone "," (found by fuzz_manifest): refused at once.
+  CHECK(refusal(",").starts_with("m.yaml:"));
+  CHECK(refusal(one + ",\n").starts_with("m.yaml:"));
 }
 
 TEST_CASE("control bytes from the input are escaped in messages, NUL included", "[manifest]") {

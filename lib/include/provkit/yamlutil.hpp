@@ -8,9 +8,10 @@
 
 namespace provkit {
 
-// The one YAML document in `text`. Invalid YAML, or a second document (after
-// "---"), which yaml-cpp's Load would silently drop, is an input_error naming
-// `file` and the line. Empty text gives an undefined node.
+// The one YAML document in `text`. Invalid YAML, or anything after the first
+// document (a second one after "---", which yaml-cpp's Load would silently
+// drop), is an input_error naming `file` and the line. Empty text gives a
+// null node.
 YAML::Node load_single_yaml_document(std::string_view text, const std::string& file);
 
 // The 1-based line of a node (0 when yaml-cpp has no mark for it).

@@ -817,7 +817,9 @@ struct Session::Impl {
       auto now = std::chrono::steady_clock::now();
       if (!bandwidth->has_tokens(now)) break;
       a->paused = false;
-      a->last_byte = now;
+      // The time paused counts neither as silence nor against the minimum rate.
+      a->last_byte = a->window_start = now;
+      a->window_count = std::max<curl_off_t>(a->last_count, 0);
       // curl may hand the kept data over right here, from inside curl_easy_pause.
       CURLcode code = curl_easy_pause(a->easy, CURLPAUSE_CONT);
       if (code != CURLE_OK) {

@@ -229,7 +229,7 @@ Error hub_error(const Repo& repo, const std::string& what, long status, const ht
   if (code == "RevisionNotFound") return Error(ExitCode::check_failed, what + ": the revision is not in " + name);
   if (code == "EntryNotFound" || status == 404)
     return Error(ExitCode::check_failed, what + ": not found in " + name + " (HTTP 404)");
-  std::string msg = headers.get("x-error-message").value_or("");
+  std::string msg = escape_control(headers.get("x-error-message").value_or(""));  // upstream text
   if (msg.size() > 200) msg.resize(200);
   return Error(ExitCode::network, what + ": the Hub answered HTTP " + std::to_string(status) +
                                       (msg.empty() ? "" : " (" + msg + ")"));

@@ -85,6 +85,10 @@ TEST_CASE("refused answers become sentences naming the repo, with exit codes", "
     h.add("X-Error-Code", code);
     return h;
   };
+  http::Headers odd;
+  odd.add("X-Error-Message", "busy\x1b[2J now");
+  CHECK(std::string(hub_error(repo, "the tree", 500, odd, false).what()) ==
+        "the tree: the Hub answered HTTP 500 (busy\\x1b[2J now)");  // upstream text is printed escaped
   Error gated = hub_error(repo, "the tree", 401, with_code("GatedRepo"), false);
   CHECK(gated.code() == ExitCode::auth);
   CHECK_THAT(gated.what(), Catch::Contains("org/name is a gated repository") && Catch::Contains("HF_TOKEN"));

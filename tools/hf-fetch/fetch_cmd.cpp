@@ -61,6 +61,30 @@ std::uint64_t parse_rate(const std::string& text) {
   return rate;
 }
 
+// A blob name only the tree vouches for (the manifest pins the file by
+// sha256 alone) may already be taken, in a cache shared with other commits,
+// by content that truly has that git id. Then the tree is wrong about this
+// file: it is UPSTREAM CHANGED, and that blob is left alone, not moved aside
+// as a "wrong copy".
+void refute_names_taken(const Manifest& m, const hfcache::Layout& layout, std::vector<UpstreamCheck>& checks) {
+  for (std::size_t i = 0; i < checks.size(); ++i) {
+    UpstreamCheck& c = checks[i];
+    if (!c.git_oid_to_verify) continue;
+    fs::path stored = layout.content_path(c.path, c.etag);
+    std::error_code ec;
+    if (stored.filename() != c.etag || !fs::is_regular_file(stored, ec)) continue;  // not named by its id
+    FileDigests d = digest_file(stored);
+    const ManifestFile& f = m.files[i];
+    if (d.git_oid == c.etag && (d.size != f.size || d.sha256 != f.sha256.value_or(d.sha256))) {
+      c.state = UpstreamState::changed;
+      c.detail = "the tree names its blob " + c.etag + ", but " + stored.string() +
+                 " holds other content with that git id";
+      c.etag.clear();
+      c.git_oid_to_verify.reset();
+    }
+  }
+}
+
 int worse(int a, ExitCode b) {
   // Access refused outranks network trouble, which outranks a failed check.
   auto rank = [](int c) { return c == 4 ? 3 : c == 3 ? 2 : c == 1 ? 1 : 0; };
@@ -287,6 +311,7 @@ int run_fetch(const FetchArgs& a, Reporter& out) {
   // Pre-flight: exactly the manifest's files against the live tree, before a byte is fetched.
   auto tree = client.list_tree(m.repo, m.revision);
   auto checks = compare_with_tree(m, tree);
+  refute_names_taken(m, *layout, checks);
   std::size_t problems = 0;
   for (const auto& c : checks) {
     bool ok = c.state == UpstreamState::ok;

@@ -122,6 +122,29 @@ def test_tree_oid_that_is_not_the_content_id_is_caught():
         check(f.read() == WEIGHTS, "wrong blob")
 
 
+def test_tree_oid_taken_by_another_commits_blob_is_left_alone():
+    # The cache holds config.json of one commit as blobs/<its git oid>. A lying tree of another commit gives
+    # weights.bin (pinned by sha256 only) that name: the tree is refuted before any download, and the blob
+    # of the first commit is neither moved aside nor overwritten.
+    tmp, manifest, cache = lying_setup([{"path": "config.json", "size": len(CONFIG), "sha256": sha256(CONFIG),
+                                         "git_oid": git_oid(CONFIG)}], {})
+    with HostileHub(repo_handler({"config.json": CONFIG}, [tree_entry("config.json", CONFIG, git_oid(CONFIG))])) as hub:
+        r = hf_fetch("--manifest", manifest, "--endpoint", hub.url, "--cache-dir", cache)
+    check(r.rc == 0, f"the first commit: {r}")
+    other = os.path.join(tmp, "other.manifest")
+    with open(other, "w") as f:
+        f.write(manifest_yaml("org/model", "f" * 40, sha_only({"weights.bin": WEIGHTS})))
+    files = {"weights.bin": WEIGHTS}
+    with HostileHub(repo_handler(files, [tree_entry("weights.bin", WEIGHTS, oid=git_oid(CONFIG))])) as hub:
+        r = hf_fetch("--manifest", other, "--endpoint", hub.url, "--cache-dir", cache)
+    check(r.rc == 1 and "UPSTREAM CHANGED" in r.all and "holds other content" in r.all, f"{r}")
+    check(not resolves(hub), "a byte was fetched although the pre-flight failed")
+    with open(snapshot(cache, "config.json"), "rb") as f:
+        check(f.read() == CONFIG, "the first commit's config.json changed")
+    blobs = os.listdir(os.path.join(cache, "models--org--model", "blobs"))
+    check(blobs == [git_oid(CONFIG)], f"blobs: {blobs}")
+
+
 # ---- item 2: exact size before the rename ------------------------------------------------------
 
 def test_partial_longer_than_the_blob_is_never_published():

@@ -7,24 +7,20 @@
 
 #include "provkit/envcheck.hpp"
 #include "provkit/error.hpp"
+#include "provkit/fsutil.hpp"
+#include "provkit/yamlutil.hpp"
 
 namespace provkit::envcheck {
 
 namespace {
 
+// No lambda captures a structured binding: clang before 16 (the fuzz build) refuses them.
 class ProfileReader {
  public:
-  ProfileReader(const fs::path& file, Request& into) : file_(file.string()), r_(into) {}
+  ProfileReader(const std::string& file, Request& into) : file_(file), r_(into) {}
 
-  void read() {
-    YAML::Node root;
-    try {
-      root = YAML::LoadFile(file_);
-    } catch (const YAML::BadFile&) {
-      throw Error(ExitCode::usage, file_ + ": cannot read the profile");
-    } catch (const YAML::ParserException& e) {
-      throw input_error(file_, e.mark.line + 1, "not valid YAML: " + e.msg);
-    }
+  void read(std::string_view text) {
+    YAML::Node root = load_single_yaml_document(text, file_);
     if (!root.IsMap()) throw input_error(file_, line(root), "a profile is a mapping of check names to values (see docs/envcheck.md)");
     const std::map<std::string, std::function<void(const YAML::Node&)>> keys = {
         {"envcheck", [&](const YAML::Node& n) {
@@ -34,7 +30,7 @@ class ProfileReader {
         {"cuda", [&](const YAML::Node& n) { at(n, [&] { set_cuda(r_, scalar(n, "cuda")); }); }},
         {"strict", [&](const YAML::Node& n) { r_.strict = boolean(n, "strict"); }},
         {"gpus", [&](const YAML::Node& n) { for (const auto& s : list(n, "gpus")) r_.gpus.push_back(s.first); }},
-        {"need", [&](const YAML::Node& n) { for (const auto& [v, l] : list(n, "need")) at(l, [&] { add_need(r_, v); }); }},
+        {"need", [&](const YAML::Node& n) { for (const auto& item : list(n, "need")) at(item.second, [&] { add_need(r_, item.first); }); }},
         {"min_cc", [&](const YAML::Node& n) { at(n, [&] { set_min_cc(r_, scalar(n, "min_cc")); }); }},
         {"arch_list", [&](const YAML::Node& n) {
            std::string joined;
@@ -52,20 +48,26 @@ class ProfileReader {
         {"libs", [&](const YAML::Node& n) { for (const auto& s : list(n, "libs")) r_.libs.push_back(s.first); }},
         {"elf", [&](const YAML::Node& n) { for (const auto& s : list(n, "elf")) r_.elfs.push_back(s.first); }},
         {"disk", [&](const YAML::Node& n) {
-           for (const auto& [path, value] : mapping(n, "disk"))
-             at(value, [&, p = path] { add_disk(r_, p, scalar(value, "disk: " + p)); });
+           for (const auto& entry : mapping(n, "disk"))
+             at(entry.second, [&] { add_disk(r_, entry.first, scalar(entry.second, "disk: " + entry.first)); });
          }},
         {"ports_free", [&](const YAML::Node& n) {
-           for (const auto& [v, l] : list(n, "ports_free")) at(l, [&] { add_port(r_, v); });
+           for (const auto& item : list(n, "ports_free")) at(item.second, [&] { add_port(r_, item.first); });
          }},
         {"files", [&](const YAML::Node& n) {
-           for (const auto& [path, value] : mapping(n, "files"))
-             at(value, [&, p = path] { add_file(r_, p, value.IsNull() ? "" : scalar(value, "files: " + p)); });
+           for (const auto& entry : mapping(n, "files"))
+             at(entry.second, [&] {
+               add_file(r_, entry.first, entry.second.IsNull() ? "" : scalar(entry.second, "files: " + entry.first));
+             });
          }},
         {"rocm", [&](const YAML::Node& n) { r_.rocm = boolean(n, "rocm"); }},
     };
+    std::map<std::string, int> first_line;
     for (const auto& kv : root) {
-      auto key = kv.first.as<std::string>();
+      auto key = scalar(kv.first, "a key");
+      if (auto [it, fresh] = first_line.emplace(key, line(kv.first)); !fresh)
+        throw input_error(file_, line(kv.first),
+                          "'" + key + "' is given twice (first at line " + std::to_string(it->second) + ")");
       auto handler = keys.find(key);
       if (handler == keys.end()) {
         std::string known;
@@ -77,7 +79,7 @@ class ProfileReader {
   }
 
  private:
-  static int line(const YAML::Node& n) { return n.Mark().line + 1; }
+  static int line(const YAML::Node& n) { return yaml_line(n); }
 
   // Runs a setter and puts this node's place in front of its message.
   template <class F>
@@ -114,7 +116,14 @@ class ProfileReader {
   std::vector<std::pair<std::string, YAML::Node>> mapping(const YAML::Node& n, const std::string& key) {
     if (!n.IsMap()) throw input_error(file_, line(n), "'" + key + "' wants a mapping of paths to values");
     std::vector<std::pair<std::string, YAML::Node>> out;
-    for (const auto& kv : n) out.emplace_back(scalar(kv.first, key), kv.second);
+    std::map<std::string, int> first_line;
+    for (const auto& kv : n) {
+      std::string name = scalar(kv.first, key);
+      if (auto [it, fresh] = first_line.emplace(name, line(kv.first)); !fresh)
+        throw input_error(file_, line(kv.first), "'" + key + ": " + name + "' is given twice (first at line " +
+                                                     std::to_string(it->second) + ")");
+      out.emplace_back(std::move(name), kv.second);
+    }
     return out;
   }
 
@@ -124,6 +133,16 @@ class ProfileReader {
 
 }  // namespace
 
-void load_profile(const fs::path& file, Request& into) { ProfileReader(file, into).read(); }
+void parse_profile(std::string_view text, const std::string& file, Request& into) { ProfileReader(file, into).read(text); }
+
+void load_profile(const fs::path& file, Request& into) {
+  std::string text;
+  try {
+    text = read_file(file);
+  } catch (const Error&) {
+    throw Error(ExitCode::usage, escape_control(file.string()) + ": cannot read the profile");
+  }
+  parse_profile(text, file.string(), into);
+}
 
 }  // namespace provkit::envcheck

@@ -470,7 +470,7 @@ struct FileFetch {
 
 // Moves content that failed verification out of the way, named by its sha256.
 fs::path keep_aside(const fs::path& from, const fs::path& prefix, const std::string& sha256) {
-  fs::path to = prefix.string() + ".bad-" + sha256;
+  fs::path to = path_with_suffix(prefix, ".bad-" + sha256);
   make_parent(to);
   rename_durable(from, to);
   return to;
@@ -488,7 +488,7 @@ void open_partial(FileFetch& f, const Options& options, Observer& observer) {
   struct stat st;
   if (::fstat(f.fd, &st) != 0) io_error(job.partial_path, "cannot stat");
   std::uint64_t length = static_cast<std::uint64_t>(st.st_size);
-  f.sidecar = job.partial_path.string() + ".ranges";
+  f.sidecar = path_with_suffix(job.partial_path, ".ranges");
 
   std::error_code ec;
   bool had_sidecar = fs::exists(f.sidecar, ec);
@@ -502,6 +502,11 @@ void open_partial(FileFetch& f, const Options& options, Observer& observer) {
   if (kept && length < size) {
     // Shorter than the sidecar's file (cut by someone): trust only what is there.
     for (auto& r : *kept) r.done = std::min(r.done, length > r.start ? length - r.start : 0);
+  }
+  if (kept && length > size) {
+    // Longer (grown by someone): the sidecar's ranges cover [0, size), the rest is nobody's.
+    if (::ftruncate(f.fd, static_cast<off_t>(size)) != 0) io_error(job.partial_path, "cannot truncate");
+    length = size;
   }
   if (!kept && (length > size || had_sidecar)) {
     observer.on_restart(job, length > size ? "the partial file is longer than the file; starting over"
@@ -579,6 +584,15 @@ std::vector<JobResult> Downloader::run(const std::vector<Job>& jobs, Observer& o
     Check c = check_hashes(f.hasher.finish(job.spec.size), job.spec);
     r.sha256 = c.sha256;
     r.git_oid = c.git_oid;
+    // The last gate before the rename, whatever path led here: the hashes
+    // cover the first spec.size bytes, so the file must have exactly those.
+    struct stat st;
+    if (::fstat(f.fd, &st) != 0) io_error(job.partial_path, "cannot stat");
+    if (c.ok && static_cast<std::uint64_t>(st.st_size) != job.spec.size) {
+      c.ok = false;
+      c.message = "size mismatch: " + std::to_string(st.st_size) + " bytes, the manifest says " +
+                  std::to_string(job.spec.size);
+    }
     f.remove_sidecar();
     if (!c.ok) {
       r.outcome = Outcome::mismatch;
@@ -903,7 +917,7 @@ AssembleResult assemble(const AssembleJob& job) {
     problem = "sha256 mismatch: expected " + *job.sha256 + ", got " + r.sha256;
   if (!problem.empty()) {
     r.outcome = AssembleOutcome::mismatch;
-    r.rejected = job.output.string() + ".bad-" + r.sha256;
+    r.rejected = path_with_suffix(job.output, ".bad-" + r.sha256);
     rename_durable(tmp, r.rejected);
     r.message = problem + "; the assembled bytes are kept at " + r.rejected.string();
     return r;

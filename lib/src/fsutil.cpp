@@ -3,7 +3,10 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstdint>
+#include <cstdio>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -44,10 +47,27 @@ std::string read_file(const fs::path& path) {
   return out;
 }
 
+fs::path path_with_suffix(const fs::path& path, std::string_view suffix) {
+  constexpr std::size_t kNameMax = 255;  // NAME_MAX of Linux file systems
+  std::string name = path.filename().string();
+  if (name.size() + suffix.size() <= kNameMax) return path.string() + std::string(suffix);
+  // FNV-1a, not sha256: fsutil needs only libc (cc-shim links it statically).
+  std::uint64_t h = 14695981039346656037ull;
+  for (unsigned char c : name) h = (h ^ c) * 1099511628211ull;
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+  std::string tag = "~" + std::string(hex);
+  std::size_t keep = kNameMax > suffix.size() + tag.size() ? kNameMax - suffix.size() - tag.size() : 0;
+  keep = std::min(keep, name.size());
+  // Never cut a UTF-8 sequence in two.
+  while (keep > 0 && keep < name.size() && (static_cast<unsigned char>(name[keep]) & 0xc0) == 0x80) --keep;
+  return path.parent_path() / (name.substr(0, keep) + tag + std::string(suffix));
+}
+
 fs::path temp_path_beside(const fs::path& target, std::string_view tag) {
   static std::atomic<unsigned> counter{0};
-  return target.string() + "." + std::string(tag) + "-" + std::to_string(::getpid()) + "-" +
-         std::to_string(counter++);
+  return path_with_suffix(target, "." + std::string(tag) + "-" + std::to_string(::getpid()) + "-" +
+                                      std::to_string(counter++));
 }
 
 void fsync_path(const fs::path& path) {

@@ -47,6 +47,10 @@ void make_parent(const fs::path& p) {
 }
 }  // namespace
 
+fs::path Layout::lock_path(const std::string& path, const std::string& etag) const {
+  return path_with_suffix(partial_path(path, etag), ".lock");
+}
+
 // ---- cache -------------------------------------------------------------------
 
 CacheLayout::CacheLayout(fs::path cache_root, hub::Repo repo, std::string commit)
@@ -57,13 +61,13 @@ fs::path CacheLayout::content_path(const std::string&, const std::string& etag) 
 fs::path CacheLayout::partial_path(const std::string&, const std::string& etag) const {
   // Not huggingface_hub's ".incomplete": its older versions would append to it
   // without verifying, and nothing of ours should look like a finished blob.
-  return repo_dir() / "blobs" / (etag + ".provkit-partial");
+  return path_with_suffix(blob_path(etag), ".provkit-partial");
 }
 
 fs::path CacheLayout::rejected_prefix(const std::string&, const std::string& etag) const { return blob_path(etag); }
 
 fs::path CacheLayout::lock_path(const std::string&, const std::string& etag) const {
-  return cache_root_ / ".locks" / repo_folder_name(repo_) / (etag + ".lock");
+  return path_with_suffix(cache_root_ / ".locks" / repo_folder_name(repo_) / etag, ".lock");
 }
 
 void CacheLayout::publish(const std::string& path, const std::string& etag) {
@@ -98,21 +102,21 @@ std::string CacheLayout::describe() const { return snapshot_dir().string(); }
 LocalDirLayout::LocalDirLayout(fs::path dir, std::string commit) : dir_(std::move(dir)), commit_(std::move(commit)) {}
 
 fs::path LocalDirLayout::metadata_path(const std::string& path) const {
-  return dir_ / ".cache" / "huggingface" / "download" / (path + ".metadata");
+  return path_with_suffix(download_dir() / path, ".metadata");
 }
 
 fs::path LocalDirLayout::content_path(const std::string& path, const std::string&) const { return file_path(path); }
 
 fs::path LocalDirLayout::partial_path(const std::string& path, const std::string& etag) const {
-  return dir_ / ".cache" / "huggingface" / "download" / (path + "." + etag + ".provkit-partial");
+  return path_with_suffix(download_dir() / path, "." + etag + ".provkit-partial");
 }
 
 fs::path LocalDirLayout::rejected_prefix(const std::string& path, const std::string&) const {
-  return dir_ / ".cache" / "huggingface" / "download" / path;
+  return download_dir() / path;
 }
 
 fs::path LocalDirLayout::lock_path(const std::string& path, const std::string&) const {
-  return dir_ / ".cache" / "huggingface" / "download" / (path + ".lock");
+  return path_with_suffix(download_dir() / path, ".lock");
 }
 
 void LocalDirLayout::publish(const std::string& path, const std::string& etag) {
@@ -136,5 +140,12 @@ void LocalDirLayout::finish(const std::vector<std::pair<std::string, std::string
 }
 
 std::string LocalDirLayout::describe() const { return dir_.string(); }
+
+std::string LocalDirLayout::reserved_reason(const std::string& path) const {
+  if (path == "SHA256SUMS") return "hf-fetch writes its own SHA256SUMS there";
+  if (path == ".cache" || path == ".cache/huggingface" || path.starts_with(".cache/huggingface/"))
+    return "the download state of hf-fetch and huggingface_hub is kept under .cache/huggingface";
+  return {};
+}
 
 }  // namespace provkit::hfcache

@@ -510,6 +510,10 @@ struct Session::Impl {
     curl_off_t last_count = -1;
     long stall_timeout_s = 0;
     bool stalled = false;
+    // Slow-drip detection: the current window's start and the byte count then.
+    std::chrono::steady_clock::time_point window_start;
+    curl_off_t window_count = 0;
+    bool too_slow = false;
     // Paused by the bandwidth cap (curl keeps the data and hands it over again
     // on unpause); pause_order makes the longest paused resume first.
     bool paused = false;
@@ -620,18 +624,29 @@ struct Session::Impl {
   static int on_progress(void* user, curl_off_t, curl_off_t dlnow, curl_off_t, curl_off_t) {
     auto* a = static_cast<Active*>(user);
     auto now = std::chrono::steady_clock::now();
+    auto window = std::chrono::seconds(a->stall_timeout_s);
     if (a->paused) {  // waiting for the bandwidth cap, not for the server
-      a->last_byte = now;
+      a->last_byte = a->window_start = now;
+      a->window_count = dlnow;
       return 0;
+    }
+    if (std::uint64_t min_rate = a->session->options.min_bytes_per_s; min_rate > 0 && now - a->window_start >= window) {
+      auto got = static_cast<std::uint64_t>(std::max<curl_off_t>(0, dlnow - a->window_count));
+      if (got < min_rate * static_cast<std::uint64_t>(a->stall_timeout_s)) {
+        a->too_slow = true;
+        return 1;  // aborts the transfer: CURLE_ABORTED_BY_CALLBACK
+      }
+      a->window_start = now;
+      a->window_count = dlnow;
     }
     if (dlnow != a->last_count) {
       a->last_count = dlnow;
       a->last_byte = now;
       return 0;
     }
-    if (now - a->last_byte > std::chrono::seconds(a->stall_timeout_s)) {
+    if (now - a->last_byte > window) {
       a->stalled = true;
-      return 1;  // aborts the transfer: CURLE_ABORTED_BY_CALLBACK
+      return 1;
     }
     return 0;
   }
@@ -662,9 +677,10 @@ struct Session::Impl {
     curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(e, CURLOPT_USERAGENT, options.user_agent.c_str());
     curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT, options.connect_timeout_s);
-    a.last_byte = std::chrono::steady_clock::now();
+    a.last_byte = a.window_start = std::chrono::steady_clock::now();
     a.last_count = -1;
-    a.stalled = false;
+    a.window_count = 0;
+    a.stalled = a.too_slow = false;
     a.paused = false;
     a.stall_timeout_s = options.stall_timeout_s;
     curl_easy_setopt(e, CURLOPT_NOPROGRESS, 0L);
@@ -734,7 +750,9 @@ struct Session::Impl {
     bool can_retry = a->attempt < options.retry.tries;
     if (code != CURLE_OK) {
       std::string why = a->stalled ? "transfer stalled (no data for " + std::to_string(options.stall_timeout_s) + " s)"
-                                   : std::string(a->errbuf[0] ? a->errbuf : curl_easy_strerror(code));
+                        : a->too_slow ? "transfer too slow (fewer than " + std::to_string(options.min_bytes_per_s) +
+                                            " bytes per second over " + std::to_string(options.stall_timeout_s) + " s)"
+                                      : std::string(a->errbuf[0] ? a->errbuf : curl_easy_strerror(code));
       // curl's messages may quote the URL; keep credentials out of them.
       if (auto q = why.find('?'); q != std::string::npos) why = why.substr(0, q);
       std::string message = where + ": " + why;
@@ -813,7 +831,9 @@ struct Session::Impl {
       auto now = std::chrono::steady_clock::now();
       if (!bandwidth->has_tokens(now)) break;
       a->paused = false;
-      a->last_byte = now;
+      // The time paused counts neither as silence nor against the minimum rate.
+      a->last_byte = a->window_start = now;
+      a->window_count = std::max<curl_off_t>(a->last_count, 0);
       // curl may hand the kept data over right here, from inside curl_easy_pause.
       CURLcode code = curl_easy_pause(a->easy, CURLPAUSE_CONT);
       if (code != CURLE_OK) {
@@ -903,7 +923,15 @@ struct Session::Impl {
 Session::Session(Options options) : impl_(std::make_unique<Impl>(options)), options_(std::move(options)) {}
 Session::~Session() = default;
 
+bool is_safe_header_value(std::string_view value) { return value.find_first_of(std::string_view("\r\n\0", 3)) == std::string_view::npos; }
+
 void Session::add(Transfer transfer) {
+  // Refused here, before anything is sent: a line break in a value would
+  // put a header of its own on the wire.
+  bool safe = is_safe_header_value(transfer.request.bearer_token);
+  for (const auto& [name, value] : transfer.request.headers.items())
+    safe = safe && is_safe_header_value(name) && is_safe_header_value(value) && name.find(':') == std::string::npos;
+  if (!safe) throw Error(ExitCode::usage, "a request header or token holds a line break or NUL; nothing was sent");
   auto a = std::make_unique<Impl::Active>();
   a->session = impl_.get();
   a->t = std::move(transfer);
@@ -921,8 +949,14 @@ Result Client::fetch(Request request) {
   std::string body;
   Transfer t;
   t.request = std::move(request);
+  std::uint64_t cap = options_.max_body_bytes;
+  std::string where = redact_url(t.request.url);
   t.on_head = [&](const Hop&) { body.clear(); };
-  t.on_body = [&](const char* d, std::size_t n) { body.append(d, n); };
+  t.on_body = [&](const char* d, std::size_t n) {
+    if (body.size() + n > cap)
+      throw Abort(where + ": the answer is longer than the " + std::to_string(cap) + " bytes allowed for it");
+    body.append(d, n);
+  };
   t.on_done = [&](Result& r) { out = std::move(r); };
   session.add(std::move(t));
   session.run();

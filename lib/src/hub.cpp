@@ -114,6 +114,16 @@ std::vector<TreeEntry> parse_tree_page(std::string_view json_text) {
     if (!it->is_number_unsigned()) throw bad(std::string("\"") + key + "\" is not a non-negative integer");
     return it->get<std::uint64_t>();
   };
+  // Ids become file names (blobs/<etag>, lock files): only the exact id
+  // shapes are taken, never a string that could name another place.
+  auto get_id = [&](const nlohmann::json& obj, const char* key, bool required, std::size_t hex_digits,
+                    const std::string& path) {
+    std::string id = get_string(obj, key, required);
+    if ((required || !id.empty()) && !is_hex(id, hex_digits))
+      throw bad("the \"" + std::string(key) + "\" of '" + escape_control(path) + "' is not " +
+                std::to_string(hex_digits) + " lower-case hex digits");
+    return id;
+  };
   std::vector<TreeEntry> out;
   out.reserve(doc.size());
   for (const auto& item : doc) {
@@ -121,12 +131,12 @@ std::vector<TreeEntry> parse_tree_page(std::string_view json_text) {
     TreeEntry e;
     e.type = get_string(item, "type", true);
     e.path = get_string(item, "path", true);
-    e.oid = get_string(item, "oid", false);
+    e.oid = get_id(item, "oid", e.type == "file", 40, e.path);
     e.size = get_size(item, "size", e.type == "file");
     if (auto it = item.find("lfs"); it != item.end() && !it->is_null()) {
       if (!it->is_object()) throw bad("\"lfs\" is not an object");
       LfsInfo lfs;
-      lfs.oid = get_string(*it, "oid", true);
+      lfs.oid = get_id(*it, "oid", true, 64, e.path);
       lfs.size = get_size(*it, "size", true);
       lfs.pointer_size = get_size(*it, "pointerSize", false);
       e.lfs = lfs;
@@ -154,7 +164,24 @@ std::string trimmed(std::string s) {
 }
 }  // namespace
 
-Token find_token(const std::string& token_file_flag) {
+namespace {
+// A token goes into a header line: a control character in it (a CR/LF would
+// start a header of the sender's choosing) is refused, naming where it came
+// from and never the token.
+Token checked(Token t) {
+  for (unsigned char c : t.value)
+    if (c < 0x20 || c == 0x7f)
+      throw Error(ExitCode::usage, "the token from " + escape_control(t.source) +
+                                       " contains a control character (a line break?); nothing was sent");
+  return t;
+}
+Token find_token_unchecked(const std::string& token_file_flag);
+}  // namespace
+
+Token find_token(const std::string& token_file_flag) { return checked(find_token_unchecked(token_file_flag)); }
+
+namespace {
+Token find_token_unchecked(const std::string& token_file_flag) {
   if (auto env = trimmed(getenv_str("HF_TOKEN")); !env.empty()) return {env, "HF_TOKEN"};
   std::string path = getenv_str("HF_TOKEN_PATH");
   if (path.empty()) path = (hfcache::hf_home() / "token").string();
@@ -178,6 +205,7 @@ Token find_token(const std::string& token_file_flag) {
   }
   return {};
 }
+}  // namespace
 
 Error hub_error(const Repo& repo, const std::string& what, long status, const http::Headers& headers,
                 bool had_token) {
@@ -201,7 +229,7 @@ Error hub_error(const Repo& repo, const std::string& what, long status, const ht
   if (code == "RevisionNotFound") return Error(ExitCode::check_failed, what + ": the revision is not in " + name);
   if (code == "EntryNotFound" || status == 404)
     return Error(ExitCode::check_failed, what + ": not found in " + name + " (HTTP 404)");
-  std::string msg = headers.get("x-error-message").value_or("");
+  std::string msg = escape_control(headers.get("x-error-message").value_or(""));  // upstream text
   if (msg.size() > 200) msg.resize(200);
   return Error(ExitCode::network, what + ": the Hub answered HTTP " + std::to_string(status) +
                                       (msg.empty() ? "" : " (" + msg + ")"));
@@ -243,11 +271,20 @@ std::vector<TreeEntry> HubClient::list_tree(const Repo& repo, const std::string&
   std::string what = "the tree of " + describe(repo) + " at " + revision;
   std::vector<TreeEntry> all;
   std::set<std::string> seen;
+  std::uint64_t listed_bytes = 0;
   std::string url = tree_url(endpoint_, repo, revision);
   while (!url.empty()) {
     if (!seen.insert(url).second) throw Error(ExitCode::network, what + ": the Hub's page links loop");
+    // A server handing out a new cursor on every page is a loop too, one
+    // that the set above cannot see.
+    if (seen.size() > kMaxTreePages)
+      throw Error(ExitCode::network, what + ": the Hub's listing goes on past " + std::to_string(kMaxTreePages) +
+                                         " pages (" + std::to_string(all.size()) + " entries); giving up");
     http::Response resp;
     std::string body = get_json(repo, url, what, &resp);
+    if ((listed_bytes += body.size()) > kMaxTreeBytes)
+      throw Error(ExitCode::network, what + ": the Hub's listing is longer than " + std::to_string(kMaxTreeBytes >> 20) +
+                                         " MiB; giving up");
     auto page = parse_tree_page(body);
     all.insert(all.end(), std::make_move_iterator(page.begin()), std::make_move_iterator(page.end()));
     url.clear();

@@ -9,6 +9,7 @@
 #include "provkit/error.hpp"
 #include "provkit/fsutil.hpp"
 #include "provkit/hash.hpp"
+#include "provkit/yamlutil.hpp"
 
 namespace provkit {
 
@@ -55,7 +56,7 @@ namespace {
 struct Parser {
   const std::string& file;
 
-  int line_of(const YAML::Node& n) const { return n.Mark().is_null() ? 0 : n.Mark().line + 1; }
+  int line_of(const YAML::Node& n) const { return yaml_line(n); }
   [[noreturn]] void fail(const YAML::Node& n, const std::string& what) const { throw input_error(file, line_of(n), what); }
 
   std::string scalar(const YAML::Node& n, const std::string& key) const {
@@ -89,12 +90,7 @@ struct Parser {
   }
 
   Manifest parse(std::string_view text) {
-    YAML::Node root;
-    try {
-      root = YAML::Load(std::string(text));
-    } catch (const YAML::Exception& e) {
-      throw input_error(file, e.mark.is_null() ? 0 : e.mark.line + 1, "not valid YAML: " + e.msg);
-    }
+    YAML::Node root = load_single_yaml_document(text, file);
     if (!root.IsMap()) throw input_error(file, root.IsDefined() ? line_of(root) : 0, "a manifest must be a YAML mapping");
     check_keys(root, {"manifest", "repo", "type", "revision", "files", "assemble"}, "the manifest");
 
@@ -250,6 +246,7 @@ std::string upstream_state_name(UpstreamState s) {
 
 std::vector<UpstreamCheck> compare_with_tree(const Manifest& manifest, const std::vector<hub::TreeEntry>& tree) {
   std::map<std::string_view, const hub::TreeEntry*> by_path;
+  std::map<std::string, const ManifestFile*> by_etag;
   for (const auto& e : tree)
     if (e.is_file()) by_path[e.path] = &e;
   std::vector<UpstreamCheck> out;
@@ -274,8 +271,29 @@ std::vector<UpstreamCheck> compare_with_tree(const Manifest& manifest, const std
     } else if (f.git_oid && *f.git_oid != e.oid) {
       diffs.push_back("git oid " + e.oid + " upstream, " + *f.git_oid + " in the manifest");
     }
+    if (diffs.empty()) {
+      // The tree's ids are well-formed (parse_tree_page) and, where the
+      // manifest pins one, equal to it; the one left unpinned is verified
+      // against the content.
+      if (e.lfs) {
+        c.etag = *f.sha256;
+      } else if (f.git_oid) {
+        c.etag = *f.git_oid;
+      } else {
+        c.etag = e.oid;
+        c.git_oid_to_verify = e.oid;
+      }
+      auto differ = [](const auto& a, const auto& b) { return a && b && *a != *b; };
+      auto [first, fresh] = by_etag.emplace(c.etag, &f);
+      if (!fresh && (first->second->size != f.size || differ(first->second->sha256, f.sha256) ||
+                     differ(first->second->git_oid, f.git_oid)))
+        diffs.push_back("the tree names its blob " + c.etag + " as it does for '" + first->second->path +
+                        "', whose content the manifest says is other");
+    }
     if (!diffs.empty()) {
       c.state = UpstreamState::changed;
+      c.etag.clear();
+      c.git_oid_to_verify.reset();
       for (std::size_t i = 0; i < diffs.size(); ++i) c.detail += (i ? "; " : "") + diffs[i];
     }
     out.push_back(std::move(c));

@@ -1,6 +1,7 @@
 // libFuzzer target: the HTTP header and URL parsers of provkit::http
 // (parse_header_line, parse_link_next, parse_content_range,
-// parse_retry_after, parse_ratelimit, Url::parse, resolve_reference, redact_url).
+// parse_retry_after, parse_ratelimit, Url::parse, resolve_reference, redact_url,
+// is_safe_header_value).
 // They are pure and never throw: every input must return normally, and what
 // they return must hold together (checked below).
 #include <chrono>
@@ -55,5 +56,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (authority.substr(0, authority.find('/')).find('@') != std::string_view::npos) std::abort();
   }
   (void)http::redact_url(location);
+
+  // What Session::add lets onto the wire: never a value that could end a header line.
+  if (http::is_safe_header_value(text) && text.find_first_of(std::string_view("\r\n\0", 3)) != std::string_view::npos)
+    std::abort();
   return 0;
 }

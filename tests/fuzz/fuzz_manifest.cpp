@@ -1,8 +1,9 @@
 // libFuzzer target: the manifest parser (provkit::Manifest::parse).
 // Any input either parses or is refused with provkit::Error (exit 2, file and
-// line); anything else escaping (another exception type, a crash, a sanitizer
-// report) is a bug. A manifest that parses must survive its own round trip:
-// to_yaml() reads back to the same manifest.
+// line, control bytes of the input escaped); anything else escaping (another
+// exception type, a crash, a sanitizer report) is a bug. A manifest that
+// parses must survive its own round trip: to_yaml() reads back to the same
+// manifest.
 #include <cstdint>
 #include <cstdlib>
 #include <string_view>
@@ -33,6 +34,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     m = provkit::Manifest::parse(text, "fuzz.manifest");
   } catch (const provkit::Error& e) {
     if (e.code() != provkit::ExitCode::usage) std::abort();  // a bad manifest is always exit 2
+    // Input is quoted escaped: one line, no terminal controls, never cut short by a NUL.
+    for (unsigned char c : std::string_view(e.what()))
+      if (c < 0x20 || c == 0x7f) std::abort();
     return 0;
   }
   for (const auto& f : m.files)

@@ -1,11 +1,18 @@
 // libFuzzer target: one page of a Hub tree listing (provkit::hub::parse_tree_page).
 // Any input either parses or is refused with provkit::Error (a malformed
-// upstream answer, exit 3); anything else escaping is a bug.
+// upstream answer, exit 3); anything else escaping is a bug. What parses must
+// be safe to use as names: a file's etag is exactly 40 or 64 lower-case hex
+// digits, and the names derived from an entry's path (partial, lock, stamp,
+// temporary: fsutil's path_with_suffix) fit NAME_MAX.
 #include <cstdint>
 #include <cstdlib>
+#include <filesystem>
+#include <string>
 #include <string_view>
 
 #include "provkit/error.hpp"
+#include "provkit/fsutil.hpp"
+#include "provkit/hash.hpp"
 #include "provkit/hub.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -14,9 +21,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     auto entries = provkit::hub::parse_tree_page(text);
     for (const auto& e : entries) {
       // What the fetch code reads from every entry must be well-defined.
-      (void)e.is_file();
       (void)e.content_size();
-      (void)e.etag();
+      if (e.is_file()) {
+        std::string etag = e.etag();
+        if (!provkit::is_hex(etag, e.lfs ? 64 : 40)) std::abort();
+      }
+      if (e.path.empty() || e.path.find('\0') != std::string::npos) continue;
+      for (std::string_view suffix : {".stamp", ".provkit-partial.ranges", ".lock"}) {
+        auto derived = provkit::path_with_suffix(e.path, suffix).filename().string();
+        if (derived.size() > 255 && std::filesystem::path(e.path).filename().string().size() <= 255) std::abort();
+      }
     }
   } catch (const provkit::Error& e) {
     if (e.code() != provkit::ExitCode::network) std::abort();

@@ -1,6 +1,6 @@
 # hf-fetch against the Hub simulator (tests/hubsim): one ctest per behaviour.
 # Every "def test_..." in the scripts is registered, so none can be forgotten.
-foreach(script test_hf_fetch test_faults test_spend test_ranges)
+foreach(script test_hf_fetch test_faults test_spend test_ranges test_hostile)
   set(py ${CMAKE_CURRENT_SOURCE_DIR}/integration/hf-fetch/${script}.py)
   file(STRINGS ${py} HF_FETCH_DEFS REGEX "^def test_[a-z0-9_]+\\(")
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${py})

@@ -430,7 +430,7 @@ TEST_CASE("glibc: the version comes from the host's libc.so.6 itself", "[ccshim]
   CHECK(*version == std::string(gnu_get_libc_version()).substr(0, version->size()));
 }
 
-TEST_CASE("-Wl,-rpath DIR: a linker option's value as gcc's next argument is paired as ld pairs it", "[ccshim]") {
+TEST_CASE("gcc option -Wl,-rpath DIR: a linker option's value as gcc's next argument is paired as ld pairs it", "[ccshim]") {
   FakeSystem sys;
   auto t = [&](const Args& a) { return body(translate(a, sys.context())); };
   // triton-cpu's build.py spelling
@@ -452,12 +452,12 @@ TEST_CASE("-Wl,-rpath DIR: a linker option's value as gcc's next argument is pai
         Args{"-Xlinker", "-z", "-Xlinker", "now"});
 }
 
-TEST_CASE("-lgcc and -lgcc_eh are dropped: zig links its compiler_rt and libunwind", "[ccshim]") {
+TEST_CASE("gcc option -lgcc and -lgcc_eh are dropped: zig links its compiler_rt and libunwind", "[ccshim]") {
   FakeSystem sys;
   CHECK(body(translate({"-lgcc", "-l", "gcc", "-lgcc_eh", "-lgcc_s", "-lm"}, sys.context())) == Args{"-lgcc_s", "-lm"});
 }
 
-TEST_CASE("-lNAME: a library of another class first in the -L dirs is skipped as GNU ld skips it", "[ccshim]") {
+TEST_CASE("gcc option -lNAME: a library of another class first in the -L dirs is skipped as GNU ld skips it", "[ccshim]") {
   FakeSystem sys;
   sys.elves["/lib/i386-linux-gnu/libfoo.so"] = i386;
   sys.elves["/l64/libfoo.so"] = x86_64;
@@ -483,7 +483,7 @@ TEST_CASE("-lNAME: a library of another class first in the -L dirs is skipped as
   CHECK(t({"-m32", "-lfoo", "-L/l64", "-L/lib/i386-linux-gnu"})[1] == "/lib/i386-linux-gnu/libfoo.so");
 }
 
-TEST_CASE("-dumpmachine and -print-multiarch are answered with the multiarch triple", "[ccshim]") {
+TEST_CASE("gcc option -dumpmachine and -print-multiarch are answered with the multiarch triple", "[ccshim]") {
   FakeSystem sys;
   sys.glibc = "2.36";
   CHECK(ccshim::answer_query({"-dumpmachine"}, sys.context()) == std::optional<std::string>("x86_64-linux-gnu\n"));

@@ -373,3 +373,14 @@ TEST_CASE("nvcc --version release and PATH lookup", "[envcheck]") {
   CHECK_FALSE(toolchain::find_c_compiler("/opt/x/cc", "")->path);
   CHECK_FALSE(toolchain::find_c_compiler("", (dir.path / "bin").string()));
 }
+
+TEST_CASE("profile: a key given twice, a second document, control bytes", "[envcheck]") {
+  CHECK(profile_error("cuda: \"12.4\"\nstrict: true\ncuda: \"13.0\"\n") ==
+        "p.yaml:3: 'cuda' is given twice (first at line 1)");
+  CHECK(profile_error("disk:\n  /tmp: 1G\n  /tmp: 2G\n") == "p.yaml:3: 'disk: /tmp' is given twice (first at line 2)");
+  CHECK(profile_error("cuda: \"12.4\"\n---\ncuda: \"13.0\"\n") ==
+        "p.yaml:2: more YAML after the first document (a second document after '---', or a stray character) starts here; the file must be one document");
+  std::string esc = profile_error("\"bad\\e]0;x\\akey\": 1\n");
+  CHECK(esc.find('\x1b') == std::string::npos);
+  CHECK(esc.starts_with("p.yaml:1: unknown key 'bad\\x1b]0;x\\x07key'"));
+}

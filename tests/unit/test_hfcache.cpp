@@ -96,3 +96,36 @@ TEST_CASE("local dir layout: metadata, .gitignore, SHA256SUMS", "[hfcache]") {
   CHECK(read_file(root / "SHA256SUMS") == std::string(64, 'a') + "  x/y.json\n" + std::string(64, 'b') + "  z.bin\n");
   fs::remove_all(root);
 }
+
+TEST_CASE("derived names fit NAME_MAX and stay the same from run to run", "[hfcache]") {
+  CHECK(path_with_suffix("/d/config.json", ".stamp") == "/d/config.json.stamp");
+  std::string name(240, 'a');
+  fs::path longer = path_with_suffix("/d/" + name, ".stamp");
+  CHECK(longer.parent_path() == "/d");
+  CHECK(longer.filename().string().size() <= 255);
+  CHECK(longer.filename().string().ends_with(".stamp"));
+  CHECK(longer.filename().string().starts_with(std::string(200, 'a')));
+  CHECK(longer == path_with_suffix("/d/" + name, ".stamp"));
+  CHECK(longer != path_with_suffix("/d/" + std::string(239, 'a') + "b", ".stamp"));  // the hash tells them apart
+  CHECK(path_with_suffix("/d/" + std::string(255, 'a'), "").filename().string().size() == 255);
+  // UTF-8 is never cut inside a character.
+  std::string wide;
+  for (int i = 0; i < 80; ++i) wide += "\xc3\xa9";  // 160 bytes
+  std::string cut = path_with_suffix("/d/" + wide + std::string(80, 'x'), "." + std::string(64, 'e') + ".part").filename();
+  CHECK(cut.size() <= 255);
+  CHECK((static_cast<unsigned char>(cut[cut.find('~') - 1]) & 0xc0) != 0xc0);
+  CHECK(temp_path_beside("/d/" + name, "link").filename().string().size() <= 255);
+}
+
+TEST_CASE("local dir: paths hf-fetch writes itself are reserved", "[hfcache]") {
+  LocalDirLayout local("/l", "c");
+  CHECK_FALSE(local.reserved_reason("SHA256SUMS").empty());
+  CHECK_FALSE(local.reserved_reason(".cache").empty());
+  CHECK_FALSE(local.reserved_reason(".cache/huggingface").empty());
+  CHECK_FALSE(local.reserved_reason(".cache/huggingface/download/x.metadata").empty());
+  CHECK(local.reserved_reason("sub/SHA256SUMS").empty());
+  CHECK(local.reserved_reason(".cache/other").empty());
+  CHECK(local.reserved_reason("config.json").empty());
+  CacheLayout cache("/c", hub::Repo{hub::RepoType::model, "org/name"}, "c");
+  CHECK(cache.reserved_reason("SHA256SUMS").empty());
+}

@@ -253,3 +253,34 @@ TEST_CASE("simple API: get and download_to_file", "[http]") {
   CHECK(client.get(s.base + "/again") == "index body");
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("a body kept in memory is capped: one failure, no retry", "[http]") {
+  TinyServer s("127.0.0.1", [&](const std::string&, const std::string&) { return ok(std::string(5000, 'x')); });
+  Options o = fast();
+  o.max_body_bytes = 4096;
+  Client client(o);
+  try {
+    client.fetch(Request{.url = s.base + "/api/big?secret=1"});
+    FAIL("accepted");
+  } catch (const Error& e) {
+    CHECK(e.code() == ExitCode::network);
+    CHECK(std::string(e.what()) == s.base + "/api/big: the answer is longer than the 4096 bytes allowed for it");
+  }
+  CHECK(s.seen().size() == 1);
+  o.max_body_bytes = 5000;
+  CHECK(Client(o).get(s.base + "/api/big").size() == 5000);
+}
+
+TEST_CASE("a header value or token with CR, LF or NUL is refused before anything is sent", "[http]") {
+  TinyServer s("127.0.0.1", [&](const std::string&, const std::string&) { return ok("fine"); });
+  Client client(fast());
+  Request with_token{.url = s.base + "/x"};
+  with_token.bearer_token = "hf_x\r\nX-Injected: yes";
+  CHECK_THROWS_AS(client.fetch(with_token), Error);
+  Request with_header{.url = s.base + "/x"};
+  with_header.headers.add("X-Note", std::string("a\0b", 3));
+  CHECK_THROWS_AS(client.fetch(with_header), Error);
+  CHECK(s.seen().empty());
+  CHECK(is_safe_header_value("Bearer hf_abc"));
+  CHECK_FALSE(is_safe_header_value("a\nb"));
+}

@@ -41,8 +41,8 @@ TEST_CASE("repo ids and types", "[hub]") {
 TEST_CASE("tree pages parse as a pure function", "[hub]") {
   auto entries = parse_tree_page(R"([
     {"type":"file","path":"config.json","size":173,"oid":"efa1237ac4b72b9aa43a2d3f05d5d8ff369ff242"},
-    {"type":"directory","path":"sub","oid":"aaaa","size":0},
-    {"type":"file","path":"sub/w.safetensors","size":327808,"oid":"bbbb",
+    {"type":"directory","path":"sub","oid":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa","size":0},
+    {"type":"file","path":"sub/w.safetensors","size":327808,"oid":"bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb",
      "lfs":{"oid":"12b96cf9282daddd72ef7b6ac2e5b179d327117d915fc0b074e060744e7cdfbf","size":327808,"pointerSize":134}}
   ])");
   REQUIRE(entries.size() == 3);
@@ -58,7 +58,15 @@ TEST_CASE("tree pages parse as a pure function", "[hub]") {
   for (const char* bad : {"", "{", "{}", "[1]", R"([{"path":"a"}])", R"([{"type":"file","path":"a"}])",
                           R"([{"type":"file","path":"a","size":-1}])", R"([{"type":"file","path":"a","size":1.5}])",
                           R"([{"type":"file","path":7,"size":1}])", R"([{"type":"file","path":"a","size":1,"lfs":[]}])",
-                          R"([{"type":"file","path":"a","size":1,"lfs":{"size":1}}])"}) {
+                          R"([{"type":"file","path":"a","size":1,"lfs":{"size":1}}])",
+                          // Ids name files on disk: exactly 40 / 64 lower-case hex, a file's oid required.
+                          R"([{"type":"file","path":"a","size":1}])",
+                          R"([{"type":"file","path":"a","size":1,"oid":"../../../../OUTSIDE"}])",
+                          R"([{"type":"file","path":"a","size":1,"oid":"EFA1237AC4B72B9AA43A2D3F05D5D8FF369FF242"}])",
+                          R"([{"type":"file","path":"a","size":1,"oid":"12b96cf9282daddd72ef7b6ac2e5b179d327117d915fc0b074e060744e7cdfbf"}])",
+                          R"([{"type":"directory","path":"d","oid":"../x"}])",
+                          R"([{"type":"file","path":"a","size":1,"oid":"efa1237ac4b72b9aa43a2d3f05d5d8ff369ff242",
+                               "lfs":{"oid":"../../blobs/x","size":1}}])"}) {
     INFO(bad);
     try {
       parse_tree_page(bad);
@@ -77,6 +85,10 @@ TEST_CASE("refused answers become sentences naming the repo, with exit codes", "
     h.add("X-Error-Code", code);
     return h;
   };
+  http::Headers odd;
+  odd.add("X-Error-Message", "busy\x1b[2J now");
+  CHECK(std::string(hub_error(repo, "the tree", 500, odd, false).what()) ==
+        "the tree: the Hub answered HTTP 500 (busy\\x1b[2J now)");  // upstream text is printed escaped
   Error gated = hub_error(repo, "the tree", 401, with_code("GatedRepo"), false);
   CHECK(gated.code() == ExitCode::auth);
   CHECK_THAT(gated.what(), Catch::Contains("org/name is a gated repository") && Catch::Contains("HF_TOKEN"));
@@ -146,5 +158,18 @@ TEST_CASE("token sources in order: HF_TOKEN, token file, --token-file", "[hub]")
   auto t = find_token((dir / "flag").string());
   CHECK(t.value == "hf_from_env");
   CHECK(t.source == "HF_TOKEN");
+  // A control character inside a token (a CR/LF would inject a header) is refused, naming the source only.
+  env.set("HF_TOKEN", "hf_secret\r\nX-Injected: yes");
+  CHECK_THROWS_WITH(find_token(""), "the token from HF_TOKEN contains a control character (a line break?); nothing was sent");
+  env.set("HF_TOKEN", nullptr);
+  std::ofstream(dir / "path") << "hf_secret\nX-Injected: yes\n";
+  try {
+    find_token("");
+    FAIL("accepted");
+  } catch (const Error& e) {
+    CHECK(e.code() == ExitCode::usage);
+    CHECK_THAT(e.what(), Catch::Contains((dir / "path").string()));
+    CHECK_THAT(e.what(), !Catch::Contains("hf_secret"));
+  }
   fs::remove_all(dir);
 }

@@ -153,3 +153,71 @@ TEST_CASE("the pre-flight compares exactly the manifest's files", "[manifest]") 
   Manifest only_oid = Manifest::parse(head() + file("lfs.bin", "    git_oid: " + kOid + "\n"), "m.yaml");
   CHECK(compare_with_tree(only_oid, tree)[0].state == UpstreamState::changed);  // LFS upstream needs a sha256
 }
+
+// ---- issue 11: hostile input ---------------------------------------------------------
+
+TEST_CASE("a second YAML document is refused, naming its line", "[manifest]") {
+  std::string one = head() + file("config.json");
+  CHECK(refusal(one + "---\n" + head() + file("other.json")) ==
+        "m.yaml:8: more YAML after the first document (a second document after '---', or a stray character) starts here; the file must be one document");
+  CHECK(refusal(one + "---\n").starts_with("m.yaml:"));
+  CHECK_NOTHROW(Manifest::parse("---\n" + one, "m.yaml"));  // one document with its marker is fine
+  // yaml-cpp's LoadAll never ends on a lone "," (found by fuzz_manifest): refused at once.
+  CHECK(refusal(",").starts_with("m.yaml:"));
+  CHECK(refusal(one + ",\n").starts_with("m.yaml:"));
+}
+
+TEST_CASE("control bytes from the input are escaped in messages, NUL included", "[manifest]") {
+  std::string esc = refusal(head() + file("\"a\\e[31mb\""));
+  CHECK(esc.find('\x1b') == std::string::npos);
+  CHECK(esc.find("a\\x1b[31mb") != std::string::npos);
+  std::string nul = refusal(head() + file("\"a\\0b\""));
+  CHECK(nul == "m.yaml:5: path 'a\\x00b' must be relative, without '..', '.', empty segments or backslashes");
+  CHECK(refusal(head() + file("\"a\\nb\"")).find("a\\nb") != std::string::npos);
+}
+
+namespace {
+hub::TreeEntry tree_file(const std::string& path, const std::string& oid, std::optional<std::string> lfs = {}) {
+  hub::TreeEntry e;
+  e.type = "file";
+  e.path = path;
+  e.size = 10;
+  e.oid = oid;
+  if (lfs) e.lfs = hub::LfsInfo{*lfs, 10, 134};
+  return e;
+}
+}  // namespace
+
+TEST_CASE("blob names come from what the manifest pins, else are verified", "[manifest]") {
+  const std::string sha_a(64, 'a'), sha_c(64, 'c'), oid_b(40, 'b'), oid_d(40, 'd');
+  Manifest m = Manifest::parse(head() + file("lfs.bin", "    sha256: " + sha_a + "\n") +
+                                   file("git.json", "    sha256: " + sha_c + "\n    git_oid: " + oid_b + "\n") +
+                                   file("sha-only.json", "    sha256: " + sha_c.substr(0, 63) + "e\n"),
+                               "m.yaml");
+  auto checks = compare_with_tree(m, {tree_file("lfs.bin", oid_d, sha_a), tree_file("git.json", oid_b),
+                                      tree_file("sha-only.json", oid_d)});
+  REQUIRE(checks.size() == 3);
+  CHECK(checks[0].state == UpstreamState::ok);
+  CHECK(checks[0].etag == sha_a);  // the manifest's sha256, not the pointer's oid
+  CHECK_FALSE(checks[0].git_oid_to_verify);
+  CHECK(checks[1].etag == oid_b);
+  CHECK_FALSE(checks[1].git_oid_to_verify);
+  CHECK(checks[2].etag == oid_d);  // the tree's, to be verified against the content
+  CHECK(checks[2].git_oid_to_verify == oid_d);
+}
+
+TEST_CASE("two files given one blob name for different contents are upstream changed", "[manifest]") {
+  const std::string oid(40, 'b');
+  Manifest m = Manifest::parse(head() + file("a.json", "    sha256: " + std::string(64, 'a') + "\n") +
+                                   file("b.json", "    sha256: " + std::string(64, 'c') + "\n"),
+                               "m.yaml");
+  auto checks = compare_with_tree(m, {tree_file("a.json", oid), tree_file("b.json", oid)});
+  CHECK(checks[0].state == UpstreamState::ok);
+  CHECK(checks[1].state == UpstreamState::changed);
+  CHECK(checks[1].detail.find("'a.json'") != std::string::npos);
+  CHECK(checks[1].etag.empty());
+  // The same content twice shares its blob.
+  Manifest same = Manifest::parse(head() + file("a.json") + file("b.json"), "m.yaml");
+  auto ok = compare_with_tree(same, {tree_file("a.json", oid), tree_file("b.json", oid)});
+  CHECK(ok[1].state == UpstreamState::ok);
+}

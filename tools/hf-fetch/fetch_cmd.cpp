@@ -8,6 +8,8 @@
 
 #include "commands.hpp"
 #include "provkit/fetch.hpp"
+#include "provkit/fsutil.hpp"
+#include "provkit/hash.hpp"
 #include "provkit/hfcache.hpp"
 #include "provkit/hostcheck.hpp"
 #include "provkit/hub.hpp"
@@ -32,7 +34,19 @@ fetch::FileSpec spec_of(const ManifestFile& f) { return {f.path, f.size, f.sha25
 // Where provkit remembers what it did to a file: "assemble" (stamp of an
 // assembly's inputs) or "verified" (see fetch::verify_file_stamped).
 fs::path stamp_path(const hfcache::Layout& layout, const std::string& kind, const std::string& path) {
-  return layout.state_dir() / kind / (path + ".stamp");
+  return path_with_suffix(layout.state_dir() / kind / path, ".stamp");
+}
+
+// A path the layout writes itself (--local-dir's SHA256SUMS, .cache/huggingface)
+// is refused before anything is fetched: never a silent overwrite either way.
+void check_no_reserved_paths(const Manifest& m, const hfcache::Layout& layout) {
+  auto check = [&](const std::string& path, int line) {
+    if (auto why = layout.reserved_reason(path); !why.empty())
+      throw input_error(m.source, line, "'" + path + "' cannot be placed in " + layout.describe() + ": " + why +
+                                            "; fetch into the cache (--cache-dir) instead");
+  };
+  for (const auto& f : m.files) check(f.path, f.line);
+  for (const auto& a : m.assemble) check(a.output, a.line);
 }
 
 // --max-rate SIZE (bytes per second); a bad value names the flag.
@@ -45,6 +59,30 @@ std::uint64_t parse_rate(const std::string& text) {
   }
   if (rate == 0) throw Error(ExitCode::usage, "--max-rate must be more than 0 bytes per second");
   return rate;
+}
+
+// A blob name only the tree vouches for (the manifest pins the file by
+// sha256 alone) may already be taken, in a cache shared with other commits,
+// by content that truly has that git id. Then the tree is wrong about this
+// file: it is UPSTREAM CHANGED, and that blob is left alone, not moved aside
+// as a "wrong copy".
+void refute_names_taken(const Manifest& m, const hfcache::Layout& layout, std::vector<UpstreamCheck>& checks) {
+  for (std::size_t i = 0; i < checks.size(); ++i) {
+    UpstreamCheck& c = checks[i];
+    if (!c.git_oid_to_verify) continue;
+    fs::path stored = layout.content_path(c.path, c.etag);
+    std::error_code ec;
+    if (stored.filename() != c.etag || !fs::is_regular_file(stored, ec)) continue;  // not named by its id
+    FileDigests d = digest_file(stored);
+    const ManifestFile& f = m.files[i];
+    if (d.git_oid == c.etag && (d.size != f.size || d.sha256 != f.sha256.value_or(d.sha256))) {
+      c.state = UpstreamState::changed;
+      c.detail = "the tree names its blob " + c.etag + ", but " + stored.string() +
+                 " holds other content with that git id";
+      c.etag.clear();
+      c.git_oid_to_verify.reset();
+    }
+  }
 }
 
 int worse(int a, ExitCode b) {
@@ -122,7 +160,11 @@ std::vector<fetch::JobResult> check_in_place(const Manifest& m, const hfcache::L
     if (f.git_oid) candidates.push_back(*f.git_oid);
     if (f.sha256) candidates.push_back(*f.sha256);
     std::error_code ec;
-    if (auto link = fs::read_symlink(layout.file_path(f.path), ec); !ec) candidates.push_back(link.filename().string());
+    // What a link on disk points at is a name only if it has an id's shape.
+    if (auto link = fs::read_symlink(layout.file_path(f.path), ec); !ec) {
+      std::string name = link.filename().string();
+      if (is_hex(name, 40) || is_hex(name, 64)) candidates.push_back(name);
+    }
     fetch::FileSpec spec = spec_of(f);
     std::optional<fetch::Verification> first;
     std::string etag;
@@ -245,6 +287,7 @@ int run_fetch(const FetchArgs& a, Reporter& out) {
   std::uint64_t max_rate = a.max_rate.empty() ? 0 : parse_rate(a.max_rate);
   Manifest m = Manifest::load(a.manifest);
   auto layout = make_layout(a, m);
+  check_no_reserved_paths(m, *layout);
   if (a.verify_only) return verify_only(m, *layout, out);
   if (a.offline) {
     std::string why = a.offline_from_env ? "HF_HUB_OFFLINE is set" : "--offline";
@@ -268,6 +311,7 @@ int run_fetch(const FetchArgs& a, Reporter& out) {
   // Pre-flight: exactly the manifest's files against the live tree, before a byte is fetched.
   auto tree = client.list_tree(m.repo, m.revision);
   auto checks = compare_with_tree(m, tree);
+  refute_names_taken(m, *layout, checks);
   std::size_t problems = 0;
   for (const auto& c : checks) {
     bool ok = c.state == UpstreamState::ok;
@@ -292,9 +336,11 @@ int run_fetch(const FetchArgs& a, Reporter& out) {
   std::uint64_t total = 0;
   for (std::size_t i = 0; i < m.files.size(); ++i) {
     const auto& f = m.files[i];
-    std::string etag = checks[i].entry->etag();
+    const std::string& etag = checks[i].etag;  // decided by compare_with_tree alone
     etags.push_back(etag);
-    jobs.push_back({spec_of(f), hub::resolve_url(endpoint, m.repo, m.revision, f.path), layout->content_path(f.path, etag),
+    fetch::FileSpec spec = spec_of(f);
+    if (checks[i].git_oid_to_verify) spec.git_oid = checks[i].git_oid_to_verify;
+    jobs.push_back({spec, hub::resolve_url(endpoint, m.repo, m.revision, f.path), layout->content_path(f.path, etag),
                     layout->partial_path(f.path, etag), layout->rejected_prefix(f.path, etag),
                     layout->lock_path(f.path, etag), stamp_path(*layout, "verified", f.path)});
     total += f.size;

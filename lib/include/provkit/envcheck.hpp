@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "provkit/check.hpp"
@@ -63,8 +64,11 @@ void add_disk_assignment(Request& r, const std::string& text);
 void add_file_assignment(Request& r, const std::string& text);
 
 // Reads a profile (YAML, schema in docs/envcheck.md) into `into`.
-// Throws provkit::Error(usage) "FILE:LINE: what" for anything wrong in it.
+// Throws provkit::Error(usage) "FILE:LINE: what" for anything wrong in it
+// (also a key given twice, or a second YAML document).
 void load_profile(const fs::path& file, Request& into);
+// The same for profile text already read; `file` names it in messages.
+void parse_profile(std::string_view text, const std::string& file, Request& into);
 
 // Where things are on this host; tests point these at stand-ins.
 struct Environment {

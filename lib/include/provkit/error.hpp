@@ -4,6 +4,7 @@
 // and turn it into one sentence on stderr and this exit code.
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace provkit {
 
@@ -24,9 +25,29 @@ class Error : public std::runtime_error {
   ExitCode code_;
 };
 
-// An input file is wrong at a place: the message reads "FILE:LINE: what".
+// Text from outside (file contents, names, upstream answers) made safe to
+// print: control bytes (C0, DEL) written as \n, \r, \t or \xNN, so that a
+// message is one line, cannot drive the terminal, and a NUL cannot cut it short.
+inline std::string escape_control(std::string_view s) {
+  static const char* hex = "0123456789abcdef";
+  std::string out;
+  out.reserve(s.size());
+  for (char ch : s) {
+    auto c = static_cast<unsigned char>(ch);
+    if (c >= 0x20 && c != 0x7f) out += ch;
+    else if (c == '\n') out += "\\n";
+    else if (c == '\r') out += "\\r";
+    else if (c == '\t') out += "\\t";
+    else out += std::string("\\x") + hex[c >> 4] + hex[c & 15];
+  }
+  return out;
+}
+
+// An input file is wrong at a place: the message reads "FILE:LINE: what",
+// with control bytes escaped (what quotes the input).
 inline Error input_error(const std::string& file, int line, const std::string& what) {
-  return Error(ExitCode::usage, file + (line > 0 ? ":" + std::to_string(line) : "") + ": " + what);
+  return Error(ExitCode::usage,
+               escape_control(file) + (line > 0 ? ":" + std::to_string(line) : "") + ": " + escape_control(what));
 }
 
 }  // namespace provkit

@@ -28,7 +28,16 @@ void rename_durable(const fs::path& from, const fs::path& to);
 // fsync a file or directory by path.
 void fsync_path(const fs::path& path);
 
-// A unique temporary name beside `target`: "<target>.<tag>-<pid>-<counter>".
+// `path` with `suffix` appended to its last component ("<path><suffix>"),
+// the one place that derives a sibling's name (partial, sidecar, lock, stamp,
+// temporary): when that would pass NAME_MAX (255 bytes), as a name a repo
+// may legally have plus a suffix can, the component keeps a prefix of its
+// name plus "~" and a 16-hex hash of it, so that it fits and stays the same
+// from run to run.
+fs::path path_with_suffix(const fs::path& path, std::string_view suffix);
+
+// A unique temporary name beside `target`: "<target>.<tag>-<pid>-<counter>"
+// (shortened as path_with_suffix does).
 fs::path temp_path_beside(const fs::path& target, std::string_view tag = "tmp");
 
 // The directory for per-user state: $XDG_CACHE_HOME, else $HOME/.cache,

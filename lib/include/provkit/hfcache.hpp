@@ -41,13 +41,12 @@ class Layout {
   virtual fs::path content_path(const std::string& path, const std::string& etag) const = 0;
   // A download in progress, kept across runs; never a name a loader would open.
   virtual fs::path partial_path(const std::string& path, const std::string& etag) const = 0;
-  // Prefix for content that failed verification: "<prefix>.bad-<sha256>".
+  // Prefix for content that failed verification: "<prefix>.bad-<sha256>"
+  // (named by fsutil's path_with_suffix, as every derived name).
   virtual fs::path rejected_prefix(const std::string& path, const std::string& etag) const = 0;
   // The lock file held while the content is fetched (huggingface_hub's places:
   // "<cache>/.locks/<repo folder>/<etag>.lock", "<local>/.cache/huggingface/download/<path>.lock").
-  virtual fs::path lock_path(const std::string& path, const std::string& etag) const {
-    return partial_path(path, etag).string() + ".lock";
-  }
+  virtual fs::path lock_path(const std::string& path, const std::string& etag) const;
   // Makes verified content visible at file_path (symlink; metadata file).
   virtual void publish(const std::string& path, const std::string& etag) = 0;
   // Where provkit keeps its own small state (assembly stamps).
@@ -57,6 +56,9 @@ class Layout {
   virtual void finish(const std::vector<std::pair<std::string, std::string>>& sums) = 0;
   // Human words for where the files are.
   virtual std::string describe() const = 0;
+  // Why a repository path cannot be placed in this layout (it is, or lies
+  // inside, a file the layout writes itself), or empty when it can.
+  virtual std::string reserved_reason(const std::string& /*path*/) const { return {}; }
 };
 
 class CacheLayout : public Layout {
@@ -92,6 +94,8 @@ class LocalDirLayout : public Layout {
   LocalDirLayout(fs::path dir, std::string commit);
 
   fs::path metadata_path(const std::string& path) const;
+  // Where huggingface_hub and hf-fetch keep their state in a local dir.
+  fs::path download_dir() const { return dir_ / ".cache" / "huggingface" / "download"; }
   fs::path root() const override { return dir_; }
   fs::path content_path(const std::string& path, const std::string& etag) const override;
   fs::path partial_path(const std::string& path, const std::string& etag) const override;
@@ -103,6 +107,9 @@ class LocalDirLayout : public Layout {
   // Writes SHA256SUMS ("<sha256>  <path>" lines, as sha256sum -c reads them).
   void finish(const std::vector<std::pair<std::string, std::string>>& sums) override;
   std::string describe() const override;
+  // SHA256SUMS, and .cache/huggingface with everything under it (and
+  // .cache itself, a file there would block it).
+  std::string reserved_reason(const std::string& path) const override;
 
  private:
   fs::path dir_;

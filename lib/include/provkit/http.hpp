@@ -170,6 +170,10 @@ struct RetryPolicy {
 
 // ---- transfers -------------------------------------------------------------
 
+// Header values (and bearer tokens) with CR, LF or NUL would let text end a
+// header line and start another: Session::add refuses them (provkit::Error, usage).
+bool is_safe_header_value(std::string_view value);
+
 struct Request {
   std::string method = "GET";           // GET or HEAD
   std::string url;
@@ -212,6 +216,14 @@ struct Options {
   long connect_timeout_s = 30;
   // Stall detection: a transfer that receives no byte for this long fails (and is retried).
   long stall_timeout_s = 60;
+  // Slow-drip detection: a transfer that receives fewer than this many body
+  // bytes per second, averaged over each stall_timeout_s window, fails the
+  // same way (a server trickling 1 byte/s never goes silent). Time paused by
+  // max_bytes_per_s does not count. 0: no minimum.
+  std::uint64_t min_bytes_per_s = 1024;
+  // Cap on a body kept in memory (Client::fetch: API answers, index pages):
+  // more is a failure (FailureKind::aborted), never an allocation without end.
+  std::uint64_t max_body_bytes = 64ull << 20;
   RetryPolicy retry;
   // Cap on the body bytes per second received by all transfers of a session
   // together (one shared budget); 0: no cap. A transfer that finds the budget
@@ -267,7 +279,8 @@ class Client {
   explicit Client(Options options = {}) : options_(std::move(options)) {}
   // The whole answer, body in memory, after redirects and retries; never throws
   // for HTTP statuses (inspect result.response.status), throws
-  // provkit::Error(network) if no answer came back after retries.
+  // provkit::Error(network) if no answer came back after retries or the body
+  // is larger than Options::max_body_bytes.
   Result fetch(Request request);
   // GET that must succeed (2xx); throws provkit::Error(network) naming the URL otherwise.
   std::string get(const std::string& url, const std::string& bearer_token = {});

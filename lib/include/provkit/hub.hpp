@@ -63,7 +63,9 @@ struct TreeEntry {
 };
 
 // One page of a tree listing (a JSON array). Pure; throws provkit::Error
-// (network: the upstream answer is malformed) naming what is wrong.
+// (network: the upstream answer is malformed) naming what is wrong. A file's
+// `oid` must be 40 and an `lfs.oid` 64 lower-case hex digits (they name files
+// on disk); a folder's oid, when there, 40.
 std::vector<TreeEntry> parse_tree_page(std::string_view json_text);
 
 // The Hub endpoint: `flag` if given, else HF_ENDPOINT, else https://huggingface.co;
@@ -73,7 +75,8 @@ std::string endpoint_from(const std::string& flag);
 // The token and where it came from ("HF_TOKEN", a file path): HF_TOKEN, else
 // the token file (HF_TOKEN_PATH, else $HF_HOME/token), else `token_file`
 // (--token-file). An empty result means none. A named --token-file that
-// cannot be read is an Error(usage).
+// cannot be read, or a token with a control character inside (after
+// trimming the ends), is an Error(usage) naming the source, never the token.
 struct Token {
   std::string value;
   std::string source;
@@ -86,7 +89,12 @@ class HubClient {
 
   // The commit a revision (branch, tag or commit) resolves to.
   std::string resolve_commit(const Repo& repo, const std::string& revision);
-  // Every entry of the tree at `revision`, recursively, all pages.
+  // Every entry of the tree at `revision`, recursively, all pages. Bounded:
+  // at most kMaxTreePages pages and kMaxTreeBytes of listing in all (each
+  // page also within http::Options::max_body_bytes); more is Error(network).
+  // The Hub's pages hold 1000 entries, so the bounds are 2 million files.
+  static constexpr std::size_t kMaxTreePages = 2000;
+  static constexpr std::uint64_t kMaxTreeBytes = 1ull << 30;
   std::vector<TreeEntry> list_tree(const Repo& repo, const std::string& revision);
   // A whole (small) file's content.
   std::string download_small(const Repo& repo, const std::string& revision, const std::string& path);

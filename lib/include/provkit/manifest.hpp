@@ -50,13 +50,22 @@ struct Manifest {
 };
 
 // The pre-flight check: exactly the manifest's files against the live tree.
-// Files upstream that the manifest does not name are not looked at.
+// Files upstream that the manifest does not name are not looked at. Two files
+// the tree gives one blob name although the manifest says their contents
+// differ are `changed` (the later one), before a byte is fetched.
 enum class UpstreamState { ok, not_in_tree, changed };
 struct UpstreamCheck {
   std::string path;
   UpstreamState state = UpstreamState::ok;
   std::string detail;              // what differs, for `changed`
   const hub::TreeEntry* entry = nullptr;  // into the tree given (ok and changed)
+  // For ok files, the blob's name (huggingface_hub's etag), decided here and
+  // only here: the sha256 the manifest pins for an LFS file, the git oid it
+  // pins for any other. A non-LFS file the manifest pins by sha256 alone gets
+  // the tree's git oid, and `git_oid_to_verify` says the downloaded content
+  // must have that id before it is stored under it.
+  std::string etag;
+  std::optional<std::string> git_oid_to_verify;
 };
 std::vector<UpstreamCheck> compare_with_tree(const Manifest& manifest, const std::vector<hub::TreeEntry>& tree);
 std::string upstream_state_name(UpstreamState s);  // "OK", "NOT IN HUB TREE", "UPSTREAM CHANGED"

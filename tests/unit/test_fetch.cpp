@@ -11,24 +11,17 @@
 #include "provkit/fsutil.hpp"
 #include "provkit/hash.hpp"
 
+#include "support/temp_dir.hpp"
+#include "support/recording_observer.hpp"
+
 using namespace provkit;
 using namespace provkit::fetch;
 namespace fs = std::filesystem;
 
 namespace {
-fs::path fresh_dir(const std::string& tag) {
-  fs::path d = fs::temp_directory_path() / ("provkit-fetch-" + tag + "-" + std::to_string(::getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
+using provkit::test::TempDir;
 
-struct Recorder : Observer {
-  std::vector<std::string> events;
-  void on_start(const Job& j, std::uint64_t from, std::size_t) override { events.push_back("start " + j.spec.path + " " + std::to_string(from)); }
-  void on_restart(const Job& j, const std::string&) override { events.push_back("restart " + j.spec.path); }
-  void on_finish(const Job& j, const JobResult&) override { events.push_back("finish " + j.spec.path); }
-};
+using Recorder = provkit::test::RecordingObserver;
 
 Job job_in(const fs::path& dir, const std::string& content, const std::string& name = "f") {
   Job j;
@@ -42,7 +35,8 @@ Job job_in(const fs::path& dir, const std::string& content, const std::string& n
 }  // namespace
 
 TEST_CASE("verify_file: OK, MISSING, SIZE MISMATCH, SHA256 MISMATCH, GIT OID MISMATCH", "[fetch]") {
-  fs::path d = fresh_dir("verify");
+  TempDir tmp("fetch-verify");
+  const fs::path& d = tmp.path;
   std::string content = "hello\n";
   FileSpec spec{"f", content.size(), sha256_hex(content), "ce013625030ba8dba906f756967f9e9ca394464a"};
   write_file_atomic(d / "f", content);
@@ -59,11 +53,11 @@ TEST_CASE("verify_file: OK, MISSING, SIZE MISMATCH, SHA256 MISMATCH, GIT OID MIS
   FileSpec oid_only{"f", content.size(), std::nullopt, std::string(40, '0')};
   CHECK(verify_file(d / "f", oid_only).state == FileState::git_oid_mismatch);
   CHECK(state_name(FileState::size_mismatch) == "SIZE MISMATCH");
-  fs::remove_all(d);
 }
 
 TEST_CASE("a complete partial file is verified and renamed without any request", "[fetch]") {
-  fs::path d = fresh_dir("partial-done");
+  TempDir tmp("fetch-partial-done");
+  const fs::path& d = tmp.path;
   std::string content(100000, 'x');
   Job j = job_in(d, content);
   write_file_atomic(j.partial_path, content);
@@ -75,11 +69,11 @@ TEST_CASE("a complete partial file is verified and renamed without any request",
   CHECK(results[0].bytes_transferred == 0);
   CHECK(read_file(j.final_path) == content);
   CHECK_FALSE(fs::exists(j.partial_path));
-  fs::remove_all(d);
 }
 
 TEST_CASE("a complete partial with wrong bytes is kept aside, never at the final path", "[fetch]") {
-  fs::path d = fresh_dir("partial-bad");
+  TempDir tmp("fetch-partial-bad");
+  const fs::path& d = tmp.path;
   std::string content(5000, 'x'), wrong(5000, 'y');
   Job j = job_in(d, content);
   write_file_atomic(j.partial_path, wrong);
@@ -91,11 +85,11 @@ TEST_CASE("a complete partial with wrong bytes is kept aside, never at the final
   CHECK_FALSE(fs::exists(j.final_path));
   CHECK(r.rejected == fs::path(j.rejected_prefix.string() + ".bad-" + sha256_hex(wrong)));
   CHECK(read_file(r.rejected) == wrong);
-  fs::remove_all(d);
 }
 
 TEST_CASE("content already in place is verified, not fetched; a wrong copy is moved aside", "[fetch]") {
-  fs::path d = fresh_dir("present");
+  TempDir tmp("fetch-present");
+  const fs::path& d = tmp.path;
   std::string a = "aaaa", b = "bbbb";
   Job ja = job_in(d, a, "a");
   write_file_atomic(ja.final_path, a);
@@ -109,11 +103,11 @@ TEST_CASE("content already in place is verified, not fetched; a wrong copy is mo
   CHECK(read_file(jb.final_path) == b);
   CHECK(fs::exists(jb.rejected_prefix.string() + ".bad-" + sha256_hex("BBBB")));
   CHECK(rec.events.front() == "finish a");
-  fs::remove_all(d);
 }
 
 TEST_CASE("an over-long partial is discarded and the file fetched from the start", "[fetch]") {
-  fs::path d = fresh_dir("overlong");
+  TempDir tmp("fetch-overlong");
+  const fs::path& d = tmp.path;
   Job j = job_in(d, "abc");
   write_file_atomic(j.partial_path, "abcdef");
   Recorder rec;
@@ -127,11 +121,11 @@ TEST_CASE("an over-long partial is discarded and the file fetched from the start
   CHECK(r.resumed_from == 0);
   CHECK(fs::file_size(j.partial_path) == 0);
   CHECK(rec.events.at(0) == "restart f");
-  fs::remove_all(d);
 }
 
 TEST_CASE("assembly: concatenates in order, skips when unchanged, refuses a wrong sha256", "[fetch]") {
-  fs::path d = fresh_dir("assemble");
+  TempDir tmp("fetch-assemble");
+  const fs::path& d = tmp.path;
   write_file_atomic(d / "p1", "hello ");
   write_file_atomic(d / "p2", "world");
   AssembleJob job{d / "out" / "whole", {d / "p1", d / "p2"}, sha256_hex("hello world"), 11, d / "state" / "whole.stamp"};
@@ -155,11 +149,11 @@ TEST_CASE("assembly: concatenates in order, skips when unchanged, refuses a wron
   CHECK_THAT(bad.message, Catch::Contains(sha256_hex("hello World")) && Catch::Contains(sha256_hex("HELLO World")));
   CHECK(read_file(job.output) == "hello World");
   CHECK(read_file(bad.rejected) == "HELLO World");
-  fs::remove_all(d);
 }
 
 TEST_CASE("verified stamps: trusted while the file is unchanged, never for other hashes", "[fetch]") {
-  auto dir = fresh_dir("stamp");
+  TempDir tmp("fetch-stamp");
+  const fs::path& dir = tmp.path;
   std::string content = "the bytes of a verified file\n";
   Job j = job_in(dir, content);
   fs::create_directories(j.final_path.parent_path());
@@ -199,5 +193,4 @@ TEST_CASE("verified stamps: trusted while the file is unchanged, never for other
   std::string text = read_file(stamp);
   write_file_atomic(stamp, text.substr(0, text.size() / 2));
   CHECK_FALSE(verify_file_stamped(j.final_path, j.spec, stamp).from_stamp);
-  fs::remove_all(dir);
 }

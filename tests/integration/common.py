@@ -14,8 +14,8 @@ A test script is a module of `def test_NAME(): ...` functions ending in `main()`
 tests/integration/discover.cmake registers every `def test_NAME(` of a script as the ctest
 "LABEL: NAME" (`python3 SCRIPT test_NAME`), so a new case cannot be left out. `main()` runs the
 tests named on the command line, or all of them in the order they are written; a test that takes
-one argument is given a fresh temporary directory. A failed `check` ends its test; `skip()` ends it
-as skipped (exit 77, ctest's SKIP_RETURN_CODE when nothing failed).
+one argument without a default is given a fresh temporary directory. A failed `check` ends its
+test; `skip()` ends it as skipped (exit 77, ctest's SKIP_RETURN_CODE, when every test run skipped).
 """
 
 import atexit
@@ -155,7 +155,8 @@ def main():
     for name in names:
         fn, start = tests[name], time.monotonic()
         try:
-            if inspect.signature(fn).parameters:
+            required = [p for p in inspect.signature(fn).parameters.values() if p.default is p.empty]
+            if required:
                 fn(tempdir(name + "-"))
             else:
                 fn()

@@ -31,6 +31,7 @@ def W(prefix):
 GOOD = [W("demopure-1.0-"), W("demoplat-"), W("pip-"), W("setuptools-")]
 server, base = start_index(wheels)
 
+
 def test_index_html():
     lock = write_lock(os.path.join(tmp, "lock.txt"), GOOD)
     env = os.path.join(tmp, "env-html")
@@ -39,6 +40,7 @@ def test_index_html():
     check(len(os.listdir(os.path.join(cache + "-html", "wheels"))) == 4, "downloads kept by sha256")
     envbuild(cache + "-html", "verify", env, "--lock", lock)
     check(run([os.path.join(env, "bin", "demopure")]).stdout.strip() == "demopure 1.0 ok", "console script")
+
 
 def test_index_without_hash_fragments():
     lock = write_lock(os.path.join(tmp, "lock-nohash.txt"), GOOD[:1])
@@ -49,6 +51,7 @@ def test_index_without_hash_fragments():
     open(bad, "w").write("demopure==1.0 --hash=sha256:" + "2" * 64 + "\n")
     p = envbuild(cache + "-nohash", "create", env, "--python", PYTHON, "--lock", bad, "--index-url", base + "/nohash/simple", expect=1)
     check("matches the lock's hashes" in p.stderr and sha256(GOOD[0]) in p.stderr, p.stderr)
+
 
 def test_index_json_and_lock_option():
     # The index named inside the lock (pip's --index-url line); JSON is negotiated.
@@ -61,6 +64,7 @@ def test_index_json_and_lock_option():
     p = envbuild(cache + "-json", "create", env, "--python", PYTHON, "--lock", lock)
     check("2 installed" in p.stdout, p.stdout)
     envbuild(cache + "-json", "verify", env)
+
 
 def test_index_hash_mismatch_and_unknown():
     lock = os.path.join(tmp, "lock-bad.txt")
@@ -75,6 +79,7 @@ def test_index_hash_mismatch_and_unknown():
     p = envbuild(cache, "create", os.path.join(tmp, "env-x"), "--python", PYTHON, "--lock", lock,
                  "--index-url", base + "/private/simple", expect=4)
     check("refused" in p.stderr, p.stderr)
+
 
 def test_pylock_urls_with_retry_and_bad_size():
     # pylock.toml naming wheels by URL; the flaky route fails once (503) and is retried.

@@ -134,6 +134,7 @@ for fixture, args, expected in [
         same_as_pip(env, pip_env(lock, *args))
     globals()["test_requirements_like_pip_" + fixture.split(".")[0].replace("-", "_")] = requirements_lock
 
+
 def test_headers_dir_is_the_project_name():
     # pip: include/site/pythonX.Y/<the name as the lock spells it>; uv: the normalised name.
     # Both are lockdemo-core for these locks; the dist-info says lockdemo_core.
@@ -141,6 +142,7 @@ def test_headers_dir_is_the_project_name():
     check(os.path.exists(os.path.join(env, HEADER)), f"{HEADER} missing: {sorted(f for f in site_files(env) if f.startswith('include'))}")
     check(os.path.exists(os.path.join(pip_env(os.path.join(tmp, "req-uv-pip-compile.txt", "requirements.txt")), HEADER)),
           "pip puts it there too")
+
 
 # pylock formats: the same set and files as the requirements twin pip installed.
 def pylock_env(fixture, *args, name="pylock.toml", edit=None, expect=0):
@@ -151,16 +153,19 @@ def pylock_env(fixture, *args, name="pylock.toml", edit=None, expect=0):
 
 ref_all = lambda: pip_env(os.path.join(tmp, "req-uv-export.txt", "requirements.txt"), "--no-index", "--find-links", wheels)
 
+
 def test_uv_pip_compile_pylock():
     # With a local version, whose URL uv percent-encodes (torch-2.6.0%2Bcpu-...).
     env, _, _ = pylock_env("uv-pip-compile.pylock.toml")
     check(installed(env) == ALL + ["lockdemo-plus==1.0+cpu"], installed(env))
     same_as_pip(env, pip_env(os.path.join(tmp, "req-uv-pip-compile.txt", "requirements.txt")))
 
+
 def test_pep751_example_shape():
     env, _, _ = pylock_env("pep751-example.pylock.toml", name="pylock.example.toml")
     check(installed(env) == ALL, installed(env))
     same_as_pip(env, ref_all())
+
 
 def test_uv_export_extras_and_groups():
     # Defaults (PEP 751): no extras, the default-groups (dev).
@@ -185,6 +190,7 @@ def test_uv_export_extras_and_groups():
         check(words in p.stderr, p.stderr)
         check(not os.path.exists(env), "nothing created")
 
+
 def test_pdm_pylock():
     env, _, _ = pylock_env("pdm.pylock.toml")  # default-groups = ["default"]
     check(installed(env) == ["lockdemo-core==1.0", "lockdemo-old==2.0"], installed(env))
@@ -194,6 +200,7 @@ def test_pdm_pylock():
     env, _, _ = pylock_env("pdm.pylock.toml", "--group", "dev")
     check(installed(env) == ["lockdemo-core==1.0", "lockdemo-dev==1.0", "lockdemo-old==2.0"], installed(env))
 
+
 def test_uv_export_with_the_project():
     # Without --no-emit-project, uv export's first requirement is the project itself, editable.
     lock = fill("uv-export.txt", os.path.join(tmp, "req-uv-export-project"), "requirements.txt",
@@ -201,10 +208,12 @@ def test_uv_export_with_the_project():
     p = create(os.path.join(tmp, "env-never"), lock, "-f", wheels, expect=2)
     check("requirements.txt:3" in p.stderr and "editable" in p.stderr and "--no-emit-project" in p.stderr, p.stderr)
 
+
 def test_extras_on_a_requirements_lock_is_usage():
     lock = os.path.join(tmp, "req-pip-compile.txt", "requirements.txt")
     p = create(os.path.join(tmp, "env-never"), lock, "--extra", "cli", expect=2)
     check("requirements file" in p.stderr, p.stderr)
+
 
 def test_requires_python_and_environments_refuse():
     # PEP 751: an installer must refuse a lock whose requires-python or
@@ -229,16 +238,19 @@ def test_requires_python_and_environments_refuse():
         check(where in p.stderr and words in p.stderr, f"{fixture}: {p.stderr}")
         check(not os.path.exists(env), f"{fixture}: nothing created")
 
+
 def test_project_directory_entry():
     env, p, _ = pylock_env("uv-export-project.pylock.toml", expect=2)
     check("pylock.toml:35" in p.stderr and "lockdemo-app is the local directory '.'" in p.stderr and
           "--no-emit-project" in p.stderr, p.stderr)
+
 
 def test_uv_find_links_has_no_hashes():
     env, p, _ = pylock_env("uv-find-links.pylock.toml", "-f", wheels, expect=2)
     check("pylock.toml:10" in p.stderr and "no hash for lockdemo_core-1.0-py3-none-any.whl" in p.stderr and
           "uv pip compile --generate-hashes" in p.stderr, p.stderr)
     check(not os.path.exists(env), "nothing created")
+
 
 def test_misnamed_pylock():
     for name in ("uv-export.pylock.toml", "pylock.toml.txt", "requirements.lock"):
@@ -252,6 +264,7 @@ def test_misnamed_pylock():
              "--lock", os.path.join(tmp, "misnamed", "env.toml")], expect=2)
     check("pylock.toml or pylock.NAME.toml" in p.stderr, p.stderr)
     check(not os.path.exists(os.path.join(tmp, "misnamed", "env.toml")) and not os.path.exists(house), "nothing written")
+
 
 def test_python_version_behind_a_pyenv_shim():
     # A pyenv root whose shim for pythonX.Y fails as pyenv's does when

@@ -24,7 +24,7 @@ bool matches_any(const std::vector<std::string>& globs, const std::string& path)
 }
 }  // namespace
 
-int run_manifest_create(const CreateArgs& a, Reporter& out) {
+int run_manifest_create(const CreateArgs& a, Output& out) {
   Manifest m;
   std::string revision = "main";
   auto at = a.repo.find('@');

@@ -1,5 +1,7 @@
 #include "provkit/snapshot.hpp"
 
+#include <fnmatch.h>
+
 #include <algorithm>
 #include <mutex>
 #include <thread>
@@ -32,6 +34,46 @@ fetch::FileSpec file_spec(const ManifestFile& f) { return {f.path, f.size, f.sha
 
 fs::path stamp_path(const hfcache::Layout& layout, std::string_view kind, const std::string& path) {
   return path_with_suffix(layout.state_dir() / kind / path, ".stamp");
+}
+
+namespace {
+bool matches_any(const std::vector<std::string>& globs, const std::string& path) {
+  for (const auto& g : globs)
+    if (::fnmatch(g.c_str(), path.c_str(), 0) == 0) return true;
+  return false;
+}
+}  // namespace
+
+std::vector<ManifestFile> pin_tree_files(const std::vector<TreeEntry>& tree, const std::vector<std::string>& include,
+                                         const std::vector<std::string>& exclude,
+                                         const std::function<std::string(const TreeEntry&)>& fetch_small,
+                                         const std::function<void(const ManifestFile&, const TreeEntry&)>& on_added) {
+  std::vector<ManifestFile> files;
+  for (const auto& e : tree) {
+    if (!e.is_file()) continue;
+    if (!include.empty() && !matches_any(include, e.path)) continue;
+    if (matches_any(exclude, e.path)) continue;
+    if (!is_safe_relative_path(e.path))
+      throw Error(ExitCode::network, "the Hub's tree names an unusable path '" + e.path + "'");
+    ManifestFile f;
+    f.path = e.path;
+    f.size = e.content_size();
+    if (e.lfs) {
+      f.sha256 = e.lfs->oid;
+    } else {
+      std::string content = fetch_small(e);
+      std::string oid = git_blob_id(content);
+      if (content.size() != e.size || oid != e.oid)
+        throw Error(ExitCode::network, e.path + ": the Hub's tree says " + std::to_string(e.size) + " bytes, git oid " +
+                                           e.oid + ", but its content is " + std::to_string(content.size()) +
+                                           " bytes, git oid " + oid);
+      f.sha256 = sha256_hex(content);
+      f.git_oid = oid;
+    }
+    on_added(f, e);
+    files.push_back(std::move(f));
+  }
+  return files;
 }
 
 VerifySummary verify_snapshot(const Manifest& m, const hfcache::Layout& layout, SnapshotObserver& observer) {

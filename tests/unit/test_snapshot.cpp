@@ -3,6 +3,7 @@
 
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <map>
 #include <utility>
 
 #include "provkit/fsutil.hpp"
@@ -221,4 +222,44 @@ TEST_CASE("open_layout and the paths a layout writes itself", "[snapshot]") {
   r = hub::find_reserved_path(m, *local);
   REQUIRE(r);
   CHECK(r->line == 9);
+}
+
+TEST_CASE("pin_tree_files: globs, LFS by the tree's sha256, other files hashed and checked", "[snapshot]") {
+  std::string lfs_sha = sha256_hex("big");
+  std::vector<hub::TreeEntry> tree{
+      {"directory", "sub", 0, std::string(40, 'd'), std::nullopt},
+      {"file", "config.json", 2, git_blob_id("{}"), std::nullopt},
+      {"file", "sub/model.safetensors", 130, std::string(40, 'e'), hub::LfsInfo{lfs_sha, 3}},
+      {"file", "README.md", 3, git_blob_id("hi!"), std::nullopt},
+  };
+  std::map<std::string, std::string> content{{"config.json", "{}"}, {"README.md", "hi!"}};
+  std::vector<std::string> fetched, added;
+  auto fetch_small = [&](const hub::TreeEntry& e) {
+    fetched.push_back(e.path);
+    return content.at(e.path);
+  };
+  auto on_added = [&](const ManifestFile& f, const hub::TreeEntry&) { added.push_back(f.path); };
+
+  auto files = hub::pin_tree_files(tree, {}, {"*.md"}, fetch_small, on_added);
+  REQUIRE(files.size() == 2);
+  CHECK(added == std::vector<std::string>{"config.json", "sub/model.safetensors"});
+  CHECK(fetched == std::vector<std::string>{"config.json"});  // the LFS file is never downloaded
+  CHECK(files[0].sha256 == sha256_hex("{}"));
+  CHECK(files[0].git_oid == git_blob_id("{}"));
+  CHECK(files[1].size == 3);  // the LFS object's, not the pointer's
+  CHECK(files[1].sha256 == lfs_sha);
+  CHECK_FALSE(files[1].git_oid);
+
+  CHECK(hub::pin_tree_files(tree, {"sub/*"}, {}, fetch_small, on_added).size() == 1);
+  CHECK(hub::pin_tree_files(tree, {"nothing*"}, {}, fetch_small, on_added).empty());
+
+  content["README.md"] = "hi?";  // not what the tree says
+  try {
+    hub::pin_tree_files(tree, {"README.md"}, {}, fetch_small, on_added);
+    FAIL("content the tree does not describe was pinned");
+  } catch (const Error& e) {
+    CHECK(e.code() == ExitCode::network);
+  }
+  tree.push_back({"file", "../escape", 2, git_blob_id("{}"), std::nullopt});
+  CHECK_THROWS_AS(hub::pin_tree_files(tree, {"../*"}, {}, fetch_small, on_added), Error);
 }

@@ -8,6 +8,7 @@
 // code. (Later lib/include/provkit/hub/snapshot.hpp.)
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -66,6 +67,20 @@ class SnapshotObserver : public fetch::Observer {
   // publish_snapshot: each assembly done or refused.
   virtual void on_assembled(const Assembly&) {}
 };
+
+// ---- pinning: a manifest's files from the Hub's tree ---------------------
+
+// The tree's files matching an `include` glob (all when none is given) and
+// no `exclude` glob (huggingface_hub's allow/ignore patterns: fnmatch, '*'
+// crosses '/'), in tree order. An LFS file is pinned by the tree's sha256;
+// any other is fetched with `fetch_small`, hashed, and its size and git id
+// checked against the tree. `on_added` sees each file as it is pinned.
+// Throws Error(network) for an unusable path or content the tree does not
+// describe; an empty result is the caller's to refuse.
+std::vector<ManifestFile> pin_tree_files(const std::vector<TreeEntry>& tree, const std::vector<std::string>& include,
+                                         const std::vector<std::string>& exclude,
+                                         const std::function<std::string(const TreeEntry&)>& fetch_small,
+                                         const std::function<void(const ManifestFile&, const TreeEntry&)>& on_added);
 
 // ---- verification (no network, never trusts a stamp) ----------------------
 

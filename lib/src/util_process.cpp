@@ -82,4 +82,10 @@ RunResult run(const std::vector<std::string>& argv, const RunOptions& options) {
   return r;
 }
 
+int shell_status(const RunResult& r) {
+  if (!r.start_error.empty()) return 127;
+  if (r.term_signal != 0) return 128 + r.term_signal;
+  return r.exit_status;
+}
+
 }  // namespace provkit::util

@@ -34,4 +34,8 @@ struct RunResult {
 // Runs argv[0] (looked up on PATH when it has no '/') with argv.
 RunResult run(const std::vector<std::string>& argv, const RunOptions& options = {});
 
+// The status as a shell reports it ($?): the exit status, 128 + the signal
+// that ended it, 127 when it could not start.
+int shell_status(const RunResult& r);
+
 }  // namespace provkit::util

@@ -13,6 +13,7 @@
 #include "provkit/hfcache.hpp"
 #include "provkit/hostcheck.hpp"
 #include "provkit/hub.hpp"
+#include "provkit/hub_source.hpp"
 #include "provkit/manifest.hpp"
 #include "provkit/parallel.hpp"
 
@@ -245,7 +246,7 @@ int publish_and_assemble(const Manifest& m, hfcache::Layout& layout, const std::
         ++failed;
         code = worse(code, ExitCode::check_failed);
         f["rejected"] = r.rejected.string();
-        out.event("assemble", r.message.starts_with("size") ? "SIZE MISMATCH" : "SHA256 MISMATCH", e.output, r.message,
+        out.event("assemble", r.mismatch == fetch::Mismatch::size ? "SIZE MISMATCH" : "SHA256 MISMATCH", e.output, r.message,
                   true, f);
         continue;
       }
@@ -350,8 +351,6 @@ int run_fetch(const FetchArgs& a, Reporter& out) {
 
   fetch::Options fo;
   fo.http = ho;
-  fo.bearer_token = token.value;
-  fo.repo = m.repo;
   fo.max_parallel = a.jobs;
   fo.connections = a.connections;
   if (!a.min_split_size.empty()) {
@@ -359,7 +358,8 @@ int run_fetch(const FetchArgs& a, Reporter& out) {
     if (fo.min_split_size == 0) throw Error(ExitCode::usage, "--min-split-size must be more than 0");
   }
   out.begin_downloads(total, jobs.size());
-  auto results = fetch::Downloader(fo).run(jobs, out);
+  hub::HubSource source(m.repo, token.value);
+  auto results = fetch::Downloader(fo, source).run(jobs, out);
   return publish_and_assemble(m, *layout, results, etags, out, {});
 }
 

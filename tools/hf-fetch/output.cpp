@@ -9,6 +9,7 @@ namespace hffetch {
 
 using provkit::fetch::Job;
 using provkit::fetch::JobResult;
+using provkit::fetch::Mismatch;
 using provkit::fetch::Outcome;
 
 // One size format for every tool's messages.
@@ -122,8 +123,11 @@ void Reporter::on_finish(const Job& job, const JobResult& r) {
     case Outcome::mismatch:
       f["rejected"] = r.rejected.string();
       if (job.spec.sha256) f["expected_sha256"] = *job.spec.sha256;
-      event("file", r.message.starts_with("sha256") ? "SHA256 MISMATCH" : "GIT OID MISMATCH", job.spec.path, r.message,
-            true, f);
+      event("file",
+            r.mismatch == Mismatch::size     ? "SIZE MISMATCH"
+            : r.mismatch == Mismatch::sha256 ? "SHA256 MISMATCH"
+                                             : "GIT OID MISMATCH",
+            job.spec.path, r.message, true, f);
       break;
     case Outcome::failed:
       f["exit_code"] = static_cast<int>(r.code);

@@ -11,7 +11,7 @@
 #include "provkit/download_io.hpp"
 #include "provkit/download_prefix_hasher.hpp"
 #include "provkit/fetch.hpp"
-#include "provkit/ranges.hpp"
+#include "provkit/download_ranges.hpp"
 
 namespace provkit::download {
 

@@ -277,9 +277,15 @@ void RangeAttempt::on_done(http::Result& res) {
 // ---- Run --------------------------------------------------------------------------
 
 Run::Run(const fetch::Options& options, Source& source, fetch::Observer& observer, const std::vector<fetch::Job>& jobs)
-    : options_(options), source_(source), observer_(observer), jobs_(jobs), results_(jobs.size()), session_(options.http) {
+    : options_(options),
+      source_(source),
+      observer_(observer),
+      jobs_(jobs),
+      results_(jobs.size()),
+      session_(options.http) {
   files_.reserve(jobs.size());
-  for (std::size_t i = 0; i < jobs.size(); ++i) files_.push_back(std::make_unique<FileTransfer>(*this, jobs[i], results_[i]));
+  for (std::size_t i = 0; i < jobs.size(); ++i)
+    files_.push_back(std::make_unique<FileTransfer>(*this, jobs[i], results_[i]));
 }
 
 std::vector<fetch::JobResult> Run::run() {

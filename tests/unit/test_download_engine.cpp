@@ -112,9 +112,9 @@ std::string ranged(const std::string& content, const std::string& headers) {
   if (dash != std::string::npos && std::isdigit(static_cast<unsigned char>(headers[dash + 1])))
     to = std::stoull(headers.substr(dash + 1));
   std::string body = content.substr(from, to - from + 1);
-  return "HTTP/1.1 206 Partial Content\r\nContent-Length: " + std::to_string(body.size()) + "\r\nContent-Range: bytes " +
-         std::to_string(from) + "-" + std::to_string(to) + "/" + std::to_string(content.size()) +
-         "\r\nConnection: close\r\n\r\n" + body;
+  return "HTTP/1.1 206 Partial Content\r\nContent-Length: " + std::to_string(body.size()) +
+         "\r\nContent-Range: bytes " + std::to_string(from) + "-" + std::to_string(to) + "/" +
+         std::to_string(content.size()) + "\r\nConnection: close\r\n\r\n" + body;
 }
 
 const std::string kToken = "hf_engineTestToken";
@@ -185,7 +185,9 @@ std::string content_of(std::size_t n) {
   return s;
 }
 
-bool has_token(const Seen& s) { return s.headers.find("authorization: bearer hf_enginetesttoken") != std::string::npos; }
+bool has_token(const Seen& s) {
+  return s.headers.find("authorization: bearer hf_enginetesttoken") != std::string::npos;
+}
 
 }  // namespace
 

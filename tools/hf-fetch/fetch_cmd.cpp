@@ -246,8 +246,8 @@ int publish_and_assemble(const Manifest& m, hfcache::Layout& layout, const std::
         ++failed;
         code = worse(code, ExitCode::check_failed);
         f["rejected"] = r.rejected.string();
-        out.event("assemble", r.mismatch == fetch::Mismatch::size ? "SIZE MISMATCH" : "SHA256 MISMATCH", e.output, r.message,
-                  true, f);
+        out.event("assemble", r.mismatch == fetch::Mismatch::size ? "SIZE MISMATCH" : "SHA256 MISMATCH", e.output,
+                  r.message, true, f);
         continue;
       }
       ++assembled;

@@ -23,6 +23,18 @@ using provkit::test::TempDir;
 
 using Recorder = provkit::test::RecordingObserver;
 
+// Where these jobs' files would come from: never asked (or, on port 9, refused by the kernel).
+struct LocalSource : download::Source {
+  std::string resolve(const Job& j) override { return j.url; }
+  bool expired(const http::Result&, const std::string&, const std::string&) const override { return false; }
+  std::string expired_note(const http::Result&) const override { return {}; }
+  std::string bearer_token(const std::string&, const std::string&) const override { return {}; }
+  Error refusal(const Job& j, const http::Response& r) const override {
+    return Error(ExitCode::network, j.spec.path + ": HTTP " + std::to_string(r.status));
+  }
+};
+LocalSource source;
+
 Job job_in(const fs::path& dir, const std::string& content, const std::string& name = "f") {
   Job j;
   j.spec = {name, content.size(), sha256_hex(content), git_blob_id(content)};
@@ -62,7 +74,7 @@ TEST_CASE("a complete partial file is verified and renamed without any request",
   Job j = job_in(d, content);
   write_file_atomic(j.partial_path, content);
   Recorder rec;
-  auto results = Downloader(Options{}).run({j}, rec);
+  auto results = Downloader(Options{}, source).run({j}, rec);
   REQUIRE(results.size() == 1);
   CHECK(results[0].outcome == Outcome::downloaded);
   CHECK(results[0].resumed_from == content.size());
@@ -78,8 +90,9 @@ TEST_CASE("a complete partial with wrong bytes is kept aside, never at the final
   Job j = job_in(d, content);
   write_file_atomic(j.partial_path, wrong);
   Recorder rec;
-  auto r = Downloader(Options{}).run({j}, rec)[0];
+  auto r = Downloader(Options{}, source).run({j}, rec)[0];
   CHECK(r.outcome == Outcome::mismatch);
+  CHECK(r.mismatch == Mismatch::sha256);
   CHECK(r.code == ExitCode::check_failed);
   CHECK_THAT(r.message, Catch::Contains(sha256_hex(content)) && Catch::Contains(sha256_hex(wrong)));
   CHECK_FALSE(fs::exists(j.final_path));
@@ -97,7 +110,7 @@ TEST_CASE("content already in place is verified, not fetched; a wrong copy is mo
   write_file_atomic(jb.final_path, "BBBB");  // corrupted copy
   write_file_atomic(jb.partial_path, b);     // and a complete partial to finish from
   Recorder rec;
-  auto rs = Downloader(Options{}).run({ja, jb}, rec);
+  auto rs = Downloader(Options{}, source).run({ja, jb}, rec);
   CHECK(rs[0].outcome == Outcome::present);
   CHECK(rs[1].outcome == Outcome::downloaded);
   CHECK(read_file(jb.final_path) == b);
@@ -114,7 +127,7 @@ TEST_CASE("an over-long partial is discarded and the file fetched from the start
   Options o;
   o.http.retry.tries = 1;
   o.http.connect_timeout_s = 2;
-  auto r = Downloader(o).run({j}, rec)[0];
+  auto r = Downloader(o, source).run({j}, rec)[0];
   // Nothing listens on port 9: the fetch fails, but it asked from byte 0.
   CHECK(r.outcome == Outcome::failed);
   CHECK(r.code == ExitCode::network);
@@ -146,9 +159,15 @@ TEST_CASE("assembly: concatenates in order, skips when unchanged, refuses a wron
   write_file_atomic(d / "p1", "HELLO ");
   auto bad = assemble(job);
   CHECK(bad.outcome == AssembleOutcome::mismatch);
+  CHECK(bad.mismatch == Mismatch::sha256);
   CHECK_THAT(bad.message, Catch::Contains(sha256_hex("hello World")) && Catch::Contains(sha256_hex("HELLO World")));
   CHECK(read_file(job.output) == "hello World");
   CHECK(read_file(bad.rejected) == "HELLO World");
+  // A wrong size is told as such, whatever the hash.
+  job.size = 12;
+  auto short_one = assemble(job);
+  CHECK(short_one.outcome == AssembleOutcome::mismatch);
+  CHECK(short_one.mismatch == Mismatch::size);
 }
 
 TEST_CASE("verified stamps: trusted while the file is unchanged, never for other hashes", "[fetch]") {

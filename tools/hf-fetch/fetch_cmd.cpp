@@ -3,6 +3,7 @@
 // Also --verify-only, --offline and --check-upstream.
 #include "commands.hpp"
 #include "provkit/hostcheck.hpp"
+#include "provkit/hub_source.hpp"
 #include "provkit/snapshot.hpp"
 
 namespace hffetch {
@@ -118,8 +119,6 @@ int run_fetch(const FetchArgs& a, Output& out) {
 
   fetch::Options fo;
   fo.http = ho;
-  fo.bearer_token = token.value;
-  fo.repo = m.repo;
   fo.max_parallel = a.jobs;
   fo.connections = a.connections;
   if (!a.min_split_size.empty()) {
@@ -127,7 +126,8 @@ int run_fetch(const FetchArgs& a, Output& out) {
     if (fo.min_split_size == 0) throw Error(ExitCode::usage, "--min-split-size must be more than 0");
   }
   out.begin_downloads(plan.total_bytes, plan.jobs.size());
-  auto results = fetch::Downloader(fo).run(plan.jobs, out);
+  hub::HubSource source(m.repo, token.value);
+  auto results = fetch::Downloader(fo, source).run(plan.jobs, out);
   return publish(m, *layout, {std::move(results), std::move(plan.etags)}, out, {});
 }
 

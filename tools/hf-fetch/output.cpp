@@ -218,7 +218,7 @@ void Output::on_finish(const Job& job, const JobResult& r) {
     case Outcome::mismatch:
       f["rejected"] = r.rejected.string();
       if (job.spec.sha256) f["expected_sha256"] = *job.spec.sha256;
-      event("file", r.message.starts_with("sha256") ? "SHA256 MISMATCH" : "GIT OID MISMATCH", job.spec.path, r.message,
+      event("file", r.mismatch == fetch::Mismatch::sha256 ? "SHA256 MISMATCH" : r.mismatch == fetch::Mismatch::size ? "SIZE MISMATCH" : "GIT OID MISMATCH", job.spec.path, r.message,
             true, f);
       break;
     case Outcome::failed:
@@ -256,7 +256,7 @@ void Output::on_assembled(const hub::Assembly& a) {
   nlohmann::json f = {{"size", r.size}, {"sha256", r.sha256}};
   if (r.outcome == fetch::AssembleOutcome::mismatch) {
     f["rejected"] = r.rejected.string();
-    event("assemble", r.message.starts_with("size") ? "SIZE MISMATCH" : "SHA256 MISMATCH", e.output, r.message, true, f);
+    event("assemble", r.mismatch == fetch::Mismatch::size ? "SIZE MISMATCH" : "SHA256 MISMATCH", e.output, r.message, true, f);
     return;
   }
   event("assemble", "OK", e.output,

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# A CMake project's configure-time probes (check_include_file,
+# check_symbol_exists, check_function_exists, check_library_exists,
+# check_type_size, find_library) with gcc and with CC=cc-shim: the same cache
+# values, the same library architecture, a silent configure and build, and the
+# same program output.
+source "$(dirname "$0")/../../lib.sh"
+src=$CASE_DIR/project
+for c in "${COMPILERS[@]}"; do
+  CC=$(cc_for "$c") cmake -S "$src" -B "$c" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    >"$c.configure.out" 2>"$c.configure.err" || { cat "$c.configure.out" "$c.configure.err"; fail "cmake configure with $c failed"; }
+  grep -E '^(HAVE|SIZEOF|LIBM|LIBPTHREAD)_[A-Z0-9_]*:' "$c/CMakeCache.txt" | sort >"$c.cache"
+  CC=$(cc_for "$c") cmake --build "$c" -- --quiet >"$c.build.out" 2>&1 || { cat "$c.build.out"; fail "building with $c failed"; }
+  "./$c/probes" >"$c.run" || fail "the program built with $c exited $?"
+done
+# gcc's side is a real result, not two empty ones.
+expect_line "gcc's cache" gcc.cache "HAVE_STDIO_H:INTERNAL=1"
+expect_line "gcc's cache" gcc.cache "HAVE_NO_SUCH_HEADER_H:INTERNAL="
+# zig links libm (and libpthread, libdl, ...) into every glibc link, so a
+# function of libm links without -lm.
+known_difference "check_function_exists(cos)" gcc.cache "HAVE_COS_IN_LIBC:INTERNAL=" shim.cache "HAVE_COS_IN_LIBC:INTERNAL=1"
+expect_same "probe cache values" gcc.cache shim.cache
+expect_same "library architecture and layout" gcc/layout.txt shim/layout.txt
+expect_same "config.h" gcc/config.h shim/config.h
+expect_quiet_like_gcc "cmake configure stderr" gcc.configure.err shim.configure.err
+expect_quiet_like_gcc "compiler output of the build" gcc.build.out shim.build.out
+expect_same "program output" gcc.run shim.run

@@ -28,15 +28,17 @@ COMPILERS=(gcc shim)
 # Nothing from the caller's environment may steer one build and not the other.
 unset CFLAGS CPPFLAGS LDFLAGS LIBS LDSHARED CXX CPP CCSHARED TRITON_LIBCUDA_PATH
 
-# cc_for gcc|shim: the compiler the build of that name gets as CC. The shim
-# build runs with CC naming the shim, as Triton and every build system here
-# pass it on to the compiler's environment too.
-cc_for() {
+# use_compiler gcc|shim: exports CC for the build of that name. In the shim's
+# build CC names the shim in every compiler's environment too, as Triton sets
+# it and as on a host whose only C compiler is the shim: zig's libc detection
+# then meets the shim's guard instead of finding this host's gcc.
+use_compiler() {
   case $1 in
-    gcc) echo "$GCC" ;;
-    shim) echo "$SHIM" ;;
-    *) fail "cc_for: unknown compiler '$1'" ;;
+    gcc) CC=$GCC ;;
+    shim) CC=$SHIM ;;
+    *) fail "use_compiler: unknown compiler '$1'" ;;
   esac
+  export CC
 }
 
 # expect_same WHAT FILE_GCC FILE_SHIM: byte-identical, else the diff.

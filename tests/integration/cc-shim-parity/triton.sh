@@ -20,8 +20,9 @@ printf '2 libs found in cache `/etc/ld.so.cache'"'"'\n\tlibcuda.so.1 (libc6) => 
 for scenario in path ldconfig; do
   if [[ $scenario == path ]]; then where=(--libcuda-path "$real"); else where=(--ldconfig "$PWD/ldconfig-p.txt"); fi
   for c in "${COMPILERS[@]}"; do
+    use_compiler "$c"
     out=$scenario-$c
-    CC=$(cc_for "$c") python3 "$PARITY_DIR/triton_launcher.py" build --flavour "$FLAVOUR" --cc "$(cc_for "$c")" \
+    python3 "$PARITY_DIR/triton_launcher.py" build --flavour "$FLAVOUR" --cc "$CC" \
       --backend "$PWD/triton/backends/nvidia" "${where[@]}" --out "$PWD/$out" || fail "triton_launcher.py build ($out) failed"
     echo "$out: $(tr '\n' ' ' <"$out/argv")"
     so=$(ls "$out"/__triton_launcher*.so 2>/dev/null || true)

@@ -7,12 +7,13 @@ command -v autoconf >/dev/null || fail "autoconf is not installed (scripts/deps.
 mkdir src && cp "$CASE_DIR"/project/* src/
 (cd src && autoheader && autoconf) || fail "autoheader/autoconf failed"
 for c in "${COMPILERS[@]}"; do
+  use_compiler "$c"
   cp -r src "$c"
-  (cd "$c" && ./configure -C CC="$(cc_for "$c")" >../"$c.configure.out" 2>../"$c.configure.err") ||
+  (cd "$c" && ./configure -C CC="$CC" >../"$c.configure.out" 2>../"$c.configure.err") ||
     { cat "$c.configure.out" "$c.configure.err"; fail "./configure with $c exited non-zero (see $c/config.log)"; }
   # The probes' results, without the ones that name the compiler itself.
   grep -E "^ac_cv_(header|func|search|sizeof|type|c_bigendian|c_inline|sys_(file_offset|large_files))" "$c/config.cache" >"$c.cache"
-  (cd "$c" && CC="$(cc_for "$c")" make >/dev/null 2>../"$c.make.err") || { cat "$c.make.err"; fail "make with $c failed"; }
+  (cd "$c" && make >/dev/null 2>../"$c.make.err") || { cat "$c.make.err"; fail "make with $c failed"; }
   "./$c/parity" >"$c.run" || fail "the program built with $c exited $?"
 done
 expect_line "gcc's config.h" gcc/config.h "#define HAVE_STDIO_H 1"

@@ -7,10 +7,11 @@
 source "$(dirname "$0")/../../lib.sh"
 src=$CASE_DIR/project
 for c in "${COMPILERS[@]}"; do
-  CC=$(cc_for "$c") cmake -S "$src" -B "$c" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  use_compiler "$c"
+  cmake -S "$src" -B "$c" -G Ninja -DCMAKE_BUILD_TYPE=Release \
     >"$c.configure.out" 2>"$c.configure.err" || { cat "$c.configure.out" "$c.configure.err"; fail "cmake configure with $c failed"; }
   grep -E '^(HAVE|SIZEOF|LIBM|LIBPTHREAD)_[A-Z0-9_]*:' "$c/CMakeCache.txt" | sort >"$c.cache"
-  CC=$(cc_for "$c") cmake --build "$c" -- --quiet >"$c.build.out" 2>&1 || { cat "$c.build.out"; fail "building with $c failed"; }
+  cmake --build "$c" -- --quiet >"$c.build.out" 2>&1 || { cat "$c.build.out"; fail "building with $c failed"; }
   "./$c/probes" >"$c.run" || fail "the program built with $c exited $?"
 done
 # gcc's side is a real result, not two empty ones.

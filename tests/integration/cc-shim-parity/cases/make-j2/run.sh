@@ -11,13 +11,14 @@ deps_of() {
     awk -F: 'NF > 1 { n = split($2, p, " "); if (n == 0) print $1 ":"; for (i = 1; i <= n; i++) print $1 ": " p[i] }' | sort
 }
 for c in "${COMPILERS[@]}"; do
+  use_compiler "$c"
   cp -r "$CASE_DIR/project" "$c"
-  make -C "$c" -j2 CC="$(cc_for "$c")" >"$c.make.out" 2>"$c.make.err" || { cat "$c.make.out" "$c.make.err"; fail "make -j2 with $c failed"; }
+  make -C "$c" -j2 CC="$CC" >"$c.make.out" 2>"$c.make.err" || { cat "$c.make.out" "$c.make.err"; fail "make -j2 with $c failed"; }
   "./$c/prog" >"$c.run" || fail "the program built with $c exited $?"
   for d in "$c"/obj/*.d; do echo "== ${d#"$c"/}"; deps_of "$d"; done >"$c.deps"
   # A header only the odd parts include changes: make rebuilds what the .d files name.
   sleep 1; sed -i 's/OFFSET 1000/OFFSET 2000/' "$c/include/offset.h"
-  make -C "$c" -j2 CC="$(cc_for "$c")" >"$c.remake.out" 2>"$c.remake.err" || { cat "$c.remake.err"; fail "the second make with $c failed"; }
+  make -C "$c" -j2 CC="$CC" >"$c.remake.out" 2>"$c.remake.err" || { cat "$c.remake.err"; fail "the second make with $c failed"; }
   grep -o -- '-o [^ ]*' "$c.remake.out" | sort >"$c.rebuilt"
   cat "$c.make.err" "$c.remake.err" >"$c.err"
   "./$c/prog" >>"$c.run" || fail "the rebuilt program built with $c exited $?"

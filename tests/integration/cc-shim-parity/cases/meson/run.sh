@@ -6,9 +6,10 @@
 source "$(dirname "$0")/../../lib.sh"
 command -v meson >/dev/null || fail "meson is not installed (scripts/deps.sh installs it)"
 for c in "${COMPILERS[@]}"; do
-  CC=$(cc_for "$c") meson setup "$c" "$CASE_DIR/project" >"$c.setup.out" 2>"$c.setup.err" ||
+  use_compiler "$c"
+  meson setup "$c" "$CASE_DIR/project" >"$c.setup.out" 2>"$c.setup.err" ||
     { cat "$c.setup.out" "$c.setup.err"; fail "meson setup with $c failed"; }
-  CC=$(cc_for "$c") ninja -C "$c" --quiet >"$c.build.out" 2>&1 || { cat "$c.build.out"; fail "building with $c failed"; }
+  ninja -C "$c" --quiet >"$c.build.out" 2>&1 || { cat "$c.build.out"; fail "building with $c failed"; }
   "./$c/parity" >"$c.run" || fail "the program built with $c exited $?"
 done
 expect_line "gcc's config.h" gcc/config.h "#define HAVE_STDIO_H 1"

@@ -7,8 +7,9 @@ source "$(dirname "$0")/../../lib.sh"
 python3 -c 'import setuptools' 2>/dev/null || fail "python3 has no setuptools (scripts/deps.sh installs python3-setuptools)"
 ext=$(python3 -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
 for c in "${COMPILERS[@]}"; do
+  use_compiler "$c"
   cp -r "$CASE_DIR/project" "$c"
-  (cd "$c" && CC=$(cc_for "$c") python3 setup.py -q build_ext --inplace >../"$c.build.out" 2>../"$c.build.err") ||
+  (cd "$c" && python3 setup.py -q build_ext --inplace >../"$c.build.out" 2>../"$c.build.err") ||
     { cat "$c.build.out" "$c.build.err"; fail "build_ext with $c failed"; }
   [[ -f $c/parity_ext$ext ]] || fail "build_ext with $c wrote no parity_ext$ext"
   (cd "$c" && python3 -c '

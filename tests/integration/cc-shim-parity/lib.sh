@@ -6,6 +6,8 @@
 # other comparisons (so one run names every difference); it then exits 1.
 # A build that fails, or a gcc result that is not what the case expects,
 # stops the case at once (fail).
+# The case's own directory, before the cc-shim set-up moves into $WORK.
+CASE_DIR=$(cd "$(dirname "${BASH_SOURCE[1]}")" && pwd)
 source "$PROVKIT_SOURCE_DIR/tests/integration/cc-shim/lib.sh"
 PARITY_FAILURES=0
 parity_exit() {
@@ -21,7 +23,6 @@ trap parity_exit EXIT
 # differ MESSAGE: one comparison failed; the case goes on.
 differ() { echo "FAIL: $*" >&2; PARITY_FAILURES=$((PARITY_FAILURES + 1)); }
 
-CASE_DIR=$(cd "$(dirname "${BASH_SOURCE[1]}")" && pwd)
 PARITY_DIR=$PROVKIT_SOURCE_DIR/tests/integration/cc-shim-parity
 GCC=$(command -v gcc) || fail "gcc (the reference compiler) is not on PATH"
 COMPILERS=(gcc shim)

@@ -11,6 +11,9 @@ third_party/nvidia/backend/driver.py: ['libcuda.so.1'], [<backend>/lib,
 TRITON_LIBCUDA_PATH, else the directories of the `ldconfig -p` lines naming
 libcuda.so.1, in their order. As Triton does, the source is written to one
 temporary directory and built into another, stdout goes to /dev/null.
+triton-cpu's build.py appends "gcc" to the list it is given, in place, and
+that list is driver.py's module-level `libraries`; the launcher is the second
+module built in a process (after cuda_utils), so its command has -lgcc twice.
 
 The launcher source is a reduced one written for this test, in the shape of
 the launcher Triton generates per kernel signature: cuda.h, dlfcn.h, Python.h,
@@ -215,7 +218,7 @@ def compile_command(flavour, cc, src, srcdir, library_dirs, include_dirs, librar
     include_dirs = include_dirs + [srcdir, python_include_dir(), *backend_dirs]
     cc_cmd = [cc, src, "-O3", "-shared", "-fPIC", "-Wno-psabi", "-o", so]
     if flavour == "cpu":
-        libraries = libraries + ["gcc"]
+        libraries += ["gcc"]  # in place, as triton-cpu's build.py does
     cc_cmd += [library_flag(lib) for lib in libraries]
     cc_cmd += [f"-L{d}" for d in library_dirs]
     cc_cmd += [f"-I{d}" for d in include_dirs if d is not None]
@@ -247,8 +250,11 @@ def build(args):
         src = os.path.join(srcdir, NAME + ".c")
         with open(src, "w", encoding="utf-8") as f:
             f.write(LAUNCHER_C)
-        cmd, so = compile_command(args.flavour, args.cc, src, args.out, library_dirs,
-                                  [os.path.join(backend, "include")], ["libcuda.so.1"], [])
+        include_dirs = [os.path.join(backend, "include")]
+        libraries = ["libcuda.so.1"]  # driver.py's module-level list
+        # cuda_utils is built first, with the same list (its command is not run here).
+        compile_command(args.flavour, args.cc, src, args.out, library_dirs, include_dirs, libraries, [])
+        cmd, so = compile_command(args.flavour, args.cc, src, args.out, library_dirs, include_dirs, libraries, [])
         proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     with open(os.path.join(args.out, "argv"), "w", encoding="utf-8") as f:
         f.write("\n".join(cmd) + "\n")

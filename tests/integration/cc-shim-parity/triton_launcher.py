@@ -5,7 +5,10 @@ together, as upstream main and as triton-cpu write it (read from their
 sources, reproduced here): main runs
     CC SRC -O3 -shared -fPIC -Wno-psabi -o SO -l:libcuda.so.1 -L<dirs> -I<dirs>
 and triton-cpu adds "-lgcc" after the libraries and "-Wl,-rpath", DIR (two
-arguments) for every library dir. The libraries and directories are those of
+arguments) for every library dir. Flavour "lcuda" is main as it was until
+November 2025 (triton-lang/triton#8668), and so in the releases before: the
+driver's library list was ['cuda'], giving -lcuda. Otherwise the libraries and
+directories are those of
 third_party/nvidia/backend/driver.py: ['libcuda.so.1'], [<backend>/lib,
 *libcuda_dirs()] and [<backend>/include], where libcuda_dirs() is
 TRITON_LIBCUDA_PATH, else the directories of the `ldconfig -p` lines naming
@@ -23,7 +26,7 @@ looked up with dlopen/dlsym, fp16 arguments packed by PyFloat_Pack2 through an
 parsing with PyArg_ParseTuple, a launch-enter hook, a module definition.
 
 Usage:
-  triton_launcher.py build --flavour main|cpu --cc CC --backend DIR
+  triton_launcher.py build --flavour main|cpu|lcuda --cc CC --backend DIR
                            (--libcuda-path DIR | --ldconfig FILE) --out DIR
       writes OUT/argv (one argument a line), OUT/rc, OUT/stderr and, when the
       compiler succeeded, OUT/__triton_launcher<EXT_SUFFIX>.
@@ -251,7 +254,7 @@ def build(args):
         with open(src, "w", encoding="utf-8") as f:
             f.write(LAUNCHER_C)
         include_dirs = [os.path.join(backend, "include")]
-        libraries = ["libcuda.so.1"]  # driver.py's module-level list
+        libraries = ["cuda" if args.flavour == "lcuda" else "libcuda.so.1"]  # driver.py's module-level list
         # cuda_utils is built first, with the same list (its command is not run here).
         compile_command(args.flavour, args.cc, src, args.out, library_dirs, include_dirs, libraries, [])
         cmd, so = compile_command(args.flavour, args.cc, src, args.out, library_dirs, include_dirs, libraries, [])
@@ -283,7 +286,7 @@ def main():
     parser = argparse.ArgumentParser()
     sub = parser.add_subparsers(dest="command", required=True)
     b = sub.add_parser("build")
-    b.add_argument("--flavour", choices=["main", "cpu"], required=True)
+    b.add_argument("--flavour", choices=["main", "cpu", "lcuda"], required=True)
     b.add_argument("--cc", required=True)
     b.add_argument("--backend", required=True)
     where = b.add_mutually_exclusive_group(required=True)

@@ -27,7 +27,23 @@ PARITY_DIR=$PROVKIT_SOURCE_DIR/tests/integration/cc-shim-parity
 GCC=$(command -v gcc) || fail "gcc (the reference compiler) is not on PATH"
 COMPILERS=(gcc shim)
 # Nothing from the caller's environment may steer one build and not the other.
-unset CFLAGS CPPFLAGS LDFLAGS LIBS LDSHARED CXX CPP CCSHARED TRITON_LIBCUDA_PATH
+unset CFLAGS CPPFLAGS LDFLAGS LIBS LDSHARED CXX CPP CCSHARED
+unset TRITON_LIBCUDA_PATH TRITON_CUDACRT_PATH TRITON_CUDART_PATH
+
+# The Pythons that extension modules are built for: Debian's python3 (its
+# pyconfig.h is in the multiarch dir /usr/include/x86_64-linux-gnu, found only
+# through the compiler's own system header dirs), and python3 on PATH when
+# that is another one (a standalone build such as pyenv's or uv's, with the
+# headers in its own prefix).
+PYTHONS=() python_prefixes=()
+for py in /usr/bin/python3 "$(command -v python3 || true)"; do
+  [[ -n $py && -x $py ]] || continue
+  prefix=$("$py" -c 'import sys; print(sys.base_prefix)') || fail "$py does not run"
+  [[ " ${python_prefixes[*]} " == *" $prefix "* ]] && continue
+  PYTHONS+=("$py") python_prefixes+=("$prefix")
+done
+((${#PYTHONS[@]})) || fail "no python3 found (scripts/deps.sh installs Debian's)"
+unset python_prefixes prefix py
 
 # use_compiler gcc|shim: exports CC for the build of that name. In the shim's
 # build CC names the shim in every compiler's environment too, as Triton sets

@@ -11,6 +11,7 @@
 int main(int argc, char **argv) {
   (void)argv;
   unsigned char buf[8];
+  (void)buf; /* unused when getrandom is missing */
   long got = -1;
 #ifdef HAVE_GETRANDOM
   got = (long)getrandom(buf, sizeof buf, 0);

@@ -21,6 +21,8 @@ expect_line "gcc's cache" gcc.cache "HAVE_NO_SUCH_HEADER_H:INTERNAL="
 # function of libm links without -lm.
 known_difference "check_function_exists(cos)" gcc.cache "HAVE_COS_IN_LIBC:INTERNAL=" shim.cache "HAVE_COS_IN_LIBC:INTERNAL=1"
 expect_same "probe cache values" gcc.cache shim.cache
+# zig cc is clang, and says so.
+known_difference "compiler id" gcc/layout.txt "CMAKE_C_COMPILER_ID=GNU" shim/layout.txt "CMAKE_C_COMPILER_ID=Clang"
 expect_same "library architecture and layout" gcc/layout.txt shim/layout.txt
 expect_same "config.h" gcc/config.h shim/config.h
 expect_quiet_like_gcc "cmake configure stderr" gcc.configure.err shim.configure.err

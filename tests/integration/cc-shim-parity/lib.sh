@@ -6,6 +6,7 @@
 # other comparisons (so one run names every difference); it then exits 1.
 # A build that fails, or a gcc result that is not what the case expects,
 # stops the case at once (fail).
+
 # The case's own directory, before the cc-shim set-up moves into $WORK.
 CASE_DIR=$(cd "$(dirname "${BASH_SOURCE[1]}")" && pwd)
 source "$PROVKIT_SOURCE_DIR/tests/integration/cc-shim/lib.sh"

@@ -75,8 +75,8 @@ std::vector<std::string> split_response_text(const std::string& text) {
   return out;
 }
 
-void expand_into(const std::vector<std::string>& args, const SearchContext& ctx, int depth,
-                 const std::string& parent, std::vector<std::string>& out) {
+void expand_into(const std::vector<std::string>& args, const SearchContext& ctx, int& expansions,
+                 std::vector<std::string>& out) {
   for (const auto& arg : args) {
     if (arg.size() < 2 || arg[0] != '@') {
       out.push_back(arg);
@@ -88,40 +88,184 @@ void expand_into(const std::vector<std::string>& args, const SearchContext& ctx,
       out.push_back(arg);
       continue;
     }
-    if (depth >= max_response_file_depth)
-      throw input_error(parent.empty() ? file.string() : parent, 0,
-                        "response files nested deeper than " + std::to_string(max_response_file_depth) +
-                            " levels at " + arg + " (does a file include itself?)");
-    expand_into(split_response_text(*text), ctx, depth + 1, file.string(), out);
+    if (++expansions > max_response_file_expansions)
+      throw input_error(file.string(), 0,
+                        "too many @-files encountered (more than " + std::to_string(max_response_file_expansions) +
+                            " response files expanded; does a file include itself?)");
+    expand_into(split_response_text(*text), ctx, expansions, out);
   }
 }
 
-// ---- options that take their value as the next argument ----
+// ---- gcc's options: one table ----
 
-// The next argument is a value, never an option of its own: copied verbatim so
-// that e.g. `-Xlinker -u` or `-o -march=x` is not translated.
-bool takes_separate_value(std::string_view a) {
-  static constexpr std::array<std::string_view, 26> opts = {
-      "-o",        "-x",       "-I",        "-D",       "-U",       "-include", "-imacros",
-      "-isystem",  "-idirafter", "-iquote", "-isysroot", "--sysroot", "-target", "-MF",
-      "-MT",       "-MQ",      "-Xlinker",  "-Xassembler", "-Xpreprocessor", "-Xclang", "-z",
-      "-e",        "-T",       "-aux-info", "-arch",    "--param"};
-  return std::find(opts.begin(), opts.end(), a) != opts.end();
+// What the translation does with a gcc driver option (docs/cc-shim.md).
+enum class Rule {
+  pass,              // copied, with its value, never translated
+  drop,              // gcc-only and without effect under zig
+  library_dir,       // -L
+  library,           // -l NAME, -l:NAME
+  undefined_symbol,  // -u SYM: zig would read SYM as an input file
+  cpu,               // -march=, -mcpu=: zig's CPU spelling
+  tune,              // -mtune=: dropped
+  linker,            // -Wl,a,b
+  linker_arg,        // -Xlinker a
+  preprocessor,      // -Wp,a,b
+  target,            // -target T, --target=T: the caller cross-compiles
+};
+
+// How an option and its value are spelled.
+enum Shape : unsigned {
+  flag = 0,      // exactly the name
+  separate = 1,  // the name, then the value as the next argument
+  joined = 2,    // the value glued to the name (-Ldir); with `separate`, either
+  prefix = 4,    // any argument starting with the name (-march=...)
+};
+
+struct GccOption {
+  std::string_view name;
+  unsigned shape;
+  Rule rule;
+};
+
+// Every option the shim must know: those it changes, and those whose value
+// must never be read as an option of its own (`-o -march=x`, `-D -u`).
+constexpr std::array<GccOption, 53> gcc_options = {{
+    {"-o", separate, Rule::pass},
+    {"-x", separate, Rule::pass},
+    {"-I", separate | joined, Rule::pass},
+    {"-D", separate | joined, Rule::pass},
+    {"-U", separate | joined, Rule::pass},
+    {"-include", separate, Rule::pass},
+    {"-imacros", separate, Rule::pass},
+    {"-isystem", separate, Rule::pass},
+    {"-idirafter", separate, Rule::pass},
+    {"-iquote", separate, Rule::pass},
+    {"-isysroot", separate, Rule::pass},
+    {"--sysroot", separate, Rule::pass},
+    {"-MF", separate, Rule::pass},
+    {"-MT", separate, Rule::pass},
+    {"-MQ", separate, Rule::pass},
+    {"-Xassembler", separate, Rule::pass},
+    {"-Xpreprocessor", separate, Rule::pass},
+    {"-Xclang", separate, Rule::pass},
+    {"-z", separate, Rule::pass},
+    {"-e", separate, Rule::pass},
+    {"-T", separate, Rule::pass},
+    {"-aux-info", separate, Rule::pass},
+    {"-arch", separate, Rule::pass},
+    {"--param", separate, Rule::pass},
+    {"-target", separate, Rule::target},
+    {"--target=", prefix, Rule::target},
+    {"-Xlinker", separate, Rule::linker_arg},
+    {"-Wl,", prefix, Rule::linker},
+    {"-Wp,", prefix, Rule::preprocessor},
+    {"-L", separate | joined, Rule::library_dir},
+    {"-l", separate | joined, Rule::library},
+    {"-u", separate, Rule::undefined_symbol},  // the joined -uSYM is read right by zig
+    {"-march=", prefix, Rule::cpu},
+    {"-mcpu=", prefix, Rule::cpu},
+    {"-mtune=", prefix, Rule::tune},
+    // gcc-only code generation and debug-info tuning clang stops at ("Unknown
+    // Clang option"), and runtime choices zig makes itself (its compiler_rt,
+    // static libc++, lld), which clang reports as unused.
+    {"-fno-gnu-unique", flag, Rule::drop},
+    {"-fvar-tracking", flag, Rule::drop},
+    {"-fno-var-tracking", flag, Rule::drop},
+    {"-fvar-tracking-assignments", flag, Rule::drop},
+    {"-fno-var-tracking-assignments", flag, Rule::drop},
+    {"-fipa-pta", flag, Rule::drop},
+    {"-fno-ipa-pta", flag, Rule::drop},
+    {"-flto-partition=", prefix, Rule::drop},
+    {"-static-libgcc", flag, Rule::drop},
+    {"-shared-libgcc", flag, Rule::drop},
+    {"-static-libstdc++", flag, Rule::drop},
+    {"-fuse-ld=", prefix, Rule::drop},
+    // Facts about the whole command line (read in a first pass); passed on.
+    {"-fsanitize=", prefix, Rule::pass},
+    {"-static", flag, Rule::pass},
+    {"-nostdinc", flag, Rule::pass},
+    {"-m32", flag, Rule::pass},
+    {"-dumpmachine", flag, Rule::pass},
+    {"-print-multiarch", flag, Rule::pass},
+}};
+
+// One argument as the table reads it: the option (nullptr for an input file
+// or an option the shim passes on without knowing it), its value, and how
+// many argv entries it took.
+struct ParsedArg {
+  const GccOption* option = nullptr;
+  std::string value;
+  bool value_separate = false;
+};
+
+ParsedArg parse_one(const std::vector<std::string>& args, std::size_t i) {
+  const auto& a = args[i];
+  for (const auto& opt : gcc_options) {
+    if ((opt.shape & prefix) && starts_with(a, opt.name)) return {&opt, a.substr(opt.name.size()), false};
+    if (a == opt.name) {
+      if ((opt.shape & separate) && i + 1 < args.size()) return {&opt, args[i + 1], true};
+      return {&opt, "", false};
+    }
+    if ((opt.shape & joined) && a.size() > opt.name.size() && starts_with(a, opt.name))
+      return {&opt, a.substr(opt.name.size()), false};
+  }
+  return {};
 }
 
-// ---- linker options zig's `-Wl,` parser rejects ----
+bool is_option(const ParsedArg& p, std::string_view name) { return p.option && p.option->name == name; }
 
-// Dropped because leaving them out does not change what the linked file does
-// (diagnostics, link speed, layout, or what lld does anyway); see docs/cc-shim.md.
-bool is_droppable_linker_flag(std::string_view t) {
-  static constexpr std::array<std::string_view, 9> exact = {
-      "-stats", "--stats", "--no-undefined-version", "--fatal-warnings", "--warn-common",
-      "--enable-new-dtags", "-Bsymbolic-functions", "--no-add-needed", "--no-copy-dt-needed-entries"};
-  static constexpr std::array<std::string_view, 6> prefixes = {
-      "--threads", "--no-threads", "-plugin-opt", "--plugin-opt", "--icf=", "-rpath-link="};
-  if (std::find(exact.begin(), exact.end(), t) != exact.end()) return true;
-  if (starts_with(t, "--rpath-link=")) return true;
-  return std::any_of(prefixes.begin(), prefixes.end(), [&](std::string_view p) { return starts_with(t, p); });
+// A C/C++/assembler source gcc would compile (so it is not a linker operand).
+bool is_source_file(std::string_view a) {
+  static constexpr std::array<std::string_view, 14> suffixes = {
+      ".c", ".cc", ".cpp", ".cxx", ".c++", ".C", ".cp", ".i", ".ii", ".m", ".mm", ".s", ".S", ".sx"};
+  auto dot = a.rfind('.');
+  if (dot == std::string_view::npos) return false;
+  return std::find(suffixes.begin(), suffixes.end(), a.substr(dot)) != suffixes.end();
+}
+
+// ---- GNU ld's options, as they reach it through -Wl, and -Xlinker ----
+
+struct LinkerOption {
+  std::string_view name;
+  bool takes_value;  // the next linker argument is its value
+  bool drop;         // zig's -Wl parser rejects it and leaving it out changes nothing in the output
+  bool prefix;       // matches any argument starting with the name
+};
+
+// Dropped ones: diagnostics, link speed, layout, or what lld does anyway
+// (docs/cc-shim.md). Those taking a value are listed so that their value is
+// never read as an option, and `-Wl,-rpath DIR` (the value as gcc's next
+// argument) is paired as ld pairs it.
+constexpr std::array<LinkerOption, 46> linker_options = {{
+    {"-rpath", true, false, false},         {"-R", true, false, false},
+    {"-soname", true, false, false},        {"-h", true, false, false},
+    {"-e", true, false, false},             {"--entry", true, false, false},
+    {"-u", true, false, false},             {"--undefined", true, false, false},
+    {"-T", true, false, false},             {"--script", true, false, false},
+    {"-Map", true, false, false},           {"--version-script", true, false, false},
+    {"-o", true, false, false},             {"--output", true, false, false},
+    {"-L", true, false, false},             {"-l", true, false, false},
+    {"--library", true, false, false},      {"--library-path", true, false, false},
+    {"--dynamic-linker", true, false, false}, {"-I", true, false, false},
+    {"-y", true, false, false},             {"--trace-symbol", true, false, false},
+    {"--defsym", true, false, false},       {"--wrap", true, false, false},
+    {"--exclude-libs", true, false, false}, {"--dynamic-list", true, false, false},
+    {"-m", true, false, false},             {"--hash-style", true, false, false},
+    {"--rpath-link", true, true, false},    {"-rpath-link", true, true, false},
+    {"-stats", false, true, false},         {"--stats", false, true, false},
+    {"--no-undefined-version", false, true, false}, {"--fatal-warnings", false, true, false},
+    {"--warn-common", false, true, false},  {"--enable-new-dtags", false, true, false},
+    {"-Bsymbolic-functions", false, true, false}, {"--no-add-needed", false, true, false},
+    {"--no-copy-dt-needed-entries", false, true, false}, {"--threads", false, true, true},
+    {"--no-threads", false, true, true},    {"-plugin-opt", false, true, true},
+    {"--plugin-opt", false, true, true},    {"--icf=", false, true, true},
+    {"-rpath-link=", false, true, true},    {"--rpath-link=", false, true, true},
+}};
+
+const LinkerOption* find_linker_option(std::string_view t) {
+  for (const auto& opt : linker_options)
+    if (opt.prefix ? starts_with(t, opt.name) : t == opt.name) return &opt;
+  return nullptr;
 }
 
 bool is_droppable_z_keyword(std::string_view k) {
@@ -130,30 +274,64 @@ bool is_droppable_z_keyword(std::string_view k) {
   return std::find(keywords.begin(), keywords.end(), k) != keywords.end();
 }
 
-// `-Wl,a,b,c` with the droppable parts removed; nullopt when nothing is left.
-std::optional<std::string> filter_linker_args(const std::string& arg) {
-  auto tokens = split(std::string_view(arg).substr(4), ',');
-  std::vector<std::string> kept;
-  for (std::size_t i = 0; i < tokens.size(); ++i) {
-    const auto& t = tokens[i];
-    bool has_next = i + 1 < tokens.size();
-    if ((t == "-rpath-link" || t == "--rpath-link") && has_next) {
-      ++i;  // and its directory
-      continue;
+// The stream of linker arguments in command-line order, across -Wl, lists,
+// -Xlinker arguments and gcc's own positional arguments: an option's value
+// may come in any of them, as GNU ld reads its argv.
+class LinkerArgs {
+ public:
+  // The items of one -Wl, list or one -Xlinker argument that are kept.
+  std::vector<std::string> filter(const std::vector<std::string>& tokens) {
+    std::vector<std::string> kept;
+    for (std::size_t i = 0; i < tokens.size(); ++i) {
+      const auto& t = tokens[i];
+      if (pending_ != Pending::none) {  // the value of the option before
+        if (pending_ == Pending::keep) kept.push_back(t);
+        pending_ = Pending::none;
+        continue;
+      }
+      if (t == "-z") {
+        if (i + 1 == tokens.size()) {
+          kept.push_back(t);
+          pending_ = Pending::keep;
+        } else if (is_droppable_z_keyword(tokens[i + 1])) {
+          ++i;
+        } else {
+          kept.insert(kept.end(), {t, tokens[++i]});
+        }
+        continue;
+      }
+      if (starts_with(t, "-z") && is_droppable_z_keyword(std::string_view(t).substr(2))) continue;
+      note_link_mode(t);
+      if (const auto* opt = find_linker_option(t)) {
+        if (opt->takes_value && !opt->prefix) pending_ = opt->drop ? Pending::drop : Pending::keep;
+        if (opt->drop) continue;
+      }
+      kept.push_back(t);
     }
-    if (t == "-z" && has_next && is_droppable_z_keyword(tokens[i + 1])) {
-      ++i;
-      continue;
-    }
-    if (starts_with(t, "-z") && t.size() > 2 && is_droppable_z_keyword(std::string_view(t).substr(2))) continue;
-    if (is_droppable_linker_flag(t)) continue;
-    kept.push_back(t);
-    if (t == "-z" && has_next) kept.push_back(tokens[++i]);  // keep a -z pair together
+    return kept;
   }
-  if (kept.empty()) return std::nullopt;
-  if (kept.size() == tokens.size()) return arg;
-  return "-Wl," + join(kept, ',');
-}
+
+  // True when the last linker option takes a value that has not come yet.
+  bool awaiting_value() const { return pending_ != Pending::none; }
+
+  // gcc's next argument as that value; true when it is to be kept.
+  bool take_value() {
+    bool keep = pending_ == Pending::keep;
+    pending_ = Pending::none;
+    return keep;
+  }
+
+  // -Bstatic and its synonyms are in force: -lNAME takes only libNAME.a.
+  bool static_mode() const { return static_; }
+
+ private:
+  void note_link_mode(std::string_view t) {
+    if (t == "-Bstatic" || t == "-dn" || t == "-non_shared" || t == "-static") static_ = true;
+    if (t == "-Bdynamic" || t == "-dy" || t == "-call_shared") static_ = false;
+  }
+  enum class Pending { none, keep, drop } pending_ = Pending::none;
+  bool static_ = false;
+};
 
 // `-Wp,-MD,FILE` (kbuild style) and friends: zig cc expects the dependency
 // file where it asked clang to write it, so give the driver spelling instead.
@@ -178,15 +356,40 @@ void translate_preprocessor_args(const std::string& arg, std::vector<std::string
   }
 }
 
-// gcc-only driver flags clang rejects ("Unknown Clang option") or warns about
-// as unused, whose absence changes nothing in the output zig produces.
-bool is_droppable_gcc_flag(std::string_view a) {
-  static constexpr std::array<std::string_view, 10> exact = {
-      "-fno-gnu-unique",   "-fvar-tracking",   "-fno-var-tracking",          "-fvar-tracking-assignments",
-      "-fno-var-tracking-assignments", "-fipa-pta", "-fno-ipa-pta", "-static-libgcc", "-shared-libgcc",
-      "-static-libstdc++"};
-  if (std::find(exact.begin(), exact.end(), a) != exact.end()) return true;
-  return starts_with(a, "-flto-partition=") || starts_with(a, "-fuse-ld=");
+// ---- warnings: gcc's defaults, not clang's ----
+
+// A diagnostic clang gives by default that gcc (12) gives only when asked,
+// or never. Unless the command line asks for it in gcc's terms (an enabler,
+// or -W<name> / -Werror=<name>), `-Wno-<name>` goes after the caller's
+// arguments, where no -Wall can turn it back on.
+struct QuietWarning {
+  std::string_view name;
+  std::array<std::string_view, 4> enabled_by;  // gcc options that turn it on; empty: none (clang-only)
+};
+constexpr std::array<QuietWarning, 8> quiet_warnings = {{
+    {"pointer-sign", {"-Wall", "-Wpedantic", "-pedantic", "-pedantic-errors"}},  // Triton's launcher stub
+    {"parentheses", {"-Wall"}},
+    {"format", {"-Wall", "-Wformat=1", "-Wformat=2"}},
+    {"unused-comparison", {"-Wall", "-Wunused-value", "-Wunused"}},  // gcc's -Wunused-value
+    {"parentheses-equality", {}},
+    {"string-plus-int", {}},
+    {"unused-command-line-argument", {}},  // e.g. -L or -Wl, flags on a -c compile
+    {"unknown-warning-option", {}},        // gcc-only -Wno-stringop-overflow and the like
+}};
+
+// Errors in clang 16 that gcc 12 gives as warnings; `-Wno-error=<name>`
+// goes first (so a caller's own -Werror=<name> wins), unless -Werror is given.
+constexpr std::array<std::string_view, 4> warnings_not_errors = {
+    "implicit-function-declaration", "implicit-int", "int-conversion", "incompatible-function-pointer-types"};
+
+bool asks_for(const std::vector<std::string>& args, const QuietWarning& w) {
+  const std::string flag = "-W" + std::string(w.name), as_error = "-Werror=" + std::string(w.name);
+  for (const auto& a : args) {
+    if (a == flag || a == as_error) return true;
+    for (auto e : w.enabled_by)
+      if (!e.empty() && a == e) return true;
+  }
+  return false;
 }
 
 // zig reads '-' in a CPU name as "minus this feature" (x86-64 = cpu x86 minus
@@ -228,7 +431,8 @@ bool same_abi(const elf::Identity& a, const elf::Identity& b) {
 std::vector<std::string> expand_response_files(const std::vector<std::string>& args, const SearchContext& ctx) {
   std::vector<std::string> out;
   out.reserve(args.size());
-  expand_into(args, ctx, 0, "", out);
+  int expansions = 0;
+  expand_into(args, ctx, expansions, out);
   return out;
 }
 
@@ -271,25 +475,100 @@ std::optional<fs::path> resolve_exact_library(const std::string& name, const std
   return std::nullopt;
 }
 
+std::optional<fs::path> library_past_incompatible(const std::string& name, const std::vector<fs::path>& l_dirs,
+                                                  bool static_only, const elf::Identity& target,
+                                                  const SearchContext& ctx) {
+  bool skipped = false;
+  std::vector<std::string> files;
+  if (!static_only) files.push_back("lib" + name + ".so");
+  files.push_back("lib" + name + ".a");
+  for (const auto* dirs : {&l_dirs, &ctx.library_path, &ctx.system_library_dirs}) {
+    for (const auto& dir : *dirs) {
+      for (const auto& file : files) {
+        auto candidate = dir / file;
+        if (!ctx.is_regular_file(candidate)) continue;
+        auto id = ctx.probe(candidate);
+        if (id && !same_abi(*id, target)) {  // GNU ld: "skipping incompatible"
+          skipped = true;
+          continue;
+        }
+        // An ELF of the target, or an archive or linker script: what ld takes.
+        if (!skipped) return std::nullopt;
+        return fs::absolute(candidate).lexically_normal();
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+std::string multiarch_triple(const elf::Identity& id) {
+  switch (id.machine) {
+    case EM_X86_64: return id.elf_class == ELFCLASS64 ? "x86_64-linux-gnu" : "x86_64-linux-gnux32";
+    case EM_386: return "i386-linux-gnu";
+    case EM_AARCH64: return "aarch64-linux-gnu";
+    case EM_ARM: return "arm-linux-gnueabihf";
+    case EM_RISCV: return "riscv64-linux-gnu";
+    case EM_PPC64: return "powerpc64le-linux-gnu";
+    case EM_S390: return "s390x-linux-gnu";
+    default: return "";
+  }
+}
+
+namespace {
+
+bool names_target(const std::vector<std::string>& args) {
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    auto p = parse_one(args, i);
+    if (p.option && p.option->rule == Rule::target) return true;
+    if (p.value_separate) ++i;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::optional<std::string> answer_query(const std::vector<std::string>& raw_args, const SearchContext& ctx) {
+  const auto args = expand_response_files(raw_args, ctx);
+  bool dumpmachine = false, multiarch = false;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    auto p = parse_one(args, i);
+    dumpmachine |= is_option(p, "-dumpmachine");
+    multiarch |= is_option(p, "-print-multiarch");
+    if (p.value_separate) ++i;
+  }
+  if (!(dumpmachine || multiarch) || names_target(args)) return std::nullopt;
+  if (!ctx.glibc_version || !ctx.glibc_version()) return std::nullopt;
+  // gcc -dumpmachine names the compiler's own machine whatever -m32 says;
+  // -print-multiarch names the target's directory triple.
+  auto triple = multiarch_triple(dumpmachine ? ctx.host : target_identity(args, ctx.host));
+  if (triple.empty()) return std::nullopt;
+  return triple + "\n";
+}
+
 std::vector<std::string> translate(const std::vector<std::string>& raw_args, const SearchContext& ctx) {
   const auto args = expand_response_files(raw_args, ctx);
 
   // Facts about the whole command line first: -L applies to every -l, wherever it stands.
   std::vector<fs::path> l_dirs;
-  bool caller_sanitizes = false;
+  bool caller_sanitizes = false, caller_target = false, static_link = false, no_std_includes = false,
+       warnings_are_errors = false, m32 = false;
   for (std::size_t i = 0; i < args.size(); ++i) {
-    const auto& a = args[i];
-    if (a == "-L" && i + 1 < args.size()) {
-      l_dirs.emplace_back(args[++i]);
-    } else if (starts_with(a, "-L") && a.size() > 2) {
-      l_dirs.emplace_back(a.substr(2));
-    } else if (starts_with(a, "-fsanitize=")) {
-      caller_sanitizes = true;
-    } else if (takes_separate_value(a)) {
-      ++i;
+    auto p = parse_one(args, i);
+    if (p.option) {
+      switch (p.option->rule) {
+        case Rule::library_dir: l_dirs.emplace_back(p.value); break;
+        case Rule::target: caller_target = true; break;
+        default: break;
+      }
+      caller_sanitizes |= is_option(p, "-fsanitize=");
+      static_link |= is_option(p, "-static");
+      no_std_includes |= is_option(p, "-nostdinc") || is_option(p, "--sysroot") || is_option(p, "-isysroot");
+      m32 |= is_option(p, "-m32");
     }
+    warnings_are_errors |= args[i] == "-Werror";
+    if (p.value_separate) ++i;
   }
-  std::optional<elf::Identity> target;  // computed on the first -l:
+  const auto target = target_identity(args, ctx.host);
   // ld.so.cache is read at most once, and only when an -l: gets that far.
   SearchContext search = ctx;
   auto cache = std::make_shared<std::optional<std::vector<elf::CacheEntry>>>();
@@ -299,51 +578,171 @@ std::vector<std::string> translate(const std::vector<std::string>& raw_args, con
   };
 
   std::vector<std::string> out;
-  out.reserve(args.size() + 1);
+  out.reserve(args.size() + 16);
+  // zig's own libc detection cannot work here (see docs: zig's libc
+  // detection), and without it zig builds against glibc 2.19 stubs and
+  // headers. gcc builds against the host's glibc: tell zig which one, keeping
+  // the native CPU and OS. An explicit target drops zig's native search dirs,
+  // so gcc's system dirs are given at the end.
+  std::optional<std::string> glibc;
+  if (!caller_target && !m32 && ctx.glibc_version) glibc = ctx.glibc_version();
+  if (glibc) out.insert(out.end(), {"-target", "native-native-gnu." + *glibc});
   // zig turns UBSan traps on in debug builds; gcc does not. zig 0.11 consumes
   // `-fsanitize=undefined` itself and puts it ahead of pass-through flags, so a
   // blanket -fno-sanitize=all would cancel a caller's own request: only add it
   // when the caller asks for no sanitizer.
   if (!caller_sanitizes) out.push_back("-fno-sanitize=all");
+  if (!warnings_are_errors)
+    for (auto w : warnings_not_errors) out.push_back("-Wno-error=" + std::string(w));
 
-  auto exact_library = [&](const std::string& name) -> std::optional<std::string> {
-    if (!target) target = target_identity(args, ctx.host);
-    auto found = resolve_exact_library(name, l_dirs, *target, search);
-    if (!found) return std::nullopt;
-    return found->string();
+  LinkerArgs linker;
+  auto emit_linker = [&](const std::vector<std::string>& kept, bool as_xlinker) {
+    if (kept.empty()) return;
+    if (!as_xlinker) {
+      out.push_back("-Wl," + join(kept, ','));
+      return;
+    }
+    for (const auto& k : kept) out.insert(out.end(), {"-Xlinker", k});
   };
 
   for (std::size_t i = 0; i < args.size(); ++i) {
     const auto& a = args[i];
-    bool has_next = i + 1 < args.size();
-    if (starts_with(a, "-l:") && a.size() > 3) {
-      out.push_back(exact_library(a.substr(3)).value_or(a));
-    } else if (a == "-l" && has_next && starts_with(args[i + 1], ":") && args[i + 1].size() > 1) {
-      if (auto path = exact_library(args[i + 1].substr(1))) {
-        out.push_back(*path);
-      } else {
-        out.insert(out.end(), {a, args[i + 1]});
+    auto p = parse_one(args, i);
+    // The spelling as given: one argument, or the option and its value.
+    auto as_given = [&] {
+      out.push_back(a);
+      if (p.value_separate) out.push_back(args[++i]);
+    };
+    if (!p.option) {
+      // `-Wl,-rpath DIR`: gcc hands DIR to ld right after -rpath, as its value.
+      if (linker.awaiting_value() && !starts_with(a, "-") && !is_source_file(a)) {
+        if (linker.take_value()) out.insert(out.end(), {"-Xlinker", a});
+        continue;
       }
-      ++i;
-    } else if (a == "-u" && has_next) {
-      out.push_back("-Wl,-u," + args[++i]);
-    } else if (starts_with(a, "-march=") || starts_with(a, "-mcpu=")) {
-      auto eq = a.find('=') + 1;
-      out.push_back(a.substr(0, eq) + zig_cpu_name(std::string_view(a).substr(eq)));
-    } else if (starts_with(a, "-mtune=")) {
-      // dropped: gcc tunes scheduling only; zig takes it as the CPU to build for
-    } else if (starts_with(a, "-Wl,")) {
-      if (auto kept = filter_linker_args(a)) out.push_back(*kept);
-    } else if (starts_with(a, "-Wp,")) {
-      translate_preprocessor_args(a, out);
-    } else if (is_droppable_gcc_flag(a)) {
-      // dropped: see is_droppable_gcc_flag
-    } else if (takes_separate_value(a) && has_next) {
-      out.insert(out.end(), {a, args[++i]});
+      out.push_back(a);
+      continue;
+    }
+    switch (p.option->rule) {
+      case Rule::pass:
+      case Rule::library_dir:
+      case Rule::target:
+        as_given();
+        break;
+      case Rule::drop:
+        if (p.value_separate) ++i;
+        break;
+      case Rule::library: {
+        const auto& v = p.value;
+        if (starts_with(v, ":") && v.size() > 1) {
+          auto found = resolve_exact_library(v.substr(1), l_dirs, target, search);
+          if (found) {
+            out.push_back(found->string());
+            if (p.value_separate) ++i;
+          } else {
+            as_given();  // the linker's own error, never the shim's guess
+          }
+        } else if (v == "gcc" || v == "gcc_eh") {
+          // libgcc's role (compiler runtime, unwinder) is zig's compiler_rt and libunwind, always linked
+          if (p.value_separate) ++i;
+        } else if (auto path = v.empty() ? std::nullopt
+                                         : library_past_incompatible(v, l_dirs, static_link || linker.static_mode(),
+                                                                     target, search)) {
+          out.push_back(path->string());
+          if (p.value_separate) ++i;
+        } else {
+          as_given();
+        }
+        break;
+      }
+      case Rule::undefined_symbol:
+        if (p.value_separate) {
+          out.push_back("-Wl,-u," + p.value);
+          ++i;
+        } else {
+          out.push_back(a);
+        }
+        break;
+      case Rule::cpu: {
+        auto eq = a.find('=') + 1;
+        out.push_back(a.substr(0, eq) + zig_cpu_name(p.value));
+        break;
+      }
+      case Rule::tune:  // gcc tunes scheduling only; zig takes it as the CPU to build for
+        break;
+      case Rule::linker:
+        emit_linker(linker.filter(split(p.value, ',')), false);
+        break;
+      case Rule::linker_arg:
+        if (p.value_separate) {
+          emit_linker(linker.filter({p.value}), true);
+          ++i;
+        } else {
+          out.push_back(a);
+        }
+        break;
+      case Rule::preprocessor:
+        translate_preprocessor_args(a, out);
+        break;
+    }
+  }
+
+  for (const auto& w : quiet_warnings)
+    if (!asks_for(args, w)) out.push_back("-Wno-" + std::string(w.name));
+  if (glibc) {
+    if (!no_std_includes)
+      for (const auto& dir : ctx.system_include_dirs) out.insert(out.end(), {"-idirafter", dir.string()});
+    for (const auto* dirs : {&ctx.library_path, &ctx.system_library_dirs})
+      for (const auto& dir : *dirs) out.push_back("-L" + dir.string());
+  }
+  return out;
+}
+
+std::optional<std::string> quote_for_zig_response_file(const std::string& arg) {
+  if (arg.find('\'') != std::string::npos) return std::nullopt;
+  // Inside "...": backslashes are literal unless a quote follows; then 2n
+  // backslashes give n, and 2n+1 give n and a literal quote.
+  std::string out = "\"";
+  std::size_t backslashes = 0;
+  for (char c : arg) {
+    if (c == '\\') {
+      ++backslashes;
+      continue;
+    }
+    if (c == '"') {
+      out.append(backslashes * 2 + 1, '\\');
     } else {
+      out.append(backslashes, '\\');
+    }
+    backslashes = 0;
+    out += c;
+  }
+  out.append(backslashes * 2, '\\');
+  return out + "\"";
+}
+
+std::vector<std::string> pack_for_exec(const std::vector<std::string>& args,
+                                       const std::function<std::string(const std::string&)>& write_file,
+                                       std::size_t max_inline) {
+  std::size_t bytes = 0;
+  for (const auto& a : args) bytes += a.size() + 1 + sizeof(char*);
+  if (bytes <= max_inline) return args;
+  std::vector<std::string> out;
+  std::string text;
+  auto flush = [&] {
+    if (text.empty()) return;
+    out.push_back("@" + write_file(text));
+    text.clear();
+  };
+  for (const auto& a : args) {
+    if (auto quoted = quote_for_zig_response_file(a)) {
+      text += *quoted;
+      text += '\n';
+    } else {
+      flush();
       out.push_back(a);
     }
   }
+  flush();
   return out;
 }
 
@@ -355,6 +754,10 @@ SearchContext system_context() {
   ctx.default_dirs = elf::default_library_dirs();
   ctx.host = elf::host_identity();
   ctx.probe = [](const fs::path& p) { return elf::read_identity(p); };
+  ctx.is_regular_file = [](const fs::path& p) {
+    std::error_code ec;
+    return fs::is_regular_file(p, ec);
+  };
   ctx.read_response_file = [](const fs::path& p) -> std::optional<std::string> {
     try {
       return read_file(p);
@@ -362,6 +765,30 @@ SearchContext system_context() {
       return std::nullopt;
     }
   };
+  // The loader's libc.so.6, found as the loader finds it (cache, then default dirs).
+  ctx.glibc_version = [host = ctx.host, dirs = ctx.default_dirs]() -> std::optional<std::string> {
+    elf::SearchContext loader;
+    loader.cache = elf::read_ld_so_cache();
+    loader.default_dirs = dirs;
+    loader.want = host;
+    auto libc = elf::find_library("libc.so.6", loader);
+    if (!libc.path) return std::nullopt;
+    return elf::glibc_version(*libc.path);
+  };
+  auto existing = [](std::initializer_list<std::string> dirs) {
+    std::vector<fs::path> out;
+    for (const auto& d : dirs) {
+      std::error_code ec;
+      if (fs::is_directory(d, ec)) out.emplace_back(d);
+    }
+    return out;
+  };
+  if (auto ma = multiarch_triple(ctx.host); !ma.empty()) {
+    ctx.system_include_dirs = existing({"/usr/local/include", "/usr/include/" + ma, "/usr/include"});
+    // GNU ld's SEARCH_DIRs on Debian/Ubuntu, in its order (`ld --verbose`).
+    ctx.system_library_dirs = existing({"/usr/local/lib/" + ma, "/lib/" + ma, "/usr/lib/" + ma, "/usr/local/lib64",
+                                        "/lib64", "/usr/lib64", "/usr/local/lib", "/lib", "/usr/lib"});
+  }
   return ctx;
 }
 

@@ -3,27 +3,63 @@
 #include <elf.h>
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
-#include <fstream>
 #include <iterator>
+#include <memory>
 #include <set>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "provkit/error.hpp"
 #include "provkit/fsutil.hpp"
 
 namespace provkit::elf {
 
+namespace {
+
+// Opens `path` for reading only when it is a regular file. O_NONBLOCK keeps
+// the open itself from waiting on a FIFO with no writer (or a device); fstat
+// on the open descriptor then decides, so there is no stat-then-open race.
+// -1 with `why` set otherwise.
+int open_regular_file(const fs::path& path, std::string& why) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) {
+    why = std::string("cannot open: ") + std::strerror(errno);
+    return -1;
+  }
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    why = S_ISFIFO(st.st_mode)  ? "not a regular file (a FIFO)"
+          : S_ISDIR(st.st_mode) ? "not a regular file (a directory)"
+                                : "not a regular file";
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+}  // namespace
+
 std::optional<Identity> read_identity(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
+  std::string why;
+  int fd = open_regular_file(path, why);
+  if (fd < 0) return std::nullopt;
   unsigned char hdr[sizeof(Elf64_Ehdr)] = {};
-  in.read(reinterpret_cast<char*>(hdr), sizeof hdr);
-  auto got = static_cast<std::size_t>(in.gcount());
+  std::size_t got = 0;
+  while (got < sizeof hdr) {
+    ssize_t n = ::pread(fd, hdr + got, sizeof hdr - got, static_cast<off_t>(got));
+    if (n <= 0) break;
+    got += static_cast<std::size_t>(n);
+  }
+  ::close(fd);
   if (got < EI_NIDENT || std::memcmp(hdr, ELFMAG, SELFMAG) != 0) return std::nullopt;
   Identity id;
   id.elf_class = hdr[EI_CLASS];
@@ -132,8 +168,9 @@ namespace {
 class ObjectFile {
  public:
   explicit ObjectFile(const fs::path& path) : path_(path) {
-    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd_ < 0) fail(std::string("cannot open: ") + std::strerror(errno));
+    std::string why;
+    fd_ = open_regular_file(path, why);
+    if (fd_ < 0) fail(why);
     off_t end = ::lseek(fd_, 0, SEEK_END);
     if (end < 0) fail("cannot read its size");
     size_ = static_cast<std::uint64_t>(end);
@@ -212,7 +249,7 @@ DynamicInfo read_dynamic_as(const ObjectFile& f, const std::string& head, Identi
   auto dyn = f.read(dynamic->p_offset, dynamic->p_filesz, "the dynamic section");
 
   std::vector<std::uint64_t> needed;
-  std::optional<std::uint64_t> soname, rpath, runpath, strtab_addr, strsz;
+  std::optional<std::uint64_t> soname, rpath, runpath, strtab_addr, strsz, verdef_addr, verdefnum;
   for (std::size_t at = 0; at + sizeof(Dyn) <= dyn.size(); at += sizeof(Dyn)) {
     auto d = load<Dyn>(dyn, at);
     if (d.d_tag == DT_NULL) break;
@@ -224,15 +261,20 @@ DynamicInfo read_dynamic_as(const ObjectFile& f, const std::string& head, Identi
       case DT_RUNPATH: runpath = val; break;
       case DT_STRTAB: strtab_addr = val; break;
       case DT_STRSZ: strsz = val; break;
+      case DT_VERDEF: verdef_addr = val; break;
+      case DT_VERDEFNUM: verdefnum = val; break;
       default: break;
     }
   }
-  if (needed.empty() && !soname && !rpath && !runpath) return info;
+  if (needed.empty() && !soname && !rpath && !runpath && !verdef_addr) return info;
   if (!strtab_addr || !strsz) f.fail("malformed ELF: the dynamic section has no string table");
   // DT_STRTAB is an address: map it to a file offset through the PT_LOAD segments.
-  std::optional<std::uint64_t> strtab_off;
-  for (const auto& l : loads)
-    if (*strtab_addr >= l.vaddr && *strtab_addr - l.vaddr < l.filesz) strtab_off = *strtab_addr - l.vaddr + l.offset;
+  auto file_offset = [&](std::uint64_t addr) -> std::optional<std::uint64_t> {
+    for (const auto& l : loads)
+      if (addr >= l.vaddr && addr - l.vaddr < l.filesz) return addr - l.vaddr + l.offset;
+    return std::nullopt;
+  };
+  auto strtab_off = file_offset(*strtab_addr);
   if (!strtab_off) f.fail("malformed ELF: the string table lies outside every loadable segment");
   auto strtab = f.read(*strtab_off, *strsz, "the dynamic string table");
   auto str = [&](std::uint64_t off) {
@@ -245,6 +287,22 @@ DynamicInfo read_dynamic_as(const ObjectFile& f, const std::string& head, Identi
   if (soname) info.soname = str(*soname);
   if (rpath) info.rpath = split_path_list(str(*rpath));
   if (runpath) info.runpath = split_path_list(str(*runpath));
+  if (verdef_addr && verdefnum) {
+    // Elf32_Verdef/Verdaux and their 64-bit twins have the same layout.
+    constexpr std::uint64_t max_definitions = 4096;  // glibc's libc.so.6 has about 50
+    if (*verdefnum > max_definitions) f.fail("malformed ELF: " + std::to_string(*verdefnum) + " version definitions");
+    auto at = file_offset(*verdef_addr);
+    if (!at) f.fail("malformed ELF: the version definitions lie outside every loadable segment");
+    for (std::uint64_t i = 0; i < *verdefnum; ++i) {
+      auto def = load<Elf64_Verdef>(f.read(*at, sizeof(Elf64_Verdef), "a version definition"), 0);
+      if (def.vd_cnt > 0) {
+        auto aux = load<Elf64_Verdaux>(f.read(*at + def.vd_aux, sizeof(Elf64_Verdaux), "a version name"), 0);
+        info.version_definitions.push_back(str(aux.vda_name));
+      }
+      if (def.vd_next == 0) break;
+      *at += def.vd_next;
+    }
+  }
   return info;
 }
 
@@ -263,6 +321,24 @@ DynamicInfo read_dynamic(const fs::path& path) {
   if (id->elf_class == ELFCLASS32) return read_dynamic_as<Elf32_Ehdr, Elf32_Phdr, Elf32_Dyn>(f, head, *id);
   if (id->elf_class == ELFCLASS64) return read_dynamic_as<Elf64_Ehdr, Elf64_Phdr, Elf64_Dyn>(f, head, *id);
   f.fail("unknown ELF class " + std::to_string(id->elf_class));
+}
+
+std::optional<std::string> glibc_version(const fs::path& libc) {
+  DynamicInfo info;
+  try {
+    info = read_dynamic(libc);
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+  int best_minor = -1;
+  for (const auto& v : info.version_definitions) {
+    int major = 0, minor = 0;
+    char tail = 0;
+    if (std::sscanf(v.c_str(), "GLIBC_%d.%d%c", &major, &minor, &tail) == 2 && major == 2 && minor > best_minor)
+      best_minor = minor;
+  }
+  if (best_minor < 0) return std::nullopt;
+  return "2." + std::to_string(best_minor);
 }
 
 std::string expand_dst(const std::string& entry, const fs::path& origin) {
@@ -306,11 +382,76 @@ SearchContext loader_context_from_environment() {
   return ctx;
 }
 
-Lookup find_library(const std::string& name, const SearchContext& ctx, const std::vector<fs::path>& rpath,
-                    const std::vector<fs::path>& runpath) {
-  Lookup result;
+namespace {
+
+// One object's RPATH in front of the RPATHs of the objects that loaded it
+// (glibc walks l_loader the same way). Shared, never copied: a child whose
+// own RPATH adds nothing new shares its loader's node, so a chain of N
+// objects costs N nodes at most, not N*N directory entries.
+struct RpathNode {
+  std::vector<fs::path> dirs;
+  std::shared_ptr<const RpathNode> loader;
+};
+using RpathChain = std::shared_ptr<const RpathNode>;
+
+// The loader's search with memory: whether a directory exists is asked of
+// the file system once per resolution, and every stat is counted.
+class LibrarySearch {
+ public:
+  explicit LibrarySearch(const SearchContext& ctx) : ctx_(ctx) {}
+
+  std::size_t probes() const { return probes_; }
+
+  // The chain an object's dependencies are searched with: its own RPATH
+  // (existing directories only, as a missing one can never hold a library)
+  // in front of its loaders'.
+  RpathChain extend(const RpathChain& loaders, const std::vector<fs::path>& own) {
+    std::vector<fs::path> dirs;
+    for (const auto& dir : own)
+      if (dir_exists(dir) && std::find(dirs.begin(), dirs.end(), dir) == dirs.end()) dirs.push_back(dir);
+    if (dirs.empty() || (loaders && loaders->dirs == dirs)) return loaders;
+    return std::make_shared<const RpathNode>(RpathNode{std::move(dirs), loaders});
+  }
+
+  Lookup find(const std::string& name, const RpathChain& rpath, const std::vector<fs::path>& runpath) {
+    Lookup result;
+    if (name.find('/') != std::string::npos) {
+      accept(name, "path", result);
+      return result;
+    }
+    auto search = [&](const std::vector<fs::path>& dirs, const char* via) {
+      for (const auto& dir : dirs)
+        if (dir_exists(dir) && accept(dir / name, via, result)) return true;
+      return false;
+    };
+    if (runpath.empty()) {
+      std::unordered_set<std::string> seen;  // a directory twice in the chain answers the same
+      for (const RpathNode* node = rpath.get(); node; node = node->loader.get())
+        for (const auto& dir : node->dirs)
+          if (seen.insert(dir.string()).second && accept(dir / name, "RPATH", result)) return result;
+    }
+    if (search(ctx_.ld_library_path, "LD_LIBRARY_PATH")) return result;
+    if (search(runpath, "RUNPATH")) return result;
+    for (const auto& e : ctx_.cache)
+      if (e.name == name && accept(e.path, "ld.so.cache", result)) return result;
+    search(ctx_.default_dirs, "default directories");
+    return result;
+  }
+
+ private:
+  bool dir_exists(const fs::path& dir) {
+    auto [it, inserted] = dirs_.try_emplace(dir.string(), false);
+    if (inserted) {
+      ++probes_;
+      std::error_code ec;
+      it->second = fs::is_directory(dir, ec);
+    }
+    return it->second;
+  }
+
   // True (and result filled) when `candidate` exists and has the wanted class and machine.
-  auto accept = [&](const fs::path& candidate, const char* via) {
+  bool accept(const fs::path& candidate, const char* via, Lookup& result) {
+    ++probes_;
     std::error_code ec;
     if (!fs::is_regular_file(candidate, ec)) return false;
     auto id = read_identity(candidate);
@@ -318,30 +459,26 @@ Lookup find_library(const std::string& name, const SearchContext& ctx, const std
       result.skipped.push_back({candidate, "not an ELF object, or truncated"});
       return false;
     }
-    if (!same_target(*id, ctx.want)) {
-      result.skipped.push_back({candidate, describe(*id) + ", not " + describe(ctx.want)});
+    if (!same_target(*id, ctx_.want)) {
+      result.skipped.push_back({candidate, describe(*id) + ", not " + describe(ctx_.want)});
       return false;
     }
     result.path = candidate.lexically_normal();  // "$ORIGIN/../lib" reads better resolved
     result.via = via;
     return true;
-  };
-  if (name.find('/') != std::string::npos) {
-    accept(name, "path");
-    return result;
   }
-  auto search = [&](const std::vector<fs::path>& dirs, const char* via) {
-    for (const auto& dir : dirs)
-      if (accept(dir / name, via)) return true;
-    return false;
-  };
-  if (runpath.empty() && search(rpath, "RPATH")) return result;
-  if (search(ctx.ld_library_path, "LD_LIBRARY_PATH")) return result;
-  if (search(runpath, "RUNPATH")) return result;
-  for (const auto& e : ctx.cache)
-    if (e.name == name && accept(e.path, "ld.so.cache")) return result;
-  search(ctx.default_dirs, "default directories");
-  return result;
+
+  const SearchContext& ctx_;
+  std::unordered_map<std::string, bool> dirs_;
+  std::size_t probes_ = 0;
+};
+
+}  // namespace
+
+Lookup find_library(const std::string& name, const SearchContext& ctx, const std::vector<fs::path>& rpath,
+                    const std::vector<fs::path>& runpath) {
+  LibrarySearch search(ctx);
+  return search.find(name, search.extend(nullptr, rpath), runpath);
 }
 
 Resolution resolve_needed(const fs::path& object, SearchContext ctx) {
@@ -349,39 +486,39 @@ Resolution resolve_needed(const fs::path& object, SearchContext ctx) {
   struct Pending {
     fs::path path;
     DynamicInfo info;
-    std::vector<fs::path> inherited_rpath;  // the loaders' RPATHs, nearest first
+    RpathChain loaders;  // the RPATHs of the objects that loaded it, nearest first
   };
   auto root = read_dynamic(object);  // throws for a malformed root: the caller reports it
   ctx.want = root.identity;
+  LibrarySearch search(ctx);
   std::set<std::string> loaded_names;
   std::set<fs::path> loaded_files;
-  auto origin_of = [](const fs::path& p) { return fs::absolute(p).parent_path(); };
-  auto expand_all = [&](const std::vector<std::string>& entries, const fs::path& obj) {
+  auto expand_all = [](const std::vector<std::string>& entries, const fs::path& obj) {
+    const auto origin = fs::absolute(obj).parent_path();
     std::vector<fs::path> out;
-    for (const auto& e : entries) out.emplace_back(expand_dst(e, origin_of(obj)));
+    for (const auto& e : entries) out.emplace_back(expand_dst(e, origin));
     return out;
   };
   std::deque<Pending> queue;
   loaded_files.insert(fs::weakly_canonical(object));
   if (!root.soname.empty()) loaded_names.insert(root.soname);
-  queue.push_back({object, root, {}});
+  queue.push_back({object, root, nullptr});
   while (!queue.empty()) {
     auto current = std::move(queue.front());
     queue.pop_front();
-    std::vector<fs::path> own_rpath = current.info.runpath.empty() ? expand_all(current.info.rpath, current.path)
-                                                                    : std::vector<fs::path>{};
-    std::vector<fs::path> rpath = own_rpath;
-    rpath.insert(rpath.end(), current.inherited_rpath.begin(), current.inherited_rpath.end());
+    // The loader ignores an object's RPATH when it has a RUNPATH; its
+    // dependencies still inherit the RPATHs of its loaders.
+    auto rpath = current.info.runpath.empty() ? search.extend(current.loaders, expand_all(current.info.rpath, current.path))
+                                              : current.loaders;
     auto runpath = expand_all(current.info.runpath, current.path);
     for (const auto& name : current.info.needed) {
       if (loaded_names.count(name)) continue;
-      NeededEdge edge{name, current.path, find_library(name, ctx, rpath, runpath)};
+      NeededEdge edge{name, current.path, search.find(name, rpath, runpath)};
+      loaded_names.insert(name);  // a missing name is listed once: the loader would stop there
       if (!edge.lookup.path) {
-        res.missing.push_back(edge);
-        loaded_names.insert(name);  // the loader would stop here; list each missing name once
+        res.missing.push_back(std::move(edge));
         continue;
       }
-      loaded_names.insert(name);
       res.resolved.push_back(edge);
       auto canonical = fs::weakly_canonical(*edge.lookup.path);
       if (!loaded_files.insert(canonical).second) continue;
@@ -394,6 +531,7 @@ Resolution resolve_needed(const fs::path& object, SearchContext ctx) {
       }
     }
   }
+  res.probes = search.probes();
   return res;
 }
 

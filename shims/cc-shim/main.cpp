@@ -1,6 +1,7 @@
 // cc-shim: a gcc-compatible `cc` that replaces itself with `zig cc` (or
 // `zig c++`) after translating the command line (provkit/ccshim.hpp).
 // docs/cc-shim.md describes every option, translation and exit code.
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -190,18 +191,38 @@ int main(int argc, char** argv) {
   }
   if (fs::path(argv0).filename() == "cc-shim" && !args.empty() && args[0] == "install") return install_links(args);
 
-  auto search = find_zig(argv0);
-  if (!search.zig) return fail(not_found_sentence(search));
-  ensure_cache_dirs();
-
   std::vector<std::string> zig_args;
   try {
-    zig_args = ccshim::translate(args, ccshim::system_context());
+    auto ctx = ccshim::system_context();
+    // gcc's answers about itself that build systems probe (-dumpmachine):
+    // the shim knows them without zig.
+    if (auto answer = ccshim::answer_query(args, ctx)) {
+      print(stdout, *answer);
+      return 0;
+    }
+    zig_args = ccshim::translate(args, ctx);
   } catch (const Error& e) {
     return fail(e.what(), static_cast<int>(e.code()));
   } catch (const std::exception& e) {  // e.g. the working directory was removed
     return fail(e.what());
   }
+  auto search = find_zig(argv0);
+  if (!search.zig) return fail(not_found_sentence(search));
+  ensure_cache_dirs();
+  // A long command line goes to zig in a response file (exec refuses more
+  // than ARG_MAX). A memfd left open across the exec: nothing is written to
+  // disk and nothing is left behind; zig reads it as /proc/self/fd/N.
+  std::string pack_error;
+  zig_args = ccshim::pack_for_exec(zig_args, [&](const std::string& text) -> std::string {
+    int fd = ::memfd_create("cc-shim-args", 0);
+    if (fd < 0 || ::write(fd, text.data(), text.size()) != static_cast<ssize_t>(text.size())) {
+      pack_error = std::strerror(errno);
+      return "";
+    }
+    return "/proc/self/fd/" + std::to_string(fd);
+  });
+  if (!pack_error.empty())
+    return fail("cannot hold the " + std::to_string(args.size()) + " arguments for zig in a response file: " + pack_error);
   zig_args.insert(zig_args.begin(), {search.zig->string(), cxx ? "c++" : "cc"});
 
   if (auto debug = getenv_str("CC_SHIM_DEBUG"); !debug.empty() && debug != "0") {

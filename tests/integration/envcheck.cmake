@@ -18,7 +18,7 @@ if(TARGET envcheck)
 endif()
 
 foreach(case no_driver driver_older minor_compat newer mixed_box nvml_without_libcuda forward_compat
-        smi_fallback elf lib cc nvcc nvcc_real python host rocm profile output deploy_gate)
+        smi_fallback elf elf_fifo lib cc nvcc nvcc_real python host rocm profile output deploy_gate)
   add_test(NAME "envcheck: ${case}"
     COMMAND ${PROVKIT_PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/envcheck/test_envcheck.py ${case})
   set_tests_properties("envcheck: ${case}" PROPERTIES

@@ -4,9 +4,12 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <gnu/libc-version.h>
 #include <map>
+#include <set>
 
 #include "provkit/ccshim.hpp"
 #include "provkit/error.hpp"
@@ -27,9 +30,12 @@ const elf::Identity aarch64{ELFCLASS64, EM_AARCH64, ET_DYN};
 struct FakeSystem {
   std::map<std::string, elf::Identity> elves;
   std::map<std::string, std::string> response_files;
+  std::set<std::string> other_files;  // regular files that are not ELF (archives, linker scripts)
   std::vector<elf::CacheEntry> cache;
   std::vector<std::string> probed;
+  std::optional<std::string> glibc;  // the host's glibc; none unless a test says so
   int cache_reads = 0;
+  int glibc_reads = 0;
 
   ccshim::SearchContext context() {
     ccshim::SearchContext ctx;
@@ -45,20 +51,43 @@ struct FakeSystem {
       if (it == elves.end()) return std::nullopt;
       return it->second;
     };
+    ctx.is_regular_file = [this](const fs::path& p) {
+      return elves.count(p.string()) > 0 || other_files.count(p.string()) > 0;
+    };
     ctx.read_response_file = [this](const fs::path& p) -> std::optional<std::string> {
       auto it = response_files.find(p.string());
       if (it == response_files.end()) return std::nullopt;
       return it->second;
     };
+    ctx.glibc_version = [this] {
+      ++glibc_reads;
+      return glibc;
+    };
     return ctx;
   }
 };
 
-// The translation minus the leading -fno-sanitize=all, for rules that are not about it.
+bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
+
+// The translation minus what the shim adds around every command line (the
+// leading -fno-sanitize=all and -Wno-error=..., the trailing -Wno-...), for
+// rules that are not about those.
 Args body(const Args& out) {
   REQUIRE(!out.empty());
   REQUIRE(out.front() == "-fno-sanitize=all");
-  return Args(out.begin() + 1, out.end());
+  auto first = out.begin() + 1;
+  while (first != out.end() && starts_with(*first, "-Wno-error=")) ++first;
+  auto last = out.end();
+  while (last != first && starts_with(*(last - 1), "-Wno-")) --last;
+  return Args(first, last);
+}
+
+// What the shim adds around the caller's arguments, without a glibc target.
+Args without_defaults(const Args& out) {
+  Args kept;
+  for (const auto& a : out)
+    if (a != "-fno-sanitize=all" && !starts_with(a, "-Wno-")) kept.push_back(a);
+  return kept;
 }
 
 }  // namespace
@@ -66,23 +95,26 @@ Args body(const Args& out) {
 TEST_CASE("plain arguments pass through after -fno-sanitize=all", "[ccshim]") {
   FakeSystem sys;
   auto out = translate({"-O2", "-c", "a.c", "-o", "a.o", "-Wall", "-I/inc", "-DX=1"}, sys.context());
-  CHECK(out == Args{"-fno-sanitize=all", "-O2", "-c", "a.c", "-o", "a.o", "-Wall", "-I/inc", "-DX=1"});
+  CHECK(body(out) == Args{"-O2", "-c", "a.c", "-o", "a.o", "-Wall", "-I/inc", "-DX=1"});
   CHECK(sys.cache_reads == 0);  // no -l: -> ld.so.cache never read
 }
 
 TEST_CASE("sanitizers: -fno-sanitize=all is put first before the caller's arguments", "[ccshim]") {
   FakeSystem sys;
   auto out = translate({"-O0", "ub.c"}, sys.context());
-  CHECK(out == Args{"-fno-sanitize=all", "-O0", "ub.c"});
+  CHECK(out.front() == "-fno-sanitize=all");
+  CHECK(body(out) == Args{"-O0", "ub.c"});
 }
 
 TEST_CASE("sanitizers: a caller that enables one gets no -fno-sanitize=all so its own wins", "[ccshim]") {
   FakeSystem sys;
-  CHECK(translate({"-O0", "-fsanitize=undefined", "ub.c"}, sys.context()) == Args{"-O0", "-fsanitize=undefined", "ub.c"});
-  CHECK(translate({"-fsanitize=address,undefined", "x.c"}, sys.context()) == Args{"-fsanitize=address,undefined", "x.c"});
+  CHECK(without_defaults(translate({"-O0", "-fsanitize=undefined", "ub.c"}, sys.context())) ==
+        Args{"-O0", "-fsanitize=undefined", "ub.c"});
+  CHECK(translate({"-O0", "-fsanitize=undefined", "ub.c"}, sys.context()).front() != "-fno-sanitize=all");
+  CHECK(without_defaults(translate({"-fsanitize=address,undefined", "x.c"}, sys.context())) ==
+        Args{"-fsanitize=address,undefined", "x.c"});
   // turning sanitizers off is not enabling one
-  CHECK(translate({"-fno-sanitize=undefined", "x.c"}, sys.context()) ==
-        Args{"-fno-sanitize=all", "-fno-sanitize=undefined", "x.c"});
+  CHECK(body(translate({"-fno-sanitize=undefined", "x.c"}, sys.context())) == Args{"-fno-sanitize=undefined", "x.c"});
   // -fsanitize-trap= and friends alone enable nothing
   CHECK(translate({"-fsanitize-trap=undefined", "x.c"}, sys.context()).front() == "-fno-sanitize=all");
 }
@@ -229,8 +261,33 @@ TEST_CASE("response files: a cycle is refused naming the file", "[ccshim]") {
   } catch (const Error& e) {
     CHECK(e.code() == ExitCode::usage);
     CHECK(std::string(e.what()).find("loop.rsp") != std::string::npos);
-    CHECK(std::string(e.what()).find("deeper than 32") != std::string::npos);
+    CHECK(std::string(e.what()).find("too many @-files") != std::string::npos);
   }
+}
+
+// Issue 11 item 14: gcc (libiberty) stops after 2000 expansions in all; a
+// depth limit alone let 30 levels of files that each include the next twice
+// run through 2^30 expansions.
+TEST_CASE("response files: the total number of expansions is capped as gcc caps it", "[ccshim]") {
+  FakeSystem sys;
+  for (int level = 0; level < 30; ++level)
+    sys.response_files["f" + std::to_string(level)] =
+        "@f" + std::to_string(level + 1) + " @f" + std::to_string(level + 1);
+  sys.response_files["f30"] = "-DLEAF";
+  CHECK_THROWS_WITH(ccshim::expand_response_files({"@f0"}, sys.context()), Catch::Contains("too many @-files"));
+  // Deep but narrow nesting within the limit is fine, as in gcc (no depth limit of its own).
+  for (int level = 0; level < 100; ++level)
+    sys.response_files["d" + std::to_string(level)] = "-DL" + std::to_string(level) + " @d" + std::to_string(level + 1);
+  sys.response_files["d100"] = "-DEND";
+  auto out = ccshim::expand_response_files({"@d0"}, sys.context());
+  CHECK(out.size() == 101);
+  CHECK(out.back() == "-DEND");
+  // 2000 expansions pass, the 2001st is refused.
+  sys.response_files["one"] = "-DONE";
+  Args many(ccshim::max_response_file_expansions, "@one");
+  CHECK(ccshim::expand_response_files(many, sys.context()).size() == many.size());
+  many.push_back("@one");
+  CHECK_THROWS_WITH(ccshim::expand_response_files(many, sys.context()), Catch::Contains("more than 2000"));
 }
 
 TEST_CASE("response files read from disk by the system context", "[ccshim]") {
@@ -313,8 +370,8 @@ TEST_CASE("gcc-only flags clang rejects or ignores are dropped", "[ccshim]") {
 
 TEST_CASE("values of options taking a separate argument are never translated", "[ccshim]") {
   FakeSystem sys;
-  CHECK(body(translate({"-o", "-mtune=x", "-Xlinker", "-Bsymbolic-functions", "-D", "-u"}, sys.context())) ==
-        Args{"-o", "-mtune=x", "-Xlinker", "-Bsymbolic-functions", "-D", "-u"});
+  CHECK(body(translate({"-o", "-mtune=x", "-D", "-u", "-I", "-lgcc", "-x", "-Wl,-stats"}, sys.context())) ==
+        Args{"-o", "-mtune=x", "-D", "-u", "-I", "-lgcc", "-x", "-Wl,-stats"});
 }
 
 TEST_CASE("the gcc spellings zig already reads right are not touched", "[ccshim]") {
@@ -323,6 +380,180 @@ TEST_CASE("the gcc spellings zig already reads right are not touched", "[ccshim]
                "-lgcc_s", "-e", "start", "--target=x86_64-linux-gnu", "-fno-semantic-interposition",
                "-Wl,-z,relro", "-Wl,-O1", "-Wl,--hash-style=gnu", "-g3", "-gsplit-dwarf", "-march=native"};
   CHECK(body(translate(fine, sys.context())) == fine);
+}
+
+// ---- issue 12: answering as gcc does ----
+
+TEST_CASE("glibc: zig is told the host's glibc, and given gcc's system dirs", "[ccshim]") {
+  FakeSystem sys;
+  sys.glibc = "2.36";
+  auto ctx = sys.context();
+  ctx.system_include_dirs = {"/usr/local/include", "/usr/include/x86_64-linux-gnu", "/usr/include"};
+  ctx.system_library_dirs = {"/lib/x86_64-linux-gnu", "/usr/lib"};
+  ctx.library_path = {"/lp"};
+  auto out = translate({"-O2", "a.c", "-I/mine", "-L/mine"}, ctx);
+  REQUIRE(out.size() > 4);
+  CHECK(Args(out.begin(), out.begin() + 3) == Args{"-target", "native-native-gnu.2.36", "-fno-sanitize=all"});
+  // gcc's order: the command line's -I/-L first, then LIBRARY_PATH, then the system dirs.
+  CHECK(Args(out.end() - 9, out.end()) == Args{"-idirafter", "/usr/local/include", "-idirafter",
+                                                "/usr/include/x86_64-linux-gnu", "-idirafter", "/usr/include",
+                                                "-L/lp", "-L/lib/x86_64-linux-gnu", "-L/usr/lib"});
+  CHECK(sys.glibc_reads == 1);
+  // -nostdinc: no system headers, as in gcc.
+  out = translate({"-nostdinc", "a.c"}, ctx);
+  CHECK(std::find(out.begin(), out.end(), "-idirafter") == out.end());
+}
+
+TEST_CASE("glibc: a caller's own target (or -m32) is left alone, and so is a host without glibc", "[ccshim]") {
+  FakeSystem sys;
+  sys.glibc = "2.36";
+  for (Args args : {Args{"-target", "aarch64-linux-gnu.2.28", "a.c"}, Args{"--target=x86_64-linux-musl", "a.c"},
+                    Args{"-m32", "a.c"}}) {
+    auto out = translate(args, sys.context());
+    CHECK(std::count(out.begin(), out.end(), "-target") == (args[0] == "-target" ? 1 : 0));
+    CHECK(std::find(out.begin(), out.end(), "native-native-gnu.2.36") == out.end());
+  }
+  CHECK(sys.glibc_reads == 0);
+  sys.glibc.reset();
+  auto out = translate({"a.c"}, sys.context());
+  CHECK(std::find(out.begin(), out.end(), "-target") == out.end());
+  CHECK(sys.glibc_reads == 1);
+}
+
+TEST_CASE("glibc: the version comes from the host's libc.so.6 itself", "[ccshim]") {
+  auto ctx = ccshim::system_context();
+  auto version = ctx.glibc_version();
+  REQUIRE(version.has_value());
+  // This test runs on glibc: the same release the test binary itself runs on.
+  CHECK(*version == std::string(gnu_get_libc_version()).substr(0, version->size()));
+}
+
+TEST_CASE("-Wl,-rpath DIR: a linker option's value as gcc's next argument is paired as ld pairs it", "[ccshim]") {
+  FakeSystem sys;
+  auto t = [&](const Args& a) { return body(translate(a, sys.context())); };
+  // triton-cpu's build.py spelling
+  CHECK(t({"-Wl,-rpath", "/opt/lib", "m.c"}) == Args{"-Wl,-rpath", "-Xlinker", "/opt/lib", "m.c"});
+  CHECK(t({"-Wl,--as-needed,-soname", "libx.so.1"}) == Args{"-Wl,--as-needed,-soname", "-Xlinker", "libx.so.1"});
+  CHECK(t({"-Xlinker", "-rpath", "/opt/lib"}) == Args{"-Xlinker", "-rpath", "-Xlinker", "/opt/lib"});
+  // the forms zig already pairs are unchanged
+  CHECK(t({"-Wl,-rpath,/a"}) == Args{"-Wl,-rpath,/a"});
+  CHECK(t({"-Wl,-rpath", "-Wl,/a"}) == Args{"-Wl,-rpath", "-Wl,/a"});
+  CHECK(t({"-Xlinker", "-rpath", "-Xlinker", "/a"}) == Args{"-Xlinker", "-rpath", "-Xlinker", "/a"});
+  // a dropped option loses its value wherever that comes
+  CHECK(t({"-Wl,-rpath-link", "/a", "m.c"}) == Args{"m.c"});
+  CHECK(t({"-Wl,-rpath-link", "-Wl,/a"}).empty());
+  CHECK(t({"-Xlinker", "-rpath-link", "-Xlinker", "/a"}).empty());
+  // a source file is compiled, never taken as the value
+  CHECK(t({"-Wl,-rpath", "m.c"}) == Args{"-Wl,-rpath", "m.c"});
+  // -Xlinker items go through the same table as -Wl, ones
+  CHECK(t({"-Xlinker", "-Bsymbolic-functions", "-Xlinker", "-z", "-Xlinker", "now"}) ==
+        Args{"-Xlinker", "-z", "-Xlinker", "now"});
+}
+
+TEST_CASE("-lgcc and -lgcc_eh are dropped: zig links its compiler_rt and libunwind", "[ccshim]") {
+  FakeSystem sys;
+  CHECK(body(translate({"-lgcc", "-l", "gcc", "-lgcc_eh", "-lgcc_s", "-lm"}, sys.context())) == Args{"-lgcc_s", "-lm"});
+}
+
+TEST_CASE("-lNAME: a library of another class first in the -L dirs is skipped as GNU ld skips it", "[ccshim]") {
+  FakeSystem sys;
+  sys.elves["/lib/i386-linux-gnu/libfoo.so"] = i386;
+  sys.elves["/l64/libfoo.so"] = x86_64;
+  auto t = [&](const Args& a) { return body(translate(a, sys.context())); };
+  CHECK(t({"m.c", "-lfoo", "-L/lib/i386-linux-gnu", "-L/l64"}) ==
+        Args{"m.c", "/l64/libfoo.so", "-L/lib/i386-linux-gnu", "-L/l64"});
+  CHECK(t({"m.c", "-l", "foo", "-L/lib/i386-linux-gnu", "-L/l64"})[1] == "/l64/libfoo.so");
+  // No decoy ahead: left to zig, which finds the same file.
+  CHECK(t({"-lfoo", "-L/l64", "-L/lib/i386-linux-gnu"}) == Args{"-lfoo", "-L/l64", "-L/lib/i386-linux-gnu"});
+  // An archive or linker script (not an ELF) is what ld takes: nothing to skip.
+  sys.other_files.insert("/scripts/libfoo.so");
+  CHECK(t({"-lfoo", "-L/scripts", "-L/lib/i386-linux-gnu"}) == Args{"-lfoo", "-L/scripts", "-L/lib/i386-linux-gnu"});
+  // Past the decoy, the next dir's archive when that comes first.
+  sys.other_files.insert("/a/libfoo.a");
+  CHECK(t({"-lfoo", "-L/lib/i386-linux-gnu", "-L/a", "-L/l64"})[0] == "/a/libfoo.a");
+  // -static and -Wl,-Bstatic: only archives count, so the .so decoy is not in the way.
+  CHECK(t({"-static", "-lfoo", "-L/lib/i386-linux-gnu", "-L/a"}) == Args{"-static", "-lfoo", "-L/lib/i386-linux-gnu", "-L/a"});
+  CHECK(t({"-Wl,-Bstatic", "-lfoo", "-Wl,-Bdynamic", "-lfoo", "-L/lib/i386-linux-gnu", "-L/a"}) ==
+        Args{"-Wl,-Bstatic", "-lfoo", "-Wl,-Bdynamic", "/a/libfoo.a", "-L/lib/i386-linux-gnu", "-L/a"});
+  // Only a decoy anywhere: zig's (lld's) own error stays.
+  CHECK(t({"-lfoo", "-L/lib/i386-linux-gnu"}) == Args{"-lfoo", "-L/lib/i386-linux-gnu"});
+  // For a 32-bit target the 64-bit one is the decoy.
+  CHECK(t({"-m32", "-lfoo", "-L/l64", "-L/lib/i386-linux-gnu"})[1] == "/lib/i386-linux-gnu/libfoo.so");
+}
+
+TEST_CASE("-dumpmachine and -print-multiarch are answered with the multiarch triple", "[ccshim]") {
+  FakeSystem sys;
+  sys.glibc = "2.36";
+  CHECK(ccshim::answer_query({"-dumpmachine"}, sys.context()) == std::optional<std::string>("x86_64-linux-gnu\n"));
+  CHECK(ccshim::answer_query({"-m32", "-dumpmachine"}, sys.context()) == std::optional<std::string>("x86_64-linux-gnu\n"));
+  CHECK(ccshim::answer_query({"-m32", "-print-multiarch"}, sys.context()) == std::optional<std::string>("i386-linux-gnu\n"));
+  CHECK_FALSE(ccshim::answer_query({"-c", "a.c"}, sys.context()));
+  CHECK_FALSE(ccshim::answer_query({"--target=aarch64-linux-gnu", "-dumpmachine"}, sys.context()));
+  CHECK_FALSE(ccshim::answer_query({"-o", "-dumpmachine", "a.c"}, sys.context()));  // a file name
+  sys.glibc.reset();
+  CHECK_FALSE(ccshim::answer_query({"-dumpmachine"}, sys.context()));
+  CHECK(ccshim::multiarch_triple(aarch64) == "aarch64-linux-gnu");
+}
+
+TEST_CASE("warnings: clang's defaults that gcc does not give are turned off after the caller's flags", "[ccshim]") {
+  FakeSystem sys;
+  auto has = [](const Args& out, const std::string& a) { return std::find(out.begin(), out.end(), a) != out.end(); };
+  auto out = translate({"-O3", "-shared", "-fPIC", "-Wno-psabi", "stub.c"}, sys.context());
+  CHECK(has(out, "-Wno-pointer-sign"));  // Triton's launcher stub
+  CHECK(has(out, "-Wno-unknown-warning-option"));
+  CHECK(std::find(out.begin(), out.end(), "-Wno-pointer-sign") > std::find(out.begin(), out.end(), "stub.c"));
+  // gcc errors that are warnings in gcc 12 stay warnings
+  CHECK(has(out, "-Wno-error=implicit-function-declaration"));
+  CHECK(std::find(out.begin(), out.end(), "-Wno-error=int-conversion") < std::find(out.begin(), out.end(), "stub.c"));
+  // -Wall asks for gcc's -Wpointer-sign, -Wparentheses...; clang-only ones stay off
+  out = translate({"-Wall", "x.c"}, sys.context());
+  CHECK_FALSE(has(out, "-Wno-pointer-sign"));
+  CHECK_FALSE(has(out, "-Wno-parentheses"));
+  CHECK(has(out, "-Wno-parentheses-equality"));
+  CHECK(has(out, "-Wno-string-plus-int"));
+  // the warning itself, or as an error, by name
+  CHECK_FALSE(has(translate({"-Wpointer-sign", "x.c"}, sys.context()), "-Wno-pointer-sign"));
+  CHECK_FALSE(has(translate({"-Werror=pointer-sign", "x.c"}, sys.context()), "-Wno-pointer-sign"));
+  CHECK(has(translate({"-pedantic", "x.c"}, sys.context()), "-Wno-parentheses"));
+  CHECK_FALSE(has(translate({"-pedantic", "x.c"}, sys.context()), "-Wno-pointer-sign"));
+  // -Werror: gcc 12 makes those warnings errors too
+  CHECK_FALSE(has(translate({"-Werror", "x.c"}, sys.context()), "-Wno-error=implicit-function-declaration"));
+}
+
+// ---- issue 11 item 14: long command lines reach zig in a response file ----
+
+TEST_CASE("response file for zig: quoting as zig's reader reads it", "[ccshim]") {
+  using ccshim::quote_for_zig_response_file;
+  CHECK(quote_for_zig_response_file("plain") == std::optional<std::string>("\"plain\""));
+  CHECK(quote_for_zig_response_file("a b\tc") == std::optional<std::string>("\"a b\tc\""));
+  CHECK(quote_for_zig_response_file("-DS=\"x\"") == std::optional<std::string>("\"-DS=\\\"x\\\"\""));
+  CHECK(quote_for_zig_response_file("a\\b") == std::optional<std::string>("\"a\\b\""));        // literal before a letter
+  CHECK(quote_for_zig_response_file("a\\\"b") == std::optional<std::string>("\"a\\\\\\\"b\""));  // \" -> \\\"
+  CHECK(quote_for_zig_response_file("end\\") == std::optional<std::string>("\"end\\\\\""));    // before the closing quote
+  CHECK(quote_for_zig_response_file("#not-a-comment") == std::optional<std::string>("\"#not-a-comment\""));
+  CHECK(quote_for_zig_response_file("") == std::optional<std::string>("\"\""));
+  CHECK_FALSE(quote_for_zig_response_file("it's"));  // either quote toggles: a ' cannot be carried
+}
+
+TEST_CASE("response file for zig: only a command line too long for exec is packed", "[ccshim]") {
+  std::vector<std::string> files;
+  auto write = [&](const std::string& text) {
+    files.push_back(text);
+    return "/proc/self/fd/" + std::to_string(files.size() + 2);
+  };
+  Args small = {"-O2", "a.c"};
+  CHECK(ccshim::pack_for_exec(small, write) == small);
+  CHECK(files.empty());
+  Args big = {"-target", "native-native-gnu.2.36"};
+  for (int i = 0; i < 20000; ++i) big.push_back("obj/" + std::to_string(i) + ".o");
+  big.push_back("-DQ='x'");  // zig's reader cannot carry it: stays on the command line, in place
+  big.push_back("-o");
+  big.push_back("out dir/lib.so");
+  auto packed = ccshim::pack_for_exec(big, write);
+  REQUIRE(files.size() == 2);
+  CHECK(packed == Args{"@/proc/self/fd/3", "-DQ='x'", "@/proc/self/fd/4"});
+  CHECK(files[0].rfind("\"-target\"\n\"native-native-gnu.2.36\"\n\"obj/0.o\"\n", 0) == 0);
+  CHECK(files[1] == "\"-o\"\n\"out dir/lib.so\"\n");
 }
 
 TEST_CASE("locate_zig: CC_SHIM_ZIG then PATH then a ziglang package next to the shim", "[ccshim]") {

@@ -20,7 +20,8 @@ struct Identity {
 };
 
 // Reads the ELF header only. nullopt when the file is not an ELF at all
-// (or unreadable, or too short to hold a header).
+// (or unreadable, or too short to hold a header, or not a regular file:
+// a FIFO or a device is never read, so nothing here can block on one).
 std::optional<Identity> read_identity(const fs::path& path);
 
 // The identity of the running program (what a library must match to load).
@@ -52,9 +53,15 @@ struct DynamicInfo {
   std::vector<std::string> needed;
   std::vector<std::string> rpath;    // DT_RPATH, split on ':'
   std::vector<std::string> runpath;  // DT_RUNPATH, split on ':'
+  std::vector<std::string> version_definitions;  // DT_VERDEF names ("GLIBC_2.36", ...), in file order
   bool has_dynamic = false;          // false for static executables
 };
 DynamicInfo read_dynamic(const fs::path& path);
+
+// The glibc release a libc.so.6 is: the highest GLIBC_2.N among its version
+// definitions ("2.36"), as the symbol versions are what programs link
+// against. nullopt when it is not a readable glibc (musl, not an ELF, absent).
+std::optional<std::string> glibc_version(const fs::path& libc);
 
 // Expands $ORIGIN / ${ORIGIN} (the directory of the object that carries the
 // path), $LIB and $PLATFORM as the host loader does.
@@ -98,6 +105,10 @@ struct Resolution {
   std::vector<NeededEdge> resolved;
   std::vector<NeededEdge> missing;
   std::vector<std::string> unreadable;  // "path: why" for found objects that could not be parsed
+  // File-system lookups made (a stat of a candidate file, or of a search
+  // directory, asked once per resolution): linear in the number of objects
+  // and distinct directories, however deep the chain of inherited RPATHs.
+  std::size_t probes = 0;
 };
 // Walks DT_NEEDED breadth-first from `object` like the loader: each name is
 // loaded once (a soname already loaded satisfies later requests), RPATHs are

@@ -362,6 +362,25 @@ def case_elf(tmp):
     row(r, f"elf {os.path.join(tmp, 'absent')}", "FAIL", "absent file", ["cannot open"])
 
 
+
+def case_elf_fifo(tmp):
+    # Issue 11 item 13: a FIFO is never opened for reading (with no writer the open
+    # would wait forever); it is reported as not a regular file, directly and
+    # through a profile. The harness's 60 s timeout fails the test if it hangs.
+    fifo = os.path.join(tmp, "libfifo.so")
+    os.mkfifo(fifo)
+    r = envcheck("--elf", fifo, "--json")
+    expect(r, 1, "--elf on a FIFO")
+    row(r, f"elf {fifo}", "FAIL", "--elf FIFO", [fifo, "not a regular file (a FIFO)"])
+    profile = write(os.path.join(tmp, "fifo.yaml"), f"elf:\n  - {fifo}\n")
+    r = envcheck("--profile", profile, "--json")
+    expect(r, 1, "profile naming a FIFO")
+    row(r, f"elf {fifo}", "FAIL", "profile elf FIFO", ["not a regular file (a FIFO)"])
+    # A FIFO where the loader looks is passed over like any non-library.
+    r = envcheck("--lib", "libfifo.so", "--json", env={"LD_LIBRARY_PATH": tmp})
+    expect(r, 1, "--lib with a FIFO of that name on LD_LIBRARY_PATH")
+    row(r, "lib libfifo.so", "FAIL", "--lib FIFO", ["would not find"])
+
 def case_lib(tmp):
     p = build_elf_tree(tmp)
     r = envcheck("--lib", "libc.so.6", "--json")

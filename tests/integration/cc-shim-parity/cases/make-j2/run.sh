@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # A make project built with make -j2, CC=gcc and CC=cc-shim: the same program
-# output (the target triple of `$(CC) -dumpmachine` in it), the same
+# output (the target triple of `$(CC) -dumpmachine` and the instruction set
+# built for by default in it), the same
 # dependencies in the -MMD -MP files (as make reads them), the same objects
 # rebuilt after a header changes, and a build as silent on stderr as gcc's.
 source "$(dirname "$0")/../../lib.sh"
@@ -27,6 +28,7 @@ expect_line "gcc's dependencies" gcc.deps "obj/part1.o: include/offset.h"
 expect_line "gcc's rebuilt objects" gcc.rebuilt "-o obj/part3.o"
 expect_line "gcc's program" gcc.run "3147 2420 built for $("$GCC" -dumpmachine)"
 expect_line "gcc's rebuilt program" gcc.run "6147 4420 built for $("$GCC" -dumpmachine)"
+expect_line "gcc's program" gcc.run "isa: base"
 expect_same "program output" gcc.run shim.run
 expect_same "dependency files" gcc.deps shim.deps
 expect_same "objects rebuilt after a header change" gcc.rebuilt shim.rebuilt

@@ -3,20 +3,24 @@
 # check_symbol_exists, check_function_exists, check_library_exists,
 # check_type_size, find_library) with gcc and with CC=cc-shim: the same cache
 # values, the same library architecture, a silent configure and build, and the
-# same program output.
+# same program output and kind of executable, in a build without -O.
 source "$(dirname "$0")/../../lib.sh"
 src=$CASE_DIR/project
 for c in "${COMPILERS[@]}"; do
   use_compiler "$c"
-  cmake -S "$src" -B "$c" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  # No CMAKE_BUILD_TYPE, as many projects are configured: no -O, as in every probe.
+  cmake -S "$src" -B "$c" -G Ninja \
     >"$c.configure.out" 2>"$c.configure.err" || { cat "$c.configure.out" "$c.configure.err"; fail "cmake configure with $c failed"; }
   grep -E '^(HAVE|SIZEOF|LIBM|LIBPTHREAD)_[A-Z0-9_]*:' "$c/CMakeCache.txt" | sort >"$c.cache"
   cmake --build "$c" -- --quiet >"$c.build.out" 2>&1 || { cat "$c.build.out"; fail "building with $c failed"; }
   "./$c/probes" >"$c.run" || fail "the program built with $c exited $?"
+  # Position-independent or not: the compiler's default (Debian's gcc: PIE).
+  readelf -h "$c/probes" | awk '/Type:/{print $2}' >>"$c.run"
 done
 # gcc's side is a real result, not two empty ones.
 expect_line "gcc's cache" gcc.cache "HAVE_STDIO_H:INTERNAL=1"
 expect_line "gcc's cache" gcc.cache "HAVE_NO_SUCH_HEADER_H:INTERNAL="
+expect_line "gcc's program" gcc.run "DYN"
 # zig links libm (and libpthread, libdl, ...) into every glibc link, so a
 # function of libm links without -lm.
 known_difference "check_function_exists(cos)" gcc.cache "HAVE_COS_IN_LIBC:INTERNAL=" shim.cache "HAVE_COS_IN_LIBC:INTERNAL=1"

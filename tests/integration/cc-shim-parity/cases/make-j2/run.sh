@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A make project built with make -j2, CC=gcc and CC=cc-shim: the same program
 # output (the target triple of `$(CC) -dumpmachine` and the instruction set
-# built for by default in it), the same
+# built for by default in it) and kind of executable (PIE), the same
 # dependencies in the -MMD -MP files (as make reads them), the same objects
 # rebuilt after a header changes, and a build as silent on stderr as gcc's.
 source "$(dirname "$0")/../../lib.sh"
@@ -16,6 +16,8 @@ for c in "${COMPILERS[@]}"; do
   cp -r "$CASE_DIR/project" "$c"
   make -C "$c" -j2 CC="$CC" >"$c.make.out" 2>"$c.make.err" || { cat "$c.make.out" "$c.make.err"; fail "make -j2 with $c failed"; }
   "./$c/prog" >"$c.run" || fail "the program built with $c exited $?"
+  # Position-independent or not: the compiler's default (Debian's gcc: PIE).
+  readelf -h "$c/prog" | awk '/Type:/{print $2}' >>"$c.run"
   for d in "$c"/obj/*.d; do echo "== ${d#"$c"/}"; deps_of "$d"; done >"$c.deps"
   # A header only the odd parts include changes: make rebuilds what the .d files name.
   sleep 1; sed -i 's/OFFSET 1000/OFFSET 2000/' "$c/include/offset.h"
@@ -29,6 +31,7 @@ expect_line "gcc's rebuilt objects" gcc.rebuilt "-o obj/part3.o"
 expect_line "gcc's program" gcc.run "3147 2420 built for $("$GCC" -dumpmachine)"
 expect_line "gcc's rebuilt program" gcc.run "6147 4420 built for $("$GCC" -dumpmachine)"
 expect_line "gcc's program" gcc.run "isa: base"
+expect_line "gcc's program" gcc.run "DYN"
 expect_same "program output" gcc.run shim.run
 expect_same "dependency files" gcc.deps shim.deps
 expect_same "objects rebuilt after a header change" gcc.rebuilt shim.rebuilt

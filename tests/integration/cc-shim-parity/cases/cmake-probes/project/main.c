@@ -23,6 +23,13 @@ int main(int argc, char **argv) {
 #endif
   printf("getrandom=%ld memfd=%s sizeof(long)=%d cos=%.3f\n", got, memfd >= 0 ? "ok" : "none",
          SIZEOF_LONG, cos((double)argc - 1.0));
+  /* Macros a build without -O gets from the compiler alone (gcc: none of these). */
+#ifdef _DEBUG
+  puts("_DEBUG defined");
+#endif
+#ifdef __OPTIMIZE__
+  puts("__OPTIMIZE__ defined");
+#endif
   if (memfd >= 0) close(memfd);
   return 0;
 }

@@ -129,7 +129,7 @@ struct GccOption {
 
 // Every option the shim must know: those it changes, and those whose value
 // must never be read as an option of its own (`-o -march=x`, `-D -u`).
-constexpr std::array<GccOption, 53> gcc_options = {{
+constexpr std::array<GccOption, 55> gcc_options = {{
     {"-o", separate, Rule::pass},
     {"-x", separate, Rule::pass},
     {"-I", separate | joined, Rule::pass},
@@ -142,6 +142,7 @@ constexpr std::array<GccOption, 53> gcc_options = {{
     {"-iquote", separate, Rule::pass},
     {"-isysroot", separate, Rule::pass},
     {"--sysroot", separate, Rule::pass},
+    {"--sysroot=", prefix, Rule::pass},
     {"-MF", separate, Rule::pass},
     {"-MT", separate, Rule::pass},
     {"-MQ", separate, Rule::pass},
@@ -185,6 +186,7 @@ constexpr std::array<GccOption, 53> gcc_options = {{
     {"-static", flag, Rule::pass},
     {"-nostdinc", flag, Rule::pass},
     {"-m32", flag, Rule::pass},
+    {"-m64", flag, Rule::pass},
     {"-dumpmachine", flag, Rule::pass},
     {"-print-multiarch", flag, Rule::pass},
 }};
@@ -439,18 +441,17 @@ std::vector<std::string> expand_response_files(const std::vector<std::string>& a
 elf::Identity target_identity(const std::vector<std::string>& args, const elf::Identity& host) {
   elf::Identity target = host;
   for (std::size_t i = 0; i < args.size(); ++i) {
-    const auto& a = args[i];
+    auto p = parse_one(args, i);
     std::optional<elf::Identity> named;
-    if (a == "-m32" && host.machine == EM_X86_64) {
+    if (is_option(p, "-m32") && host.machine == EM_X86_64) {
       named = elf::Identity{ELFCLASS32, EM_386, ET_DYN};
-    } else if (a == "-m64") {
+    } else if (is_option(p, "-m64")) {
       named = host;
-    } else if (a == "-target" && i + 1 < args.size()) {
-      named = identity_of_triple(args[++i]);
-    } else if (starts_with(a, "--target=")) {
-      named = identity_of_triple(std::string_view(a).substr(9));
+    } else if (p.option && p.option->rule == Rule::target && !p.value.empty()) {
+      named = identity_of_triple(p.value);
     }
     if (named) target = *named;
+    if (p.value_separate) ++i;
   }
   return target;
 }
@@ -562,7 +563,8 @@ std::vector<std::string> translate(const std::vector<std::string>& raw_args, con
       }
       caller_sanitizes |= is_option(p, "-fsanitize=");
       static_link |= is_option(p, "-static");
-      no_std_includes |= is_option(p, "-nostdinc") || is_option(p, "--sysroot") || is_option(p, "-isysroot");
+      no_std_includes |= is_option(p, "-nostdinc") || is_option(p, "--sysroot") || is_option(p, "--sysroot=") ||
+                         is_option(p, "-isysroot");
       m32 |= is_option(p, "-m32");
     }
     warnings_are_errors |= args[i] == "-Werror";
@@ -765,13 +767,18 @@ SearchContext system_context() {
       return std::nullopt;
     }
   };
-  // The loader's libc.so.6, found as the loader finds it (cache, then default dirs).
+  // The system's libc.so.6: in the loader's default dirs (where glibc
+  // installs it), else wherever /etc/ld.so.cache says. The default dirs
+  // first, as reading the cache costs more than the rest of a call.
   ctx.glibc_version = [host = ctx.host, dirs = ctx.default_dirs]() -> std::optional<std::string> {
     elf::SearchContext loader;
-    loader.cache = elf::read_ld_so_cache();
     loader.default_dirs = dirs;
     loader.want = host;
     auto libc = elf::find_library("libc.so.6", loader);
+    if (!libc.path) {
+      loader.cache = elf::read_ld_so_cache();
+      libc = elf::find_library("libc.so.6", loader);
+    }
     if (!libc.path) return std::nullopt;
     return elf::glibc_version(*libc.path);
   };

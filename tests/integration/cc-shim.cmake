@@ -28,7 +28,7 @@ add_test(NAME "cc-shim: warm zig cache" COMMAND bash ${CC_SHIM_TEST_DIR}/warm-ca
 set_tests_properties("cc-shim: warm zig cache" PROPERTIES
   ENVIRONMENT "${PROVKIT_TEST_ENV}" FIXTURES_REQUIRED cc-shim-zig FIXTURES_SETUP cc-shim-warm TIMEOUT 300)
 
-foreach(test executable triton-stub python-extension make-parallel translations errors ubsan
+foreach(test executable triton-stub python-extension make-parallel translations errors ubsan gcc-answers hostile-input
              debug-output readonly-home info-install)
   add_test(NAME "cc-shim: ${test}" COMMAND bash ${CC_SHIM_TEST_DIR}/${test}.sh)
   set_tests_properties("cc-shim: ${test}" PROPERTIES

@@ -399,9 +399,11 @@ TEST_CASE("glibc: zig is told the host's glibc, and given gcc's system dirs", "[
                                                 "/usr/include/x86_64-linux-gnu", "-idirafter", "/usr/include",
                                                 "-L/lp", "-L/lib/x86_64-linux-gnu", "-L/usr/lib"});
   CHECK(sys.glibc_reads == 1);
-  // -nostdinc: no system headers, as in gcc.
-  out = translate({"-nostdinc", "a.c"}, ctx);
-  CHECK(std::find(out.begin(), out.end(), "-idirafter") == out.end());
+  // -nostdinc: no system headers, as in gcc; a sysroot has headers of its own.
+  for (Args args : {Args{"-nostdinc", "a.c"}, Args{"--sysroot=/sr", "a.c"}, Args{"--sysroot", "/sr", "a.c"}}) {
+    out = translate(args, ctx);
+    CHECK(std::find(out.begin(), out.end(), "-idirafter") == out.end());
+  }
 }
 
 TEST_CASE("glibc: a caller's own target (or -m32) is left alone, and so is a host without glibc", "[ccshim]") {

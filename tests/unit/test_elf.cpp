@@ -7,8 +7,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <chrono>
-#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -177,25 +175,3 @@ TEST_CASE("ELF: an object with a RUNPATH has its needs searched without any RPAT
   CHECK(res.resolved[1].lookup.via == "RUNPATH");
 }
 
-// Not run by default (docs/benchmarks.md): `time build/bin/provkit-unit "[elf-bench]"`,
-// issue 11's 8,000-deep chain with inherited RPATH, in both shapes above.
-TEST_CASE("ELF: 8000-deep chain with inherited RPATH (benchmark)", "[.][elf-bench]") {
-  const int n = 8000;
-  auto name = [](int i) { return "libchain" + std::to_string(i) + ".so"; };
-  for (bool flat : {true, false}) {
-    TempDir dir;
-    for (int i = 0; i < n; ++i) {
-      std::string rpath = flat ? "$ORIGIN" : i == 0 ? dir.path.string() : "/nonexistent-provkit-build/" + std::to_string(i);
-      ObjectSpec spec{name(i), {}, rpath, ""};
-      if (i + 1 < n) spec.needed.push_back(name(i + 1));
-      write_shared_object(dir.path / name(i), spec);
-    }
-    auto start = std::chrono::steady_clock::now();
-    auto res = elf::resolve_needed(dir.path / name(0), empty_context());
-    std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
-    std::printf("%s: %d objects resolved in %.3f s, %zu probes\n", flat ? "RPATH $ORIGIN" : "missing build-tree RPATHs",
-                n, took.count(), res.probes);
-    CHECK(res.resolved.size() == n - 1);
-    CHECK(res.probes <= 2 * n + 2);
-  }
-}

@@ -7,3 +7,8 @@ typedef int CUresult;
 CUresult cuInit(unsigned int flags);
 
 int stub_init(unsigned int flags) { return cuInit(flags); }
+
+/* Triton 3.6 packs fp16 arguments so: an unsigned char buffer handed to
+ * PyFloat_Pack2(double, char *, int). gcc says nothing; clang's default
+ * -Wpointer-sign warns on every kernel compile, which the shim must not. */
+int stub_pack_half(double x, unsigned char* out) { return PyFloat_Pack2(x, out, 1); }

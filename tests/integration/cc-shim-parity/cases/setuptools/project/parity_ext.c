@@ -24,28 +24,6 @@ static PyObject *fp16_bits(PyObject *self, PyObject *args) {
   return PyLong_FromLong(bits);
 }
 
-/* Whether the compiler built for more than the baseline instruction set
- * (gcc does not without -march: a wheel must run on any x86-64). */
-static PyObject *isa_extensions(PyObject *self, PyObject *unused) {
-  return Py_BuildValue("(iii)",
-#ifdef __SSE4_2__
-                       1,
-#else
-                       0,
-#endif
-#ifdef __AVX2__
-                       1,
-#else
-                       0,
-#endif
-#ifdef __AVX512F__
-                       1
-#else
-                       0
-#endif
-  );
-}
-
 static int compare_longs(const void *a, const void *b) {
   long x = *(const long *)a, y = *(const long *)b;
   return (x > y) - (x < y);
@@ -71,7 +49,6 @@ static PyMethodDef methods[] = {
     {"glibc_headers", glibc_headers, METH_NOARGS, "(__GLIBC__, __GLIBC_MINOR__) at compile time"},
     {"fp16_bits", fp16_bits, METH_VARARGS, "IEEE half bits of x"},
     {"sorted_digits", sorted_digits, METH_VARARGS, "the digits of s, sorted (qsort)"},
-    {"isa_extensions", isa_extensions, METH_NOARGS, "(SSE4.2, AVX2, AVX-512F) built for"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "parity_ext", NULL, -1, methods};

@@ -1,0 +1,3 @@
+#include "parts.h"
+#include "offset.h"
+long part3(long x) { return x * SCALE * 3 + OFFSET; }

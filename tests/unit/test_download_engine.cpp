@@ -22,79 +22,14 @@
 #include "provkit/hash.hpp"
 #include "provkit/http_token.hpp"
 #include "provkit/hub_source.hpp"
+#include "support/loopback_server.hpp"
 
 using namespace provkit;
 namespace fs = std::filesystem;
 
 namespace {
 
-struct Seen {
-  std::string request_line;
-  std::string headers;  // raw, lower-cased
-};
-
-class TinyServer {
- public:
-  TinyServer(const char* host, std::function<std::string(const std::string&, const std::string&)> respond)
-      : respond_(std::move(respond)) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    int one = 1;
-    ::setsockopt(fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    ::inet_pton(AF_INET, host, &addr.sin_addr);
-    REQUIRE(::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
-    REQUIRE(::listen(fd_, 16) == 0);
-    socklen_t len = sizeof addr;
-    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len);
-    base = std::string("http://") + host + ":" + std::to_string(ntohs(addr.sin_port));
-    thread_ = std::thread([this] { serve(); });
-  }
-  ~TinyServer() {
-    ::shutdown(fd_, SHUT_RDWR);
-    ::close(fd_);
-    thread_.join();
-  }
-  std::vector<Seen> seen() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return seen_;
-  }
-  std::string base;
-
- private:
-  void serve() {
-    for (;;) {
-      int c = ::accept(fd_, nullptr, nullptr);
-      if (c < 0) return;
-      std::string req;
-      char buf[4096];
-      while (req.find("\r\n\r\n") == std::string::npos) {
-        ssize_t n = ::read(c, buf, sizeof buf);
-        if (n <= 0) break;
-        req.append(buf, static_cast<std::size_t>(n));
-      }
-      std::string line = req.substr(0, req.find("\r\n"));
-      std::string headers = req.substr(line.size());
-      for (auto& ch : headers) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        seen_.push_back({line, headers});
-      }
-      std::string resp = respond_(line, headers);
-      for (std::size_t off = 0; off < resp.size();) {
-        ssize_t n = ::write(c, resp.data() + off, resp.size() - off);
-        if (n <= 0) break;
-        off += static_cast<std::size_t>(n);
-      }
-      ::close(c);
-    }
-  }
-  int fd_ = -1;
-  std::function<std::string(const std::string&, const std::string&)> respond_;
-  std::thread thread_;
-  std::mutex mu_;
-  std::vector<Seen> seen_;
-};
+using TinyServer = provkit::test::LoopbackServer;
 
 std::string status(int code, const std::string& extra = "") {
   return "HTTP/1.1 " + std::to_string(code) + " X\r\nContent-Length: 5\r\nConnection: close\r\n" + extra + "\r\nerror";
@@ -185,7 +120,7 @@ std::string content_of(std::size_t n) {
   return s;
 }
 
-bool has_token(const Seen& s) {
+bool has_token(const provkit::test::SeenRequest& s) {
   return s.headers.find("authorization: bearer hf_enginetesttoken") != std::string::npos;
 }
 

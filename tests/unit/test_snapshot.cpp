@@ -9,6 +9,7 @@
 #include "provkit/fsutil.hpp"
 #include "provkit/hash.hpp"
 #include "provkit/snapshot.hpp"
+#include "support/temp_dir.hpp"
 
 using namespace provkit;
 namespace fs = std::filesystem;
@@ -16,17 +17,7 @@ using fetch::FileState;
 
 namespace {
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string t = (fs::temp_directory_path() / "provkit-snapshot-XXXXXX").string();
-    path = ::mkdtemp(t.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
+using provkit::test::TempDir;
 
 const std::string kCommit = "5d0c7d5a1f0e4c3b9a8d7e6f5a4b3c2d1e0f9a8b";
 
@@ -65,7 +56,7 @@ void put(hfcache::CacheLayout& c, const std::string& path, const std::string& et
 }  // namespace
 
 TEST_CASE("verify_snapshot: every file and pinned assembly output, in manifest order", "[snapshot]") {
-  TempDir d;
+  TempDir d("snapshot");
   auto m = manifest_of({pinned("config.json", "{}", true), pinned("a/weights.bin", "weights", false),
                         pinned("gone.txt", "x", true), pinned("short.bin", "12345", false)});
   m.assemble.push_back({"whole.bin", {"a/weights.bin", "short.bin"}, sha256_hex("weights12345"), std::nullopt, 0});
@@ -90,7 +81,7 @@ TEST_CASE("verify_snapshot: every file and pinned assembly output, in manifest o
 
 TEST_CASE("check_in_place finds a blob by its git oid, its sha256 or the link's target, then publishes",
           "[snapshot]") {
-  TempDir d;
+  TempDir d("snapshot");
   std::string other_name(40, 'c');  // a blob name neither id gives: only the snapshot link knows it
   auto m = manifest_of({pinned("config.json", "{}", true), pinned("model.bin", "lfs bytes", false),
                         pinned("tok.json", "tok", false), pinned("missing.txt", "m", true)});
@@ -127,7 +118,7 @@ TEST_CASE("check_in_place finds a blob by its git oid, its sha256 or the link's 
 }
 
 TEST_CASE("publish_snapshot assembles and finishes the layout only when everything verified", "[snapshot]") {
-  TempDir d;
+  TempDir d("snapshot");
   auto m = manifest_of({pinned("p1", "ab", true), pinned("p2", "cd", true)});
   m.assemble.push_back({"whole", {"p1", "p2"}, sha256_hex("abcd"), 4, 0});
   hfcache::CacheLayout c(d.path, m.repo, kCommit);
@@ -177,7 +168,7 @@ TEST_CASE("publish_snapshot assembles and finishes the layout only when everythi
 }
 
 TEST_CASE("check_upstream refutes a tree-given blob name held by other content with that id", "[snapshot]") {
-  TempDir d;
+  TempDir d("snapshot");
   // The manifest pins "hello" by sha256 alone; the tree names the blob by the git id of "world".
   auto m = manifest_of({pinned("config.json", "hello", false)});
   std::vector<hub::TreeEntry> tree{{"file", "config.json", 5, git_blob_id("world"), std::nullopt}};
@@ -205,7 +196,7 @@ TEST_CASE("check_upstream refutes a tree-given blob name held by other content w
 }
 
 TEST_CASE("open_layout and the paths a layout writes itself", "[snapshot]") {
-  TempDir d;
+  TempDir d("snapshot");
   auto m = manifest_of({pinned("config.json", "{}", true), {"SHA256SUMS", 1, std::string(64, 'a'), std::nullopt, 7}});
   auto cache = hub::open_layout(m, d.path / "cache", {});
   CHECK(cache->root() == d.path / "cache" / "models--org--name" / "snapshots" / kCommit);

@@ -1,8 +1,9 @@
 #include "provkit/http_retry.hpp"
 
+#include <curl/curl.h>
+
 #include <algorithm>
 #include <cmath>
-#include <ctime>
 #include <string>
 
 #include "http_text.hpp"
@@ -16,14 +17,13 @@ std::optional<double> parse_retry_after(std::string_view value, std::chrono::sys
   value = trim(value);
   std::uint64_t secs;
   if (parse_u64(value, secs)) return static_cast<double>(secs);
-  // HTTP-date (IMF-fixdate): "Sun, 06 Nov 1994 08:49:37 GMT".
-  std::tm tm{};
-  std::string text(value);
-  const char* end = strptime(text.c_str(), "%a, %d %b %Y %H:%M:%S GMT", &tm);
-  if (!end || *end != '\0') return std::nullopt;
-  // In seconds, not as a time_point: a date centuries away (fuzzing found
-  // "Sun, 06 Nov 1310 ...") would overflow system_clock's nanoseconds.
-  double when = static_cast<double>(timegm(&tm));
+  // HTTP-date: curl's parser takes the three forms RFC 9110 5.6.7 asks a
+  // recipient to accept (IMF-fixdate, RFC 850, asctime); -1 is no date.
+  // Kept in seconds, not as a time_point: a date centuries away would
+  // overflow system_clock's nanoseconds (fuzzing found that once).
+  time_t when_t = curl_getdate(std::string(value).c_str(), nullptr);
+  if (when_t == -1) return std::nullopt;
+  double when = static_cast<double>(when_t);
   double delta = when - std::chrono::duration<double>(now.time_since_epoch()).count();
   return delta > 0 ? delta : 0.0;
 }

@@ -28,6 +28,30 @@ void global_init() {
 
 constexpr std::size_t kErrorBodyCap = 64 * 1024;
 
+// Every option a transfer needs is set, or the run stops: a transfer without
+// its timeouts, callbacks or protocol limit must never go out.
+template <typename T>
+void set_option(CURL* easy, CURLoption option, T value) {
+  CURLcode code = curl_easy_setopt(easy, option, value);
+  if (code == CURLE_OK) return;
+  const curl_easyoption* known = curl_easy_option_by_id(option);
+  throw CurlError(std::string("CURLOPT_") + (known ? known->name : std::to_string(option).c_str()),
+                  static_cast<int>(code), curl_easy_strerror(code));
+}
+
+void check_multi(CURLMcode code, const char* call) {
+  if (code != CURLM_OK) throw CurlError(call, static_cast<int>(code), curl_multi_strerror(code));
+}
+
+// A request header line added to `list` (curl copies the text). On failure
+// curl leaves `list` as it was, still the owner's to free.
+curl_slist* append_header(curl_slist* list, const std::string& line) {
+  curl_slist* longer = curl_slist_append(list, line.c_str());
+  if (!longer)
+    throw CurlError("curl_slist_append", static_cast<int>(CURLE_OUT_OF_MEMORY), curl_easy_strerror(CURLE_OUT_OF_MEMORY));
+  return longer;
+}
+
 enum class BodyMode { undecided, owner, collect, discard };
 
 // What servers said of their rate limits holds for every session of the process.
@@ -85,6 +109,8 @@ struct Session::Impl {
     std::uint64_t pause_order = 0;
     // In `waiting` for a redirect hop held back by a rate limit, not for a new attempt.
     bool resume_hop = false;
+    // Where it sits in `running` while its easy handle is in the multi handle.
+    std::list<std::unique_ptr<Active>>::iterator in_running;
   };
 
   Options options;
@@ -102,6 +128,7 @@ struct Session::Impl {
   explicit Impl(Options o) : options(std::move(o)) {
     global_init();
     multi = curl_multi_init();
+    if (!multi) throw CurlError("curl_multi_init", static_cast<int>(CURLM_OUT_OF_MEMORY), "no multi handle");
     if (options.max_bytes_per_s > 0) {
       double rate = static_cast<double>(options.max_bytes_per_s);
       bandwidth.emplace(rate, std::max(rate * kBurstSeconds, kMinBurstBytes), std::chrono::steady_clock::now());
@@ -110,6 +137,18 @@ struct Session::Impl {
   ~Impl() {
     for (auto& a : running) release(*a);
     curl_multi_cleanup(multi);
+  }
+
+  // A transfer whose easy handle is in the multi handle, found again through
+  // CURLINFO_PRIVATE when curl says it is done.
+  void start_running(std::unique_ptr<Active> a) {
+    running.push_back(std::move(a));
+    running.back()->in_running = std::prev(running.end());
+  }
+  std::unique_ptr<Active> stop_running(Active& a) {
+    auto owned = std::move(*a.in_running);
+    running.erase(a.in_running);
+    return owned;
   }
 
   void release(Active& a) {
@@ -234,36 +273,46 @@ struct Session::Impl {
     a.body.clear();
     a.errbuf[0] = 0;
     CURL* e = curl_easy_init();
+    if (!e) throw CurlError("curl_easy_init", static_cast<int>(CURLE_FAILED_INIT), "no easy handle");
     a.easy = e;
-    curl_easy_setopt(e, CURLOPT_URL, a.url.c_str());
-    curl_easy_setopt(e, CURLOPT_PRIVATE, &a);
-    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
-    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(e, CURLOPT_USERAGENT, options.user_agent.c_str());
-    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT, options.connect_timeout_s);
+    try {
+      set_up_hop(a, e);
+    } catch (...) {
+      release(a);  // the handle never reached the multi handle
+      throw;
+    }
+  }
+
+  void set_up_hop(Active& a, CURL* e) {
+    set_option(e, CURLOPT_URL, a.url.c_str());
+    set_option(e, CURLOPT_PRIVATE, &a);
+    set_option(e, CURLOPT_NOSIGNAL, 1L);
+    set_option(e, CURLOPT_FOLLOWLOCATION, 0L);
+    set_option(e, CURLOPT_PROTOCOLS_STR, "http,https");
+    set_option(e, CURLOPT_USERAGENT, options.user_agent.c_str());
+    set_option(e, CURLOPT_CONNECTTIMEOUT, options.connect_timeout_s);
     a.last_byte = a.window_start = std::chrono::steady_clock::now();
     a.last_count = -1;
     a.window_count = 0;
     a.stalled = a.too_slow = false;
     a.paused = false;
     a.stall_timeout_s = options.stall_timeout_s;
-    curl_easy_setopt(e, CURLOPT_NOPROGRESS, 0L);
-    curl_easy_setopt(e, CURLOPT_XFERINFOFUNCTION, &Impl::on_progress);
-    curl_easy_setopt(e, CURLOPT_XFERINFODATA, &a);
-    curl_easy_setopt(e, CURLOPT_BUFFERSIZE, 512L * 1024L);
-    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, a.errbuf);
-    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, &Impl::on_header);
-    curl_easy_setopt(e, CURLOPT_HEADERDATA, &a);
-    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, &Impl::on_write);
-    curl_easy_setopt(e, CURLOPT_WRITEDATA, &a);
+    set_option(e, CURLOPT_NOPROGRESS, 0L);
+    set_option(e, CURLOPT_XFERINFOFUNCTION, &Impl::on_progress);
+    set_option(e, CURLOPT_XFERINFODATA, &a);
+    set_option(e, CURLOPT_BUFFERSIZE, 512L * 1024L);
+    set_option(e, CURLOPT_ERRORBUFFER, a.errbuf);
+    set_option(e, CURLOPT_HEADERFUNCTION, &Impl::on_header);
+    set_option(e, CURLOPT_HEADERDATA, &a);
+    set_option(e, CURLOPT_WRITEFUNCTION, &Impl::on_write);
+    set_option(e, CURLOPT_WRITEDATA, &a);
     if (bandwidth) {  // reads no bigger than the cap's burst, so that it holds over short spans
       long buffer = static_cast<long>(std::clamp(options.max_bytes_per_s * kBurstSeconds, 16.0 * 1024, 512.0 * 1024));
-      curl_easy_setopt(e, CURLOPT_BUFFERSIZE, buffer);
+      set_option(e, CURLOPT_BUFFERSIZE, buffer);
     }
-    if (a.current.method == "HEAD") curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
+    if (a.current.method == "HEAD") set_option(e, CURLOPT_NOBODY, 1L);
     for (const auto& [name, value] : a.current.headers.items())
-      a.header_list = curl_slist_append(a.header_list, (name + ": " + value).c_str());
+      a.header_list = append_header(a.header_list, name + ": " + value);
     // The token goes only to the origin it was given for: never after a
     // redirect to another scheme, host or port.
     if (!a.current.bearer_token.empty()) {
@@ -275,10 +324,10 @@ struct Session::Impl {
     if (a.current.range_from) {
       std::string range = "Range: bytes=" + std::to_string(*a.current.range_from) + "-";
       if (a.current.range_to) range += std::to_string(*a.current.range_to);
-      a.header_list = curl_slist_append(a.header_list, range.c_str());
+      a.header_list = append_header(a.header_list, range);
     }
-    curl_easy_setopt(e, CURLOPT_HTTPHEADER, a.header_list);
-    curl_multi_add_handle(multi, e);
+    set_option(e, CURLOPT_HTTPHEADER, a.header_list);
+    check_multi(curl_multi_add_handle(multi, e), "curl_multi_add_handle");
   }
 
   void finish(std::unique_ptr<Active> a, FailureKind failure, std::string message) {
@@ -344,7 +393,7 @@ struct Session::Impl {
         return;
       }
       start_hop(*a);
-      running.push_back(std::move(a));
+      start_running(std::move(a));
       return;
     }
     a->response.status = status;
@@ -402,9 +451,7 @@ struct Session::Impl {
       // curl may hand the kept data over right here, from inside curl_easy_pause.
       CURLcode code = curl_easy_pause(a->easy, CURLPAUSE_CONT);
       if (code != CURLE_OK) {
-        auto it = std::find_if(running.begin(), running.end(), [&](auto& r) { return r.get() == a; });
-        auto owned = std::move(*it);
-        running.erase(it);
+        auto owned = stop_running(*a);
         try {
           completed(std::move(owned), code);
         } catch (...) {
@@ -435,22 +482,23 @@ struct Session::Impl {
           } else {
             start_attempt(*a);
           }
-          running.push_back(std::move(a));
+          start_running(std::move(a));
         } else {
           ++it;
         }
       }
       if (bandwidth) resume_paused();
       int still = 0;
-      curl_multi_perform(multi, &still);
+      check_multi(curl_multi_perform(multi, &still), "curl_multi_perform");
       int left = 0;
       while (CURLMsg* msg = curl_multi_info_read(multi, &left)) {
         if (msg->msg != CURLMSG_DONE) continue;
         CURLcode code = msg->data.result;
-        auto it = std::find_if(running.begin(), running.end(), [&](auto& a) { return a->easy == msg->easy_handle; });
-        if (it == running.end()) continue;
-        auto a = std::move(*it);
-        running.erase(it);
+        void* owner = nullptr;
+        curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &owner);
+        auto* done = static_cast<Active*>(owner);
+        if (!done || done->easy != msg->easy_handle) continue;
+        auto a = stop_running(*done);
         try {
           completed(std::move(a), code);
         } catch (...) {
@@ -480,7 +528,7 @@ struct Session::Impl {
       // Poll only while something is in flight or a retry is due: with nothing
       // left the loop must end at once, not after a 1 s idle poll.
       if (!running.empty() || (!waiting.empty() && timeout_ms > 0))
-        curl_multi_poll(multi, nullptr, 0, timeout_ms, nullptr);
+        check_multi(curl_multi_poll(multi, nullptr, 0, timeout_ms, nullptr), "curl_multi_poll");
     }
   }
 };

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "provkit/error.hpp"
 #include "provkit/http_headers.hpp"
 #include "provkit/http_retry.hpp"
 
@@ -72,6 +73,19 @@ struct Options {
   // together (one shared budget); 0: no cap. A transfer that finds the budget
   // spent is paused (not counted as stalled) until it refills.
   std::uint64_t max_bytes_per_s = 0;
+};
+
+// libcurl refused to set up or drive a transfer (an option it does not take, a
+// handle it could not make, out of memory): Session::run stops with this.
+// `call` names what failed ("CURLOPT_PROTOCOLS_STR", "curl_multi_add_handle"),
+// `curl_code` is curl's CURLcode or CURLMcode.
+struct CurlError : Error {
+  CurlError(std::string what_failed, int code, const std::string& why)
+      : Error(ExitCode::network, "libcurl refused " + what_failed + ": " + why),
+        call(std::move(what_failed)),
+        curl_code(code) {}
+  std::string call;
+  int curl_code;
 };
 
 // Thrown from on_head/on_body to fail only that transfer (FailureKind::aborted,

@@ -60,6 +60,10 @@ TEST_CASE("Retry-After as seconds or HTTP-date", "[http]") {
   auto now = std::chrono::system_clock::from_time_t(784111777);  // Sun, 06 Nov 1994 08:49:37 GMT
   CHECK(*parse_retry_after("Sun, 06 Nov 1994 08:49:47 GMT", now) == Approx(10.0));
   CHECK(*parse_retry_after("Sun, 06 Nov 1994 08:49:27 GMT", now) == Approx(0.0));  // in the past: now
+  // The obsolete forms RFC 9110 5.6.7 says a recipient must accept too.
+  CHECK(*parse_retry_after("Sunday, 06-Nov-94 08:49:47 GMT", now) == Approx(10.0));
+  CHECK(*parse_retry_after("Sun Nov  6 08:49:47 1994", now) == Approx(10.0));
+  CHECK_FALSE(parse_retry_after("Sun, 06 Nov 1310 08:49:37 GMT", now));  // no date curl can hold
   CHECK_FALSE(parse_retry_after("soon"));
   CHECK_FALSE(parse_retry_after("-5"));
 }

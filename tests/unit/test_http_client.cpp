@@ -207,3 +207,32 @@ TEST_CASE("a header value or token with CR, LF or NUL is refused before anything
   CHECK(is_safe_header_value("Bearer hf_abc"));
   CHECK_FALSE(is_safe_header_value("a\nb"));
 }
+
+TEST_CASE("a Location with a space is followed percent-encoded, as curl and browsers do", "[http]") {
+  TinyServer s("127.0.0.1", [&](const std::string& line, const std::string&) {
+    if (line.starts_with("GET /from "))
+      return std::string("HTTP/1.1 302 Found\r\nLocation: /to a b\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+    return ok("arrived");
+  });
+  Client client(fast());
+  CHECK(client.get(s.base + "/from") == "arrived");
+  auto seen = s.seen();
+  REQUIRE(seen.size() == 2);
+  CHECK(seen[1].request_line == "GET /to%20a%20b HTTP/1.1");
+}
+
+TEST_CASE("an option libcurl refuses stops the run with CurlError; nothing is sent", "[http]") {
+  TinyServer s("127.0.0.1", [&](const std::string&, const std::string&) { return ok("fine"); });
+  Options o = fast();
+  o.connect_timeout_s = -1;  // CURLOPT_CONNECTTIMEOUT takes no negative value
+  Client client(o);
+  try {
+    client.get(s.base + "/x");
+    FAIL("no error");
+  } catch (const CurlError& e) {
+    CHECK(e.call == "CURLOPT_CONNECTTIMEOUT");
+    CHECK(e.curl_code == 43);  // CURLE_BAD_FUNCTION_ARGUMENT
+    CHECK(e.code() == ExitCode::network);
+  }
+  CHECK(s.seen().empty());
+}

@@ -17,10 +17,14 @@ if(TARGET envcheck)
   add_dependencies(envcheck envcheck-fake-nvml envcheck-fake-cuda)
 endif()
 
-foreach(case no_driver driver_older minor_compat newer mixed_box nvml_without_libcuda forward_compat
-        smi_fallback elf elf_fifo lib cc nvcc nvcc_real python host rocm profile output deploy_gate)
+# Every "def case_..." in the script is registered, so none can be forgotten.
+set(ENVCHECK_TEST_PY ${CMAKE_CURRENT_LIST_DIR}/envcheck/test_envcheck.py)
+file(STRINGS ${ENVCHECK_TEST_PY} ENVCHECK_CASE_DEFS REGEX "^def case_[a-z0-9_]+\\(")
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${ENVCHECK_TEST_PY})
+foreach(line ${ENVCHECK_CASE_DEFS})
+  string(REGEX REPLACE "^def case_([a-z0-9_]+)\\(.*" "\\1" case "${line}")
   add_test(NAME "envcheck: ${case}"
-    COMMAND ${PROVKIT_PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/envcheck/test_envcheck.py ${case})
+    COMMAND ${PROVKIT_PYTHON3} ${ENVCHECK_TEST_PY} ${case})
   set_tests_properties("envcheck: ${case}" PROPERTIES
     ENVIRONMENT "${PROVKIT_TEST_ENV}" TIMEOUT 120 SKIP_RETURN_CODE 77)
 endforeach()

@@ -20,6 +20,7 @@
 
 #include "provkit/error.hpp"
 #include "provkit/fsutil.hpp"
+#include "provkit/util_paths.hpp"
 
 namespace provkit::elf {
 
@@ -214,17 +215,7 @@ T load(const std::string& buf, std::size_t at) {
   return v;
 }
 
-std::vector<std::string> split_path_list(const std::string& s) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (start <= s.size()) {
-    auto colon = s.find(':', start);
-    if (colon == std::string::npos) colon = s.size();
-    if (colon > start) out.push_back(s.substr(start, colon - start));
-    start = colon + 1;
-  }
-  return out;
-}
+using util::split_path_list;
 
 template <class Ehdr, class Phdr, class Dyn>
 DynamicInfo read_dynamic_as(const ObjectFile& f, const std::string& head, Identity id) {

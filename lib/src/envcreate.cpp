@@ -9,6 +9,7 @@
 #include "provkit/installed.hpp"
 #include "provkit/parallel.hpp"
 #include "provkit/simpleindex.hpp"
+#include "provkit/util_process.hpp"
 #include "provkit/venv.hpp"
 #include "provkit/wheelcache.hpp"
 #include "provkit/wheelinstall.hpp"
@@ -260,8 +261,10 @@ CreateResult create_env(const CreateOptions& o) {
   if (auto w = linker.warning(); !w.empty()) result.warnings.insert(result.warnings.begin(), w);
 
   if (o.compile && !to_install.empty()) {
-    std::string out;
-    int rc = run_capture({layout.python.string(), "-m", "compileall", "-q", "-j0", layout.purelib.string()}, out);
+    util::RunOptions run_options;
+    run_options.stderr_to = util::StderrTo::inherit;
+    int rc = util::shell_status(
+        util::run({layout.python.string(), "-m", "compileall", "-q", "-j0", layout.purelib.string()}, run_options));
     if (rc != 0) result.warnings.push_back("bytecode compilation exited with status " + std::to_string(rc));
   }
   return result;

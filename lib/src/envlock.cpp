@@ -13,18 +13,14 @@
 #include "provkit/hash.hpp"
 #include "provkit/http.hpp"
 #include "provkit/markers.hpp"
+#include "provkit/util_strings.hpp"
 #include "provkit/wheelname.hpp"
 
 namespace provkit::py {
 
 namespace {
 
-std::string trim(const std::string& s) {
-  auto b = s.find_first_not_of(" \t\r\n");
-  if (b == std::string::npos) return "";
-  auto e = s.find_last_not_of(" \t\r\n");
-  return s.substr(b, e - b + 1);
-}
+using util::trim;
 
 std::vector<std::string> split_ws(const std::string& s) {
   std::istringstream in(s);
@@ -37,8 +33,7 @@ std::vector<std::string> split_ws(const std::string& s) {
 std::string parse_hash(const std::string& value, const std::string& file, int line) {
   auto colon = value.find(':');
   if (colon == std::string::npos) throw input_error(file, line, "--hash needs ALGORITHM:HEX, got '" + value + "'");
-  std::string algo = value.substr(0, colon), hex = value.substr(colon + 1);
-  std::transform(hex.begin(), hex.end(), hex.begin(), [](unsigned char c) { return std::tolower(c); });
+  std::string algo = value.substr(0, colon), hex = util::lower(value.substr(colon + 1));
   if (algo == "md5" || algo == "sha1" || algo == "sha224")
     throw input_error(file, line, algo + " hashes are too weak; use sha256");
   if (algo != "sha256") throw input_error(file, line, "unsupported hash algorithm '" + algo + "' (envbuild checks sha256)");

@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "provkit/error.hpp"
+#include "provkit/util_fd.hpp"
 
 namespace provkit {
 
@@ -91,20 +92,11 @@ void write_file_atomic(const fs::path& target, std::string_view content, fs::per
   auto tmp = temp_path_beside(target);
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, static_cast<mode_t>(mode));
   if (fd < 0) throw_errno(tmp, "cannot create");
-  const char* p = content.data();
-  std::size_t left = content.size();
-  while (left > 0) {
-    ssize_t n = ::write(fd, p, left);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      int e = errno;
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      errno = e;
-      throw_errno(target, "write error");
-    }
-    p += n;
-    left -= static_cast<std::size_t>(n);
+  if (int e = util::write_all(fd, content); e != 0) {
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    errno = e;
+    throw_errno(target, "write error");
   }
   bool durable = durability == Durability::power_loss;
   if ((durable && ::fsync(fd) != 0) || ::close(fd) != 0) {

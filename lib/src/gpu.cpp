@@ -9,7 +9,9 @@
 
 #include "provkit/error.hpp"
 #include "provkit/fsutil.hpp"
-#include "provkit/toolchain.hpp"
+#include "provkit/util_paths.hpp"
+#include "provkit/util_process.hpp"
+#include "provkit/util_strings.hpp"
 
 namespace provkit::gpu {
 
@@ -148,14 +150,15 @@ bool probe_nvml(const ProbeOptions& options, Snapshot& s) {
 }
 
 void probe_nvidia_smi(const ProbeOptions& options, Snapshot& s) {
-  auto smi = toolchain::find_executable(options.nvidia_smi, getenv_str("PATH"));
+  auto smi = util::find_executable(options.nvidia_smi, getenv_str("PATH"));
   if (!smi) {
     s.smi_error = options.nvidia_smi + (options.nvidia_smi.find('/') == std::string::npos ? " is not on PATH" : " does not exist");
     return;
   }
-  auto query = toolchain::run({smi->string(), std::string("--query-gpu=") + kSmiQueryFields,
-                               "--format=csv,noheader,nounits"},
-                              std::chrono::seconds(20));
+  util::RunOptions run_options;
+  run_options.timeout = std::chrono::seconds(20);
+  auto query = util::run({smi->string(), std::string("--query-gpu=") + kSmiQueryFields, "--format=csv,noheader,nounits"},
+                         run_options);
   if (query.exit_status != 0) {
     auto first_line = query.output.substr(0, query.output.find('\n'));
     s.smi_error = smi->string() + " failed: " + (query.start_error.empty() ? first_line : query.start_error);
@@ -171,15 +174,11 @@ void probe_nvidia_smi(const ProbeOptions& options, Snapshot& s) {
   s.source = Source::nvidia_smi;
   s.devices = parsed.devices;
   s.driver_version = parsed.driver_version;
-  auto banner = toolchain::run({smi->string()}, std::chrono::seconds(20));
+  auto banner = util::run({smi->string()}, run_options);
   s.driver_cuda = parse_smi_cuda_version(banner.output);
 }
 
-std::string trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
-  return std::string(s);
-}
+using util::trim;
 
 std::optional<long long> to_number(const std::string& s) {
   long long v = 0;

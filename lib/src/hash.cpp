@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "provkit/error.hpp"
+#include "provkit/util_fd.hpp"
 
 namespace provkit {
 
@@ -113,21 +114,14 @@ std::uint64_t read_file_blocks(const std::filesystem::path& path, Sink&& sink) {
   if (fd < 0) throw Error(ExitCode::check_failed, path.string() + ": cannot open: " + std::strerror(errno));
   ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
   std::vector<char> buf(1 << 20);
-  std::uint64_t total = 0;
-  for (;;) {
-    ssize_t n = ::read(fd, buf.data(), buf.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      int e = errno;
-      ::close(fd);
-      throw Error(ExitCode::check_failed, path.string() + ": read error: " + std::strerror(e));
-    }
-    if (n == 0) break;
-    sink(buf.data(), static_cast<std::size_t>(n));
-    total += static_cast<std::uint64_t>(n);
+  try {
+    auto total = util::read_blocks(fd, buf, sink, path.string());
+    ::close(fd);
+    return total;
+  } catch (...) {
+    ::close(fd);
+    throw;
   }
-  ::close(fd);
-  return total;
 }
 }  // namespace
 

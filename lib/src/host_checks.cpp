@@ -1,6 +1,7 @@
 // envcheck's run: the probes it shares, and the checks a Request asks for,
 // in the order the table shows them.
 #include "host_checks.hpp"
+#include "provkit/util_paths.hpp"
 
 namespace provkit::envcheck {
 
@@ -30,14 +31,7 @@ const elf::SearchContext& Probes::search_context() {
   if (!search_context_) {
     auto ctx = elf::loader_context_from_environment();
     ctx.ld_library_path.clear();
-    std::size_t start = 0;
-    const auto& s = env_.ld_library_path;
-    while (start <= s.size()) {
-      auto colon = s.find(':', start);
-      if (colon == std::string::npos) colon = s.size();
-      if (colon > start) ctx.ld_library_path.emplace_back(s.substr(start, colon - start));
-      start = colon + 1;
-    }
+    for (const auto& dir : util::split_path_list(env_.ld_library_path)) ctx.ld_library_path.emplace_back(dir);
     search_context_ = std::move(ctx);
   }
   return *search_context_;

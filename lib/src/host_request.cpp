@@ -7,6 +7,7 @@
 #include "provkit/fsutil.hpp"
 #include "provkit/hash.hpp"
 #include "provkit/hostcheck.hpp"
+#include "provkit/util_strings.hpp"
 
 namespace provkit::envcheck {
 
@@ -82,8 +83,7 @@ void add_port(Request& r, const std::string& text) {
 
 void add_file(Request& r, const std::string& path, const std::string& sha256) {
   if (path.empty()) throw InvalidValue(Field::file, path, "a path");
-  std::string lower = sha256;
-  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+  const std::string lower = util::lower(sha256);
   if (!lower.empty() && !is_hex(lower, 64))
     throw Error(ExitCode::usage, "the sha256 for " + path + " must be 64 hex digits, not '" + sha256 + "'");
   r.files.push_back({path, lower});

@@ -17,6 +17,7 @@
 
 #include "provkit/error.hpp"
 #include "provkit/fsutil.hpp"
+#include "provkit/http_token.hpp"
 
 namespace provkit::http {
 
@@ -701,12 +702,8 @@ struct Session::Impl {
       a.header_list = curl_slist_append(a.header_list, (name + ": " + value).c_str());
     // The token goes only to the origin it was given for: never after a
     // redirect to another scheme, host or port.
-    if (!a.current.bearer_token.empty()) {
-      auto want = Url::parse(a.current.url);
-      auto here = Url::parse(a.url);
-      if (want && here && want->origin() == here->origin())
-        a.header_list = curl_slist_append(a.header_list, ("Authorization: Bearer " + a.current.bearer_token).c_str());
-    }
+    if (!a.current.bearer_token.empty() && token_allowed(a.current.url, a.url))
+      a.header_list = curl_slist_append(a.header_list, ("Authorization: Bearer " + a.current.bearer_token).c_str());
     if (a.current.range_from) {
       std::string range = "Range: bytes=" + std::to_string(*a.current.range_from) + "-";
       if (a.current.range_to) range += std::to_string(*a.current.range_to);

@@ -7,6 +7,7 @@
 #include "provkit/fsutil.hpp"
 #include "provkit/hash.hpp"
 #include "provkit/hfcache.hpp"
+#include "provkit/http_token.hpp"
 
 namespace provkit::hub {
 
@@ -247,9 +248,7 @@ std::string HubClient::get_json(const Repo& repo, const std::string& url, const 
   http::Request req;
   req.url = url;
   // The token belongs to the endpoint; never hand it to another origin.
-  auto here = http::Url::parse(url);
-  auto home = http::Url::parse(endpoint_);
-  if (here && home && here->origin() == home->origin()) req.bearer_token = token_;
+  if (http::token_allowed(endpoint_, url)) req.bearer_token = token_;
   http::Result r = client_.fetch(std::move(req));
   if (!r.ok()) fail(repo, what, r.response);
   std::string body = std::move(r.response.body);

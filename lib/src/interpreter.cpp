@@ -1,10 +1,6 @@
 #include "provkit/interpreter.hpp"
 
-#include <fcntl.h>
-#include <spawn.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -16,8 +12,9 @@
 #include "provkit/error.hpp"
 #include "provkit/fsutil.hpp"
 #include "provkit/hash.hpp"
+#include "provkit/util_paths.hpp"
+#include "provkit/util_process.hpp"
 
-extern char** environ;
 
 namespace provkit::py {
 
@@ -80,10 +77,7 @@ Interpreter from_json(const nlohmann::json& j) {
   return it;
 }
 
-bool is_executable_file(const fs::path& p) {
-  struct stat st{};
-  return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(p.c_str(), X_OK) == 0;
-}
+using util::is_executable_file;
 
 // A pyenv shim ("exec .../libexec/pyenv exec python3.12 ...") runs whichever
 // version pyenv has active and answers "command not found" when that one
@@ -113,37 +107,6 @@ std::string Interpreter::version_info() const {
   return version() + "." + releaselevel + "." + std::to_string(serial);
 }
 
-int run_capture(const std::vector<std::string>& argv, std::string& out) {
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) throw Error(ExitCode::check_failed, "cannot create a pipe");
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
-  std::vector<char*> args;
-  for (auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = 0;
-  int rc = ::posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  ::close(fds[1]);
-  if (rc != 0) {
-    ::close(fds[0]);
-    return 127;
-  }
-  char buf[65536];
-  for (;;) {
-    ssize_t n = ::read(fds[0], buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    out.append(buf, static_cast<std::size_t>(n));
-  }
-  ::close(fds[0]);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
 Interpreter query_interpreter(const fs::path& python, const fs::path& cache_dir) {
   std::error_code ec;
   fs::path resolved = fs::canonical(python, ec);
@@ -167,8 +130,11 @@ Interpreter query_interpreter(const fs::path& python, const fs::path& cache_dir)
       // A damaged cache entry is asked again and rewritten.
     }
   }
-  std::string out;
-  int rc = run_capture({python.string(), "-I", "-S", "-c", kQueryScript}, out);
+  util::RunOptions run_options;
+  run_options.stderr_to = util::StderrTo::inherit;
+  auto ran = util::run({python.string(), "-I", "-S", "-c", kQueryScript}, run_options);
+  const std::string& out = ran.output;
+  int rc = util::shell_status(ran);
   if (rc != 0) throw Error(ExitCode::usage, python.string() + ": interpreter failed to answer (exit " + std::to_string(rc) + ")");
   Interpreter it;
   try {
@@ -216,14 +182,7 @@ fs::path find_python(const std::string& spec, const fs::path& managed_dir) {
   std::vector<fs::path> pyenv_roots;
   auto root = getenv_str("PYENV_ROOT");
   pyenv_roots.push_back(root.empty() ? getenv_str("HOME") + "/.pyenv" : root);
-  auto path_env = getenv_str("PATH");
-  std::size_t start = 0;
-  while (start <= path_env.size()) {
-    auto end = path_env.find(':', start);
-    if (end == std::string::npos) end = path_env.size();
-    auto dir = path_env.substr(start, end - start);
-    start = end + 1;
-    if (dir.empty()) continue;
+  for (const auto& dir : util::split_path_list(getenv_str("PATH"))) {
     fs::path candidate = fs::path(dir) / command;
     // A version is found in pyenv's versions directly, not through a shim
     // that works only while pyenv has that version active.

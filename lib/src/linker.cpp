@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "provkit/error.hpp"
+#include "provkit/util_fd.hpp"
 
 namespace provkit::py {
 
@@ -81,16 +82,10 @@ bool copy_bytes(const fs::path& from, const fs::path& to) {
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return false;
     if (n == 0) return true;
-    for (ssize_t off = 0; off < n;) {
-      ssize_t w = ::write(dst.fd, buf + off, static_cast<std::size_t>(n - off));
-      if (w < 0 && errno == EINTR) continue;
-      if (w < 0) {
-        int e = errno;
-        ::unlink(to.c_str());
-        errno = e;
-        return false;
-      }
-      off += w;
+    if (int e = util::write_all(dst.fd, buf, static_cast<std::size_t>(n)); e != 0) {
+      ::unlink(to.c_str());
+      errno = e;
+      return false;
     }
   }
 }

@@ -13,6 +13,7 @@
 #include "provkit/interpreter.hpp"
 #include "provkit/wheelzip.hpp"
 #include "provkit/simpleindex.hpp"
+#include "provkit/util_strings.hpp"
 
 namespace provkit::py {
 
@@ -82,8 +83,7 @@ void extract_tar(const fs::path& archive_path, const fs::path& dest) {
 
 PythonInstall install_python(const std::string& source, const std::string& sha256_in, const fs::path& managed_dir,
                              const fs::path& cache_dir) {
-  std::string sha256 = sha256_in;
-  std::transform(sha256.begin(), sha256.end(), sha256.begin(), [](unsigned char c) { return std::tolower(c); });
+  std::string sha256 = util::lower(sha256_in);
   if (!is_hex(sha256, 64)) throw Error(ExitCode::usage, "--sha256 must be 64 hex digits");
   std::error_code ec;
   fs::create_directories(managed_dir / ".tmp", ec);

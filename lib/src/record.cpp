@@ -8,6 +8,7 @@
 
 #include "provkit/error.hpp"
 #include "provkit/hash.hpp"
+#include "provkit/util_fd.hpp"
 
 namespace provkit::py {
 
@@ -86,13 +87,7 @@ std::string record_hash(std::string_view raw_sha256) { return "sha256=" + base64
 std::string record_hash_of_fd(int fd, const std::string& what) {
   Hasher h;
   static thread_local char buf[1 << 17];
-  for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw Error(ExitCode::check_failed, what + ": read error");
-    if (n == 0) break;
-    h.update(buf, static_cast<std::size_t>(n));
-  }
+  util::read_blocks(fd, buf, [&](const char* p, std::size_t n) { h.update(p, n); }, what);
   return record_hash(h.raw_digest());
 }
 

@@ -12,6 +12,7 @@
 #include "provkit/fsutil.hpp"
 #include "provkit/hash.hpp"
 #include "provkit/http.hpp"
+#include "provkit/util_fd.hpp"
 
 namespace provkit::py {
 
@@ -181,12 +182,7 @@ std::string download_verified(const std::string& url, const std::string& sha256,
     hasher.update(data, n);
     received += n;
     if (size && received > *size) throw http::Abort("more bytes than the lock's size " + std::to_string(*size));
-    for (std::size_t off = 0; off < n;) {
-      ssize_t w = ::write(fd, data + off, n - off);
-      if (w < 0 && errno == EINTR) continue;
-      if (w < 0) throw http::Abort(std::string("cannot write: ") + std::strerror(errno));
-      off += static_cast<std::size_t>(w);
-    }
+    if (int e = util::write_all(fd, data, n); e != 0) throw http::Abort(std::string("cannot write: ") + std::strerror(e));
   };
   t.on_done = [&](http::Result& r) { result = std::move(r); };
   try {

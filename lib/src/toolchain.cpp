@@ -1,94 +1,10 @@
 #include "provkit/toolchain.hpp"
 
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
+#include <cctype>
 
 #include "provkit/fsutil.hpp"
 
-extern char** environ;
-
 namespace provkit::toolchain {
-
-RunResult run(const std::vector<std::string>& argv, std::chrono::milliseconds timeout) {
-  RunResult r;
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) {
-    r.start_error = std::strerror(errno);
-    return r;
-  }
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
-  posix_spawn_file_actions_adddup2(&actions, fds[1], 2);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = 0;
-  int rc = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  ::close(fds[1]);
-  if (rc != 0) {
-    ::close(fds[0]);
-    r.start_error = std::strerror(rc);
-    return r;
-  }
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  char buf[4096];
-  for (;;) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) {
-      r.timed_out = true;
-      ::kill(pid, SIGKILL);
-      break;
-    }
-    pollfd p{fds[0], POLLIN, 0};
-    int n = ::poll(&p, 1, static_cast<int>(left.count()));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) continue;
-    ssize_t got = ::read(fds[0], buf, sizeof buf);
-    if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) break;
-    r.output.append(buf, static_cast<std::size_t>(got));
-  }
-  ::close(fds[0]);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (!r.timed_out && WIFEXITED(status)) r.exit_status = WEXITSTATUS(status);
-  return r;
-}
-
-std::optional<fs::path> find_executable(const std::string& name, std::string_view path_list) {
-  auto usable = [](const fs::path& p) {
-    std::error_code ec;
-    return fs::is_regular_file(p, ec) && ::access(p.c_str(), X_OK) == 0;
-  };
-  if (name.empty()) return std::nullopt;
-  if (name.find('/') != std::string::npos) {
-    if (usable(name)) return fs::path(name);
-    return std::nullopt;
-  }
-  std::size_t start = 0;
-  while (start <= path_list.size()) {
-    auto colon = path_list.find(':', start);
-    if (colon == std::string_view::npos) colon = path_list.size();
-    auto dir = path_list.substr(start, colon - start);
-    if (!dir.empty()) {
-      fs::path candidate = fs::path(dir) / name;
-      if (usable(candidate)) return candidate;
-    }
-    start = colon + 1;
-  }
-  return std::nullopt;
-}
 
 std::optional<Compiler> find_c_compiler(std::string_view cc_env, std::string_view path_list) {
   if (!cc_env.empty()) return Compiler{std::string(cc_env), find_executable(std::string(cc_env), path_list), "CC"};

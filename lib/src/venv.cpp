@@ -5,6 +5,7 @@
 
 #include "provkit/error.hpp"
 #include "provkit/fsutil.hpp"
+#include "provkit/util_strings.hpp"
 
 namespace provkit::py {
 
@@ -36,12 +37,7 @@ std::optional<std::map<std::string, std::string>> read_pyvenv_cfg(const fs::path
   for (std::string line; std::getline(in, line);) {
     auto eq = line.find('=');
     if (eq == std::string::npos) continue;
-    auto trim = [](std::string s) {
-      s.erase(0, s.find_first_not_of(" \t"));
-      s.erase(s.find_last_not_of(" \t\r") + 1);
-      return s;
-    };
-    out[trim(line.substr(0, eq))] = trim(line.substr(eq + 1));
+    out[util::trim(line.substr(0, eq))] = util::trim(line.substr(eq + 1));
   }
   return out;
 }

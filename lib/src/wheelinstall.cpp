@@ -15,6 +15,8 @@
 #include "provkit/installed.hpp"
 #include "provkit/record.hpp"
 #include "provkit/wheelname.hpp"
+#include "provkit/util_fd.hpp"
+#include "provkit/util_strings.hpp"
 
 namespace provkit::py {
 
@@ -29,26 +31,14 @@ void write_new_file(const fs::path& path, const std::string& content, mode_t mod
   ::unlink(path.c_str());
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
   if (fd < 0) throw Error(ExitCode::check_failed, path.string() + ": cannot create: " + std::strerror(errno));
-  const char* p = content.data();
-  for (std::size_t left = content.size(); left > 0;) {
-    ssize_t n = ::write(fd, p, left);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      ::close(fd);
-      throw Error(ExitCode::check_failed, path.string() + ": write error");
-    }
-    p += n;
-    left -= static_cast<std::size_t>(n);
+  if (util::write_all(fd, content) != 0) {
+    ::close(fd);
+    throw Error(ExitCode::check_failed, path.string() + ": write error");
   }
   ::close(fd);
 }
 
-std::string trim(std::string s) {
-  s.erase(0, s.find_first_not_of(" \t\r"));
-  auto e = s.find_last_not_of(" \t\r");
-  s.erase(e == std::string::npos ? 0 : e + 1);
-  return s;
-}
+using util::trim;
 
 // pip names its own launchers after the running Python (pip3.X, easy_install-3.X).
 std::string versioned_script_name(const std::string& name, const std::string& xy) {

@@ -4,26 +4,13 @@
 #include <cctype>
 #include <tuple>
 
+#include "provkit/util_strings.hpp"
+
 namespace provkit::py {
 
 namespace {
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-std::vector<std::string> split(std::string_view s, char sep) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  for (;;) {
-    auto pos = s.find(sep, start);
-    out.emplace_back(s.substr(start, pos == std::string_view::npos ? std::string_view::npos : pos - start));
-    if (pos == std::string_view::npos) break;
-    start = pos + 1;
-  }
-  return out;
-}
+using util::lower;
+using util::split;
 
 // A parsed version: epoch, release numbers, pre (kind rank, number), post, dev.
 struct Version {

@@ -20,6 +20,7 @@
 #include "provkit/hash.hpp"
 #include "provkit/hostcheck.hpp"
 #include "provkit/record.hpp"
+#include "provkit/util_fd.hpp"
 
 namespace provkit::py {
 
@@ -208,17 +209,9 @@ UnpackedWheel unpack_wheel(const fs::path& wheel, const fs::path& dest, const Un
       total += size;
       check_ratio(wheel, total, limits);
       hasher.update(block, size);
-      const char* p = static_cast<const char*>(block);
-      for (size_t left = size; left > 0;) {
-        ssize_t w = ::write(fd, p, left);
-        if (w < 0 && errno == EINTR) continue;
-        if (w < 0) {
-          int e = errno;
-          ::close(fd);
-          refuse(wheel, "cannot write " + target.string() + ": " + std::strerror(e));
-        }
-        p += w;
-        left -= static_cast<size_t>(w);
+      if (int e = util::write_all(fd, block, size); e != 0) {
+        ::close(fd);
+        refuse(wheel, "cannot write " + target.string() + ": " + std::strerror(e));
       }
       written += size;
     }

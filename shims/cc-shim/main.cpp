@@ -1,7 +1,6 @@
 // cc-shim: a gcc-compatible `cc` that replaces itself with `zig cc` (or
 // `zig c++`) after translating the command line (provkit/ccshim.hpp).
 // docs/cc-shim.md describes every option, translation and exit code.
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -36,26 +35,7 @@ int fail(const std::string& sentence, int code = exit_usage) {
   return code;
 }
 
-fs::path self_exe() {
-  std::error_code ec;
-  auto p = fs::read_symlink("/proc/self/exe", ec);
-  return ec ? fs::path() : p;
-}
-
-ccshim::ZigSearch find_zig(const std::string& argv0) {
-  ccshim::ZigQuery q;
-  q.cc_shim_zig = getenv_str("CC_SHIM_ZIG");
-  q.path_env = getenv_str("PATH");
-  q.self_exe = self_exe();
-  // The directory it was called from (a venv's bin/ holding a link to the
-  // shim), then the directory of the shim's own file.
-  std::error_code ec;
-  if (auto called = fs::absolute(argv0, ec); !ec && argv0.find('/') != std::string::npos)
-    q.shim_dirs.push_back(called.parent_path());
-  if (!q.self_exe.empty() && (q.shim_dirs.empty() || q.shim_dirs[0] != q.self_exe.parent_path()))
-    q.shim_dirs.push_back(q.self_exe.parent_path());
-  return ccshim::locate_zig(q);
-}
+ccshim::ZigSearch find_zig(const std::string& argv0) { return ccshim::locate_zig(ccshim::zig_query(argv0)); }
 
 std::string not_found_sentence(const ccshim::ZigSearch& search) {
   std::string where;
@@ -63,35 +43,12 @@ std::string not_found_sentence(const ccshim::ZigSearch& search) {
   return "no zig found (looked at: " + where + "); install zig or set CC_SHIM_ZIG to its path";
 }
 
-struct CacheDirs {
-  std::string global, local;
-};
-
-// zig's defaults live under $HOME; a read-only home must not break compiles,
-// so unset cache dirs point at one writable per-user directory.
-CacheDirs ensure_cache_dirs() {
-  CacheDirs dirs{getenv_str("ZIG_GLOBAL_CACHE_DIR"), getenv_str("ZIG_LOCAL_CACHE_DIR")};
-  if (dirs.global.empty()) {
-    dirs.global = (user_cache_dir() / "provkit" / "zig").string();
-    ::setenv("ZIG_GLOBAL_CACHE_DIR", dirs.global.c_str(), 1);
-  }
-  if (dirs.local.empty()) {
-    dirs.local = dirs.global;
-    ::setenv("ZIG_LOCAL_CACHE_DIR", dirs.local.c_str(), 1);
-  }
+// zig is to see the cache dirs the shim chose (ccshim::zig_cache_dirs).
+ccshim::ZigCacheDirs ensure_cache_dirs() {
+  auto dirs = ccshim::zig_cache_dirs();
+  ::setenv("ZIG_GLOBAL_CACHE_DIR", dirs.global.c_str(), 1);
+  ::setenv("ZIG_LOCAL_CACHE_DIR", dirs.local.c_str(), 1);
   return dirs;
-}
-
-std::string zig_version(const fs::path& zig) {
-  std::string cmd = ccshim::shell_quote(zig.string()) + " version 2>/dev/null";
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (!p) return "";
-  std::string out;
-  char buf[256];
-  while (std::fgets(buf, sizeof buf, p)) out += buf;
-  ::pclose(p);
-  while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
-  return out;
 }
 
 int shim_info(const std::string& argv0, bool cxx, bool json) {
@@ -105,7 +62,7 @@ int shim_info(const std::string& argv0, bool cxx, bool json) {
     if (search.zig) {
       j["zig"] = search.zig->string();
       j["found_via"] = search.how;
-      j["version"] = zig_version(*search.zig);
+      j["version"] = ccshim::zig_version(*search.zig);
     } else {
       j["zig"] = nullptr;
       j["looked"] = search.looked;
@@ -115,34 +72,19 @@ int shim_info(const std::string& argv0, bool cxx, bool json) {
   }
   if (!search.zig) return fail(not_found_sentence(search));
   print(stdout, "zig: " + search.zig->string() + " (found via " + search.how + ")\n" +
-                    "zig version: " + zig_version(*search.zig) + "\n" + "mode: zig " + (cxx ? "c++" : "cc") + "\n" +
+                    "zig version: " + ccshim::zig_version(*search.zig) + "\n" + "mode: zig " + (cxx ? "c++" : "cc") + "\n" +
                     "global cache: " + caches.global + "\n" + "local cache: " + caches.local + "\n");
   return 0;
 }
 
 int install_links(const std::vector<std::string>& args) {
   if (args.size() != 2) return fail("usage: cc-shim install DIR");
-  fs::path dir = args[1];
-  fs::path self = self_exe();
+  fs::path self = ccshim::self_exe();
   if (self.empty()) return fail("cannot tell where the cc-shim binary is (/proc/self/exe is unreadable)");
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) return fail(dir.string() + ": cannot create directory: " + ec.message());
-  const char* names[] = {"cc", "gcc", "c++", "g++"};
-  // Check all four first so a conflict leaves DIR as it was.
-  std::vector<fs::path> to_create;
-  for (const char* name : names) {
-    fs::path link = dir / name;
-    auto st = fs::symlink_status(link, ec);
-    if (!fs::exists(st)) {
-      to_create.push_back(link);
-    } else if (!(fs::is_symlink(st) && fs::equivalent(link, self, ec))) {
-      return fail(link.string() + " already exists and is not a link to cc-shim; remove it first");
-    }
-  }
-  for (const auto& link : to_create) {
-    fs::create_symlink(self, link, ec);
-    if (ec) return fail(link.string() + ": cannot create link: " + ec.message());
+  try {
+    ccshim::install_links(args[1], self);
+  } catch (const Error& e) {
+    return fail(e.what(), static_cast<int>(e.code()));
   }
   return 0;
 }
@@ -210,16 +152,12 @@ int main(int argc, char** argv) {
   if (!search.zig) return fail(not_found_sentence(search));
   ensure_cache_dirs();
   // A long command line goes to zig in a response file (exec refuses more
-  // than ARG_MAX). A memfd left open across the exec: nothing is written to
-  // disk and nothing is left behind; zig reads it as /proc/self/fd/N.
+  // than ARG_MAX), a memfd zig reads as /proc/self/fd/N.
   std::string pack_error;
-  zig_args = ccshim::pack_for_exec(zig_args, [&](const std::string& text) -> std::string {
-    int fd = ::memfd_create("cc-shim-args", 0);
-    if (fd < 0 || ::write(fd, text.data(), text.size()) != static_cast<ssize_t>(text.size())) {
-      pack_error = std::strerror(errno);
-      return "";
-    }
-    return "/proc/self/fd/" + std::to_string(fd);
+  zig_args = ccshim::pack_for_exec(zig_args, [&](const std::string& text) {
+    auto path = ccshim::response_memfd(text);
+    if (path.empty()) pack_error = std::strerror(errno);
+    return path;
   });
   if (!pack_error.empty())
     return fail("cannot hold the " + std::to_string(args.size()) + " arguments for zig in a response file: " + pack_error);

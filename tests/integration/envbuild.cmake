@@ -1,12 +1,7 @@
 # envbuild integration tests: wheels built by the tests (zipfile + gcc),
 # Debian's pip/setuptools wheels, a real python3 and pip, a simple index
 # served on loopback, a standalone CPython archive made from the local Python.
-find_package(Python3 REQUIRED COMPONENTS Interpreter)
-set(ENVBUILD_TEST_DIR ${CMAKE_CURRENT_SOURCE_DIR}/integration/envbuild)
-# Every test_*.py here is a ctest, so a new script cannot be left out.
-file(GLOB ENVBUILD_TEST_SCRIPTS CONFIGURE_DEPENDS ${ENVBUILD_TEST_DIR}/test_*.py)
-foreach(py ${ENVBUILD_TEST_SCRIPTS})
-  string(REGEX REPLACE ".*/test_(.*)\\.py$" "\\1" script "${py}")
-  add_test(NAME "envbuild: ${script}" COMMAND ${Python3_EXECUTABLE} ${ENVBUILD_TEST_DIR}/test_${script}.py)
-  set_tests_properties("envbuild: ${script}" PROPERTIES ENVIRONMENT "${PROVKIT_TEST_ENV}" TIMEOUT 300)
-endforeach()
+# One ctest per script (PER_SCRIPT): a script's tests build on the environments its earlier tests made
+# and share one expensive setup, so they run in order in one process. Every test_*.py is found by glob.
+file(GLOB ENVBUILD_TEST_SCRIPTS CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/integration/envbuild/test_*.py)
+provkit_python_tests(envbuild PER_SCRIPT TIMEOUT 300 SCRIPTS ${ENVBUILD_TEST_SCRIPTS})

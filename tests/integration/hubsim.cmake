@@ -1,18 +1,17 @@
 # The Hub simulator (tests/hubsim): its self-test, and interop with the official JS client.
+# The self-test is a unittest suite of the simulator itself (one ctest, its classes share one simulator).
 find_program(PROVKIT_PYTHON3 python3 REQUIRED)
 
 add_test(NAME "hubsim: self-test"
   COMMAND ${PROVKIT_PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/hubsim/test_hubsim.py)
 set_tests_properties("hubsim: self-test" PROPERTIES
-  ENVIRONMENT "${PROVKIT_TEST_ENV}" TIMEOUT 60)
+  ENVIRONMENT "${PROVKIT_TEST_ENV}" TIMEOUT 60 LABELS hubsim)
 
 # @huggingface/hub is installed with npm into the build tree at test time (reused when present).
 add_test(NAME "hubsim: npm install @huggingface/hub"
   COMMAND ${CMAKE_CURRENT_LIST_DIR}/hubsim/npm_install.sh ${CMAKE_BINARY_DIR}/npm/hf-hub)
 set_tests_properties("hubsim: npm install @huggingface/hub" PROPERTIES
-  ENVIRONMENT "${PROVKIT_TEST_ENV}" TIMEOUT 400 FIXTURES_SETUP hubsim_js_client)
+  ENVIRONMENT "${PROVKIT_TEST_ENV}" TIMEOUT 400 FIXTURES_SETUP hubsim_js_client LABELS hubsim)
 
-add_test(NAME "hubsim: @huggingface/hub snapshotDownload interop"
-  COMMAND ${PROVKIT_PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/hubsim/test_hf_js_client.py)
-set_tests_properties("hubsim: @huggingface/hub snapshotDownload interop" PROPERTIES
-  ENVIRONMENT "${PROVKIT_TEST_ENV}" TIMEOUT 180 FIXTURES_REQUIRED hubsim_js_client)
+provkit_python_tests(hubsim TIMEOUT 180 PROPERTIES FIXTURES_REQUIRED hubsim_js_client
+                     SCRIPTS ${CMAKE_CURRENT_LIST_DIR}/hubsim/test_hf_js_client.py)

@@ -14,6 +14,8 @@
 #include "provkit/ccshim.hpp"
 #include "provkit/error.hpp"
 
+#include "support/temp_dir.hpp"
+
 using namespace provkit;
 using ccshim::translate;
 using Args = std::vector<std::string>;
@@ -291,13 +293,12 @@ TEST_CASE("response files: the total number of expansions is capped as gcc caps 
 }
 
 TEST_CASE("response files read from disk by the system context", "[ccshim]") {
-  auto dir = fs::temp_directory_path() / ("ccshim-rsp-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
+  provkit::test::TempDir tmp("ccshim-rsp");
+  const fs::path& dir = tmp.path;
   std::ofstream(dir / "a.rsp") << "-DFROM_DISK '-DQ=1 2'";
   auto out = ccshim::expand_response_files({"@" + (dir / "a.rsp").string(), "@" + dir.string()},
                                            ccshim::system_context());
   CHECK(out == Args{"-DFROM_DISK", "-DQ=1 2", "@" + dir.string()});  // a directory is not readable as a file
-  fs::remove_all(dir);
 }
 
 TEST_CASE("gcc spellings: -u SYM becomes a linker -u", "[ccshim]") {
@@ -559,8 +560,8 @@ TEST_CASE("response file for zig: only a command line too long for exec is packe
 }
 
 TEST_CASE("locate_zig: CC_SHIM_ZIG then PATH then a ziglang package next to the shim", "[ccshim]") {
-  auto root = fs::temp_directory_path() / ("ccshim-zig-" + std::to_string(::getpid()));
-  fs::remove_all(root);
+  provkit::test::TempDir tmp("ccshim-zig");
+  const fs::path& root = tmp.path;
   auto make_exe = [](const fs::path& p) {
     fs::create_directories(p.parent_path());
     std::ofstream(p) << "#!/bin/sh\n";
@@ -619,7 +620,6 @@ TEST_CASE("locate_zig: CC_SHIM_ZIG then PATH then a ziglang package next to the 
                            (root / "venv/lib/python3*/site-packages/ziglang/zig").string(),
                            (root / "venv/lib64/python3*/site-packages/ziglang/zig").string()});
   }
-  fs::remove_all(root);
 }
 
 TEST_CASE("called_as_cxx and shell_quote", "[ccshim]") {

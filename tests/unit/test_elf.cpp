@@ -16,22 +16,14 @@
 #include "provkit/elf.hpp"
 #include "provkit/error.hpp"
 
+#include "support/temp_dir.hpp"
+
 using namespace provkit;
 namespace fs = std::filesystem;
 
 namespace {
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string t = (fs::temp_directory_path() / "elf-unit-XXXXXX").string();
-    path = ::mkdtemp(t.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
+using provkit::test::TempDir;
 
 struct ObjectSpec {
   std::string soname;

@@ -14,18 +14,13 @@
 #include "provkit/wheelinstall.hpp"
 #include "provkit/wheelzip.hpp"
 
+#include "support/temp_dir.hpp"
+
 namespace fs = std::filesystem;
 using namespace provkit::py;
 
 namespace {
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    char tmpl[] = "/tmp/envbuild-unit-XXXXXX";
-    path = ::mkdtemp(tmpl);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
+using provkit::test::TempDir;
 }  // namespace
 
 TEST_CASE("linker settles on a mode on the first file and replaces existing targets", "[envbuild]") {

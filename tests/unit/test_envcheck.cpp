@@ -17,6 +17,8 @@
 #include "provkit/rocm.hpp"
 #include "provkit/toolchain.hpp"
 
+#include "support/temp_dir.hpp"
+
 using namespace provkit;
 namespace fs = std::filesystem;
 using check::Status;
@@ -24,23 +26,7 @@ using cudacompat::Version;
 
 namespace {
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string t = (fs::temp_directory_path() / "envcheck-unit-XXXXXX").string();
-    path = ::mkdtemp(t.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  fs::path write(const std::string& name, const std::string& content) const {
-    auto p = path / name;
-    fs::create_directories(p.parent_path());
-    std::ofstream(p, std::ios::binary) << content;
-    return p;
-  }
-};
+using provkit::test::TempDir;
 
 std::string profile_error(const std::string& yaml) {
   TempDir dir;

@@ -11,24 +11,29 @@
 #include "provkit/fsutil.hpp"
 #include "provkit/hash.hpp"
 
+#include "support/temp_dir.hpp"
+#include "support/recording_observer.hpp"
+
 using namespace provkit;
 using namespace provkit::fetch;
 namespace fs = std::filesystem;
 
 namespace {
-fs::path fresh_dir(const std::string& tag) {
-  fs::path d = fs::temp_directory_path() / ("provkit-fetch-" + tag + "-" + std::to_string(::getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
+using provkit::test::TempDir;
 
-struct Recorder : Observer {
-  std::vector<std::string> events;
-  void on_start(const Job& j, std::uint64_t from, std::size_t) override { events.push_back("start " + j.spec.path + " " + std::to_string(from)); }
-  void on_restart(const Job& j, const std::string&) override { events.push_back("restart " + j.spec.path); }
-  void on_finish(const Job& j, const JobResult&) override { events.push_back("finish " + j.spec.path); }
+using Recorder = provkit::test::RecordingObserver;
+
+// Where these jobs' files would come from: never asked (or, on port 9, refused by the kernel).
+struct LocalSource : download::Source {
+  std::string resolve(const Job& j) override { return j.url; }
+  bool expired(const http::Result&, const std::string&, const std::string&) const override { return false; }
+  std::string expired_note(const http::Result&) const override { return {}; }
+  std::string bearer_token(const std::string&, const std::string&) const override { return {}; }
+  Error refusal(const Job& j, const http::Response& r) const override {
+    return Error(ExitCode::network, j.spec.path + ": HTTP " + std::to_string(r.status));
+  }
 };
+LocalSource source;
 
 Job job_in(const fs::path& dir, const std::string& content, const std::string& name = "f") {
   Job j;
@@ -42,7 +47,8 @@ Job job_in(const fs::path& dir, const std::string& content, const std::string& n
 }  // namespace
 
 TEST_CASE("verify_file: OK, MISSING, SIZE MISMATCH, SHA256 MISMATCH, GIT OID MISMATCH", "[fetch]") {
-  fs::path d = fresh_dir("verify");
+  TempDir tmp("fetch-verify");
+  const fs::path& d = tmp.path;
   std::string content = "hello\n";
   FileSpec spec{"f", content.size(), sha256_hex(content), "ce013625030ba8dba906f756967f9e9ca394464a"};
   write_file_atomic(d / "f", content);
@@ -59,43 +65,44 @@ TEST_CASE("verify_file: OK, MISSING, SIZE MISMATCH, SHA256 MISMATCH, GIT OID MIS
   FileSpec oid_only{"f", content.size(), std::nullopt, std::string(40, '0')};
   CHECK(verify_file(d / "f", oid_only).state == FileState::git_oid_mismatch);
   CHECK(state_name(FileState::size_mismatch) == "SIZE MISMATCH");
-  fs::remove_all(d);
 }
 
 TEST_CASE("a complete partial file is verified and renamed without any request", "[fetch]") {
-  fs::path d = fresh_dir("partial-done");
+  TempDir tmp("fetch-partial-done");
+  const fs::path& d = tmp.path;
   std::string content(100000, 'x');
   Job j = job_in(d, content);
   write_file_atomic(j.partial_path, content);
   Recorder rec;
-  auto results = Downloader(Options{}).run({j}, rec);
+  auto results = Downloader(Options{}, source).run({j}, rec);
   REQUIRE(results.size() == 1);
   CHECK(results[0].outcome == Outcome::downloaded);
   CHECK(results[0].resumed_from == content.size());
   CHECK(results[0].bytes_transferred == 0);
   CHECK(read_file(j.final_path) == content);
   CHECK_FALSE(fs::exists(j.partial_path));
-  fs::remove_all(d);
 }
 
 TEST_CASE("a complete partial with wrong bytes is kept aside, never at the final path", "[fetch]") {
-  fs::path d = fresh_dir("partial-bad");
+  TempDir tmp("fetch-partial-bad");
+  const fs::path& d = tmp.path;
   std::string content(5000, 'x'), wrong(5000, 'y');
   Job j = job_in(d, content);
   write_file_atomic(j.partial_path, wrong);
   Recorder rec;
-  auto r = Downloader(Options{}).run({j}, rec)[0];
+  auto r = Downloader(Options{}, source).run({j}, rec)[0];
   CHECK(r.outcome == Outcome::mismatch);
+  CHECK(r.mismatch == Mismatch::sha256);
   CHECK(r.code == ExitCode::check_failed);
   CHECK_THAT(r.message, Catch::Contains(sha256_hex(content)) && Catch::Contains(sha256_hex(wrong)));
   CHECK_FALSE(fs::exists(j.final_path));
   CHECK(r.rejected == fs::path(j.rejected_prefix.string() + ".bad-" + sha256_hex(wrong)));
   CHECK(read_file(r.rejected) == wrong);
-  fs::remove_all(d);
 }
 
 TEST_CASE("content already in place is verified, not fetched; a wrong copy is moved aside", "[fetch]") {
-  fs::path d = fresh_dir("present");
+  TempDir tmp("fetch-present");
+  const fs::path& d = tmp.path;
   std::string a = "aaaa", b = "bbbb";
   Job ja = job_in(d, a, "a");
   write_file_atomic(ja.final_path, a);
@@ -103,35 +110,35 @@ TEST_CASE("content already in place is verified, not fetched; a wrong copy is mo
   write_file_atomic(jb.final_path, "BBBB");  // corrupted copy
   write_file_atomic(jb.partial_path, b);     // and a complete partial to finish from
   Recorder rec;
-  auto rs = Downloader(Options{}).run({ja, jb}, rec);
+  auto rs = Downloader(Options{}, source).run({ja, jb}, rec);
   CHECK(rs[0].outcome == Outcome::present);
   CHECK(rs[1].outcome == Outcome::downloaded);
   CHECK(read_file(jb.final_path) == b);
   CHECK(fs::exists(jb.rejected_prefix.string() + ".bad-" + sha256_hex("BBBB")));
   CHECK(rec.events.front() == "finish a");
-  fs::remove_all(d);
 }
 
 TEST_CASE("an over-long partial is discarded and the file fetched from the start", "[fetch]") {
-  fs::path d = fresh_dir("overlong");
+  TempDir tmp("fetch-overlong");
+  const fs::path& d = tmp.path;
   Job j = job_in(d, "abc");
   write_file_atomic(j.partial_path, "abcdef");
   Recorder rec;
   Options o;
   o.http.retry.tries = 1;
   o.http.connect_timeout_s = 2;
-  auto r = Downloader(o).run({j}, rec)[0];
+  auto r = Downloader(o, source).run({j}, rec)[0];
   // Nothing listens on port 9: the fetch fails, but it asked from byte 0.
   CHECK(r.outcome == Outcome::failed);
   CHECK(r.code == ExitCode::network);
   CHECK(r.resumed_from == 0);
   CHECK(fs::file_size(j.partial_path) == 0);
   CHECK(rec.events.at(0) == "restart f");
-  fs::remove_all(d);
 }
 
 TEST_CASE("assembly: concatenates in order, skips when unchanged, refuses a wrong sha256", "[fetch]") {
-  fs::path d = fresh_dir("assemble");
+  TempDir tmp("fetch-assemble");
+  const fs::path& d = tmp.path;
   write_file_atomic(d / "p1", "hello ");
   write_file_atomic(d / "p2", "world");
   AssembleJob job{d / "out" / "whole", {d / "p1", d / "p2"}, sha256_hex("hello world"), 11, d / "state" / "whole.stamp"};
@@ -152,14 +159,20 @@ TEST_CASE("assembly: concatenates in order, skips when unchanged, refuses a wron
   write_file_atomic(d / "p1", "HELLO ");
   auto bad = assemble(job);
   CHECK(bad.outcome == AssembleOutcome::mismatch);
+  CHECK(bad.mismatch == Mismatch::sha256);
   CHECK_THAT(bad.message, Catch::Contains(sha256_hex("hello World")) && Catch::Contains(sha256_hex("HELLO World")));
   CHECK(read_file(job.output) == "hello World");
   CHECK(read_file(bad.rejected) == "HELLO World");
-  fs::remove_all(d);
+  // A wrong size is told as such, whatever the hash.
+  job.size = 12;
+  auto short_one = assemble(job);
+  CHECK(short_one.outcome == AssembleOutcome::mismatch);
+  CHECK(short_one.mismatch == Mismatch::size);
 }
 
 TEST_CASE("verified stamps: trusted while the file is unchanged, never for other hashes", "[fetch]") {
-  auto dir = fresh_dir("stamp");
+  TempDir tmp("fetch-stamp");
+  const fs::path& dir = tmp.path;
   std::string content = "the bytes of a verified file\n";
   Job j = job_in(dir, content);
   fs::create_directories(j.final_path.parent_path());
@@ -199,5 +212,4 @@ TEST_CASE("verified stamps: trusted while the file is unchanged, never for other
   std::string text = read_file(stamp);
   write_file_atomic(stamp, text.substr(0, text.size() / 2));
   CHECK_FALSE(verify_file_stamped(j.final_path, j.spec, stamp).from_stamp);
-  fs::remove_all(dir);
 }

@@ -7,17 +7,14 @@
 #include "provkit/fsutil.hpp"
 #include "provkit/hfcache.hpp"
 
+#include "support/temp_dir.hpp"
+
 using namespace provkit;
 using namespace provkit::hfcache;
 namespace fs = std::filesystem;
 
 namespace {
-fs::path fresh_dir(const std::string& tag) {
-  fs::path d = fs::temp_directory_path() / ("provkit-hfcache-" + tag + "-" + std::to_string(::getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
+using provkit::test::TempDir;
 const std::string kCommit = "5d0c7d5a1f0e4c3b9a8d7e6f5a4b3c2d1e0f9a8b";
 }  // namespace
 
@@ -58,7 +55,8 @@ TEST_CASE("cache location from the environment", "[hfcache]") {
 }
 
 TEST_CASE("cache layout: blobs, snapshot symlinks, refs", "[hfcache]") {
-  fs::path root = fresh_dir("cache");
+  TempDir tmp("hfcache-cache");
+  const fs::path& root = tmp.path;
   CacheLayout c(root, {hub::RepoType::model, "org/name"}, kCommit);
   fs::path repo = root / "models--org--name";
   CHECK(c.content_path("a/b.bin", "e1") == repo / "blobs" / "e1");
@@ -75,11 +73,11 @@ TEST_CASE("cache layout: blobs, snapshot symlinks, refs", "[hfcache]") {
   CHECK(read_file(c.file_path("a/b.bin")) == "new");
   c.finish({});
   CHECK(read_file(repo / "refs" / "main") == kCommit);
-  fs::remove_all(root);
 }
 
 TEST_CASE("local dir layout: metadata, .gitignore, SHA256SUMS", "[hfcache]") {
-  fs::path root = fresh_dir("local");
+  TempDir tmp("hfcache-local");
+  const fs::path& root = tmp.path;
   LocalDirLayout l(root, kCommit);
   CHECK(l.content_path("x/y.json", "e") == root / "x" / "y.json");
   CHECK(l.metadata_path("x/y.json") == root / ".cache/huggingface/download/x/y.json.metadata");
@@ -94,7 +92,6 @@ TEST_CASE("local dir layout: metadata, .gitignore, SHA256SUMS", "[hfcache]") {
   CHECK(read_file(root / ".cache/huggingface/.gitignore") == "*");
   l.finish({{"z.bin", std::string(64, 'b')}, {"x/y.json", std::string(64, 'a')}});
   CHECK(read_file(root / "SHA256SUMS") == std::string(64, 'a') + "  x/y.json\n" + std::string(64, 'b') + "  z.bin\n");
-  fs::remove_all(root);
 }
 
 TEST_CASE("derived names fit NAME_MAX and stay the same from run to run", "[hfcache]") {

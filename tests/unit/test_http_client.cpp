@@ -1,100 +1,24 @@
 // The HTTP client against a tiny real server on loopback (a thread in this
 // process, one response per connection): redirects and where the token goes,
 // retries, Retry-After, redirect loops, the simple get/download_to_file API.
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <filesystem>
-#include <functional>
-#include <mutex>
-#include <thread>
 
 #include "provkit/error.hpp"
 #include "provkit/fsutil.hpp"
 #include "provkit/http.hpp"
+
+#include "support/loopback_server.hpp"
+#include "support/temp_dir.hpp"
 
 using namespace provkit;
 using namespace provkit::http;
 
 namespace {
 
-struct Seen {
-  std::string request_line;
-  std::string headers;  // raw, lower-cased
-  std::chrono::steady_clock::time_point when;
-};
-
-class TinyServer {
- public:
-  // `respond(request_line, raw_headers)` returns the whole raw response.
-  TinyServer(const char* host, std::function<std::string(const std::string&, const std::string&)> respond)
-      : respond_(std::move(respond)) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    int one = 1;
-    ::setsockopt(fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    ::inet_pton(AF_INET, host, &addr.sin_addr);
-    REQUIRE(::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
-    REQUIRE(::listen(fd_, 16) == 0);
-    socklen_t len = sizeof addr;
-    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len);
-    base = std::string("http://") + host + ":" + std::to_string(ntohs(addr.sin_port));
-    thread_ = std::thread([this] { serve(); });
-  }
-  ~TinyServer() {
-    stop_ = true;
-    ::shutdown(fd_, SHUT_RDWR);
-    ::close(fd_);
-    thread_.join();
-  }
-  std::vector<Seen> seen() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return seen_;
-  }
-  std::string base;
-
- private:
-  void serve() {
-    while (!stop_) {
-      int c = ::accept(fd_, nullptr, nullptr);
-      if (c < 0) return;
-      std::string req;
-      char buf[4096];
-      while (req.find("\r\n\r\n") == std::string::npos) {
-        ssize_t n = ::read(c, buf, sizeof buf);
-        if (n <= 0) break;
-        req.append(buf, static_cast<std::size_t>(n));
-      }
-      std::string line = req.substr(0, req.find("\r\n"));
-      std::string headers = req.substr(line.size());
-      for (auto& ch : headers) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        seen_.push_back({line, headers, std::chrono::steady_clock::now()});
-      }
-      std::string resp = respond_(line, headers);
-      std::size_t off = 0;
-      while (off < resp.size()) {
-        ssize_t n = ::write(c, resp.data() + off, resp.size() - off);
-        if (n <= 0) break;
-        off += static_cast<std::size_t>(n);
-      }
-      ::close(c);
-    }
-  }
-  int fd_ = -1;
-  std::atomic<bool> stop_{false};
-  std::function<std::string(const std::string&, const std::string&)> respond_;
-  std::thread thread_;
-  std::mutex mu_;
-  std::vector<Seen> seen_;
-};
+using TinyServer = provkit::test::LoopbackServer;
 
 std::string ok(const std::string& body, const std::string& extra = "") {
   return "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(body.size()) + "\r\nConnection: close\r\n" + extra +
@@ -245,13 +169,12 @@ TEST_CASE("simple API: get and download_to_file", "[http]") {
   });
   Client client(fast());
   // The first answer is cut short (7 of 100 bytes): retried, and the file holds only the full answer.
-  auto dir = std::filesystem::temp_directory_path() / ("provkit-http-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
+  provkit::test::TempDir tmp("http-simple");
+  const std::filesystem::path& dir = tmp.path;
   client.download_to_file(s.base + "/simple/pkg/", dir / "sub" / "index.html");
   CHECK(read_file(dir / "sub" / "index.html") == "index body");
   CHECK(std::distance(std::filesystem::directory_iterator(dir / "sub"), std::filesystem::directory_iterator()) == 1);
   CHECK(client.get(s.base + "/again") == "index body");
-  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("a body kept in memory is capped: one failure, no retry", "[http]") {

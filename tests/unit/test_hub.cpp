@@ -5,6 +5,8 @@
 
 #include "provkit/hub.hpp"
 
+#include "support/temp_dir.hpp"
+
 using namespace provkit;
 using namespace provkit::hub;
 
@@ -138,7 +140,8 @@ TEST_CASE("endpoint from flag, HF_ENDPOINT, default", "[hub]") {
 
 TEST_CASE("token sources in order: HF_TOKEN, token file, --token-file", "[hub]") {
   namespace fs = std::filesystem;
-  fs::path dir = fs::temp_directory_path() / ("provkit-token-test-" + std::to_string(::getpid()));
+  provkit::test::TempDir tmp("token-sources");
+  const fs::path& dir = tmp.path;
   fs::create_directories(dir / "home");
   std::ofstream(dir / "flag") << "hf_from_flag\n";
   std::ofstream(dir / "path") << "  hf_from_path\n";
@@ -171,5 +174,4 @@ TEST_CASE("token sources in order: HF_TOKEN, token file, --token-file", "[hub]")
     CHECK_THAT(e.what(), Catch::Contains((dir / "path").string()));
     CHECK_THAT(e.what(), !Catch::Contains("hf_secret"));
   }
-  fs::remove_all(dir);
 }

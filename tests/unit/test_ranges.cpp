@@ -1,7 +1,7 @@
 // Cutting a file into ranges and the sidecar that keeps their progress.
 #include <catch2/catch.hpp>
 
-#include "provkit/ranges.hpp"
+#include "provkit/download_ranges.hpp"
 
 using namespace provkit::ranges;
 

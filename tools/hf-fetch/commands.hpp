@@ -38,7 +38,7 @@ struct CreateArgs {
   std::string output;                 // -o FILE, empty: stdout
 };
 
-int run_fetch(const FetchArgs& args, Reporter& out);
-int run_manifest_create(const CreateArgs& args, Reporter& out);
+int run_fetch(const FetchArgs& args, Output& out);
+int run_manifest_create(const CreateArgs& args, Output& out);
 
 }  // namespace hffetch

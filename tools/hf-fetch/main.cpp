@@ -103,12 +103,13 @@ int main(int argc, char** argv) {
   // HF_HUB_OFFLINE=1 (huggingface_hub's switch, read the way it reads it) means --offline.
   if (!fetch.offline && env_flag("HF_HUB_OFFLINE")) fetch.offline = fetch.offline_from_env = true;
 
-  using Mode = hffetch::Reporter::Mode;
+  using Mode = hffetch::Output::Mode;
   Mode mode = json ? Mode::json : ::isatty(STDOUT_FILENO) ? Mode::tty : Mode::plain;
   bool creating = create->parsed();
   // A manifest written to stdout must not be mixed with event lines.
-  hffetch::Reporter out(mode == Mode::tty && creating ? Mode::plain : mode,
-                        quiet || (creating && create_args.output.empty() && !json));
+  auto output = hffetch::Output::make(mode == Mode::tty && creating ? Mode::plain : mode,
+                                     quiet || (creating && create_args.output.empty() && !json));
+  hffetch::Output& out = *output;
   try {
     if (creating) {
       if (json && create_args.output.empty())

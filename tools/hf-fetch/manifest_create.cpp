@@ -1,30 +1,17 @@
 // hf-fetch manifest create REPO[@REV]: pin a revision to its commit and write
-// a manifest of the tree's files (LFS sha256 from the tree; small non-LFS
-// files are downloaded and hashed, their git id checked against the tree).
-#include <fnmatch.h>
-
+// a manifest of the tree's files (hub::pin_tree_files).
 #include <iostream>
 
 #include "commands.hpp"
 #include "provkit/fsutil.hpp"
 #include "provkit/hash.hpp"
-#include "provkit/hub.hpp"
-#include "provkit/manifest.hpp"
+#include "provkit/snapshot.hpp"
 
 namespace hffetch {
 
 using namespace provkit;
 
-namespace {
-// Globs as huggingface_hub's allow/ignore patterns: fnmatch, '*' crosses '/'.
-bool matches_any(const std::vector<std::string>& globs, const std::string& path) {
-  for (const auto& g : globs)
-    if (::fnmatch(g.c_str(), path.c_str(), 0) == 0) return true;
-  return false;
-}
-}  // namespace
-
-int run_manifest_create(const CreateArgs& a, Reporter& out) {
+int run_manifest_create(const CreateArgs& a, Output& out) {
   Manifest m;
   std::string revision = "main";
   auto at = a.repo.find('@');
@@ -43,31 +30,13 @@ int run_manifest_create(const CreateArgs& a, Reporter& out) {
   m.revision = client.resolve_commit(m.repo, revision);
   out.note("revision " + revision + " of " + m.repo.id + " is commit " + m.revision);
 
-  for (const auto& e : client.list_tree(m.repo, m.revision)) {
-    if (!e.is_file()) continue;
-    if (!a.include.empty() && !matches_any(a.include, e.path)) continue;
-    if (matches_any(a.exclude, e.path)) continue;
-    if (!is_safe_relative_path(e.path))
-      throw Error(ExitCode::network, "the Hub's tree names an unusable path '" + e.path + "'");
-    ManifestFile f;
-    f.path = e.path;
-    f.size = e.content_size();
-    if (e.lfs) {
-      f.sha256 = e.lfs->oid;
-    } else {
-      std::string content = client.download_small(m.repo, m.revision, e.path);
-      std::string oid = git_blob_id(content);
-      if (content.size() != e.size || oid != e.oid)
-        throw Error(ExitCode::network, e.path + ": the Hub's tree says " + std::to_string(e.size) + " bytes, git oid " +
-                                           e.oid + ", but its content is " + std::to_string(content.size()) +
-                                           " bytes, git oid " + oid);
-      f.sha256 = sha256_hex(content);
-      f.git_oid = oid;
-    }
-    out.event("file", "ADDED", f.path, std::to_string(f.size) + " bytes", false,
-              {{"size", f.size}, {"sha256", *f.sha256}, {"lfs", e.lfs.has_value()}});
-    m.files.push_back(std::move(f));
-  }
+  m.files = hub::pin_tree_files(
+      client.list_tree(m.repo, m.revision), a.include, a.exclude,
+      [&](const hub::TreeEntry& e) { return client.download_small(m.repo, m.revision, e.path); },
+      [&](const ManifestFile& f, const hub::TreeEntry& e) {
+        out.event("file", "ADDED", f.path, std::to_string(f.size) + " bytes", false,
+                  {{"size", f.size}, {"sha256", *f.sha256}, {"lfs", e.lfs.has_value()}});
+      });
   if (m.files.empty())
     throw Error(ExitCode::usage, "no file of " + m.repo.id + " at " + m.revision + " matches the --include/--exclude patterns");
 

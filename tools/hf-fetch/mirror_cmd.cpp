@@ -14,7 +14,7 @@ void add_mirror_command(CLI::App& app, MirrorArgs& a) {
   a.export_cmd->add_option("--to", a.to, "the directory to write (absent, empty, or an earlier export)")->required();
 }
 
-int run_mirror_export(const MirrorArgs& a, Reporter& out) {
+int run_mirror_export(const MirrorArgs& a, Output& out) {
   std::vector<provkit::Manifest> manifests;
   for (const auto& m : a.manifests) manifests.push_back(provkit::Manifest::load(m));
   auto cache = a.cache_dir.empty() ? provkit::hfcache::default_hub_cache() : std::filesystem::path(a.cache_dir);

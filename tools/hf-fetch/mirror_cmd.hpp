@@ -18,6 +18,6 @@ struct MirrorArgs {
 // Registers `mirror export` and its own options on `app` (--manifest, --cache-dir, --json and --quiet are
 // hf-fetch's global options).
 void add_mirror_command(CLI::App& app, MirrorArgs& args);
-int run_mirror_export(const MirrorArgs& args, Reporter& out);
+int run_mirror_export(const MirrorArgs& args, Output& out);
 
 }  // namespace hffetch

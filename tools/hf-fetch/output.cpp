@@ -1,145 +1,126 @@
 #include "output.hpp"
 
+#include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <map>
 
 #include "provkit/hostcheck.hpp"
 
 namespace hffetch {
 
-using provkit::fetch::Job;
-using provkit::fetch::JobResult;
-using provkit::fetch::Outcome;
+using fetch::FileState;
+using fetch::Job;
+using fetch::JobResult;
+using fetch::Outcome;
 
 // One size format for every tool's messages.
 std::string human_bytes(std::uint64_t n) { return provkit::hostcheck::format_size(n); }
 
-void Reporter::print(const std::string& text, bool problem) {
-  clear_progress();
-  (problem ? std::cerr : std::cout) << text << std::endl;
-  draw_progress(true);
+namespace {
+
+// What is wrong with a file on disk, for its line (empty when OK or missing).
+std::string mismatch_detail(const fetch::FileSpec& spec, const fetch::Verification& v) {
+  switch (v.state) {
+    case FileState::size_mismatch:
+      return std::to_string(v.size) + " bytes on disk, " + std::to_string(spec.size) + " in the manifest";
+    case FileState::sha256_mismatch: return "expected " + spec.sha256.value_or("") + ", got " + v.sha256;
+    case FileState::git_oid_mismatch: return "expected git oid " + spec.git_oid.value_or("") + ", got " + v.git_oid;
+    default: return "";
+  }
 }
 
-void Reporter::event(const std::string& kind, const std::string& status, const std::string& path,
-                     const std::string& detail, bool problem, nlohmann::json fields) {
-  if (mode_ == Mode::json) {
+std::string in_place_detail(bool from_stamp) {
+  return from_stamp ? "already in place, unchanged since it was verified" : "already in place and verified";
+}
+
+class PlainOutput : public Output {
+ public:
+  using Output::Output;
+  void note(const std::string& text) override {
+    if (!quiet_) print(text, false);
+  }
+  void error(const provkit::Error& e) override { std::cerr << "hf-fetch: " << e.what() << std::endl; }
+  void summary(nlohmann::json, const std::string& text, bool problem) override {
     if (quiet_ && !problem) return;
-    nlohmann::json ev = {{"event", kind}, {"status", status}, {"path", path}};
-    if (!detail.empty()) ev["detail"] = detail;
-    for (auto& [k, v] : fields.items()) ev[k] = v;
-    std::cout << ev.dump() << std::endl;
-    return;
+    (problem ? std::cerr : std::cout) << text << std::endl;
   }
-  if (quiet_ && !problem) return;
-  print(status + " " + path + (detail.empty() ? "" : ": " + detail), problem);
-}
 
-void Reporter::note(const std::string& text) {
-  if (mode_ == Mode::json || quiet_) return;
-  print(text, false);
-}
-
-void Reporter::error(const provkit::Error& e) {
-  if (mode_ == Mode::json) {
-    int code = static_cast<int>(e.code());
-    std::cout << nlohmann::json{{"event", "error"}, {"message", e.what()}, {"exit_code", code}}.dump() << "\n"
-              << nlohmann::json{{"event", "summary"}, {"error", e.what()}, {"exit_code", code}}.dump() << std::endl;
-    return;
+ protected:
+  void show(const std::string&, const std::string& status, const std::string& path, const std::string& detail,
+            bool problem, nlohmann::json) override {
+    if (quiet_ && !problem) return;
+    print(status + " " + path + (detail.empty() ? "" : ": " + detail), problem);
   }
-  clear_progress();
-  std::cerr << "hf-fetch: " << e.what() << std::endl;
-}
+  virtual void print(const std::string& text, bool problem) { (problem ? std::cerr : std::cout) << text << std::endl; }
+};
 
-void Reporter::summary(nlohmann::json fields, const std::string& text, bool problem) {
-  if (mode_ == Mode::json) {
-    fields["event"] = "summary";
-    std::cout << fields.dump() << std::endl;
-    return;
+// Plain lines above one progress line, redrawn at most every 100 ms; no FETCH lines.
+class TerminalOutput : public PlainOutput {
+ public:
+  using PlainOutput::PlainOutput;
+  void error(const provkit::Error& e) override {
+    clear_progress();
+    PlainOutput::error(e);
   }
-  clear_progress();
-  progress_shown_ = false;
-  mode_ = mode_ == Mode::tty ? Mode::plain : mode_;  // no more redraws
-  if (quiet_ && !problem) return;
-  (problem ? std::cerr : std::cout) << text << std::endl;
-}
-
-void Reporter::begin_downloads(std::uint64_t total_bytes, std::size_t files) {
-  total_bytes_ = total_bytes;
-  files_ = files;
-  started_ = std::chrono::steady_clock::now();
-}
-
-void Reporter::on_start(const Job& job, std::uint64_t resume_from, std::size_t ranges) {
-  current_[job.spec.path] = resume_from;
-  sizes_[job.spec.path] = job.spec.size;
-  std::string split = ranges > 1 ? " in " + std::to_string(ranges) + " ranges" : "";
-  if (resume_from > 0)
-    event("file", "RESUME", job.spec.path,
-          (ranges > 1 ? std::to_string(resume_from) + " of " + std::to_string(job.spec.size) + " bytes already there" + split
-                      : "from byte " + std::to_string(resume_from) + " of " + std::to_string(job.spec.size)),
-          false, {{"from", resume_from}, {"size", job.spec.size}, {"ranges", ranges}});
-  else if (mode_ != Mode::tty)
-    event("file", "FETCH", job.spec.path, human_bytes(job.spec.size) + split, false,
-          {{"size", job.spec.size}, {"ranges", ranges}});
-  draw_progress(true);
-}
-
-void Reporter::on_progress(const Job& job, std::uint64_t have) {
-  auto& cur = current_[job.spec.path];
-  if (have > cur) transferred_ += have - cur;
-  cur = have;
-  draw_progress(false);
-}
-
-void Reporter::on_retry(const Job& job, const std::string& why, double delay_s) {
-  char d[32];
-  std::snprintf(d, sizeof d, "%.1f", delay_s);
-  event("file", "RETRY", job.spec.path, why + "; trying again in " + d + " s", false, {{"delay_s", delay_s}});
-}
-
-void Reporter::on_restart(const Job& job, const std::string& why) {
-  current_[job.spec.path] = 0;
-  event("file", "RESTART", job.spec.path, why, false);
-}
-
-void Reporter::on_finish(const Job& job, const JobResult& r) {
-  current_.erase(job.spec.path);
-  ++files_done_;
-  done_bytes_ += job.spec.size;
-  nlohmann::json f = {{"size", job.spec.size}, {"bytes_transferred", r.bytes_transferred}};
-  if (!r.sha256.empty()) f["sha256"] = r.sha256;
-  switch (r.outcome) {
-    case Outcome::present:
-      f["verified_by"] = r.from_stamp ? "stamp" : "hash";
-      event("file", "OK", job.spec.path,
-            r.from_stamp ? "already in place, unchanged since it was verified" : "already in place and verified", false,
-            f);
-      break;
-    case Outcome::downloaded:
-      event("file", "OK", job.spec.path, "downloaded and verified (" + human_bytes(r.bytes_transferred) + " transferred)",
-            false, f);
-      break;
-    case Outcome::mismatch:
-      f["rejected"] = r.rejected.string();
-      if (job.spec.sha256) f["expected_sha256"] = *job.spec.sha256;
-      event("file", r.message.starts_with("sha256") ? "SHA256 MISMATCH" : "GIT OID MISMATCH", job.spec.path, r.message,
-            true, f);
-      break;
-    case Outcome::failed:
-      f["exit_code"] = static_cast<int>(r.code);
-      event("file", "FAILED", job.spec.path, r.message, true, f);
-      break;
+  void summary(nlohmann::json fields, const std::string& text, bool problem) override {
+    clear_progress();
+    finished_ = true;
+    PlainOutput::summary(std::move(fields), text, problem);
   }
-}
+  void begin_downloads(std::uint64_t total_bytes, std::size_t files) override {
+    total_bytes_ = total_bytes;
+    files_ = files;
+    started_ = std::chrono::steady_clock::now();
+  }
+  void on_start(const Job& job, std::uint64_t resume_from, std::size_t ranges) override {
+    current_[job.spec.path] = resume_from;
+    sizes_[job.spec.path] = job.spec.size;
+    if (resume_from > 0) Output::on_start(job, resume_from, ranges);  // RESUME; FETCH is the progress line
+    draw_progress(true);
+  }
+  void on_progress(const Job& job, std::uint64_t have) override {
+    auto& cur = current_[job.spec.path];
+    if (have > cur) transferred_ += have - cur;
+    cur = have;
+    draw_progress(false);
+  }
+  void on_restart(const Job& job, const std::string& why) override {
+    current_[job.spec.path] = 0;
+    Output::on_restart(job, why);
+  }
+  void on_finish(const Job& job, const JobResult& r) override {
+    current_.erase(job.spec.path);
+    ++files_done_;
+    done_bytes_ += job.spec.size;
+    Output::on_finish(job, r);
+  }
 
-void Reporter::clear_progress() {
-  if (mode_ != Mode::tty || !progress_shown_) return;
-  std::cout << "\r\033[K" << std::flush;
-  progress_shown_ = false;
-}
+ private:
+  void print(const std::string& text, bool problem) override {
+    clear_progress();
+    PlainOutput::print(text, problem);
+    draw_progress(true);
+  }
+  void clear_progress() {
+    if (!progress_shown_) return;
+    std::cout << "\r\033[K" << std::flush;
+    progress_shown_ = false;
+  }
+  void draw_progress(bool force);
 
-void Reporter::draw_progress(bool force) {
-  if (mode_ != Mode::tty || quiet_ || total_bytes_ == 0) return;
+  std::uint64_t total_bytes_ = 0, done_bytes_ = 0, transferred_ = 0;
+  std::size_t files_ = 0, files_done_ = 0;
+  std::map<std::string, std::uint64_t> current_;  // path -> bytes so far
+  std::map<std::string, std::uint64_t> sizes_;
+  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point last_draw_{};
+  bool progress_shown_ = false;
+  bool finished_ = false;  // after the summary: no more redraws
+};
+
+void TerminalOutput::draw_progress(bool force) {
+  if (finished_ || quiet_ || total_bytes_ == 0) return;
   auto now = std::chrono::steady_clock::now();
   if (!force && now - last_draw_ < std::chrono::milliseconds(100)) return;
   last_draw_ = now;
@@ -165,6 +146,124 @@ void Reporter::draw_progress(bool force) {
                      human_bytes(total_bytes_) + " " + human_bytes(static_cast<std::uint64_t>(rate)) + "/s ETA " + eta;
   std::cout << "\r\033[K" << line << std::flush;
   progress_shown_ = true;
+}
+
+class JsonOutput : public Output {
+ public:
+  using Output::Output;
+  void note(const std::string&) override {}
+  void error(const provkit::Error& e) override {
+    int code = static_cast<int>(e.code());
+    std::cout << nlohmann::json{{"event", "error"}, {"message", e.what()}, {"exit_code", code}}.dump() << "\n"
+              << nlohmann::json{{"event", "summary"}, {"error", e.what()}, {"exit_code", code}}.dump() << std::endl;
+  }
+  void summary(nlohmann::json fields, const std::string&, bool) override {
+    fields["event"] = "summary";
+    std::cout << fields.dump() << std::endl;
+  }
+
+ protected:
+  void show(const std::string& kind, const std::string& status, const std::string& path, const std::string& detail,
+            bool problem, nlohmann::json fields) override {
+    if (quiet_ && !problem) return;
+    nlohmann::json ev = {{"event", kind}, {"status", status}, {"path", path}};
+    if (!detail.empty()) ev["detail"] = detail;
+    for (auto& [k, v] : fields.items()) ev[k] = v;
+    std::cout << ev.dump() << std::endl;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Output> Output::make(Mode mode, bool quiet) {
+  if (mode == Mode::json) return std::make_unique<JsonOutput>(quiet);
+  if (mode == Mode::tty) return std::make_unique<TerminalOutput>(quiet);
+  return std::make_unique<PlainOutput>(quiet);
+}
+
+// ---- the words for the library's events, one place for every renderer ----
+
+void Output::on_start(const Job& job, std::uint64_t resume_from, std::size_t ranges) {
+  std::string split = ranges > 1 ? " in " + std::to_string(ranges) + " ranges" : "";
+  if (resume_from > 0)
+    event("file", "RESUME", job.spec.path,
+          (ranges > 1 ? std::to_string(resume_from) + " of " + std::to_string(job.spec.size) + " bytes already there" + split
+                      : "from byte " + std::to_string(resume_from) + " of " + std::to_string(job.spec.size)),
+          false, {{"from", resume_from}, {"size", job.spec.size}, {"ranges", ranges}});
+  else
+    event("file", "FETCH", job.spec.path, human_bytes(job.spec.size) + split, false,
+          {{"size", job.spec.size}, {"ranges", ranges}});
+}
+
+void Output::on_retry(const Job& job, const std::string& why, double delay_s) {
+  char d[32];
+  std::snprintf(d, sizeof d, "%.1f", delay_s);
+  event("file", "RETRY", job.spec.path, why + "; trying again in " + d + " s", false, {{"delay_s", delay_s}});
+}
+
+void Output::on_restart(const Job& job, const std::string& why) { event("file", "RESTART", job.spec.path, why, false); }
+
+void Output::on_finish(const Job& job, const JobResult& r) {
+  nlohmann::json f = {{"size", job.spec.size}, {"bytes_transferred", r.bytes_transferred}};
+  if (!r.sha256.empty()) f["sha256"] = r.sha256;
+  switch (r.outcome) {
+    case Outcome::present:
+      f["verified_by"] = r.from_stamp ? "stamp" : "hash";
+      event("file", "OK", job.spec.path, in_place_detail(r.from_stamp), false, f);
+      break;
+    case Outcome::downloaded:
+      event("file", "OK", job.spec.path, "downloaded and verified (" + human_bytes(r.bytes_transferred) + " transferred)",
+            false, f);
+      break;
+    case Outcome::mismatch:
+      f["rejected"] = r.rejected.string();
+      if (job.spec.sha256) f["expected_sha256"] = *job.spec.sha256;
+      event("file", r.mismatch == fetch::Mismatch::sha256 ? "SHA256 MISMATCH" : r.mismatch == fetch::Mismatch::size ? "SIZE MISMATCH" : "GIT OID MISMATCH", job.spec.path, r.message,
+            true, f);
+      break;
+    case Outcome::failed:
+      f["exit_code"] = static_cast<int>(r.code);
+      event("file", "FAILED", job.spec.path, r.message, true, f);
+      break;
+  }
+}
+
+void Output::on_verified(const hub::FileCheck& c) {
+  const auto& v = c.verification;
+  nlohmann::json f = {{"size", c.spec.size}};
+  if (!v.sha256.empty()) f["sha256"] = v.sha256;
+  event("verify", fetch::state_name(v.state), c.path, mismatch_detail(c.spec, v), v.state != FileState::ok, f);
+}
+
+void Output::on_checked_in_place(const hub::FileCheck& c, const provkit::hfcache::Layout& layout) {
+  const auto& v = c.verification;
+  nlohmann::json f = {{"size", c.spec.size}, {"bytes_transferred", 0}};
+  if (!v.sha256.empty()) f["sha256"] = v.sha256;
+  if (v.state == FileState::ok) {
+    f["verified_by"] = v.from_stamp ? "stamp" : "hash";
+    event("file", "OK", c.path, in_place_detail(v.from_stamp), false, f);
+  } else {
+    event("file", fetch::state_name(v.state), c.path,
+          v.state == FileState::missing ? "not in " + layout.describe() + "; offline, so not downloaded"
+                                        : mismatch_detail(c.spec, v),
+          true, f);
+  }
+}
+
+void Output::on_assembled(const hub::Assembly& a) {
+  const auto& r = a.result;
+  const auto& e = *a.entry;
+  nlohmann::json f = {{"size", r.size}, {"sha256", r.sha256}};
+  if (r.outcome == fetch::AssembleOutcome::mismatch) {
+    f["rejected"] = r.rejected.string();
+    event("assemble", r.mismatch == fetch::Mismatch::size ? "SIZE MISMATCH" : "SHA256 MISMATCH", e.output, r.message, true, f);
+    return;
+  }
+  event("assemble", "OK", e.output,
+        r.outcome == fetch::AssembleOutcome::unchanged
+            ? "parts unchanged since the last assembly"
+            : "assembled from " + std::to_string(e.parts.size()) + " parts" + (e.sha256 ? " and verified" : ""),
+        false, f);
 }
 
 }  // namespace hffetch

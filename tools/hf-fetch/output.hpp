@@ -1,56 +1,53 @@
 #pragma once
-// How hf-fetch speaks: one plain line per event (not a terminal), a live
-// progress display (terminal), or JSON lines (--json). --quiet keeps only
-// problems. Problems go to stderr in the text modes; JSON goes to stdout.
-#include <chrono>
+// How hf-fetch speaks. Output words the library's events once (a STATUS, a
+// path, a detail and the JSON fields); three renderers (output.cpp) show
+// them: plain lines (not a terminal), lines above a live progress display
+// (terminal), or JSON lines (--json). --quiet keeps only problems. Problems
+// go to stderr in the text modes; JSON goes to stdout.
 #include <cstdint>
-#include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "provkit/error.hpp"
-#include "provkit/fetch.hpp"
+#include "provkit/snapshot.hpp"
 
 namespace hffetch {
 
-class Reporter : public provkit::fetch::Observer {
+namespace fetch = provkit::fetch;
+namespace hub = provkit::hub;
+
+class Output : public hub::SnapshotObserver {
  public:
   enum class Mode { plain, tty, json };
-  Reporter(Mode mode, bool quiet) : mode_(mode), quiet_(quiet) {}
+  static std::unique_ptr<Output> make(Mode mode, bool quiet);
+  explicit Output(bool quiet) : quiet_(quiet) {}
 
   // One event: STATUS path: detail. `fields` are added to the JSON event.
   void event(const std::string& kind, const std::string& status, const std::string& path, const std::string& detail,
-             bool problem, nlohmann::json fields = nlohmann::json::object());
+             bool problem, nlohmann::json fields = nlohmann::json::object()) {
+    show(kind, status, path, detail, problem, std::move(fields));
+  }
   // A sentence for people (not shown with --json or --quiet).
-  void note(const std::string& text);
+  virtual void note(const std::string& text) = 0;
   // A fatal error: the sentence on stderr, or an "error" JSON event.
-  void error(const provkit::Error& e);
+  virtual void error(const provkit::Error& e) = 0;
   // The last word: JSON summary object, or `text` on stdout.
-  void summary(nlohmann::json fields, const std::string& text, bool problem);
+  virtual void summary(nlohmann::json fields, const std::string& text, bool problem) = 0;
+  virtual void begin_downloads(std::uint64_t /*total_bytes*/, std::size_t /*files*/) {}
 
-  void begin_downloads(std::uint64_t total_bytes, std::size_t files);
+  void on_start(const fetch::Job& job, std::uint64_t resume_from, std::size_t ranges) override;
+  void on_retry(const fetch::Job& job, const std::string& why, double delay_s) override;
+  void on_restart(const fetch::Job& job, const std::string& why) override;
+  void on_finish(const fetch::Job& job, const fetch::JobResult& r) override;
+  void on_verified(const hub::FileCheck& c) override;
+  void on_checked_in_place(const hub::FileCheck& c, const provkit::hfcache::Layout& layout) override;
+  void on_assembled(const hub::Assembly& a) override;
 
-  void on_start(const provkit::fetch::Job& job, std::uint64_t resume_from, std::size_t ranges) override;
-  void on_progress(const provkit::fetch::Job& job, std::uint64_t have) override;
-  void on_retry(const provkit::fetch::Job& job, const std::string& why, double delay_s) override;
-  void on_restart(const provkit::fetch::Job& job, const std::string& why) override;
-  void on_finish(const provkit::fetch::Job& job, const provkit::fetch::JobResult& r) override;
-
- private:
-  void print(const std::string& text, bool problem);
-  void draw_progress(bool force);
-  void clear_progress();
-
-  Mode mode_;
+ protected:
+  virtual void show(const std::string& kind, const std::string& status, const std::string& path,
+                    const std::string& detail, bool problem, nlohmann::json fields) = 0;
   bool quiet_;
-  // Progress state (terminal mode).
-  std::uint64_t total_bytes_ = 0, done_bytes_ = 0, transferred_ = 0;
-  std::size_t files_ = 0, files_done_ = 0;
-  std::map<std::string, std::uint64_t> current_;  // path -> bytes so far
-  std::map<std::string, std::uint64_t> sizes_;
-  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
-  std::chrono::steady_clock::time_point last_draw_{};
-  bool progress_shown_ = false;
 };
 
 std::string human_bytes(std::uint64_t n);

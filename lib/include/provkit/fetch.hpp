@@ -7,7 +7,12 @@
 // - content reaches its final path only after size and hashes match (atomic
 //   rename); a mismatch is kept aside as "<prefix>.bad-<sha256>";
 // - transfers run on one http::Session (one curl multi handle, one loop);
-//   progress goes to an Observer the tool plugs its display into.
+//   progress goes to an Observer the tool plugs its display into;
+// - where files come from (resolve, re-resolve on expiry, the token, what a
+//   refusal means) is a download::Source's business (the Hub's: HubSource).
+// The engine's parts: download_engine.hpp (run, file transfer, range
+// attempt), download_partial.hpp, download_digest.hpp,
+// download_prefix_hasher.hpp, download_io.hpp.
 // Also here: verification of files on disk (no network) and assembly of
 // split parts.
 #include <cstdint>
@@ -18,7 +23,7 @@
 
 #include "provkit/error.hpp"
 #include "provkit/http.hpp"
-#include "provkit/hub.hpp"
+#include "provkit/download_source.hpp"
 
 namespace provkit::fetch {
 
@@ -31,6 +36,9 @@ struct FileSpec {
   std::optional<std::string> sha256;
   std::optional<std::string> git_oid;
 };
+
+// Which check a file failed (none: it passed them all).
+enum class Mismatch { none, size, sha256, git_oid };
 
 // ---- verification (no network) ---------------------------------------------------
 
@@ -62,7 +70,7 @@ void record_verified(const fs::path& path, const Verification& v, const fs::path
 
 struct Job {
   FileSpec spec;
-  std::string url;           // where to GET it (the resolve URL)
+  std::string url;           // where its Source resolves it (for the Hub: the resolve URL)
   fs::path final_path;       // verified content goes here
   fs::path partial_path;     // kept across runs
   fs::path rejected_prefix;  // mismatching content is kept at "<prefix>.bad-<sha256>"
@@ -83,6 +91,7 @@ struct JobResult {
   std::string sha256;                   // computed (present / downloaded / mismatch)
   std::string git_oid;                  // computed when expected
   bool from_stamp = false;              // present: vouched for by its verified stamp, not read
+  Mismatch mismatch = Mismatch::none;   // mismatch: which check failed
   std::string message;                  // mismatch or failure: one sentence
   fs::path rejected;                    // where a mismatch was kept
   ExitCode code = ExitCode::ok;         // for failures: network, auth, check_failed
@@ -103,8 +112,6 @@ class Observer {
 
 struct Options {
   http::Options http;
-  std::string bearer_token;  // sent only to the URLs' own origin, never after a cross-origin redirect
-  hub::Repo repo;            // for the sentences of refused answers
   int max_parallel = 1;      // files transferred at once
   // Files of at least 2 x min_split_size are fetched as byte ranges of at
   // least that size over up to `connections` connections at once.
@@ -114,13 +121,16 @@ struct Options {
 
 class Downloader {
  public:
-  explicit Downloader(Options options) : options_(std::move(options)) {}
+  // `source` resolves the jobs' files and decides where the token goes and
+  // what a refusal means; it must outlive the Downloader.
+  Downloader(Options options, download::Source& source) : options_(std::move(options)), source_(source) {}
   // Results in the order of `jobs`. Throws provkit::Error only for local
   // failures that make going on pointless (disk full, unwritable directory).
   std::vector<JobResult> run(const std::vector<Job>& jobs, Observer& observer);
 
  private:
   Options options_;
+  download::Source& source_;
 };
 
 // ---- assembly -----------------------------------------------------------------
@@ -139,6 +149,7 @@ struct AssembleResult {
   AssembleOutcome outcome = AssembleOutcome::assembled;
   std::string sha256;
   std::uint64_t size = 0;
+  Mismatch mismatch = Mismatch::none;  // mismatch: size or sha256
   std::string message;
   fs::path rejected;
 };

@@ -40,7 +40,4 @@ Interpreter query_interpreter(const fs::path& python, const fs::path& cache_dir)
 // pyenv's versions, /usr/local/bin and /usr/bin. Throws when nothing fits.
 fs::path find_python(const std::string& spec, const fs::path& managed_dir);
 
-// Runs argv (no shell) and returns its exit status; stdout into `out`.
-int run_capture(const std::vector<std::string>& argv, std::string& out);
-
 }  // namespace provkit::py

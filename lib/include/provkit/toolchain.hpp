@@ -8,23 +8,24 @@
 #include <string_view>
 #include <vector>
 
+#include "provkit/util_paths.hpp"
+#include "provkit/util_process.hpp"
+
 namespace provkit::toolchain {
 
 namespace fs = std::filesystem;
 
-// Runs argv (no shell), stdout and stderr captured together; killed after
-// `timeout`. exit_status is -1 when it could not start or was killed.
-struct RunResult {
-  int exit_status = -1;
-  std::string output;
-  bool timed_out = false;
-  std::string start_error;  // why it could not start (empty when it did)
-};
-RunResult run(const std::vector<std::string>& argv, std::chrono::milliseconds timeout = std::chrono::seconds(30));
+// How the toolchain probes run a tool: util::run with stdout and stderr
+// captured together, killed after `timeout`.
+using util::RunResult;
+inline RunResult run(const std::vector<std::string>& argv, std::chrono::milliseconds timeout = std::chrono::seconds(30)) {
+  util::RunOptions options;
+  options.timeout = timeout;
+  return util::run(argv, options);
+}
 
-// `name` on the colon-separated `path_list` (an executable regular file);
-// a name with a '/' is checked as it is.
-std::optional<fs::path> find_executable(const std::string& name, std::string_view path_list);
+// util::find_executable, where the toolchain's callers look for it.
+using util::find_executable;
 
 // Triton's rule: $CC when set (used as one program path or name), else gcc,
 // else clang on PATH.

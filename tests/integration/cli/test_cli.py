@@ -7,42 +7,28 @@
 - Usage names the tool by its name, not by the path it was started by;
 - the man page (built by help2man in the build tree) holds every subcommand's options.
 
-Usage: test_cli.py TEST...   (one ctest per `def test_...`, registered by tests/integration/cli.cmake)
+Usage: test_cli.py TEST...   (one ctest per `def test_...`, registered by tests/integration/discover.cmake)
 """
-import importlib.util
 import os
 import re
-import subprocess
 import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 INTEGRATION = os.path.dirname(HERE)
+sys.path[:0] = [INTEGRATION, os.path.join(INTEGRATION, "hf-fetch"), os.path.join(INTEGRATION, "envbuild")]
+import common  # noqa: E402
+import envbuild_fixtures as eb  # noqa: E402
+import hf_fixtures as hf  # noqa: E402
+import make_wheels as wheels  # noqa: E402
+from common import BIN, BUILD, HubSim, check, main, make_repo, tempdir, tool  # noqa: E402
 
-
-def load(name, path):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-# The hf-fetch and envbuild harnesses (both are called common.py, hence loaded by path).
-hf = load("hf_fetch_common", os.path.join(INTEGRATION, "hf-fetch", "common.py"))
-eb = load("envbuild_common", os.path.join(INTEGRATION, "envbuild", "common.py"))
-wheels = load("envbuild_make_wheels", os.path.join(INTEGRATION, "envbuild", "make_wheels.py"))
-check, Run, tempdir = hf.check, hf.Run, hf.tempdir
-
-BIN = hf.BIN
-BUILD = os.environ.get("PROVKIT_BUILD_DIR") or os.path.dirname(BIN)
 XY = "%d.%d" % sys.version_info[:2]
 
 
-def run(tool, *args, env=None, timeout=120):
-    proc = subprocess.run([os.path.join(BIN, tool), *map(str, args)], capture_output=True, text=True,
-                          timeout=timeout, env=env if env is not None else hf.clean_env(), stdin=subprocess.DEVNULL)
-    return Run(proc)
+def run(name, *args, env=None, timeout=120):
+    return common.run([tool(name), *args], expect=None, env=env if env is not None else hf.clean_env(),
+                      timeout=timeout)
 
 
 def expect(r, rc, what):
@@ -69,8 +55,8 @@ LFS = {"model.safetensors"}
 def hub_repos():
     """A public and a private repository for the simulator; returns the repos.json path."""
     tmp = tempdir("cli-hub-")
-    hf.make_repo(tmp, "org/model", FILES, lfs=LFS)
-    hf.make_repo(tmp, "org/private", FILES, lfs=LFS, private=True, tokens=[hf.TOKEN])
+    make_repo(tmp, "org/model", FILES, lfs=LFS)
+    make_repo(tmp, "org/private", FILES, lfs=LFS, private=True, tokens=[hf.TOKEN])
     return tmp, os.path.join(tmp, "repos.json")
 
 
@@ -78,7 +64,7 @@ def test_hf_fetch_globals_before_and_after_manifest_create():
     tmp, repos = hub_repos()
     token_file = write(os.path.join(tmp, "token"), hf.TOKEN + "\n")
     create = ["manifest", "create"]
-    with hf.HubSim(repos) as sim:
+    with HubSim(repos) as sim:
         def created(side, argv, repo="org/model", rc=0, timeout=60):
             out = os.path.join(tmp, f"{repo.replace('/', '-')}-{side}-{len(os.listdir(tmp))}.yaml")
             sim.clear_requests()
@@ -130,7 +116,7 @@ def test_hf_fetch_globals_before_and_after_manifest_create():
 def filled_cache():
     """A repository fetched into a cache: (Repo, fetch output)."""
     repo = hf.Repo(FILES, lfs=LFS)
-    with hf.HubSim(repo.repos_json) as sim:
+    with HubSim(repo.repos_json) as sim:
         r = hf.hf_fetch("--manifest", repo.manifest, "--cache-dir", repo.cache, "--endpoint", sim.hub)
         expect(r, 0, "filling the cache")
     return repo
@@ -169,7 +155,7 @@ def test_hf_fetch_option_refused_where_it_cannot_apply():
     token_file = write(os.path.join(repo.tmp, "token"), hf.TOKEN)
     to = os.path.join(repo.tmp, "export")
     out = os.path.join(repo.tmp, "created.yaml")
-    with hf.HubSim(repo.repos_json) as sim:
+    with HubSim(repo.repos_json) as sim:
         export = (["mirror", "export"], ["--manifest", repo.manifest, "--cache-dir", repo.cache, "--to", to])
         create = (["manifest", "create"], [repo.repo_id, "--endpoint", sim.hub, "-o", out])
         cases = [
@@ -407,4 +393,4 @@ def test_envcheck_man_page_has_every_option():
 
 
 if __name__ == "__main__":
-    hf.main({name: fn for name, fn in globals().items() if name.startswith("test_") and callable(fn)})
+    main()

@@ -15,11 +15,12 @@ import tempfile
 import time
 import zipfile
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import *  # noqa: E402,F401,F403
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from common import check, main, run, start_index, tempdir  # noqa: E402
+from envbuild_fixtures import *  # noqa: E402,F401,F403
 from make_wheels import pure_wheel, record_hash, write_wheel  # noqa: E402
 
-tmp = tempfile.mkdtemp(prefix="envbuild-hostile-")
+tmp = tempdir("envbuild-hostile-")
 cache = os.path.join(tmp, "cache")
 wheels = os.path.join(tmp, "wheels")
 os.makedirs(wheels)
@@ -81,8 +82,7 @@ def plant_evil(env):
     return victims, rel_up, info
 
 
-@test
-def create_never_removes_outside_the_environment():
+def test_create_never_removes_outside_the_environment():
     # Item 8: removing that distribution touches only its file inside.
     env = fresh_env("env-remove")
     victims, rel_up, info = plant_evil(env)
@@ -98,8 +98,7 @@ def create_never_removes_outside_the_environment():
     envbuild(cache, "verify", env, "--lock", demo_lock)
 
 
-@test
-def verify_never_reads_outside_the_environment():
+def test_verify_never_reads_outside_the_environment():
     # Item 9: the same RECORD makes verify report where it points, reading nothing there.
     env = fresh_env("env-outside")
     victims, rel_up, info = plant_evil(env)
@@ -112,8 +111,7 @@ def verify_never_reads_outside_the_environment():
     check(f"outside   {rel_up}" in p.stdout, p.stdout)
 
 
-@test
-def verify_reports_links_as_drift():
+def test_verify_reports_links_as_drift():
     # Item 9: a file replaced by a link whose target string has the recorded
     # size, and a package directory replaced by a link to a copy outside.
     env = fresh_env("env-links")
@@ -148,8 +146,7 @@ def verify_reports_links_as_drift():
     check("modified  demopure/__init__.py" in p.stdout and "has drifted" in p.stdout, p.stdout)
 
 
-@test
-def wheel_may_not_replace_the_skeleton():
+def test_wheel_may_not_replace_the_skeleton():
     # Item 10: .data/scripts/python, .data/data/pyvenv.cfg, bin/activate and a
     # console script named python3 would each take over the environment.
     evil_python = (b"#!/bin/sh\necho pwned\n", 0o755)
@@ -173,8 +170,7 @@ def wheel_may_not_replace_the_skeleton():
     check({f: os.lstat(os.path.join(env, f)).st_ino for f in tree_files(env)} == before, "environment unchanged")
 
 
-@test
-def verify_lock_never_runs_the_environments_python():
+def test_verify_lock_never_runs_the_environments_python():
     # Item 10: verify --lock asks the interpreter pyvenv.cfg's home names.
     env = fresh_env("env-swapped")
     marker = os.path.join(tmp, "ran-env-python")
@@ -199,8 +195,7 @@ def verify_lock_never_runs_the_environments_python():
     check(not os.path.exists(marker), "verify --lock ran a file inside the environment")
 
 
-@test
-def wheel_must_be_what_its_name_says():
+def test_wheel_must_be_what_its_name_says():
     # Item 11: the file name, the .dist-info and METADATA must agree (the lock
     # entry is matched against the file name).
     w = write_wheel(wheels, "liar-1.0-py3-none-any.whl", "other", "9.9", OK)
@@ -240,8 +235,7 @@ def patch_sizes(path, member, declared):
     open(path, "wb").write(bytes(data))
 
 
-@test
-def bombs_are_refused_before_writing():
+def test_bombs_are_refused_before_writing():
     # Item 12: 256 MiB of zeros deflate to about 250 KiB.
     zeros = b"\0" * (256 << 20)
     w = write_wheel(wheels, "bomb-1.0-py3-none-any.whl", "bomb", "1.0", {**OK, "bomb/zeros.bin": zeros})
@@ -256,8 +250,7 @@ def bombs_are_refused_before_writing():
     del zeros
 
 
-@test
-def conflicting_entries_are_named():
+def test_conflicting_entries_are_named():
     # Item 12: demo/x as a file and as a directory.
     w = write_wheel(wheels, "conflict-1.0-py3-none-any.whl", "conflict", "1.0",
                     {**OK, "conflict/x": b"file\n", "conflict/x/y": b"under it\n"})
@@ -265,5 +258,4 @@ def conflicting_entries_are_named():
     check("filesystem error" not in p.stderr, p.stderr)
 
 
-shutil.rmtree(tmp, ignore_errors=True) if not failures else print(f"kept {tmp}")
-finish()
+main()

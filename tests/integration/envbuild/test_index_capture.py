@@ -12,10 +12,11 @@ import sys
 import tarfile
 import tempfile
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import *  # noqa: E402,F401,F403
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from common import check, main, run, start_index, tempdir  # noqa: E402
+from envbuild_fixtures import *  # noqa: E402,F401,F403
 
-tmp = tempfile.mkdtemp(prefix="envbuild-index-")
+tmp = tempdir("envbuild-index-")
 cache = os.path.join(tmp, "cache")
 wheels = os.path.join(tmp, "wheels")
 run([sys.executable, os.path.join(HERE, "make_wheels.py"), wheels])
@@ -28,94 +29,87 @@ def W(prefix):
 
 
 GOOD = [W("demopure-1.0-"), W("demoplat-"), W("pip-"), W("setuptools-")]
-server = subprocess.Popen([sys.executable, os.path.join(HERE, "index_server.py"), wheels], stdout=subprocess.PIPE, text=True)
-try:
-    port = int(server.stdout.readline())
-    base = f"http://127.0.0.1:{port}"
-
-    @test
-    def index_html():
-        lock = write_lock(os.path.join(tmp, "lock.txt"), GOOD)
-        env = os.path.join(tmp, "env-html")
-        p = envbuild(cache + "-html", "create", env, "--python", PYTHON, "--lock", lock, "--index-url", base + "/simple/")
-        check("4 installed" in p.stdout, p.stdout)
-        check(len(os.listdir(os.path.join(cache + "-html", "wheels"))) == 4, "downloads kept by sha256")
-        envbuild(cache + "-html", "verify", env, "--lock", lock)
-        check(run([os.path.join(env, "bin", "demopure")]).stdout.strip() == "demopure 1.0 ok", "console script")
-
-    @test
-    def index_without_hash_fragments():
-        lock = write_lock(os.path.join(tmp, "lock-nohash.txt"), GOOD[:1])
-        env = os.path.join(tmp, "env-nohash")
-        p = envbuild(cache + "-nohash", "create", env, "--python", PYTHON, "--lock", lock, "--index-url", base + "/nohash/simple")
-        check("1 installed" in p.stdout, p.stdout)
-        bad = os.path.join(tmp, "lock-nohash-bad.txt")
-        open(bad, "w").write("demopure==1.0 --hash=sha256:" + "2" * 64 + "\n")
-        p = envbuild(cache + "-nohash", "create", env, "--python", PYTHON, "--lock", bad, "--index-url", base + "/nohash/simple", expect=1)
-        check("matches the lock's hashes" in p.stderr and sha256(GOOD[0]) in p.stderr, p.stderr)
-
-    @test
-    def index_json_and_lock_option():
-        # The index named inside the lock (pip's --index-url line); JSON is negotiated.
-        lock = os.path.join(tmp, "lock-json.txt")
-        with open(lock, "w") as f:
-            f.write(f"--index-url {base}/simple\n")
-            for w in GOOD[:2]:
-                f.write(wheel_line(w))
-        env = os.path.join(tmp, "env-json")
-        p = envbuild(cache + "-json", "create", env, "--python", PYTHON, "--lock", lock)
-        check("2 installed" in p.stdout, p.stdout)
-        envbuild(cache + "-json", "verify", env)
-
-    @test
-    def index_hash_mismatch_and_unknown():
-        lock = os.path.join(tmp, "lock-bad.txt")
-        open(lock, "w").write("demopure==1.0 --hash=sha256:" + "1" * 64 + "\n")
-        p = envbuild(cache, "create", os.path.join(tmp, "env-x"), "--python", PYTHON, "--lock", lock,
-                     "--index-url", base + "/simple", expect=1)
-        check("matches the lock's hashes" in p.stderr, p.stderr)
-        open(lock, "w").write("nosuchproject==1.0 --hash=sha256:" + "1" * 64 + "\n")
-        p = envbuild(cache, "create", os.path.join(tmp, "env-x"), "--python", PYTHON, "--lock", lock,
-                     "--index-url", base + "/simple", expect=1)
-        check("no compatible wheel for nosuchproject==1.0" in p.stderr and "wheels seen: none" in p.stderr, p.stderr)
-        p = envbuild(cache, "create", os.path.join(tmp, "env-x"), "--python", PYTHON, "--lock", lock,
-                     "--index-url", base + "/private/simple", expect=4)
-        check("refused" in p.stderr, p.stderr)
-
-    @test
-    def pylock_urls_with_retry_and_bad_size():
-        # pylock.toml naming wheels by URL; the flaky route fails once (503) and is retried.
-        def entry(w, size=None):
-            n = os.path.basename(w)
-            name, version = n.split("-")[:2]
-            return (f'[[packages]]\nname = "{name}"\nversion = "{version}"\n'
-                    f'wheels = [{{ url = "{base}/flaky/{n}", size = {size or os.path.getsize(w)}, '
-                    f'hashes = {{ sha256 = "{sha256(w)}" }} }}]\n\n')
-        d = os.path.join(tmp, "pylock-url")
-        os.makedirs(d)
-        lock = os.path.join(d, "pylock.toml")
-        open(lock, "w").write('lock-version = "1.0"\ncreated-by = "test"\n\n' + entry(GOOD[0]) + entry(GOOD[1]))
-        env = os.path.join(tmp, "env-pylock")
-        p = envbuild(cache + "-pylock", "create", env, "--python", PYTHON, "--lock", lock)
-        check("2 installed" in p.stdout, p.stdout + p.stderr)
-        open(lock, "w").write('lock-version = "1.0"\n\n' + entry(W("demopure-1.1-"), size=10))
-        p = envbuild(cache + "-pylock", "create", env, "--python", PYTHON, "--lock", lock, expect=1)
-        check("size" in p.stderr, p.stderr)
-        # A marker that is false skips the entry.
-        open(lock, "w").write('lock-version = "1.0"\n\n' + entry(GOOD[0]) +
-                              entry(GOOD[1]).replace('version = "1.0"', 'version = "1.0"\nmarker = "sys_platform == \'win32\'"'))
-        p = envbuild(cache + "-pylock", "create", env, "--python", PYTHON, "--lock", lock)
-        check("- demoplat==1.0" in p.stdout, p.stdout)
-        open(lock, "w").write('lock-version = "2.0"\n')
-        p = envbuild(cache, "create", env, "--python", PYTHON, "--lock", lock, expect=2)
-        check("pylock.toml:1" in p.stderr and "lock-version" in p.stderr, p.stderr)
-finally:
-    server.terminate()
-    server.wait(timeout=10)
+server, base = start_index(wheels)
 
 
-@test
-def capture_and_rebuild():
+def test_index_html():
+    lock = write_lock(os.path.join(tmp, "lock.txt"), GOOD)
+    env = os.path.join(tmp, "env-html")
+    p = envbuild(cache + "-html", "create", env, "--python", PYTHON, "--lock", lock, "--index-url", base + "/simple/")
+    check("4 installed" in p.stdout, p.stdout)
+    check(len(os.listdir(os.path.join(cache + "-html", "wheels"))) == 4, "downloads kept by sha256")
+    envbuild(cache + "-html", "verify", env, "--lock", lock)
+    check(run([os.path.join(env, "bin", "demopure")]).stdout.strip() == "demopure 1.0 ok", "console script")
+
+
+def test_index_without_hash_fragments():
+    lock = write_lock(os.path.join(tmp, "lock-nohash.txt"), GOOD[:1])
+    env = os.path.join(tmp, "env-nohash")
+    p = envbuild(cache + "-nohash", "create", env, "--python", PYTHON, "--lock", lock, "--index-url", base + "/nohash/simple")
+    check("1 installed" in p.stdout, p.stdout)
+    bad = os.path.join(tmp, "lock-nohash-bad.txt")
+    open(bad, "w").write("demopure==1.0 --hash=sha256:" + "2" * 64 + "\n")
+    p = envbuild(cache + "-nohash", "create", env, "--python", PYTHON, "--lock", bad, "--index-url", base + "/nohash/simple", expect=1)
+    check("matches the lock's hashes" in p.stderr and sha256(GOOD[0]) in p.stderr, p.stderr)
+
+
+def test_index_json_and_lock_option():
+    # The index named inside the lock (pip's --index-url line); JSON is negotiated.
+    lock = os.path.join(tmp, "lock-json.txt")
+    with open(lock, "w") as f:
+        f.write(f"--index-url {base}/simple\n")
+        for w in GOOD[:2]:
+            f.write(wheel_line(w))
+    env = os.path.join(tmp, "env-json")
+    p = envbuild(cache + "-json", "create", env, "--python", PYTHON, "--lock", lock)
+    check("2 installed" in p.stdout, p.stdout)
+    envbuild(cache + "-json", "verify", env)
+
+
+def test_index_hash_mismatch_and_unknown():
+    lock = os.path.join(tmp, "lock-bad.txt")
+    open(lock, "w").write("demopure==1.0 --hash=sha256:" + "1" * 64 + "\n")
+    p = envbuild(cache, "create", os.path.join(tmp, "env-x"), "--python", PYTHON, "--lock", lock,
+                 "--index-url", base + "/simple", expect=1)
+    check("matches the lock's hashes" in p.stderr, p.stderr)
+    open(lock, "w").write("nosuchproject==1.0 --hash=sha256:" + "1" * 64 + "\n")
+    p = envbuild(cache, "create", os.path.join(tmp, "env-x"), "--python", PYTHON, "--lock", lock,
+                 "--index-url", base + "/simple", expect=1)
+    check("no compatible wheel for nosuchproject==1.0" in p.stderr and "wheels seen: none" in p.stderr, p.stderr)
+    p = envbuild(cache, "create", os.path.join(tmp, "env-x"), "--python", PYTHON, "--lock", lock,
+                 "--index-url", base + "/private/simple", expect=4)
+    check("refused" in p.stderr, p.stderr)
+
+
+def test_pylock_urls_with_retry_and_bad_size():
+    # pylock.toml naming wheels by URL; the flaky route fails once (503) and is retried.
+    def entry(w, size=None):
+        n = os.path.basename(w)
+        name, version = n.split("-")[:2]
+        return (f'[[packages]]\nname = "{name}"\nversion = "{version}"\n'
+                f'wheels = [{{ url = "{base}/flaky/{n}", size = {size or os.path.getsize(w)}, '
+                f'hashes = {{ sha256 = "{sha256(w)}" }} }}]\n\n')
+    d = os.path.join(tmp, "pylock-url")
+    os.makedirs(d)
+    lock = os.path.join(d, "pylock.toml")
+    open(lock, "w").write('lock-version = "1.0"\ncreated-by = "test"\n\n' + entry(GOOD[0]) + entry(GOOD[1]))
+    env = os.path.join(tmp, "env-pylock")
+    p = envbuild(cache + "-pylock", "create", env, "--python", PYTHON, "--lock", lock)
+    check("2 installed" in p.stdout, p.stdout + p.stderr)
+    open(lock, "w").write('lock-version = "1.0"\n\n' + entry(W("demopure-1.1-"), size=10))
+    p = envbuild(cache + "-pylock", "create", env, "--python", PYTHON, "--lock", lock, expect=1)
+    check("size" in p.stderr, p.stderr)
+    # A marker that is false skips the entry.
+    open(lock, "w").write('lock-version = "1.0"\n\n' + entry(GOOD[0]) +
+                          entry(GOOD[1]).replace('version = "1.0"', 'version = "1.0"\nmarker = "sys_platform == \'win32\'"'))
+    p = envbuild(cache + "-pylock", "create", env, "--python", PYTHON, "--lock", lock)
+    check("- demoplat==1.0" in p.stdout, p.stdout)
+    open(lock, "w").write('lock-version = "2.0"\n')
+    p = envbuild(cache, "create", env, "--python", PYTHON, "--lock", lock, expect=2)
+    check("pylock.toml:1" in p.stderr and "lock-version" in p.stderr, p.stderr)
+
+
+def test_capture_and_rebuild():
     # An environment made by pip (not by envbuild) from real and test wheels.
     src = os.path.join(tmp, "pipenv")
     run([PYTHON, "-m", "venv", "--without-pip", src])
@@ -167,8 +161,7 @@ def capture_and_rebuild():
     os.replace(target + ".orig", target)
 
 
-@test
-def python_install_and_use():
+def test_python_install_and_use():
     pythons = os.path.join(tmp, "pythons")
     xy = "%d.%d" % sys.version_info[:2]
     gz = make_standalone_archive(os.path.join(tmp, "cpython-standalone"), "gz")
@@ -203,5 +196,4 @@ def python_install_and_use():
           "escaping entry not written")
 
 
-shutil.rmtree(tmp, ignore_errors=True) if not failures else print(f"kept {tmp}")
-finish()
+main()

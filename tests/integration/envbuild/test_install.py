@@ -9,10 +9,11 @@ import subprocess
 import sys
 import tempfile
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import *  # noqa: E402,F401,F403
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from common import check, main, run, start_index, tempdir  # noqa: E402
+from envbuild_fixtures import *  # noqa: E402,F401,F403
 
-tmp = tempfile.mkdtemp(prefix="envbuild-install-")
+tmp = tempdir("envbuild-install-")
 cache = os.path.join(tmp, "cache")
 wheels = os.path.join(tmp, "wheels")
 run([sys.executable, os.path.join(HERE, "make_wheels.py"), wheels])
@@ -28,8 +29,7 @@ FL = ["-f", wheels, "-f", DEBIAN_WHEELS]
 env = os.path.join(tmp, "env")
 
 
-@test
-def create_and_use():
+def test_create_and_use():
     p = envbuild(cache, "create", env, "--python", PYTHON, "--lock", good_lock, *FL)
     check("4 installed" in p.stdout, p.stdout)
     py = os.path.join(env, "bin", "python")
@@ -57,8 +57,7 @@ def create_and_use():
     check(out == [py, env, "gone"], f"activate: {out}")
 
 
-@test
-def pip_accepts_it():
+def test_pip_accepts_it():
     py = os.path.join(env, "bin", "python")
     listing = run([py, "-m", "pip", "list", "--format=json", "--disable-pip-version-check"]).stdout
     names = {d["name"].lower(): d["version"] for d in json.loads(listing)}
@@ -70,8 +69,7 @@ def pip_accepts_it():
     check(run([os.path.join(env, "bin", "pip"), "--version"]).stdout.startswith("pip "), "pip's own launcher runs")
 
 
-@test
-def verify_clean_then_drift():
+def test_verify_clean_then_drift():
     p = envbuild(cache, "verify", env, "--json")
     report = json.loads(p.stdout)
     check(report["clean"] and len(report["distributions"]) == 4, p.stdout)
@@ -113,8 +111,7 @@ def verify_clean_then_drift():
     envbuild(cache, "verify", env2)
 
 
-@test
-def verify_against_lock():
+def test_verify_against_lock():
     envbuild(cache, "verify", env, "--lock", good_lock)
     lock = write_lock(os.path.join(tmp, "other.txt"), [W("demopure-1.1-"), W("badhash-")] + debian_wheels())
     p = envbuild(cache, "verify", env, "--lock", lock, "--json", expect=1)
@@ -124,8 +121,7 @@ def verify_against_lock():
     check(r["other_version"] == [{"name": "demopure", "installed": "1.0", "locked": "1.1"}], r)
 
 
-@test
-def recreate_matches_lock():
+def test_recreate_matches_lock():
     env3 = os.path.join(tmp, "env-sync")
     envbuild(cache, "create", env3, "--python", PYTHON, "--lock", good_lock, *FL)
     before = {f: os.stat(os.path.join(env3, f)).st_ino for f in tree_files(env3)}
@@ -143,8 +139,7 @@ def recreate_matches_lock():
     envbuild(cache, "verify", env3, "--lock", lock)
 
 
-@test
-def hardlink_edit_is_repaired():
+def test_hardlink_edit_is_repaired():
     # An in-place edit through a hardlink changes the cache's copy too: create
     # must notice, unpack the wheel afresh and relink.
     env4 = os.path.join(tmp, "env-hard")
@@ -165,8 +160,7 @@ def hardlink_edit_is_repaired():
     envbuild(cache, "verify", env5)
 
 
-@test
-def compile_option():
+def test_compile_option():
     env6 = os.path.join(tmp, "env-compiled")
     envbuild(cache, "create", env6, "--python", PYTHON, "--lock", good_lock, *FL, "--compile")
     pyc = [f for f in tree_files(env6, skip_bytecode=False) if f.endswith(".pyc") and "/demopure/" in f]
@@ -174,8 +168,7 @@ def compile_option():
     envbuild(cache, "verify", env6)
 
 
-@test
-def same_files_as_pip():
+def test_same_files_as_pip():
     ref = os.path.join(tmp, "ref")
     run([PYTHON, "-m", "venv", "--without-pip", ref])
     pip = [f for f in debian_wheels() if os.path.basename(f).startswith("pip-")][0]
@@ -201,8 +194,7 @@ def same_files_as_pip():
             check(a == b, f"{f} differs from pip's")
 
 
-@test
-def pip_uninstall_removes_everything():
+def test_pip_uninstall_removes_everything():
     py = os.path.join(env, "bin", "python")
     before = tree_files(env)
     run([py, "-m", "pip", "uninstall", "-y", "--disable-pip-version-check", "demopure"])
@@ -212,8 +204,7 @@ def pip_uninstall_removes_everything():
     envbuild(cache, "verify", env)
 
 
-@test
-def refused_wheels():
+def test_refused_wheels():
     for name, words in [("badhash", "bad RECORD"), ("dotdot", "escapes the target"), ("abspath", "absolute path"),
                         ("dupe", "duplicate entry"), ("symlink", "link entry")]:
         lock = write_lock(os.path.join(tmp, f"{name}.txt"), [W(name + "-")])
@@ -232,8 +223,7 @@ def refused_wheels():
     check("badhash-1.0-py3-none-any.whl has a bad RECORD" in p.stderr and "broken/__init__.py" in p.stderr, p.stderr)
 
 
-@test
-def no_compatible_wheel():
+def test_no_compatible_wheel():
     lock = write_lock(os.path.join(tmp, "old.txt"), [W("oldonly-")])
     p = envbuild(cache, "create", os.path.join(tmp, "env-old"), "--python", PYTHON, "--lock", lock, "-f", wheels, expect=1)
     xy = "%d%d" % sys.version_info[:2]
@@ -246,8 +236,7 @@ def no_compatible_wheel():
     check("matches the lock's hashes" in p.stderr and "demopure-1.0-py3-none-any.whl" in p.stderr, p.stderr)
 
 
-@test
-def bad_locks_exit_2():
+def test_bad_locks_exit_2():
     cases = {
         "unpinned.txt": ("demopure>=1.0 --hash=sha256:" + "a" * 64 + "\n", "unpinned.txt:1", "not pinned"),
         "nohash.txt": ("# c\n\nsetuptools==66.1.1 \\\n  --hash=sha256:" + "a" * 64 + "\ndemopure==1.0\n", "nohash.txt:5", "no --hash"),
@@ -264,8 +253,7 @@ def bad_locks_exit_2():
         check(where in p.stderr and words in p.stderr, f"{name}: {p.stderr}")
 
 
-@test
-def markers_select_entries():
+def test_markers_select_entries():
     lock = os.path.join(tmp, "markers.txt")
     lines = [wheel_line(W("demopure-1.0-")).replace(" \\\n", " ; python_version >= '3.0' \\\n"),
              wheel_line(W("demoplat-")).replace(" \\\n", " ; sys_platform == 'win32' \\\n")]
@@ -275,5 +263,4 @@ def markers_select_entries():
     check("+ demopure==1.0" in p.stdout and "demoplat" not in p.stdout, p.stdout)
 
 
-shutil.rmtree(tmp, ignore_errors=True) if not failures else print(f"kept {tmp}")
-finish()
+main()

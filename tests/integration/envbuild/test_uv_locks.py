@@ -12,19 +12,18 @@ import sys
 import tempfile
 import tomllib
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import *  # noqa: E402,F401,F403
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from common import check, main, run, start_index, tempdir  # noqa: E402
+from envbuild_fixtures import *  # noqa: E402,F401,F403
 
 SOURCE = os.environ.get("PROVKIT_SOURCE_DIR", os.path.join(HERE, "..", "..", ".."))
 FIXTURES = os.path.join(SOURCE, "tests", "data", "locks", "uv-0.11.15")
 WHEELS = os.path.join(FIXTURES, "wheels")
 RECORDED_ORIGINS = ("http://127.0.0.1:42577", "http://127.0.0.1:34809")  # see uv-commands.sh
 
-tmp = tempfile.mkdtemp(prefix="envbuild-uv-")
+tmp = tempdir("envbuild-uv-")
 cache = os.path.join(tmp, "cache")
-server = subprocess.Popen([sys.executable, os.path.join(HERE, "index_server.py"), WHEELS],
-                          stdout=subprocess.PIPE, text=True)
-ORIGIN = f"http://127.0.0.1:{server.stdout.readline().strip()}"
+server, ORIGIN = start_index(WHEELS)
 
 
 def pyenv_python(prefix):
@@ -103,8 +102,7 @@ PYLOCKS_311 = ["app/pylock.toml", "app/pylock.all.toml", "app/pylock.cli-nodev.t
                "appconf/pylock.xextra_cu_group_new.toml", "appconf/pylock.xnodefaultgroups.toml"]
 
 
-@test
-def uv_export_pylocks_install_what_packaging_selects():
+def test_uv_export_pylocks_install_what_packaging_selects():
     for rel in PYLOCKS_311:
         lock = localized(rel)
         allowed, expected = packaging_expects(lock, PY311)
@@ -114,8 +112,7 @@ def uv_export_pylocks_install_what_packaging_selects():
         check(got == expected, f"{rel}: envbuild installed {got}, pip's packaging selects {expected}\n{p.stdout}")
 
 
-@test
-def uv_requirements_install_what_pip_installs():
+def test_uv_requirements_install_what_pip_installs():
     # uv writes no index into these; envbuild is pointed at the index (pip at the same wheels' directory),
     # or at the directory as uv was for req.findlinks.txt.
     index = ("--index-url", ORIGIN + "/simple")
@@ -128,8 +125,7 @@ def uv_requirements_install_what_pip_installs():
         check(got == expected, f"{rel}: envbuild installed {got}, pip installed {expected}\n{p.stdout}")
 
 
-@test
-def uv_pip_compile_requires_python_is_honoured():
+def test_uv_pip_compile_requires_python_is_honoured():
     # uv pip compile wrote the GPU host's interpreter into the lock: >=3.12.3 (>=3.12 with --universal).
     cases = [("pylock.compile.toml", PY311, False), ("pylock.compile.toml", pyenv_python("3.12."), False),
              ("pylock.compile.toml", pyenv_python("3.13."), True),
@@ -148,8 +144,7 @@ def uv_pip_compile_requires_python_is_honoured():
             check(not os.path.exists(env), f"{rel} on {python}: nothing may be created when the lock refuses")
 
 
-@test
-def uv_find_links_pylock_without_hashes_is_refused_with_a_way_out():
+def test_uv_find_links_pylock_without_hashes_is_refused_with_a_way_out():
     lock = localized("pylock.findlinks.toml")  # requires-python >=3.12.3, as uv wrote it
     env, p = create(lock, pyenv_python("3.13."), 2, "--find-links", WHEELS)
     err = p.stderr
@@ -158,7 +153,4 @@ def uv_find_links_pylock_without_hashes_is_refused_with_a_way_out():
     check(not os.path.exists(env), "nothing created")
 
 
-try:
-    finish()
-finally:
-    server.terminate()
+main()

@@ -3,7 +3,7 @@
 (dlopen'd like the real ones), objects built here with gcc/clang, a real
 compiler, nvcc and Python, a KFD sysfs tree and real sockets.
 
-Usage: test_envcheck.py CASE   (one ctest test per case; see envcheck.cmake)
+Usage: test_envcheck.py test_CASE...   (one ctest per `def test_...`, registered by ../discover.cmake)
 """
 import hashlib
 import json
@@ -12,11 +12,11 @@ import shutil
 import socket
 import subprocess
 import sys
-import tempfile
 
-BIN = os.path.join(os.environ["PROVKIT_BIN"], "envcheck")
-BUILD = os.environ["PROVKIT_BUILD_DIR"]
-SOURCE = os.environ["PROVKIT_SOURCE_DIR"]
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from common import BUILD, SOURCE, check, main, run, skip, tool  # noqa: E402,F401
+
+BIN = tool("envcheck")
 FAKE_DRIVER = os.path.join(BUILD, "envcheck-fake-driver")
 FAKE_NVML = os.path.join(FAKE_DRIVER, "libnvidia-ml.so.1")
 FAKE_CUDA = os.path.join(FAKE_DRIVER, "libcuda.so.1")
@@ -45,26 +45,9 @@ p2p.0.1=2
 nvlink.0.1=5
 """
 
-failures = []
-
-
-def check(cond, what, detail=""):
-    if not cond:
-        failures.append(what + (("\n    " + detail.replace("\n", "\n    ")) if detail else ""))
-
-
-class Run:
-    def __init__(self, proc):
-        self.rc, self.out, self.err = proc.returncode, proc.stdout, proc.stderr
-
-    def json(self):
-        return json.loads(self.out)
-
-    def rows(self):
-        return {c["name"]: c for c in self.json()["checks"]}
-
-    def __str__(self):
-        return f"rc={self.rc}\nstdout:\n{self.out}\nstderr:\n{self.err}"
+def checks_by_name(run):
+    """envcheck --json's rows by name."""
+    return {c["name"]: c for c in run.json()["checks"]}
 
 
 def envcheck(*args, env=None, **extra):
@@ -75,7 +58,7 @@ def envcheck(*args, env=None, **extra):
               "ENVCHECK_CUDA_ROOT": MISSING})
     e.pop("PROVKIT_FAKE_GPU", None)
     e.update(env or {})
-    return Run(subprocess.run([BIN, *args], env=e, capture_output=True, text=True, timeout=60, **extra))
+    return run([BIN, *args], expect=None, env=e, timeout=60, **extra)
 
 
 def fake_gpu(tmp, description, cuda_lib=FAKE_CUDA, **more):
@@ -92,7 +75,7 @@ def expect(run, rc, what):
 
 
 def row(run, name, status, what, contains=()):
-    rows = run.rows()
+    rows = checks_by_name(run)
     if name not in rows:
         check(False, f"{what}: no row '{name}'", str(run))
         return
@@ -104,11 +87,11 @@ def row(run, name, status, what, contains=()):
 
 # ---- driver and CUDA ---------------------------------------------------------
 
-def case_no_driver(tmp):
+def test_no_driver(tmp):
     inv = envcheck("--json")
     expect(inv, 0, "inventory without a driver")
     row(inv, "driver", "WARN", "inventory without a driver", ["no NVIDIA driver found", "nvidia-smi"])
-    check(not any(n.startswith("gpu ") for n in inv.rows()), "inventory without a driver lists GPUs", str(inv))
+    check(not any(n.startswith("gpu ") for n in checks_by_name(inv)), "inventory without a driver lists GPUs", str(inv))
     r = envcheck("--cuda", "13.0", "--json")
     expect(r, 1, "--cuda without a driver")
     row(r, "cuda 13.0", "FAIL", "--cuda without a driver", ["no NVIDIA driver found", "580.65.06"])
@@ -120,34 +103,34 @@ def case_no_driver(tmp):
     for k in ("ENVCHECK_NVML_LIB", "ENVCHECK_CUDA_LIB"):
         e.pop(k, None)
     e["ENVCHECK_NVIDIA_SMI"] = MISSING
-    default = Run(subprocess.run([BIN, "--cuda", "13.0"], env=e, capture_output=True, text=True, timeout=60))
+    default = run([BIN, "--cuda", "13.0"], expect=None, env=e, timeout=60)
     if default.rc == 1:
         check("libnvidia-ml.so.1" in default.out, "default NVML name is not libnvidia-ml.so.1", str(default))
 
 
-def case_driver_older(tmp):
+def test_driver_older(tmp):
     env = fake_gpu(tmp, "driver_version=570.26\ncuda_version=12080\ngpu.0.uuid=GPU-1\ngpu.0.cc=9.0\n")
     r = envcheck("--cuda", "13.0", "--json", env=env)
     expect(r, 1, "older driver")
     row(r, "cuda 13.0", "FAIL", "older driver", ["570.26", "12.8", "580.65.06", "Table 3"])
-    check(r.rows()["cuda 13.0"]["rule"] == "insufficient-driver", "older driver: wrong rule", str(r))
+    check(checks_by_name(r)["cuda 13.0"]["rule"] == "insufficient-driver", "older driver: wrong rule", str(r))
     t = envcheck("--cuda", "13.0", env=env)
     check(t.out.splitlines()[1].startswith("FAIL   cuda 13.0"), "older driver: table row", str(t))
     check("fix: install NVIDIA driver 580.65.06 or newer" in t.out, "older driver: table fix line", str(t))
 
 
-def case_minor_compat(tmp):
+def test_minor_compat(tmp):
     env = fake_gpu(tmp, "driver_version=580.65.06\ncuda_version=13000\ngpu.0.uuid=GPU-1\ngpu.0.cc=9.0\n")
     r = envcheck("--cuda", "13.1", "--json", env=env)
     expect(r, 0, "same-major newer minor")
     row(r, "cuda 13.1", "WARN", "same-major newer minor", ["minor-version compatibility", "PTX", "590.44.01"])
-    check(r.rows()["cuda 13.1"]["rule"] == "minor-version-compatibility", "MVC: wrong rule", str(r))
+    check(checks_by_name(r)["cuda 13.1"]["rule"] == "minor-version-compatibility", "MVC: wrong rule", str(r))
     s = envcheck("--cuda", "13.1", "--strict", "--json", env=env)
     expect(s, 1, "same-major newer minor with --strict")
     row(s, "cuda 13.1", "FAIL", "--strict", ["--strict"])
 
 
-def case_newer(tmp):
+def test_newer(tmp):
     env = fake_gpu(tmp, "driver_version=590.44.01\ncuda_version=13010\ngpu.0.uuid=GPU-1\ngpu.0.cc=9.0\n")
     for asked in ("13.0", "13.1", "12.8"):
         r = envcheck("--cuda", asked, "--strict", "--json", env=env)
@@ -158,7 +141,7 @@ def case_newer(tmp):
     check("envcheck: --cuda wants a CUDA release as X.Y (like 13.0), not 'thirteen'" in bad.err, "--cuda thirteen: message", str(bad))
 
 
-def case_mixed_box(tmp):
+def test_mixed_box(tmp):
     env = fake_gpu(tmp, MIXED_BOX)
     inv = envcheck("--json", env=env)
     expect(inv, 0, "mixed box inventory")
@@ -166,7 +149,7 @@ def case_mixed_box(tmp):
     row(inv, "gpu 0", "INFO", "inventory", ["RTX 5090", UUID_5090, "12.0", "gen 1 x16 now", "gen 5 x16 max", "train down"])
     row(inv, "gpu 1", "INFO", "inventory", ["RTX 3090", "8.6", "gen 4 x4 now", "gen 4 x16 max"])
     row(inv, "p2p 0-1", "INFO", "inventory", ["read GPU not supported", "NVLink not supported"])
-    d = inv.rows()["gpu 1"]["data"]
+    d = checks_by_name(inv)["gpu 1"]["data"]
     check(d["memory_total"] == 25769803776 and d["memory_free"] == 2147483648, "inventory memory", json.dumps(d))
     table = envcheck(env=env)
     check("INFO   gpu 0" in table.out, "inventory table", str(table))
@@ -181,13 +164,13 @@ def case_mixed_box(tmp):
 
     by_index = envcheck("--gpu", "0", "--need", "fp8", "--json", env=env)
     expect(by_index, 0, "--gpu 0 --need fp8")
-    check(list(by_index.rows()) == ["need fp8 gpu0"], "--gpu 0 selects only GPU 0", str(by_index))
+    check(list(checks_by_name(by_index)) == ["need fp8 gpu0"], "--gpu 0 selects only GPU 0", str(by_index))
     by_uuid = envcheck("--gpu", UUID_3090, "--need", "fp8", "--json", env=env)
     expect(by_uuid, 1, "--gpu UUID-of-3090 --need fp8")
-    check(list(by_uuid.rows()) == ["need fp8 gpu1"], "--gpu UUID selects only that GPU", str(by_uuid))
+    check(list(checks_by_name(by_uuid)) == ["need fp8 gpu1"], "--gpu UUID selects only that GPU", str(by_uuid))
     both = envcheck("--gpu", UUID_5090, "--gpu", "1", "--min-cc", "8.0", "--json", env=env)
     expect(both, 0, "--gpu twice --min-cc 8.0")
-    check(set(both.rows()) == {"min-cc 8.0 gpu0", "min-cc 8.0 gpu1"}, "--gpu repeated", str(both))
+    check(set(checks_by_name(both)) == {"min-cc 8.0 gpu0", "min-cc 8.0 gpu1"}, "--gpu repeated", str(both))
     nosuch = envcheck("--gpu", "7", "--need", "fp8", "--json", env=env)
     expect(nosuch, 1, "--gpu 7")
     row(nosuch, "gpu 7", "FAIL", "--gpu 7", ["no GPU matches '7'", UUID_5090])
@@ -215,19 +198,19 @@ def case_mixed_box(tmp):
     check("'lots' is not a size" in bad.err, "--vram-free lots: message", str(bad))
 
 
-def case_nvml_without_libcuda(tmp):
+def test_nvml_without_libcuda(tmp):
     env = fake_gpu(tmp, MIXED_BOX, cuda_lib=MISSING + "/libcuda.so.1")
     r = envcheck("--cuda", "13.0", "--json", env=env)
     expect(r, 1, "NVML but no libcuda")
     row(r, "cuda 13.0", "FAIL", "NVML but no libcuda", ["580.65.06", "libcuda.so.1 cannot be used"])
-    check(r.rows()["cuda 13.0"]["rule"] == "libcuda-missing", "NVML but no libcuda: rule", str(r))
+    check(checks_by_name(r)["cuda 13.0"]["rule"] == "libcuda-missing", "NVML but no libcuda: rule", str(r))
     inv = envcheck("--json", env=env)
     expect(inv, 0, "inventory, NVML but no libcuda")
     row(inv, "libcuda", "WARN", "inventory, NVML but no libcuda", ["cannot be used"])
     row(inv, "gpu 1", "INFO", "inventory, NVML but no libcuda")
 
 
-def case_forward_compat(tmp):
+def test_forward_compat(tmp):
     root = os.path.join(tmp, "usr-local")
     compat = os.path.join(root, "cuda-13.1", "compat")
     os.makedirs(compat)
@@ -251,12 +234,12 @@ def case_forward_compat(tmp):
     env = fake_gpu(tmp, "driver_version=595.45.04\ncuda_version=13020\ngpu.0.uuid=GPU-1\ngpu.0.cc=9.0\n", ENVCHECK_CUDA_ROOT=root)
     r = envcheck("--cuda", "13.0", "--json", env=env)
     expect(r, 0, "compat libcuda older than the driver")
-    reason = r.rows()["cuda 13.0"]["reason"]
+    reason = checks_by_name(r)["cuda 13.0"]["reason"]
     check(reason.count("forward-compatibility libcuda") == 1, "compat libcuda named more than once through links", reason)
     check("not newer than the installed driver 595.45.04" in reason, "older compat libcuda not called useless", reason)
 
 
-def case_smi_fallback(tmp):
+def test_smi_fallback(tmp):
     smi = os.path.join(tmp, "nvidia-smi")
     # A stand-in nvidia-smi: NVML cannot be opened, so envcheck parses this tool's output.
     with open(smi, "w") as f:
@@ -315,7 +298,7 @@ def loader_says(prog, ld_path):
     return p.returncode, p.stderr
 
 
-def case_elf(tmp):
+def test_elf(tmp):
     p = build_elf_tree(tmp)
     prog = os.path.join(p["app/bin"], "prog")
     with_decoy = p["ld32"] + ":" + p["ld64"]
@@ -326,7 +309,7 @@ def case_elf(tmp):
     expect(r, 1, "--elf with a missing library")
     name = f"elf {prog}: libmissing.so"
     row(r, name, "FAIL", "--elf missing", ["libmissing.so", os.path.join(p["app/lib"], "libalpha.so")])
-    check(not any("libbeta.so" in n or "libalpha.so" in n for n in r.rows() if n != name),
+    check(not any("libbeta.so" in n or "libalpha.so" in n for n in checks_by_name(r) if n != name),
           "--elf reports only libmissing.so as missing", str(r))
     # Found it: the loader agrees and so does envcheck, through $ORIGIN RUNPATH and past the 32-bit decoy.
     shutil.copy(os.path.join(p["gone"], "libmissing.so"), p["ld64"])
@@ -335,7 +318,7 @@ def case_elf(tmp):
     r = envcheck("--elf", prog, "--json", env={"LD_LIBRARY_PATH": with_decoy})
     expect(r, 0, "--elf resolving everything")
     row(r, f"elf {prog}", "PASS", "--elf resolving everything", ["needed libraries resolve"])
-    resolved = {e["name"]: e for e in r.rows()[f"elf {prog}"]["data"]["resolved"]}
+    resolved = {e["name"]: e for e in checks_by_name(r)[f"elf {prog}"]["data"]["resolved"]}
     check(resolved.get("libalpha.so", {}).get("via") == "RUNPATH", "libalpha.so found through RUNPATH", str(resolved))
     check(resolved.get("libalpha.so", {}).get("path") == os.path.join(p["app/lib"], "libalpha.so"),
           "$ORIGIN/../lib expanded from the program's directory", str(resolved))
@@ -363,7 +346,7 @@ def case_elf(tmp):
 
 
 
-def case_elf_fifo(tmp):
+def test_elf_fifo(tmp):
     # Issue 11 item 13: a FIFO is never opened for reading (with no writer the open
     # would wait forever); it is reported as not a regular file, directly and
     # through a profile. The harness's 60 s timeout fails the test if it hangs.
@@ -381,7 +364,7 @@ def case_elf_fifo(tmp):
     expect(r, 1, "--lib with a FIFO of that name on LD_LIBRARY_PATH")
     row(r, "lib libfifo.so", "FAIL", "--lib FIFO", ["would not find"])
 
-def case_lib(tmp):
+def test_lib(tmp):
     p = build_elf_tree(tmp)
     r = envcheck("--lib", "libc.so.6", "--json")
     expect(r, 0, "--lib libc.so.6")
@@ -398,7 +381,7 @@ def case_lib(tmp):
 
 # ---- toolchain -------------------------------------------------------------------
 
-def case_cc(tmp):
+def test_cc(tmp):
     r = envcheck("--cc", "--json")
     expect(r, 0, "--cc with the host's compiler")
     row(r, "cc", "PASS", "--cc", ["-O3 -shared -fPIC"])
@@ -422,13 +405,13 @@ def case_cc(tmp):
     empty = os.path.join(tmp, "empty-bin")
     os.makedirs(empty)
     e = {"PATH": empty}
-    r = Run(subprocess.run([BIN, "--cc", "--json"], env={k: v for k, v in os.environ.items() if k != "CC"} | e,
-                           capture_output=True, text=True, timeout=60))
+    r = run([BIN, "--cc", "--json"], expect=None, env={k: v for k, v in os.environ.items() if k != "CC"} | e,
+            timeout=60)
     expect(r, 1, "--cc with no compiler on PATH")
     row(r, "cc", "FAIL", "--cc with no compiler", ["Failed to find C compiler"])
 
 
-def case_nvcc(tmp):
+def test_nvcc(tmp):
     # A stand-in toolkit under CUDA_HOME wins over PATH and the default root.
     home = os.path.join(tmp, "cuda-home")
     os.makedirs(os.path.join(home, "bin"))
@@ -447,21 +430,20 @@ def case_nvcc(tmp):
     row(r, "nvcc", "FAIL", "--nvcc missing", ["Could not find nvcc", "CUDA_HOME"])
 
 
-def case_nvcc_real(tmp):
+def test_nvcc_real(tmp):
     real = shutil.which("nvcc") or ("/usr/local/cuda/bin/nvcc" if os.path.exists("/usr/local/cuda/bin/nvcc") else None)
     if not real:
-        print("SKIP: no real nvcc on this host")
-        sys.exit(77)
+        skip("no real nvcc on this host")
     out = subprocess.run([real, "--version"], capture_output=True, text=True, timeout=60).stdout
     release = out.split("release ")[1].split(",")[0]
     r = envcheck("--nvcc", "--json", env={"ENVCHECK_CUDA_ROOT": "/usr/local"})
     expect(r, 0, "--nvcc with the real toolkit")
     row(r, "nvcc", "PASS", "--nvcc real", ["nvcc " + release])
     inv = envcheck("--json", env={"ENVCHECK_CUDA_ROOT": "/usr/local"})
-    check(inv.rows()["nvcc"]["data"]["version"].startswith(release), "inventory nvcc version (without running it)", str(inv))
+    check(checks_by_name(inv)["nvcc"]["data"]["version"].startswith(release), "inventory nvcc version (without running it)", str(inv))
 
 
-def case_python(tmp):
+def test_python(tmp):
     want = "3.11"
     real = shutil.which("python" + want)
     if not real:
@@ -492,7 +474,7 @@ def case_python(tmp):
 
 # ---- host gates and ROCm -------------------------------------------------------
 
-def case_host(tmp):
+def test_host(tmp):
     r = envcheck("--disk", f"{tmp}=1M", "--disk", f"{tmp}/not/yet/there=1K", "--disk", f"{tmp}=900P", "--json")
     expect(r, 1, "--disk")
     rows = r.json()["checks"]
@@ -542,7 +524,7 @@ def make_kfd_tree(root):
             f.write(props)
 
 
-def case_rocm(tmp):
+def test_rocm(tmp):
     sysfs = os.path.join(tmp, "sys")
     make_kfd_tree(sysfs)
     libdir = os.path.join(tmp, "rocm", "lib")
@@ -578,14 +560,14 @@ def write(path, text):
     return path
 
 
-def case_profile(tmp):
+def test_profile(tmp):
     env = fake_gpu(tmp, MIXED_BOX)
     happy = write(os.path.join(tmp, "happy.yaml"),
                   "envcheck: 1\ncuda: 13.0\ngpus: [0]\nneed: [fp8]\narch_list: [sm_90, sm_120]\n"
                   f"disk:\n  {tmp}: 1M\nfiles:\n  {happy_file(tmp)}: ~\n")
     r = envcheck("--profile", happy, "--json", env=env)
     expect(r, 0, "happy profile")
-    check(set(r.rows()) == {"cuda 13.0", "need fp8 gpu0", "arch-list gpu0", f"disk {tmp}", f"file {happy_file(tmp)}"},
+    check(set(checks_by_name(r)) == {"cuda 13.0", "need fp8 gpu0", "arch-list gpu0", f"disk {tmp}", f"file {happy_file(tmp)}"},
           "happy profile rows", str(r))
     failing = write(os.path.join(tmp, "failing.yaml"), "cuda: 13.0\nneed: fp8\n")
     r = envcheck("--profile", failing, "--json", env=env)
@@ -626,7 +608,7 @@ def happy_file(tmp):
     return path
 
 
-def case_output(tmp):
+def test_output(tmp):
     env = fake_gpu(tmp, MIXED_BOX)
     present = happy_file(tmp)
     args = ["--cuda", "13.0", "--need", "fp8", "--min-cc", "8.0", "--port-free", "1", "--file", present]
@@ -665,7 +647,7 @@ def case_output(tmp):
         check(opt in h.out, f"--help mentions {opt}", h.out)
 
 
-def case_deploy_gate(tmp):
+def test_deploy_gate(tmp):
     gate = os.path.join(SOURCE, "examples", "deploy-gate.sh")
     profile = write(os.path.join(tmp, "gate.yaml"), f"cuda: 13.0\nneed: [fp8]\ndisk:\n  {tmp}: 1M\n")
     env = dict(os.environ, ENVCHECK=BIN, ENVCHECK_PROFILE=profile, ENVCHECK_NVIDIA_SMI=MISSING,
@@ -684,16 +666,5 @@ def case_deploy_gate(tmp):
           f"rc={p.returncode}\n{p.stdout}\n{p.stderr}")
 
 
-CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}
-
 if __name__ == "__main__":
-    if len(sys.argv) != 2 or sys.argv[1] not in CASES:
-        sys.exit(f"usage: {sys.argv[0]} {'|'.join(CASES)}")
-    with tempfile.TemporaryDirectory(prefix="envcheck-test-") as tmp:
-        CASES[sys.argv[1]](tmp)
-    if failures:
-        print(f"{len(failures)} failure(s) in {sys.argv[1]}:")
-        for f in failures:
-            print(" -", f)
-        sys.exit(1)
-    print(f"{sys.argv[1]}: ok")
+    main()

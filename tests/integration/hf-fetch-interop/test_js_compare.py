@@ -17,25 +17,16 @@ import subprocess
 import sys
 import tempfile
 
-SOURCE = os.environ["PROVKIT_SOURCE_DIR"]
-BUILD = os.environ["PROVKIT_BUILD_DIR"]
-HF_FETCH = os.path.join(os.environ.get("PROVKIT_BIN") or os.path.join(BUILD, "bin"), "hf-fetch")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from common import (BUILD, DEMO_REPO, DEMO_SHA, SOURCE, Failed, HubSim, check, demo_files, main,  # noqa: E402
+                    make_demo, tool)
+
+HF_FETCH = tool("hf-fetch")
 MODULE_DIR = os.environ.get("PROVKIT_HF_HUB_JS") or os.path.join(BUILD, "npm", "hf-hub")
 JS_SNAPSHOT = os.path.join(SOURCE, "tests", "integration", "hubsim", "js_snapshot.mjs")
 MANIFEST = os.path.join(SOURCE, "manifests", "demo.manifest")
-sys.path.insert(0, os.path.join(SOURCE, "tests", "hubsim"))
-from simctl import DEMO_REPO, DEMO_SHA, HubSim, demo_files, make_demo  # noqa: E402
 
 ASSEMBLED = "model-UD-IQ4_XS.gguf"  # the demo manifest's assemble output: hf-fetch only
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print(f"FAIL: {what}")
-
-
 def clean_env():
     """No token, endpoint, cache setting or proxy from the machine running the test."""
     return {k: v for k, v in os.environ.items()
@@ -45,7 +36,7 @@ def clean_env():
 def run(cmd, env):
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=60, env=env)
     if p.returncode != 0:
-        raise SystemExit(f"FAIL: {' '.join(cmd[:2])} exited {p.returncode}:\n{p.stdout[-2000:]}\n{p.stderr[-3000:]}")
+        raise Failed(f"{' '.join(cmd[:2])} exited {p.returncode}:\n{p.stdout[-2000:]}\n{p.stderr[-3000:]}")
     return p.stdout
 
 
@@ -66,10 +57,10 @@ def tree(repo_dir):
     return out
 
 
-def main():
+def test_same_cache_as_huggingface_hub():
     for need in (HF_FETCH, os.path.join(MODULE_DIR, "node_modules", "@huggingface", "hub")):
         if not os.path.exists(need):
-            raise SystemExit(f"FAIL: {need} is missing (build hf-fetch; the hubsim_js_client fixture installs the JS client)")
+            raise Failed(f"{need} is missing (build hf-fetch; the hubsim_js_client fixture installs the JS client)")
     files, lfs = demo_files()
     repo_folder = "models--" + DEMO_REPO.replace("/", "--")
     with tempfile.TemporaryDirectory(prefix="hf-fetch-interop-") as tmp:
@@ -131,11 +122,7 @@ def main():
         with open(os.path.join(hf_cache, repo_folder, snap, ASSEMBLED), "rb") as fh:
             check(fh.read() == parts, f"hf-fetch's {ASSEMBLED} is not the concatenation of its parts")
         shutil.rmtree(js_cache, ignore_errors=True)
-    if failures:
-        print(f"{len(failures)} check(s) failed")
-        return 1
     print(f"OK: hf-fetch and @huggingface/hub {js['version']} wrote the same {len(files)} files, blobs and links")
-    return 0
 
 
 def _assembled_blob(hf_tree, snap):
@@ -147,4 +134,4 @@ def _assembled_blob(hf_tree, snap):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

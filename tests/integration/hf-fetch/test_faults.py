@@ -7,12 +7,14 @@ Run one: python3 test_faults.py test_two_clients_at_once   (ctest runs each as i
 
 import contextlib
 import os
+import sys
 import signal
 import subprocess
 import time
 
-from common import (HF_FETCH, HubSim, Repo, blob, check, check_correct_or_absent, clean_env,
-                    header, hf_fetch, main, sha256, tempdir)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from common import HubSim, check, main, tempdir  # noqa: E402
+from hf_fixtures import HF_FETCH, Repo, blob, check_correct_or_absent, clean_env, header, hf_fetch, sha256  # noqa: E402
 
 BIG = "big.safetensors"
 
@@ -281,4 +283,4 @@ def test_429_ratelimit_header_slows_the_whole_run():
 
 
 if __name__ == "__main__":
-    main({name: fn for name, fn in globals().items() if name.startswith("test_")})
+    main()

@@ -4,13 +4,16 @@ Run one: python3 test_hf_fetch.py test_cache_layout   (ctest runs each as its ow
 """
 
 import os
+import sys
 import signal
 import socket
 import subprocess
 import time
 
-from common import (HF_FETCH, TOKEN, HubSim, Repo, blob, body_bytes, check, check_correct_or_absent, clean_env,
-                    file_entries, git_oid, header, hf_fetch, main, make_repo, manifest_yaml, resolves, sha256, tempdir)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from common import HubSim, check, main, make_repo, tempdir  # noqa: E402
+from hf_fixtures import (HF_FETCH, TOKEN, Repo, blob, body_bytes, check_correct_or_absent, clean_env,
+                         file_entries, git_oid, header, hf_fetch, manifest_yaml, resolves, sha256)  # noqa: E402
 
 
 def small_repo(**kw):
@@ -729,4 +732,4 @@ def test_quiet_prints_only_problems():
 
 
 if __name__ == "__main__":
-    main({name: fn for name, fn in globals().items() if name.startswith("test_") and callable(fn)})
+    main()

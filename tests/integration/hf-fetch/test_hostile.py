@@ -7,10 +7,13 @@ Run one: python3 test_hostile.py test_tree_oid_with_dot_dot_writes_nothing_outsi
 
 import json
 import os
+import sys
 import time
 
-from common import (HubSim, Repo, blob, check, check_correct_or_absent, clean_env, git_oid, hf_fetch, main,
-                    manifest_yaml, sha256, tempdir)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from common import HubSim, check, main, tempdir  # noqa: E402
+from hf_fixtures import (Repo, blob, check_correct_or_absent, clean_env, git_oid, hf_fetch, manifest_yaml,
+                         sha256)  # noqa: E402
 from hostile import (HostileHub, repo_handler, send_chunks_forever, send_dripping, send_json, tree_entry)
 
 SHA = "0123456789abcdef0123456789abcdef01234567"
@@ -299,4 +302,4 @@ def test_token_with_a_line_break_is_refused_naming_its_source():
 
 
 if __name__ == "__main__":
-    main({k: v for k, v in globals().items() if k.startswith("test_")})
+    main()

@@ -10,13 +10,16 @@ Run one: python3 test_ranges.py test_ranges_sigkill_at_50_percent_then_resume   
 """
 
 import os
+import sys
 import re
 import signal
 import subprocess
 import time
 
-from common import (HF_FETCH, TOKEN, HubSim, Repo, blob, check, check_correct_or_absent, clean_env, header,
-                    hf_fetch, main, sha256)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from common import HubSim, check, main  # noqa: E402
+from hf_fixtures import (HF_FETCH, TOKEN, Repo, blob, check_correct_or_absent, clean_env, header, hf_fetch,
+                         sha256)  # noqa: E402
 
 BIG = "model.safetensors"
 SIZE = 32 << 20
@@ -412,4 +415,4 @@ def test_ranges_split_file_sends_no_token_to_the_cdn():
 
 
 if __name__ == "__main__":
-    main({name: fn for name, fn in globals().items() if name.startswith("test_")})
+    main()

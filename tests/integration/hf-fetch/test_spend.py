@@ -7,11 +7,13 @@ Run one: python3 test_spend.py test_max_rate_caps_one_file   (ctest runs each as
 """
 
 import os
+import sys
 import socket
 import time
 
-from common import (HubSim, Repo, blob, check, check_correct_or_absent, clean_env, file_entries, hf_fetch, main,
-                    sha256)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from common import HubSim, check, main  # noqa: E402
+from hf_fixtures import Repo, blob, check_correct_or_absent, clean_env, file_entries, hf_fetch, sha256  # noqa: E402
 
 MiB = 1 << 20
 
@@ -252,4 +254,4 @@ def test_offline_with_check_upstream_is_a_usage_error():
 
 
 if __name__ == "__main__":
-    main({name: fn for name, fn in globals().items() if name.startswith("test_")})
+    main()

@@ -13,23 +13,13 @@ import subprocess
 import sys
 import tempfile
 
-SOURCE = os.environ["PROVKIT_SOURCE_DIR"]
-BUILD = os.environ["PROVKIT_BUILD_DIR"]
-sys.path.insert(0, os.path.join(SOURCE, "tests", "hubsim"))
-from simctl import DEMO_REPO, DEMO_SHA, HubSim, demo_files, make_demo, make_repo  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from common import (BUILD, DEMO_REPO, DEMO_SHA, SOURCE, Failed, HubSim, check, demo_files, main,  # noqa: E402
+                    make_demo, make_repo)
 
 MODULE_DIR = os.path.join(BUILD, "npm", "hf-hub")
 SCRIPT = os.path.join(SOURCE, "tests", "integration", "hubsim", "js_snapshot.mjs")
 TOKEN = "hf_interop_token"
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print(f"FAIL: {what}")
-
-
 def js_snapshot(sim, repo, revision, cache_dir, token=None):
     cmd = ["node", SCRIPT, "--module-dir", MODULE_DIR, "--hub", sim.hub, "--repo", repo,
            "--revision", revision, "--cache-dir", cache_dir]
@@ -40,7 +30,7 @@ def js_snapshot(sim, repo, revision, cache_dir, token=None):
         env.pop(proxy, None)  # loopback only, and no token but the one given
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env)
     if p.returncode != 0:
-        raise SystemExit(f"FAIL: js_snapshot.mjs exited {p.returncode}:\n{p.stderr[-4000:]}")
+        raise Failed(f"js_snapshot.mjs exited {p.returncode}:\n{p.stderr[-4000:]}")
     return json.loads(p.stdout)
 
 
@@ -68,7 +58,7 @@ def check_cache(summary, cache_dir, repo, files, lfs, commit, label):
           f"{label}: blobs/ holds {blobs}")
 
 
-def main():
+def test_huggingface_hub_snapshot_download_interop():
     with tempfile.TemporaryDirectory(prefix="hubsim-js-") as tmp:
         repos_json = make_demo(tmp)
         gated_files = {"config.json": b'{"gated": true}\n', "w/weights.bin": os.urandom(300_000)}
@@ -104,12 +94,8 @@ def main():
             check(not leaked, f"gated: the token was sent to the CDN: {leaked}")
             check(all(r["status"] < 400 for r in reqs), "gated: a request failed: " +
                   str([(r["path"], r["status"]) for r in reqs if r["status"] >= 400]))
-    if failures:
-        print(f"{len(failures)} check(s) failed")
-        return 1
     print("OK: @huggingface/hub snapshotDownload works against the simulator")
-    return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

@@ -14,9 +14,8 @@ import time
 import unittest
 import urllib.parse
 
-SOURCE = os.environ.get("PROVKIT_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", "..", ".."))
-sys.path.insert(0, os.path.join(SOURCE, "tests", "hubsim"))
-from simctl import DEMO_REPO, DEMO_SHA, HubSim, demo_files, make_demo, make_repo  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from common import DEMO_REPO, DEMO_SHA, HubSim, demo_files, make_demo, make_repo  # noqa: E402
 
 GOOD = "hf_good_token"
 BAD = "hf_other_token"

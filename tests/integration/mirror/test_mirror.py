@@ -12,9 +12,10 @@ import subprocess
 import sys
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "hf-fetch"))
-from common import HF_FETCH, HubSim, check, clean_env, tempdir  # noqa: E402
-from simctl import make_demo, demo_files  # noqa: E402
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [os.path.join(HERE, ".."), os.path.join(HERE, "..", "hf-fetch")]
+from common import Failed, HubSim, check, demo_files, main, make_demo, tempdir  # noqa: E402
+from hf_fixtures import HF_FETCH, clean_env  # noqa: E402
 
 TAG = "pkm%d" % (os.getpid() % 100000)
 MIRROR_NS = TAG + "-mirror"
@@ -30,8 +31,7 @@ def sh(*cmd, ns=None, **kw):
 
 def must(*cmd, ns=None):
     r = sh(*cmd, ns=ns)
-    if r.returncode != 0:
-        raise SystemExit("FAIL: %s: %s" % (" ".join(cmd), (r.stderr or r.stdout).strip()))
+    check(r.returncode == 0, "%s: %s" % (" ".join(cmd), (r.stderr or r.stdout).strip()))
     return r
 
 
@@ -44,7 +44,7 @@ def make_network():
     atexit.register(cleanup)
     r = sh("ip", "netns", "add", MIRROR_NS)
     if r.returncode != 0:
-        raise SystemExit("FAIL: this test needs network namespaces (root, CAP_SYS_ADMIN); `ip netns add` said: "
+        raise Failed("this test needs network namespaces (root, CAP_SYS_ADMIN); `ip netns add` said: "
                          + r.stderr.strip())
     created.append(MIRROR_NS)
     must("ip", "link", "set", "lo", "up", ns=MIRROR_NS)
@@ -89,7 +89,7 @@ http {{
         if sh("bash", "-c", "exec 3<>/dev/tcp/127.0.0.1/%d" % PORT, ns=MIRROR_NS).returncode == 0:
             return proc, os.path.join(work, "logs", "access.log")
         time.sleep(0.1)
-    raise SystemExit("FAIL: nginx did not start: " + open(os.path.join(work, "logs", "error.log")).read())
+    raise Failed("nginx did not start: " + open(os.path.join(work, "logs", "error.log")).read())
 
 
 def read_log(path):
@@ -111,7 +111,7 @@ def run_clients(manifest, caches, extra=()):
     return [(p.wait(120), p.stdout.read(), p.stderr.read()) for p in procs]
 
 
-def main():
+def test_three_namespaced_clients_from_one_nginx():
     tmp = tempdir("provkit-mirror-")
     make_demo(os.path.join(tmp, "hub"))
     manifest = os.path.join(tmp, "hub", "demo.manifest")
@@ -246,8 +246,4 @@ def main():
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except Exception as e:  # noqa: BLE001
-        print("FAIL:", e)
-        sys.exit(1)
+    main()

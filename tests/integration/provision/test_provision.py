@@ -1,8 +1,9 @@
 """examples/provision-box.sh end to end, offline: the Hub simulator serves the demo checkpoint, a wheelhouse
 made here holds the engine's (tiny) wheel, the stand-in driver libraries of the envcheck tests play the GPU.
 The happy path starts the stand-in engine; each gate made to fail stops the script with the tool's own
-sentence and exit code, and the engine never starts.   usage: test_provision.py CASE"""
+sentence and exit code, and the engine never starts.   usage: test_provision.py test_CASE..."""
 
+import contextlib
 import hashlib
 import os
 import shutil
@@ -11,12 +12,12 @@ import subprocess
 import sys
 import zipfile
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "hf-fetch"))
-from common import BIN, SOURCE, HubSim, check, clean_env, tempdir  # noqa: E402
-from simctl import make_demo  # noqa: E402
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [os.path.join(HERE, ".."), os.path.join(HERE, "..", "hf-fetch")]
+from common import BIN, BUILD, SOURCE, HubSim, check, main, make_demo, tempdir  # noqa: E402
+from hf_fixtures import clean_env  # noqa: E402
 
 SCRIPT = os.path.join(SOURCE, "examples", "provision-box.sh")
-BUILD = os.environ.get("PROVKIT_BUILD_DIR", os.path.join(SOURCE, "build"))
 FAKE = os.path.join(BUILD, "envcheck-fake-driver")
 ENGINE = ("import os, glob, engine_stub; "
           "assert glob.glob(os.environ['HF_HUB_CACHE'] + '/models--provkit--demo-model/snapshots/*/config.json'); "
@@ -102,78 +103,103 @@ def expect_stop(r, code, *sentences):
         check(s in out, "the tool's sentence %r is not in the output" % s)
 
 
-def main(case):
+@contextlib.contextmanager
+def box_on_hub():
+    """A fresh box and its environment, the Hub simulator serving the demo checkpoint."""
     box = Box()
     with HubSim(os.path.join(box.tmp, "hub", "repos.json")) as sim:
-        env = box.env(sim.hub)
-        if case == "happy":
-            r = box.run(env)
-            check(r.returncode == 0 and "ENGINE STARTED 1.0" in r.stdout, "the happy path did not start the engine")
-            r = box.run(env)  # a second run finds everything in place and starts again
-            check(r.returncode == 0 and "ENGINE STARTED 1.0" in r.stdout, "a second run did not start the engine")
-        elif case == "driver_too_old":
-            env["PROVKIT_FAKE_GPU"] = driver_file(box.tmp, cuda=11080, driver="520.61.05")
-            expect_stop(box.run(env), 1, "driver 520.61.05 supports CUDA 11.8, older than CUDA 12.4", "the box check failed (exit 1)")
-        elif case == "no_fp8":
-            env["PROVKIT_FAKE_GPU"] = driver_file(box.tmp, cc="8.6")
-            expect_stop(box.run(env), 1, "FAIL", "FP8", "the box check failed (exit 1)")
-        elif case == "disk_too_small":
-            text = open(box.manifest).read()
-            with open(box.manifest, "w") as f:  # an assembled output nobody has the disk for
-                f.write(text.replace("    size: 614400", "    size: 999999999999999999"))
-            check("999999999999999999" in open(box.manifest).read(), "the test could not edit the manifest")
-            expect_stop(box.run(env), 1, "free < 888.2 PiB needed", "the box check failed (exit 1)")
-        elif case == "hub_unreachable":
-            env["HF_ENDPOINT"] = "http://127.0.0.1:%d" % free_port()
-            expect_stop(box.run(env), 3, "fetching the checkpoint failed (exit 3)")
-        elif case == "upstream_changed":
-            lines = open(box.manifest).read().splitlines(keepends=True)
-            for i, line in enumerate(lines):
-                if line.strip().startswith("git_oid:"):
-                    lines[i] = line.split("git_oid:")[0] + "git_oid: " + "0" * 40 + "\n"
-                    break
-            with open(box.manifest, "w") as f:
-                f.write("".join(lines))
-            expect_stop(box.run(env), 1, "UPSTREAM CHANGED", "fetching the checkpoint failed (exit 1)")
-        elif case == "lock_mismatch":
-            with open(box.lock, "w") as f:
-                f.write("engine-stub==1.0 --hash=sha256:%s\n" % ("ab" * 32))
-            expect_stop(box.run(env), 1, "envbuild:", "building the environment failed (exit 1)")
-        elif case == "verify_drift":
-            r = box.run(env)
-            check(r.returncode == 0, "the first run failed")
-            site = subprocess.run([os.path.join(env["VENV"], "bin", "python"), "-c",
-                                   "import engine_stub, os; print(os.path.dirname(engine_stub.__file__))"],
-                                  capture_output=True, text=True).stdout.strip()
-            with open(os.path.join(site, "patched.py"), "w") as f:  # a file no RECORD lists
-                f.write("# dropped in by hand\n")
-            expect_stop(box.run(env), 1, "unlisted", "verifying the environment failed (exit 1)")
-        elif case == "no_compiler_no_zig":
-            env.update(CC="/nonexistent/cc", CC_SHIM_ZIG="/nonexistent/zig")
-            r = box.run(env)
-            expect_stop(r, 1, "installing cc-shim", "cc-shim: no zig found", "the compiler check (with cc-shim) failed (exit 1)")
-        elif case == "no_compiler_cc_shim":
-            # No working compiler, but the npm zig (fixture cc-shim-zig): the script installs cc-shim first on
-            # PATH, envcheck --cc then builds its test object through it, and the engine starts with CC=cc.
-            zig = os.path.join(BUILD, "npm", "zig", "node_modules", "@ryoppippi", "zig-linux-x64", "zig")
-            check(os.access(zig, os.X_OK), "zig is not installed at " + zig + " (fixture cc-shim-zig)")
-            shim_dir = os.path.join(box.tmp, "shim-bin")
-            env.update(CC="/nonexistent/cc", CC_SHIM_ZIG=zig, SHIM_DIR=shim_dir,
-                       ZIG_GLOBAL_CACHE_DIR=os.path.join(BUILD, "tests", "cc-shim", "zig-cache"))
-            r = box.run(env)
-            check(r.returncode == 0 and "ENGINE STARTED 1.0" in r.stdout,
-                  "with cc-shim over zig the engine did not start\n" + r.stdout + r.stderr)
-            check("installing cc-shim" in r.stdout + r.stderr, "the script did not say it installed cc-shim")
-            check(os.path.realpath(os.path.join(shim_dir, "cc")) == os.path.realpath(os.path.join(BIN, "cc-shim")),
-                  "cc in SHIM_DIR is not a link to cc-shim")
-        else:
-            raise SystemExit("unknown case " + case)
-    print("ok:", case)
+        yield box, box.env(sim.hub)
+
+
+def test_happy():
+    with box_on_hub() as (box, env):
+        r = box.run(env)
+        check(r.returncode == 0 and "ENGINE STARTED 1.0" in r.stdout, "the happy path did not start the engine")
+        r = box.run(env)  # a second run finds everything in place and starts again
+        check(r.returncode == 0 and "ENGINE STARTED 1.0" in r.stdout, "a second run did not start the engine")
+
+
+def test_driver_too_old():
+    with box_on_hub() as (box, env):
+        env["PROVKIT_FAKE_GPU"] = driver_file(box.tmp, cuda=11080, driver="520.61.05")
+        expect_stop(box.run(env), 1, "driver 520.61.05 supports CUDA 11.8, older than CUDA 12.4", "the box check failed (exit 1)")
+
+
+def test_no_fp8():
+    with box_on_hub() as (box, env):
+        env["PROVKIT_FAKE_GPU"] = driver_file(box.tmp, cc="8.6")
+        expect_stop(box.run(env), 1, "FAIL", "FP8", "the box check failed (exit 1)")
+
+
+def test_disk_too_small():
+    with box_on_hub() as (box, env):
+        text = open(box.manifest).read()
+        with open(box.manifest, "w") as f:  # an assembled output nobody has the disk for
+            f.write(text.replace("    size: 614400", "    size: 999999999999999999"))
+        check("999999999999999999" in open(box.manifest).read(), "the test could not edit the manifest")
+        expect_stop(box.run(env), 1, "free < 888.2 PiB needed", "the box check failed (exit 1)")
+
+
+def test_hub_unreachable():
+    with box_on_hub() as (box, env):
+        env["HF_ENDPOINT"] = "http://127.0.0.1:%d" % free_port()
+        expect_stop(box.run(env), 3, "fetching the checkpoint failed (exit 3)")
+
+
+def test_upstream_changed():
+    with box_on_hub() as (box, env):
+        lines = open(box.manifest).read().splitlines(keepends=True)
+        for i, line in enumerate(lines):
+            if line.strip().startswith("git_oid:"):
+                lines[i] = line.split("git_oid:")[0] + "git_oid: " + "0" * 40 + "\n"
+                break
+        with open(box.manifest, "w") as f:
+            f.write("".join(lines))
+        expect_stop(box.run(env), 1, "UPSTREAM CHANGED", "fetching the checkpoint failed (exit 1)")
+
+
+def test_lock_mismatch():
+    with box_on_hub() as (box, env):
+        with open(box.lock, "w") as f:
+            f.write("engine-stub==1.0 --hash=sha256:%s\n" % ("ab" * 32))
+        expect_stop(box.run(env), 1, "envbuild:", "building the environment failed (exit 1)")
+
+
+def test_verify_drift():
+    with box_on_hub() as (box, env):
+        r = box.run(env)
+        check(r.returncode == 0, "the first run failed")
+        site = subprocess.run([os.path.join(env["VENV"], "bin", "python"), "-c",
+                               "import engine_stub, os; print(os.path.dirname(engine_stub.__file__))"],
+                              capture_output=True, text=True).stdout.strip()
+        with open(os.path.join(site, "patched.py"), "w") as f:  # a file no RECORD lists
+            f.write("# dropped in by hand\n")
+        expect_stop(box.run(env), 1, "unlisted", "verifying the environment failed (exit 1)")
+
+
+def test_no_compiler_no_zig():
+    with box_on_hub() as (box, env):
+        env.update(CC="/nonexistent/cc", CC_SHIM_ZIG="/nonexistent/zig")
+        r = box.run(env)
+        expect_stop(r, 1, "installing cc-shim", "cc-shim: no zig found", "the compiler check (with cc-shim) failed (exit 1)")
+
+
+def test_no_compiler_cc_shim():
+    with box_on_hub() as (box, env):
+        # No working compiler, but the npm zig (fixture cc-shim-zig): the script installs cc-shim first on
+        # PATH, envcheck --cc then builds its test object through it, and the engine starts with CC=cc.
+        zig = os.path.join(BUILD, "npm", "zig", "node_modules", "@ryoppippi", "zig-linux-x64", "zig")
+        check(os.access(zig, os.X_OK), "zig is not installed at " + zig + " (fixture cc-shim-zig)")
+        shim_dir = os.path.join(box.tmp, "shim-bin")
+        env.update(CC="/nonexistent/cc", CC_SHIM_ZIG=zig, SHIM_DIR=shim_dir,
+                   ZIG_GLOBAL_CACHE_DIR=os.path.join(BUILD, "tests", "cc-shim", "zig-cache"))
+        r = box.run(env)
+        check(r.returncode == 0 and "ENGINE STARTED 1.0" in r.stdout,
+              "with cc-shim over zig the engine did not start\n" + r.stdout + r.stderr)
+        check("installing cc-shim" in r.stdout + r.stderr, "the script did not say it installed cc-shim")
+        check(os.path.realpath(os.path.join(shim_dir, "cc")) == os.path.realpath(os.path.join(BIN, "cc-shim")),
+              "cc in SHIM_DIR is not a link to cc-shim")
 
 
 if __name__ == "__main__":
-    try:
-        main(sys.argv[1])
-    except Exception as e:  # noqa: BLE001
-        print("FAIL:", e)
-        sys.exit(1)
+    main()

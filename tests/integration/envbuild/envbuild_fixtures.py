@@ -1,4 +1,5 @@
-"""Helpers shared by envbuild's integration tests (stdlib only)."""
+"""What envbuild's integration tests share beyond the harness (../common.py): locks, wheels, trees, a
+standalone-Python archive (stdlib only)."""
 import hashlib
 import json
 import os
@@ -6,29 +7,14 @@ import subprocess
 import sys
 import sysconfig
 import tarfile
-import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-BIN = os.environ.get("PROVKIT_BIN", os.path.join(os.environ.get("PROVKIT_BUILD_DIR", "build"), "bin"))
-ENVBUILD = os.path.join(BIN, "envbuild")
+sys.path.insert(0, os.path.dirname(HERE))
+from common import run, tool  # noqa: E402
+
+ENVBUILD = tool("envbuild")
 PYTHON = os.path.realpath(sys.executable)
 DEBIAN_WHEELS = "/usr/share/python-wheels"
-
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        raise AssertionError(what)
-
-
-def run(args, expect=0, env=None, cwd=None):
-    p = subprocess.run(args, capture_output=True, text=True, env=env, cwd=cwd, timeout=300)
-    if expect is not None and p.returncode != expect:
-        raise AssertionError(f"{' '.join(map(str, args))}: exit {p.returncode}, expected {expect}\n"
-                             f"stdout: {p.stdout}\nstderr: {p.stderr}")
-    return p
-
 
 def envbuild(cache, *args, expect=0):
     """envbuild with a wheel cache: for the commands that read one (create, verify, python install; the others
@@ -103,23 +89,3 @@ def make_standalone_archive(out, compression):
         return tar_path + ".gz"
     run(["zstd", "-q", "-1", "--rm", "-f", tar_path, "-o", tar_path + ".zst"])
     return tar_path + ".zst"
-
-
-def test(fn):
-    """Runs one test function, records a failure instead of stopping."""
-    name = fn.__name__
-    start = __import__("time").monotonic()
-    try:
-        fn()
-        print(f"ok    {name} ({__import__('time').monotonic() - start:.1f} s)", flush=True)
-    except Exception:
-        failures.append(name)
-        print(f"FAIL  {name}\n{traceback.format_exc()}", flush=True)
-    return fn
-
-
-def finish():
-    if failures:
-        print(f"{len(failures)} failed: {', '.join(failures)}")
-        sys.exit(1)
-    print("all passed")

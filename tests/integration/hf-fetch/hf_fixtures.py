@@ -1,32 +1,15 @@
-"""Helpers for the hf-fetch integration tests: run the real binary against the Hub simulator."""
+"""What the hf-fetch integration tests share beyond the harness (../common.py): the real binary run with a
+clean environment, repositories for the Hub simulator with their manifests, and readers of its request log."""
 
-import atexit
 import hashlib
-import json
 import os
-import shutil
-import subprocess
 import sys
-import tempfile
 
-SOURCE = os.environ.get("PROVKIT_SOURCE_DIR") or os.path.abspath(os.path.join(os.path.dirname(__file__), "../../.."))
-BIN = os.environ.get("PROVKIT_BIN") or os.path.join(SOURCE, "build", "bin")
-HF_FETCH = os.path.join(BIN, "hf-fetch")
-sys.path.insert(0, os.path.join(SOURCE, "tests", "hubsim"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from common import check, make_repo, run, tempdir, tool  # noqa: E402
 
-
-from simctl import HubSim, make_repo  # noqa: E402,F401
-
+HF_FETCH = tool("hf-fetch")
 TOKEN = "hf_provkitTestToken0123456789abcdef"
-
-
-class Failed(Exception):
-    pass
-
-
-def check(cond, what):
-    if not cond:
-        raise Failed(what)
 
 
 def sha256(data):
@@ -47,13 +30,6 @@ def blob(n, seed):
     return bytes(out[:n])
 
 
-def tempdir(prefix):
-    """A temporary directory removed when the test process exits."""
-    d = tempfile.mkdtemp(prefix=prefix)
-    atexit.register(shutil.rmtree, d, True)
-    return d
-
-
 def clean_env(**extra):
     """The environment for hf-fetch: no token or endpoint from the machine running the tests."""
     env = {k: v for k, v in os.environ.items()
@@ -63,27 +39,8 @@ def clean_env(**extra):
     return env
 
 
-class Run:
-    def __init__(self, proc):
-        self.rc = proc.returncode
-        self.out = proc.stdout
-        self.err = proc.stderr
-
-    @property
-    def all(self):
-        return self.out + self.err
-
-    def json_events(self):
-        return [json.loads(line) for line in self.out.splitlines() if line.strip()]
-
-    def __repr__(self):
-        return f"rc={self.rc}\n--- stdout\n{self.out}\n--- stderr\n{self.err}"
-
-
 def hf_fetch(*args, env=None, timeout=120):
-    proc = subprocess.run([HF_FETCH, *args], capture_output=True, text=True, timeout=timeout,
-                          env=env if env is not None else clean_env(), stdin=subprocess.DEVNULL)
-    return Run(proc)
+    return run([HF_FETCH, *args], expect=None, env=env if env is not None else clean_env(), timeout=timeout)
 
 
 def manifest_yaml(repo, sha, files, assemble=None, repo_type=None):
@@ -165,22 +122,6 @@ def header(req, name):
         if k.lower() == name.lower():
             return v
     return None
-
-
-def main(tests):
-    """Runs the test named on the command line (or all) and exits non-zero on failure."""
-    names = sys.argv[1:] or sorted(tests)
-    failed = []
-    for name in names:
-        try:
-            tests[name]()
-            print(f"PASS {name}")
-        except Exception as e:  # noqa: BLE001 - report every failure with its cause
-            import traceback
-            traceback.print_exc()
-            print(f"FAIL {name}: {e}")
-            failed.append(name)
-    sys.exit(1 if failed else 0)
 
 
 def check_correct_or_absent(repo):

@@ -1,4 +1,4 @@
-#include "provkit/ranges.hpp"
+#include "provkit/download_ranges.hpp"
 
 #include <algorithm>
 #include <charconv>

@@ -1,0 +1,50 @@
+#pragma once
+// What cc-shim's translation may ask of the system (later ccshim/context):
+// every fact it needs, in one struct, so unit tests can drive each rule.
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "provkit/elf.hpp"
+
+namespace provkit::ccshim {
+
+namespace fs = std::filesystem;
+
+// What the translation may ask of the system.
+struct SearchContext {
+  // LIBRARY_PATH entries, in order.
+  std::vector<fs::path> library_path;
+  // Entries of /etc/ld.so.cache; called at most once, and only when an
+  // `-l:NAME` is not found in the -L dirs or LIBRARY_PATH.
+  std::function<std::vector<elf::CacheEntry>()> ld_so_cache;
+  // The loader's default directories, multiarch ones included.
+  std::vector<fs::path> default_dirs;
+  // The ELF identity of the machine we compile on; the target's unless the
+  // command line names another (-m32, -target, --target=).
+  elf::Identity host;
+  // ELF identity of a file; nullopt when it is missing or not an ELF.
+  std::function<std::optional<elf::Identity>(const fs::path&)> probe;
+  // Whether a path is a regular file (the -lNAME candidates libNAME.so, libNAME.a).
+  std::function<bool(const fs::path&)> is_regular_file;
+  // Contents of a response file; nullopt when it cannot be read.
+  std::function<std::optional<std::string>(const fs::path&)> read_response_file;
+  // The host's glibc release ("2.36"), nullopt on a host without glibc.
+  // Called at most once, and only when the command line names no target.
+  std::function<std::optional<std::string>()> glibc_version;
+  // Where gcc looks after the command line's own -I and -L dirs: the
+  // multiarch-aware system header dirs and GNU ld's default search dirs
+  // (those that exist). Handed to zig when the shim sets the target.
+  std::vector<fs::path> system_include_dirs;
+  std::vector<fs::path> system_library_dirs;
+};
+
+// The context of the running system: LIBRARY_PATH from the environment,
+// /etc/ld.so.cache, elf::default_library_dirs(), elf::host_identity(),
+// elf::read_identity, plain file reads, the glibc of the host's libc.so.6
+// (elf::glibc_version) and the system dirs of its multiarch triple.
+SearchContext system_context();
+
+}  // namespace provkit::ccshim

@@ -1,0 +1,46 @@
+#pragma once
+// The download engine's file work: raw-fd writes, preallocation, the
+// per-blob flock, and keeping rejected content aside. Failures throw
+// provkit::Error (check_failed) naming the path.
+#include <cstdint>
+#include <filesystem>
+#include <string>
+
+namespace provkit::download {
+
+namespace fs = std::filesystem;
+
+// errno's sentence after `what`.
+[[noreturn]] void io_error(const fs::path& path, const std::string& what);
+// `still_needed`: bytes the file still needs on disk.
+[[noreturn]] void no_space(const fs::path& path, std::uint64_t still_needed);
+
+void write_all(int fd, const char* data, std::size_t n, const fs::path& path);
+void pwrite_all(int fd, const char* data, std::size_t n, std::uint64_t offset, const fs::path& path,
+                std::uint64_t still_needed);
+// Reserves the whole file at once, so that a full disk shows at the start.
+void preallocate(int fd, std::uint64_t size, const fs::path& path, std::uint64_t still_needed);
+void make_parent(const fs::path& p);
+
+// Moves content that failed verification out of the way, named by its sha256.
+fs::path keep_aside(const fs::path& from, const fs::path& prefix, const std::string& sha256);
+
+// An flock(2) on a job's lock file, held while its partial file is written
+// and renamed. The kernel releases it when the holder dies, so a lock file
+// left by a killed process never blocks.
+class BlobLock {
+ public:
+  BlobLock() = default;
+  BlobLock(const BlobLock&) = delete;
+  BlobLock& operator=(const BlobLock&) = delete;
+  ~BlobLock() { release(); }
+
+  // True when held (or when there is no lock path). `wait`: block until free.
+  bool acquire(const fs::path& path, bool wait);
+  void release();
+
+ private:
+  int fd_ = -1;
+};
+
+}  // namespace provkit::download

@@ -1,0 +1,30 @@
+#pragma once
+// Small string helpers, one of each for the whole library (later util/strings).
+// ASCII only: they read protocol text, file formats and command lines, never
+// prose, so no locale takes part.
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace provkit::util {
+
+// The blanks a line of a text format may carry at its ends: space, tab, CR, LF.
+inline constexpr std::string_view blank_chars = " \t\r\n";
+
+// `s` without leading and trailing blank_chars (a view into `s`).
+std::string_view trim_view(std::string_view s);
+// The same, as a string of its own (safe to keep when `s` is a temporary).
+std::string trim(std::string_view s);
+
+// `s` with A-Z turned into a-z.
+std::string lower(std::string_view s);
+// Equal but for ASCII case.
+bool iequals(std::string_view a, std::string_view b);
+
+// Every field between `sep`s, empty ones included: "a,,b" gives {"a", "", "b"};
+// "" gives {""}.
+std::vector<std::string> split(std::string_view s, char sep);
+// The inverse of split.
+std::string join(const std::vector<std::string>& parts, char sep);
+
+}  // namespace provkit::util

@@ -1,0 +1,60 @@
+#include "provkit/ccshim_context.hpp"
+
+#include "provkit/ccshim_translate.hpp"
+#include "provkit/error.hpp"
+#include "provkit/fsutil.hpp"
+#include "provkit/util_paths.hpp"
+
+namespace provkit::ccshim {
+
+SearchContext system_context() {
+  SearchContext ctx;
+  for (auto& dir : util::split_path_list(getenv_str("LIBRARY_PATH"))) ctx.library_path.emplace_back(dir);
+  ctx.ld_so_cache = [] { return elf::read_ld_so_cache(); };
+  ctx.default_dirs = elf::default_library_dirs();
+  ctx.host = elf::host_identity();
+  ctx.probe = [](const fs::path& p) { return elf::read_identity(p); };
+  ctx.is_regular_file = [](const fs::path& p) {
+    std::error_code ec;
+    return fs::is_regular_file(p, ec);
+  };
+  ctx.read_response_file = [](const fs::path& p) -> std::optional<std::string> {
+    try {
+      return read_file(p);
+    } catch (const Error&) {
+      return std::nullopt;
+    }
+  };
+  // The system's libc.so.6: in the loader's default dirs (where glibc
+  // installs it), else wherever /etc/ld.so.cache says. The default dirs
+  // first, as reading the cache costs more than the rest of a call.
+  ctx.glibc_version = [host = ctx.host, dirs = ctx.default_dirs]() -> std::optional<std::string> {
+    elf::SearchContext loader;
+    loader.default_dirs = dirs;
+    loader.want = host;
+    auto libc = elf::find_library("libc.so.6", loader);
+    if (!libc.path) {
+      loader.cache = elf::read_ld_so_cache();
+      libc = elf::find_library("libc.so.6", loader);
+    }
+    if (!libc.path) return std::nullopt;
+    return elf::glibc_version(*libc.path);
+  };
+  auto existing = [](std::initializer_list<std::string> dirs) {
+    std::vector<fs::path> out;
+    for (const auto& d : dirs) {
+      std::error_code ec;
+      if (fs::is_directory(d, ec)) out.emplace_back(d);
+    }
+    return out;
+  };
+  if (auto ma = multiarch_triple(ctx.host); !ma.empty()) {
+    ctx.system_include_dirs = existing({"/usr/local/include", "/usr/include/" + ma, "/usr/include"});
+    // GNU ld's SEARCH_DIRs on Debian/Ubuntu, in its order (`ld --verbose`).
+    ctx.system_library_dirs = existing({"/usr/local/lib/" + ma, "/lib/" + ma, "/usr/lib/" + ma, "/usr/local/lib64",
+                                        "/lib64", "/usr/lib64", "/usr/local/lib", "/lib", "/usr/lib"});
+  }
+  return ctx;
+}
+
+}  // namespace provkit::ccshim

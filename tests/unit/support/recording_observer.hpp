@@ -1,0 +1,31 @@
+// A fetch::Observer that records every call, for assertions on what the
+// download engine reported and in which order.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "provkit/fetch.hpp"
+
+namespace provkit::test {
+
+class RecordingObserver : public fetch::Observer {
+ public:
+  void on_start(const fetch::Job& job, std::uint64_t resume_from, std::size_t ranges) override;
+  void on_progress(const fetch::Job& job, std::uint64_t have) override;
+  void on_retry(const fetch::Job& job, const std::string& why, double delay_s) override;
+  void on_restart(const fetch::Job& job, const std::string& why) override;
+  void on_finish(const fetch::Job& job, const fetch::JobResult& result) override;
+
+  // Every event but progress, in order: "start PATH RESUME_FROM", "retry PATH", "restart PATH", "finish PATH".
+  std::vector<std::string> events;
+  std::vector<std::string> retry_reasons;    // on_retry's `why`, in order
+  std::vector<std::string> restart_reasons;  // on_restart's `why`, in order
+  std::map<std::string, std::size_t> ranges;            // path -> ranges announced at its start
+  std::map<std::string, std::uint64_t> progress;        // path -> the last `have` reported
+  std::map<std::string, fetch::JobResult> results;      // path -> what on_finish was given
+};
+
+}  // namespace provkit::test

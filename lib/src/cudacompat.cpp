@@ -99,7 +99,7 @@ Verdict judge_cuda(const DriverFacts& driver, Version asked, bool strict) {
 
   if (driver.cuda > 0 && have >= asked) {
     v.status = check::Status::pass;
-    v.rule = "driver-supports-runtime";
+    v.rule = check::Rule::driver_supports_runtime;
     v.reason = "driver " + driver.driver_version + " supports CUDA " + have.str() + " >= " + asked.str() +
                " (rule: a runtime no newer than the driver's CUDA version always works)";
     return v;
@@ -108,7 +108,7 @@ Verdict judge_cuda(const DriverFacts& driver, Version asked, bool strict) {
   if (driver.cuda > 0 && have.major == asked.major && floor &&
       compare_driver_versions(driver.driver_version, *floor) >= 0) {
     v.status = strict ? check::Status::fail : check::Status::warn;
-    v.rule = "minor-version-compatibility";
+    v.rule = check::Rule::minor_version_compatibility;
     v.reason = "driver " + driver.driver_version + " supports CUDA " + have.str() + " < " + asked.str() +
                "; " + asked_s + " runs under minor-version compatibility (same major, driver >= " + *floor +
                "), but PTX compiled for " + asked.str() +
@@ -119,7 +119,7 @@ Verdict judge_cuda(const DriverFacts& driver, Version asked, bool strict) {
     return v;
   }
   v.status = check::Status::fail;
-  v.rule = "insufficient-driver";
+  v.rule = check::Rule::insufficient_driver;
   v.reason = "driver " + driver.driver_version + " supports CUDA " + have.str() + ", older than " + asked_s +
              (minimum ? std::string(", which needs driver ") + minimum->driver + " (" + kReleaseTableSource + ")"
                       : " (the minimum driver for " + asked_s + " is not in envcheck's table)") +

@@ -27,36 +27,36 @@ class ProfileReader {
            if (scalar(n, "envcheck") != "1") throw input_error(file_, line(n), "this envcheck reads profile version 1");
          }},
         {"description", [&](const YAML::Node& n) { scalar(n, "description"); }},
-        {"cuda", [&](const YAML::Node& n) { at(n, [&] { set_cuda(r_, scalar(n, "cuda")); }); }},
+        {"cuda", [&](const YAML::Node& n) { at(n, "cuda", [&] { set_cuda(r_, scalar(n, "cuda")); }); }},
         {"strict", [&](const YAML::Node& n) { r_.strict = boolean(n, "strict"); }},
         {"gpus", [&](const YAML::Node& n) { for (const auto& s : list(n, "gpus")) r_.gpus.push_back(s.first); }},
-        {"need", [&](const YAML::Node& n) { for (const auto& item : list(n, "need")) at(item.second, [&] { add_need(r_, item.first); }); }},
-        {"min_cc", [&](const YAML::Node& n) { at(n, [&] { set_min_cc(r_, scalar(n, "min_cc")); }); }},
+        {"need", [&](const YAML::Node& n) { for (const auto& item : list(n, "need")) at(item.second, "need", [&] { add_need(r_, item.first); }); }},
+        {"min_cc", [&](const YAML::Node& n) { at(n, "min_cc", [&] { set_min_cc(r_, scalar(n, "min_cc")); }); }},
         {"arch_list", [&](const YAML::Node& n) {
            std::string joined;
            for (const auto& [v, l] : list(n, "arch_list")) joined += v + ",";
-           at(n, [&] { set_arch_list(r_, joined); });
+           at(n, "arch_list", [&] { set_arch_list(r_, joined); });
          }},
-        {"vram_free", [&](const YAML::Node& n) { at(n, [&] { set_vram_free(r_, scalar(n, "vram_free")); }); }},
+        {"vram_free", [&](const YAML::Node& n) { at(n, "vram_free", [&] { set_vram_free(r_, scalar(n, "vram_free")); }); }},
         {"cc", [&](const YAML::Node& n) { r_.cc = boolean(n, "cc"); }},
         {"nvcc", [&](const YAML::Node& n) { r_.nvcc = boolean(n, "nvcc"); }},
         {"python", [&](const YAML::Node& n) {
            auto v = scalar(n, "python");
            if (v == "true") r_.python = "";
-           else if (v != "false") at(n, [&] { set_python(r_, v); });
+           else if (v != "false") at(n, "python", [&] { set_python(r_, v); });
          }},
         {"libs", [&](const YAML::Node& n) { for (const auto& s : list(n, "libs")) r_.libs.push_back(s.first); }},
         {"elf", [&](const YAML::Node& n) { for (const auto& s : list(n, "elf")) r_.elfs.push_back(s.first); }},
         {"disk", [&](const YAML::Node& n) {
            for (const auto& entry : mapping(n, "disk"))
-             at(entry.second, [&] { add_disk(r_, entry.first, scalar(entry.second, "disk: " + entry.first)); });
+             at(entry.second, "disk", [&] { add_disk(r_, entry.first, scalar(entry.second, "disk: " + entry.first)); });
          }},
         {"ports_free", [&](const YAML::Node& n) {
-           for (const auto& item : list(n, "ports_free")) at(item.second, [&] { add_port(r_, item.first); });
+           for (const auto& item : list(n, "ports_free")) at(item.second, "ports_free", [&] { add_port(r_, item.first); });
          }},
         {"files", [&](const YAML::Node& n) {
            for (const auto& entry : mapping(n, "files"))
-             at(entry.second, [&] {
+             at(entry.second, "files", [&] {
                add_file(r_, entry.first, entry.second.IsNull() ? "" : scalar(entry.second, "files: " + entry.first));
              });
          }},
@@ -81,15 +81,18 @@ class ProfileReader {
  private:
   static int line(const YAML::Node& n) { return yaml_line(n); }
 
-  // Runs a setter and puts this node's place in front of its message.
+  // Runs a setter and puts this node's place in front of its message; a
+  // value the field cannot take is named by the profile's key for it.
   template <class F>
-  void at(const YAML::Node& n, F&& f) {
-    at(line(n), std::forward<F>(f));
+  void at(const YAML::Node& n, const std::string& key, F&& f) {
+    at(line(n), key, std::forward<F>(f));
   }
   template <class F>
-  void at(int line_no, F&& f) {
+  void at(int line_no, const std::string& key, F&& f) {
     try {
       f();
+    } catch (const InvalidValue& e) {
+      throw input_error(file_, line_no, e.sentence("'" + key + "'"));
     } catch (const Error& e) {
       throw input_error(file_, line_no, e.what());
     }

@@ -48,7 +48,7 @@ std::string profile_error(const std::string& yaml) {
 TEST_CASE("CUDA verdict: driver new enough passes", "[envcheck]") {
   auto v = cudacompat::judge_cuda({"580.65.06", 13000}, {13, 0}, false);
   CHECK(v.status == Status::pass);
-  CHECK(v.rule == "driver-supports-runtime");
+  CHECK(v.rule == check::Rule::driver_supports_runtime);
   // An older runtime on a newer driver always works.
   CHECK(cudacompat::judge_cuda({"580.65.06", 13000}, {12, 8}, true).status == Status::pass);
   CHECK(cudacompat::judge_cuda({"590.44.01", 13010}, {13, 0}, true).status == Status::pass);
@@ -57,13 +57,13 @@ TEST_CASE("CUDA verdict: driver new enough passes", "[envcheck]") {
 TEST_CASE("CUDA verdict: same major above the floor is minor-version compatibility", "[envcheck]") {
   auto v = cudacompat::judge_cuda({"580.65.06", 13000}, {13, 2}, false);
   CHECK(v.status == Status::warn);
-  CHECK(v.rule == "minor-version-compatibility");
+  CHECK(v.rule == check::Rule::minor_version_compatibility);
   CHECK_THAT(v.reason, Catch::Contains("PTX compiled for 13.2"));
   CHECK_THAT(v.reason, Catch::Contains("cudaErrorCallRequiresNewerDriver"));
   CHECK_THAT(v.fix, Catch::Contains("595.45.04"));
   auto strict = cudacompat::judge_cuda({"580.65.06", 13000}, {13, 2}, true);
   CHECK(strict.status == Status::fail);
-  CHECK(strict.rule == "minor-version-compatibility");
+  CHECK(strict.rule == check::Rule::minor_version_compatibility);
   // 12.x floor is 525.60.13: a 12.0 driver runs 12.8 code under MVC.
   CHECK(cudacompat::judge_cuda({"525.60.13", 12000}, {12, 8}, false).status == Status::warn);
   // Below the major's floor (a pre-release 12.0 driver) it is not compatible.
@@ -73,7 +73,7 @@ TEST_CASE("CUDA verdict: same major above the floor is minor-version compatibili
 TEST_CASE("CUDA verdict: older major fails naming the minimum driver", "[envcheck]") {
   auto v = cudacompat::judge_cuda({"570.26", 12080}, {13, 0}, false);
   CHECK(v.status == Status::fail);
-  CHECK(v.rule == "insufficient-driver");
+  CHECK(v.rule == check::Rule::insufficient_driver);
   CHECK_THAT(v.reason, Catch::Contains("580.65.06"));
   CHECK_THAT(v.reason, Catch::Contains("Table 3"));
   auto unknown = cudacompat::judge_cuda({"580.65.06", 13000}, {14, 0}, false);
@@ -192,9 +192,12 @@ TEST_CASE("forward-compatibility libcuda is found under cuda*/compat", "[envchec
 
 TEST_CASE("check table and JSON", "[envcheck]") {
   std::vector<check::Result> rs = {
-      {"cuda 13.0", Status::pass, "driver 580.65.06 supports CUDA 13.0", "", "driver-supports-runtime", {}},
-      {"need fp8 gpu1", Status::fail, "GPU 1 has no native FP8", "use a newer GPU", "fp8", {{"index", 1}}},
-      {"cuda 13.2", Status::warn, "minor-version compatibility", "", "minor-version-compatibility", {}},
+      {.name = "cuda 13.0", .status = Status::pass, .rule = check::Rule::driver_supports_runtime,
+       .reason = "driver 580.65.06 supports CUDA 13.0"},
+      {.name = "need fp8 gpu1", .status = Status::fail, .rule = check::Rule::native_fp8, .threshold = "8.9",
+       .reason = "GPU 1 has no native FP8", .fix = "use a newer GPU", .data = {{"index", 1}}},
+      {.name = "cuda 13.2", .status = Status::warn, .rule = check::Rule::minor_version_compatibility,
+       .reason = "minor-version compatibility"},
   };
   auto table = check::render_table(rs);
   CHECK(table ==
@@ -210,6 +213,13 @@ TEST_CASE("check table and JSON", "[envcheck]") {
   CHECK(j["checks"][1]["status"] == "FAIL");
   CHECK(j["checks"][1]["fix"] == "use a newer GPU");
   CHECK(j["checks"][1]["data"]["index"] == 1);
+  // The rule as --json states it: its name, or its statement with what was asked.
+  CHECK(j["checks"][0]["rule"] == "driver-supports-runtime");
+  CHECK(j["checks"][1]["rule"] == "fp8 needs compute capability >= 8.9");
+  CHECK(j["checks"][2]["rule"] == "minor-version-compatibility");
+  CHECK(check::rule_text(check::Rule::disk_free, "200G") == "free space >= 200G");
+  CHECK(check::rule_text(check::Rule::none).empty());
+  CHECK(check::to_json({{.name = "driver"}})["checks"][0]["data"].is_object());
   rs.erase(rs.begin() + 1);
   CHECK_FALSE(check::any_failed(rs));  // a warning is not a failure
   CHECK(check::to_json(rs)["ok"] == true);
@@ -263,9 +273,9 @@ TEST_CASE("profile: every key fills the request", "[envcheck]") {
 }
 
 TEST_CASE("profile errors name the file and line", "[envcheck]") {
-  CHECK(profile_error("cuda: 13.0\nneed: [fp8, fp16]\n") == "p.yaml:2: --need knows fp8 and nvfp4, not 'fp16'");
+  CHECK(profile_error("cuda: 13.0\nneed: [fp8, fp16]\n") == "p.yaml:2: 'need' wants fp8 or nvfp4, not 'fp16'");
   CHECK(profile_error("cuda: 13.0\n\ncudaa: 13.0\n").starts_with("p.yaml:3: unknown key 'cudaa'"));
-  CHECK(profile_error("cuda: thirteen\n") == "p.yaml:1: --cuda wants a CUDA release as X.Y (like 13.0), not 'thirteen'");
+  CHECK(profile_error("cuda: thirteen\n") == "p.yaml:1: 'cuda' wants a CUDA release as X.Y (like 13.0), not 'thirteen'");
   CHECK(profile_error("cc: yes please\n") == "p.yaml:1: 'cc' wants true or false, not 'yes please'");
   CHECK(profile_error("disk:\n  /models: lots\n").starts_with("p.yaml:2: 'lots' is not a size"));
   CHECK(profile_error("ports_free:\n  - 8000\n  - 99999\n") == "p.yaml:3: '99999' is not a TCP port (1-65535)");
@@ -329,7 +339,7 @@ TEST_CASE("ELF: malformed and truncated files are refused naming the file", "[en
 
 TEST_CASE("request setters refuse bad values with one sentence", "[envcheck]") {
   envcheck::Request r;
-  CHECK_THROWS_WITH(envcheck::set_cuda(r, "13"), "--cuda wants a CUDA release as X.Y (like 13.0), not '13'");
+  CHECK_THROWS_WITH(envcheck::set_cuda(r, "13"), "'cuda' wants a CUDA release as X.Y (like 13.0), not '13'");
   CHECK_THROWS_WITH(envcheck::add_disk_assignment(r, "/models"), Catch::Contains("PATH=SIZE"));
   envcheck::add_disk_assignment(r, "/a=b=1G");  // split at the last '='
   CHECK(r.disks.back().path == "/a=b");
@@ -369,4 +379,35 @@ TEST_CASE("profile: a key given twice, a second document, control bytes", "[envc
   std::string esc = profile_error("\"bad\\e]0;x\\akey\": 1\n");
   CHECK(esc.find('\x1b') == std::string::npos);
   CHECK(esc.starts_with("p.yaml:1: unknown key 'bad\\x1b]0;x\\x07key'"));
+}
+
+TEST_CASE("a bad value names the request field as data, never a command-line flag", "[envcheck]") {
+  envcheck::Request r;
+  auto invalid = [&](auto&& set) -> envcheck::InvalidValue {
+    try {
+      set();
+    } catch (const envcheck::InvalidValue& e) {
+      CHECK(e.code() == ExitCode::usage);
+      CHECK(std::string(e.what()).find("--") == std::string::npos);
+      return e;
+    }
+    FAIL("no InvalidValue");
+    throw;
+  };
+  auto cuda = invalid([&] { envcheck::set_cuda(r, "thirteen"); });
+  CHECK(cuda.field == envcheck::Field::cuda);
+  CHECK(cuda.value == "thirteen");
+  CHECK(cuda.sentence("--cuda") == "--cuda wants a CUDA release as X.Y (like 13.0), not 'thirteen'");
+  CHECK(invalid([&] { envcheck::add_need(r, "fp16"); }).field == envcheck::Field::need);
+  CHECK(invalid([&] { envcheck::set_min_cc(r, "eight"); }).field == envcheck::Field::min_cc);
+  CHECK(invalid([&] { envcheck::set_python(r, "three"); }).field == envcheck::Field::python);
+  auto disk = invalid([&] { envcheck::add_disk_assignment(r, "=1G"); });
+  CHECK(disk.field == envcheck::Field::disk);
+  CHECK(disk.sentence("--disk") == "--disk wants PATH=SIZE (like /models=200G), not '=1G'");
+  CHECK(invalid([&] { envcheck::add_file_assignment(r, "=abc"); }).field == envcheck::Field::file);
+  CHECK(envcheck::field_key(envcheck::Field::min_cc) == "min_cc");
+  // A profile names the key it read the value under, with its place.
+  CHECK(profile_error("min_cc: eight\n") == "p.yaml:1: 'min_cc' wants a compute capability as X.Y (like 8.9), not 'eight'");
+  CHECK(profile_error("python: three\n") == "p.yaml:1: 'python' wants a version as X.Y (like 3.11), not 'three'");
+  CHECK(profile_error("disk:\n  \"\": 1G\n") == "p.yaml:2: 'disk' wants a path, not ''");
 }

@@ -18,6 +18,19 @@ const char* kDescription =
     "headers, ROCm). Exit 0 when nothing failed, 1 when a check failed, 2 for a usage or profile error.\n"
     "Stand-in driver libraries: ENVCHECK_NVML_LIB, ENVCHECK_CUDA_LIB, ENVCHECK_NVIDIA_SMI (see docs/envcheck.md).";
 
+// The command-line option a request field is given by.
+std::string flag_for(envcheck::Field field) {
+  switch (field) {
+    case envcheck::Field::cuda: return "--cuda";
+    case envcheck::Field::need: return "--need";
+    case envcheck::Field::min_cc: return "--min-cc";
+    case envcheck::Field::python: return "--python";
+    case envcheck::Field::disk: return "--disk";
+    case envcheck::Field::file: return "--file";
+  }
+  return "?";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -63,6 +76,9 @@ int main(int argc, char** argv) {
     for (const auto& d : disks) envcheck::add_disk_assignment(req, d);
     for (const auto& p : ports) envcheck::add_port(req, p);
     for (const auto& f : files) envcheck::add_file_assignment(req, f);
+  } catch (const envcheck::InvalidValue& e) {
+    std::cerr << "envcheck: " << e.sentence(flag_for(e.field)) << "\n";
+    return static_cast<int>(e.code());
   } catch (const Error& e) {
     std::cerr << "envcheck: " << e.what() << "\n";
     return static_cast<int>(e.code());

@@ -10,6 +10,7 @@
 
 #include "provkit/check.hpp"
 #include "provkit/cudacompat.hpp"
+#include "provkit/error.hpp"
 #include "provkit/gpu.hpp"
 
 namespace provkit::envcheck {
@@ -48,8 +49,27 @@ struct Request {
   bool asks_anything() const;  // false: print the inventory
 };
 
+// The part of a Request a value was meant for. The library names it by its
+// profile key; the tool says its flag (--min-cc), a profile FILE:LINE 'min_cc'.
+enum class Field { cuda, need, min_cc, python, disk, file };
+std::string field_key(Field field);  // "cuda", "need", "min_cc", "python", "disk", "files"
+
+// A value a Request field cannot take, as data: what was given and what the
+// field wants. what() is sentence("'KEY'").
+class InvalidValue : public Error {
+ public:
+  InvalidValue(Field field, std::string value, std::string wanted);
+  // "SUBJECT wants WANTED, not 'VALUE'": the one wording, with the subject
+  // the caller knows the value by ("--cuda", "'cuda'").
+  std::string sentence(const std::string& subject) const;
+  Field field;
+  std::string value;   // as given
+  std::string wanted;  // "a CUDA release as X.Y (like 13.0)"
+};
+
 // Setters shared by the command line and profiles: they check the text and
-// throw provkit::Error(usage) with one sentence when it is wrong.
+// throw InvalidValue, or provkit::Error(usage) with one sentence naming the
+// value (a size, a port, a sha256, an architecture), when it is wrong.
 void set_cuda(Request& r, const std::string& text);
 void add_need(Request& r, const std::string& text);
 void set_min_cc(Request& r, const std::string& text);

@@ -138,7 +138,7 @@ def test_newer(tmp):
         row(r, f"cuda {asked}", "PASS", f"newer driver, --cuda {asked}", ["590.44.01"])
     bad = envcheck("--cuda", "thirteen", env=env)
     expect(bad, 2, "--cuda thirteen")
-    check("X.Y" in bad.err, "--cuda thirteen: message", str(bad))
+    check("envcheck: --cuda wants a CUDA release as X.Y (like 13.0), not 'thirteen'" in bad.err, "--cuda thirteen: message", str(bad))
 
 
 def test_mixed_box(tmp):
@@ -588,6 +588,12 @@ def test_profile(tmp):
     r = envcheck("--profile", badvalue, env=env)
     expect(r, 2, "profile with a bad value")
     check(f"{badvalue}:2: '20 gigs' is not a size" in r.err, "bad value names file:line", str(r))
+    # A bad value is named by the profile's key for it, never by the command-line flag.
+    badcuda = write(os.path.join(tmp, "badcuda.yaml"), "strict: true\ncuda: thirteen\n")
+    r = envcheck("--profile", badcuda, env=env)
+    expect(r, 2, "profile with a bad cuda value")
+    check(f"{badcuda}:2: 'cuda' wants a CUDA release as X.Y (like 13.0), not 'thirteen'" in r.err and "--cuda" not in r.err,
+          "bad cuda value names the profile key, not --cuda", str(r))
     r = envcheck("--profile", os.path.join(tmp, "absent.yaml"), env=env)
     expect(r, 2, "absent profile")
     example = os.path.join(SOURCE, "examples", "envcheck-profile.yaml")

@@ -10,6 +10,7 @@
 #include "provkit/fetch.hpp"
 #include "provkit/fsutil.hpp"
 #include "provkit/hash.hpp"
+#include "provkit/util_fd.hpp"
 
 namespace provkit::fetch {
 
@@ -69,19 +70,14 @@ AssembleResult assemble(const AssembleJob& job) {
       int in = ::open(part.c_str(), O_RDONLY | O_CLOEXEC);
       if (in < 0) io_error(part, "cannot open part");
       ::posix_fadvise(in, 0, 0, POSIX_FADV_SEQUENTIAL);
-      for (;;) {
-        ssize_t n = ::read(in, buf.get(), kReadBuffer);
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) {
-          int e = errno;
-          ::close(in);
-          errno = e;
-          io_error(part, "read error");
-        }
-        if (n == 0) break;
-        sha.update(buf.get(), static_cast<std::size_t>(n));
-        write_all(out, buf.get(), static_cast<std::size_t>(n), tmp);
-        r.size += static_cast<std::uint64_t>(n);
+      try {
+        r.size += util::read_blocks(in, {buf.get(), kReadBuffer}, [&](const char* data, std::size_t n) {
+          sha.update(data, n);
+          write_all(out, data, n, tmp);
+        }, part.string());
+      } catch (...) {
+        ::close(in);
+        throw;
       }
       ::close(in);
     }

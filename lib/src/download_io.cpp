@@ -9,6 +9,7 @@
 
 #include "provkit/error.hpp"
 #include "provkit/fsutil.hpp"
+#include "provkit/util_fd.hpp"
 
 namespace provkit::download {
 
@@ -23,12 +24,9 @@ void no_space(const fs::path& path, std::uint64_t still_needed) {
 }
 
 void write_all(int fd, const char* data, std::size_t n, const fs::path& path) {
-  while (n > 0) {
-    ssize_t w = ::write(fd, data, n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w < 0) io_error(path, "write error");
-    data += w;
-    n -= static_cast<std::size_t>(w);
+  if (int err = util::write_all(fd, data, n)) {
+    errno = err;
+    io_error(path, "write error");
   }
 }
 

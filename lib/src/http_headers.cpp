@@ -1,12 +1,12 @@
 #include "provkit/http_headers.hpp"
 
-#include "http_text.hpp"
+#include "provkit/util_strings.hpp"
 
 namespace provkit::http {
 
-using detail::iequals;
-using detail::parse_u64;
-using detail::trim;
+using util::iequals;
+using util::parse_u64;
+using util::trim_view;
 
 std::optional<std::string> Headers::get(std::string_view name) const {
   for (auto it = items_.rbegin(); it != items_.rend(); ++it)
@@ -15,12 +15,12 @@ std::optional<std::string> Headers::get(std::string_view name) const {
 }
 
 bool parse_header_line(std::string_view line, std::string& name, std::string& value) {
-  line = trim(line);
+  line = trim_view(line);
   if (line.empty() || line.starts_with("HTTP/")) return false;
   auto colon = line.find(':');
   if (colon == std::string_view::npos || colon == 0) return false;
-  name = std::string(trim(line.substr(0, colon)));
-  value = std::string(trim(line.substr(colon + 1)));
+  name = std::string(trim_view(line.substr(0, colon)));
+  value = std::string(trim_view(line.substr(colon + 1)));
   return !name.empty();
 }
 
@@ -39,12 +39,12 @@ std::optional<std::string> parse_link_next(std::string_view header) {
     std::size_t p = 0;
     while (p < params.size()) {
       auto semi = params.find(';', p);
-      std::string_view param = trim(params.substr(p, semi == std::string_view::npos ? std::string_view::npos : semi - p));
+      std::string_view param = trim_view(params.substr(p, semi == std::string_view::npos ? std::string_view::npos : semi - p));
       p = semi == std::string_view::npos ? params.size() : semi + 1;
-      while (!param.empty() && param.back() == ',') param = trim(param.substr(0, param.size() - 1));
+      while (!param.empty() && param.back() == ',') param = trim_view(param.substr(0, param.size() - 1));
       auto eq = param.find('=');
-      if (eq == std::string_view::npos || !iequals(trim(param.substr(0, eq)), "rel")) continue;
-      std::string_view v = trim(param.substr(eq + 1));
+      if (eq == std::string_view::npos || !iequals(trim_view(param.substr(0, eq)), "rel")) continue;
+      std::string_view v = trim_view(param.substr(eq + 1));
       if (v.size() >= 2 && v.front() == '"' && v.back() == '"') v = v.substr(1, v.size() - 2);
       // rel may hold several space-separated relation types.
       std::size_t t = 0;
@@ -62,16 +62,16 @@ std::optional<std::string> parse_link_next(std::string_view header) {
 }
 
 std::optional<ContentRange> parse_content_range(std::string_view value) {
-  value = trim(value);
+  value = trim_view(value);
   if (value.size() < 6 || !iequals(value.substr(0, 5), "bytes") || value[5] != ' ') return std::nullopt;
-  value = trim(value.substr(6));
+  value = trim_view(value.substr(6));
   auto dash = value.find('-');
   auto slash = value.find('/');
   if (dash == std::string_view::npos || slash == std::string_view::npos || dash > slash) return std::nullopt;
   ContentRange r;
-  if (!parse_u64(trim(value.substr(0, dash)), r.first)) return std::nullopt;
-  if (!parse_u64(trim(value.substr(dash + 1, slash - dash - 1)), r.last)) return std::nullopt;
-  auto total = trim(value.substr(slash + 1));
+  if (!parse_u64(trim_view(value.substr(0, dash)), r.first)) return std::nullopt;
+  if (!parse_u64(trim_view(value.substr(dash + 1, slash - dash - 1)), r.last)) return std::nullopt;
+  auto total = trim_view(value.substr(slash + 1));
   if (total != "*") {
     std::uint64_t t;
     if (!parse_u64(total, t)) return std::nullopt;

@@ -3,13 +3,13 @@
 #include <algorithm>
 #include <cmath>
 
-#include "http_text.hpp"
+#include "provkit/util_strings.hpp"
 
 namespace provkit::http {
 
-using detail::iequals;
-using detail::parse_u64;
-using detail::trim;
+using util::iequals;
+using util::parse_u64;
+using util::trim_view;
 
 namespace {
 
@@ -22,11 +22,11 @@ std::vector<std::string_view> split_unquoted(std::string_view s, char sep) {
     if (s[i] == '\\' && quoted) ++i;
     else if (s[i] == '"') quoted = !quoted;
     else if (s[i] == sep && !quoted) {
-      out.push_back(trim(s.substr(start, i - start)));
+      out.push_back(trim_view(s.substr(start, i - start)));
       start = i + 1;
     }
   }
-  out.push_back(trim(s.substr(start)));
+  out.push_back(trim_view(s.substr(start)));
   return out;
 }
 
@@ -61,7 +61,7 @@ std::vector<LimitItem> parse_limit_items(std::string_view value) {
       if (part.size() >= 2 && part.front() == '"' && part.back() == '"') {
         item.names.push_back(part.substr(1, part.size() - 2));
       } else if (auto eq = part.find('='); eq != std::string_view::npos) {
-        item.params.emplace_back(trim(part.substr(0, eq)), trim(part.substr(eq + 1)));
+        item.params.emplace_back(trim_view(part.substr(0, eq)), trim_view(part.substr(eq + 1)));
       }
     }
     items.push_back(std::move(item));

@@ -6,15 +6,15 @@
 #include <cmath>
 #include <string>
 
-#include "http_text.hpp"
+#include "provkit/util_strings.hpp"
 
 namespace provkit::http {
 
-using detail::parse_u64;
-using detail::trim;
+using util::parse_u64;
+using util::trim_view;
 
 std::optional<double> parse_retry_after(std::string_view value, std::chrono::system_clock::time_point now) {
-  value = trim(value);
+  value = trim_view(value);
   std::uint64_t secs;
   if (parse_u64(value, secs)) return static_cast<double>(secs);
   // HTTP-date: curl's parser takes the three forms RFC 9110 5.6.7 asks a

@@ -9,7 +9,7 @@
 #include <list>
 #include <mutex>
 
-#include "http_text.hpp"
+#include "provkit/util_strings.hpp"
 #include "provkit/error.hpp"
 #include "provkit/http_client.hpp"
 #include "provkit/http_ratelimit.hpp"
@@ -18,7 +18,7 @@
 
 namespace provkit::http {
 
-using detail::trim;
+using util::trim_view;
 
 namespace {
 
@@ -172,7 +172,7 @@ struct Session::Impl {
       a->hop.headers.clear();  // a new response (after 1xx)
     } else if (parse_header_line(line, name, value)) {
       a->hop.headers.add(std::move(name), std::move(value));
-    } else if (trim(line).empty()) {
+    } else if (trim_view(line).empty()) {
       long status = 0;
       curl_easy_getinfo(a->easy, CURLINFO_RESPONSE_CODE, &status);
       if (status >= 100 && status < 200) return size * n;

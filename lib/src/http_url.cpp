@@ -10,12 +10,12 @@
 #include <stdexcept>
 #include <memory>
 
-#include "http_text.hpp"
+#include "provkit/util_strings.hpp"
 
 namespace provkit::http {
 
-using detail::lower;
-using detail::trim;
+using util::lower;
+using util::trim_view;
 
 namespace {
 
@@ -71,7 +71,7 @@ std::string Url::origin() const {
 }
 
 std::string resolve_reference(const std::string& base, const std::string& location) {
-  std::string loc(trim(location));
+  std::string loc(trim_view(location));
   if (has_nul(base) || has_nul(loc)) return loc;
   Curlu u(curl_url());
   if (!u || curl_url_set(u.get(), CURLUPART_URL, base.c_str(), 0) != CURLUE_OK) return loc;

@@ -8,6 +8,7 @@
 #include "provkit/hash.hpp"
 #include "provkit/hfcache.hpp"
 #include "provkit/http_token.hpp"
+#include "provkit/util_strings.hpp"
 
 namespace provkit::hub {
 
@@ -44,22 +45,6 @@ bool is_valid_repo_id(std::string_view id) {
 }
 
 namespace {
-std::string percent_encode(std::string_view s, bool keep_slash) {
-  static const char* hex = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : s) {
-    bool unreserved = std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~';
-    if (unreserved || (keep_slash && c == '/')) {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += hex[c >> 4];
-      out += hex[c & 15];
-    }
-  }
-  return out;
-}
-
 const char* type_prefix(RepoType t) {
   switch (t) {
     case RepoType::dataset: return "datasets/";
@@ -73,8 +58,8 @@ std::string describe(const Repo& repo) {
 }
 }  // namespace
 
-std::string encode_revision(std::string_view revision) { return percent_encode(revision, false); }
-std::string encode_path(std::string_view path) { return percent_encode(path, true); }
+std::string encode_revision(std::string_view revision) { return http::percent_encode(revision, false); }
+std::string encode_path(std::string_view path) { return http::percent_encode(path, true); }
 
 std::string api_prefix(const Repo& repo) { return "/api/" + repo_type_name(repo.type) + "s/" + repo.id; }
 
@@ -157,15 +142,6 @@ std::string endpoint_from(const std::string& flag) {
 }
 
 namespace {
-std::string trimmed(std::string s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
-  std::size_t i = 0;
-  while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
-  return s.substr(i);
-}
-}  // namespace
-
-namespace {
 // A token goes into a header line: a control character in it (a CR/LF would
 // start a header of the sender's choosing) is refused, naming where it came
 // from and never the token.
@@ -183,13 +159,13 @@ Token find_token(const std::string& token_file_flag) { return checked(find_token
 
 namespace {
 Token find_token_unchecked(const std::string& token_file_flag) {
-  if (auto env = trimmed(getenv_str("HF_TOKEN")); !env.empty()) return {env, "HF_TOKEN"};
+  if (auto env = util::trim(getenv_str("HF_TOKEN")); !env.empty()) return {env, "HF_TOKEN"};
   std::string path = getenv_str("HF_TOKEN_PATH");
   if (path.empty()) path = (hfcache::hf_home() / "token").string();
   std::error_code ec;
   if (fs::is_regular_file(path, ec)) {
     try {
-      if (auto t = trimmed(read_file(path)); !t.empty()) return {t, path};
+      if (auto t = util::trim(read_file(path)); !t.empty()) return {t, path};
     } catch (const Error&) {
       // An unreadable default token file is as good as none.
     }
@@ -197,7 +173,7 @@ Token find_token_unchecked(const std::string& token_file_flag) {
   if (!token_file_flag.empty()) {
     std::string t;
     try {
-      t = trimmed(read_file(token_file_flag));
+      t = util::trim(read_file(token_file_flag));
     } catch (const Error&) {
       throw Error(ExitCode::usage, token_file_flag + ": cannot read the token file");
     }

@@ -48,4 +48,15 @@ std::string join(const std::vector<std::string>& parts, char sep) {
   return out;
 }
 
+bool parse_u64(std::string_view s, std::uint64_t& out) {
+  if (s.empty() || s.size() > 19) return false;
+  std::uint64_t v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return false;
+    v = v * 10 + static_cast<std::uint64_t>(c - '0');
+  }
+  out = v;
+  return true;
+}
+
 }  // namespace provkit::util

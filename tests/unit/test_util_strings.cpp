@@ -27,3 +27,16 @@ TEST_CASE("split keeps empty fields and join undoes it", "[util]") {
   CHECK(util::split(",", ',') == std::vector<std::string>{"", ""});
   CHECK(util::join(util::split("x.y..z", '.'), '.') == "x.y..z");
 }
+
+TEST_CASE("parse_u64 takes plain decimal digits only, at most 19", "[util]") {
+  std::uint64_t v = 7;
+  CHECK(util::parse_u64("0", v));
+  CHECK(v == 0);
+  CHECK(util::parse_u64("9999999999999999999", v));
+  CHECK(v == 9999999999999999999ull);
+  v = 7;
+  for (const char* bad : {"", "-1", "+1", " 1", "1 ", "1.5", "0x10", "10000000000000000000"}) {
+    CHECK_FALSE(util::parse_u64(bad, v));
+    CHECK(v == 7);
+  }
+}

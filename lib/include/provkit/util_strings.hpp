@@ -2,6 +2,7 @@
 // Small string helpers, one of each for the whole library (later util/strings).
 // ASCII only: they read protocol text, file formats and command lines, never
 // prose, so no locale takes part.
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,5 +27,9 @@ bool iequals(std::string_view a, std::string_view b);
 std::vector<std::string> split(std::string_view s, char sep);
 // The inverse of split.
 std::string join(const std::vector<std::string>& parts, char sep);
+
+// A decimal number of at most 19 digits and nothing else (no sign, no blanks), as
+// protocol fields write them; false leaves `out` alone.
+bool parse_u64(std::string_view s, std::uint64_t& out);
 
 }  // namespace provkit::util

@@ -11,7 +11,7 @@ using namespace shape;
 
 // Every option the shim must know: those it changes, and those whose value
 // must never be read as an option of its own (`-o -march=x`, `-D -u`).
-constexpr std::array<GccOption, 55> gcc_option_table = {{
+constexpr std::array<GccOption, 74> gcc_option_table = {{
     {"-o", separate, Rule::pass},
     {"-x", separate, Rule::pass},
     {"-I", separate | joined, Rule::pass},
@@ -71,6 +71,26 @@ constexpr std::array<GccOption, 55> gcc_option_table = {{
     {"-m64", flag, Rule::pass},
     {"-dumpmachine", flag, Rule::pass},
     {"-print-multiarch", flag, Rule::pass},
+    // What the command makes (gcc's specs: a PIE unless one of these says otherwise).
+    {"-c", flag, Rule::pass},
+    {"-S", flag, Rule::pass},
+    {"-E", flag, Rule::pass},
+    {"-M", flag, Rule::pass},
+    {"-MM", flag, Rule::pass},
+    {"-fsyntax-only", flag, Rule::pass},
+    {"-shared", flag, Rule::pass},
+    {"-r", flag, Rule::pass},
+    {"-no-pie", flag, Rule::pass},
+    {"-static-pie", flag, Rule::pass},
+    {"-fPIC", flag, Rule::pass},
+    {"-fpic", flag, Rule::pass},
+    {"-fPIE", flag, Rule::pass},
+    {"-fpie", flag, Rule::pass},
+    {"-fno-PIC", flag, Rule::pass},
+    {"-fno-pic", flag, Rule::pass},
+    {"-fno-PIE", flag, Rule::pass},
+    {"-fno-pie", flag, Rule::pass},
+    {"-pie", flag, Rule::pass},
 }};
 
 // Dropped ones: diagnostics, link speed, layout, or what lld does anyway

@@ -3,6 +3,7 @@
 #include <elf.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <memory>
 #include <string_view>
 
@@ -243,30 +244,118 @@ std::optional<std::string> answer_query(const std::vector<std::string>& raw_args
   return triple + "\n";
 }
 
-std::vector<std::string> translate(const std::vector<std::string>& raw_args, const SearchContext& ctx) {
-  const auto args = expand_response_files(raw_args, ctx);
+namespace {
 
-  // Facts about the whole command line first: -L applies to every -l, wherever it stands.
-  std::vector<fs::path> l_dirs;
-  bool caller_sanitizes = false, caller_target = false, static_link = false, no_std_includes = false,
-       warnings_are_errors = false, m32 = false;
+// Facts about the whole command line, read before any argument is translated.
+struct CommandFacts {
+  std::vector<fs::path> l_dirs;  // -L applies to every -l, wherever it stands
+  bool caller_sanitizes = false, caller_target = false, caller_cpu = false, static_link = false,
+       no_std_includes = false, warnings_are_errors = false, m32 = false;
+  bool caller_pic = false;  // any -f[no-]pic/PIC/pie/PIE: the caller chose the code model
+  bool links = true;        // not -c, -S, -E, -M, -MM, -fsyntax-only
+  bool no_pie_link = false;  // -shared, -r, -static, -static-pie, -no-pie, -pie: the link is not gcc's default PIE
+};
+
+CommandFacts read_facts(const std::vector<std::string>& args) {
+  CommandFacts f;
   for (std::size_t i = 0; i < args.size(); ++i) {
     auto p = parse_one(args, i);
     if (p.option) {
       switch (p.option->rule) {
-        case Rule::library_dir: l_dirs.emplace_back(p.value); break;
-        case Rule::target: caller_target = true; break;
+        case Rule::library_dir: f.l_dirs.emplace_back(p.value); break;
+        case Rule::target: f.caller_target = true; break;
+        case Rule::cpu: f.caller_cpu = true; break;
         default: break;
       }
-      caller_sanitizes |= is_option(p, "-fsanitize=");
-      static_link |= is_option(p, "-static");
-      no_std_includes |= is_option(p, "-nostdinc") || is_option(p, "--sysroot") || is_option(p, "--sysroot=") ||
-                         is_option(p, "-isysroot");
-      m32 |= is_option(p, "-m32");
+      const auto name = p.option->name;
+      f.caller_sanitizes |= name == "-fsanitize=";
+      f.static_link |= name == "-static";
+      f.no_std_includes |= name == "-nostdinc" || name == "--sysroot" || name == "--sysroot=" || name == "-isysroot";
+      f.m32 |= name == "-m32";
+      f.caller_pic |= name == "-fPIC" || name == "-fpic" || name == "-fPIE" || name == "-fpie" || name == "-fno-PIC" ||
+                      name == "-fno-pic" || name == "-fno-PIE" || name == "-fno-pie";
+      if (name == "-c" || name == "-S" || name == "-E" || name == "-M" || name == "-MM" || name == "-fsyntax-only")
+        f.links = false;
+      f.no_pie_link |= name == "-shared" || name == "-r" || name == "-static" || name == "-static-pie" ||
+                       name == "-no-pie" || name == "-pie";
     }
-    warnings_are_errors |= args[i] == "-Werror";
+    f.warnings_are_errors |= args[i] == "-Werror";
     if (p.value_separate) ++i;
   }
+  return f;
+}
+
+// The glibc release the shim builds against, when it sets the target: the
+// caller names none and builds for the host's own ABI.
+std::optional<std::string> shim_glibc(const CommandFacts& f, const SearchContext& ctx) {
+  if (f.caller_target || f.m32 || !ctx.glibc_version) return std::nullopt;
+  auto host = ctx.glibc_version();
+  if (!host) return std::nullopt;
+  return glibc_zig_can_build(*host, ctx.zig_newest_glibc ? ctx.zig_newest_glibc() : std::nullopt);
+}
+
+// zig's name of the host's architecture in a target triple; empty when unknown.
+std::string zig_arch(const elf::Identity& id) {
+  switch (id.machine) {
+    case EM_X86_64: return id.elf_class == ELFCLASS64 ? "x86_64" : "";
+    case EM_386: return "x86";
+    case EM_AARCH64: return "aarch64";
+    case EM_ARM: return "arm";
+    case EM_RISCV: return id.elf_class == ELFCLASS64 ? "riscv64" : "";
+    case EM_PPC64: return "powerpc64le";
+    case EM_S390: return "s390x";
+    default: return "";
+  }
+}
+
+// "2.36" or "2.34.0" as (major, minor); nullopt when it is no release number.
+std::optional<std::pair<int, int>> glibc_release(std::string_view v) {
+  int major = 0, minor = 0;
+  char tail = 0;
+  std::string s(v);
+  int n = std::sscanf(s.c_str(), "%d.%d%c", &major, &minor, &tail);
+  if (n < 2 || (n == 3 && tail != '.')) return std::nullopt;
+  return std::pair{major, minor};
+}
+
+}  // namespace
+
+std::string glibc_zig_can_build(const std::string& host, const std::optional<std::string>& zig_newest) {
+  auto h = glibc_release(host);
+  auto z = zig_newest ? glibc_release(*zig_newest) : std::nullopt;
+  if (!h || !z || *h <= *z) return host;
+  return std::to_string(z->first) + "." + std::to_string(z->second);
+}
+
+std::optional<std::string> zig_libc_file(const std::vector<std::string>& raw_args, const SearchContext& ctx) {
+  if (!ctx.host_libc) return std::nullopt;
+  const auto args = expand_response_files(raw_args, ctx);
+  const auto facts = read_facts(args);
+  if (facts.no_std_includes || !shim_glibc(facts, ctx)) return std::nullopt;
+  // zig's libc file (`zig libc` prints the format); the lines zig needs for Linux.
+  return "include_dir=" + ctx.host_libc->include_dir.string() + "\n" +
+         "sys_include_dir=" + ctx.host_libc->sys_include_dir.string() + "\n" +
+         "crt_dir=" + ctx.host_libc->crt_dir.string() + "\n" + "msvc_lib_dir=\nkernel32_lib_dir=\ngcc_dir=\n";
+}
+
+bool asks_linker_version(const std::vector<std::string>& raw_args, const SearchContext& ctx) {
+  const auto args = expand_response_files(raw_args, ctx);
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    auto p = parse_one(args, i);
+    if (p.option && p.option->rule == Rule::linker)
+      for (const auto& t : split(p.value, ','))
+        if (t == "--version") return true;
+    if (p.option && p.option->rule == Rule::linker_arg && p.value == "--version") return true;
+    if (p.value_separate) ++i;
+  }
+  return false;
+}
+
+std::vector<std::string> translate(const std::vector<std::string>& raw_args, const SearchContext& ctx) {
+  const auto args = expand_response_files(raw_args, ctx);
+  const auto facts = read_facts(args);
+  const auto& l_dirs = facts.l_dirs;
+  const bool static_link = facts.static_link;
   const auto target = target_identity(args, ctx.host);
   // ld.so.cache is read at most once, and only when an -l: gets that far.
   SearchContext search = ctx;
@@ -280,19 +369,35 @@ std::vector<std::string> translate(const std::vector<std::string>& raw_args, con
   out.reserve(args.size() + 16);
   // zig's own libc detection cannot work here (see docs: zig's libc
   // detection), and without it zig builds against glibc 2.19 stubs and
-  // headers. gcc builds against the host's glibc: tell zig which one, keeping
-  // the native CPU and OS. An explicit target drops zig's native search dirs,
-  // so gcc's system dirs are given at the end.
-  std::optional<std::string> glibc;
-  if (!caller_target && !m32 && ctx.glibc_version) glibc = ctx.glibc_version();
-  if (glibc) out.insert(out.end(), {"-target", "native-native-gnu." + *glibc});
+  // headers. gcc builds against the host's glibc: tell zig which one (never
+  // newer than zig can build stubs for, or zig warns on every link), for the
+  // host's architecture spelled out (zig hands a `native` triple to clang
+  // unresolved when it reads stdin) and its native CPU, as `native-native`
+  // gave. An explicit target drops zig's native search dirs, so gcc's system
+  // dirs are given at the end.
+  const auto glibc = shim_glibc(facts, ctx);
+  const auto arch = glibc ? zig_arch(ctx.host) : std::string();
+  if (glibc && !arch.empty()) {
+    out.insert(out.end(), {"-target", arch + "-linux-gnu." + *glibc});
+    if (!facts.caller_cpu) out.push_back("-march=native");
+  } else if (glibc) {
+    out.insert(out.end(), {"-target", "native-native-gnu." + *glibc});
+  }
   // zig turns UBSan traps on in debug builds; gcc does not. zig 0.11 consumes
   // `-fsanitize=undefined` itself and puts it ahead of pass-through flags, so a
   // blanket -fno-sanitize=all would cancel a caller's own request: only add it
   // when the caller asks for no sanitizer.
-  if (!caller_sanitizes) out.push_back("-fno-sanitize=all");
-  if (!warnings_are_errors)
+  if (!facts.caller_sanitizes) out.push_back("-fno-sanitize=all");
+  if (!facts.warnings_are_errors)
     for (auto w : warnings_not_errors()) out.push_back("-Wno-error=" + std::string(w));
+  // zig defines _DEBUG in its Debug mode (no -O); gcc never does. A caller's
+  // own -D_DEBUG comes later and wins.
+  out.push_back("-U_DEBUG");
+  // Debian's gcc (--enable-default-pie): code is PIE unless the caller picks
+  // a model, and an executable is linked as a PIE unless -shared, -r,
+  // -static, -no-pie (its specs: `%{static|shared|r:;!no-pie:-pie}`).
+  if (!facts.caller_pic) out.push_back("-fPIE");
+  if (facts.links && !facts.no_pie_link) out.push_back("-pie");
 
   LinkerArgs linker;
   auto emit_linker = [&](const std::vector<std::string>& kept, bool as_xlinker) {
@@ -388,7 +493,7 @@ std::vector<std::string> translate(const std::vector<std::string>& raw_args, con
   for (const auto& w : quiet_warnings())
     if (!asks_for(args, w)) out.push_back("-Wno-" + std::string(w.name));
   if (glibc) {
-    if (!no_std_includes)
+    if (!facts.no_std_includes)
       for (const auto& dir : ctx.system_include_dirs) out.insert(out.end(), {"-idirafter", dir.string()});
     for (const auto* dirs : {&ctx.library_path, &ctx.system_library_dirs})
       for (const auto& dir : *dirs) out.push_back("-L" + dir.string());

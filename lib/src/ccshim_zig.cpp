@@ -102,6 +102,44 @@ std::string zig_version(const fs::path& zig) {
   return out;
 }
 
+std::optional<std::string> newest_glibc_zig_builds(const fs::path& zig) {
+  std::error_code ec;
+  auto bin = fs::canonical(zig, ec);
+  if (ec) return std::nullopt;
+  for (const auto& lib : {bin.parent_path() / "lib", bin.parent_path() / ".." / "lib" / "zig"}) {
+    const auto abilists = lib / "libc" / "glibc" / "abilists";
+    if (!fs::is_regular_file(abilists, ec)) continue;
+    std::string data;
+    try {
+      data = read_file(abilists);
+    } catch (const Error&) {
+      return std::nullopt;
+    }
+    std::size_t at = 0;
+    auto byte = [&]() -> std::optional<unsigned> {
+      if (at >= data.size()) return std::nullopt;
+      return static_cast<unsigned char>(data[at++]);
+    };
+    auto libs = byte();
+    if (!libs) return std::nullopt;
+    for (unsigned i = 0; i < *libs; ++i) {
+      auto end = data.find('\0', at);
+      if (end == std::string::npos) return std::nullopt;
+      at = end + 1;
+    }
+    auto versions = byte();
+    if (!versions || *versions == 0 || data.size() - at < 3u * *versions) return std::nullopt;
+    std::pair<unsigned, unsigned> newest{0, 0};
+    for (unsigned i = 0; i < *versions; ++i) {
+      unsigned major = *byte(), minor = *byte();
+      byte();  // patch
+      newest = std::max(newest, std::pair{major, minor});
+    }
+    return std::to_string(newest.first) + "." + std::to_string(newest.second);
+  }
+  return std::nullopt;
+}
+
 ZigCacheDirs zig_cache_dirs() {
   ZigCacheDirs dirs{getenv_str("ZIG_GLOBAL_CACHE_DIR"), getenv_str("ZIG_LOCAL_CACHE_DIR")};
   if (dirs.global.empty()) dirs.global = (user_cache_dir() / "provkit" / "zig").string();

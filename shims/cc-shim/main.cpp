@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -134,6 +135,9 @@ int main(int argc, char** argv) {
   if (fs::path(argv0).filename() == "cc-shim" && !args.empty() && args[0] == "install") return install_links(args);
 
   std::vector<std::string> zig_args;
+  std::optional<std::string> zig_libc;
+  bool linker_version = false;
+  auto search = ccshim::ZigSearch{};
   try {
     auto ctx = ccshim::system_context();
     // gcc's answers about itself that build systems probe (-dumpmachine):
@@ -142,29 +146,48 @@ int main(int argc, char** argv) {
       print(stdout, *answer);
       return 0;
     }
+    search = find_zig(argv0);
+    if (!search.zig) return fail(not_found_sentence(search));
+    ctx.zig_newest_glibc = [zig = *search.zig] { return ccshim::newest_glibc_zig_builds(zig); };
+    linker_version = ccshim::asks_linker_version(args, ctx);
     zig_args = ccshim::translate(args, ctx);
+    // A libc file the caller gave zig stays theirs.
+    if (getenv_str("ZIG_LIBC").empty()) zig_libc = ccshim::zig_libc_file(args, ctx);
   } catch (const Error& e) {
     return fail(e.what(), static_cast<int>(e.code()));
   } catch (const std::exception& e) {  // e.g. the working directory was removed
     return fail(e.what());
   }
-  auto search = find_zig(argv0);
-  if (!search.zig) return fail(not_found_sentence(search));
   ensure_cache_dirs();
-  // A long command line goes to zig in a response file (exec refuses more
-  // than ARG_MAX), a memfd zig reads as /proc/self/fd/N.
-  std::string pack_error;
-  zig_args = ccshim::pack_for_exec(zig_args, [&](const std::string& text) {
-    auto path = ccshim::response_memfd(text);
-    if (path.empty()) pack_error = std::strerror(errno);
-    return path;
-  });
-  if (!pack_error.empty())
-    return fail("cannot hold the " + std::to_string(args.size()) + " arguments for zig in a response file: " + pack_error);
-  zig_args.insert(zig_args.begin(), {search.zig->string(), cxx ? "c++" : "cc"});
+  if (linker_version) {
+    // gcc -Wl,--version prints its linker's version and links nothing; zig cc
+    // would print "zig ld 0.11.0", which names no linker meson knows. Its
+    // linker is lld.
+    zig_args = {search.zig->string(), "ld.lld", "--version"};
+  } else {
+    // A long command line goes to zig in a response file (exec refuses more
+    // than ARG_MAX), a memfd zig reads as /proc/self/fd/N.
+    std::string pack_error;
+    zig_args = ccshim::pack_for_exec(zig_args, [&](const std::string& text) {
+      auto path = ccshim::response_memfd(text);
+      if (path.empty()) pack_error = std::strerror(errno);
+      return path;
+    });
+    if (!pack_error.empty())
+      return fail("cannot hold the " + std::to_string(args.size()) + " arguments for zig in a response file: " +
+                  pack_error);
+    // The host's C library for zig to link against, in a memfd as well.
+    if (zig_libc) {
+      auto path = ccshim::response_memfd(*zig_libc);
+      if (path.empty()) return fail(std::string("cannot hold zig's libc file: ") + std::strerror(errno));
+      ::setenv("ZIG_LIBC", path.c_str(), 1);
+    }
+    zig_args.insert(zig_args.begin(), {search.zig->string(), cxx ? "c++" : "cc"});
+  }
 
   if (auto debug = getenv_str("CC_SHIM_DEBUG"); !debug.empty() && debug != "0") {
     std::string line = "cc-shim: exec";
+    if (zig_libc) line += " ZIG_LIBC=" + ccshim::shell_quote(getenv_str("ZIG_LIBC"));
     for (const auto& a : zig_args) line += " " + ccshim::shell_quote(a);
     print(stderr, line + "\n");
     std::fflush(stderr);

@@ -71,14 +71,20 @@ struct FakeSystem {
 
 bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
 
+// What the shim puts after -Wno-error=... on every command line (gcc's
+// defaults: no _DEBUG, PIE code, a PIE link) when the command line does not
+// say otherwise.
+bool is_gcc_default(const std::string& a) { return a == "-U_DEBUG" || a == "-fPIE" || a == "-pie"; }
+
 // The translation minus what the shim adds around every command line (the
-// leading -fno-sanitize=all and -Wno-error=..., the trailing -Wno-...), for
-// rules that are not about those.
+// leading -fno-sanitize=all, -Wno-error=... and gcc's defaults, the trailing
+// -Wno-...), for rules that are not about those.
 Args body(const Args& out) {
   REQUIRE(!out.empty());
   REQUIRE(out.front() == "-fno-sanitize=all");
   auto first = out.begin() + 1;
   while (first != out.end() && starts_with(*first, "-Wno-error=")) ++first;
+  while (first != out.end() && is_gcc_default(*first)) ++first;
   auto last = out.end();
   while (last != first && starts_with(*(last - 1), "-Wno-")) --last;
   return Args(first, last);
@@ -88,7 +94,7 @@ Args body(const Args& out) {
 Args without_defaults(const Args& out) {
   Args kept;
   for (const auto& a : out)
-    if (a != "-fno-sanitize=all" && !starts_with(a, "-Wno-")) kept.push_back(a);
+    if (a != "-fno-sanitize=all" && !starts_with(a, "-Wno-") && !is_gcc_default(a)) kept.push_back(a);
   return kept;
 }
 
@@ -394,7 +400,8 @@ TEST_CASE("glibc: zig is told the host's glibc, and given gcc's system dirs", "[
   ctx.library_path = {"/lp"};
   auto out = translate({"-O2", "a.c", "-I/mine", "-L/mine"}, ctx);
   REQUIRE(out.size() > 4);
-  CHECK(Args(out.begin(), out.begin() + 3) == Args{"-target", "native-native-gnu.2.36", "-fno-sanitize=all"});
+  CHECK(Args(out.begin(), out.begin() + 4) ==
+        Args{"-target", "x86_64-linux-gnu.2.36", "-march=native", "-fno-sanitize=all"});
   // gcc's order: the command line's -I/-L first, then LIBRARY_PATH, then the system dirs.
   CHECK(Args(out.end() - 9, out.end()) == Args{"-idirafter", "/usr/local/include", "-idirafter",
                                                 "/usr/include/x86_64-linux-gnu", "-idirafter", "/usr/include",
@@ -414,7 +421,8 @@ TEST_CASE("glibc: a caller's own target (or -m32) is left alone, and so is a hos
                     Args{"-m32", "a.c"}}) {
     auto out = translate(args, sys.context());
     CHECK(std::count(out.begin(), out.end(), "-target") == (args[0] == "-target" ? 1 : 0));
-    CHECK(std::find(out.begin(), out.end(), "native-native-gnu.2.36") == out.end());
+    CHECK(std::find(out.begin(), out.end(), "x86_64-linux-gnu.2.36") == out.end());
+    CHECK(std::find(out.begin(), out.end(), "-march=native") == out.end());
   }
   CHECK(sys.glibc_reads == 0);
   sys.glibc.reset();
@@ -429,6 +437,154 @@ TEST_CASE("glibc: the version comes from the host's libc.so.6 itself", "[ccshim]
   REQUIRE(version.has_value());
   // This test runs on glibc: the same release the test binary itself runs on.
   CHECK(*version == std::string(gnu_get_libc_version()).substr(0, version->size()));
+}
+
+TEST_CASE("glibc: the target names the host's architecture, so zig's clang reads it for stdin too", "[ccshim]") {
+  // zig 0.11 hands `-target native-native-...` to clang unresolved when the
+  // input is `-` (meson's `cc -E -dM -`): "unknown target triple".
+  FakeSystem sys;
+  sys.glibc = "2.36";
+  auto ctx = sys.context();
+  auto out = translate({"-E", "-dM", "-"}, ctx);
+  CHECK(Args(out.begin(), out.begin() + 3) == Args{"-target", "x86_64-linux-gnu.2.36", "-march=native"});
+  ctx.host = aarch64;
+  out = translate({"-E", "-dM", "-"}, ctx);
+  CHECK(Args(out.begin(), out.begin() + 2) == Args{"-target", "aarch64-linux-gnu.2.36"});
+  // The caller's CPU replaces the native one.
+  ctx.host = x86_64;
+  out = translate({"-march=x86-64", "a.c"}, ctx);
+  CHECK(std::count(out.begin(), out.end(), "-march=native") == 0);
+  CHECK(std::count(out.begin(), out.end(), "-march=x86_64") == 1);
+}
+
+TEST_CASE("glibc: never newer than zig can build stubs for (a host newer than zig)", "[ccshim]") {
+  CHECK(ccshim::glibc_zig_can_build("2.39", "2.34") == "2.34");
+  CHECK(ccshim::glibc_zig_can_build("2.36", "2.34") == "2.34");
+  CHECK(ccshim::glibc_zig_can_build("2.34", "2.34") == "2.34");
+  CHECK(ccshim::glibc_zig_can_build("2.31", "2.34") == "2.31");
+  CHECK(ccshim::glibc_zig_can_build("2.39", std::nullopt) == "2.39");  // zig's list unknown: as before
+  CHECK(ccshim::glibc_zig_can_build("2.39", "garbage") == "2.39");
+  FakeSystem sys;
+  sys.glibc = "2.39";  // Ubuntu 24.04
+  auto ctx = sys.context();
+  int zig_reads = 0;
+  ctx.zig_newest_glibc = [&]() -> std::optional<std::string> {
+    ++zig_reads;
+    return "2.34";
+  };
+  auto out = translate({"launcher.c", "-shared", "-fPIC", "-o", "l.so"}, ctx);
+  CHECK(Args(out.begin(), out.begin() + 2) == Args{"-target", "x86_64-linux-gnu.2.34"});
+  CHECK(zig_reads == 1);
+}
+
+TEST_CASE("glibc: the stand-in of a glibc 2.39 libc.so.6 read through the real path", "[ccshim]") {
+  // Built by tests/CMakeLists.txt with GLIBC_2.2.5 ... GLIBC_2.39 version definitions.
+  const fs::path dir = PROVKIT_BUILD_DIR "/tests/glibc239";
+  REQUIRE(fs::is_regular_file(dir / "libc.so.6"));
+  auto version = ccshim::host_glibc_version(x86_64, {dir});
+  REQUIRE(version == std::optional<std::string>("2.39"));
+  CHECK(ccshim::glibc_zig_can_build(*version, "2.34") == "2.34");
+}
+
+TEST_CASE("glibc: zig's newest buildable glibc comes from its abilists", "[ccshim]") {
+  test::TempDir tmp("ccshim-abilists");
+  auto root = tmp.path / "zig-linux-x64";
+  fs::create_directories(root / "lib" / "libc" / "glibc");
+  { std::ofstream(root / "zig") << "#!/bin/sh\n"; }
+  auto write_abilists = [&](const std::string& bytes) {
+    std::ofstream(root / "lib" / "libc" / "glibc" / "abilists", std::ios::binary) << bytes;
+  };
+  // 2 libraries, then 3 versions (2.2.5, 2.34.0, 2.17.0), then the rest of the file.
+  write_abilists(std::string("\x02m\0c\0\x03\x02\x02\x05\x02\x22\x00\x02\x11\x00rest", 19));
+  CHECK(ccshim::newest_glibc_zig_builds(root / "zig") == std::optional<std::string>("2.34"));
+  // Through a link, as a bin/zig link to the unpacked archive.
+  fs::create_directories(tmp.path / "bin");
+  fs::create_symlink(root / "zig", tmp.path / "bin" / "zig");
+  CHECK(ccshim::newest_glibc_zig_builds(tmp.path / "bin" / "zig") == std::optional<std::string>("2.34"));
+  // Truncated inside the versions, or no file: unknown.
+  write_abilists(std::string("\x02m\0c\0\x03\x02\x02\x05\x02", 10));
+  CHECK(ccshim::newest_glibc_zig_builds(root / "zig") == std::nullopt);
+  fs::remove(root / "lib" / "libc" / "glibc" / "abilists");
+  CHECK(ccshim::newest_glibc_zig_builds(root / "zig") == std::nullopt);
+}
+
+TEST_CASE("glibc: zig links against the host's own libc when its development files are there", "[ccshim]") {
+  // zig 0.11's glibc stubs stop at 2.34: pidfd_open and arc4random (2.36)
+  // are declared by the headers but do not link against them.
+  FakeSystem sys;
+  sys.glibc = "2.36";
+  auto ctx = sys.context();
+  CHECK(ccshim::zig_libc_file({"a.c"}, ctx) == std::nullopt);  // no libc6-dev
+  ctx.host_libc = ccshim::HostLibc{"/usr/include", "/usr/include/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu"};
+  CHECK(ccshim::zig_libc_file({"a.c", "-o", "a"}, ctx) ==
+        std::optional<std::string>("include_dir=/usr/include\n"
+                                   "sys_include_dir=/usr/include/x86_64-linux-gnu\n"
+                                   "crt_dir=/usr/lib/x86_64-linux-gnu\n"
+                                   "msvc_lib_dir=\nkernel32_lib_dir=\ngcc_dir=\n"));
+  // Not when the shim sets no glibc target, nor without the system headers.
+  for (Args args : {Args{"-m32", "a.c"}, Args{"-target", "aarch64-linux-gnu", "a.c"}, Args{"-nostdinc", "a.c"},
+                    Args{"--sysroot=/sr", "a.c"}})
+    CHECK(ccshim::zig_libc_file(args, ctx) == std::nullopt);
+  sys.glibc.reset();
+  CHECK(ccshim::zig_libc_file({"a.c"}, ctx) == std::nullopt);
+}
+
+TEST_CASE("glibc: the system context finds this host's libc development files", "[ccshim]") {
+  // This Debian host has libc6-dev (gcc depends on it).
+  auto ctx = ccshim::system_context();
+  REQUIRE(ctx.host_libc.has_value());
+  CHECK(fs::is_regular_file(ctx.host_libc->crt_dir / "crt1.o"));
+  CHECK(fs::is_regular_file(ctx.host_libc->include_dir / "stdlib.h"));
+}
+
+TEST_CASE("gcc defaults: PIE code and a PIE executable, as Debian's gcc", "[ccshim]") {
+  FakeSystem sys;
+  auto has = [](const Args& out, const std::string& a) { return std::count(out.begin(), out.end(), a); };
+  auto out = translate({"w.c", "-o", "w"}, sys.context());
+  CHECK(has(out, "-fPIE") == 1);
+  CHECK(has(out, "-pie") == 1);
+  // The defaults go before the caller's arguments.
+  CHECK(std::find(out.begin(), out.end(), "-pie") < std::find(out.begin(), out.end(), "w.c"));
+  // No link: PIE code only.
+  for (Args args : {Args{"-c", "w.c"}, Args{"-S", "w.c"}, Args{"-E", "w.c"}, Args{"-M", "w.c"}, Args{"-MM", "w.c"},
+                    Args{"-fsyntax-only", "w.c"}}) {
+    out = translate(args, sys.context());
+    CHECK(has(out, "-fPIE") == 1);
+    CHECK(has(out, "-pie") == 0);
+  }
+  // gcc's specs: %{static|shared|r:;!no-pie:-pie}
+  for (Args args : {Args{"-shared", "w.c"}, Args{"-r", "w.o"}, Args{"-static", "w.c"}, Args{"-no-pie", "w.c"}}) {
+    out = translate(args, sys.context());
+    CHECK(has(out, "-pie") == 0);
+    CHECK(has(out, "-fPIE") == 1);
+  }
+  // The caller's own code model is theirs.
+  for (std::string model : {"-fPIC", "-fpic", "-fPIE", "-fpie", "-fno-PIC", "-fno-pic", "-fno-PIE", "-fno-pie"}) {
+    out = translate({model, "-c", "w.c"}, sys.context());
+    CHECK(has(out, "-fPIE") == (model == "-fPIE" ? 1 : 0));
+    CHECK(has(out, model) == 1);
+  }
+}
+
+TEST_CASE("gcc defaults: no _DEBUG (zig defines it without -O), unless the caller defines it", "[ccshim]") {
+  FakeSystem sys;
+  auto out = translate({"w.c"}, sys.context());
+  auto undef = std::find(out.begin(), out.end(), "-U_DEBUG");
+  REQUIRE(undef != out.end());
+  CHECK(undef < std::find(out.begin(), out.end(), "w.c"));
+  out = translate({"-D_DEBUG", "w.c"}, sys.context());
+  CHECK(std::find(out.begin(), out.end(), "-U_DEBUG") < std::find(out.begin(), out.end(), "-D_DEBUG"));
+}
+
+TEST_CASE("linker version: -Wl,--version asks for the linker's version, as meson asks", "[ccshim]") {
+  FakeSystem sys;
+  sys.response_files["/r"] = "-Wl,--version";
+  for (Args args : {Args{"-Wl,--version"}, Args{"-Wl,-O1,--version"}, Args{"-Xlinker", "--version"}, Args{"@/r"},
+                    Args{"-m64", "-Wl,--version", "a.c"}})
+    CHECK(ccshim::asks_linker_version(args, sys.context()));
+  for (Args args : {Args{"--version"}, Args{"-Wl,--version-script,v.map", "a.c"}, Args{"-o", "-Wl,--version"},
+                    Args{"-Wl,-v"}, Args{"a.c"}})
+    CHECK_FALSE(ccshim::asks_linker_version(args, sys.context()));
 }
 
 TEST_CASE("gcc option -Wl,-rpath DIR: a linker option's value as gcc's next argument is paired as ld pairs it", "[ccshim]") {

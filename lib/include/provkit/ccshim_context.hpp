@@ -13,6 +13,13 @@ namespace provkit::ccshim {
 
 namespace fs = std::filesystem;
 
+// The host's own C library development files, as a zig libc file names them.
+struct HostLibc {
+  fs::path include_dir;      // holds stdlib.h
+  fs::path sys_include_dir;  // holds sys/errno.h (the multiarch dir)
+  fs::path crt_dir;          // holds crt1.o, crti.o, crtn.o, libc.so
+};
+
 // What the translation may ask of the system.
 struct SearchContext {
   // LIBRARY_PATH entries, in order.
@@ -34,6 +41,12 @@ struct SearchContext {
   // The host's glibc release ("2.36"), nullopt on a host without glibc.
   // Called at most once, and only when the command line names no target.
   std::function<std::optional<std::string>()> glibc_version;
+  // The newest glibc release zig can build stubs for ("2.34"); nullopt when
+  // unknown. Unset: not known.
+  std::function<std::optional<std::string>()> zig_newest_glibc;
+  // The host's libc development files (libc6-dev), when all are there: then
+  // zig links against the host's real libc, as gcc does, not its stubs.
+  std::optional<HostLibc> host_libc;
   // Where gcc looks after the command line's own -I and -L dirs: the
   // multiarch-aware system header dirs and GNU ld's default search dirs
   // (those that exist). Handed to zig when the shim sets the target.
@@ -41,10 +54,17 @@ struct SearchContext {
   std::vector<fs::path> system_library_dirs;
 };
 
+// The glibc release ("2.39") of the libc.so.6 of `host`'s ABI found in
+// `loader_dirs` (else through /etc/ld.so.cache): its highest GLIBC_2.N
+// version definition. nullopt when there is none (a musl host).
+std::optional<std::string> host_glibc_version(const elf::Identity& host, const std::vector<fs::path>& loader_dirs);
+
 // The context of the running system: LIBRARY_PATH from the environment,
 // /etc/ld.so.cache, elf::default_library_dirs(), elf::host_identity(),
 // elf::read_identity, plain file reads, the glibc of the host's libc.so.6
-// (elf::glibc_version) and the system dirs of its multiarch triple.
+// (elf::glibc_version, read once) and the system dirs of its multiarch triple
+// and its libc development files. zig_newest_glibc is left unset (it needs
+// the zig found: newest_glibc_zig_builds).
 SearchContext system_context();
 
 }  // namespace provkit::ccshim

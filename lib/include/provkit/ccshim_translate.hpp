@@ -31,12 +31,27 @@ std::optional<fs::path> library_past_incompatible(const std::string& name, const
 
 // The whole translation: response files expanded, then every rule applied.
 // The result is what follows `zig cc` on the command line:
-//   [-target native-native-gnu.<host glibc>] [-fno-sanitize=all]
-//   [-Wno-error=... for clang errors that gcc only warns about]
+//   [-target <arch>-linux-gnu.<host glibc, at most zig's newest> [-march=native]]
+//   [-fno-sanitize=all] [-Wno-error=... for clang errors that gcc only warns about]
+//   -U_DEBUG [-fPIE] [-pie]
 //   translated arguments
 //   [-Wno-... for clang's default warnings that gcc does not give]
 //   [-idirafter <system include dirs>] [-L<LIBRARY_PATH and system library dirs>]
 std::vector<std::string> translate(const std::vector<std::string>& args, const SearchContext& ctx);
+
+// The glibc release to name in zig's target: the host's, or the newest zig
+// can build stubs for (`zig_newest`, "2.34") when the host's is newer.
+std::string glibc_zig_can_build(const std::string& host, const std::optional<std::string>& zig_newest);
+
+// The text of a zig libc file (ZIG_LIBC) naming the host's own C library
+// (ctx.host_libc) when translate() sets the glibc target and the command line
+// keeps the system headers; nullopt otherwise (zig then uses its bundled glibc).
+std::optional<std::string> zig_libc_file(const std::vector<std::string>& args, const SearchContext& ctx);
+
+// True when the linker is asked for its version (`-Wl,--version`,
+// `-Xlinker --version`), as meson detects the linker; gcc's ld then prints
+// its version and links nothing.
+bool asks_linker_version(const std::vector<std::string>& args, const SearchContext& ctx);
 
 // What gcc prints for a query the shim answers itself, without zig:
 // `-dumpmachine` (the host's multiarch triple, "x86_64-linux-gnu") and

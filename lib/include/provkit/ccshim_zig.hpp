@@ -41,6 +41,14 @@ fs::path self_exe();
 // What `zig version` prints, without the line end; empty when it fails.
 std::string zig_version(const fs::path& zig);
 
+// The newest glibc release ("2.34") this zig can build stubs for: the last
+// of the versions in its lib/libc/glibc/abilists (next to the binary, as the
+// npm, pip and release archives ship it, or ../lib/zig as distributions
+// install it; a link to zig is followed). nullopt when there is none or it is
+// not in the format of zig 0.11 (a count of library names, the names, a count
+// of versions, then major, minor, patch bytes each).
+std::optional<std::string> newest_glibc_zig_builds(const fs::path& zig);
+
 // ZIG_GLOBAL_CACHE_DIR and ZIG_LOCAL_CACHE_DIR as zig is to see them: zig's
 // defaults live under $HOME, and a read-only home must not break compiles, so
 // an unset global dir is one writable per-user directory (user_cache_dir()/

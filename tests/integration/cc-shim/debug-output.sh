@@ -7,7 +7,10 @@ printf 'int main(void) { return 0; }\n' > d.c
 CC_SHIM_DEBUG=1 "$SHIM" -O2 -c d.c -o 'd out.o' -march=x86-64 -mtune=generic >out.txt 2>err.txt || fail "build failed: $(cat err.txt)"
 [[ ! -s out.txt ]] || fail "debug output went to stdout"
 line=$(cat err.txt)
-[[ $line == "cc-shim: exec $ZIG cc -target native-native-gnu."* ]] || fail "debug line does not start with zig and the glibc target: $line"
+# The host's libc6-dev is zig's libc (a libc file in a memfd), the target the host's glibc.
+[[ $line == "cc-shim: exec ZIG_LIBC=/proc/self/fd/"[0-9]*" $ZIG cc -target x86_64-linux-gnu."* ]] ||
+  fail "debug line does not start with zig's libc file, zig and the glibc target: $line"
+[[ $line != *"-march=native"* ]] || fail "the caller's -march did not replace the native CPU: $line"
 expect_contains "debug line" "$line" " -fno-sanitize=all "
 expect_contains "debug line" "$line" " -O2 -c d.c -o 'd out.o' -march=x86_64 -Wno-pointer-sign "
 [[ $line != *"-mtune"* ]] || fail "-mtune reached zig: $line"

@@ -33,6 +33,29 @@ set +e; "$ZIG" cc -fno-sanitize=all glibc.c -o glibc-zig >zig.log 2>&1; zrc=$?; 
 [[ ! -s shim.err ]] || fail "shim printed something on success: $(cat shim.err)"
 expect_eq "__GLIBC__.__GLIBC_MINOR__" "$(./glibc-shim)" "$host_glibc"
 ok "glibc $host_glibc: getrandom, memfd_create, statx, reallocarray, close_range link (plain zig: $(grep -m1 error zig.log | cut -c1-60))"
+
+# 1b. A host glibc newer than zig can build stubs for (2.36 here, 2.39 on
+# Ubuntu 24.04; zig 0.11 stops at 2.34), linked against zig's own stubs
+# (-nostdinc keeps the host's libc6-dev out, as on a host without it): zig
+# warns whenever it builds the stubs (each fresh cache: Triton's launcher
+# builds on Ubuntu 24.04 all printed it) when told the host's release; the
+# shim names the newest zig knows, and nothing is printed, as with gcc.
+# Each with a cache of its own, so that the stubs are really built.
+zig_newest=$(sed -n 's/^ *"\(2\.[0-9]*\)\.[0-9]*",\{0,1\}$/\1/p' <("$ZIG" targets) | sort -t. -k2,2n | tail -1)
+[[ -n $zig_newest ]] || fail "no glibc version in zig targets"
+if [[ $(printf '%s\n' "$host_glibc" "$zig_newest" | sort -t. -k2,2n | tail -1) != "$zig_newest" ]]; then
+  printf 'int main(void) { return 0; }\n' > newer.c
+  ZIG_GLOBAL_CACHE_DIR=$PWD/zig-cache-zig ZIG_LOCAL_CACHE_DIR=$PWD/zig-cache-zig \
+    "$ZIG" cc -target "x86_64-linux-gnu.$host_glibc" -nostdinc newer.c -o newer-zig 2>zig.err || fail "plain zig: $(cat zig.err)"
+  grep -q "zig cannot build new glibc version $host_glibc" zig.err || fail "plain zig did not warn about glibc $host_glibc: $(cat zig.err)"
+  ZIG_GLOBAL_CACHE_DIR=$PWD/zig-cache-shim ZIG_LOCAL_CACHE_DIR=$PWD/zig-cache-shim \
+    "$SHIM" -nostdinc newer.c -o newer-shim 2>shim.err || fail "shim: $(cat shim.err)"
+  [[ ! -s shim.err ]] || fail "the shim's build printed: $(cat shim.err)"
+  ./newer-shim || fail "the program built against zig's glibc $zig_newest stubs did not run"
+  ok "host glibc $host_glibc newer than zig's $zig_newest: silent (plain zig: $(head -c 70 zig.err))"
+else
+  echo "skip: host glibc $host_glibc is not newer than zig's $zig_newest"
+fi
 # Headers from the system dirs still come after zig's libc ones, as gcc's do.
 printf '#include <zlib.h>\nint main(void) { return zlibVersion()[0] == 0; }\n' > z.c
 if [[ -e /usr/include/zlib.h ]]; then

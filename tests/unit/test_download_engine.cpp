@@ -23,6 +23,7 @@
 #include "provkit/http_token.hpp"
 #include "provkit/hub_source.hpp"
 #include "support/loopback_server.hpp"
+#include "support/temp_dir.hpp"
 
 using namespace provkit;
 namespace fs = std::filesystem;
@@ -85,15 +86,7 @@ struct Recorder : fetch::Observer {
   void on_retry(const fetch::Job&, const std::string& why, double) override { retries.push_back(why); }
 };
 
-struct Dir {
-  fs::path path;
-  explicit Dir(const std::string& tag)
-      : path(fs::temp_directory_path() / ("provkit-engine-" + tag + "-" + std::to_string(::getpid()))) {
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~Dir() { fs::remove_all(path); }
-};
+using Dir = provkit::test::TempDir;
 
 fetch::Job job_in(const fs::path& dir, const std::string& content) {
   fetch::Job j;

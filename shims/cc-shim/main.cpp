@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "provkit/ccshim.hpp"
+#include "provkit/ccshim/ccshim.hpp"
 #include "provkit/error.hpp"
-#include "provkit/fsutil.hpp"
+#include "provkit/util/fs.hpp"
 
 namespace fs = std::filesystem;
 using namespace provkit;
@@ -152,7 +152,7 @@ int main(int argc, char** argv) {
     linker_version = ccshim::asks_linker_version(args, ctx);
     zig_args = ccshim::translate(args, ctx);
     // A libc file the caller gave zig stays theirs.
-    if (getenv_str("ZIG_LIBC").empty()) zig_libc = ccshim::zig_libc_file(args, ctx);
+    if (util::getenv_str("ZIG_LIBC").empty()) zig_libc = ccshim::zig_libc_file(args, ctx);
   } catch (const Error& e) {
     return fail(e.what(), static_cast<int>(e.code()));
   } catch (const std::exception& e) {  // e.g. the working directory was removed
@@ -185,9 +185,9 @@ int main(int argc, char** argv) {
     zig_args.insert(zig_args.begin(), {search.zig->string(), cxx ? "c++" : "cc"});
   }
 
-  if (auto debug = getenv_str("CC_SHIM_DEBUG"); !debug.empty() && debug != "0") {
+  if (auto debug = util::getenv_str("CC_SHIM_DEBUG"); !debug.empty() && debug != "0") {
     std::string line = "cc-shim: exec";
-    if (zig_libc) line += " ZIG_LIBC=" + ccshim::shell_quote(getenv_str("ZIG_LIBC"));
+    if (zig_libc) line += " ZIG_LIBC=" + ccshim::shell_quote(util::getenv_str("ZIG_LIBC"));
     for (const auto& a : zig_args) line += " " + ccshim::shell_quote(a);
     print(stderr, line + "\n");
     std::fflush(stderr);

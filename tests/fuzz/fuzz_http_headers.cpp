@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include "provkit/http.hpp"
+#include "provkit/http/http.hpp"
 
 namespace http = provkit::http;
 

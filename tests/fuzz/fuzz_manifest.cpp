@@ -1,4 +1,4 @@
-// libFuzzer target: the manifest parser (provkit::Manifest::parse).
+// libFuzzer target: the manifest parser (provkit::hub::Manifest::parse).
 // Any input either parses or is refused with provkit::Error (exit 2, file and
 // line, control bytes of the input escaped); anything else escaping (another
 // exception type, a crash, a sanitizer report) is a bug. A manifest that
@@ -9,10 +9,10 @@
 #include <string_view>
 
 #include "provkit/error.hpp"
-#include "provkit/manifest.hpp"
+#include "provkit/hub/manifest.hpp"
 
 namespace {
-bool same(const provkit::Manifest& a, const provkit::Manifest& b) {
+bool same(const provkit::hub::Manifest& a, const provkit::hub::Manifest& b) {
   if (a.repo.id != b.repo.id || a.repo.type != b.repo.type || a.revision != b.revision) return false;
   if (a.files.size() != b.files.size() || a.assemble.size() != b.assemble.size()) return false;
   for (std::size_t i = 0; i < a.files.size(); ++i) {
@@ -29,9 +29,9 @@ bool same(const provkit::Manifest& a, const provkit::Manifest& b) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);
-  provkit::Manifest m;
+  provkit::hub::Manifest m;
   try {
-    m = provkit::Manifest::parse(text, "fuzz.manifest");
+    m = provkit::hub::Manifest::parse(text, "fuzz.manifest");
   } catch (const provkit::Error& e) {
     if (e.code() != provkit::ExitCode::usage) std::abort();  // a bad manifest is always exit 2
     // Input is quoted escaped: one line, no terminal controls, never cut short by a NUL.
@@ -40,8 +40,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     return 0;
   }
   for (const auto& f : m.files)
-    if (!provkit::is_safe_relative_path(f.path)) std::abort();
-  provkit::Manifest again = provkit::Manifest::parse(m.to_yaml(), "round-trip.manifest");
+    if (!provkit::hub::is_safe_relative_path(f.path)) std::abort();
+  provkit::hub::Manifest again = provkit::hub::Manifest::parse(m.to_yaml(), "round-trip.manifest");
   if (!same(m, again)) std::abort();
   return 0;
 }

@@ -1,4 +1,4 @@
-// libFuzzer target: the envcheck profile parser (provkit::envcheck::parse_profile).
+// libFuzzer target: the envcheck profile parser (provkit::host::parse_profile).
 // Any input either parses or is refused with provkit::Error (exit 2, file and
 // line); anything else escaping is a bug, and so is a refusal whose message
 // holds a control byte (input is quoted escaped, so a message is one line and
@@ -8,14 +8,14 @@
 #include <string>
 #include <string_view>
 
-#include "provkit/envcheck.hpp"
+#include "provkit/host/envcheck.hpp"
 #include "provkit/error.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);
-  provkit::envcheck::Request r;
+  provkit::host::Request r;
   try {
-    provkit::envcheck::parse_profile(text, "fuzz.yaml", r);
+    provkit::host::parse_profile(text, "fuzz.yaml", r);
   } catch (const provkit::Error& e) {
     if (e.code() != provkit::ExitCode::usage) std::abort();
     std::string msg = e.what();

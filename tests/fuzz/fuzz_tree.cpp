@@ -3,7 +3,7 @@
 // upstream answer, exit 3); anything else escaping is a bug. What parses must
 // be safe to use as names: a file's etag is exactly 40 or 64 lower-case hex
 // digits, and the names derived from an entry's path (partial, lock, stamp,
-// temporary: fsutil's path_with_suffix) fit NAME_MAX.
+// temporary: util::path_with_suffix) fit NAME_MAX.
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
@@ -11,9 +11,9 @@
 #include <string_view>
 
 #include "provkit/error.hpp"
-#include "provkit/fsutil.hpp"
-#include "provkit/hash.hpp"
-#include "provkit/hub.hpp"
+#include "provkit/util/fs.hpp"
+#include "provkit/util/hash.hpp"
+#include "provkit/hub/client.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);
@@ -24,11 +24,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       (void)e.content_size();
       if (e.is_file()) {
         std::string etag = e.etag();
-        if (!provkit::is_hex(etag, e.lfs ? 64 : 40)) std::abort();
+        if (!provkit::util::is_hex(etag, e.lfs ? 64 : 40)) std::abort();
       }
       if (e.path.empty() || e.path.find('\0') != std::string::npos) continue;
       for (std::string_view suffix : {".stamp", ".provkit-partial.ranges", ".lock"}) {
-        auto derived = provkit::path_with_suffix(e.path, suffix).filename().string();
+        auto derived = provkit::util::path_with_suffix(e.path, suffix).filename().string();
         if (derived.size() > 255 && std::filesystem::path(e.path).filename().string().size() <= 255) std::abort();
       }
     }

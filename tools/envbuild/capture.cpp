@@ -2,11 +2,11 @@
 #include <iostream>
 
 #include "commands.hpp"
-#include "provkit/capture.hpp"
-#include "provkit/envlock.hpp"
+#include "provkit/python/capture.hpp"
+#include "provkit/python/lock.hpp"
 #include "provkit/error.hpp"
-#include "provkit/fsutil.hpp"
-#include "provkit/parallel.hpp"
+#include "provkit/util/fs.hpp"
+#include "provkit/util/parallel.hpp"
 
 namespace envbuild {
 
@@ -26,16 +26,16 @@ void add_capture(CLI::App& app, Globals&, Run& run) {
       auto name = lock.filename().string();
       bool toml = name.size() > 5 && name.substr(name.size() - 5) == ".toml";
       // A pylock under another name is one create would refuse to read.
-      if (toml && !provkit::py::is_pylock_name(lock))
+      if (toml && !provkit::python::is_pylock_name(lock))
         throw provkit::Error(provkit::ExitCode::usage, args->lock + ": a PEP 751 lock must be named pylock.toml or "
                                                                     "pylock.NAME.toml (NAME without dots)");
       fs::path lock_dir = fs::absolute(lock).parent_path();
-      auto r = provkit::py::capture_env(args->source, args->wheelhouse, lock_dir, provkit::default_jobs());
+      auto r = provkit::python::capture_env(args->source, args->wheelhouse, lock_dir, provkit::util::default_jobs());
       for (auto& w : r.warnings) warn(w);
       for (auto& s : r.skipped) warn("skipped " + s);
       std::string created_by = std::string("envbuild capture ") + PROVKIT_VERSION;
-      provkit::write_file_atomic(lock, toml ? provkit::py::format_pylock(r.entries, created_by)
-                                            : provkit::py::format_requirements(r.entries, "written by " + created_by +
+      provkit::util::write_file_atomic(lock, toml ? provkit::python::format_pylock(r.entries, created_by)
+                                            : provkit::python::format_requirements(r.entries, "written by " + created_by +
                                                                                               " from " + args->source));
       std::cout << "captured " << r.entries.size() << " distributions into " << args->wheelhouse << "; lock "
                 << args->lock << (r.skipped.empty() ? "" : " (" + std::to_string(r.skipped.size()) + " skipped)") << "\n";

@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
-#include "provkit/envcreate.hpp"
+#include "provkit/python/env_create.hpp"
 
 namespace envbuild {
 
@@ -37,19 +37,19 @@ void add_create(CLI::App& app, Globals& g, Run& run) {
   cmd->callback([args, &g, &run] {
     run = [args, &g] {
       auto start = std::chrono::steady_clock::now();
-      provkit::py::CreateOptions o;
+      provkit::python::CreateOptions o;
       o.env = args->env;
-      o.python = provkit::py::find_python(args->python, g.pythons());
+      o.python = provkit::python::find_python(args->python, g.pythons());
       o.lock = args->lock;
       o.selection = {args->extras, args->groups, args->no_default_groups};
       for (auto& f : args->find_links) o.find_links.push_back(f);
       o.index_urls = args->index_urls;
       o.cache_dir = g.cache();
-      o.link_mode = provkit::py::parse_link_mode(args->link_mode);
+      o.link_mode = provkit::python::parse_link_mode(args->link_mode);
       o.allow_bad_record = args->allow_bad_record;
       o.compile = args->compile;
       o.jobs = args->jobs;
-      auto r = provkit::py::create_env(o);
+      auto r = provkit::python::create_env(o);
       double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       for (auto& w : r.warnings) warn(w);
       if (args->json) {

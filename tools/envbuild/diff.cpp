@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
-#include "provkit/envdiff.hpp"
+#include "provkit/python/env_diff.hpp"
 
 namespace envbuild {
 
@@ -20,7 +20,7 @@ void add_diff(CLI::App& app, Globals&, Run& run) {
   cmd->add_flag("--json", args->json, "print the table as JSON");
   cmd->callback([args, &run] {
     run = [args] {
-      auto rows = provkit::py::diff_versions(provkit::py::read_versions(args->a), provkit::py::read_versions(args->b));
+      auto rows = provkit::python::diff_versions(provkit::python::read_versions(args->a), provkit::python::read_versions(args->b));
       int differing = 0;
       for (auto& r : rows) differing += r.differs;
       if (args->json) {

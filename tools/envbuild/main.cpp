@@ -5,21 +5,21 @@
 #include "cmdline.hpp"
 #include "commands.hpp"
 #include "provkit/error.hpp"
-#include "provkit/fsutil.hpp"
+#include "provkit/util/fs.hpp"
 
 namespace envbuild {
 
 std::filesystem::path Globals::cache() const {
   if (!cache_dir.empty()) return cache_dir;
-  if (auto env = provkit::getenv_str("ENVBUILD_CACHE_DIR"); !env.empty()) return env;
-  return provkit::user_cache_dir() / "provkit" / "envbuild";
+  if (auto env = provkit::util::getenv_str("ENVBUILD_CACHE_DIR"); !env.empty()) return env;
+  return provkit::util::user_cache_dir() / "provkit" / "envbuild";
 }
 
 std::filesystem::path Globals::pythons() const {
   if (!python_dir.empty()) return python_dir;
-  if (auto env = provkit::getenv_str("ENVBUILD_PYTHON_DIR"); !env.empty()) return env;
-  auto data = provkit::getenv_str("XDG_DATA_HOME");
-  if (data.empty()) data = provkit::getenv_str("HOME") + "/.local/share";
+  if (auto env = provkit::util::getenv_str("ENVBUILD_PYTHON_DIR"); !env.empty()) return env;
+  auto data = provkit::util::getenv_str("XDG_DATA_HOME");
+  if (data.empty()) data = provkit::util::getenv_str("HOME") + "/.local/share";
   return std::filesystem::path(data) / "provkit" / "pythons";
 }
 

@@ -2,8 +2,8 @@
 #include <iostream>
 
 #include "commands.hpp"
-#include "provkit/interpreter.hpp"
-#include "provkit/pyinstall.hpp"
+#include "provkit/python/interpreter.hpp"
+#include "provkit/python/interpreter_install.hpp"
 
 namespace envbuild {
 
@@ -19,7 +19,7 @@ void add_python(CLI::App& app, Globals& g, Run& run) {
   install->add_option("--sha256", args->sha256, "sha256 of the archive (hex)")->required();
   install->callback([args, &g, &run] {
     run = [args, &g] {
-      auto r = provkit::py::install_python(args->source, args->sha256, g.pythons(), g.cache());
+      auto r = provkit::python::install_python(args->source, args->sha256, g.pythons(), g.cache());
       std::cout << "Python " << r.version << (r.already ? " already installed at " : " installed at ") << r.dir.string()
                 << "\n" << "use: --python " << r.version.substr(0, r.version.rfind('.')) << " (or " << r.python.string()
                 << ")\n";
@@ -30,7 +30,7 @@ void add_python(CLI::App& app, Globals& g, Run& run) {
   find->add_option("SPEC", args->spec, "path, command or version such as 3.12")->required();
   find->callback([args, &g, &run] {
     run = [args, &g] {
-      std::cout << provkit::py::find_python(args->spec, g.pythons()).string() << "\n";
+      std::cout << provkit::python::find_python(args->spec, g.pythons()).string() << "\n";
       return 0;
     };
   });

@@ -3,10 +3,10 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
-#include "provkit/envverify.hpp"
-#include "provkit/interpreter.hpp"
-#include "provkit/parallel.hpp"
-#include "provkit/venv.hpp"
+#include "provkit/python/env_verify.hpp"
+#include "provkit/python/interpreter.hpp"
+#include "provkit/util/parallel.hpp"
+#include "provkit/python/venv.hpp"
 
 namespace envbuild {
 
@@ -26,8 +26,8 @@ void add_verify(CLI::App& app, Globals& g, Run& run) {
   cmd->add_flag("--json", args->json, "print the report as JSON");
   cmd->callback([args, &g, &run] {
     run = [args, &g] {
-      using namespace provkit::py;
-      VerifyReport report = verify_env(args->env, provkit::default_jobs());
+      using namespace provkit::python;
+      VerifyReport report = verify_env(args->env, provkit::util::default_jobs());
       if (!args->lock.empty()) {
         Lock lock = read_lock(args->lock);
         // Markers are judged by the interpreter the environment was made from

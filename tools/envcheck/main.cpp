@@ -1,11 +1,11 @@
 // envcheck: prove the box can run the engine before the engine starts.
-// Parses flags into an envcheck::Request, runs it, prints the table or JSON.
+// Parses flags into a host::Request, runs it, prints the table or JSON.
 #include <CLI/CLI.hpp>
 
 #include <iostream>
 
 #include "cmdline.hpp"
-#include "provkit/envcheck.hpp"
+#include "provkit/host/envcheck.hpp"
 #include "provkit/error.hpp"
 
 using namespace provkit;
@@ -19,14 +19,14 @@ const char* kDescription =
     "Stand-in driver libraries: ENVCHECK_NVML_LIB, ENVCHECK_CUDA_LIB, ENVCHECK_NVIDIA_SMI (see docs/envcheck.md).";
 
 // The command-line option a request field is given by.
-std::string flag_for(envcheck::Field field) {
+std::string flag_for(host::Field field) {
   switch (field) {
-    case envcheck::Field::cuda: return "--cuda";
-    case envcheck::Field::need: return "--need";
-    case envcheck::Field::min_cc: return "--min-cc";
-    case envcheck::Field::python: return "--python";
-    case envcheck::Field::disk: return "--disk";
-    case envcheck::Field::file: return "--file";
+    case host::Field::cuda: return "--cuda";
+    case host::Field::need: return "--need";
+    case host::Field::min_cc: return "--min-cc";
+    case host::Field::python: return "--python";
+    case host::Field::disk: return "--disk";
+    case host::Field::file: return "--file";
   }
   return "?";
 }
@@ -36,7 +36,7 @@ std::string flag_for(envcheck::Field field) {
 int main(int argc, char** argv) {
   CLI::App app(kDescription, "envcheck");
   cmdline::Convention convention(app);
-  envcheck::Request req;
+  host::Request req;
   std::string cuda, min_cc, arch_list, vram_free, profile, python_version;
   std::vector<std::string> needs, disks, ports, files;
   bool json = false, quiet = false;
@@ -66,17 +66,17 @@ int main(int argc, char** argv) {
   if (auto rc = convention.parse(argc, argv)) return *rc;
 
   try {
-    if (!profile.empty()) envcheck::load_profile(profile, req);
-    if (!cuda.empty()) envcheck::set_cuda(req, cuda);
-    for (const auto& n : needs) envcheck::add_need(req, n);
-    if (!min_cc.empty()) envcheck::set_min_cc(req, min_cc);
-    if (!arch_list.empty()) envcheck::set_arch_list(req, arch_list);
-    if (!vram_free.empty()) envcheck::set_vram_free(req, vram_free);
-    if (python->count() > 0) envcheck::set_python(req, python_version);
-    for (const auto& d : disks) envcheck::add_disk_assignment(req, d);
-    for (const auto& p : ports) envcheck::add_port(req, p);
-    for (const auto& f : files) envcheck::add_file_assignment(req, f);
-  } catch (const envcheck::InvalidValue& e) {
+    if (!profile.empty()) host::load_profile(profile, req);
+    if (!cuda.empty()) host::set_cuda(req, cuda);
+    for (const auto& n : needs) host::add_need(req, n);
+    if (!min_cc.empty()) host::set_min_cc(req, min_cc);
+    if (!arch_list.empty()) host::set_arch_list(req, arch_list);
+    if (!vram_free.empty()) host::set_vram_free(req, vram_free);
+    if (python->count() > 0) host::set_python(req, python_version);
+    for (const auto& d : disks) host::add_disk_assignment(req, d);
+    for (const auto& p : ports) host::add_port(req, p);
+    for (const auto& f : files) host::add_file_assignment(req, f);
+  } catch (const host::InvalidValue& e) {
     std::cerr << "envcheck: " << e.sentence(flag_for(e.field)) << "\n";
     return static_cast<int>(e.code());
   } catch (const Error& e) {
@@ -84,20 +84,20 @@ int main(int argc, char** argv) {
     return static_cast<int>(e.code());
   }
 
-  auto env = envcheck::Environment::from_process();
+  auto env = host::Environment::from_process();
   const bool only_inventory = !req.asks_anything() && req.gpus.empty();
-  auto results = only_inventory ? envcheck::inventory(env) : envcheck::run_checks(req, env);
-  const bool failed = check::any_failed(results);
+  auto results = only_inventory ? host::inventory(env) : host::run_checks(req, env);
+  const bool failed = host::check::any_failed(results);
 
   if (!quiet) {
     if (json) {
-      auto j = check::to_json(results);
+      auto j = host::check::to_json(results);
       j["envcheck"] = PROVKIT_VERSION;
       j["mode"] = only_inventory ? "inventory" : "checks";
       j["exit_code"] = failed ? 1 : 0;
       std::cout << j.dump(2) << "\n";
     } else {
-      std::cout << check::render_table(results);
+      std::cout << host::check::render_table(results);
     }
   }
   return static_cast<int>(failed ? ExitCode::check_failed : ExitCode::ok);

@@ -2,9 +2,10 @@
 // verify, publish into the layout, assemble (the steps: provkit/snapshot.hpp).
 // Also --verify-only, --offline and --check-upstream.
 #include "commands.hpp"
-#include "provkit/hostcheck.hpp"
-#include "provkit/hub_source.hpp"
-#include "provkit/snapshot.hpp"
+#include "provkit/host/system.hpp"
+#include "provkit/util/size.hpp"
+#include "provkit/hub/source.hpp"
+#include "provkit/hub/snapshot.hpp"
 
 namespace hffetch {
 
@@ -16,7 +17,7 @@ namespace {
 std::uint64_t parse_rate(const std::string& text) {
   std::uint64_t rate = 0;
   try {
-    rate = hostcheck::parse_size(text);
+    rate = util::parse_size(text);
   } catch (const Error& e) {
     throw Error(ExitCode::usage, std::string("--max-rate: ") + e.what());
   }
@@ -24,7 +25,7 @@ std::uint64_t parse_rate(const std::string& text) {
   return rate;
 }
 
-int verify_only(const Manifest& m, const hfcache::Layout& layout, Output& out) {
+int verify_only(const hub::Manifest& m, const hub::hfcache::Layout& layout, Output& out) {
   auto s = hub::verify_snapshot(m, layout, out);
   int code = s.failed ? 1 : 0;
   out.summary({{"mode", "verify-only"}, {"files", s.files}, {"ok", s.files - s.failed}, {"failed", s.failed},
@@ -38,7 +39,7 @@ int verify_only(const Manifest& m, const hfcache::Layout& layout, Output& out) {
 
 // After the downloads (or the offline check): publish, assemble, say how it went.
 // `offline_why`: how the run was told to stay offline; empty when it was not.
-int publish(const Manifest& m, hfcache::Layout& layout, const hub::SnapshotFiles& files, Output& out,
+int publish(const hub::Manifest& m, hub::hfcache::Layout& layout, const hub::SnapshotFiles& files, Output& out,
             const std::string& offline_why) {
   auto s = hub::publish_snapshot(m, layout, files, out);
   int code = static_cast<int>(s.code);
@@ -68,7 +69,7 @@ int publish(const Manifest& m, hfcache::Layout& layout, const hub::SnapshotFiles
 
 int run_fetch(const FetchArgs& a, Output& out) {
   std::uint64_t max_rate = a.max_rate.empty() ? 0 : parse_rate(a.max_rate);
-  Manifest m = Manifest::load(a.manifest);
+  hub::Manifest m = hub::Manifest::load(a.manifest);
   auto layout = hub::open_layout(m, a.cache_dir, a.local_dir);
   // Never a silent overwrite of a path the layout writes itself, either way.
   if (auto r = hub::find_reserved_path(m, *layout))
@@ -96,9 +97,9 @@ int run_fetch(const FetchArgs& a, Output& out) {
   auto checks = hub::check_upstream(m, *layout, client.list_tree(m.repo, m.revision));
   std::size_t problems = 0;
   for (const auto& c : checks) {
-    bool ok = c.state == UpstreamState::ok;
+    bool ok = c.state == hub::UpstreamState::ok;
     if (!ok) ++problems;
-    if (!ok || a.check_upstream) out.event("upstream", upstream_state_name(c.state), c.path, c.detail, !ok);
+    if (!ok || a.check_upstream) out.event("upstream", hub::upstream_state_name(c.state), c.path, c.detail, !ok);
   }
   if (a.check_upstream || problems) {
     int code = problems ? 1 : 0;
@@ -117,17 +118,17 @@ int run_fetch(const FetchArgs& a, Output& out) {
   out.note("fetching " + std::to_string(plan.jobs.size()) + " files (" + human_bytes(plan.total_bytes) + ") of " +
            m.repo.id + " at " + m.revision + " into " + layout->describe());
 
-  fetch::Options fo;
+  download::Options fo;
   fo.http = ho;
   fo.max_parallel = a.jobs;
   fo.connections = a.connections;
   if (!a.min_split_size.empty()) {
-    fo.min_split_size = hostcheck::parse_size(a.min_split_size);
+    fo.min_split_size = util::parse_size(a.min_split_size);
     if (fo.min_split_size == 0) throw Error(ExitCode::usage, "--min-split-size must be more than 0");
   }
   out.begin_downloads(plan.total_bytes, plan.jobs.size());
   hub::HubSource source(m.repo, token.value);
-  auto results = fetch::Downloader(fo, source).run(plan.jobs, out);
+  auto results = download::Downloader(fo, source).run(plan.jobs, out);
   return publish(m, *layout, {std::move(results), std::move(plan.etags)}, out, {});
 }
 

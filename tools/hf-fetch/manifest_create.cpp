@@ -3,16 +3,16 @@
 #include <iostream>
 
 #include "commands.hpp"
-#include "provkit/fsutil.hpp"
-#include "provkit/hash.hpp"
-#include "provkit/snapshot.hpp"
+#include "provkit/util/fs.hpp"
+#include "provkit/util/hash.hpp"
+#include "provkit/hub/snapshot.hpp"
 
 namespace hffetch {
 
 using namespace provkit;
 
 int run_manifest_create(const CreateArgs& a, Output& out) {
-  Manifest m;
+  hub::Manifest m;
   std::string revision = "main";
   auto at = a.repo.find('@');
   m.repo.id = a.repo.substr(0, at);
@@ -33,7 +33,7 @@ int run_manifest_create(const CreateArgs& a, Output& out) {
   m.files = hub::pin_tree_files(
       client.list_tree(m.repo, m.revision), a.include, a.exclude,
       [&](const hub::TreeEntry& e) { return client.download_small(m.repo, m.revision, e.path); },
-      [&](const ManifestFile& f, const hub::TreeEntry& e) {
+      [&](const hub::ManifestFile& f, const hub::TreeEntry& e) {
         out.event("file", "ADDED", f.path, std::to_string(f.size) + " bytes", false,
                   {{"size", f.size}, {"sha256", *f.sha256}, {"lfs", e.lfs.has_value()}});
       });
@@ -43,21 +43,21 @@ int run_manifest_create(const CreateArgs& a, Output& out) {
   // --assemble OUTPUT=PART,PART,...[:SHA256]: the size is the parts' sum.
   for (std::string spec : a.assemble) {
     std::optional<std::string> sha;
-    if (auto colon = spec.rfind(':'); colon != std::string::npos && is_hex(spec.substr(colon + 1), 64)) {
+    if (auto colon = spec.rfind(':'); colon != std::string::npos && util::is_hex(spec.substr(colon + 1), 64)) {
       sha = spec.substr(colon + 1);
       spec.resize(colon);
     }
     auto eq = spec.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
       throw Error(ExitCode::usage, "--assemble '" + spec + "' is not OUTPUT=PART,PART,...");
-    AssembleEntry e;
+    hub::AssembleEntry e;
     e.output = spec.substr(0, eq);
     std::uint64_t size = 0;
     std::string rest = spec.substr(eq + 1);
     for (std::size_t pos = 0; pos <= rest.size();) {
       auto comma = rest.find(',', pos);
       std::string part = rest.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-      const ManifestFile* f = m.find(part);
+      const hub::ManifestFile* f = m.find(part);
       if (!f) throw Error(ExitCode::usage, "--assemble: part '" + part + "' is not one of the manifest's files");
       size += f->size;
       e.parts.push_back(part);
@@ -70,11 +70,11 @@ int run_manifest_create(const CreateArgs& a, Output& out) {
   }
 
   std::string yaml = m.to_yaml();
-  Manifest::parse(yaml, "(generated manifest)");  // what we write must read back
+  hub::Manifest::parse(yaml, "(generated manifest)");  // what we write must read back
   if (a.output.empty()) {
     std::cout << yaml << std::flush;
   } else {
-    write_file_atomic(a.output, yaml);
+    util::write_file_atomic(a.output, yaml);
     out.note("wrote " + a.output + " (" + std::to_string(m.files.size()) + " files)");
   }
   return 0;

@@ -1,8 +1,8 @@
 // hf-fetch mirror export --manifest M... --to DIR [--cache-dir C]
 #include "mirror_cmd.hpp"
 
-#include "provkit/hfcache.hpp"
-#include "provkit/mirror.hpp"
+#include "provkit/hub/cache_layout.hpp"
+#include "provkit/hub/mirror.hpp"
 
 namespace hffetch {
 
@@ -15,10 +15,10 @@ void add_mirror_command(CLI::App& app, MirrorArgs& a) {
 }
 
 int run_mirror_export(const MirrorArgs& a, Output& out) {
-  std::vector<provkit::Manifest> manifests;
-  for (const auto& m : a.manifests) manifests.push_back(provkit::Manifest::load(m));
-  auto cache = a.cache_dir.empty() ? provkit::hfcache::default_hub_cache() : std::filesystem::path(a.cache_dir);
-  auto r = provkit::mirror::export_tree(manifests, cache, a.to);
+  std::vector<provkit::hub::Manifest> manifests;
+  for (const auto& m : a.manifests) manifests.push_back(provkit::hub::Manifest::load(m));
+  auto cache = a.cache_dir.empty() ? provkit::hub::hfcache::default_hub_cache() : std::filesystem::path(a.cache_dir);
+  auto r = provkit::hub::mirror::export_tree(manifests, cache, a.to);
   for (const auto& f : r.files)
     out.event("export", "OK", f.path, std::string(f.linked ? "linked" : "copied") + " and verified", false,
               {{"repo", f.repo}, {"commit", f.commit}, {"size", f.size}, {"sha256", f.sha256}, {"lfs", f.lfs}});

@@ -5,22 +5,23 @@
 #include <iostream>
 #include <map>
 
-#include "provkit/hostcheck.hpp"
+#include "provkit/host/system.hpp"
+#include "provkit/util/size.hpp"
 
 namespace hffetch {
 
-using fetch::FileState;
-using fetch::Job;
-using fetch::JobResult;
-using fetch::Outcome;
+using download::FileState;
+using download::Job;
+using download::JobResult;
+using download::Outcome;
 
 // One size format for every tool's messages.
-std::string human_bytes(std::uint64_t n) { return provkit::hostcheck::format_size(n); }
+std::string human_bytes(std::uint64_t n) { return provkit::util::format_size(n); }
 
 namespace {
 
 // What is wrong with a file on disk, for its line (empty when OK or missing).
-std::string mismatch_detail(const fetch::FileSpec& spec, const fetch::Verification& v) {
+std::string mismatch_detail(const download::FileSpec& spec, const download::Verification& v) {
   switch (v.state) {
     case FileState::size_mismatch:
       return std::to_string(v.size) + " bytes on disk, " + std::to_string(spec.size) + " in the manifest";
@@ -218,7 +219,7 @@ void Output::on_finish(const Job& job, const JobResult& r) {
     case Outcome::mismatch:
       f["rejected"] = r.rejected.string();
       if (job.spec.sha256) f["expected_sha256"] = *job.spec.sha256;
-      event("file", r.mismatch == fetch::Mismatch::sha256 ? "SHA256 MISMATCH" : r.mismatch == fetch::Mismatch::size ? "SIZE MISMATCH" : "GIT OID MISMATCH", job.spec.path, r.message,
+      event("file", r.mismatch == download::Mismatch::sha256 ? "SHA256 MISMATCH" : r.mismatch == download::Mismatch::size ? "SIZE MISMATCH" : "GIT OID MISMATCH", job.spec.path, r.message,
             true, f);
       break;
     case Outcome::failed:
@@ -232,10 +233,10 @@ void Output::on_verified(const hub::FileCheck& c) {
   const auto& v = c.verification;
   nlohmann::json f = {{"size", c.spec.size}};
   if (!v.sha256.empty()) f["sha256"] = v.sha256;
-  event("verify", fetch::state_name(v.state), c.path, mismatch_detail(c.spec, v), v.state != FileState::ok, f);
+  event("verify", download::state_name(v.state), c.path, mismatch_detail(c.spec, v), v.state != FileState::ok, f);
 }
 
-void Output::on_checked_in_place(const hub::FileCheck& c, const provkit::hfcache::Layout& layout) {
+void Output::on_checked_in_place(const hub::FileCheck& c, const provkit::hub::hfcache::Layout& layout) {
   const auto& v = c.verification;
   nlohmann::json f = {{"size", c.spec.size}, {"bytes_transferred", 0}};
   if (!v.sha256.empty()) f["sha256"] = v.sha256;
@@ -243,7 +244,7 @@ void Output::on_checked_in_place(const hub::FileCheck& c, const provkit::hfcache
     f["verified_by"] = v.from_stamp ? "stamp" : "hash";
     event("file", "OK", c.path, in_place_detail(v.from_stamp), false, f);
   } else {
-    event("file", fetch::state_name(v.state), c.path,
+    event("file", download::state_name(v.state), c.path,
           v.state == FileState::missing ? "not in " + layout.describe() + "; offline, so not downloaded"
                                         : mismatch_detail(c.spec, v),
           true, f);
@@ -254,13 +255,13 @@ void Output::on_assembled(const hub::Assembly& a) {
   const auto& r = a.result;
   const auto& e = *a.entry;
   nlohmann::json f = {{"size", r.size}, {"sha256", r.sha256}};
-  if (r.outcome == fetch::AssembleOutcome::mismatch) {
+  if (r.outcome == download::AssembleOutcome::mismatch) {
     f["rejected"] = r.rejected.string();
-    event("assemble", r.mismatch == fetch::Mismatch::size ? "SIZE MISMATCH" : "SHA256 MISMATCH", e.output, r.message, true, f);
+    event("assemble", r.mismatch == download::Mismatch::size ? "SIZE MISMATCH" : "SHA256 MISMATCH", e.output, r.message, true, f);
     return;
   }
   event("assemble", "OK", e.output,
-        r.outcome == fetch::AssembleOutcome::unchanged
+        r.outcome == download::AssembleOutcome::unchanged
             ? "parts unchanged since the last assembly"
             : "assembled from " + std::to_string(e.parts.size()) + " parts" + (e.sha256 ? " and verified" : ""),
         false, f);

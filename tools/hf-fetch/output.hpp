@@ -10,11 +10,11 @@
 #include <string>
 
 #include "provkit/error.hpp"
-#include "provkit/snapshot.hpp"
+#include "provkit/hub/snapshot.hpp"
 
 namespace hffetch {
 
-namespace fetch = provkit::fetch;
+namespace download = provkit::download;
 namespace hub = provkit::hub;
 
 class Output : public hub::SnapshotObserver {
@@ -36,12 +36,12 @@ class Output : public hub::SnapshotObserver {
   virtual void summary(nlohmann::json fields, const std::string& text, bool problem) = 0;
   virtual void begin_downloads(std::uint64_t /*total_bytes*/, std::size_t /*files*/) {}
 
-  void on_start(const fetch::Job& job, std::uint64_t resume_from, std::size_t ranges) override;
-  void on_retry(const fetch::Job& job, const std::string& why, double delay_s) override;
-  void on_restart(const fetch::Job& job, const std::string& why) override;
-  void on_finish(const fetch::Job& job, const fetch::JobResult& r) override;
+  void on_start(const download::Job& job, std::uint64_t resume_from, std::size_t ranges) override;
+  void on_retry(const download::Job& job, const std::string& why, double delay_s) override;
+  void on_restart(const download::Job& job, const std::string& why) override;
+  void on_finish(const download::Job& job, const download::JobResult& r) override;
   void on_verified(const hub::FileCheck& c) override;
-  void on_checked_in_place(const hub::FileCheck& c, const provkit::hfcache::Layout& layout) override;
+  void on_checked_in_place(const hub::FileCheck& c, const provkit::hub::hfcache::Layout& layout) override;
   void on_assembled(const hub::Assembly& a) override;
 
  protected:

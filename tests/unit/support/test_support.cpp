@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 
-#include "provkit/http.hpp"
+#include "provkit/http/http.hpp"
 #include "support/loopback_server.hpp"
 #include "support/temp_dir.hpp"
 

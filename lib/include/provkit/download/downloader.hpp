@@ -1,0 +1,162 @@
+#pragma once
+// The download engine: files in, verified files out.
+// - sha256 (and the git blob id when one is expected) computed while the bytes
+//   stream in; a partial file kept across runs and resumed with Range (its
+//   prefix is read once to seed the hashes); a 200 answer to a range request
+//   starts the file over, never appends;
+// - content reaches its final path only after size and hashes match (atomic
+//   rename); a mismatch is kept aside as "<prefix>.bad-<sha256>";
+// - transfers run on one http::Session (one curl multi handle, one loop);
+//   progress goes to an Observer the tool plugs its display into;
+// - where files come from (resolve, re-resolve on expiry, the token, what a
+//   refusal means) is a download::Source's business (the Hub's: HubSource).
+// The engine's parts: download_engine.hpp (run, file transfer, range
+// attempt), download_partial.hpp, download_digest.hpp,
+// download_prefix_hasher.hpp, download_io.hpp.
+// Also here: verification of files on disk (no network) and assembly of
+// split parts.
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "provkit/error.hpp"
+#include "provkit/http/http.hpp"
+#include "provkit/download/source.hpp"
+
+namespace provkit::download {
+
+namespace fs = std::filesystem;
+
+// What a file must be.
+struct FileSpec {
+  std::string path;
+  std::uint64_t size = 0;
+  std::optional<std::string> sha256;
+  std::optional<std::string> git_oid;
+};
+
+// Which check a file failed (none: it passed them all).
+enum class Mismatch { none, size, sha256, git_oid };
+
+// ---- verification (no network) ---------------------------------------------------
+
+enum class FileState { ok, missing, size_mismatch, sha256_mismatch, git_oid_mismatch };
+std::string state_name(FileState s);  // "OK", "MISSING", "SIZE MISMATCH", "SHA256 MISMATCH", "GIT OID MISMATCH"
+
+struct Verification {
+  FileState state = FileState::missing;
+  std::uint64_t size = 0;
+  std::string sha256;   // of what is on disk (computed unless missing or size differs)
+  std::string git_oid;  // computed when the spec has one
+  bool from_stamp = false;  // taken from a verified stamp, not read
+};
+
+// One sequential read of the file (none when missing or the size differs).
+Verification verify_file(const fs::path& path, const FileSpec& spec);
+
+// Verified stamps, so that a rerun with everything in place reads nothing:
+// a stamp remembers the file's identity (size, mtime, ctime, inode, device)
+// and the hashes it verified with. verify_file_stamped trusts a stamp whose
+// identity and hashes still match and otherwise verifies the file (and
+// stamps it when it is OK). A file changed in place gets a new mtime/ctime;
+// what a stamp cannot see (bits rotting under an unchanged inode) is what
+// --verify-only, which never trusts stamps, is for. Empty stamp: no stamp.
+Verification verify_file_stamped(const fs::path& path, const FileSpec& spec, const fs::path& stamp);
+void record_verified(const fs::path& path, const Verification& v, const fs::path& stamp);
+
+// ---- downloads -------------------------------------------------------------------
+
+struct Job {
+  FileSpec spec;
+  std::string url;           // where its Source resolves it (for the Hub: the resolve URL)
+  fs::path final_path;       // verified content goes here
+  fs::path partial_path;     // kept across runs
+  fs::path rejected_prefix;  // mismatching content is kept at "<prefix>.bad-<sha256>"
+  // flock(2)ed while the file is fetched, so that two processes sharing a cache
+  // never write the same partial file; empty: no lock. The kernel drops the
+  // lock when its holder dies, so a killed run never leaves a stale one.
+  fs::path lock_path;
+  fs::path verified_stamp;  // see verify_file_stamped; empty: none
+};
+
+enum class Outcome { present, downloaded, mismatch, failed };
+
+struct JobResult {
+  std::string path;
+  Outcome outcome = Outcome::failed;
+  std::uint64_t bytes_transferred = 0;  // body bytes received in this run
+  std::uint64_t resumed_from = 0;       // bytes of a partial file kept from before
+  std::string sha256;                   // computed (present / downloaded / mismatch)
+  std::string git_oid;                  // computed when expected
+  bool from_stamp = false;              // present: vouched for by its verified stamp, not read
+  Mismatch mismatch = Mismatch::none;   // mismatch: which check failed
+  std::string message;                  // mismatch or failure: one sentence
+  fs::path rejected;                    // where a mismatch was kept
+  ExitCode code = ExitCode::ok;         // for failures: network, auth, check_failed
+};
+
+// Progress and events, for the tool's display. Called on the loop's thread.
+class Observer {
+ public:
+  virtual ~Observer() = default;
+  // `ranges`: how many byte ranges the file is fetched in (1: one stream).
+  virtual void on_start(const Job&, std::uint64_t /*resume_from*/, std::size_t /*ranges*/) {}
+  virtual void on_progress(const Job&, std::uint64_t /*have*/) {}
+  virtual void on_retry(const Job&, const std::string& /*why*/, double /*delay_s*/) {}
+  // The file starts over (server ignored the range; an old copy was wrong).
+  virtual void on_restart(const Job&, const std::string& /*why*/) {}
+  virtual void on_finish(const Job&, const JobResult&) {}
+};
+
+struct Options {
+  http::Options http;
+  int max_parallel = 1;      // files transferred at once
+  // Files of at least 2 x min_split_size are fetched as byte ranges of at
+  // least that size over up to `connections` connections at once.
+  int connections = 8;
+  std::uint64_t min_split_size = 16ull << 20;
+};
+
+class Downloader {
+ public:
+  // `source` resolves the jobs' files and decides where the token goes and
+  // what a refusal means; it must outlive the Downloader.
+  Downloader(Options options, download::Source& source) : options_(std::move(options)), source_(source) {}
+  // Results in the order of `jobs`. Throws provkit::Error only for local
+  // failures that make going on pointless (disk full, unwritable directory).
+  std::vector<JobResult> run(const std::vector<Job>& jobs, Observer& observer);
+
+ private:
+  Options options_;
+  download::Source& source_;
+};
+
+// ---- assembly -----------------------------------------------------------------
+
+struct AssembleJob {
+  fs::path output;
+  std::vector<fs::path> parts;  // in order
+  std::optional<std::string> sha256;
+  std::optional<std::uint64_t> size;
+  fs::path stamp;  // remembers the inputs and output of the last assembly
+};
+
+enum class AssembleOutcome { assembled, unchanged, mismatch };
+
+struct AssembleResult {
+  AssembleOutcome outcome = AssembleOutcome::assembled;
+  std::string sha256;
+  std::uint64_t size = 0;
+  Mismatch mismatch = Mismatch::none;  // mismatch: size or sha256
+  std::string message;
+  fs::path rejected;
+};
+
+// Concatenates the parts into a temporary beside `output` (hashing on the
+// way), checks size/sha256 when given, renames it into place and writes the
+// stamp. Does nothing when the stamp matches the parts and output as they are.
+AssembleResult assemble(const AssembleJob& job);
+
+}  // namespace provkit::download

@@ -1,0 +1,64 @@
+#pragma once
+// The result of one envcheck check (or one inventory fact) and its two
+// renderings: the table people read and the JSON deploy scripts parse.
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace provkit::host::check {
+
+// info: an inventory fact, not a verdict. Only fail changes the exit code.
+enum class Status { info, pass, warn, fail };
+
+// The rule a verdict applied. none: an inventory fact, or a check whose
+// reason says it all. Rules marked (threshold) compare against what was asked.
+enum class Rule {
+  none,
+  no_driver,                    // no NVIDIA driver answered
+  libcuda_missing,              // NVML answers, libcuda.so.1 does not load
+  driver_supports_runtime,      // the driver's CUDA version >= the runtime's
+  minor_version_compatibility,  // same major, driver >= the major's floor
+  insufficient_driver,          // neither
+  gpu_selector,                 // --gpu / gpus: names a GPU
+  no_gpu,                       // the driver lists no GPU
+  native_fp8,                   // (threshold: the minimum compute capability)
+  native_nvfp4,                 // (threshold: the minimum compute capability)
+  min_compute_capability,       // (threshold)
+  arch_list_match,              // a cubin of the same major and lower minor, or PTX
+  vram_free,                    // (threshold: the size as written)
+  c_compiler_search,            // Triton's order: $CC, gcc, clang
+  nvcc_search,                  // CUDA_HOME, PATH, /usr/local/cuda
+  library_search,               // the loader's search for a soname
+  elf_readable,                 // the object and its dependencies can be read
+  needed_resolution,            // every DT_NEEDED resolves, recursively
+  disk_free,                    // (threshold: the size as written)
+  port_bindable,                // bind(0.0.0.0:PORT)
+  file_exists,
+  file_sha256,
+  rocm_present,                 // ROCm runtime libraries and an AMD GPU in KFD
+};
+
+struct Result {
+  std::string name;    // "cuda 13.0", "need fp8 gpu 1", "lib libcudart.so.13"
+  Status status = Status::info;
+  Rule rule = Rule::none;
+  std::string threshold;  // what the rule compares against, as asked ("8.9", "200G"); empty when it has none
+  std::string reason;  // one plain sentence: what was found
+  std::string fix;     // what to do about it; empty when nothing is known
+  nlohmann::json data = nlohmann::json::object();  // the facts behind it, for --json
+};
+
+std::string status_word(Status s);  // "PASS", "WARN", "FAIL", "INFO"
+// The rule as --json states it: "insufficient-driver", "free space >= 200G"; "" for none.
+std::string rule_text(Rule rule, const std::string& threshold = "");
+
+bool any_failed(const std::vector<Result>& results);
+
+// A fixed-width table: STATUS, CHECK, RESULT columns; the fix on its own
+// indented line under a row. Long reasons are not wrapped (grep-friendly).
+std::string render_table(const std::vector<Result>& results);
+
+// {"ok": bool, "checks": [{name, status, reason, fix, rule, data}...]}
+nlohmann::json to_json(const std::vector<Result>& results);
+
+}  // namespace provkit::host::check

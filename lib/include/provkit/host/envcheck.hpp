@@ -1,0 +1,109 @@
+#pragma once
+// envcheck's checks: a Request (from the command line or a profile) in,
+// check::Results out. The inventory is the same machinery with no request.
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "provkit/host/check.hpp"
+#include "provkit/host/cuda_compat.hpp"
+#include "provkit/error.hpp"
+#include "provkit/host/gpu.hpp"
+
+namespace provkit::host {
+
+namespace fs = std::filesystem;
+
+struct DiskGate {
+  std::string path;
+  std::uint64_t bytes = 0;
+  std::string size_text;  // as written, for messages
+};
+struct FileGate {
+  std::string path;
+  std::string sha256;  // lower-case hex; empty: existence only
+};
+
+struct Request {
+  std::optional<cudacompat::Version> cuda;
+  bool strict = false;
+  std::vector<std::string> gpus;   // selectors: index or UUID; empty = all
+  std::vector<std::string> needs;  // "fp8", "nvfp4"
+  std::optional<cudacompat::Version> min_cc;
+  std::vector<cudacompat::ArchTarget> arch_list;
+  std::optional<std::uint64_t> vram_free;
+  std::string vram_free_text;
+  bool cc = false;
+  bool nvcc = false;
+  std::optional<std::string> python;  // "" = any python3, else "X.Y"
+  std::vector<std::string> libs;
+  std::vector<std::string> elfs;
+  std::vector<DiskGate> disks;
+  std::vector<int> ports;
+  std::vector<FileGate> files;
+  bool rocm = false;
+
+  bool asks_anything() const;  // false: print the inventory
+};
+
+// The part of a Request a value was meant for. The library names it by its
+// profile key; the tool says its flag (--min-cc), a profile FILE:LINE 'min_cc'.
+enum class Field { cuda, need, min_cc, python, disk, file };
+std::string field_key(Field field);  // "cuda", "need", "min_cc", "python", "disk", "files"
+
+// A value a Request field cannot take, as data: what was given and what the
+// field wants. what() is sentence("'KEY'").
+class InvalidValue : public Error {
+ public:
+  InvalidValue(Field field, std::string value, std::string wanted);
+  // "SUBJECT wants WANTED, not 'VALUE'": the one wording, with the subject
+  // the caller knows the value by ("--cuda", "'cuda'").
+  std::string sentence(const std::string& subject) const;
+  Field field;
+  std::string value;   // as given
+  std::string wanted;  // "a CUDA release as X.Y (like 13.0)"
+};
+
+// Setters shared by the command line and profiles: they check the text and
+// throw InvalidValue, or provkit::Error(usage) with one sentence naming the
+// value (a size, a port, a sha256, an architecture), when it is wrong.
+void set_cuda(Request& r, const std::string& text);
+void add_need(Request& r, const std::string& text);
+void set_min_cc(Request& r, const std::string& text);
+void set_arch_list(Request& r, const std::string& text);
+void set_vram_free(Request& r, const std::string& text);
+void set_python(Request& r, const std::string& version);  // "" or "X.Y"
+void add_disk(Request& r, const std::string& path, const std::string& size);
+void add_port(Request& r, const std::string& text);
+void add_file(Request& r, const std::string& path, const std::string& sha256);
+// "PATH=SIZE" and "PATH[=sha256]" forms of the command line.
+void add_disk_assignment(Request& r, const std::string& text);
+void add_file_assignment(Request& r, const std::string& text);
+
+// Reads a profile (YAML, schema in docs/envcheck.md) into `into`.
+// Throws provkit::Error(usage) "FILE:LINE: what" for anything wrong in it
+// (also a key given twice, or a second YAML document).
+void load_profile(const fs::path& file, Request& into);
+// The same for profile text already read; `file` names it in messages.
+void parse_profile(std::string_view text, const std::string& file, Request& into);
+
+// Where things are on this host; tests point these at stand-ins.
+struct Environment {
+  gpu::ProbeOptions driver;
+  fs::path sysfs_root = "/sys";     // ENVCHECK_SYSFS_ROOT
+  fs::path cuda_root = "/usr/local";  // ENVCHECK_CUDA_ROOT: holds cuda/ (nvcc) and cuda*/compat/
+  std::string path_env;             // PATH
+  std::string cc_env;               // CC
+  std::string cuda_home;            // CUDA_HOME
+  std::string rocm_path;            // ROCM_PATH
+  std::string ld_library_path;      // LD_LIBRARY_PATH
+  static Environment from_process();
+};
+
+std::vector<check::Result> run_checks(const Request& request, const Environment& env);
+std::vector<check::Result> inventory(const Environment& env);
+
+}  // namespace provkit::host

@@ -1,0 +1,101 @@
+#pragma once
+// What the NVIDIA driver says about the box: read through NVML
+// (libnvidia-ml.so.1) and cuDriverGetVersion (libcuda.so.1), both opened with
+// dlopen at run time, so nothing of the driver is needed to build or to run
+// on a host without a GPU. Where NVML cannot be opened, nvidia-smi's output
+// is parsed instead.
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace provkit::host::gpu {
+
+namespace fs = std::filesystem;
+
+struct PcieLink {
+  int gen_current = -1, gen_max = -1;  // -1: unknown
+  int width_current = -1, width_max = -1;
+};
+
+struct Device {
+  int index = 0;
+  std::string uuid;  // "GPU-8f0c..."
+  std::string name;
+  int cc_major = -1, cc_minor = -1;  // compute capability; -1 unknown
+  std::optional<std::uint64_t> memory_total, memory_free;  // bytes
+  PcieLink pcie;
+};
+
+// Peer-to-peer between two GPUs, as nvmlDeviceGetP2PStatus reports it.
+struct PeerLink {
+  int a = 0, b = 0;
+  std::string read;    // "OK", "not supported", "chipset not supported", ...
+  std::string nvlink;  // same words, for the NVLink capability
+};
+
+enum class Source { none, nvml, nvidia_smi };
+
+struct Snapshot {
+  Source source = Source::none;
+  std::string driver_version;  // "580.159.04"; empty when no driver was found
+  int driver_cuda = 0;         // the kernel driver's CUDA version (NVML / nvidia-smi), 1000*major+10*minor
+  std::vector<Device> devices;
+  std::vector<PeerLink> peers;
+  std::string nvml_error;      // why NVML could not be used
+  std::string smi_error;       // why the nvidia-smi fallback gave nothing
+
+  // libcuda.so.1, what the CUDA runtime of an engine loads.
+  int libcuda_cuda = 0;        // cuDriverGetVersion; 0 when libcuda could not be used
+  std::string libcuda_path;    // the file the loader picked
+  std::string libcuda_error;
+};
+
+// Where to find the driver: the real defaults, or stand-ins named by the
+// environment (ENVCHECK_NVML_LIB, ENVCHECK_CUDA_LIB, ENVCHECK_NVIDIA_SMI).
+struct ProbeOptions {
+  std::string nvml_library = "libnvidia-ml.so.1";
+  std::string cuda_library = "libcuda.so.1";
+  std::string nvidia_smi = "nvidia-smi";  // looked up on PATH
+  bool want_peers = true;
+  static ProbeOptions from_environment();
+};
+
+// Reads everything the driver will say. Never throws for a missing driver:
+// an empty driver_version with the *_error fields filled says that.
+Snapshot probe(const ProbeOptions& options);
+
+// Only libcuda's cuDriverGetVersion (for --cuda when that is all that is asked).
+void probe_libcuda(const ProbeOptions& options, Snapshot& into);
+
+// Pure parsers for the nvidia-smi fallback.
+// `nvidia-smi --query-gpu=index,uuid,name,compute_cap,memory.total,memory.free,
+//  pcie.link.gen.current,pcie.link.gen.max,pcie.link.width.current,
+//  pcie.link.width.max,driver_version --format=csv,noheader,nounits`
+extern const char* const kSmiQueryFields;
+struct SmiQuery {
+  std::vector<Device> devices;
+  std::string driver_version;
+};
+// Throws provkit::Error(check_failed) naming the line when a line does not
+// have the expected fields.
+SmiQuery parse_smi_query(std::string_view csv);
+// The "CUDA Version: 13.0" in nvidia-smi's banner -> 13000; 0 when absent.
+int parse_smi_cuda_version(std::string_view banner);
+
+// Forward-compatibility libcuda (the cuda-compat package): every
+// <cuda_root>/cuda*/compat/libcuda.so.<driver> found.
+struct CompatLibrary {
+  fs::path path;
+  std::string driver_version;  // from the file name, "590.44.01"
+};
+std::vector<CompatLibrary> find_compat_libraries(const fs::path& cuda_root = "/usr/local");
+// Whether a path is inside a cuda-compat directory (".../compat/libcuda.so...").
+bool is_compat_path(const fs::path& path);
+
+// Find a device by "0" (index) or "GPU-..." (UUID, or a unique prefix of it).
+const Device* select_device(const std::vector<Device>& devices, const std::string& selector);
+
+}  // namespace provkit::host::gpu

@@ -1,0 +1,77 @@
+#pragma once
+// hf-fetch manifests (YAML, documented in manifests/README.md): a repository
+// pinned to one commit and exactly the files to fetch, each with its size and
+// sha256 and/or git blob id, plus optional assembly of split parts.
+// Every refusal is provkit::input_error(file, line, what): exit 2.
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "provkit/hub/client.hpp"
+
+namespace provkit::hub {
+
+struct ManifestFile {
+  std::string path;
+  std::uint64_t size = 0;
+  std::optional<std::string> sha256;   // 64 hex; the LFS oid for LFS files
+  std::optional<std::string> git_oid;  // 40 hex; git blob id of the content (non-LFS files)
+  int line = 0;                        // where it was declared (0 when built in code)
+};
+
+struct AssembleEntry {
+  std::string output;
+  std::vector<std::string> parts;  // paths from files, in order
+  std::optional<std::string> sha256;
+  std::optional<std::uint64_t> size;
+  int line = 0;
+};
+
+struct Manifest {
+  static constexpr int kVersion = 1;
+
+  hub::Repo repo;
+  std::string revision;  // 40-hex commit
+  std::vector<ManifestFile> files;
+  std::vector<AssembleEntry> assemble;
+  std::string source;    // file name it was read from
+
+  // Pure: parses and validates `text`; errors name `filename` and the line.
+  static Manifest parse(std::string_view text, const std::string& filename);
+  static Manifest load(const std::filesystem::path& path);
+
+  // YAML that parse() reads back to the same manifest.
+  std::string to_yaml() const;
+
+  const ManifestFile* find(std::string_view path) const;
+};
+
+// The pre-flight check: exactly the manifest's files against the live tree.
+// Files upstream that the manifest does not name are not looked at. Two files
+// the tree gives one blob name although the manifest says their contents
+// differ are `changed` (the later one), before a byte is fetched.
+enum class UpstreamState { ok, not_in_tree, changed };
+struct UpstreamCheck {
+  std::string path;
+  UpstreamState state = UpstreamState::ok;
+  std::string detail;              // what differs, for `changed`
+  const hub::TreeEntry* entry = nullptr;  // into the tree given (ok and changed)
+  // For ok files, the blob's name (huggingface_hub's etag), decided here and
+  // only here: the sha256 the manifest pins for an LFS file, the git oid it
+  // pins for any other. A non-LFS file the manifest pins by sha256 alone gets
+  // the tree's git oid, and `git_oid_to_verify` says the downloaded content
+  // must have that id before it is stored under it.
+  std::string etag;
+  std::optional<std::string> git_oid_to_verify;
+};
+std::vector<UpstreamCheck> compare_with_tree(const Manifest& manifest, const std::vector<hub::TreeEntry>& tree);
+std::string upstream_state_name(UpstreamState s);  // "OK", "NOT IN HUB TREE", "UPSTREAM CHANGED"
+
+// A repository-relative path a manifest may name: not empty, not absolute,
+// no "." or ".." or empty segments, no backslash or control characters.
+bool is_safe_relative_path(std::string_view path);
+
+}  // namespace provkit::hub

@@ -1,0 +1,26 @@
+#pragma once
+// `envbuild capture`: packs each installed distribution of an environment (or
+// any prefix with a site-packages) back into a wheel from its RECORD, and
+// returns lock entries for them. Launchers generated from entry points are
+// left out (installers write them again); other scripts go back to
+// .data/scripts with a "#!python" shebang. WHEEL says "Generator: envbuild capture".
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "provkit/python/lock.hpp"
+
+namespace provkit::python {
+
+namespace fs = std::filesystem;
+
+struct CaptureResult {
+  std::vector<LockEntry> entries;     // one per wheel written, wheels[0].path relative to lock_dir
+  std::vector<std::string> skipped;   // "name version: why"
+  std::vector<std::string> warnings;
+};
+
+// `source`: an environment/prefix root, or a site-packages directory itself.
+CaptureResult capture_env(const fs::path& source, const fs::path& wheelhouse, const fs::path& lock_dir, unsigned jobs);
+
+}  // namespace provkit::python

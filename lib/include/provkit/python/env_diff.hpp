@@ -1,0 +1,24 @@
+#pragma once
+// `envbuild diff A B`: the version table of two environments or locks.
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace provkit::python {
+
+namespace fs = std::filesystem;
+
+// Normalised name -> {name as written, version}: from an environment (a
+// directory with site-packages, or a site-packages directory) or a lock file
+// (every entry, markers not evaluated).
+std::map<std::string, std::pair<std::string, std::string>> read_versions(const fs::path& env_or_lock);
+
+struct DiffRow {
+  std::string name, a, b;  // empty version: absent on that side
+  bool differs = false;
+};
+std::vector<DiffRow> diff_versions(const std::map<std::string, std::pair<std::string, std::string>>& a,
+                                   const std::map<std::string, std::pair<std::string, std::string>>& b);
+
+}  // namespace provkit::python

@@ -1,0 +1,43 @@
+#pragma once
+// Proves an environment still holds what was installed: every RECORD file
+// present with its hash and size, nothing added inside a distribution's
+// directories, and (optionally) the distribution set the lock names.
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "provkit/python/lock.hpp"
+#include "provkit/python/installed.hpp"
+
+namespace provkit::python {
+
+struct DistReport {
+  std::string name, version;
+  DistCheck check;
+};
+
+struct VersionDrift {
+  std::string name, installed, locked;
+};
+
+struct LockDrift {
+  std::vector<std::string> missing;  // "name==version" the lock wants, not installed
+  std::vector<std::string> extra;    // "name==version" installed, not in the lock
+  std::vector<VersionDrift> other_version;
+  bool clean() const { return missing.empty() && extra.empty() && other_version.empty(); }
+};
+
+struct VerifyReport {
+  fs::path site_packages;
+  std::vector<DistReport> dists;
+  std::optional<LockDrift> lock;
+  bool clean() const;
+};
+
+VerifyReport verify_env(const fs::path& env_root, unsigned jobs);
+
+// Installed vs locked (names normalised, versions compared as versions).
+LockDrift compare_with_lock(const std::vector<InstalledDist>& installed, const std::vector<LockEntry>& entries);
+
+}  // namespace provkit::python

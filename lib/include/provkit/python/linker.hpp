@@ -1,0 +1,37 @@
+#pragma once
+// Puts cache files into environments: reflink (FICLONE), else hardlink, else
+// copy. The mode is settled on the first file; a fallback is noted once.
+#include <filesystem>
+#include <mutex>
+#include <string>
+
+namespace provkit::python {
+
+namespace fs = std::filesystem;
+
+enum class LinkMode { clone, hardlink, copy };
+const char* link_mode_name(LinkMode m);
+LinkMode parse_link_mode(const std::string& s);  // throws Error(usage)
+
+class Linker {
+ public:
+  explicit Linker(LinkMode preferred) : preferred_(preferred), mode_(preferred) {}
+  // `to` must not exist (an existing one is replaced). Thread-safe.
+  void link(const fs::path& from, const fs::path& to);
+  LinkMode mode() const { return mode_; }
+  // "reflink not supported (...); hardlinking instead", or empty.
+  std::string warning() const;
+
+ private:
+  bool try_mode(LinkMode m, const fs::path& from, const fs::path& to, int& err);
+  LinkMode preferred_;
+  LinkMode mode_;
+  bool settled_ = false;
+  std::string warning_;
+  mutable std::mutex mutex_;
+};
+
+// Copies a file with its permission bits (copy_file_range, then read/write).
+void copy_file_contents(const fs::path& from, const fs::path& to);
+
+}  // namespace provkit::python

@@ -1,0 +1,126 @@
+#include "provkit/download/partial.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <optional>
+
+#include "provkit/error.hpp"
+#include "provkit/util/fs.hpp"
+
+namespace provkit::download {
+
+namespace {
+// How often a split file's sidecar is rewritten while bytes arrive (and at
+// every finished range): what a kill can cost is this much transfer time.
+constexpr auto kSidecarInterval = std::chrono::milliseconds(250);
+}  // namespace
+
+void PartialFile::open(int connections, std::uint64_t min_split, download::Observer& observer) {
+  std::uint64_t size = job_.spec.size;
+  make_parent(job_.partial_path);
+  fd_ = ::open(job_.partial_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd_ < 0) io_error(job_.partial_path, "cannot open");
+  struct stat st;
+  if (::fstat(fd_, &st) != 0) io_error(job_.partial_path, "cannot stat");
+  std::uint64_t length = static_cast<std::uint64_t>(st.st_size);
+  sidecar_ = util::path_with_suffix(job_.partial_path, ".ranges");
+
+  std::error_code ec;
+  bool had_sidecar = std::filesystem::exists(sidecar_, ec);
+  std::optional<std::vector<ranges::Range>> kept;
+  if (had_sidecar) {
+    try {
+      kept = ranges::parse_sidecar(util::read_file(sidecar_), size);
+    } catch (const Error&) {
+    }
+  }
+  if (kept && length < size) {
+    // Shorter than the sidecar's file (cut by someone): trust only what is there.
+    for (auto& r : *kept) r.done = std::min(r.done, length > r.start ? length - r.start : 0);
+  }
+  if (kept && length > size) {
+    // Longer (grown by someone): the sidecar's ranges cover [0, size), the rest is nobody's.
+    if (::ftruncate(fd_, static_cast<off_t>(size)) != 0) io_error(job_.partial_path, "cannot truncate");
+    length = size;
+  }
+  if (!kept && (length > size || had_sidecar)) {
+    observer.on_restart(job_, length > size ? "the partial file is longer than the file; starting over"
+                                            : "the partial file's range record is unreadable; starting over");
+    if (::ftruncate(fd_, 0) != 0) io_error(job_.partial_path, "cannot truncate");
+    remove_sidecar();
+    length = 0;
+  }
+  if (kept) {
+    ranges_ = std::move(*kept);
+  } else {
+    ranges_ = ranges::plan(size, connections, min_split);
+    ranges::mark_prefix_done(ranges_, length);
+  }
+  have_ = ranges::done_bytes(ranges_);
+  if (split()) {
+    save_sidecar();  // before the file grows to its full size: a full-size file without one is a finished stream
+    preallocate(fd_, size, job_.partial_path, size - have_);
+  }
+  hasher_.start(job_.partial_path, job_.spec);
+  advance_hash();
+}
+
+void PartialFile::close() {
+  hasher_.stop();
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+  lock_.release();
+}
+
+bool PartialFile::all_complete() const {
+  return std::all_of(ranges_.begin(), ranges_.end(), [](const ranges::Range& r) { return r.complete(); });
+}
+
+void PartialFile::write(std::size_t i, const char* data, std::size_t n) {
+  ranges::Range& r = ranges_[i];
+  pwrite_all(fd_, data, n, r.next(), job_.partial_path, job_.spec.size - have_);
+  r.done += n;
+  have_ += n;
+  if (i == frontier_) advance_hash();
+}
+
+void PartialFile::save_sidecar() {
+  if (!split()) return;
+  util::write_file_atomic(sidecar_, ranges::format_sidecar(job_.spec.size, ranges_), std::filesystem::perms(0644),
+                    util::Durability::process_crash);
+  sidecar_written_ = std::chrono::steady_clock::now();
+}
+
+void PartialFile::save_sidecar_now_and_then(std::size_t i) {
+  if (split() && (ranges_[i].complete() || std::chrono::steady_clock::now() - sidecar_written_ > kSidecarInterval))
+    save_sidecar();
+}
+
+void PartialFile::remove_sidecar() {
+  std::error_code ec;
+  std::filesystem::remove(sidecar_, ec);
+}
+
+void PartialFile::start_over() {
+  hasher_.stop();
+  continue_as_one_stream(0);
+  hasher_.start(job_.partial_path, job_.spec);
+}
+
+void PartialFile::advance_hash() {
+  while (frontier_ < ranges_.size() && ranges_[frontier_].complete()) ++frontier_;
+  hasher_.advance(ranges::contiguous(ranges_));
+}
+
+void PartialFile::continue_as_one_stream(std::uint64_t keep) {
+  if (::ftruncate(fd_, static_cast<off_t>(keep)) != 0) io_error(job_.partial_path, "cannot truncate");
+  remove_sidecar();
+  ranges_ = {ranges::Range{0, job_.spec.size, keep}};
+  frontier_ = 0;
+  have_ = keep;
+}
+
+}  // namespace provkit::download

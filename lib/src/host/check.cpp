@@ -1,0 +1,79 @@
+#include "provkit/host/check.hpp"
+
+#include <algorithm>
+
+namespace provkit::host::check {
+
+std::string status_word(Status s) {
+  switch (s) {
+    case Status::info: return "INFO";
+    case Status::pass: return "PASS";
+    case Status::warn: return "WARN";
+    case Status::fail: return "FAIL";
+  }
+  return "?";
+}
+
+std::string rule_text(Rule rule, const std::string& threshold) {
+  switch (rule) {
+    case Rule::none: return "";
+    case Rule::no_driver: return "no-driver";
+    case Rule::libcuda_missing: return "libcuda-missing";
+    case Rule::driver_supports_runtime: return "driver-supports-runtime";
+    case Rule::minor_version_compatibility: return "minor-version-compatibility";
+    case Rule::insufficient_driver: return "insufficient-driver";
+    case Rule::gpu_selector: return "gpu-selector";
+    case Rule::no_gpu: return "no-gpu";
+    case Rule::native_fp8: return "fp8 needs compute capability >= " + threshold;
+    case Rule::native_nvfp4: return "nvfp4 needs compute capability >= " + threshold;
+    case Rule::min_compute_capability: return "compute capability >= " + threshold;
+    case Rule::arch_list_match: return "cubin of the same major and equal or lower minor, or PTX";
+    case Rule::vram_free: return "free GPU memory >= " + threshold;
+    case Rule::c_compiler_search: return "Triton's rule: $CC, else gcc, else clang";
+    case Rule::nvcc_search: return "CUDA_HOME, then PATH, then /usr/local/cuda";
+    case Rule::library_search: return "LD_LIBRARY_PATH, /etc/ld.so.cache, default directories";
+    case Rule::elf_readable: return "elf-readable";
+    case Rule::needed_resolution:
+      return "DT_NEEDED resolution (RPATH, LD_LIBRARY_PATH, RUNPATH, ld.so.cache, default directories)";
+    case Rule::disk_free: return "free space >= " + threshold;
+    case Rule::port_bindable: return "bind(0.0.0.0:PORT) succeeds";
+    case Rule::file_exists: return "exists";
+    case Rule::file_sha256: return "sha256 matches";
+    case Rule::rocm_present: return "libamdhip64 and libhsa-runtime64 found, and an AMD GPU in KFD";
+  }
+  return "?";
+}
+
+bool any_failed(const std::vector<Result>& results) {
+  return std::any_of(results.begin(), results.end(), [](const Result& r) { return r.status == Status::fail; });
+}
+
+std::string render_table(const std::vector<Result>& results) {
+  std::size_t name_width = 5;  // "CHECK"
+  for (const auto& r : results) name_width = std::max(name_width, r.name.size());
+  auto pad = [](std::string s, std::size_t width) {
+    if (s.size() < width) s.append(width - s.size(), ' ');
+    return s;
+  };
+  std::string out = pad("STATUS", 7) + pad("CHECK", name_width + 2) + "RESULT\n";
+  for (const auto& r : results) {
+    out += pad(status_word(r.status), 7) + pad(r.name, name_width + 2) + r.reason + "\n";
+    if (!r.fix.empty()) out += pad("", 7 + name_width + 2) + "fix: " + r.fix + "\n";
+  }
+  return out;
+}
+
+nlohmann::json to_json(const std::vector<Result>& results) {
+  nlohmann::json checks = nlohmann::json::array();
+  for (const auto& r : results) {
+    checks.push_back({{"name", r.name},
+                      {"status", status_word(r.status)},
+                      {"reason", r.reason},
+                      {"fix", r.fix},
+                      {"rule", rule_text(r.rule, r.threshold)},
+                      {"data", r.data}});
+  }
+  return {{"ok", !any_failed(results)}, {"checks", checks}};
+}
+
+}  // namespace provkit::host::check

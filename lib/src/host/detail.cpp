@@ -1,0 +1,66 @@
+// envcheck's run: the probes it shares, and the checks a Request asks for,
+// in the order the table shows them.
+#include "detail.hpp"
+#include "provkit/util/paths.hpp"
+
+namespace provkit::host {
+
+namespace detail {
+
+const gpu::Snapshot& Probes::driver() {
+  if (!driver_) driver_ = gpu::probe(env_.driver);
+  return *driver_;
+}
+
+const std::optional<toolchain::Compiler>& Probes::c_compiler() {
+  if (!c_compiler_) c_compiler_ = toolchain::find_c_compiler(env_.cc_env, env_.path_env);
+  return *c_compiler_;
+}
+
+const std::optional<toolchain::Nvcc>& Probes::nvcc() {
+  if (!nvcc_) nvcc_ = toolchain::find_nvcc(env_.cuda_home, env_.path_env, env_.cuda_root / "cuda");
+  return *nvcc_;
+}
+
+const toolchain::PythonLook& Probes::python_look() {
+  if (!python_look_) python_look_ = toolchain::look_for_python(env_.path_env);
+  return *python_look_;
+}
+
+const elf::SearchContext& Probes::search_context() {
+  if (!search_context_) {
+    auto ctx = elf::loader_context_from_environment();
+    ctx.ld_library_path.clear();
+    for (const auto& dir : util::split_path_list(env_.ld_library_path)) ctx.ld_library_path.emplace_back(dir);
+    search_context_ = std::move(ctx);
+  }
+  return *search_context_;
+}
+
+const RocmFacts& Probes::rocm() {
+  if (!rocm_) rocm_ = RocmFacts{rocm::find_runtime_libraries(search_context(), env_.rocm_path),
+                                rocm::read_kfd_topology(env_.sysfs_root)};
+  return *rocm_;
+}
+
+}  // namespace detail
+
+std::vector<check::Result> run_checks(const Request& req, const Environment& env) {
+  using namespace detail;
+  std::vector<Result> out;
+  Probes probes(env);
+  if (req.cuda) out.push_back(cuda_check(req, probes));
+  gpu_checks(req, probes, out);
+  if (req.cc) out.push_back(cc_check(probes));
+  if (req.nvcc) out.push_back(nvcc_check(probes));
+  if (req.python) out.push_back(python_check(*req.python, probes));
+  for (const auto& l : req.libs) out.push_back(lib_check(l, probes));
+  for (const auto& e : req.elfs) elf_checks(e, probes, out);
+  if (req.rocm) out.push_back(rocm_check(probes));
+  for (const auto& d : req.disks) out.push_back(disk_check(d));
+  for (int p : req.ports) out.push_back(port_check(p));
+  for (const auto& f : req.files) out.push_back(file_check(f));
+  return out;
+}
+
+}  // namespace provkit::host

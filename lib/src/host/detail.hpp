@@ -1,0 +1,76 @@
+#pragma once
+// Inside envcheck (not installed): the probes one run shares, the words the
+// check families and the inventory share, and each family's entry point.
+// run_checks (host_checks.cpp) and inventory (host_inventory.cpp) compose them.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "provkit/elf/elf.hpp"
+#include "provkit/host/envcheck.hpp"
+#include "provkit/host/rocm.hpp"
+#include "provkit/host/toolchain.hpp"
+
+namespace provkit::host::detail {
+
+using check::Result;
+using check::Rule;
+using check::Status;
+
+struct RocmFacts {
+  std::vector<rocm::RuntimeLibrary> libs;
+  std::vector<rocm::AmdGpu> gpus;
+};
+
+// What one run looks at on this host. Each thing is looked at once, when a
+// check or the inventory first asks, and shared by everything after.
+class Probes {
+ public:
+  explicit Probes(const Environment& env) : env_(env) {}
+  const Environment& env() const { return env_; }
+
+  const gpu::Snapshot& driver();
+  const std::optional<toolchain::Compiler>& c_compiler();  // Triton's order: $CC, gcc, clang
+  const std::optional<toolchain::Nvcc>& nvcc();            // CUDA_HOME, PATH, cuda_root/cuda
+  const toolchain::PythonLook& python_look();              // looked for, not run
+  const elf::SearchContext& search_context();              // the loader's, with env's LD_LIBRARY_PATH
+  const RocmFacts& rocm();
+
+ private:
+  const Environment& env_;
+  std::optional<gpu::Snapshot> driver_;
+  std::optional<std::optional<toolchain::Compiler>> c_compiler_;
+  std::optional<std::optional<toolchain::Nvcc>> nvcc_;
+  std::optional<toolchain::PythonLook> python_look_;
+  std::optional<elf::SearchContext> search_context_;
+  std::optional<RocmFacts> rocm_;
+};
+
+// ---- Words shared by the checks and the inventory ----------------------------
+std::string cc_text(int major, int minor);  // "8.9"
+std::string cuda_text(int encoded);         // 13000 -> "13.0"
+nlohmann::json device_json(const gpu::Device& d);
+std::string no_driver_reason(const gpu::Snapshot& s);
+extern const char* const kInstallDriver;
+// What a forward-compatibility libcuda (loaded, or lying in cuda_root) means
+// here: "; ..." clauses for a reason, and their paths into data.
+std::string compat_note(const gpu::Snapshot& s, const Environment& env, nlohmann::json& data);
+// The toolkit's release without running nvcc ("" when it does not say).
+std::string toolkit_version(const fs::path& root);
+// "libamdhip64.so at ...; 1 AMD GPU: node 1 gfx942", and the same into data.
+std::string rocm_text(const RocmFacts& f, nlohmann::json& data);
+
+// ---- The check families --------------------------------------------------------
+Result cuda_check(const Request& req, Probes& probes);                    // host_gpu_checks.cpp
+void gpu_checks(const Request& req, Probes& probes, std::vector<Result>& out);
+Result cc_check(Probes& probes);                                          // host_toolchain_checks.cpp
+Result nvcc_check(Probes& probes);
+Result python_check(const std::string& want, Probes& probes);
+Result lib_check(const std::string& name, Probes& probes);                // host_library_checks.cpp
+void elf_checks(const std::string& path, Probes& probes, std::vector<Result>& out);
+Result disk_check(const DiskGate& gate);                                  // host_system_checks.cpp
+Result port_check(int port);
+Result file_check(const FileGate& gate);
+Result rocm_check(Probes& probes);                                        // host_rocm_checks.cpp
+
+}  // namespace provkit::host::detail

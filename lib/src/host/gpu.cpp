@@ -1,0 +1,329 @@
+#include "provkit/host/gpu.hpp"
+
+#include <dlfcn.h>
+#include <link.h>
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+
+#include "provkit/error.hpp"
+#include "provkit/util/fs.hpp"
+#include "provkit/util/paths.hpp"
+#include "provkit/util/process.hpp"
+#include "provkit/util/strings.hpp"
+
+namespace provkit::host::gpu {
+
+namespace {
+
+// The few NVML types envcheck uses, declared from NVML's documented ABI
+// (nvml.h is not needed to build): every call returns nvmlReturn_t, 0 = success.
+using nvmlReturn_t = int;
+using nvmlDevice_t = struct nvmlDevice_st*;
+struct nvmlMemory_t {
+  unsigned long long total, free, used;
+};
+constexpr int kP2PCapsRead = 0;    // NVML_P2P_CAPS_INDEX_READ
+constexpr int kP2PCapsNvlink = 2;  // NVML_P2P_CAPS_INDEX_NVLINK
+constexpr unsigned kStringBuffer = 96;  // >= NVML_DEVICE_UUID_V2_BUFFER_SIZE, NAME_V2, DRIVER_VERSION (80)
+
+std::string p2p_words(int status) {
+  switch (status) {  // nvmlGpuP2PStatus_t
+    case 0: return "OK";
+    case 1: return "chipset not supported";
+    case 2: return "GPU not supported";
+    case 3: return "IOH topology not supported";
+    case 4: return "disabled by regkey";
+    case 5: return "not supported";
+    default: return "unknown";
+  }
+}
+
+// A dlopen handle that closes itself.
+struct Library {
+  void* handle = nullptr;
+  std::string error;
+  explicit Library(const std::string& name) {
+    handle = ::dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!handle) {
+      const char* e = ::dlerror();
+      error = e ? e : "dlopen failed";
+    }
+  }
+  ~Library() {
+    if (handle) ::dlclose(handle);
+  }
+  Library(const Library&) = delete;
+  Library& operator=(const Library&) = delete;
+  template <class F>
+  F symbol(const char* name) const {
+    return reinterpret_cast<F>(::dlsym(handle, name));
+  }
+  std::string path() const {
+    link_map* map = nullptr;
+    if (handle && ::dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map && map->l_name) return map->l_name;
+    return {};
+  }
+};
+
+bool probe_nvml(const ProbeOptions& options, Snapshot& s) {
+  Library lib(options.nvml_library);
+  if (!lib.handle) {
+    s.nvml_error = lib.error;
+    return false;
+  }
+  auto init = lib.symbol<nvmlReturn_t (*)()>("nvmlInit_v2");
+  auto shutdown = lib.symbol<nvmlReturn_t (*)()>("nvmlShutdown");
+  auto driver_version = lib.symbol<nvmlReturn_t (*)(char*, unsigned)>("nvmlSystemGetDriverVersion");
+  auto cuda_version = lib.symbol<nvmlReturn_t (*)(int*)>("nvmlSystemGetCudaDriverVersion_v2");
+  auto count = lib.symbol<nvmlReturn_t (*)(unsigned*)>("nvmlDeviceGetCount_v2");
+  auto by_index = lib.symbol<nvmlReturn_t (*)(unsigned, nvmlDevice_t*)>("nvmlDeviceGetHandleByIndex_v2");
+  if (!init || !shutdown || !driver_version || !cuda_version || !count || !by_index) {
+    s.nvml_error = options.nvml_library + " lacks the NVML entry points envcheck needs (nvmlInit_v2, ...)";
+    return false;
+  }
+  if (int rc = init(); rc != 0) {
+    s.nvml_error = "nvmlInit_v2 failed with NVML error " + std::to_string(rc) +
+                   " (is the kernel module loaded and the user allowed to open /dev/nvidia*?)";
+    return false;
+  }
+  s.source = Source::nvml;
+  char buf[kStringBuffer] = {};
+  if (driver_version(buf, sizeof buf) == 0) s.driver_version = buf;
+  int cuda = 0;
+  if (cuda_version(&cuda) == 0) s.driver_cuda = cuda;
+
+  using DevString = nvmlReturn_t (*)(nvmlDevice_t, char*, unsigned);
+  using DevUInt = nvmlReturn_t (*)(nvmlDevice_t, unsigned*);
+  auto get_uuid = lib.symbol<DevString>("nvmlDeviceGetUUID");
+  auto get_name = lib.symbol<DevString>("nvmlDeviceGetName");
+  auto get_cc = lib.symbol<nvmlReturn_t (*)(nvmlDevice_t, int*, int*)>("nvmlDeviceGetCudaComputeCapability");
+  auto get_memory = lib.symbol<nvmlReturn_t (*)(nvmlDevice_t, nvmlMemory_t*)>("nvmlDeviceGetMemoryInfo");
+  auto gen_now = lib.symbol<DevUInt>("nvmlDeviceGetCurrPcieLinkGeneration");
+  auto width_now = lib.symbol<DevUInt>("nvmlDeviceGetCurrPcieLinkWidth");
+  // The most the GPU and its slot allow together, as nvidia-smi's pcie.link.*.max.
+  auto gen_max = lib.symbol<DevUInt>("nvmlDeviceGetMaxPcieLinkGeneration");
+  auto width_max = lib.symbol<DevUInt>("nvmlDeviceGetMaxPcieLinkWidth");
+  auto p2p = lib.symbol<nvmlReturn_t (*)(nvmlDevice_t, nvmlDevice_t, int, int*)>("nvmlDeviceGetP2PStatus");
+
+  unsigned n = 0;
+  std::vector<nvmlDevice_t> handles;
+  if (count(&n) == 0) {
+    for (unsigned i = 0; i < n; ++i) {
+      nvmlDevice_t h = nullptr;
+      if (by_index(i, &h) != 0) continue;
+      handles.push_back(h);
+      Device d;
+      d.index = static_cast<int>(i);
+      char text[kStringBuffer] = {};
+      if (get_uuid && get_uuid(h, text, sizeof text) == 0) d.uuid = text;
+      std::fill(std::begin(text), std::end(text), '\0');
+      if (get_name && get_name(h, text, sizeof text) == 0) d.name = text;
+      int major = -1, minor = -1;
+      if (get_cc && get_cc(h, &major, &minor) == 0) d.cc_major = major, d.cc_minor = minor;
+      nvmlMemory_t mem{};
+      if (get_memory && get_memory(h, &mem) == 0) d.memory_total = mem.total, d.memory_free = mem.free;
+      auto read_uint = [&](DevUInt f, int& out) {
+        unsigned v = 0;
+        if (f && f(h, &v) == 0) out = static_cast<int>(v);
+      };
+      read_uint(gen_now, d.pcie.gen_current);
+      read_uint(width_now, d.pcie.width_current);
+      read_uint(gen_max, d.pcie.gen_max);
+      read_uint(width_max, d.pcie.width_max);
+      s.devices.push_back(d);
+    }
+  }
+  if (options.want_peers && p2p) {
+    for (std::size_t a = 0; a < handles.size(); ++a)
+      for (std::size_t b = a + 1; b < handles.size(); ++b) {
+        PeerLink link{s.devices[a].index, s.devices[b].index, "unknown", "unknown"};
+        int st = 0;
+        if (p2p(handles[a], handles[b], kP2PCapsRead, &st) == 0) link.read = p2p_words(st);
+        if (p2p(handles[a], handles[b], kP2PCapsNvlink, &st) == 0) link.nvlink = p2p_words(st);
+        s.peers.push_back(link);
+      }
+  }
+  shutdown();
+  return true;
+}
+
+void probe_nvidia_smi(const ProbeOptions& options, Snapshot& s) {
+  auto smi = util::find_executable(options.nvidia_smi, util::getenv_str("PATH"));
+  if (!smi) {
+    s.smi_error = options.nvidia_smi + (options.nvidia_smi.find('/') == std::string::npos ? " is not on PATH" : " does not exist");
+    return;
+  }
+  util::RunOptions run_options;
+  run_options.timeout = std::chrono::seconds(20);
+  auto query = util::run({smi->string(), std::string("--query-gpu=") + kSmiQueryFields, "--format=csv,noheader,nounits"},
+                         run_options);
+  if (query.exit_status != 0) {
+    auto first_line = query.output.substr(0, query.output.find('\n'));
+    s.smi_error = smi->string() + " failed: " + (query.start_error.empty() ? first_line : query.start_error);
+    return;
+  }
+  SmiQuery parsed;
+  try {
+    parsed = parse_smi_query(query.output);
+  } catch (const Error& e) {
+    s.smi_error = std::string("cannot read nvidia-smi's answer: ") + e.what();
+    return;
+  }
+  s.source = Source::nvidia_smi;
+  s.devices = parsed.devices;
+  s.driver_version = parsed.driver_version;
+  auto banner = util::run({smi->string()}, run_options);
+  s.driver_cuda = parse_smi_cuda_version(banner.output);
+}
+
+using util::trim;
+
+std::optional<long long> to_number(const std::string& s) {
+  long long v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+}  // namespace
+
+ProbeOptions ProbeOptions::from_environment() {
+  ProbeOptions o;
+  if (auto v = util::getenv_str("ENVCHECK_NVML_LIB"); !v.empty()) o.nvml_library = v;
+  if (auto v = util::getenv_str("ENVCHECK_CUDA_LIB"); !v.empty()) o.cuda_library = v;
+  if (auto v = util::getenv_str("ENVCHECK_NVIDIA_SMI"); !v.empty()) o.nvidia_smi = v;
+  return o;
+}
+
+void probe_libcuda(const ProbeOptions& options, Snapshot& s) {
+  Library lib(options.cuda_library);
+  if (!lib.handle) {
+    s.libcuda_error = lib.error;
+    return;
+  }
+  s.libcuda_path = lib.path();
+  // cuDriverGetVersion needs no cuInit (which would cost a driver start-up).
+  auto get_version = lib.symbol<int (*)(int*)>("cuDriverGetVersion");
+  int v = 0;
+  if (!get_version) s.libcuda_error = options.cuda_library + " has no cuDriverGetVersion";
+  else if (int rc = get_version(&v); rc != 0) s.libcuda_error = "cuDriverGetVersion failed with CUDA error " + std::to_string(rc);
+  else s.libcuda_cuda = v;
+}
+
+Snapshot probe(const ProbeOptions& options) {
+  Snapshot s;
+  if (!probe_nvml(options, s)) probe_nvidia_smi(options, s);
+  probe_libcuda(options, s);
+  return s;
+}
+
+const char* const kSmiQueryFields =
+    "index,uuid,name,compute_cap,memory.total,memory.free,pcie.link.gen.current,pcie.link.gen.max,"
+    "pcie.link.width.current,pcie.link.width.max,driver_version";
+
+SmiQuery parse_smi_query(std::string_view csv) {
+  SmiQuery q;
+  int line_no = 0;
+  while (!csv.empty()) {
+    auto nl = csv.find('\n');
+    auto line = trim(csv.substr(0, nl));
+    csv.remove_prefix(nl == std::string_view::npos ? csv.size() : nl + 1);
+    ++line_no;
+    if (line.empty()) continue;
+    std::vector<std::string> f;
+    std::size_t start = 0;
+    for (;;) {
+      auto comma = line.find(',', start);
+      f.push_back(trim(std::string_view(line).substr(start, comma == std::string::npos ? std::string::npos : comma - start)));
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+    if (f.size() != 11)
+      throw Error(ExitCode::check_failed, "nvidia-smi line " + std::to_string(line_no) + ": expected 11 fields, got " +
+                                              std::to_string(f.size()) + ": " + line);
+    Device d;
+    auto index = to_number(f[0]);
+    if (!index) throw Error(ExitCode::check_failed, "nvidia-smi line " + std::to_string(line_no) + ": bad index '" + f[0] + "'");
+    d.index = static_cast<int>(*index);
+    d.uuid = f[1];
+    d.name = f[2];
+    if (auto dot = f[3].find('.'); dot != std::string::npos) {
+      auto ma = to_number(f[3].substr(0, dot)), mi = to_number(f[3].substr(dot + 1));
+      if (ma && mi) d.cc_major = static_cast<int>(*ma), d.cc_minor = static_cast<int>(*mi);
+    }
+    const std::uint64_t mib = 1024 * 1024;  // nounits: memory in MiB
+    if (auto v = to_number(f[4])) d.memory_total = static_cast<std::uint64_t>(*v) * mib;
+    if (auto v = to_number(f[5])) d.memory_free = static_cast<std::uint64_t>(*v) * mib;
+    int* links[] = {&d.pcie.gen_current, &d.pcie.gen_max, &d.pcie.width_current, &d.pcie.width_max};
+    for (int k = 0; k < 4; ++k)
+      if (auto v = to_number(f[6 + k])) *links[k] = static_cast<int>(*v);  // "[N/A]" stays unknown
+    q.driver_version = f[10];
+    q.devices.push_back(d);
+  }
+  return q;
+}
+
+int parse_smi_cuda_version(std::string_view banner) {
+  auto at = banner.find("CUDA Version:");
+  if (at == std::string_view::npos) return 0;
+  auto rest = trim(banner.substr(at + 13, 12));
+  auto dot = rest.find('.');
+  if (dot == std::string::npos) return 0;
+  auto major = to_number(rest.substr(0, dot));
+  std::string minor_digits;
+  for (std::size_t i = dot + 1; i < rest.size() && std::isdigit(static_cast<unsigned char>(rest[i])); ++i)
+    minor_digits += rest[i];
+  auto minor = to_number(minor_digits);
+  if (!major || !minor) return 0;
+  return static_cast<int>(*major * 1000 + *minor * 10);
+}
+
+std::vector<CompatLibrary> find_compat_libraries(const fs::path& cuda_root) {
+  std::vector<CompatLibrary> out;
+  std::error_code ec;
+  for (fs::directory_iterator it(cuda_root, ec), end; !ec && it != end; it.increment(ec)) {
+    if (!it->path().filename().string().starts_with("cuda")) continue;
+    std::error_code ec2;
+    for (fs::directory_iterator c(it->path() / "compat", ec2); !ec2 && c != end; c.increment(ec2)) {
+      auto name = c->path().filename().string();
+      static const std::string prefix = "libcuda.so.";
+      if (!name.starts_with(prefix)) continue;
+      auto version = name.substr(prefix.size());
+      if (version.find('.') == std::string::npos) continue;  // libcuda.so.1 is the symlink; the file names the driver
+      // /usr/local/cuda and /usr/local/cuda-13 are usually links to one
+      // versioned tree: name each library once, by its real path.
+      std::error_code ec3;
+      auto real = fs::weakly_canonical(c->path(), ec3);
+      auto path = ec3 ? c->path() : real;
+      if (std::none_of(out.begin(), out.end(), [&](const CompatLibrary& l) { return l.path == path; }))
+        out.push_back({path, version});
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.path < b.path; });
+  return out;
+}
+
+bool is_compat_path(const fs::path& path) {
+  return path.parent_path().filename() == "compat";
+}
+
+const Device* select_device(const std::vector<Device>& devices, const std::string& selector) {
+  if (auto index = to_number(selector)) {
+    for (const auto& d : devices)
+      if (d.index == *index) return &d;
+    return nullptr;
+  }
+  const Device* found = nullptr;
+  for (const auto& d : devices) {
+    if (d.uuid == selector) return &d;
+    if (selector.size() >= 8 && d.uuid.starts_with(selector)) {
+      if (found) return nullptr;  // ambiguous prefix
+      found = &d;
+    }
+  }
+  return found;
+}
+
+}  // namespace provkit::host::gpu

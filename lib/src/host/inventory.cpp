@@ -1,0 +1,127 @@
+// envcheck with no check asked: what is on this host (driver, libcuda, GPUs,
+// peer-to-peer, compiler, nvcc, Python, ROCm). Facts, not verdicts: build
+// tools are looked for through the same Probes the checks use, not run.
+#include "detail.hpp"
+#include "provkit/host/system.hpp"
+#include "provkit/util/size.hpp"
+
+namespace provkit::host {
+
+using namespace detail;
+
+namespace {
+
+Result driver_fact(const gpu::Snapshot& s) {
+  Result r{.name = "driver",
+           .data = {{"source", s.source == gpu::Source::nvml         ? "nvml"
+                               : s.source == gpu::Source::nvidia_smi ? "nvidia-smi"
+                                                                     : "none"},
+                    {"driver_version", s.driver_version},
+                    {"cuda", s.driver_cuda ? cuda_text(s.driver_cuda) : ""}}};
+  if (s.driver_version.empty()) {
+    r.status = Status::warn;
+    r.reason = no_driver_reason(s);
+    r.fix = kInstallDriver;
+    return r;
+  }
+  r.reason = "NVIDIA driver " + s.driver_version + ", supports CUDA " +
+             (s.driver_cuda ? cuda_text(s.driver_cuda) : std::string("(not reported)")) + " (read through " +
+             (s.source == gpu::Source::nvml ? "NVML" : "nvidia-smi, NVML could not be opened: " + s.nvml_error) + ")";
+  return r;
+}
+
+Result libcuda_fact(const gpu::Snapshot& s, const Environment& env) {
+  Result r{.name = "libcuda", .data = {{"path", s.libcuda_path}, {"cuda", s.libcuda_cuda ? cuda_text(s.libcuda_cuda) : ""}}};
+  if (s.libcuda_cuda) {
+    r.reason = s.libcuda_path + ": cuDriverGetVersion says CUDA " + cuda_text(s.libcuda_cuda);
+  } else {
+    r.status = s.driver_version.empty() ? Status::info : Status::warn;
+    r.reason = "libcuda.so.1 cannot be used: " + s.libcuda_error;
+    if (!s.driver_version.empty())
+      r.fix = "install the driver's user-mode CUDA library (libcuda.so.1) of branch " +
+              s.driver_version.substr(0, s.driver_version.find('.'));
+  }
+  r.reason += compat_note(s, env, r.data);
+  return r;
+}
+
+Result gpu_fact(const gpu::Device& d) {
+  auto link = [](int gen, int width) {
+    return "gen " + (gen >= 0 ? std::to_string(gen) : "?") + " x" + (width >= 0 ? std::to_string(width) : "?");
+  };
+  std::string reason = d.name + ", " + d.uuid + ", compute capability " + (d.cc_major >= 0 ? cc_text(d.cc_major, d.cc_minor) : "?");
+  if (d.memory_total)
+    reason += ", memory " + util::format_size(*d.memory_total) + " total / " +
+              (d.memory_free ? util::format_size(*d.memory_free) : "?") + " free";
+  reason += ", PCIe " + link(d.pcie.gen_current, d.pcie.width_current) + " now / " + link(d.pcie.gen_max, d.pcie.width_max) + " max";
+  if (d.pcie.gen_current < d.pcie.gen_max || d.pcie.width_current < d.pcie.width_max)
+    reason += " (idle links train down: read the link under load before blaming the slot)";
+  return {.name = "gpu " + std::to_string(d.index), .reason = reason, .data = device_json(d)};
+}
+
+Result cc_fact(Probes& probes) {
+  const auto& compiler = probes.c_compiler();
+  if (compiler && compiler->path)
+    return {.name = "cc",
+            .reason = compiler->command + " at " + compiler->path->string() +
+                      (compiler->origin == "CC" ? " (from CC" : " (from PATH") + "; --cc proves it builds)",
+            .data = {{"path", compiler->path->string()}, {"origin", compiler->origin}}};
+  return {.name = "cc",
+          .status = Status::warn,
+          .reason = compiler ? "CC=" + compiler->command + " is not an executable" : "no C compiler (CC, gcc, clang)",
+          .fix = "install gcc: Triton builds launchers with it"};
+}
+
+Result nvcc_fact(Probes& probes) {
+  const auto& nvcc = probes.nvcc();
+  if (!nvcc)
+    return {.name = "nvcc",
+            .reason = "no nvcc (CUDA_HOME, PATH, " + (probes.env().cuda_root / "cuda").string() + "): only engines' JIT paths need it"};
+  std::string release = toolkit_version(nvcc->path.parent_path().parent_path());
+  return {.name = "nvcc",
+          .reason = nvcc->path.string() + " (from " + nvcc->origin + ")" + (release.empty() ? "" : ", version " + release),
+          .data = {{"path", nvcc->path.string()}, {"origin", nvcc->origin}, {"version", release}}};
+}
+
+Result python_fact(Probes& probes) {
+  const auto& look = probes.python_look();
+  Result r{.name = "python",
+           .data = {{"interpreter", look.interpreter ? look.interpreter->string() : ""},
+                    {"header", look.header ? look.header->string() : ""}}};
+  if (!look.interpreter) {
+    r.status = Status::warn;
+    r.reason = "no python3 on PATH";
+  } else if (!look.header) {
+    r.status = Status::warn;
+    r.reason = "python3 at " + look.interpreter->string() + ", but no Python.h found (--python asks it for its own include directory)";
+    r.fix = "install the Python headers (apt-get install python3-dev)";
+  } else {
+    r.reason = "python3 at " + look.interpreter->string() + "; a Python.h at " + look.header->string() +
+               " (looked for, not asked: --python checks the interpreter's own include directory)";
+  }
+  return r;
+}
+
+}  // namespace
+
+std::vector<check::Result> inventory(const Environment& env) {
+  Probes probes(env);
+  const auto& s = probes.driver();
+  std::vector<Result> out;
+  out.push_back(driver_fact(s));
+  out.push_back(libcuda_fact(s, env));
+  for (const auto& d : s.devices) out.push_back(gpu_fact(d));
+  for (const auto& p : s.peers)
+    out.push_back({.name = "p2p " + std::to_string(p.a) + "-" + std::to_string(p.b),
+                   .reason = "peer-to-peer read " + p.read + ", NVLink " + p.nvlink,
+                   .data = {{"a", p.a}, {"b", p.b}, {"read", p.read}, {"nvlink", p.nvlink}}});
+  out.push_back(cc_fact(probes));
+  out.push_back(nvcc_fact(probes));
+  out.push_back(python_fact(probes));
+  Result rocm{.name = "rocm"};
+  rocm.reason = rocm_text(probes.rocm(), rocm.data);
+  out.push_back(rocm);
+  return out;
+}
+
+}  // namespace provkit::host

@@ -1,0 +1,121 @@
+// What envcheck is asked to check: the Request, its setters (shared by the
+// command line and profiles) and where things are on this host.
+#include <algorithm>
+#include <charconv>
+
+#include "provkit/host/envcheck.hpp"
+#include "provkit/util/fs.hpp"
+#include "provkit/util/hash.hpp"
+#include "provkit/host/system.hpp"
+#include "provkit/util/size.hpp"
+#include "provkit/util/strings.hpp"
+
+namespace provkit::host {
+
+bool Request::asks_anything() const {
+  return cuda || !needs.empty() || min_cc || !arch_list.empty() || vram_free || cc || nvcc || python ||
+         !libs.empty() || !elfs.empty() || !disks.empty() || !ports.empty() || !files.empty() || rocm;
+}
+
+std::string field_key(Field field) {
+  switch (field) {
+    case Field::cuda: return "cuda";
+    case Field::need: return "need";
+    case Field::min_cc: return "min_cc";
+    case Field::python: return "python";
+    case Field::disk: return "disk";
+    case Field::file: return "files";
+  }
+  return "?";
+}
+
+InvalidValue::InvalidValue(Field field_, std::string value_, std::string wanted_)
+    : Error(ExitCode::usage, "'" + field_key(field_) + "' wants " + wanted_ + ", not '" + value_ + "'"),
+      field(field_),
+      value(std::move(value_)),
+      wanted(std::move(wanted_)) {}
+
+std::string InvalidValue::sentence(const std::string& subject) const {
+  return subject + " wants " + wanted + ", not '" + value + "'";
+}
+
+void set_cuda(Request& r, const std::string& text) {
+  auto v = cudacompat::parse_version(text);
+  if (!v) throw InvalidValue(Field::cuda, text, "a CUDA release as X.Y (like 13.0)");
+  r.cuda = v;
+}
+
+void add_need(Request& r, const std::string& text) {
+  if (!cudacompat::capability_minimum(text)) throw InvalidValue(Field::need, text, "fp8 or nvfp4");
+  if (std::find(r.needs.begin(), r.needs.end(), text) == r.needs.end()) r.needs.push_back(text);
+}
+
+void set_min_cc(Request& r, const std::string& text) {
+  auto v = cudacompat::parse_version(text);
+  if (!v) throw InvalidValue(Field::min_cc, text, "a compute capability as X.Y (like 8.9)");
+  r.min_cc = v;
+}
+
+void set_arch_list(Request& r, const std::string& text) { r.arch_list = cudacompat::parse_arch_list(text); }
+
+void set_vram_free(Request& r, const std::string& text) {
+  r.vram_free = util::parse_size(text);
+  r.vram_free_text = text;
+}
+
+void set_python(Request& r, const std::string& version) {
+  if (!version.empty() && !cudacompat::parse_version(version))
+    throw InvalidValue(Field::python, version, "a version as X.Y (like 3.11)");
+  r.python = version;
+}
+
+void add_disk(Request& r, const std::string& path, const std::string& size) {
+  if (path.empty()) throw InvalidValue(Field::disk, path, "a path");
+  r.disks.push_back({path, util::parse_size(size), size});
+}
+
+void add_port(Request& r, const std::string& text) {
+  int port = 0;
+  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), port);
+  if (ec != std::errc() || p != text.data() + text.size() || port < 1 || port > 65535)
+    throw Error(ExitCode::usage, "'" + text + "' is not a TCP port (1-65535)");
+  r.ports.push_back(port);
+}
+
+void add_file(Request& r, const std::string& path, const std::string& sha256) {
+  if (path.empty()) throw InvalidValue(Field::file, path, "a path");
+  const std::string lower = util::lower(sha256);
+  if (!lower.empty() && !util::is_hex(lower, 64))
+    throw Error(ExitCode::usage, "the sha256 for " + path + " must be 64 hex digits, not '" + sha256 + "'");
+  r.files.push_back({path, lower});
+}
+
+void add_disk_assignment(Request& r, const std::string& text) {
+  auto [path, size] = host::split_assignment(text);
+  if (text.find('=') == std::string::npos || path.empty() || size.empty())
+    throw InvalidValue(Field::disk, text, "PATH=SIZE (like /models=200G)");
+  add_disk(r, path, size);
+}
+
+void add_file_assignment(Request& r, const std::string& text) {
+  // Split at the last '=': what follows it must be the sha256.
+  if (text.find('=') == std::string::npos) return add_file(r, text, "");
+  auto [path, digest] = host::split_assignment(text);
+  if (path.empty()) throw InvalidValue(Field::file, text, "PATH or PATH=SHA256");
+  add_file(r, path, digest);
+}
+
+Environment Environment::from_process() {
+  Environment e;
+  e.driver = gpu::ProbeOptions::from_environment();
+  if (auto v = util::getenv_str("ENVCHECK_SYSFS_ROOT"); !v.empty()) e.sysfs_root = v;
+  if (auto v = util::getenv_str("ENVCHECK_CUDA_ROOT"); !v.empty()) e.cuda_root = v;
+  e.path_env = util::getenv_str("PATH");
+  e.cc_env = util::getenv_str("CC");
+  e.cuda_home = util::getenv_str("CUDA_HOME");
+  e.rocm_path = util::getenv_str("ROCM_PATH");
+  e.ld_library_path = util::getenv_str("LD_LIBRARY_PATH");
+  return e;
+}
+
+}  // namespace provkit::host

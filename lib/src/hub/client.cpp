@@ -1,0 +1,283 @@
+#include "provkit/hub/client.hpp"
+
+#include <cctype>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "provkit/util/fs.hpp"
+#include "provkit/util/hash.hpp"
+#include "provkit/hub/cache_layout.hpp"
+#include "provkit/http/token.hpp"
+#include "provkit/util/strings.hpp"
+
+namespace provkit::hub {
+
+namespace fs = std::filesystem;
+
+std::string repo_type_name(RepoType type) {
+  switch (type) {
+    case RepoType::dataset: return "dataset";
+    case RepoType::space: return "space";
+    default: return "model";
+  }
+}
+
+std::optional<RepoType> parse_repo_type(std::string_view name) {
+  if (name == "model") return RepoType::model;
+  if (name == "dataset") return RepoType::dataset;
+  if (name == "space") return RepoType::space;
+  return std::nullopt;
+}
+
+bool is_valid_repo_id(std::string_view id) {
+  // The Hub's rule: one or two parts of [A-Za-z0-9._-], no "--" or "..",
+  // not starting or ending with '-' or '.'.
+  if (id.empty() || id.size() > 200) return false;
+  auto slash = id.find('/');
+  if (slash != std::string_view::npos && id.find('/', slash + 1) != std::string_view::npos) return false;
+  auto part_ok = [](std::string_view p) {
+    if (p.empty() || p.size() > 96) return false;
+    for (char c : p)
+      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-') return false;
+    if (p.front() == '-' || p.front() == '.' || p.back() == '-' || p.back() == '.') return false;
+    return p.find("--") == std::string_view::npos && p.find("..") == std::string_view::npos;
+  };
+  if (slash == std::string_view::npos) return part_ok(id);
+  return part_ok(id.substr(0, slash)) && part_ok(id.substr(slash + 1));
+}
+
+namespace {
+const char* type_prefix(RepoType t) {
+  switch (t) {
+    case RepoType::dataset: return "datasets/";
+    case RepoType::space: return "spaces/";
+    default: return "";
+  }
+}
+
+std::string describe(const Repo& repo) {
+  return repo.type == RepoType::model ? repo.id : repo_type_name(repo.type) + " " + repo.id;
+}
+}  // namespace
+
+std::string encode_revision(std::string_view revision) { return http::percent_encode(revision, false); }
+std::string encode_path(std::string_view path) { return http::percent_encode(path, true); }
+
+std::string api_prefix(const Repo& repo) { return "/api/" + repo_type_name(repo.type) + "s/" + repo.id; }
+
+std::string resolve_url(const std::string& endpoint, const Repo& repo, std::string_view revision,
+                        std::string_view path) {
+  return endpoint + "/" + type_prefix(repo.type) + repo.id + "/resolve/" + encode_revision(revision) + "/" +
+         encode_path(path);
+}
+
+std::string tree_url(const std::string& endpoint, const Repo& repo, std::string_view revision) {
+  return endpoint + api_prefix(repo) + "/tree/" + encode_revision(revision) + "?recursive=true&expand=false";
+}
+
+std::string revision_url(const std::string& endpoint, const Repo& repo, std::string_view revision) {
+  return endpoint + api_prefix(repo) + "/revision/" + encode_revision(revision);
+}
+
+std::vector<TreeEntry> parse_tree_page(std::string_view json_text) {
+  auto bad = [](const std::string& what) { return Error(ExitCode::network, "malformed tree listing from the Hub: " + what); };
+  nlohmann::json doc = nlohmann::json::parse(json_text.begin(), json_text.end(), nullptr, false);
+  if (doc.is_discarded()) throw bad("not JSON");
+  if (!doc.is_array()) throw bad("not a JSON array");
+  auto get_string = [&](const nlohmann::json& obj, const char* key, bool required) -> std::string {
+    auto it = obj.find(key);
+    if (it == obj.end()) {
+      if (required) throw bad(std::string("an entry has no \"") + key + "\"");
+      return {};
+    }
+    if (!it->is_string()) throw bad(std::string("\"") + key + "\" is not a string");
+    return it->get<std::string>();
+  };
+  auto get_size = [&](const nlohmann::json& obj, const char* key, bool required) -> std::uint64_t {
+    auto it = obj.find(key);
+    if (it == obj.end()) {
+      if (required) throw bad(std::string("an entry has no \"") + key + "\"");
+      return 0;
+    }
+    if (!it->is_number_unsigned()) throw bad(std::string("\"") + key + "\" is not a non-negative integer");
+    return it->get<std::uint64_t>();
+  };
+  // Ids become file names (blobs/<etag>, lock files): only the exact id
+  // shapes are taken, never a string that could name another place.
+  auto get_id = [&](const nlohmann::json& obj, const char* key, bool required, std::size_t hex_digits,
+                    const std::string& path) {
+    std::string id = get_string(obj, key, required);
+    if ((required || !id.empty()) && !util::is_hex(id, hex_digits))
+      throw bad("the \"" + std::string(key) + "\" of '" + escape_control(path) + "' is not " +
+                std::to_string(hex_digits) + " lower-case hex digits");
+    return id;
+  };
+  std::vector<TreeEntry> out;
+  out.reserve(doc.size());
+  for (const auto& item : doc) {
+    if (!item.is_object()) throw bad("an entry is not an object");
+    TreeEntry e;
+    e.type = get_string(item, "type", true);
+    e.path = get_string(item, "path", true);
+    e.oid = get_id(item, "oid", e.type == "file", 40, e.path);
+    e.size = get_size(item, "size", e.type == "file");
+    if (auto it = item.find("lfs"); it != item.end() && !it->is_null()) {
+      if (!it->is_object()) throw bad("\"lfs\" is not an object");
+      LfsInfo lfs;
+      lfs.oid = get_id(*it, "oid", true, 64, e.path);
+      lfs.size = get_size(*it, "size", true);
+      lfs.pointer_size = get_size(*it, "pointerSize", false);
+      e.lfs = lfs;
+    }
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+std::string endpoint_from(const std::string& flag) {
+  std::string e = !flag.empty() ? flag : util::getenv_str("HF_ENDPOINT");
+  if (e.empty()) e = "https://huggingface.co";
+  while (e.size() > 1 && e.back() == '/') e.pop_back();
+  if (!http::Url::parse(e))
+    throw Error(ExitCode::usage, "the Hub endpoint '" + http::redact_url(e) + "' is not an http(s) URL");
+  return e;
+}
+
+namespace {
+// A token goes into a header line: a control character in it (a CR/LF would
+// start a header of the sender's choosing) is refused, naming where it came
+// from and never the token.
+Token checked(Token t) {
+  for (unsigned char c : t.value)
+    if (c < 0x20 || c == 0x7f)
+      throw Error(ExitCode::usage, "the token from " + escape_control(t.source) +
+                                       " contains a control character (a line break?); nothing was sent");
+  return t;
+}
+Token find_token_unchecked(const std::string& token_file_flag);
+}  // namespace
+
+Token find_token(const std::string& token_file_flag) { return checked(find_token_unchecked(token_file_flag)); }
+
+namespace {
+Token find_token_unchecked(const std::string& token_file_flag) {
+  if (auto env = util::trim(util::getenv_str("HF_TOKEN")); !env.empty()) return {env, "HF_TOKEN"};
+  std::string path = util::getenv_str("HF_TOKEN_PATH");
+  if (path.empty()) path = (hfcache::hf_home() / "token").string();
+  std::error_code ec;
+  if (fs::is_regular_file(path, ec)) {
+    try {
+      if (auto t = util::trim(util::read_file(path)); !t.empty()) return {t, path};
+    } catch (const Error&) {
+      // An unreadable default token file is as good as none.
+    }
+  }
+  if (!token_file_flag.empty()) {
+    std::string t;
+    try {
+      t = util::trim(util::read_file(token_file_flag));
+    } catch (const Error&) {
+      throw Error(ExitCode::usage, token_file_flag + ": cannot read the token file");
+    }
+    if (t.empty()) throw Error(ExitCode::usage, token_file_flag + ": the token file is empty");
+    return {t, token_file_flag};
+  }
+  return {};
+}
+}  // namespace
+
+Error hub_error(const Repo& repo, const std::string& what, long status, const http::Headers& headers,
+                bool had_token) {
+  std::string code = headers.get("x-error-code").value_or("");
+  std::string name = describe(repo);
+  const std::string token_hint = "HF_TOKEN, HF_TOKEN_PATH or --token-file";
+  if (code == "GatedRepo") {
+    if (had_token)
+      return Error(ExitCode::auth, name + " is a gated repository and the token given has no access to it: request "
+                                          "access on the repository's Hub page with the account of that token");
+    return Error(ExitCode::auth, name + " is a gated repository: accept its conditions on the repository's Hub page and "
+                                        "provide a token of that account (" + token_hint + ")");
+  }
+  if (code == "RepoNotFound" || status == 401) {
+    if (had_token)
+      return Error(ExitCode::auth, "repository " + name + " was not found, or the token given has no access to it");
+    return Error(ExitCode::auth, "repository " + name + " was not found, or it is private and needs a token with "
+                                 "access to it (" + token_hint + ")");
+  }
+  if (status == 403) return Error(ExitCode::auth, "access to " + name + " refused (HTTP 403) for " + what);
+  if (code == "RevisionNotFound") return Error(ExitCode::check_failed, what + ": the revision is not in " + name);
+  if (code == "EntryNotFound" || status == 404)
+    return Error(ExitCode::check_failed, what + ": not found in " + name + " (HTTP 404)");
+  std::string msg = escape_control(headers.get("x-error-message").value_or(""));  // upstream text
+  if (msg.size() > 200) msg.resize(200);
+  return Error(ExitCode::network, what + ": the Hub answered HTTP " + std::to_string(status) +
+                                      (msg.empty() ? "" : " (" + msg + ")"));
+}
+
+HubClient::HubClient(std::string endpoint, std::string token, http::Options options)
+    : endpoint_(std::move(endpoint)), token_(std::move(token)), client_(std::move(options)) {}
+
+void HubClient::fail(const Repo& repo, const std::string& what, const http::Response& response) const {
+  throw hub_error(repo, what, response.status, response.headers, !token_.empty());
+}
+
+std::string HubClient::get_json(const Repo& repo, const std::string& url, const std::string& what,
+                                http::Response* out) {
+  http::Request req;
+  req.url = url;
+  // The token belongs to the endpoint; never hand it to another origin.
+  if (http::token_allowed(endpoint_, url)) req.bearer_token = token_;
+  http::Result r = client_.fetch(std::move(req));
+  if (!r.ok()) fail(repo, what, r.response);
+  std::string body = std::move(r.response.body);
+  if (out) *out = std::move(r.response);
+  return body;
+}
+
+std::string HubClient::resolve_commit(const Repo& repo, const std::string& revision) {
+  std::string what = "revision " + revision + " of " + describe(repo);
+  std::string body = get_json(repo, revision_url(endpoint_, repo, revision), what);
+  auto doc = nlohmann::json::parse(body, nullptr, false);
+  if (doc.is_discarded() || !doc.is_object() || !doc.contains("sha") || !doc["sha"].is_string() ||
+      !util::is_hex(doc["sha"].get<std::string>(), 40))
+    throw Error(ExitCode::network, what + ": the Hub's answer has no commit sha");
+  return doc["sha"].get<std::string>();
+}
+
+std::vector<TreeEntry> HubClient::list_tree(const Repo& repo, const std::string& revision) {
+  std::string what = "the tree of " + describe(repo) + " at " + revision;
+  std::vector<TreeEntry> all;
+  std::set<std::string> seen;
+  std::uint64_t listed_bytes = 0;
+  std::string url = tree_url(endpoint_, repo, revision);
+  while (!url.empty()) {
+    if (!seen.insert(url).second) throw Error(ExitCode::network, what + ": the Hub's page links loop");
+    // A server handing out a new cursor on every page is a loop too, one
+    // that the set above cannot see.
+    if (seen.size() > kMaxTreePages)
+      throw Error(ExitCode::network, what + ": the Hub's listing goes on past " + std::to_string(kMaxTreePages) +
+                                         " pages (" + std::to_string(all.size()) + " entries); giving up");
+    http::Response resp;
+    std::string body = get_json(repo, url, what, &resp);
+    if ((listed_bytes += body.size()) > kMaxTreeBytes)
+      throw Error(ExitCode::network, what + ": the Hub's listing is longer than " + std::to_string(kMaxTreeBytes >> 20) +
+                                         " MiB; giving up");
+    auto page = parse_tree_page(body);
+    all.insert(all.end(), std::make_move_iterator(page.begin()), std::make_move_iterator(page.end()));
+    url.clear();
+    if (auto link = resp.headers.get("link"))
+      if (auto next = http::parse_link_next(*link)) url = http::resolve_reference(resp.url, *next);
+  }
+  return all;
+}
+
+std::string HubClient::download_small(const Repo& repo, const std::string& revision, const std::string& path) {
+  http::Request req;
+  req.url = resolve_url(endpoint_, repo, revision, path);
+  req.bearer_token = token_;
+  http::Result r = client_.fetch(std::move(req));
+  if (!r.ok()) fail(repo, path + " at " + revision, r.response);
+  return std::move(r.response.body);
+}
+
+}  // namespace provkit::hub

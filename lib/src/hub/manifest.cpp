@@ -1,0 +1,310 @@
+#include "provkit/hub/manifest.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <cstdio>
+#include <map>
+#include <set>
+
+#include "provkit/error.hpp"
+#include "provkit/util/fs.hpp"
+#include "provkit/util/hash.hpp"
+#include "provkit/util/yaml.hpp"
+
+namespace provkit::hub {
+
+namespace {
+// Decodes one UTF-8 code point at `i` (advancing it); -1 for invalid UTF-8.
+long next_code_point(std::string_view s, std::size_t& i) {
+  auto b = static_cast<unsigned char>(s[i++]);
+  if (b < 0x80) return b;
+  int extra = b >= 0xf0 && b < 0xf5 ? 3 : b >= 0xe0 ? 2 : b >= 0xc2 && b < 0xe0 ? 1 : -1;
+  if (extra < 0 || b >= 0xf5) return -1;
+  long cp = b & (0x3f >> extra);
+  for (int k = 0; k < extra; ++k) {
+    if (i >= s.size() || (static_cast<unsigned char>(s[i]) & 0xc0) != 0x80) return -1;
+    cp = (cp << 6) | (static_cast<unsigned char>(s[i++]) & 0x3f);
+  }
+  static const long min_for[] = {0, 0x80, 0x800, 0x10000};
+  if (cp < min_for[extra] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return -1;
+  return cp;
+}
+}  // namespace
+
+bool is_safe_relative_path(std::string_view path) {
+  if (path.empty() || path.size() > 4096 || path.front() == '/') return false;
+  // Valid UTF-8 without control characters (C0, DEL, C1), line or paragraph
+  // separators, byte order marks or backslashes.
+  for (std::size_t i = 0; i < path.size();) {
+    long cp = next_code_point(path, i);
+    if (cp < 0x20 || cp == '\\' || (cp >= 0x7f && cp <= 0x9f) || cp == 0x2028 || cp == 0x2029 || cp == 0xfeff)
+      return false;
+  }
+  std::size_t start = 0;
+  while (start <= path.size()) {
+    auto slash = path.find('/', start);
+    std::string_view seg = path.substr(start, slash == std::string_view::npos ? std::string_view::npos : slash - start);
+    if (seg.empty() || seg == "." || seg == "..") return false;
+    if (slash == std::string_view::npos) break;
+    start = slash + 1;
+  }
+  return true;
+}
+
+namespace {
+
+struct Parser {
+  const std::string& file;
+
+  int line_of(const YAML::Node& n) const { return util::yaml_line(n); }
+  [[noreturn]] void fail(const YAML::Node& n, const std::string& what) const { throw input_error(file, line_of(n), what); }
+
+  std::string scalar(const YAML::Node& n, const std::string& key) const {
+    if (!n.IsScalar()) fail(n, key + " must be a single value");
+    return n.Scalar();
+  }
+
+  std::uint64_t size(const YAML::Node& n, const std::string& key) const {
+    std::string s = scalar(n, key);
+    if (s.empty() || s.size() > 19 || s.find_first_not_of("0123456789") != std::string::npos)
+      fail(n, key + " must be a non-negative integer (bytes), not '" + s + "'");
+    return std::stoull(s);
+  }
+
+  std::string hex(const YAML::Node& n, const std::string& key, std::size_t len) const {
+    std::string s = scalar(n, key);
+    if (!util::is_hex(s, len) || s.find_first_of("ABCDEF") != std::string::npos)
+      fail(n, key + " must be " + std::to_string(len) + " lower-case hex digits");
+    return s;
+  }
+
+  // Keys of a mapping, each once, only the known ones.
+  void check_keys(const YAML::Node& map, const std::set<std::string>& known, const std::string& where) const {
+    std::set<std::string> seen;
+    for (const auto& kv : map) {
+      if (!kv.first.IsScalar()) fail(kv.first, "unexpected key in " + where);
+      const std::string& k = kv.first.Scalar();
+      if (!known.count(k)) fail(kv.first, "unknown key '" + k + "' in " + where);
+      if (!seen.insert(k).second) fail(kv.first, "key '" + k + "' given twice in " + where);
+    }
+  }
+
+  Manifest parse(std::string_view text) {
+    YAML::Node root = util::load_single_yaml_document(text, file);
+    if (!root.IsMap()) throw input_error(file, root.IsDefined() ? line_of(root) : 0, "a manifest must be a YAML mapping");
+    check_keys(root, {"manifest", "repo", "type", "revision", "files", "assemble"}, "the manifest");
+
+    Manifest m;
+    m.source = file;
+    auto need = [&](const char* key) {
+      YAML::Node n = root[key];
+      if (!n) throw input_error(file, line_of(root), std::string("missing '") + key + "'");
+      return n;
+    };
+    YAML::Node version = need("manifest");
+    if (scalar(version, "manifest") != std::to_string(Manifest::kVersion))
+      fail(version, "unknown manifest format version '" + version.Scalar() + "' (this hf-fetch reads version 1)");
+
+    YAML::Node repo = need("repo");
+    m.repo.id = scalar(repo, "repo");
+    if (!hub::is_valid_repo_id(m.repo.id)) fail(repo, "repo '" + m.repo.id + "' is not a Hub repository id (org/name)");
+    if (YAML::Node type = root["type"]) {
+      auto t = hub::parse_repo_type(scalar(type, "type"));
+      if (!t) fail(type, "type must be model, dataset or space, not '" + type.Scalar() + "'");
+      m.repo.type = *t;
+    }
+    YAML::Node rev = need("revision");
+    m.revision = scalar(rev, "revision");
+    if (!util::is_hex(m.revision, 40) || m.revision.find_first_of("ABCDEF") != std::string::npos)
+      fail(rev, "revision must be a 40-hex commit id ('" + m.revision + "' is not; manifests pin commits, not branches or tags)");
+
+    YAML::Node files = need("files");
+    if (!files.IsSequence()) fail(files, "files must be a list");
+    if (files.size() == 0) fail(files, "files is empty: a manifest names the files to fetch");
+    std::map<std::string, int> first_line;
+    for (const auto& f : files) {
+      if (!f.IsMap()) fail(f, "each entry of files must be a mapping with path, size and sha256/git_oid");
+      check_keys(f, {"path", "size", "sha256", "git_oid"}, "a files entry");
+      ManifestFile mf;
+      mf.line = line_of(f);
+      if (!f["path"]) fail(f, "a files entry has no path");
+      mf.path = scalar(f["path"], "path");
+      if (!is_safe_relative_path(mf.path))
+        fail(f["path"], "path '" + mf.path + "' must be relative, without '..', '.', empty segments or backslashes");
+      if (auto [it, fresh] = first_line.emplace(mf.path, mf.line); !fresh)
+        fail(f["path"], "path '" + mf.path + "' is listed twice (first at line " + std::to_string(it->second) + ")");
+      if (!f["size"]) fail(f, "file '" + mf.path + "' has no size");
+      mf.size = size(f["size"], "size");
+      if (f["sha256"]) mf.sha256 = hex(f["sha256"], "sha256", 64);
+      if (f["git_oid"]) mf.git_oid = hex(f["git_oid"], "git_oid", 40);
+      if (!mf.sha256 && !mf.git_oid) fail(f, "file '" + mf.path + "' needs sha256 or git_oid");
+      m.files.push_back(std::move(mf));
+    }
+
+    if (YAML::Node assemble = root["assemble"]) {
+      if (!assemble.IsSequence()) fail(assemble, "assemble must be a list");
+      std::set<std::string> outputs;
+      for (const auto& a : assemble) {
+        if (!a.IsMap()) fail(a, "each entry of assemble must be a mapping with output and parts");
+        check_keys(a, {"output", "parts", "sha256", "size"}, "an assemble entry");
+        AssembleEntry e;
+        e.line = line_of(a);
+        if (!a["output"]) fail(a, "an assemble entry has no output");
+        e.output = scalar(a["output"], "output");
+        if (!is_safe_relative_path(e.output))
+          fail(a["output"], "output '" + e.output + "' must be relative, without '..', '.', empty segments or backslashes");
+        if (first_line.count(e.output)) fail(a["output"], "output '" + e.output + "' is also one of the files");
+        if (!outputs.insert(e.output).second) fail(a["output"], "output '" + e.output + "' is assembled twice");
+        YAML::Node parts = a["parts"];
+        if (!parts) fail(a, "assemble entry '" + e.output + "' has no parts");
+        if (!parts.IsSequence() || parts.size() == 0) fail(parts, "parts must be a non-empty list of paths from files");
+        for (const auto& p : parts) {
+          std::string part = scalar(p, "a part");
+          if (!first_line.count(part)) fail(p, "part '" + part + "' is not one of the files");
+          e.parts.push_back(part);
+        }
+        if (a["sha256"]) e.sha256 = hex(a["sha256"], "sha256", 64);
+        if (a["size"]) e.size = size(a["size"], "size");
+        m.assemble.push_back(std::move(e));
+      }
+    }
+    return m;
+  }
+};
+
+// Paths are always double-quoted so that no name can turn into YAML syntax;
+// non-ASCII characters are written as \u escapes (paths are valid UTF-8).
+std::string yaml_quoted(std::string_view s) {
+  std::string out = "\"";
+  for (std::size_t i = 0; i < s.size();) {
+    std::size_t start = i;
+    long cp = next_code_point(s, i);
+    if (cp == '"' || cp == '\\') {
+      out += '\\';
+      out += static_cast<char>(cp);
+    } else if (cp >= 0x20 && cp < 0x7f) {
+      out += static_cast<char>(cp);
+    } else if (cp < 0) {
+      out.append(s.substr(start, i - start));  // not reached for validated paths
+    } else {
+      char buf[16];
+      std::snprintf(buf, sizeof buf, cp > 0xffff ? "\\U%08lX" : "\\u%04lX", cp);
+      out += buf;
+    }
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
+Manifest Manifest::parse(std::string_view text, const std::string& filename) { return Parser{filename}.parse(text); }
+
+Manifest Manifest::load(const std::filesystem::path& path) {
+  std::string text;
+  try {
+    text = util::read_file(path);
+  } catch (const Error& e) {
+    throw Error(ExitCode::usage, e.what());
+  }
+  return parse(text, path.string());
+}
+
+std::string Manifest::to_yaml() const {
+  std::string y;
+  y += "manifest: " + std::to_string(kVersion) + "\n";
+  y += "repo: " + repo.id + "\n";
+  y += "type: " + hub::repo_type_name(repo.type) + "\n";
+  y += "revision: " + revision + "\n";
+  y += "files:\n";
+  for (const auto& f : files) {
+    y += "  - path: " + yaml_quoted(f.path) + "\n";
+    y += "    size: " + std::to_string(f.size) + "\n";
+    if (f.sha256) y += "    sha256: " + *f.sha256 + "\n";
+    if (f.git_oid) y += "    git_oid: " + *f.git_oid + "\n";
+  }
+  if (!assemble.empty()) {
+    y += "assemble:\n";
+    for (const auto& a : assemble) {
+      y += "  - output: " + yaml_quoted(a.output) + "\n";
+      y += "    parts:\n";
+      for (const auto& p : a.parts) y += "      - " + yaml_quoted(p) + "\n";
+      if (a.sha256) y += "    sha256: " + *a.sha256 + "\n";
+      if (a.size) y += "    size: " + std::to_string(*a.size) + "\n";
+    }
+  }
+  return y;
+}
+
+std::string upstream_state_name(UpstreamState s) {
+  switch (s) {
+    case UpstreamState::ok: return "OK";
+    case UpstreamState::not_in_tree: return "NOT IN HUB TREE";
+    case UpstreamState::changed: return "UPSTREAM CHANGED";
+  }
+  return "?";
+}
+
+std::vector<UpstreamCheck> compare_with_tree(const Manifest& manifest, const std::vector<hub::TreeEntry>& tree) {
+  std::map<std::string_view, const hub::TreeEntry*> by_path;
+  std::map<std::string, const ManifestFile*> by_etag;
+  for (const auto& e : tree)
+    if (e.is_file()) by_path[e.path] = &e;
+  std::vector<UpstreamCheck> out;
+  for (const auto& f : manifest.files) {
+    UpstreamCheck c;
+    c.path = f.path;
+    auto it = by_path.find(f.path);
+    if (it == by_path.end()) {
+      c.state = UpstreamState::not_in_tree;
+      out.push_back(std::move(c));
+      continue;
+    }
+    const hub::TreeEntry& e = *it->second;
+    c.entry = &e;
+    std::vector<std::string> diffs;
+    if (e.content_size() != f.size)
+      diffs.push_back("size " + std::to_string(e.content_size()) + " upstream, " + std::to_string(f.size) + " in the manifest");
+    if (e.lfs) {
+      // The LFS oid is the content's sha256; the tree's git oid is the pointer's.
+      if (!f.sha256) diffs.push_back("an LFS file upstream, but the manifest has no sha256 for it");
+      else if (*f.sha256 != e.lfs->oid) diffs.push_back("sha256 " + e.lfs->oid + " upstream, " + *f.sha256 + " in the manifest");
+    } else if (f.git_oid && *f.git_oid != e.oid) {
+      diffs.push_back("git oid " + e.oid + " upstream, " + *f.git_oid + " in the manifest");
+    }
+    if (diffs.empty()) {
+      // The tree's ids are well-formed (parse_tree_page) and, where the
+      // manifest pins one, equal to it; the one left unpinned is verified
+      // against the content.
+      if (e.lfs) {
+        c.etag = *f.sha256;
+      } else if (f.git_oid) {
+        c.etag = *f.git_oid;
+      } else {
+        c.etag = e.oid;
+        c.git_oid_to_verify = e.oid;
+      }
+      auto differ = [](const auto& a, const auto& b) { return a && b && *a != *b; };
+      auto [first, fresh] = by_etag.emplace(c.etag, &f);
+      if (!fresh && (first->second->size != f.size || differ(first->second->sha256, f.sha256) ||
+                     differ(first->second->git_oid, f.git_oid)))
+        diffs.push_back("the tree names its blob " + c.etag + " as it does for '" + first->second->path +
+                        "', whose content the manifest says is other");
+    }
+    if (!diffs.empty()) {
+      c.state = UpstreamState::changed;
+      c.etag.clear();
+      c.git_oid_to_verify.reset();
+      for (std::size_t i = 0; i < diffs.size(); ++i) c.detail += (i ? "; " : "") + diffs[i];
+    }
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+const ManifestFile* Manifest::find(std::string_view path) const {
+  for (const auto& f : files)
+    if (f.path == path) return &f;
+  return nullptr;
+}
+
+}  // namespace provkit::hub

@@ -1,0 +1,245 @@
+#include "provkit/hub/snapshot.hpp"
+
+#include <fnmatch.h>
+
+#include <algorithm>
+#include <mutex>
+#include <thread>
+
+#include "provkit/util/fs.hpp"
+#include "provkit/util/hash.hpp"
+#include "provkit/util/parallel.hpp"
+
+namespace provkit::hub {
+
+std::unique_ptr<hfcache::Layout> open_layout(const Manifest& m, const fs::path& cache_dir, const fs::path& local_dir) {
+  if (!local_dir.empty()) return std::make_unique<hfcache::LocalDirLayout>(local_dir, m.revision);
+  return std::make_unique<hfcache::CacheLayout>(cache_dir.empty() ? hfcache::default_hub_cache() : cache_dir, m.repo,
+                                                m.revision);
+}
+
+std::optional<ReservedPath> find_reserved_path(const Manifest& m, const hfcache::Layout& layout) {
+  auto check = [&](const std::string& path, int line) -> std::optional<ReservedPath> {
+    if (auto why = layout.reserved_reason(path); !why.empty()) return ReservedPath{path, line, why};
+    return std::nullopt;
+  };
+  for (const auto& f : m.files)
+    if (auto r = check(f.path, f.line)) return r;
+  for (const auto& a : m.assemble)
+    if (auto r = check(a.output, a.line)) return r;
+  return std::nullopt;
+}
+
+download::FileSpec file_spec(const ManifestFile& f) { return {f.path, f.size, f.sha256, f.git_oid}; }
+
+fs::path stamp_path(const hfcache::Layout& layout, std::string_view kind, const std::string& path) {
+  return util::path_with_suffix(layout.state_dir() / kind / path, ".stamp");
+}
+
+namespace {
+bool matches_any(const std::vector<std::string>& globs, const std::string& path) {
+  for (const auto& g : globs)
+    if (::fnmatch(g.c_str(), path.c_str(), 0) == 0) return true;
+  return false;
+}
+}  // namespace
+
+std::vector<ManifestFile> pin_tree_files(const std::vector<TreeEntry>& tree, const std::vector<std::string>& include,
+                                         const std::vector<std::string>& exclude,
+                                         const std::function<std::string(const TreeEntry&)>& fetch_small,
+                                         const std::function<void(const ManifestFile&, const TreeEntry&)>& on_added) {
+  std::vector<ManifestFile> files;
+  for (const auto& e : tree) {
+    if (!e.is_file()) continue;
+    if (!include.empty() && !matches_any(include, e.path)) continue;
+    if (matches_any(exclude, e.path)) continue;
+    if (!is_safe_relative_path(e.path))
+      throw Error(ExitCode::network, "the Hub's tree names an unusable path '" + e.path + "'");
+    ManifestFile f;
+    f.path = e.path;
+    f.size = e.content_size();
+    if (e.lfs) {
+      f.sha256 = e.lfs->oid;
+    } else {
+      std::string content = fetch_small(e);
+      std::string oid = util::git_blob_id(content);
+      if (content.size() != e.size || oid != e.oid)
+        throw Error(ExitCode::network, e.path + ": the Hub's tree says " + std::to_string(e.size) + " bytes, git oid " +
+                                           e.oid + ", but its content is " + std::to_string(content.size()) +
+                                           " bytes, git oid " + oid);
+      f.sha256 = util::sha256_hex(content);
+      f.git_oid = oid;
+    }
+    on_added(f, e);
+    files.push_back(std::move(f));
+  }
+  return files;
+}
+
+VerifySummary verify_snapshot(const Manifest& m, const hfcache::Layout& layout, SnapshotObserver& observer) {
+  std::vector<FileCheck> items;
+  for (const auto& f : m.files) items.push_back({f.path, file_spec(f), {}});
+  for (const auto& a : m.assemble) {
+    if (!a.sha256 && !a.size) continue;
+    download::FileSpec spec{a.output, a.size.value_or(0), a.sha256, std::nullopt};
+    if (!a.size) {  // size unknown: compare the hash only (a missing file stays MISSING)
+      std::error_code ec;
+      auto sz = fs::file_size(layout.file_path(a.output), ec);
+      spec.size = ec ? 0 : sz;
+    }
+    items.push_back({a.output, spec, {}});
+  }
+  // sha256 is sequential within a file, so files go in parallel; the events
+  // keep manifest order.
+  VerifySummary summary;
+  std::vector<bool> done(items.size());
+  std::size_t next_to_report = 0;
+  std::mutex mu;
+  util::parallel_for(items.size(), std::max(1u, std::thread::hardware_concurrency()), [&](std::size_t i) {
+    auto v = download::verify_file(layout.file_path(items[i].path), items[i].spec);
+    std::lock_guard lock(mu);
+    items[i].verification = std::move(v);
+    done[i] = true;
+    for (; next_to_report < items.size() && done[next_to_report]; ++next_to_report) {
+      ++summary.files;
+      if (items[next_to_report].verification.state != download::FileState::ok) ++summary.failed;
+      observer.on_verified(items[next_to_report]);
+    }
+  });
+  return summary;
+}
+
+SnapshotFiles check_in_place(const Manifest& m, const hfcache::Layout& layout, SnapshotObserver& observer) {
+  SnapshotFiles out;
+  for (const auto& f : m.files) {
+    std::vector<std::string> candidates;
+    if (f.git_oid) candidates.push_back(*f.git_oid);
+    if (f.sha256) candidates.push_back(*f.sha256);
+    std::error_code ec;
+    // What a link on disk points at is a name only if it has an id's shape.
+    if (auto link = fs::read_symlink(layout.file_path(f.path), ec); !ec) {
+      std::string name = link.filename().string();
+      if (util::is_hex(name, 40) || util::is_hex(name, 64)) candidates.push_back(name);
+    }
+    FileCheck check{f.path, file_spec(f), {}};  // none there: missing
+    std::string etag;
+    bool found = false;
+    for (const auto& c : candidates) {
+      fs::path content = layout.content_path(f.path, c);
+      if (!fs::exists(content, ec)) continue;
+      auto v = download::verify_file_stamped(content, check.spec, stamp_path(layout, "verified", f.path));
+      if (!found || v.state == download::FileState::ok) {
+        check.verification = v;
+        etag = c;
+        found = true;
+      }
+      if (v.state == download::FileState::ok) break;
+    }
+    const download::Verification& v = check.verification;
+    download::JobResult r;
+    r.path = f.path;
+    r.sha256 = v.sha256;
+    r.git_oid = v.git_oid;
+    r.from_stamp = v.from_stamp;
+    if (v.state == download::FileState::ok) {
+      r.outcome = download::Outcome::present;
+    } else {
+      r.outcome = download::Outcome::failed;
+      r.code = ExitCode::check_failed;
+    }
+    observer.on_checked_in_place(check, layout);
+    out.results.push_back(std::move(r));
+    out.etags.push_back(etag);
+  }
+  return out;
+}
+
+std::vector<UpstreamCheck> check_upstream(const Manifest& m, const hfcache::Layout& layout,
+                                          const std::vector<TreeEntry>& tree) {
+  auto checks = compare_with_tree(m, tree);
+  for (std::size_t i = 0; i < checks.size(); ++i) {
+    UpstreamCheck& c = checks[i];
+    if (!c.git_oid_to_verify) continue;
+    fs::path stored = layout.content_path(c.path, c.etag);
+    std::error_code ec;
+    if (stored.filename() != c.etag || !fs::is_regular_file(stored, ec)) continue;  // not named by its id
+    util::FileDigests d = util::digest_file(stored);
+    const ManifestFile& f = m.files[i];
+    if (d.git_oid == c.etag && (d.size != f.size || d.sha256 != f.sha256.value_or(d.sha256))) {
+      c.state = UpstreamState::changed;
+      c.detail = "the tree names its blob " + c.etag + ", but " + stored.string() +
+                 " holds other content with that git id";
+      c.etag.clear();
+      c.git_oid_to_verify.reset();
+    }
+  }
+  return checks;
+}
+
+DownloadPlan plan_downloads(const Manifest& m, const hfcache::Layout& layout, const std::vector<UpstreamCheck>& checks,
+                            const std::string& endpoint) {
+  DownloadPlan plan;
+  for (std::size_t i = 0; i < m.files.size(); ++i) {
+    const auto& f = m.files[i];
+    const std::string& etag = checks[i].etag;
+    download::FileSpec spec = file_spec(f);
+    if (checks[i].git_oid_to_verify) spec.git_oid = checks[i].git_oid_to_verify;
+    plan.jobs.push_back({spec, resolve_url(endpoint, m.repo, m.revision, f.path), layout.content_path(f.path, etag),
+                         layout.partial_path(f.path, etag), layout.rejected_prefix(f.path, etag),
+                         layout.lock_path(f.path, etag), stamp_path(layout, "verified", f.path)});
+    plan.etags.push_back(etag);
+    plan.total_bytes += f.size;
+  }
+  return plan;
+}
+
+namespace {
+ExitCode worse(ExitCode a, ExitCode b) {
+  auto rank = [](ExitCode c) {
+    return c == ExitCode::auth ? 3 : c == ExitCode::network ? 2 : c == ExitCode::check_failed ? 1 : 0;
+  };
+  return rank(b) > rank(a) ? b : a;
+}
+}  // namespace
+
+SnapshotSummary publish_snapshot(const Manifest& m, hfcache::Layout& layout, const SnapshotFiles& files,
+                                 SnapshotObserver& observer) {
+  SnapshotSummary s;
+  std::vector<std::pair<std::string, std::string>> sums;
+  for (std::size_t i = 0; i < files.results.size(); ++i) {
+    const auto& r = files.results[i];
+    s.bytes_transferred += r.bytes_transferred;
+    if (r.outcome == download::Outcome::present || r.outcome == download::Outcome::downloaded) {
+      layout.publish(r.path, files.etags[i]);
+      sums.emplace_back(r.path, r.sha256);
+      (r.outcome == download::Outcome::present ? s.present : s.downloaded)++;
+    } else {
+      ++s.failed;
+      s.code = worse(s.code, r.code);
+    }
+  }
+  // Assembly needs every file; it is skipped when one failed.
+  if (s.failed == 0) {
+    for (const auto& e : m.assemble) {
+      download::AssembleJob job;
+      job.output = layout.file_path(e.output);
+      for (const auto& p : e.parts) job.parts.push_back(layout.file_path(p));
+      job.sha256 = e.sha256;
+      job.size = e.size;
+      job.stamp = stamp_path(layout, "assemble", e.output);
+      Assembly a{&e, download::assemble(job)};
+      if (a.result.outcome == download::AssembleOutcome::mismatch) {
+        ++s.failed;
+        s.code = worse(s.code, ExitCode::check_failed);
+      } else {
+        ++s.assembled;
+        sums.emplace_back(e.output, a.result.sha256);
+      }
+      observer.on_assembled(a);
+    }
+  }
+  if (s.failed == 0) layout.finish(sums);
+  return s;
+}
+
+}  // namespace provkit::hub

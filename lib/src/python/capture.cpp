@@ -1,0 +1,231 @@
+#include "provkit/python/capture.hpp"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <mutex>
+#include <set>
+#include <sstream>
+
+#include "provkit/error.hpp"
+#include "provkit/util/fs.hpp"
+#include "provkit/util/hash.hpp"
+#include "provkit/python/installed.hpp"
+#include "provkit/util/parallel.hpp"
+#include "provkit/python/record.hpp"
+#include "provkit/python/venv.hpp"
+#include "provkit/python/wheel_install.hpp"
+#include "provkit/python/wheel_name.hpp"
+#include "provkit/python/wheel_zip.hpp"
+
+namespace provkit::python {
+
+namespace {
+
+struct WheelInfo {
+  bool purelib = true;
+  std::vector<std::string> tags;
+};
+
+WheelInfo read_wheel_info(const fs::path& file) {
+  WheelInfo w;
+  std::istringstream in(util::read_file(file));
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.rfind("Root-Is-Purelib:", 0) == 0) w.purelib = line.find("true") != std::string::npos;
+    if (line.rfind("Tag:", 0) == 0) {
+      auto t = line.substr(4);
+      t.erase(0, t.find_first_not_of(" \t"));
+      w.tags.push_back(t);
+    }
+  }
+  return w;
+}
+
+// "py3-none-any" + "py2-none-any" -> "py2.py3-none-any" when the set is a product.
+std::string compress_tags(const std::vector<std::string>& tags) {
+  std::vector<std::string> py, abi, plat;
+  auto add = [](std::vector<std::string>& v, const std::string& s) {
+    if (std::find(v.begin(), v.end(), s) == v.end()) v.push_back(s);
+  };
+  std::set<std::string> all;
+  for (auto& t : tags) {
+    auto a = t.find('-'), b = t.rfind('-');
+    if (a == std::string::npos || a == b) continue;
+    add(py, t.substr(0, a));
+    add(abi, t.substr(a + 1, b - a - 1));
+    add(plat, t.substr(b + 1));
+    all.insert(t);
+  }
+  if (all.empty()) return "";
+  std::sort(py.begin(), py.end());
+  std::sort(abi.begin(), abi.end());
+  std::sort(plat.begin(), plat.end());
+  if (py.size() * abi.size() * plat.size() != all.size()) return *all.begin();
+  auto join = [](const std::vector<std::string>& v) {
+    std::string out;
+    for (auto& s : v) out += (out.empty() ? "" : ".") + s;
+    return out;
+  };
+  return join(py) + "-" + join(abi) + "-" + join(plat);
+}
+
+// A script an installer wrote from "#!python": back to "#!python".
+std::string restore_python_shebang(const std::string& content) {
+  if (content.rfind("#!/bin/sh\n'''exec' ", 0) == 0) {
+    auto end = content.find("\n' '''\n");
+    if (end != std::string::npos) return "#!python\n" + content.substr(end + 7);
+  }
+  if (content.rfind("#!", 0) == 0) {
+    auto nl = content.find('\n');
+    std::string first = content.substr(0, nl);
+    auto interp = first.substr(2, first.find(' ') == std::string::npos ? std::string::npos : first.find(' ') - 2);
+    auto base = fs::path(interp).filename().string();
+    if (base.rfind("python", 0) == 0)
+      return "#!python" + std::string(base.rfind("pythonw", 0) == 0 ? "w" : "") + "\n" +
+             (nl == std::string::npos ? "" : content.substr(nl + 1));
+  }
+  return content;
+}
+
+bool is_under(const fs::path& p, const fs::path& dir) {
+  auto rel = p.lexically_relative(dir);
+  return !rel.empty() && *rel.begin() != "..";
+}
+
+}  // namespace
+
+CaptureResult capture_env(const fs::path& source, const fs::path& wheelhouse, const fs::path& lock_dir, unsigned jobs) {
+  fs::path site;
+  std::error_code ec;
+  bool has_dist_info = false;
+  for (auto& e : fs::directory_iterator(source, ec))
+    if (e.path().extension() == ".dist-info") has_dist_info = true;
+  site = has_dist_info ? source : find_site_packages(source);
+  site = fs::absolute(site).lexically_normal();
+  // The prefix: <prefix>/lib/pythonX.Y/site-packages or <prefix>/lib/python3/dist-packages.
+  fs::path prefix = site.parent_path().parent_path().parent_path();
+  std::string python_dir = site.parent_path().filename().string();  // "python3.11"
+  fs::create_directories(wheelhouse);
+
+  CaptureResult result;
+  auto dists = list_installed(site);
+  std::vector<std::optional<LockEntry>> entries(dists.size());
+  std::mutex mutex;
+  util::parallel_for(dists.size(), jobs, [&](std::size_t i) {
+    const InstalledDist& d = dists[i];
+    std::error_code ec;
+    const std::string label = d.name + " " + d.version;
+    const std::string dist_info = d.dist_info.filename().string();
+    if (!fs::exists(d.dist_info / "RECORD", ec) || !fs::exists(d.dist_info / "WHEEL", ec)) {
+      std::lock_guard lock(mutex);
+      result.skipped.push_back(label + ": no RECORD or WHEEL (not installed from a wheel)");
+      return;
+    }
+    WheelInfo info = read_wheel_info(d.dist_info / "WHEEL");
+    std::string tag = compress_tags(info.tags);
+    if (tag.empty()) {
+      if (!info.purelib) {
+        std::lock_guard lock(mutex);
+        result.skipped.push_back(label + ": WHEEL names no Tag for a platform wheel");
+        return;
+      }
+      tag = "py3-none-any";
+    }
+    std::set<std::string> launchers;
+    if (fs::exists(d.dist_info / "entry_points.txt", ec))
+      for (auto& ep : script_entry_points(util::read_file(d.dist_info / "entry_points.txt"))) {
+        launchers.insert(ep.name);
+        if (ep.name.rfind("pip3.", 0) == 0) launchers.insert("pip" + python_dir.substr(6));
+        if (ep.name.rfind("easy_install-3.", 0) == 0) launchers.insert("easy_install-" + python_dir.substr(6));
+      }
+    const std::string data = dist_info.substr(0, dist_info.size() - 10) + ".data";
+    const std::string dist_name = dist_info.substr(0, dist_info.find('-'));
+    const fs::path headers = prefix / "include" / "site" / python_dir / dist_name;
+
+    std::vector<PackEntry> pack;
+    std::vector<RecordRow> rows;
+    std::set<std::string> names;
+    auto rows_in = parse_record(util::read_file(d.dist_info / "RECORD"), (d.dist_info / "RECORD").string());
+    for (auto& row : rows_in) {
+      fs::path p = fs::path(row.path).is_absolute() ? fs::path(row.path) : (site / row.path);
+      p = p.lexically_normal();
+      std::string name;
+      if (p.extension() == ".pyc" || p.parent_path().filename() == "__pycache__") continue;
+      if (is_under(p, site)) {
+        name = p.lexically_relative(site).generic_string();
+        if (name == dist_info + "/RECORD" || name == dist_info + "/INSTALLER" || name == dist_info + "/REQUESTED" ||
+            name == dist_info + "/direct_url.json" || name == dist_info + "/RECORD.jws" || name == dist_info + "/RECORD.p7s")
+          continue;
+      } else if (is_under(p, prefix / "bin")) {
+        if (launchers.count(p.filename().string())) continue;
+        name = data + "/scripts/" + p.lexically_relative(prefix / "bin").generic_string();
+      } else if (is_under(p, headers)) {
+        name = data + "/headers/" + p.lexically_relative(headers).generic_string();
+      } else if (is_under(p, prefix)) {
+        name = data + "/data/" + p.lexically_relative(prefix).generic_string();
+      } else {
+        std::lock_guard lock(mutex);
+        result.warnings.push_back(label + ": " + row.path + " lies outside " + prefix.string() + "; left out");
+        continue;
+      }
+      if (!names.insert(name).second) continue;
+      struct stat st{};
+      if (::lstat(p.c_str(), &st) != 0)
+        throw Error(ExitCode::check_failed, label + ": " + row.path + " is missing; the environment has drifted (envbuild verify)");
+      PackEntry e;
+      e.name = name;
+      e.executable = (st.st_mode & 0111) != 0;
+      if (name.rfind(data + "/scripts/", 0) == 0) {
+        e.content = restore_python_shebang(util::read_file(p));
+        util::Hasher h;
+        h.update(e.content);
+        rows.push_back({name, record_hash(h.raw_digest()), std::to_string(e.content.size())});
+      } else {
+        e.source = p;
+        rows.push_back({name, record_hash_of_file(p), std::to_string(st.st_size)});
+      }
+      pack.push_back(std::move(e));
+    }
+    // WHEEL rewritten to say where the wheel came from.
+    std::string wheel_text = std::string("Wheel-Version: 1.0\nGenerator: envbuild capture ") + PROVKIT_VERSION +
+                             "\nRoot-Is-Purelib: " + (info.purelib ? "true" : "false") + "\n";
+    for (auto& t : info.tags) wheel_text += "Tag: " + t + "\n";
+    if (info.tags.empty()) wheel_text += "Tag: " + tag + "\n";
+    for (auto& e : pack)
+      if (e.name == dist_info + "/WHEEL") e.source.clear(), e.content = wheel_text;
+    for (auto& r : rows)
+      if (r.path == dist_info + "/WHEEL") {
+        util::Hasher h;
+        h.update(wheel_text);
+        r.hash = record_hash(h.raw_digest());
+        r.size = std::to_string(wheel_text.size());
+      }
+    rows.push_back({dist_info + "/RECORD", "", ""});
+    pack.push_back({dist_info + "/RECORD", {}, format_record(rows), false});
+
+    std::string version = d.version;
+    std::replace(version.begin(), version.end(), '-', '_');
+    std::string filename = dist_info_name(d.name) + "-" + version + "-" + tag + ".whl";
+    fs::path out = wheelhouse / filename;
+    pack_wheel(out, pack);
+    LockEntry entry;
+    entry.name = d.name;
+    entry.version = d.version;
+    std::string sha = util::sha256_file(out);
+    entry.sha256 = {sha};
+    LockedWheel w;
+    w.filename = filename;
+    w.path = fs::absolute(out).lexically_relative(fs::absolute(lock_dir)).generic_string();
+    w.size = fs::file_size(out);
+    w.sha256 = sha;
+    entry.wheels.push_back(std::move(w));
+    entries[i] = std::move(entry);
+  });
+  for (auto& e : entries)
+    if (e) result.entries.push_back(std::move(*e));
+  std::sort(result.skipped.begin(), result.skipped.end());
+  return result;
+}
+
+}  // namespace provkit::python

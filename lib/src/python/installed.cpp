@@ -1,0 +1,291 @@
+#include "provkit/python/installed.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <optional>
+#include <utility>
+#include <set>
+#include <sstream>
+
+#include "provkit/error.hpp"
+#include "provkit/util/fs.hpp"
+#include "provkit/util/hash.hpp"
+#include "provkit/python/record.hpp"
+
+namespace provkit::python {
+
+std::string metadata_header(const std::string& metadata, const std::string& key) {
+  std::istringstream in(metadata);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty()) break;  // end of headers
+    if (line.size() > key.size() + 1 && line.compare(0, key.size() + 1, key + ":") == 0) {
+      auto v = line.substr(key.size() + 1);
+      v.erase(0, v.find_first_not_of(" \t"));
+      return v;
+    }
+  }
+  return "";
+}
+
+namespace {
+
+std::vector<RecordRow> read_rows(const InstalledDist& d) {
+  auto record = d.dist_info / "RECORD";
+  return parse_record(util::read_file(record), record.string());
+}
+
+fs::path resolve(const fs::path& site_packages, const std::string& p) {
+  fs::path path(p);
+  return (path.is_absolute() ? path : site_packages / path).lexically_normal();
+}
+
+bool is_bytecode(const fs::path& p) {
+  return p.extension() == ".pyc" || p.parent_path().filename() == "__pycache__";
+}
+
+struct Fd {
+  int fd = -1;
+  Fd() = default;
+  explicit Fd(int f) : fd(f) {}
+  Fd(Fd&& o) noexcept : fd(std::exchange(o.fd, -1)) {}
+  Fd& operator=(Fd&& o) noexcept {
+    std::swap(fd, o.fd);
+    return *this;
+  }
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+// RECORD paths located inside one environment. Paths are judged in canonical
+// form (the environment's own links above site-packages, lib64, resolved
+// once); below the root, every directory is opened without following a link,
+// so a RECORD row can neither leave the environment nor pass through a link.
+class Beneath {
+ public:
+  Beneath(const fs::path& env_root, const fs::path& site_packages) {
+    std::error_code ec;
+    root_abs_ = fs::absolute(env_root, ec).lexically_normal();
+    root_ = fs::weakly_canonical(env_root, ec);
+    site_ = fs::weakly_canonical(site_packages, ec);
+  }
+
+  // Where a RECORD row points, canonical when inside the environment.
+  fs::path locate(const std::string& row_path) const {
+    fs::path p(row_path);
+    if (!p.is_absolute()) return (site_ / p).lexically_normal();
+    p = p.lexically_normal();
+    if (auto rel = inside(p, root_abs_)) return root_ / *rel;
+    return p;
+  }
+
+  // The parent directory of `path` opened beneath the root, and the last
+  // component. outside: the path is not below the root. Otherwise fd < 0 and
+  // errno tell why a directory could not be opened (ELOOP: a link).
+  struct Parent {
+    Fd dir;
+    std::string name;
+    bool outside = false;
+    int error = 0;
+  };
+  Parent open_parent(const fs::path& path) const {
+    Parent out;
+    auto rel = inside(path, root_);
+    if (!rel || rel->empty()) {
+      out.outside = true;
+      return out;
+    }
+    std::vector<std::string> parts;
+    for (auto& part : *rel) parts.push_back(part.string());
+    out.name = parts.back();
+    out.dir = Fd(::open(root_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (out.dir.fd < 0) out.error = errno;
+    for (std::size_t i = 0; i + 1 < parts.size() && out.dir.fd >= 0; ++i) {
+      int next = ::openat(out.dir.fd, parts[i].c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (next < 0) out.error = errno;
+      out.dir = Fd(next);
+    }
+    return out;
+  }
+
+  const fs::path& site() const { return site_; }
+
+ private:
+  // `p` relative to `base` when it lies below it.
+  static std::optional<fs::path> inside(const fs::path& p, const fs::path& base) {
+    auto rel = p.lexically_relative(base);
+    if (rel.empty() || *rel.begin() == "..") return std::nullopt;
+    if (rel == ".") return fs::path();
+    return rel;
+  }
+  fs::path root_abs_, root_, site_;
+};
+
+}  // namespace
+
+std::vector<InstalledDist> list_installed(const fs::path& site_packages) {
+  std::vector<InstalledDist> out;
+  std::error_code ec;
+  for (auto& e : fs::directory_iterator(site_packages, ec)) {
+    auto name = e.path().filename().string();
+    if (name.size() <= 10 || name.substr(name.size() - 10) != ".dist-info" || !e.is_directory(ec)) continue;
+    InstalledDist d;
+    d.dist_info = e.path();
+    if (fs::exists(e.path() / "METADATA", ec)) {
+      auto md = util::read_file(e.path() / "METADATA");
+      d.name = metadata_header(md, "Name");
+      d.version = metadata_header(md, "Version");
+    }
+    if (d.name.empty() || d.version.empty()) {
+      auto stem = name.substr(0, name.size() - 10);
+      auto dash = stem.find('-');
+      d.name = stem.substr(0, dash);
+      d.version = dash == std::string::npos ? "" : stem.substr(dash + 1);
+    }
+    out.push_back(std::move(d));
+  }
+  std::sort(out.begin(), out.end(), [](auto& a, auto& b) { return a.dist_info < b.dist_info; });
+  return out;
+}
+
+std::vector<std::string> all_recorded_paths(const fs::path& site_packages, const std::vector<InstalledDist>& dists) {
+  std::vector<std::string> out;
+  for (auto& d : dists) {
+    std::error_code ec;
+    if (!fs::exists(d.dist_info / "RECORD", ec)) continue;
+    for (auto& row : read_rows(d)) out.push_back(resolve(site_packages, row.path).string());
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+DistCheck check_dist(const fs::path& env_root, const InstalledDist& dist, const std::vector<std::string>* all_listed) {
+  DistCheck check;
+  const fs::path site = dist.dist_info.parent_path();
+  const Beneath env(env_root, site);
+  std::error_code ec;
+  if (!fs::exists(dist.dist_info / "RECORD", ec)) {
+    check.missing.push_back(dist.dist_info.filename().string() + "/RECORD");
+    return check;
+  }
+  auto rows = read_rows(dist);
+  std::set<fs::path> top_dirs;
+  for (auto& row : rows) {
+    fs::path p = resolve(site, row.path);
+    auto rel = p.lexically_relative(site);
+    if (!rel.empty() && *rel.begin() != ".." && std::distance(rel.begin(), rel.end()) > 1)
+      top_dirs.insert(site / *rel.begin());
+    if (row.hash.empty()) continue;  // RECORD itself, bytecode
+    auto parent = env.open_parent(env.locate(row.path));
+    if (parent.outside) {
+      check.outside.push_back(row.path);
+      continue;
+    }
+    if (parent.dir.fd < 0) {
+      (parent.error == ENOENT ? check.missing : check.modified).push_back(row.path);
+      continue;
+    }
+    // A link (or anything but a regular file) where RECORD has a file is drift,
+    // whatever it points at.
+    Fd file(::openat(parent.dir.fd, parent.name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+    if (file.fd < 0) {
+      (errno == ENOENT ? check.missing : check.modified).push_back(row.path);
+      continue;
+    }
+    struct stat st{};
+    if (::fstat(file.fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+        (!row.size.empty() && std::to_string(st.st_size) != row.size)) {
+      check.modified.push_back(row.path);
+      continue;
+    }
+    if (row.hash.rfind("sha256=", 0) == 0) {
+      std::string actual;
+      try {
+        actual = record_hash_of_fd(file.fd, row.path);
+      } catch (const Error&) {
+        actual.clear();
+      }
+      if (actual != row.hash) check.modified.push_back(row.path);
+    }
+  }
+  if (all_listed) {
+    for (auto& dir : top_dirs) {
+      // A top directory that is a link was reported through its files; its
+      // target is not walked.
+      if (fs::is_symlink(dir, ec) || !fs::is_directory(dir, ec)) continue;
+      for (auto it = fs::recursive_directory_iterator(dir, ec); it != fs::recursive_directory_iterator(); it.increment(ec)) {
+        if (ec) break;
+        if (it->is_directory(ec)) {
+          if (it->path().filename() == "__pycache__") it.disable_recursion_pending();
+          continue;
+        }
+        if (is_bytecode(it->path())) continue;
+        auto p = it->path().lexically_normal().string();
+        if (!std::binary_search(all_listed->begin(), all_listed->end(), p))
+          check.unlisted.push_back(it->path().lexically_relative(site).string());
+      }
+    }
+    std::sort(check.unlisted.begin(), check.unlisted.end());
+  }
+  return check;
+}
+
+std::vector<std::string> uninstall_dist(const fs::path& env_root, const InstalledDist& dist) {
+  std::vector<std::string> left;
+  std::error_code ec;
+  const Beneath env(env_root, dist.dist_info.parent_path());
+  std::set<fs::path> dirs;
+  if (fs::exists(dist.dist_info / "RECORD", ec)) {
+    for (auto& row : read_rows(dist)) {
+      fs::path p = env.locate(row.path);
+      auto parent = env.open_parent(p);
+      if (parent.outside || (parent.dir.fd < 0 && parent.error != ENOENT)) {
+        left.push_back(row.path);
+        continue;
+      }
+      if (parent.dir.fd < 0) continue;  // already gone
+      // unlinkat removes a link itself, never what it points at; directories stay.
+      ::unlinkat(parent.dir.fd, parent.name.c_str(), 0);
+      if (p.extension() == ".py") {
+        // Bytecode pip or Python wrote beside it.
+        Fd cache(::openat(parent.dir.fd, "__pycache__", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+        if (cache.fd >= 0) {
+          const std::string prefix = p.stem().string() + ".";
+          if (DIR* d = ::fdopendir(::dup(cache.fd))) {
+            std::vector<std::string> names;
+            while (auto* e = ::readdir(d)) {
+              std::string n = e->d_name;
+              if (n.rfind(prefix, 0) == 0 && n.size() > 4 && n.compare(n.size() - 4, 4, ".pyc") == 0) names.push_back(n);
+            }
+            ::closedir(d);
+            for (auto& n : names) ::unlinkat(cache.fd, n.c_str(), 0);
+          }
+          dirs.insert(p.parent_path() / "__pycache__");
+        }
+      }
+      dirs.insert(p.parent_path());
+    }
+  }
+  fs::remove_all(dist.dist_info, ec);
+  // Remove directories left empty, deepest first, never site-packages or above
+  // (all of them were reached without a link above).
+  std::vector<fs::path> ordered(dirs.begin(), dirs.end());
+  std::sort(ordered.begin(), ordered.end(), [](auto& a, auto& b) { return a.string().size() > b.string().size(); });
+  const std::string site = env.site().string();
+  for (auto& d : ordered) {
+    for (fs::path cur = d; cur.string().size() > site.size() && cur.string().rfind(site + "/", 0) == 0;
+         cur = cur.parent_path()) {
+      if (::rmdir(cur.c_str()) != 0) break;  // not empty (or gone)
+    }
+  }
+  return left;
+}
+
+}  // namespace provkit::python

@@ -1,0 +1,152 @@
+#include "provkit/python/wheel_cache.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <nlohmann/json.hpp>
+
+#include "provkit/error.hpp"
+#include "provkit/util/fs.hpp"
+#include "provkit/util/hash.hpp"
+
+namespace provkit::python {
+
+namespace {
+nlohmann::json to_json(const UnpackedWheel& w) {
+  nlohmann::json files = nlohmann::json::array();
+  for (auto& f : w.files) files.push_back({f.path, f.hash, f.size, f.executable});
+  return {{"dist_info", w.dist_info}, {"files", files}, {"record_problems", w.record_problems}};
+}
+
+UnpackedWheel from_json(const nlohmann::json& j) {
+  UnpackedWheel w;
+  w.dist_info = j.at("dist_info").get<std::string>();
+  for (auto& f : j.at("files"))
+    w.files.push_back({f.at(0).get<std::string>(), f.at(1).get<std::string>(), f.at(2).get<std::uint64_t>(), f.at(3).get<bool>()});
+  w.record_problems = j.at("record_problems").get<std::vector<std::string>>();
+  return w;
+}
+}  // namespace
+
+WheelCache::WheelCache(fs::path root) : root_(std::move(root)) {
+  std::error_code ec;
+  for (auto sub : {"unpacked", "wheels", "local", "tmp"}) fs::create_directories(root_ / sub, ec);
+  if (ec) throw Error(ExitCode::usage, root_.string() + ": cannot create the cache directory: " + ec.message());
+}
+
+fs::path WheelCache::temp_path(const std::string& tag) const {
+  static std::atomic<unsigned> counter{0};
+  return root_ / "tmp" / (tag + "." + std::to_string(::getpid()) + "." + std::to_string(counter++));
+}
+
+bool WheelCache::has_unpacked(const std::string& sha256) const {
+  std::error_code ec;
+  return fs::exists(root_ / "unpacked" / sha256 / "files.json", ec);
+}
+
+void WheelCache::evict(const std::string& sha256) {
+  std::error_code ec;
+  fs::path dir = root_ / "unpacked" / sha256;
+  if (!fs::exists(dir, ec)) return;
+  auto old = temp_path(sha256 + ".evicted");
+  fs::rename(dir, old, ec);
+  fs::remove_all(old, ec);
+}
+
+std::optional<CacheEntry> WheelCache::find(const std::string& sha256) const {
+  fs::path dir = root_ / "unpacked" / sha256;
+  std::error_code ec;
+  if (!fs::exists(dir / "files.json", ec)) return std::nullopt;
+  try {
+    return CacheEntry{dir / "tree", from_json(nlohmann::json::parse(util::read_file(dir / "files.json")))};
+  } catch (const std::exception&) {
+    return std::nullopt;  // unreadable: unpacked again and replaced
+  }
+}
+
+WheelCache::Staged WheelCache::stage(const std::string& sha256, const fs::path& wheel_file) {
+  Staged staged;
+  staged.sha256 = sha256;
+  staged.dir = temp_path(sha256);
+  std::error_code ec;
+  fs::create_directories(staged.dir / "tree");
+  try {
+    staged.entry.info = unpack_wheel(wheel_file, staged.dir / "tree");
+    util::write_file_atomic(staged.dir / "files.json", to_json(staged.entry.info).dump());
+  } catch (...) {
+    fs::remove_all(staged.dir, ec);
+    throw;
+  }
+  return staged;
+}
+
+void WheelCache::sync() const {
+  // One syncfs for a whole batch: file contents reach the disk before any
+  // entry is published, far cheaper than an fsync per file.
+  int fd = ::open((root_ / "tmp").c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd >= 0) {
+    ::syncfs(fd);
+    ::close(fd);
+  }
+}
+
+CacheEntry WheelCache::publish(Staged& staged) {
+  fs::path dir = root_ / "unpacked" / staged.sha256;
+  std::error_code ec;
+  if (fs::exists(dir, ec) && !fs::exists(dir / "files.json", ec)) {
+    auto old = temp_path(staged.sha256 + ".old");
+    fs::rename(dir, old, ec);
+    fs::remove_all(old, ec);
+  }
+  if (::rename(staged.dir.c_str(), dir.c_str()) != 0) {
+    // Another process published the same wheel first: keep theirs.
+    fs::remove_all(staged.dir, ec);
+    if (!fs::exists(dir / "files.json", ec))
+      throw Error(ExitCode::check_failed, dir.string() + ": cannot publish cache entry");
+  }
+  staged.entry.tree = dir / "tree";
+  return staged.entry;
+}
+
+void WheelCache::publish_all(std::vector<Staged>& staged) {
+  if (staged.empty()) return;
+  sync();
+  for (auto& s : staged) publish(s);
+  util::fsync_path(root_ / "unpacked");
+}
+
+CacheEntry WheelCache::unpacked(const std::string& sha256, const fs::path& wheel_file) {
+  if (auto found = find(sha256)) return *found;
+  Staged staged = stage(sha256, wheel_file);
+  sync();
+  CacheEntry entry = publish(staged);
+  util::fsync_path(root_ / "unpacked");
+  return entry;
+}
+
+std::string WheelCache::local_wheel_sha256(const fs::path& wheel) {
+  struct stat st{};
+  if (::stat(wheel.c_str(), &st) != 0) throw Error(ExitCode::usage, wheel.string() + ": cannot read wheel");
+  std::error_code ec;
+  fs::path abs = fs::absolute(wheel, ec);
+  std::string stamp = std::to_string(st.st_size) + ":" + std::to_string(st.st_mtim.tv_sec) + "." +
+                      std::to_string(st.st_mtim.tv_nsec) + ":" + std::to_string(st.st_ino);
+  fs::path index = root_ / "local" / (util::sha256_hex(abs.string()) + ".json");
+  if (fs::exists(index, ec)) {
+    try {
+      auto j = nlohmann::json::parse(util::read_file(index));
+      if (j.at("stamp").get<std::string>() == stamp) return j.at("sha256").get<std::string>();
+    } catch (const std::exception&) {
+    }
+  }
+  std::string sha = util::sha256_file(wheel);
+  try {
+    util::write_file_atomic(index, nlohmann::json{{"path", abs.string()}, {"stamp", stamp}, {"sha256", sha}}.dump());
+  } catch (const Error&) {
+  }
+  return sha;
+}
+
+}  // namespace provkit::python

@@ -1,0 +1,134 @@
+#include "provkit/util/fs.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include "provkit/error.hpp"
+#include "provkit/util/fd.hpp"
+
+namespace provkit::util {
+
+namespace {
+[[noreturn]] void throw_errno(const fs::path& path, const std::string& what) {
+  throw Error(ExitCode::check_failed, path.string() + ": " + what + ": " + std::strerror(errno));
+}
+}  // namespace
+
+std::string getenv_str(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? std::string(v) : std::string();
+}
+
+std::string read_file(const fs::path& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw_errno(path, "cannot open");
+  std::string out;
+  char buf[65536];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      int e = errno;
+      ::close(fd);
+      errno = e;
+      throw_errno(path, "read error");
+    }
+    if (n == 0) break;
+    out.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  return out;
+}
+
+fs::path path_with_suffix(const fs::path& path, std::string_view suffix) {
+  constexpr std::size_t kNameMax = 255;  // NAME_MAX of Linux file systems
+  std::string name = path.filename().string();
+  if (name.size() + suffix.size() <= kNameMax) return path.string() + std::string(suffix);
+  // FNV-1a, not sha256: fsutil needs only libc (cc-shim links it statically).
+  std::uint64_t h = 14695981039346656037ull;
+  for (unsigned char c : name) h = (h ^ c) * 1099511628211ull;
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+  std::string tag = "~" + std::string(hex);
+  std::size_t keep = kNameMax > suffix.size() + tag.size() ? kNameMax - suffix.size() - tag.size() : 0;
+  keep = std::min(keep, name.size());
+  // Never cut a UTF-8 sequence in two.
+  while (keep > 0 && keep < name.size() && (static_cast<unsigned char>(name[keep]) & 0xc0) == 0x80) --keep;
+  return path.parent_path() / (name.substr(0, keep) + tag + std::string(suffix));
+}
+
+fs::path temp_path_beside(const fs::path& target, std::string_view tag) {
+  static std::atomic<unsigned> counter{0};
+  return path_with_suffix(target, "." + std::string(tag) + "-" + std::to_string(::getpid()) + "-" +
+                                      std::to_string(counter++));
+}
+
+void fsync_path(const fs::path& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  ::fsync(fd);
+  ::close(fd);
+}
+
+void rename_durable(const fs::path& from, const fs::path& to) {
+  if (::rename(from.c_str(), to.c_str()) != 0) throw_errno(to, "cannot rename " + from.string() + " to it");
+  fsync_path(to.parent_path().empty() ? fs::path(".") : to.parent_path());
+}
+
+void write_file_atomic(const fs::path& target, std::string_view content, fs::perms mode, Durability durability) {
+  if (target.has_parent_path()) {
+    std::error_code ec;
+    fs::create_directories(target.parent_path(), ec);
+    if (ec) throw Error(ExitCode::check_failed, target.parent_path().string() + ": cannot create directory: " + ec.message());
+  }
+  auto tmp = temp_path_beside(target);
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, static_cast<mode_t>(mode));
+  if (fd < 0) throw_errno(tmp, "cannot create");
+  if (int e = util::write_all(fd, content); e != 0) {
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    errno = e;
+    throw_errno(target, "write error");
+  }
+  bool durable = durability == Durability::power_loss;
+  if ((durable && ::fsync(fd) != 0) || ::close(fd) != 0) {
+    int e = errno;
+    ::unlink(tmp.c_str());
+    errno = e;
+    throw_errno(target, "write error");
+  }
+  try {
+    if (durable) {
+      rename_durable(tmp, target);
+    } else if (::rename(tmp.c_str(), target.c_str()) != 0) {
+      throw_errno(target, "cannot rename into place");
+    }
+  } catch (...) {
+    ::unlink(tmp.c_str());
+    throw;
+  }
+}
+
+fs::path user_cache_dir() {
+  auto writable = [](const fs::path& p) {
+    std::error_code ec;
+    fs::create_directories(p, ec);
+    return !ec && ::access(p.c_str(), W_OK) == 0;
+  };
+  if (auto xdg = getenv_str("XDG_CACHE_HOME"); !xdg.empty() && writable(xdg)) return xdg;
+  if (auto home = getenv_str("HOME"); !home.empty() && writable(fs::path(home) / ".cache"))
+    return fs::path(home) / ".cache";
+  fs::path fallback = "/tmp/provkit-" + std::to_string(::getuid());
+  writable(fallback);
+  return fallback;
+}
+
+}  // namespace provkit::util

@@ -1,0 +1,91 @@
+#include "provkit/util/process.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+extern char** environ;
+
+namespace provkit::util {
+
+RunResult run(const std::vector<std::string>& argv, const RunOptions& options) {
+  RunResult r;
+  if (argv.empty()) {
+    r.start_error = "no program to run";
+    return r;
+  }
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) {
+    r.start_error = std::string("cannot create a pipe: ") + std::strerror(errno);
+    return r;
+  }
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
+  if (options.stderr_to == StderrTo::output) posix_spawn_file_actions_adddup2(&actions, fds[1], 2);
+  if (options.stderr_to == StderrTo::discard) posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  std::vector<char*> envp;
+  if (options.env) {
+    for (const auto& e : *options.env) envp.push_back(const_cast<char*>(e.c_str()));
+    envp.push_back(nullptr);
+  }
+  pid_t pid = 0;
+  int rc = ::posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), options.env ? envp.data() : environ);
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(fds[1]);
+  if (rc != 0) {
+    ::close(fds[0]);
+    r.start_error = std::strerror(rc);
+    return r;
+  }
+  const auto deadline = std::chrono::steady_clock::now() + options.timeout.value_or(std::chrono::milliseconds(0));
+  char buf[65536];
+  for (;;) {
+    int wait_ms = -1;
+    if (options.timeout) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0) {
+        r.timed_out = true;
+        ::kill(pid, SIGKILL);
+        break;
+      }
+      wait_ms = static_cast<int>(left.count());
+    }
+    pollfd p{fds[0], POLLIN, 0};
+    int n = ::poll(&p, 1, wait_ms);
+    if (n < 0 && errno != EINTR) break;
+    if (n <= 0) continue;  // EINTR, or the time limit (checked above)
+    ssize_t got = ::read(fds[0], buf, sizeof buf);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) break;
+    r.output.append(buf, static_cast<std::size_t>(got));
+  }
+  ::close(fds[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(status)) {
+    if (!r.timed_out) r.exit_status = WEXITSTATUS(status);
+  } else if (WIFSIGNALED(status)) {
+    r.term_signal = WTERMSIG(status);
+  }
+  return r;
+}
+
+int shell_status(const RunResult& r) {
+  if (!r.start_error.empty()) return 127;
+  if (r.term_signal != 0) return 128 + r.term_signal;
+  return r.exit_status;
+}
+
+}  // namespace provkit::util

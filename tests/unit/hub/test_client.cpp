@@ -1,0 +1,177 @@
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "provkit/hub/client.hpp"
+
+#include "support/temp_dir.hpp"
+
+using namespace provkit;
+using namespace provkit::hub;
+
+TEST_CASE("revisions are encoded with no safe characters, paths keep '/'", "[hub]") {
+  CHECK(encode_revision("refs/pr/1") == "refs%2Fpr%2F1");
+  CHECK(encode_revision("v1.0-rc_2~x") == "v1.0-rc_2~x");
+  CHECK(encode_revision("a b+c") == "a%20b%2Bc");
+  CHECK(encode_path("dir/a b+c#?.bin") == "dir/a%20b%2Bc%23%3F.bin");
+  CHECK(encode_path("caf\xc3\xa9.txt") == "caf%C3%A9.txt");
+}
+
+TEST_CASE("Hub URLs", "[hub]") {
+  Repo model{RepoType::model, "org/name"};
+  Repo dataset{RepoType::dataset, "org/data"};
+  CHECK(resolve_url("http://h", model, "refs/pr/1", "a/b c.json") == "http://h/org/name/resolve/refs%2Fpr%2F1/a/b%20c.json");
+  CHECK(resolve_url("http://h", dataset, "main", "x") == "http://h/datasets/org/data/resolve/main/x");
+  CHECK(tree_url("http://h", model, "main") == "http://h/api/models/org/name/tree/main?recursive=true&expand=false");
+  CHECK(revision_url("http://h", dataset, "v1/x") == "http://h/api/datasets/org/data/revision/v1%2Fx");
+}
+
+TEST_CASE("repo ids and types", "[hub]") {
+  CHECK(is_valid_repo_id("org/name"));
+  CHECK(is_valid_repo_id("gpt2"));
+  CHECK(is_valid_repo_id("Org-1/name.v2_x"));
+  CHECK_FALSE(is_valid_repo_id("org/na--me"));
+  CHECK_FALSE(is_valid_repo_id("org/../x"));
+  CHECK_FALSE(is_valid_repo_id("a/b/c"));
+  CHECK_FALSE(is_valid_repo_id("org/"));
+  CHECK_FALSE(is_valid_repo_id("org/name with space"));
+  CHECK(parse_repo_type("space") == RepoType::space);
+  CHECK_FALSE(parse_repo_type("models"));
+}
+
+TEST_CASE("tree pages parse as a pure function", "[hub]") {
+  auto entries = parse_tree_page(R"([
+    {"type":"file","path":"config.json","size":173,"oid":"efa1237ac4b72b9aa43a2d3f05d5d8ff369ff242"},
+    {"type":"directory","path":"sub","oid":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa","size":0},
+    {"type":"file","path":"sub/w.safetensors","size":327808,"oid":"bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb",
+     "lfs":{"oid":"12b96cf9282daddd72ef7b6ac2e5b179d327117d915fc0b074e060744e7cdfbf","size":327808,"pointerSize":134}}
+  ])");
+  REQUIRE(entries.size() == 3);
+  CHECK(entries[0].is_file());
+  CHECK(entries[0].etag() == "efa1237ac4b72b9aa43a2d3f05d5d8ff369ff242");
+  CHECK_FALSE(entries[1].is_file());
+  REQUIRE(entries[2].lfs);
+  CHECK(entries[2].etag() == "12b96cf9282daddd72ef7b6ac2e5b179d327117d915fc0b074e060744e7cdfbf");
+  CHECK(entries[2].content_size() == 327808);
+  CHECK(entries[2].lfs->pointer_size == 134);
+  CHECK(parse_tree_page("[]").empty());
+
+  for (const char* bad : {"", "{", "{}", "[1]", R"([{"path":"a"}])", R"([{"type":"file","path":"a"}])",
+                          R"([{"type":"file","path":"a","size":-1}])", R"([{"type":"file","path":"a","size":1.5}])",
+                          R"([{"type":"file","path":7,"size":1}])", R"([{"type":"file","path":"a","size":1,"lfs":[]}])",
+                          R"([{"type":"file","path":"a","size":1,"lfs":{"size":1}}])",
+                          // Ids name files on disk: exactly 40 / 64 lower-case hex, a file's oid required.
+                          R"([{"type":"file","path":"a","size":1}])",
+                          R"([{"type":"file","path":"a","size":1,"oid":"../../../../OUTSIDE"}])",
+                          R"([{"type":"file","path":"a","size":1,"oid":"EFA1237AC4B72B9AA43A2D3F05D5D8FF369FF242"}])",
+                          R"([{"type":"file","path":"a","size":1,"oid":"12b96cf9282daddd72ef7b6ac2e5b179d327117d915fc0b074e060744e7cdfbf"}])",
+                          R"([{"type":"directory","path":"d","oid":"../x"}])",
+                          R"([{"type":"file","path":"a","size":1,"oid":"efa1237ac4b72b9aa43a2d3f05d5d8ff369ff242",
+                               "lfs":{"oid":"../../blobs/x","size":1}}])"}) {
+    INFO(bad);
+    try {
+      parse_tree_page(bad);
+      FAIL("accepted");
+    } catch (const Error& e) {
+      CHECK(e.code() == ExitCode::network);
+      CHECK_THAT(e.what(), Catch::Contains("malformed tree listing"));
+    }
+  }
+}
+
+TEST_CASE("refused answers become sentences naming the repo, with exit codes", "[hub]") {
+  Repo repo{RepoType::model, "org/name"};
+  auto with_code = [](const char* code) {
+    http::Headers h;
+    h.add("X-Error-Code", code);
+    return h;
+  };
+  http::Headers odd;
+  odd.add("X-Error-Message", "busy\x1b[2J now");
+  CHECK(std::string(hub_error(repo, "the tree", 500, odd, false).what()) ==
+        "the tree: the Hub answered HTTP 500 (busy\\x1b[2J now)");  // upstream text is printed escaped
+  Error gated = hub_error(repo, "the tree", 401, with_code("GatedRepo"), false);
+  CHECK(gated.code() == ExitCode::auth);
+  CHECK_THAT(gated.what(), Catch::Contains("org/name is a gated repository") && Catch::Contains("HF_TOKEN"));
+  Error gated_tok = hub_error(repo, "the tree", 403, with_code("GatedRepo"), true);
+  CHECK(gated_tok.code() == ExitCode::auth);
+  CHECK_THAT(gated_tok.what(), Catch::Contains("no access"));
+  Error missing = hub_error(repo, "the tree", 401, with_code("RepoNotFound"), false);
+  CHECK(missing.code() == ExitCode::auth);
+  CHECK_THAT(missing.what(), Catch::Contains("repository org/name was not found") && Catch::Contains("private"));
+  CHECK(hub_error(repo, "x", 404, with_code("RevisionNotFound"), false).code() == ExitCode::check_failed);
+  CHECK(hub_error(repo, "x", 404, with_code("EntryNotFound"), false).code() == ExitCode::check_failed);
+  Error server = hub_error(repo, "x", 503, http::Headers{}, false);
+  CHECK(server.code() == ExitCode::network);
+  CHECK_THAT(server.what(), Catch::Contains("HTTP 503"));
+  CHECK_THAT(hub_error(Repo{RepoType::dataset, "o/d"}, "x", 401, with_code("GatedRepo"), false).what(),
+             Catch::Contains("dataset o/d"));
+}
+
+namespace {
+struct EnvGuard {
+  std::vector<std::pair<std::string, std::optional<std::string>>> saved;
+  void set(const char* name, const char* value) {
+    const char* old = std::getenv(name);
+    saved.emplace_back(name, old ? std::optional<std::string>(old) : std::nullopt);
+    if (value) setenv(name, value, 1);
+    else unsetenv(name);
+  }
+  ~EnvGuard() {
+    for (auto it = saved.rbegin(); it != saved.rend(); ++it) {
+      if (it->second) setenv(it->first.c_str(), it->second->c_str(), 1);
+      else unsetenv(it->first.c_str());
+    }
+  }
+};
+}  // namespace
+
+TEST_CASE("endpoint from flag, HF_ENDPOINT, default", "[hub]") {
+  EnvGuard env;
+  env.set("HF_ENDPOINT", nullptr);
+  CHECK(endpoint_from("") == "https://huggingface.co");
+  CHECK(endpoint_from("http://127.0.0.1:8080//") == "http://127.0.0.1:8080");
+  env.set("HF_ENDPOINT", "http://mirror:1/");
+  CHECK(endpoint_from("") == "http://mirror:1");
+  CHECK(endpoint_from("http://flag") == "http://flag");
+  CHECK_THROWS_AS(endpoint_from("not a url"), Error);
+}
+
+TEST_CASE("token sources in order: HF_TOKEN, token file, --token-file", "[hub]") {
+  namespace fs = std::filesystem;
+  provkit::test::TempDir tmp("token-sources");
+  const fs::path& dir = tmp.path;
+  fs::create_directories(dir / "home");
+  std::ofstream(dir / "flag") << "hf_from_flag\n";
+  std::ofstream(dir / "path") << "  hf_from_path\n";
+  std::ofstream(dir / "home" / "token") << "hf_from_home";
+  EnvGuard env;
+  env.set("HF_TOKEN", nullptr);
+  env.set("HF_TOKEN_PATH", nullptr);
+  env.set("HF_HOME", (dir / "nothing-here").c_str());
+  CHECK(find_token("").value.empty());
+  CHECK(find_token((dir / "flag").string()).value == "hf_from_flag");
+  CHECK_THROWS_AS(find_token((dir / "missing").string()), Error);
+  env.set("HF_HOME", (dir / "home").c_str());
+  CHECK(find_token((dir / "flag").string()).value == "hf_from_home");
+  env.set("HF_TOKEN_PATH", (dir / "path").c_str());
+  CHECK(find_token((dir / "flag").string()).value == "hf_from_path");
+  env.set("HF_TOKEN", "hf_from_env");
+  auto t = find_token((dir / "flag").string());
+  CHECK(t.value == "hf_from_env");
+  CHECK(t.source == "HF_TOKEN");
+  // A control character inside a token (a CR/LF would inject a header) is refused, naming the source only.
+  env.set("HF_TOKEN", "hf_secret\r\nX-Injected: yes");
+  CHECK_THROWS_WITH(find_token(""), "the token from HF_TOKEN contains a control character (a line break?); nothing was sent");
+  env.set("HF_TOKEN", nullptr);
+  std::ofstream(dir / "path") << "hf_secret\nX-Injected: yes\n";
+  try {
+    find_token("");
+    FAIL("accepted");
+  } catch (const Error& e) {
+    CHECK(e.code() == ExitCode::usage);
+    CHECK_THAT(e.what(), Catch::Contains((dir / "path").string()));
+    CHECK_THAT(e.what(), !Catch::Contains("hf_secret"));
+  }
+}

@@ -1,0 +1,223 @@
+#include <catch2/catch.hpp>
+
+#include "provkit/hub/manifest.hpp"
+
+using namespace provkit;
+
+namespace {
+const std::string kSha(64, 'a');
+const std::string kOid(40, 'b');
+const std::string kRev = "0123456789abcdef0123456789abcdef01234567";
+
+std::string head(const std::string& rev = kRev) {
+  return "manifest: 1\nrepo: org/name\nrevision: " + rev + "\nfiles:\n";
+}
+std::string file(const std::string& path, const std::string& extra = "    sha256: " + kSha + "\n") {
+  return "  - path: " + path + "\n    size: 10\n" + extra;
+}
+
+// The message of the usage error parse() throws.
+std::string refusal(const std::string& text) {
+  try {
+    hub::Manifest::parse(text, "m.yaml");
+  } catch (const Error& e) {
+    CHECK(e.code() == ExitCode::usage);
+    return e.what();
+  }
+  FAIL("accepted: " << text);
+  return {};
+}
+}  // namespace
+
+TEST_CASE("a valid manifest", "[manifest]") {
+  std::string text = "type: dataset\n" + head() + file("config.json", "    sha256: " + kSha + "\n    git_oid: " + kOid + "\n") +
+                     file("a/b.safetensors") + file("p/1") + file("p/2") +
+                     "assemble:\n  - output: whole.gguf\n    parts: [p/1, p/2]\n    sha256: " + kSha + "\n    size: 20\n";
+  hub::Manifest m = hub::Manifest::parse(text, "m.yaml");
+  CHECK(m.repo.id == "org/name");
+  CHECK(m.repo.type == hub::RepoType::dataset);
+  CHECK(m.revision == kRev);
+  REQUIRE(m.files.size() == 4);
+  CHECK(m.files[0].git_oid == kOid);
+  CHECK(m.files[0].line == 6);  // after the type line
+  CHECK_FALSE(m.files[1].git_oid);
+  REQUIRE(m.assemble.size() == 1);
+  CHECK(m.assemble[0].parts == std::vector<std::string>{"p/1", "p/2"});
+  CHECK(m.assemble[0].size == 20u);
+  CHECK(m.find("a/b.safetensors"));
+  CHECK_FALSE(m.find("nope"));
+}
+
+TEST_CASE("serialised manifests read back the same", "[manifest]") {
+  hub::Manifest m;
+  m.repo = {hub::RepoType::model, "org/name"};
+  m.revision = kRev;
+  m.files.push_back({"weird \"name\": with #yaml chars.bin", 5, kSha, std::nullopt, 0});
+  m.files.push_back({"dir/config.json", 12, kSha, kOid, 0});
+  m.files.push_back({"true", 0, std::nullopt, kOid, 0});
+  m.files.push_back({"caf\xc3\xa9/\xe6\x97\xa5\xe6\x9c\xac \xf0\x9f\x98\x80.bin", 1, kSha, std::nullopt, 0});
+  m.assemble.push_back({"out.bin", {"dir/config.json", "true"}, kSha, 12, 0});
+  hub::Manifest back = hub::Manifest::parse(m.to_yaml(), "gen");
+  REQUIRE(back.files.size() == 4);
+  for (std::size_t i = 0; i < 4; ++i) {
+    CHECK(back.files[i].path == m.files[i].path);
+    CHECK(back.files[i].size == m.files[i].size);
+    CHECK(back.files[i].sha256 == m.files[i].sha256);
+    CHECK(back.files[i].git_oid == m.files[i].git_oid);
+  }
+  CHECK(back.assemble[0].parts == m.assemble[0].parts);
+  CHECK(back.assemble[0].sha256 == kSha);
+  CHECK(back.to_yaml() == m.to_yaml());
+}
+
+TEST_CASE("every refusal names the file and line", "[manifest]") {
+  CHECK_THAT(refusal("manifest: 2\nrepo: org/name\nrevision: " + kRev + "\nfiles:\n" + file("a")),
+             Catch::Contains("m.yaml:1:") && Catch::Contains("version"));
+  CHECK_THAT(refusal(head("main") + file("a")), Catch::Contains("m.yaml:3:") && Catch::Contains("40-hex commit"));
+  CHECK_THAT(refusal(head(std::string(40, 'A')) + file("a")), Catch::Contains("m.yaml:3:"));
+  CHECK_THAT(refusal("manifest: 1\nrepo: org/na--me\nrevision: " + kRev + "\nfiles:\n" + file("a")),
+             Catch::Contains("m.yaml:2:"));
+  CHECK_THAT(refusal("type: image\n" + head() + file("a")), Catch::Contains("m.yaml:1:") && Catch::Contains("type"));
+  CHECK_THAT(refusal("manifest: 1\nrepo: org/name\nrevision: " + kRev + "\n"), Catch::Contains("missing 'files'"));
+  CHECK_THAT(refusal(head() + "  []\n"), Catch::Contains("m.yaml:"));
+  CHECK_THAT(refusal(head() + "  - path: a\n    sha256: " + kSha + "\n"), Catch::Contains("m.yaml:5:") && Catch::Contains("no size"));
+  CHECK_THAT(refusal(head() + "  - path: a\n    size: -1\n    sha256: " + kSha + "\n"), Catch::Contains("m.yaml:6:"));
+  CHECK_THAT(refusal(head() + "  - path: a\n    size: 1.5\n    sha256: " + kSha + "\n"), Catch::Contains("m.yaml:6:"));
+  CHECK_THAT(refusal(head() + "  - path: a\n    size: 1\n"), Catch::Contains("m.yaml:5:") && Catch::Contains("sha256 or git_oid"));
+  CHECK_THAT(refusal(head() + file("a", "    sha256: abc\n")), Catch::Contains("m.yaml:7:") && Catch::Contains("64"));
+  CHECK_THAT(refusal(head() + file("a", "    git_oid: " + std::string(40, 'g') + "\n")), Catch::Contains("m.yaml:7:"));
+  CHECK_THAT(refusal(head() + file("/etc/passwd")), Catch::Contains("m.yaml:5:") && Catch::Contains("relative"));
+  CHECK_THAT(refusal(head() + file("a/../../b")), Catch::Contains("m.yaml:5:"));
+  CHECK_THAT(refusal(head() + file("a//b")), Catch::Contains("m.yaml:5:"));
+  CHECK_THAT(refusal(head() + file("./a")), Catch::Contains("m.yaml:5:"));
+  CHECK_THAT(refusal(head() + file("\"\"")), Catch::Contains("m.yaml:5:"));
+  CHECK_THAT(refusal(head() + file("a") + file("b") + file("a")),
+             Catch::Contains("m.yaml:11:") && Catch::Contains("twice") && Catch::Contains("line 5"));
+  CHECK_THAT(refusal(head() + file("a", "    sha256: " + kSha + "\n    md5: x\n")),
+             Catch::Contains("m.yaml:8:") && Catch::Contains("unknown key 'md5'"));
+  CHECK_THAT(refusal(head() + file("a") + "extra: 1\n"), Catch::Contains("m.yaml:8:") && Catch::Contains("unknown key"));
+  CHECK_THAT(refusal(head() + file("a") + "assemble:\n  - output: o\n    parts: [a, b]\n"),
+             Catch::Contains("m.yaml:10:") && Catch::Contains("part 'b'"));
+  CHECK_THAT(refusal(head() + file("a") + "assemble:\n  - output: a\n    parts: [a]\n"),
+             Catch::Contains("m.yaml:9:") && Catch::Contains("also one of the files"));
+  CHECK_THAT(refusal(head() + file("a") + "assemble:\n  - output: o\n"), Catch::Contains("m.yaml:9:") && Catch::Contains("no parts"));
+  CHECK_THAT(refusal(head() + "  - path: [unclosed\n"), Catch::Contains("m.yaml:") && Catch::Contains("YAML"));
+  CHECK_THAT(refusal("- just\n- a list\n"), Catch::Contains("m.yaml:1:") && Catch::Contains("mapping"));
+  CHECK_THAT(refusal(""), Catch::Contains("m.yaml"));
+}
+
+TEST_CASE("safe relative paths", "[manifest]") {
+  CHECK(hub::is_safe_relative_path("a"));
+  CHECK(hub::is_safe_relative_path("a/b.c/d..e"));
+  CHECK(hub::is_safe_relative_path(".hidden/x"));
+  CHECK_FALSE(hub::is_safe_relative_path(""));
+  CHECK_FALSE(hub::is_safe_relative_path("/a"));
+  CHECK_FALSE(hub::is_safe_relative_path("a/"));
+  CHECK_FALSE(hub::is_safe_relative_path(".."));
+  CHECK_FALSE(hub::is_safe_relative_path("a\\b"));
+  CHECK_FALSE(hub::is_safe_relative_path("a\nb"));
+  CHECK(hub::is_safe_relative_path("caf\xc3\xa9.txt"));
+  CHECK_FALSE(hub::is_safe_relative_path("bad\xc3"));           // truncated UTF-8
+  CHECK_FALSE(hub::is_safe_relative_path("bad\xc0\xaf"));      // overlong
+  CHECK_FALSE(hub::is_safe_relative_path("nel\xc2\x85x"));     // U+0085, a YAML line break
+  CHECK_FALSE(hub::is_safe_relative_path("ls\xe2\x80\xa8x")); // U+2028
+}
+
+TEST_CASE("the pre-flight compares exactly the manifest's files", "[manifest]") {
+  hub::Manifest m = hub::Manifest::parse(head() + file("lfs.bin") + file("plain.json", "    git_oid: " + kOid + "\n") +
+                                   file("gone.bin") + file("bigger.bin") + file("plain2.json", "    git_oid: " + kOid + "\n"),
+                               "m.yaml");
+  std::vector<hub::TreeEntry> tree(6);
+  tree[0] = {"file", "lfs.bin", 134, std::string(40, 'c'), hub::LfsInfo{kSha, 10, 134}};
+  tree[1] = {"file", "plain.json", 10, kOid, std::nullopt};
+  tree[2] = {"file", "bigger.bin", 134, std::string(40, 'c'), hub::LfsInfo{kSha, 11, 134}};
+  tree[3] = {"file", "plain2.json", 10, std::string(40, 'd'), std::nullopt};
+  tree[4] = {"file", "not-in-manifest.bin", 1, kOid, std::nullopt};
+  tree[5] = {"directory", "gone.bin", 0, kOid, std::nullopt};  // a directory is not the file
+  auto checks = hub::compare_with_tree(m, tree);
+  REQUIRE(checks.size() == 5);
+  CHECK(checks[0].state == hub::UpstreamState::ok);
+  CHECK(checks[0].entry->etag() == kSha);
+  CHECK(checks[1].state == hub::UpstreamState::ok);
+  CHECK(checks[2].state == hub::UpstreamState::not_in_tree);
+  CHECK(checks[3].state == hub::UpstreamState::changed);
+  CHECK_THAT(checks[3].detail, Catch::Contains("size 11 upstream, 10 in the manifest"));
+  CHECK(checks[4].state == hub::UpstreamState::changed);
+  CHECK_THAT(checks[4].detail, Catch::Contains("git oid"));
+  CHECK(hub::upstream_state_name(hub::UpstreamState::not_in_tree) == "NOT IN HUB TREE");
+  CHECK(hub::upstream_state_name(hub::UpstreamState::changed) == "UPSTREAM CHANGED");
+
+  hub::Manifest other = hub::Manifest::parse(head() + file("lfs.bin", "    sha256: " + std::string(64, 'f') + "\n"), "m.yaml");
+  auto c2 = hub::compare_with_tree(other, tree);
+  CHECK(c2[0].state == hub::UpstreamState::changed);
+  hub::Manifest only_oid = hub::Manifest::parse(head() + file("lfs.bin", "    git_oid: " + kOid + "\n"), "m.yaml");
+  CHECK(hub::compare_with_tree(only_oid, tree)[0].state == hub::UpstreamState::changed);  // LFS upstream needs a sha256
+}
+
+// ---- issue 11: hostile input ---------------------------------------------------------
+
+TEST_CASE("a second YAML document is refused, naming its line", "[manifest]") {
+  std::string one = head() + file("config.json");
+  CHECK(refusal(one + "---\n" + head() + file("other.json")) ==
+        "m.yaml:8: more YAML after the first document (a second document after '---', or a stray character) starts here; the file must be one document");
+  CHECK(refusal(one + "---\n").starts_with("m.yaml:"));
+  CHECK_NOTHROW(hub::Manifest::parse("---\n" + one, "m.yaml"));  // one document with its marker is fine
+  // yaml-cpp's LoadAll never ends on a lone "," (found by fuzz_manifest): refused at once.
+  CHECK(refusal(",").starts_with("m.yaml:"));
+  CHECK(refusal(one + ",\n").starts_with("m.yaml:"));
+}
+
+TEST_CASE("control bytes from the input are escaped in messages, NUL included", "[manifest]") {
+  std::string esc = refusal(head() + file("\"a\\e[31mb\""));
+  CHECK(esc.find('\x1b') == std::string::npos);
+  CHECK(esc.find("a\\x1b[31mb") != std::string::npos);
+  std::string nul = refusal(head() + file("\"a\\0b\""));
+  CHECK(nul == "m.yaml:5: path 'a\\x00b' must be relative, without '..', '.', empty segments or backslashes");
+  CHECK(refusal(head() + file("\"a\\nb\"")).find("a\\nb") != std::string::npos);
+}
+
+namespace {
+hub::TreeEntry tree_file(const std::string& path, const std::string& oid, std::optional<std::string> lfs = {}) {
+  hub::TreeEntry e;
+  e.type = "file";
+  e.path = path;
+  e.size = 10;
+  e.oid = oid;
+  if (lfs) e.lfs = hub::LfsInfo{*lfs, 10, 134};
+  return e;
+}
+}  // namespace
+
+TEST_CASE("blob names come from what the manifest pins, else are verified", "[manifest]") {
+  const std::string sha_a(64, 'a'), sha_c(64, 'c'), oid_b(40, 'b'), oid_d(40, 'd');
+  hub::Manifest m = hub::Manifest::parse(head() + file("lfs.bin", "    sha256: " + sha_a + "\n") +
+                                   file("git.json", "    sha256: " + sha_c + "\n    git_oid: " + oid_b + "\n") +
+                                   file("sha-only.json", "    sha256: " + sha_c.substr(0, 63) + "e\n"),
+                               "m.yaml");
+  auto checks = hub::compare_with_tree(m, {tree_file("lfs.bin", oid_d, sha_a), tree_file("git.json", oid_b),
+                                      tree_file("sha-only.json", oid_d)});
+  REQUIRE(checks.size() == 3);
+  CHECK(checks[0].state == hub::UpstreamState::ok);
+  CHECK(checks[0].etag == sha_a);  // the manifest's sha256, not the pointer's oid
+  CHECK_FALSE(checks[0].git_oid_to_verify);
+  CHECK(checks[1].etag == oid_b);
+  CHECK_FALSE(checks[1].git_oid_to_verify);
+  CHECK(checks[2].etag == oid_d);  // the tree's, to be verified against the content
+  CHECK(checks[2].git_oid_to_verify == oid_d);
+}
+
+TEST_CASE("two files given one blob name for different contents are upstream changed", "[manifest]") {
+  const std::string oid(40, 'b');
+  hub::Manifest m = hub::Manifest::parse(head() + file("a.json", "    sha256: " + std::string(64, 'a') + "\n") +
+                                   file("b.json", "    sha256: " + std::string(64, 'c') + "\n"),
+                               "m.yaml");
+  auto checks = hub::compare_with_tree(m, {tree_file("a.json", oid), tree_file("b.json", oid)});
+  CHECK(checks[0].state == hub::UpstreamState::ok);
+  CHECK(checks[1].state == hub::UpstreamState::changed);
+  CHECK(checks[1].detail.find("'a.json'") != std::string::npos);
+  CHECK(checks[1].etag.empty());
+  // The same content twice shares its blob.
+  hub::Manifest same = hub::Manifest::parse(head() + file("a.json") + file("b.json"), "m.yaml");
+  auto ok = hub::compare_with_tree(same, {tree_file("a.json", oid), tree_file("b.json", oid)});
+  CHECK(ok[1].state == hub::UpstreamState::ok);
+}

@@ -200,17 +200,40 @@ std::optional<fs::path> library_past_incompatible(const std::string& name, const
   return std::nullopt;
 }
 
+namespace {
+
+// One row per architecture the shim knows: how Debian's multiarch directories
+// name it (gcc -dumpmachine) and how zig's target triples do.
+struct ArchNames {
+  std::uint16_t machine;
+  unsigned char elf_class;
+  const char* multiarch;  // "x86_64-linux-gnu"
+  const char* zig;        // "x86_64"; empty: no zig glibc target is chosen for it
+};
+constexpr ArchNames kArchitectures[] = {
+    {EM_X86_64, ELFCLASS64, "x86_64-linux-gnu", "x86_64"},
+    {EM_X86_64, 0, "x86_64-linux-gnux32", ""},
+    {EM_386, 0, "i386-linux-gnu", "x86"},
+    {EM_AARCH64, 0, "aarch64-linux-gnu", "aarch64"},
+    {EM_ARM, 0, "arm-linux-gnueabihf", "arm"},
+    {EM_RISCV, ELFCLASS64, "riscv64-linux-gnu", "riscv64"},
+    {EM_RISCV, 0, "riscv64-linux-gnu", ""},
+    {EM_PPC64, 0, "powerpc64le-linux-gnu", "powerpc64le"},
+    {EM_S390, 0, "s390x-linux-gnu", "s390x"},
+};
+
+// The row for `id`: the first of its machine whose class is its own or 0 (any).
+const ArchNames* arch_names(const elf::Identity& id) {
+  for (const auto& a : kArchitectures)
+    if (a.machine == id.machine && (a.elf_class == 0 || a.elf_class == id.elf_class)) return &a;
+  return nullptr;
+}
+
+}  // namespace
+
 std::string multiarch_triple(const elf::Identity& id) {
-  switch (id.machine) {
-    case EM_X86_64: return id.elf_class == ELFCLASS64 ? "x86_64-linux-gnu" : "x86_64-linux-gnux32";
-    case EM_386: return "i386-linux-gnu";
-    case EM_AARCH64: return "aarch64-linux-gnu";
-    case EM_ARM: return "arm-linux-gnueabihf";
-    case EM_RISCV: return "riscv64-linux-gnu";
-    case EM_PPC64: return "powerpc64le-linux-gnu";
-    case EM_S390: return "s390x-linux-gnu";
-    default: return "";
-  }
+  const ArchNames* a = arch_names(id);
+  return a ? a->multiarch : "";
 }
 
 namespace {
@@ -296,16 +319,8 @@ std::optional<std::string> shim_glibc(const CommandFacts& f, const SearchContext
 
 // zig's name of the host's architecture in a target triple; empty when unknown.
 std::string zig_arch(const elf::Identity& id) {
-  switch (id.machine) {
-    case EM_X86_64: return id.elf_class == ELFCLASS64 ? "x86_64" : "";
-    case EM_386: return "x86";
-    case EM_AARCH64: return "aarch64";
-    case EM_ARM: return "arm";
-    case EM_RISCV: return id.elf_class == ELFCLASS64 ? "riscv64" : "";
-    case EM_PPC64: return "powerpc64le";
-    case EM_S390: return "s390x";
-    default: return "";
-  }
+  const ArchNames* a = arch_names(id);
+  return a ? a->zig : "";
 }
 
 // "2.36" or "2.34.0" as (major, minor); nullopt when it is no release number.

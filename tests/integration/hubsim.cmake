@@ -1,11 +1,6 @@
-# The Hub simulator (tests/hubsim): its self-test, and interop with the official JS client.
-# The self-test is a unittest suite of the simulator itself (one ctest, its classes share one simulator).
-find_program(PROVKIT_PYTHON3 python3 REQUIRED)
-
-add_test(NAME "hubsim: self-test"
-  COMMAND ${PROVKIT_PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/hubsim/test_hubsim.py)
-set_tests_properties("hubsim: self-test" PROPERTIES
-  ENVIRONMENT "${PROVKIT_TEST_ENV}" TIMEOUT 60 LABELS hubsim)
+# The Hub simulator (tests/hubsim): its self-test (each test starts its own simulator), and interop with
+# the official JS client.
+provkit_python_tests(hubsim TIMEOUT 60 SCRIPTS ${CMAKE_CURRENT_LIST_DIR}/hubsim/test_hubsim.py)
 
 # @huggingface/hub is installed with npm into the build tree at test time (reused when present).
 add_test(NAME "hubsim: npm install @huggingface/hub"

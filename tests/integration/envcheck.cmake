@@ -5,6 +5,7 @@
 set(ENVCHECK_FAKE_DRIVER_DIR ${CMAKE_BINARY_DIR}/envcheck-fake-driver)
 add_library(envcheck-fake-nvml SHARED ${CMAKE_CURRENT_LIST_DIR}/envcheck/fake_nvml.c)
 add_library(envcheck-fake-cuda SHARED ${CMAKE_CURRENT_LIST_DIR}/envcheck/fake_cuda.c)
+target_link_libraries(envcheck-fake-nvml PRIVATE ${CMAKE_DL_LIBS})
 # No VERSION/SOVERSION: the file name (libnvidia-ml.so.1, libcuda.so.1) is the soname.
 set_target_properties(envcheck-fake-nvml PROPERTIES OUTPUT_NAME nvidia-ml SUFFIX .so.1
   LIBRARY_OUTPUT_DIRECTORY ${ENVCHECK_FAKE_DRIVER_DIR})

@@ -2,6 +2,7 @@
 // Parses flags into a host::Request, runs it, prints the table or JSON.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <iostream>
 
 #include "cmdline.hpp"
@@ -18,17 +19,12 @@ const char* kDescription =
     "headers, ROCm). Exit 0 when nothing failed, 1 when a check failed, 2 for a usage or profile error.\n"
     "Stand-in driver libraries: ENVCHECK_NVML_LIB, ENVCHECK_CUDA_LIB, ENVCHECK_NVIDIA_SMI (see docs/envcheck.md).";
 
-// The command-line option a request field is given by.
+// The command-line option a request field is given by: its profile key as a flag.
 std::string flag_for(host::Field field) {
-  switch (field) {
-    case host::Field::cuda: return "--cuda";
-    case host::Field::need: return "--need";
-    case host::Field::min_cc: return "--min-cc";
-    case host::Field::python: return "--python";
-    case host::Field::disk: return "--disk";
-    case host::Field::file: return "--file";
-  }
-  return "?";
+  if (field == host::Field::file) return "--file";
+  auto key = host::field_key(field);
+  std::replace(key.begin(), key.end(), '_', '-');
+  return "--" + key;
 }
 
 }  // namespace
@@ -37,7 +33,7 @@ int main(int argc, char** argv) {
   CLI::App app(kDescription, "envcheck");
   cmdline::Convention convention(app);
   host::Request req;
-  std::string cuda, min_cc, arch_list, vram_free, profile, python_version;
+  std::string cuda, min_cc, arch_list, vram_free, profile, python_version, link_seconds, min_pcie, min_h2d, roce_device;
   std::vector<std::string> needs, disks, ports, files;
   bool json = false, quiet = false;
 
@@ -58,6 +54,13 @@ int main(int argc, char** argv) {
   app.add_option("--port-free", ports, "TCP port that must be free to bind (repeatable)")->type_name("PORT");
   app.add_option("--file", files, "file that must exist, with this sha256 when given (repeatable)")->type_name("PATH[=SHA256]");
   app.add_flag("--rocm", req.rocm, "ROCm runtime libraries and at least one AMD GPU must be present");
+  auto* link_test = app.add_option("--link-test", link_seconds, "copy host<->GPU and GPU<->GPU for SECONDS per GPU (default 1): GB/s, the PCIe link under load, peer paths")
+                        ->expected(0, 1)->type_name("[SECONDS]");
+  app.add_option("--min-pcie", min_pcie, "the link under load must train at least this (runs --link-test)")->type_name("GEN:WIDTH");
+  app.add_option("--min-h2d", min_h2d, "host-to-device copies must reach this (runs --link-test)")->type_name("GB/s");
+  app.add_flag("--pcie-atomics", req.pcie_atomics, "every bridge from each GPU to its root port must route PCIe AtomicOps (root reads them)");
+  auto* roce = app.add_option("--roce", roce_device, "RoCE GID tables and the NCCL_IB_GID_INDEX of this node's IPv4 (every RDMA device, or DEV)")
+                   ->expected(0, 1)->type_name("[DEV]");
   app.add_option("--profile", profile, "run the checks listed in a YAML profile")->type_name("FILE.yaml");
   app.add_flag("--json", json, "print the results as JSON");
   app.add_flag("--quiet", quiet, "print nothing; the exit code says it");
@@ -76,6 +79,10 @@ int main(int argc, char** argv) {
     for (const auto& d : disks) host::add_disk_assignment(req, d);
     for (const auto& p : ports) host::add_port(req, p);
     for (const auto& f : files) host::add_file_assignment(req, f);
+    if (link_test->count() > 0) host::set_link_test(req, link_seconds);
+    if (!min_pcie.empty()) host::set_min_pcie(req, min_pcie);
+    if (!min_h2d.empty()) host::set_min_h2d(req, min_h2d);
+    if (roce->count() > 0) req.roce = roce_device;
   } catch (const host::InvalidValue& e) {
     std::cerr << "envcheck: " << e.sentence(flag_for(e.field)) << "\n";
     return static_cast<int>(e.code());
@@ -86,7 +93,7 @@ int main(int argc, char** argv) {
 
   auto env = host::Environment::from_process();
   const bool only_inventory = !req.asks_anything() && req.gpus.empty();
-  auto results = only_inventory ? host::inventory(env) : host::run_checks(req, env);
+  auto results = only_inventory ? host::inventory(env, req) : host::run_checks(req, env);
   const bool failed = host::check::any_failed(results);
 
   if (!quiet) {

@@ -40,6 +40,12 @@ std::string rule_text(Rule rule, const std::string& threshold) {
     case Rule::file_exists: return "exists";
     case Rule::file_sha256: return "sha256 matches";
     case Rule::rocm_present: return "libamdhip64 and libhsa-runtime64 found, and an AMD GPU in KFD";
+    case Rule::link_copies: return "host-device copies through the CUDA driver API";
+    case Rule::min_pcie_link: return "PCIe link under load >= gen:width " + threshold;
+    case Rule::min_h2d: return "host-to-device copies >= " + threshold + " GB/s";
+    case Rule::peer_path: return "copies between the pair, direct or host-staged";
+    case Rule::pcie_atomics_routing: return "AtomicOp routing on every bridge up to the root port";
+    case Rule::roce_gid_index: return "a RoCE v2 GID of this node's IPv4 address";
   }
   return "?";
 }

@@ -57,6 +57,9 @@ std::vector<check::Result> run_checks(const Request& req, const Environment& env
   for (const auto& l : req.libs) out.push_back(lib_check(l, probes));
   for (const auto& e : req.elfs) elf_checks(e, probes, out);
   if (req.rocm) out.push_back(rocm_check(probes));
+  link_checks(req, probes, out);
+  if (req.pcie_atomics) pcie_atomics_rows(probes, true, out);
+  if (req.roce) roce_rows(*req.roce, probes, true, out);
   for (const auto& d : req.disks) out.push_back(disk_check(d));
   for (int p : req.ports) out.push_back(port_check(p));
   for (const auto& f : req.files) out.push_back(file_check(f));

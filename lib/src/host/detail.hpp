@@ -72,5 +72,10 @@ Result disk_check(const DiskGate& gate);                                  // hos
 Result port_check(int port);
 Result file_check(const FileGate& gate);
 Result rocm_check(Probes& probes);                                        // host_rocm_checks.cpp
+// The links (host/link_checks.cpp). `as_check`: a verdict was asked; without
+// it (the inventory) a row only says what could be read.
+void link_checks(const Request& req, Probes& probes, std::vector<Result>& out);
+void pcie_atomics_rows(Probes& probes, bool as_check, std::vector<Result>& out);
+void roce_rows(const std::string& device, Probes& probes, bool as_check, std::vector<Result>& out);
 
 }  // namespace provkit::host::detail

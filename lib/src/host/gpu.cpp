@@ -1,13 +1,13 @@
 #include "provkit/host/gpu.hpp"
 
-#include <dlfcn.h>
-#include <link.h>
-
 #include <algorithm>
 #include <charconv>
 #include <chrono>
+#include <cstring>
 
 #include "provkit/error.hpp"
+#include "provkit/host/pcie.hpp"
+#include "provkit/host/shared_library.hpp"
 #include "provkit/util/fs.hpp"
 #include "provkit/util/paths.hpp"
 #include "provkit/util/process.hpp"
@@ -23,6 +23,11 @@ using nvmlReturn_t = int;
 using nvmlDevice_t = struct nvmlDevice_st*;
 struct nvmlMemory_t {
   unsigned long long total, free, used;
+};
+struct nvmlPciInfo_t {  // nvmlDeviceGetPciInfo_v3's
+  char busIdLegacy[16];
+  unsigned domain, bus, device, pciDeviceId, pciSubSystemId;
+  char busId[32];
 };
 constexpr int kP2PCapsRead = 0;    // NVML_P2P_CAPS_INDEX_READ
 constexpr int kP2PCapsNvlink = 2;  // NVML_P2P_CAPS_INDEX_NVLINK
@@ -40,37 +45,12 @@ std::string p2p_words(int status) {
   }
 }
 
-// A dlopen handle that closes itself.
-struct Library {
-  void* handle = nullptr;
-  std::string error;
-  explicit Library(const std::string& name) {
-    handle = ::dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!handle) {
-      const char* e = ::dlerror();
-      error = e ? e : "dlopen failed";
-    }
-  }
-  ~Library() {
-    if (handle) ::dlclose(handle);
-  }
-  Library(const Library&) = delete;
-  Library& operator=(const Library&) = delete;
-  template <class F>
-  F symbol(const char* name) const {
-    return reinterpret_cast<F>(::dlsym(handle, name));
-  }
-  std::string path() const {
-    link_map* map = nullptr;
-    if (handle && ::dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map && map->l_name) return map->l_name;
-    return {};
-  }
-};
+using Library = host::SharedLibrary;
 
 bool probe_nvml(const ProbeOptions& options, Snapshot& s) {
   Library lib(options.nvml_library);
-  if (!lib.handle) {
-    s.nvml_error = lib.error;
+  if (!lib.loaded()) {
+    s.nvml_error = lib.error();
     return false;
   }
   auto init = lib.symbol<nvmlReturn_t (*)()>("nvmlInit_v2");
@@ -105,6 +85,7 @@ bool probe_nvml(const ProbeOptions& options, Snapshot& s) {
   // The most the GPU and its slot allow together, as nvidia-smi's pcie.link.*.max.
   auto gen_max = lib.symbol<DevUInt>("nvmlDeviceGetMaxPcieLinkGeneration");
   auto width_max = lib.symbol<DevUInt>("nvmlDeviceGetMaxPcieLinkWidth");
+  auto pci_info = lib.symbol<nvmlReturn_t (*)(nvmlDevice_t, nvmlPciInfo_t*)>("nvmlDeviceGetPciInfo_v3");
   auto p2p = lib.symbol<nvmlReturn_t (*)(nvmlDevice_t, nvmlDevice_t, int, int*)>("nvmlDeviceGetP2PStatus");
 
   unsigned n = 0;
@@ -122,6 +103,8 @@ bool probe_nvml(const ProbeOptions& options, Snapshot& s) {
       if (get_name && get_name(h, text, sizeof text) == 0) d.name = text;
       int major = -1, minor = -1;
       if (get_cc && get_cc(h, &major, &minor) == 0) d.cc_major = major, d.cc_minor = minor;
+      nvmlPciInfo_t pci{};
+      if (pci_info && pci_info(h, &pci) == 0) d.pci_bus_id = host::canonical_bus_id(std::string(pci.busId, strnlen(pci.busId, sizeof pci.busId)));
       nvmlMemory_t mem{};
       if (get_memory && get_memory(h, &mem) == 0) d.memory_total = mem.total, d.memory_free = mem.free;
       auto read_uint = [&](DevUInt f, int& out) {
@@ -199,8 +182,8 @@ ProbeOptions ProbeOptions::from_environment() {
 
 void probe_libcuda(const ProbeOptions& options, Snapshot& s) {
   Library lib(options.cuda_library);
-  if (!lib.handle) {
-    s.libcuda_error = lib.error;
+  if (!lib.loaded()) {
+    s.libcuda_error = lib.error();
     return;
   }
   s.libcuda_path = lib.path();

@@ -1,5 +1,6 @@
 // envcheck with no check asked: what is on this host (driver, libcuda, GPUs,
-// peer-to-peer, compiler, nvcc, Python, ROCm). Facts, not verdicts: build
+// peer-to-peer, compiler, nvcc, Python, ROCm, PCIe atomics where readable,
+// RoCE GID tables; the link test's measurements when asked). Facts, not verdicts: build
 // tools are looked for through the same Probes the checks use, not run.
 #include "detail.hpp"
 #include "provkit/host/system.hpp"
@@ -104,7 +105,7 @@ Result python_fact(Probes& probes) {
 
 }  // namespace
 
-std::vector<check::Result> inventory(const Environment& env) {
+std::vector<check::Result> inventory(const Environment& env, const Request& links) {
   Probes probes(env);
   const auto& s = probes.driver();
   std::vector<Result> out;
@@ -121,6 +122,9 @@ std::vector<check::Result> inventory(const Environment& env) {
   Result rocm{.name = "rocm"};
   rocm.reason = rocm_text(probes.rocm(), rocm.data);
   out.push_back(rocm);
+  pcie_atomics_rows(probes, false, out);
+  roce_rows("", probes, false, out);
+  link_checks(links, probes, out);
   return out;
 }
 

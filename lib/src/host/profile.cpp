@@ -61,6 +61,18 @@ class ProfileReader {
              });
          }},
         {"rocm", [&](const YAML::Node& n) { r_.rocm = boolean(n, "rocm"); }},
+        {"link_test", [&](const YAML::Node& n) {
+           auto v = scalar(n, "link_test");
+           if (v != "false") at(n, "link_test", [&] { set_link_test(r_, v == "true" ? "" : v); });
+         }},
+        {"min_pcie", [&](const YAML::Node& n) { at(n, "min_pcie", [&] { set_min_pcie(r_, scalar(n, "min_pcie")); }); }},
+        {"min_h2d", [&](const YAML::Node& n) { at(n, "min_h2d", [&] { set_min_h2d(r_, scalar(n, "min_h2d")); }); }},
+        {"pcie_atomics", [&](const YAML::Node& n) { r_.pcie_atomics = boolean(n, "pcie_atomics"); }},
+        {"roce", [&](const YAML::Node& n) {
+           auto v = scalar(n, "roce");
+           if (v == "true") r_.roce = "";
+           else if (v != "false") r_.roce = v;
+         }},
     };
     std::map<std::string, int> first_line;
     for (const auto& kv : root) {

@@ -14,7 +14,8 @@ namespace provkit::host {
 
 bool Request::asks_anything() const {
   return cuda || !needs.empty() || min_cc || !arch_list.empty() || vram_free || cc || nvcc || python ||
-         !libs.empty() || !elfs.empty() || !disks.empty() || !ports.empty() || !files.empty() || rocm;
+         !libs.empty() || !elfs.empty() || !disks.empty() || !ports.empty() || !files.empty() || rocm ||
+         min_pcie || min_h2d || pcie_atomics || roce;
 }
 
 std::string field_key(Field field) {
@@ -25,6 +26,9 @@ std::string field_key(Field field) {
     case Field::python: return "python";
     case Field::disk: return "disk";
     case Field::file: return "files";
+    case Field::link_test: return "link_test";
+    case Field::min_pcie: return "min_pcie";
+    case Field::min_h2d: return "min_h2d";
   }
   return "?";
 }
@@ -67,6 +71,45 @@ void set_python(Request& r, const std::string& version) {
   if (!version.empty() && !cudacompat::parse_version(version))
     throw InvalidValue(Field::python, version, "a version as X.Y (like 3.11)");
   r.python = version;
+}
+
+namespace {
+std::optional<double> positive_number(const std::string& text) {
+  double v = 0;
+  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || p != text.data() + text.size() || !(v > 0)) return std::nullopt;
+  return v;
+}
+}  // namespace
+
+void set_link_test(Request& r, const std::string& seconds) {
+  if (seconds.empty()) return void(r.link_test = 1.0);
+  auto v = positive_number(seconds);
+  if (!v || *v > 60) throw InvalidValue(Field::link_test, seconds, "seconds per GPU, more than 0 and at most 60 (like 1 or 0.5)");
+  r.link_test = v;
+}
+
+void set_min_pcie(Request& r, const std::string& text) {
+  auto colon = text.find(':');
+  int g = 0, w = 0;
+  auto read = [](std::string_view s, int& out) {
+    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+    return ec == std::errc() && p == s.data() + s.size() && !s.empty();
+  };
+  static const int widths[] = {1, 2, 4, 8, 12, 16, 32};
+  if (colon == std::string::npos || !read(std::string_view(text).substr(0, colon), g) ||
+      !read(std::string_view(text).substr(colon + 1), w) || g < 1 || g > 6 ||
+      std::find(std::begin(widths), std::end(widths), w) == std::end(widths))
+    throw InvalidValue(Field::min_pcie, text, "GEN:WIDTH, a PCIe generation 1-6 and a width x1-x32 (like 4:16)");
+  r.min_pcie = host::LinkReading{g, w};
+  r.min_pcie_text = text;
+}
+
+void set_min_h2d(Request& r, const std::string& text) {
+  auto v = positive_number(text);
+  if (!v) throw InvalidValue(Field::min_h2d, text, "a bandwidth in GB/s (like 20)");
+  r.min_h2d = v;
+  r.min_h2d_text = text;
 }
 
 void add_disk(Request& r, const std::string& path, const std::string& size) {

@@ -8,6 +8,10 @@
  *   gpu.N.uuid= gpu.N.name= gpu.N.cc=12.0 gpu.N.memory_total= gpu.N.memory_free=
  *   gpu.N.pcie_gen=CUR,MAX  gpu.N.pcie_width=CUR,MAX
  *   p2p.A.B=STATUS  nvlink.A.B=STATUS  (nvmlGpuP2PStatus_t; default 5, not supported)
+ *   gpu.N.pci_bus_id=0000:01:00.0  (default 0000:0M:00.0, M = N+1)
+ *   gpu.N.pcie_load=GEN,WIDTH      what NVML's current link reads while a
+ *                                  stand-in libcuda copy runs (default: as idle)
+ *   cuda_peer.A.B=1                cuDeviceCanAccessPeer allows A<->B (default refused)
  * The real driver cannot exist on the test hosts; this goes through the same
  * dlopen/dlsym path envcheck uses on a real one. */
 #ifndef FAKE_GPU_DESC_H
@@ -25,6 +29,8 @@ struct fake_gpu {
   int cc_major, cc_minor;
   unsigned long long memory_total, memory_free;
   unsigned gen_cur, gen_max, width_cur, width_max;
+  unsigned gen_load, width_load;
+  char pci_bus_id[32];
 };
 
 struct fake_desc {
@@ -36,6 +42,7 @@ struct fake_desc {
   struct fake_gpu gpus[FAKE_MAX_GPUS];
   int p2p[FAKE_MAX_GPUS][FAKE_MAX_GPUS];
   int nvlink[FAKE_MAX_GPUS][FAKE_MAX_GPUS];
+  int cuda_peer[FAKE_MAX_GPUS][FAKE_MAX_GPUS];
 };
 
 /* Returns 0 when the description was read. */
@@ -67,6 +74,8 @@ static int fake_desc_load(struct fake_desc* d) {
       d->p2p[i][j] = d->p2p[j][i] = atoi(val);
     else if (sscanf(key, "nvlink.%d.%d", &i, &j) == 2 && i >= 0 && j >= 0 && i < FAKE_MAX_GPUS && j < FAKE_MAX_GPUS)
       d->nvlink[i][j] = d->nvlink[j][i] = atoi(val);
+    else if (sscanf(key, "cuda_peer.%d.%d", &i, &j) == 2 && i >= 0 && j >= 0 && i < FAKE_MAX_GPUS && j < FAKE_MAX_GPUS)
+      d->cuda_peer[i][j] = d->cuda_peer[j][i] = atoi(val);
     else if (sscanf(key, "gpu.%d.%63s", &i, field) == 2 && i >= 0 && i < FAKE_MAX_GPUS) {
       struct fake_gpu* g = &d->gpus[i];
       if (i + 1 > d->gpu_count) d->gpu_count = i + 1;
@@ -77,10 +86,18 @@ static int fake_desc_load(struct fake_desc* d) {
       else if (strcmp(field, "memory_free") == 0) g->memory_free = strtoull(val, NULL, 10);
       else if (strcmp(field, "pcie_gen") == 0) sscanf(val, "%u,%u", &g->gen_cur, &g->gen_max);
       else if (strcmp(field, "pcie_width") == 0) sscanf(val, "%u,%u", &g->width_cur, &g->width_max);
+      else if (strcmp(field, "pcie_load") == 0) sscanf(val, "%u,%u", &g->gen_load, &g->width_load);
+      else if (strcmp(field, "pci_bus_id") == 0) snprintf(g->pci_bus_id, sizeof g->pci_bus_id, "%s", val);
     }
   }
   fclose(f);
   if (d->libcuda_version < 0) d->libcuda_version = d->cuda_version;
+  for (int k = 0; k < d->gpu_count; ++k) {
+    struct fake_gpu* g = &d->gpus[k];
+    if (!g->pci_bus_id[0]) snprintf(g->pci_bus_id, sizeof g->pci_bus_id, "0000:%02x:00.0", k + 1);
+    if (!g->gen_load) g->gen_load = g->gen_cur;
+    if (!g->width_load) g->width_load = g->width_cur;
+  }
   return 0;
 }
 

@@ -1,5 +1,8 @@
 /* Stand-in libnvidia-ml.so.1: the NVML entry points envcheck calls, with
  * NVML's documented signatures, answering from $PROVKIT_FAKE_GPU. */
+#include <dlfcn.h>
+#include <strings.h>
+
 #include "fake_gpu_desc.h"
 
 typedef int nvmlReturn_t; /* NVML_SUCCESS 0, UNINITIALIZED 1, INVALID_ARGUMENT 2, INSUFFICIENT_SIZE 7, DRIVER_NOT_LOADED 9 */
@@ -93,10 +96,58 @@ nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t d, nvmlMemory_t* memory) {
     *out = d->field;                                   \
     return 0;                                          \
   }
-UINT_GETTER(nvmlDeviceGetCurrPcieLinkGeneration, gen_cur)
 UINT_GETTER(nvmlDeviceGetMaxPcieLinkGeneration, gen_max)
 UINT_GETTER(nvmlDeviceGetGpuMaxPcieLinkGeneration, gen_max)
-UINT_GETTER(nvmlDeviceGetCurrPcieLinkWidth, width_cur)
+
+/* While the stand-in libcuda (the one envcheck loaded, $ENVCHECK_CUDA_LIB)
+ * copies on this GPU, the link reads as trained under load. */
+static int copying(int index) {
+  const char* lib = getenv("ENVCHECK_CUDA_LIB");
+  void* h = lib ? dlopen(lib, RTLD_NOLOAD | RTLD_LAZY) : NULL;
+  if (!h) return 0;
+  int (*probe)(int) = (int (*)(int))dlsym(h, "provkit_fake_cuda_copying");
+  int busy = probe ? probe(index) : 0;
+  dlclose(h);
+  return busy;
+}
+
+nvmlReturn_t nvmlDeviceGetCurrPcieLinkGeneration(nvmlDevice_t d, unsigned* out) {
+  if (index_of(d) < 0 || !out) return 2;
+  *out = copying(index_of(d)) ? d->gen_load : d->gen_cur;
+  return 0;
+}
+
+nvmlReturn_t nvmlDeviceGetCurrPcieLinkWidth(nvmlDevice_t d, unsigned* out) {
+  if (index_of(d) < 0 || !out) return 2;
+  *out = copying(index_of(d)) ? d->width_load : d->width_cur;
+  return 0;
+}
+
+typedef struct {
+  char busIdLegacy[16];
+  unsigned domain, bus, device, pciDeviceId, pciSubSystemId;
+  char busId[32];
+} nvmlPciInfo_t;
+
+nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t d, nvmlPciInfo_t* pci) {
+  if (index_of(d) < 0 || !pci) return 2;
+  memset(pci, 0, sizeof *pci);
+  snprintf(pci->busIdLegacy, sizeof pci->busIdLegacy, "%s", d->pci_bus_id);
+  snprintf(pci->busId, sizeof pci->busId, "0000%s", d->pci_bus_id); /* NVML's 8-digit domain */
+  return 0;
+}
+
+nvmlReturn_t nvmlDeviceGetHandleByPciBusId_v2(const char* bus_id, nvmlDevice_t* device) {
+  if (!initialised) return 1;
+  if (!bus_id || !device) return 2;
+  if (strlen(bus_id) == 16 && strncmp(bus_id, "0000", 4) == 0) bus_id += 4;
+  for (int i = 0; i < desc.gpu_count; ++i)
+    if (strcasecmp(desc.gpus[i].pci_bus_id, bus_id) == 0) {
+      *device = &desc.gpus[i];
+      return 0;
+    }
+  return 6; /* NVML_ERROR_NOT_FOUND */
+}
 UINT_GETTER(nvmlDeviceGetMaxPcieLinkWidth, width_max)
 
 /* p2pIndex: NVML_P2P_CAPS_INDEX_READ 0, WRITE 1, NVLINK 2, ATOMICS 3, PCI 4. */

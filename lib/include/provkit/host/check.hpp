@@ -36,6 +36,12 @@ enum class Rule {
   file_exists,
   file_sha256,
   rocm_present,                 // ROCm runtime libraries and an AMD GPU in KFD
+  link_copies,                  // --link-test: the copies ran on the GPU
+  min_pcie_link,                // (threshold: GEN:WIDTH) the link trained under load
+  min_h2d,                      // (threshold: GB/s) measured host-to-device bandwidth
+  peer_path,                    // a GPU pair's copies ran, direct or host-staged
+  pcie_atomics_routing,         // every bridge up to the root port routes AtomicOps
+  roce_gid_index,               // a RoCE v2 GID of this node's IPv4 on the port
 };
 
 struct Result {

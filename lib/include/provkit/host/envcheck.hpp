@@ -12,6 +12,7 @@
 #include "provkit/host/cuda_compat.hpp"
 #include "provkit/error.hpp"
 #include "provkit/host/gpu.hpp"
+#include "provkit/host/link_test.hpp"
 
 namespace provkit::host {
 
@@ -45,14 +46,25 @@ struct Request {
   std::vector<int> ports;
   std::vector<FileGate> files;
   bool rocm = false;
+  // The links (host/link_test, host/pcie, host/roce). --link-test alone adds
+  // its measurements to the inventory; the rest are checks.
+  std::optional<double> link_test;  // seconds per GPU
+  std::optional<host::LinkReading> min_pcie;
+  std::string min_pcie_text;        // "4:16", as written
+  std::optional<double> min_h2d;    // GB/s
+  std::string min_h2d_text;
+  bool pcie_atomics = false;
+  std::optional<std::string> roce;  // a device name, "" every one
 
   bool asks_anything() const;  // false: print the inventory
+  bool wants_link_test() const { return link_test || min_pcie || min_h2d; }
+  double link_test_seconds() const { return link_test.value_or(1.0); }  // false: print the inventory
 };
 
 // The part of a Request a value was meant for. The library names it by its
 // profile key; the tool says its flag (--min-cc), a profile FILE:LINE 'min_cc'.
-enum class Field { cuda, need, min_cc, python, disk, file };
-std::string field_key(Field field);  // "cuda", "need", "min_cc", "python", "disk", "files"
+enum class Field { cuda, need, min_cc, python, disk, file, link_test, min_pcie, min_h2d };
+std::string field_key(Field field);  // "cuda", "need", "min_cc", "python", "disk", "files", "link_test", ...
 
 // A value a Request field cannot take, as data: what was given and what the
 // field wants. what() is sentence("'KEY'").
@@ -76,6 +88,9 @@ void set_min_cc(Request& r, const std::string& text);
 void set_arch_list(Request& r, const std::string& text);
 void set_vram_free(Request& r, const std::string& text);
 void set_python(Request& r, const std::string& version);  // "" or "X.Y"
+void set_link_test(Request& r, const std::string& seconds);  // "" = the default
+void set_min_pcie(Request& r, const std::string& text);      // "GEN:WIDTH"
+void set_min_h2d(Request& r, const std::string& text);       // GB/s
 void add_disk(Request& r, const std::string& path, const std::string& size);
 void add_port(Request& r, const std::string& text);
 void add_file(Request& r, const std::string& path, const std::string& sha256);
@@ -104,6 +119,7 @@ struct Environment {
 };
 
 std::vector<check::Result> run_checks(const Request& request, const Environment& env);
-std::vector<check::Result> inventory(const Environment& env);
+// `links`: the --link-test a request asks for (and nothing else of it) joins the inventory.
+std::vector<check::Result> inventory(const Environment& env, const Request& links = {});
 
 }  // namespace provkit::host

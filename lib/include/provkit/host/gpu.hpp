@@ -24,6 +24,7 @@ struct Device {
   int index = 0;
   std::string uuid;  // "GPU-8f0c..."
   std::string name;
+  std::string pci_bus_id;  // "0000:01:00.0" (sysfs's spelling); "" when not read
   int cc_major = -1, cc_minor = -1;  // compute capability; -1 unknown
   std::optional<std::uint64_t> memory_total, memory_free;  // bytes
   PcieLink pcie;

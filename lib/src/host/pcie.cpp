@@ -1,0 +1,149 @@
+#include "provkit/host/pcie.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+
+#include "provkit/util/strings.hpp"
+
+namespace provkit::host {
+
+namespace {
+
+constexpr std::size_t kHeaderBytes = 64;          // what an unprivileged read of `config` returns
+constexpr std::size_t kConfigBytes = 4096;        // extended config space
+constexpr unsigned kCapPcie = 0x10;               // PCI Express capability id
+constexpr unsigned kDevCap2 = 0x24;               // Device Capabilities 2, from the capability
+
+bool is_hex_digits(std::string_view s, std::size_t n) {
+  return s.size() == n && std::all_of(s.begin(), s.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); });
+}
+
+unsigned byte_at(std::string_view c, std::size_t at) { return static_cast<unsigned char>(c[at]); }
+unsigned u16_at(std::string_view c, std::size_t at) { return byte_at(c, at) | byte_at(c, at + 1) << 8; }
+unsigned u32_at(std::string_view c, std::size_t at) { return u16_at(c, at) | u16_at(c, at + 2) << 16; }
+
+}  // namespace
+
+std::string canonical_bus_id(std::string_view text) {
+  auto parts = util::split(util::lower(util::trim(text)), ':');
+  if (parts.size() != 3) return {};
+  std::string domain = parts[0];
+  while (domain.size() > 4 && domain[0] == '0') domain.erase(0, 1);
+  auto dot = parts[2].find('.');
+  if (!is_hex_digits(domain, 4) || !is_hex_digits(parts[1], 2) || dot != 2 || !is_hex_digits(parts[2].substr(0, 2), 2) ||
+      parts[2].size() != 4 || !std::isdigit(static_cast<unsigned char>(parts[2][3])) || parts[2][3] > '7')
+    return {};
+  return domain + ":" + parts[1] + ":" + parts[2];
+}
+
+std::string port_type_name(PortType t) {
+  switch (t) {
+    case PortType::endpoint: return "endpoint";
+    case PortType::legacy_endpoint: return "legacy endpoint";
+    case PortType::root_port: return "root port";
+    case PortType::upstream_port: return "switch upstream port";
+    case PortType::downstream_port: return "switch downstream port";
+    case PortType::pcie_to_pci_bridge: return "PCIe-to-PCI bridge";
+    case PortType::pci_to_pcie_bridge: return "PCI-to-PCIe bridge";
+    case PortType::root_complex_endpoint: return "root complex endpoint";
+    case PortType::other: return "other";
+  }
+  return "other";
+}
+
+PcieFunction parse_config(std::string_view bdf, std::string_view config) {
+  PcieFunction f{.bdf = std::string(bdf)};
+  if (config.size() <= kHeaderBytes) {
+    f.why = std::string(bdf) + "'s config space reads as " + std::to_string(config.size()) +
+            " bytes: past the first 64 only root may read it, and the capability list is there";
+    return f;
+  }
+  if (!(u16_at(config, 0x06) & 0x10)) {  // Status: Capabilities List
+    f.why = std::string(bdf) + " has no capability list";
+    return f;
+  }
+  unsigned at = byte_at(config, 0x34) & 0xfc;
+  for (int hops = 0; at >= kHeaderBytes && hops < 48; ++hops) {  // 48: as many as fit in 256 bytes
+    if (at + 2 > config.size()) break;
+    if (byte_at(config, at) == kCapPcie) {
+      if (at + kDevCap2 + 4 > config.size()) break;
+      static const PortType types[] = {PortType::endpoint,        PortType::legacy_endpoint,   PortType::other,
+                                       PortType::other,           PortType::root_port,         PortType::upstream_port,
+                                       PortType::downstream_port, PortType::pcie_to_pci_bridge, PortType::pci_to_pcie_bridge,
+                                       PortType::root_complex_endpoint};
+      unsigned type = (u16_at(config, at + 2) >> 4) & 0xf;
+      f.type = type < std::size(types) ? types[type] : PortType::other;
+      unsigned cap2 = u32_at(config, at + kDevCap2);
+      f.caps = {.routing = (cap2 >> 6 & 1) != 0, .completer32 = (cap2 >> 7 & 1) != 0,
+                .completer64 = (cap2 >> 8 & 1) != 0, .cas128 = (cap2 >> 9 & 1) != 0};
+      f.readable = true;
+      return f;
+    }
+    at = byte_at(config, at + 1) & 0xfc;
+  }
+  f.why = std::string(bdf) + " has no PCI Express capability in its config space";
+  return f;
+}
+
+bool AtomicsPath::readable() const {
+  return error.empty() && device.readable &&
+         std::all_of(bridges.begin(), bridges.end(), [](const PcieFunction& b) { return b.readable; });
+}
+
+const PcieFunction* AtomicsPath::first_blocking_bridge() const {
+  for (const auto& b : bridges) {
+    if (!b.readable) return nullptr;
+    if (!b.caps.routing) return &b;
+  }
+  return nullptr;
+}
+
+AtomicsPath read_atomics_path(const fs::path& sysfs_root, const std::string& bdf) {
+  AtomicsPath path{.bdf = bdf};
+  std::error_code ec;
+  auto real = fs::canonical(sysfs_root / "bus" / "pci" / "devices" / bdf, ec);
+  if (ec || canonical_bus_id(bdf) != bdf) {
+    path.error = "no PCI device " + bdf + " under " + (sysfs_root / "bus/pci/devices").string();
+    return path;
+  }
+  auto read = [](const fs::path& dir, const std::string& id) {
+    std::ifstream in(dir / "config", std::ios::binary);
+    if (!in.is_open()) return PcieFunction{.bdf = id, .why = "cannot open " + (dir / "config").string()};
+    std::string bytes(kConfigBytes, '\0');
+    in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    bytes.resize(in ? bytes.size() : static_cast<std::size_t>(std::max<std::streamsize>(in.gcount(), 0)));
+    return parse_config(id, bytes);
+  };
+  path.device = read(real, bdf);
+  // Every component of the real path that is a bus id is a bridge above the device.
+  for (auto dir = real.parent_path(); dir.has_relative_path(); dir = dir.parent_path()) {
+    auto id = dir.filename().string();
+    if (canonical_bus_id(id) != id) break;  // "pci0000:00": the host bridge, past the root port
+    path.bridges.push_back(read(dir, id));
+  }
+  return path;
+}
+
+std::vector<std::string> amd_gpu_bus_ids(const fs::path& sysfs_root) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (fs::directory_iterator it(sysfs_root / "class" / "drm", ec), end; !ec && it != end; it.increment(ec)) {
+    auto name = it->path().filename().string();
+    if (!name.starts_with("card") || name.size() == 4 ||
+        !std::all_of(name.begin() + 4, name.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
+      continue;  // card1-DP-1 and the like are connectors
+    std::ifstream vendor(it->path() / "device" / "vendor");
+    std::string v;
+    if (!(vendor >> v) || util::lower(v) != "0x1002") continue;
+    std::error_code ec2;
+    auto id = fs::canonical(it->path() / "device", ec2).filename().string();
+    if (!ec2 && canonical_bus_id(id) == id && std::find(out.begin(), out.end(), id) == out.end()) out.push_back(id);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace provkit::host

@@ -160,10 +160,9 @@ void pcie_atomics_rows(Probes& probes, bool as_check, std::vector<Result>& out) 
   for (const auto& [who, id] : gpus) {
     auto path = host::read_atomics_path(sysfs, id);
     if (!as_check && !path.readable()) continue;  // the inventory shows only what it could read
-    Result r{.name = "pcie-atomics " + who.substr(who.find(' ') + 1), .status = as_check ? Status::pass : Status::info,
+    Result r{.name = "pcie-atomics " + who, .status = as_check ? Status::pass : Status::info,
              .rule = as_check ? Rule::pcie_atomics_routing : Rule::none,
              .data = {{"bdf", id}, {"device", function_json(path.device)}, {"bridges", json::array()}}};
-    if (who.starts_with("amd")) r.name = "pcie-atomics " + id;
     for (const auto& b : path.bridges) r.data["bridges"].push_back(function_json(b));
     const auto* blocking = path.first_blocking_bridge();
     r.data["first_blocking_bridge"] = blocking ? json(blocking->bdf) : json(nullptr);

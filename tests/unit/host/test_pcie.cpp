@@ -1,0 +1,96 @@
+// host/pcie: bus ids, the PCI Express capability in config space, and the
+// walk from a device to its root port through a sysfs tree made here.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <string>
+
+#include "provkit/host/pcie.hpp"
+#include "support/temp_dir.hpp"
+
+using namespace provkit;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A config space image: PM capability at 0x40, then PCI Express at 0x60 (or
+// `pcie_at`), with port type `type` and Device Capabilities 2 = `devcap2`.
+std::string config(unsigned type, unsigned devcap2, std::size_t size = 4096, unsigned pcie_at = 0x60) {
+  std::string c(size, '\0');
+  if (size <= 0x40) return c;
+  c[0x06] = 0x10;
+  c[0x34] = 0x40;
+  c[0x40] = 0x01;
+  c[0x41] = static_cast<char>(pcie_at);
+  c[pcie_at] = 0x10;
+  c[pcie_at + 2] = static_cast<char>(0x2 | type << 4);
+  for (int i = 0; i < 4; ++i) c[pcie_at + 0x24 + i] = static_cast<char>(devcap2 >> (8 * i) & 0xff);
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("bus ids take sysfs's spelling", "[host][pcie]") {
+  CHECK(host::canonical_bus_id("00000000:01:00.0") == "0000:01:00.0");
+  CHECK(host::canonical_bus_id("0000:C1:00.0") == "0000:c1:00.0");
+  CHECK(host::canonical_bus_id(" 0001:00:06.3\n") == "0001:00:06.3");
+  CHECK(host::canonical_bus_id("pci0000:00").empty());
+  CHECK(host::canonical_bus_id("0000:01:00.8").empty());
+  CHECK(host::canonical_bus_id("0000:01:00").empty());
+  CHECK(host::canonical_bus_id("../../etc:00:00.0").empty());
+}
+
+TEST_CASE("Device Capabilities 2 is read from the PCI Express capability", "[host][pcie]") {
+  auto root = host::parse_config("0000:00:01.0", config(4, 1u << 6 | 1u << 7 | 1u << 8));
+  REQUIRE(root.readable);
+  CHECK(root.type == host::PortType::root_port);
+  CHECK(root.caps.routing);
+  CHECK(root.caps.completer32);
+  CHECK(root.caps.completer64);
+  CHECK_FALSE(root.caps.cas128);
+  auto down = host::parse_config("0000:02:00.0", config(6, 1u << 9, 4096, 0xc8));
+  REQUIRE(down.readable);
+  CHECK(down.type == host::PortType::downstream_port);
+  CHECK_FALSE(down.caps.routing);
+  CHECK(down.caps.cas128);
+}
+
+TEST_CASE("a short or capability-less config space is reported, never guessed", "[host][pcie]") {
+  auto user = host::parse_config("0000:00:01.0", config(4, 1u << 6, 64));
+  CHECK_FALSE(user.readable);
+  CHECK_THAT(user.why, Catch::Contains("reads as 64 bytes") && Catch::Contains("root"));
+  auto no_list = config(4, 1u << 6);
+  no_list[0x06] = 0;
+  CHECK_THAT(host::parse_config("x", no_list).why, Catch::Contains("no capability list"));
+  auto loop = config(4, 1u << 6);
+  loop[0x40] = 0x05;                  // not PCIe, and points at itself: the walk ends
+  loop[0x41] = 0x40;
+  CHECK_THAT(host::parse_config("x", loop).why, Catch::Contains("no PCI Express capability"));
+  auto past_end = config(4, 1u << 6, 0x70);  // the capability is there, its DevCap2 is cut off
+  CHECK_FALSE(host::parse_config("x", past_end).readable);
+}
+
+TEST_CASE("the path from a device to its root port, nearest bridge first", "[host][pcie]") {
+  test::TempDir tmp("pcie");
+  auto sys = tmp.path / "sys";
+  auto root = sys / "devices/pci0000:00/0000:00:01.0";
+  tmp.write("sys/devices/pci0000:00/0000:00:01.0/config", config(4, 1u << 6 | 3u << 7));
+  tmp.write("sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0/config", config(5, 1u << 6));
+  tmp.write("sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:00.0/config", config(6, 0));
+  tmp.write("sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:00.0/0000:03:00.0/config", config(0, 3u << 7));
+  fs::create_directories(sys / "bus/pci/devices");
+  fs::create_symlink("../../../devices/pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:00.0/0000:03:00.0",
+                     sys / "bus/pci/devices/0000:03:00.0");
+  auto path = host::read_atomics_path(sys, "0000:03:00.0");
+  REQUIRE(path.error.empty());
+  REQUIRE(path.readable());
+  REQUIRE(path.bridges.size() == 3);
+  CHECK(path.bridges[0].bdf == "0000:02:00.0");
+  CHECK(path.bridges[2].bdf == "0000:00:01.0");
+  REQUIRE(path.first_blocking_bridge() != nullptr);
+  CHECK(path.first_blocking_bridge()->bdf == "0000:02:00.0");
+  CHECK(path.device.caps.completer64);
+  CHECK(host::read_atomics_path(sys, "0000:09:00.0").error.find("no PCI device 0000:09:00.0") != std::string::npos);
+  // A name that is not a bus id never reaches the file system walk.
+  CHECK_FALSE(host::read_atomics_path(sys, "../../../devices").error.empty());
+}

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # issue 16 on the GPU host: envcheck's link test, PCIe atomics and RoCE, with
-# nvidia-smi sampled during the copies. Run from the repo root: bash .device/links/run.sh
-D=.device/links
+# nvidia-smi sampled during the copies (docs/envcheck-on-gpu.md). Run from the repo root, with
+# envcheck packed by bench/device/pack.sh under $D/pk: D=.device/links bash bench/device/envcheck-links.sh
+D=${D:-.device/links}
 E=$D/pk/bin/envcheck
 export LD_LIBRARY_PATH=$D/pk/lib
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"

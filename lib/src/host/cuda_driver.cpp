@@ -64,7 +64,8 @@ struct CudaDriver::Api {
 
 CudaError::CudaError(const std::string& call_, int result_, const std::string& words)
     : Error(ExitCode::check_failed,
-            call_ + " failed with CUDA error " + std::to_string(result_) + (words.empty() ? "" : " (" + words + ")")),
+            result_ < 0 ? words  // dlopen/dlsym: their own words name the file
+                        : call_ + " failed with CUDA error " + std::to_string(result_) + (words.empty() ? "" : " (" + words + ")")),
       call(call_),
       result(result_) {}
 

@@ -23,6 +23,7 @@ nlohmann::json device_json(const gpu::Device& d) {
   nlohmann::json j = {{"index", d.index},
                       {"uuid", d.uuid},
                       {"name", d.name},
+                      {"pci_bus_id", d.pci_bus_id},
                       {"compute_capability", d.cc_major >= 0 ? cc_text(d.cc_major, d.cc_minor) : ""},
                       {"pcie", {{"gen_current", d.pcie.gen_current},
                                 {"gen_max", d.pcie.gen_max},

@@ -3,6 +3,7 @@
 // (--pcie-atomics) and the RoCE GID index NCCL needs (--roce). The
 // measurements are host/link_test, host/pcie and host/roce; this turns them
 // into check::Results.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -78,7 +79,15 @@ void link_checks(const Request& req, Probes& probes, std::vector<Result>& out) {
                                 .seconds_per_gpu = req.link_test_seconds()};
   for (const auto& sel : req.gpus)
     if (const auto* d = gpu::select_device(s.devices, sel); d && !d->pci_bus_id.empty()) options.bus_ids.push_back(d->pci_bus_id);
-  if (!req.gpus.empty() && options.bus_ids.empty()) return;  // the selector rows say what is wrong
+  if (!req.gpus.empty() && options.bus_ids.empty()) {
+    // An unknown selector has its own row; a known GPU without a bus id cannot be matched to libcuda's.
+    if (std::any_of(req.gpus.begin(), req.gpus.end(), [&](const auto& g) { return gpu::select_device(s.devices, g); }))
+      out.push_back({.name = "link test", .status = Status::fail, .rule = Rule::link_copies,
+                     .reason = "the selected GPUs' PCI bus ids are unknown (NVML was not usable: " + s.nvml_error +
+                               "), so they cannot be found among libcuda's devices",
+                     .fix = kInstallDriver});
+    return;
+  }
   auto report = host::run_link_test(options);
   if (!report.error.empty() || report.gpus.empty()) {
     out.push_back({.name = "link test",

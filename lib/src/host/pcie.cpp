@@ -104,8 +104,9 @@ const PcieFunction* AtomicsPath::first_blocking_bridge() const {
 AtomicsPath read_atomics_path(const fs::path& sysfs_root, const std::string& bdf) {
   AtomicsPath path{.bdf = bdf};
   std::error_code ec;
-  auto real = fs::canonical(sysfs_root / "bus" / "pci" / "devices" / bdf, ec);
-  if (ec || canonical_bus_id(bdf) != bdf) {
+  fs::path real;
+  if (canonical_bus_id(bdf) == bdf) real = fs::canonical(sysfs_root / "bus" / "pci" / "devices" / bdf, ec);
+  if (real.empty() || ec) {
     path.error = "no PCI device " + bdf + " under " + (sysfs_root / "bus/pci/devices").string();
     return path;
   }

@@ -19,5 +19,5 @@ TEST_CASE("theoretical PCIe bandwidth per direction, with the line encoding", "[
 TEST_CASE("a libcuda that cannot be opened is the report's error, not an exception", "[host][link]") {
   auto report = host::run_link_test({.cuda_library = "/nonexistent/libcuda.so.1", .nvml_library = "/nonexistent/nvml.so"});
   CHECK(report.gpus.empty());
-  CHECK_THAT(report.error, Catch::Contains("dlopen") && Catch::Contains("/nonexistent/libcuda.so.1"));
+  CHECK_THAT(report.error, Catch::Contains("/nonexistent/libcuda.so.1") && Catch::Contains("cannot open"));
 }

@@ -16,8 +16,8 @@ namespace provkit::host {
 class CudaError : public Error {
  public:
   CudaError(const std::string& call, int result, const std::string& words);
-  std::string call;  // "cuMemAlloc_v2"
-  int result = 0;    // its CUresult
+  std::string call;  // "cuMemAlloc_v2"; "dlopen" or "dlsym" when the library is not usable
+  int result = 0;    // its CUresult; -1 for dlopen/dlsym
 };
 
 // What one timed run of copies moved: bytes over seconds of wall time.

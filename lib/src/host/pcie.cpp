@@ -31,10 +31,11 @@ std::string canonical_bus_id(std::string_view text) {
   auto parts = util::split(util::lower(util::trim(text)), ':');
   if (parts.size() != 3) return {};
   std::string domain = parts[0];
-  while (domain.size() > 4 && domain[0] == '0') domain.erase(0, 1);
+  while (domain.size() > 4 && domain[0] == '0') domain.erase(0, 1);  // NVML's 8 digits
   auto dot = parts[2].find('.');
-  if (!is_hex_digits(domain, 4) || !is_hex_digits(parts[1], 2) || dot != 2 || !is_hex_digits(parts[2].substr(0, 2), 2) ||
-      parts[2].size() != 4 || !std::isdigit(static_cast<unsigned char>(parts[2][3])) || parts[2][3] > '7')
+  // Linux prints the domain with 4 digits at least (VMD domains have 5).
+  if (!(is_hex_digits(domain, 4) || is_hex_digits(domain, 5)) || !is_hex_digits(parts[1], 2) || dot != 2 ||
+      !is_hex_digits(parts[2].substr(0, 2), 2) || parts[2].size() != 4 || !std::isdigit(static_cast<unsigned char>(parts[2][3])) || parts[2][3] > '7')
     return {};
   return domain + ":" + parts[1] + ":" + parts[2];
 }

@@ -34,6 +34,7 @@ TEST_CASE("bus ids take sysfs's spelling", "[host][pcie]") {
   CHECK(host::canonical_bus_id("00000000:01:00.0") == "0000:01:00.0");
   CHECK(host::canonical_bus_id("0000:C1:00.0") == "0000:c1:00.0");
   CHECK(host::canonical_bus_id(" 0001:00:06.3\n") == "0001:00:06.3");
+  CHECK(host::canonical_bus_id("00010000:e1:00.0") == "10000:e1:00.0");  // a VMD domain, as Linux names it
   CHECK(host::canonical_bus_id("pci0000:00").empty());
   CHECK(host::canonical_bus_id("0000:01:00.8").empty());
   CHECK(host::canonical_bus_id("0000:01:00").empty());

@@ -16,8 +16,7 @@ namespace {
 // A config space image: PM capability at 0x40, then PCI Express at 0x60 (or
 // `pcie_at`), with port type `type` and Device Capabilities 2 = `devcap2`.
 std::string config(unsigned type, unsigned devcap2, std::size_t size = 4096, unsigned pcie_at = 0x60) {
-  std::string c(size, '\0');
-  if (size <= 0x40) return c;
+  std::string c(4096, '\0');
   c[0x06] = 0x10;
   c[0x34] = 0x40;
   c[0x40] = 0x01;
@@ -25,6 +24,7 @@ std::string config(unsigned type, unsigned devcap2, std::size_t size = 4096, uns
   c[pcie_at] = 0x10;
   c[pcie_at + 2] = static_cast<char>(0x2 | type << 4);
   for (int i = 0; i < 4; ++i) c[pcie_at + 0x24 + i] = static_cast<char>(devcap2 >> (8 * i) & 0xff);
+  c.resize(size);  // what a read of `config` returns
   return c;
 }
 

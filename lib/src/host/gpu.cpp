@@ -104,7 +104,8 @@ bool probe_nvml(const ProbeOptions& options, Snapshot& s) {
       int major = -1, minor = -1;
       if (get_cc && get_cc(h, &major, &minor) == 0) d.cc_major = major, d.cc_minor = minor;
       nvmlPciInfo_t pci{};
-      if (pci_info && pci_info(h, &pci) == 0) d.pci_bus_id = host::canonical_bus_id(std::string(pci.busId, strnlen(pci.busId, sizeof pci.busId)));
+      if (pci_info && pci_info(h, &pci) == 0)
+        d.pci_bus_id = host::canonical_bus_id(std::string(pci.busId, strnlen(pci.busId, sizeof pci.busId)));
       nvmlMemory_t mem{};
       if (get_memory && get_memory(h, &mem) == 0) d.memory_total = mem.total, d.memory_free = mem.free;
       auto read_uint = [&](DevUInt f, int& out) {

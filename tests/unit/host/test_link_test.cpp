@@ -2,7 +2,7 @@
 // reported in the report (the copies themselves: tests/integration/envcheck/test_links.py).
 #include <catch2/catch.hpp>
 
-#include "provkit/envcheck.hpp"
+#include "provkit/host/envcheck.hpp"
 #include "provkit/host/link_test.hpp"
 
 using namespace provkit;
@@ -24,8 +24,8 @@ TEST_CASE("a libcuda that cannot be opened is the report's error, not an excepti
 }
 
 TEST_CASE("profile keys of the links", "[host][link][envcheck]") {
-  envcheck::Request r;
-  envcheck::parse_profile("link_test: true\nmin_pcie: \"4:16\"\nmin_h2d: 20.5\npcie_atomics: true\nroce: mlx5_0\n", "p.yaml", r);
+  host::Request r;
+  host::parse_profile("link_test: true\nmin_pcie: \"4:16\"\nmin_h2d: 20.5\npcie_atomics: true\nroce: mlx5_0\n", "p.yaml", r);
   CHECK(r.link_test == 1.0);
   REQUIRE(r.min_pcie);
   CHECK((r.min_pcie->gen == 4 && r.min_pcie->width == 16));
@@ -33,14 +33,14 @@ TEST_CASE("profile keys of the links", "[host][link][envcheck]") {
   CHECK(r.pcie_atomics);
   CHECK(r.roce == "mlx5_0");
   CHECK(r.asks_anything());
-  envcheck::Request only_link;
-  envcheck::parse_profile("link_test: 0.25\nroce: false\n", "p.yaml", only_link);
+  host::Request only_link;
+  host::parse_profile("link_test: 0.25\nroce: false\n", "p.yaml", only_link);
   CHECK(only_link.link_test == 0.25);
   CHECK_FALSE(only_link.roce);
   CHECK_FALSE(only_link.asks_anything());  // --link-test alone: the inventory with measurements
   CHECK(only_link.wants_link_test());
-  envcheck::Request bad;
-  CHECK_THROWS_WITH(envcheck::parse_profile("min_h2d: fast\n", "p.yaml", bad),
+  host::Request bad;
+  CHECK_THROWS_WITH(host::parse_profile("min_h2d: fast\n", "p.yaml", bad),
                     "p.yaml:1: 'min_h2d' wants a bandwidth in GB/s (like 20), not 'fast'");
-  CHECK_THROWS_WITH(envcheck::parse_profile("link_test: 61\n", "p.yaml", bad), Catch::Contains("p.yaml:1: 'link_test' wants seconds"));
+  CHECK_THROWS_WITH(host::parse_profile("link_test: 61\n", "p.yaml", bad), Catch::Contains("p.yaml:1: 'link_test' wants seconds"));
 }

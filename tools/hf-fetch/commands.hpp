@@ -1,5 +1,6 @@
 #pragma once
 // hf-fetch's subcommands; each returns the process exit code.
+#include <CLI/CLI.hpp>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,20 @@ struct CreateArgs {
   std::vector<std::string> assemble;  // OUTPUT=PART,PART,...
   std::string output;                 // -o FILE, empty: stdout
 };
+
+// hf-fetch inspect (inspect_cmd.cpp).
+struct InspectArgs {
+  CommonArgs common;
+  std::vector<std::string> targets;  // REPO[@REV], or paths on disk
+  std::string manifest;
+  std::vector<std::string> include, exclude;
+  unsigned gpus = 0, tp = 0;
+  std::string gpu_memory;  // SIZE
+  int jobs = 8;
+  CLI::App* cmd = nullptr;
+};
+void add_inspect_command(CLI::App& app, InspectArgs& args);
+int run_inspect(const InspectArgs& args, Output& out);
 
 int run_fetch(const FetchArgs& args, Output& out);
 int run_manifest_create(const CreateArgs& args, Output& out);

@@ -52,7 +52,7 @@ int main(int argc, char** argv) {
       ->excludes(check_upstream);
   auto* json_flag = app.add_flag("--json", json, "JSON lines: one event per line and a final summary");
   auto* quiet_flag = app.add_flag("--quiet", quiet, "print only problems");
-  app.add_option("--jobs", fetch.jobs, "files downloaded at once (default 4)")->check(CLI::Range(1, 64));
+  auto* jobs = app.add_option("--jobs", fetch.jobs, "files downloaded at once (default 4; inspect: headers read at once, default 16)")->check(CLI::Range(1, 64));
   app.add_option("--connections", fetch.connections,
                  "connections per large file, each fetching its own byte ranges (default 8)")
       ->check(CLI::Range(1, 64));
@@ -87,16 +87,20 @@ int main(int argc, char** argv) {
 
   hffetch::MirrorArgs mirror_args;
   hffetch::add_mirror_command(app, mirror_args);
+  hffetch::InspectArgs inspect_args;
+  hffetch::add_inspect_command(app, inspect_args);
+  const CLI::App* inspect = inspect_args.cmd;
 
   // Global options, and the commands each means something for (docs/hf-fetch.md, "Command line"):
   // the Hub options where a request is made, the cache where one is read, output everywhere.
   const CLI::App* export_cmd = mirror_args.export_cmd;
-  for (auto* hub_option : {endpoint, token_file, retries, stall_timeout}) convention.global(hub_option, {&app, create});
-  for (auto* output_option : {json_flag, quiet_flag}) convention.global(output_option, {&app, create, export_cmd});
-  convention.global(manifest, {&app, export_cmd});
+  for (auto* hub_option : {endpoint, token_file, retries, stall_timeout}) convention.global(hub_option, {&app, create, inspect});
+  for (auto* output_option : {json_flag, quiet_flag}) convention.global(output_option, {&app, create, export_cmd, inspect});
+  convention.global(manifest, {&app, export_cmd, inspect});
+  convention.global(jobs, {&app, inspect});
   convention.global(cache, {&app, export_cmd});
   if (auto rc = convention.parse(argc, argv)) return *rc;
-  fetch.common = create_args.common = common;
+  fetch.common = create_args.common = inspect_args.common = common;
   mirror_args.manifests = manifests;
   mirror_args.cache_dir = fetch.cache_dir;
 
@@ -115,6 +119,12 @@ int main(int argc, char** argv) {
       if (json && create_args.output.empty())
         throw provkit::Error(provkit::ExitCode::usage, "--json needs -o FILE (the manifest and the events would mix)");
       return hffetch::run_manifest_create(create_args, out);
+    }
+    if (inspect_args.cmd->parsed()) {
+      if (manifests.size() > 1) throw provkit::Error(provkit::ExitCode::usage, "inspect takes one --manifest");
+      inspect_args.manifest = manifests.empty() ? "" : manifests.front();
+      inspect_args.jobs = jobs->count() ? fetch.jobs : 16;
+      return hffetch::run_inspect(inspect_args, out);
     }
     if (mirror_args.export_cmd->parsed()) {
       if (manifests.empty())

@@ -1,0 +1,66 @@
+#pragma once
+// What a checkpoint file's header says (safetensors or GGUF), and the one
+// loop that reads a header through any byte source: the parsers take the
+// bytes read so far and either return the header or say how many bytes of
+// the file they need first, so a remote reader fetches one more range.
+// Errors are provkit::Error(usage) naming the file: the input is bad.
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace provkit::checkpoint {
+
+enum class Format { safetensors, gguf };
+std::string format_name(Format f);
+
+struct Tensor {
+  std::string name;
+  std::string dtype;                 // "BF16", "F8_E4M3" (safetensors); "Q4_K", "F16" (ggml names)
+  std::vector<std::uint64_t> shape;  // as stored (GGUF: ggml order, ne[0] first)
+  std::uint64_t elements = 0;
+  std::uint64_t bytes = 0;
+  std::uint64_t offset = 0;          // of its data, from the start of the file
+};
+
+struct FileHeader {
+  std::string path;
+  Format format = Format::safetensors;
+  std::uint64_t file_size = 0;
+  std::uint64_t header_bytes = 0;    // the header's length in the file (prefix included)
+  std::vector<Tensor> tensors;
+  // safetensors: "__metadata__" (string -> string); GGUF: every scalar key
+  // (strings cut at 256 bytes) and, for arrays, "[N TYPE]".
+  nlohmann::json metadata = nlohmann::json::object();
+  std::uint32_t gguf_version = 0;
+};
+
+// "I need the first `bytes` bytes of the file" (never more than its size).
+struct NeedBytes {
+  std::uint64_t bytes = 0;
+};
+using ParseResult = std::variant<FileHeader, NeedBytes>;
+
+// Bounds on what a header may ask for: larger is refused, never allocated.
+inline constexpr std::uint64_t kMaxSafetensorsHeader = 100'000'000;  // the safetensors format's own cap
+inline constexpr std::uint64_t kMaxGgufHeader = 512ull << 20;        // vocabularies of 256k tokens fit
+
+// Reads `size` bytes at `offset` (the caller never asks past the file's end).
+using ReadAt = std::function<std::string(std::uint64_t offset, std::uint64_t size)>;
+
+// The format a path's name says (".safetensors", ".gguf"), if any.
+bool is_checkpoint_name(std::string_view path, Format* format = nullptr);
+
+// The header of `path` (`file_size` bytes), read with `read`: safetensors in
+// two reads (the length, then exactly the header), GGUF with a first read of
+// `first_read` bytes and more as the parser needs them (at least doubling). `read_bytes`, when
+// given, adds the bytes read.
+FileHeader read_header(const std::string& path, Format format, std::uint64_t file_size, const ReadAt& read,
+                       std::uint64_t* read_bytes = nullptr, std::uint64_t first_read = 64 << 10);
+
+}  // namespace provkit::checkpoint

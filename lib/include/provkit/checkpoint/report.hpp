@@ -1,0 +1,82 @@
+#pragma once
+// A checkpoint's facts from its headers alone: per file and in total the
+// tensors, elements and bytes per dtype; the cross-checks against
+// model.safetensors.index.json and a gguf-split set; the quantization
+// scheme's findings; whether it fits on the GPUs named; and its JSON.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "provkit/checkpoint/header.hpp"
+#include "provkit/checkpoint/scheme.hpp"
+
+namespace provkit::checkpoint {
+
+struct Totals {
+  std::uint64_t tensors = 0, elements = 0, bytes = 0;
+  std::map<std::string, std::uint64_t> bytes_by_dtype;
+  void add(const Tensor& t);
+};
+
+// The small JSON files beside the weights, by their path in the checkpoint
+// (text as read; absent files are not in the map).
+using Sidecars = std::map<std::string, std::string>;
+// The names read as sidecars: config.json, hf_quant_config.json, *.safetensors.index.json.
+bool is_sidecar_name(const std::string& path);
+
+struct IndexCheck {
+  std::string path;
+  std::optional<std::uint64_t> total_size;  // metadata.total_size
+  std::uint64_t tensor_bytes = 0;           // the bytes of the tensors in the files it names
+  std::uint64_t entries = 0;                // weight_map entries
+  std::vector<std::string> problems;        // each a sentence
+};
+
+struct FitRequest {
+  unsigned gpus = 1;
+  std::uint64_t gpu_memory = 0;
+  unsigned tp = 0;  // 0: all the GPUs
+};
+struct Fit {
+  unsigned gpus = 0, tp = 0;
+  std::uint64_t gpu_memory = 0;
+  std::uint64_t sharded_bytes = 0, replicated_bytes = 0;
+  std::uint64_t weights_per_gpu = 0;
+  std::int64_t free_per_gpu = 0;  // negative: short by that much
+  bool fits = false;
+};
+// Tensors of two or more dimensions are split evenly across the `tp` GPUs of
+// a replica; vectors, scalars and MoE routers are kept whole on each
+// (vLLM's tensor parallelism). Throws Error(usage) for tp > gpus or gpus not
+// a multiple of tp.
+Fit fit(const std::vector<FileHeader>& files, const FitRequest& request);
+
+struct Report {
+  std::string repo, revision;  // empty for local paths
+  std::vector<FileHeader> files;
+  Totals total;
+  std::vector<IndexCheck> indexes;
+  std::vector<std::string> split_problems;  // gguf-split sets
+  SchemeCheck quantization;
+  std::optional<Fit> fit;
+  std::uint64_t transferred = 0;  // bytes read: header ranges and sidecars
+
+  // A contradiction: a quantization finding, an index or split problem.
+  bool contradicts() const;
+  // exit 1 when it contradicts or does not fit, else 0.
+  int exit_code() const;
+  nlohmann::json to_json() const;
+};
+
+// Builds the report from the headers read and the sidecars (their JSON
+// malformed: Error(usage) naming the file).
+Report make_report(std::vector<FileHeader> files, const Sidecars& sidecars, const std::optional<FitRequest>& fit_request);
+
+// JSON text that is always valid UTF-8 (names from a file may not be).
+std::string dump(const nlohmann::json& j);
+
+}  // namespace provkit::checkpoint

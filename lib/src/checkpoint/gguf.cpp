@@ -1,0 +1,213 @@
+#include "provkit/checkpoint/gguf.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "provkit/error.hpp"
+
+namespace provkit::checkpoint {
+
+namespace {
+
+Error bad(const std::string& path, const std::string& what) {
+  return input_error(path, 0, "not a valid GGUF file: " + what);
+}
+
+struct NeedMore {
+  std::uint64_t bytes;
+};
+
+// The bytes read so far, consumed front to back; asking past them throws
+// NeedMore (or an error when the file itself ends first).
+struct Cursor {
+  std::string_view have;
+  std::uint64_t file_size;
+  const std::string& path;
+  std::uint64_t pos = 0;
+
+  void need(std::uint64_t n, const char* what) {
+    if (n > file_size || pos > file_size - n) throw bad(path, std::string(what) + " runs past the end of the file");
+    if (pos + n > kMaxGgufHeader)
+      throw bad(path, "the header is longer than " + std::to_string(kMaxGgufHeader >> 20) + " MiB");
+    if (pos + n > have.size()) throw NeedMore{pos + n};
+  }
+  template <class T>
+  T get(const char* what) {
+    need(sizeof(T), what);
+    T v{};
+    for (std::size_t i = 0; i < sizeof(T); ++i)
+      v |= static_cast<T>(static_cast<T>(static_cast<unsigned char>(have[pos + i])) << (8 * i));
+    pos += sizeof(T);
+    return v;
+  }
+  std::string_view string(const char* what, std::uint64_t max = kMaxGgufString) {
+    auto n = get<std::uint64_t>(what);
+    if (n > max) throw bad(path, std::string(what) + " is " + std::to_string(n) + " bytes long (at most " + std::to_string(max) + ")");
+    need(n, what);
+    auto s = have.substr(pos, n);
+    pos += n;
+    return s;
+  }
+};
+
+enum ValueType : std::uint32_t { u8, i8, u16, i16, u32, i32, f32, boolean, str, array, u64, i64, f64 };
+const char* value_type_name(std::uint32_t t) {
+  static const char* names[] = {"UINT8", "INT8",   "UINT16", "INT16", "UINT32", "INT32", "FLOAT32",
+                                "BOOL",  "STRING", "ARRAY",  "UINT64", "INT64", "FLOAT64"};
+  return t <= f64 ? names[t] : "?";
+}
+std::uint64_t fixed_size(std::uint32_t t) {
+  switch (t) {
+    case u8: case i8: case boolean: return 1;
+    case u16: case i16: return 2;
+    case u32: case i32: case f32: return 4;
+    case u64: case i64: case f64: return 8;
+    default: return 0;
+  }
+}
+
+template <class To, class From>
+To bits_as(From v) {
+  To out;
+  std::memcpy(&out, &v, sizeof out);
+  return out;
+}
+
+nlohmann::json scalar(Cursor& c, std::uint32_t type, const char* what) {
+  switch (type) {
+    case u8: return c.get<std::uint8_t>(what);
+    case i8: return bits_as<std::int8_t>(c.get<std::uint8_t>(what));
+    case u16: return c.get<std::uint16_t>(what);
+    case i16: return bits_as<std::int16_t>(c.get<std::uint16_t>(what));
+    case u32: return c.get<std::uint32_t>(what);
+    case i32: return bits_as<std::int32_t>(c.get<std::uint32_t>(what));
+    case f32: { float f = bits_as<float>(c.get<std::uint32_t>(what)); return std::isfinite(f) ? nlohmann::json(f) : nlohmann::json(nullptr); }
+    case boolean: return c.get<std::uint8_t>(what) != 0;
+    case u64: return c.get<std::uint64_t>(what);
+    case i64: return bits_as<std::int64_t>(c.get<std::uint64_t>(what));
+    case f64: { double d = bits_as<double>(c.get<std::uint64_t>(what)); return std::isfinite(d) ? nlohmann::json(d) : nlohmann::json(nullptr); }
+    case str: {
+      auto s = c.string(what);
+      // Kept as text only when short and valid enough to print; the JSON dump replaces bad UTF-8.
+      return std::string(s.substr(0, 256));
+    }
+    default: throw bad(c.path, std::string(what) + " has the unknown value type " + std::to_string(type));
+  }
+}
+
+}  // namespace
+
+std::optional<GgmlType> ggml_type(std::uint32_t id) {
+  // id -> name, elements per block, bytes per block (ggml.c, type_traits).
+  static const GgmlType table[] = {
+      {"F32", 1, 4},        {"F16", 1, 2},       {"Q4_0", 32, 18},    {"Q4_1", 32, 20},   {"", 0, 0},
+      {"", 0, 0},           {"Q5_0", 32, 22},    {"Q5_1", 32, 24},    {"Q8_0", 32, 34},   {"Q8_1", 32, 36},
+      {"Q2_K", 256, 84},    {"Q3_K", 256, 110},  {"Q4_K", 256, 144},  {"Q5_K", 256, 176}, {"Q6_K", 256, 210},
+      {"Q8_K", 256, 292},   {"IQ2_XXS", 256, 66}, {"IQ2_XS", 256, 74}, {"IQ3_XXS", 256, 98}, {"IQ1_S", 256, 50},
+      {"IQ4_NL", 32, 18},   {"IQ3_S", 256, 110}, {"IQ2_S", 256, 82},  {"IQ4_XS", 256, 136}, {"I8", 1, 1},
+      {"I16", 1, 2},        {"I32", 1, 4},       {"I64", 1, 8},       {"F64", 1, 8},      {"IQ1_M", 256, 56},
+      {"BF16", 1, 2},       {"", 0, 0},          {"", 0, 0},          {"", 0, 0},         {"TQ1_0", 256, 54},
+      {"TQ2_0", 256, 66},   {"", 0, 0},          {"", 0, 0},          {"", 0, 0},         {"MXFP4", 32, 17}};
+  if (id >= std::size(table) || table[id].block_size == 0) return std::nullopt;
+  return table[id];
+}
+
+ParseResult parse_gguf(std::string_view have, std::uint64_t file_size, const std::string& path) {
+  Cursor c{have, file_size, path};
+  try {
+    c.need(4, "the magic");
+    if (have.substr(0, 4) != "GGUF") throw bad(path, "it does not start with the magic 'GGUF'");
+    c.pos = 4;
+    FileHeader h;
+    h.path = path;
+    h.format = Format::gguf;
+    h.file_size = file_size;
+    h.gguf_version = c.get<std::uint32_t>("the version");
+    if (h.gguf_version != 2 && h.gguf_version != 3)
+      throw bad(path, "version " + std::to_string(h.gguf_version) + " is not one this reader knows (2 and 3)");
+    auto tensor_count = c.get<std::uint64_t>("the tensor count");
+    auto kv_count = c.get<std::uint64_t>("the key/value count");
+    if (tensor_count > kMaxGgufTensors) throw bad(path, "it claims " + std::to_string(tensor_count) + " tensors");
+    if (kv_count > kMaxGgufKeys) throw bad(path, "it claims " + std::to_string(kv_count) + " metadata keys");
+
+    std::uint64_t alignment = 32;
+    for (std::uint64_t i = 0; i < kv_count; ++i) {
+      std::string key(c.string("a metadata key", 65535));
+      auto type = c.get<std::uint32_t>("a metadata value type");
+      if (type == array) {
+        auto item_type = c.get<std::uint32_t>("an array's item type");
+        auto count = c.get<std::uint64_t>("an array's length");
+        if (count > kMaxGgufArray) throw bad(path, "the array '" + key + "' claims " + std::to_string(count) + " items");
+        if (item_type == array) throw bad(path, "the array '" + key + "' holds arrays");
+        if (auto size = fixed_size(item_type)) {
+          c.need(size * count, "an array");
+          c.pos += size * count;
+        } else if (item_type == str) {
+          for (std::uint64_t j = 0; j < count; ++j) c.string("an array's string");
+        } else {
+          throw bad(path, "the array '" + key + "' has the unknown item type " + std::to_string(item_type));
+        }
+        h.metadata[key] = "[" + std::to_string(count) + " " + value_type_name(item_type) + "]";
+        continue;
+      }
+      nlohmann::json v = scalar(c, type, "a metadata value");
+      if (key == "general.alignment") {
+        if (!v.is_number_unsigned() || v.get<std::uint64_t>() == 0 || (v.get<std::uint64_t>() & (v.get<std::uint64_t>() - 1)) ||
+            v.get<std::uint64_t>() > (1u << 20))
+          throw bad(path, "general.alignment is not a power of two up to 1 MiB");
+        alignment = v.get<std::uint64_t>();
+      }
+      h.metadata[key] = std::move(v);
+    }
+
+    h.tensors.reserve(std::min<std::uint64_t>(tensor_count, 4096));
+    for (std::uint64_t i = 0; i < tensor_count; ++i) {
+      Tensor t;
+      t.name = c.string("a tensor name", 65535);
+      auto dims = c.get<std::uint32_t>("a tensor's dimension count");
+      if (dims > 4) throw bad(path, "tensor '" + t.name + "' has " + std::to_string(dims) + " dimensions (ggml has at most 4)");
+      t.elements = 1;
+      for (std::uint32_t d = 0; d < dims; ++d) {
+        t.shape.push_back(c.get<std::uint64_t>("a tensor's dimension"));
+        if (__builtin_mul_overflow(t.elements, t.shape.back(), &t.elements) || t.elements > (1ull << 50))
+          throw bad(path, "tensor '" + t.name + "' has an impossible shape");
+      }
+      auto type_id = c.get<std::uint32_t>("a tensor's type");
+      auto type = ggml_type(type_id);
+      if (!type) throw bad(path, "tensor '" + t.name + "' has the unknown ggml type " + std::to_string(type_id));
+      t.dtype = type->name;
+      if (!t.shape.empty() && t.shape[0] % type->block_size != 0)
+        throw bad(path, "tensor '" + t.name + "' has " + std::to_string(t.shape[0]) + " elements per row, not a multiple of " +
+                            t.dtype + "'s block of " + std::to_string(type->block_size));
+      if (t.elements % type->block_size != 0)
+        throw bad(path, "tensor '" + t.name + "' is not a whole number of " + t.dtype + " blocks");
+      t.bytes = t.elements / type->block_size * type->block_bytes;
+      t.offset = c.get<std::uint64_t>("a tensor's offset");  // relative to the data, fixed below
+      if (t.offset % alignment != 0) throw bad(path, "tensor '" + t.name + "' is not aligned to " + std::to_string(alignment));
+      h.tensors.push_back(std::move(t));
+    }
+    std::uint64_t data_start = (c.pos + alignment - 1) / alignment * alignment;
+    if (data_start > file_size) throw bad(path, "the tensor data would start past the end of the file");
+    h.header_bytes = c.pos;
+    const std::uint64_t data_size = file_size - data_start;
+    for (auto& t : h.tensors) {
+      if (t.offset > data_size || t.bytes > data_size - t.offset)
+        throw bad(path, "tensor '" + t.name + "' (" + std::to_string(t.bytes) + " bytes at " + std::to_string(t.offset) +
+                            ") lies outside the " + std::to_string(data_size) + " bytes of data");
+      t.offset += data_start;
+    }
+    std::vector<const Tensor*> by_offset;
+    for (const auto& t : h.tensors)
+      if (t.bytes) by_offset.push_back(&t);
+    std::sort(by_offset.begin(), by_offset.end(), [](auto* a, auto* b) { return a->offset < b->offset; });
+    for (std::size_t i = 1; i < by_offset.size(); ++i)
+      if (by_offset[i]->offset < by_offset[i - 1]->offset + by_offset[i - 1]->bytes)
+        throw bad(path, "tensors '" + by_offset[i - 1]->name + "' and '" + by_offset[i]->name + "' overlap");
+    return h;
+  } catch (const NeedMore& m) {
+    return NeedBytes{m.bytes};
+  }
+}
+
+}  // namespace provkit::checkpoint

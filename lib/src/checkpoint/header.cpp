@@ -1,0 +1,49 @@
+#include "provkit/checkpoint/header.hpp"
+
+#include <algorithm>
+
+#include "provkit/checkpoint/gguf.hpp"
+#include "provkit/checkpoint/safetensors.hpp"
+#include "provkit/error.hpp"
+
+namespace provkit::checkpoint {
+
+std::string format_name(Format f) { return f == Format::gguf ? "gguf" : "safetensors"; }
+
+bool is_checkpoint_name(std::string_view path, Format* format) {
+  auto ends = [&](std::string_view s) { return path.size() > s.size() && path.substr(path.size() - s.size()) == s; };
+  Format f;
+  if (ends(".safetensors")) f = Format::safetensors;
+  else if (ends(".gguf")) f = Format::gguf;
+  else return false;
+  if (format) *format = f;
+  return true;
+}
+
+FileHeader read_header(const std::string& path, Format format, std::uint64_t file_size, const ReadAt& read,
+                       std::uint64_t* read_bytes, std::uint64_t first_read) {
+  std::string have;
+  // safetensors: the 8-byte length, then exactly the header (never a byte of tensor data);
+  // GGUF has no length up front: a first guess, then more as the parser asks.
+  std::uint64_t want = std::min(file_size, format == Format::safetensors ? 8 : first_read);
+  for (int round = 0;; ++round) {
+    if (want > have.size()) {
+      std::string more = read(have.size(), want - have.size());
+      if (read_bytes) *read_bytes += more.size();
+      if (more.size() != want - have.size())
+        throw Error(ExitCode::network, escape_control(path) + ": asked for " + std::to_string(want - have.size()) +
+                                           " bytes at " + std::to_string(have.size()) + ", got " + std::to_string(more.size()));
+      have += more;
+    }
+    ParseResult r = format == Format::gguf ? parse_gguf(have, file_size, path) : parse_safetensors(have, file_size, path);
+    if (auto* h = std::get_if<FileHeader>(&r)) return std::move(*h);
+    auto need = std::get<NeedBytes>(r).bytes;
+    // Every answer needs more bytes than the last (the parsers guarantee it);
+    // GGUF vocabularies are read a few at a time, so ask for at least twice as much.
+    if (need <= have.size() || round > 64) throw Error(ExitCode::usage, escape_control(path) + ": the header cannot be read to its end");
+    want = format == Format::gguf ? std::max(need, std::min<std::uint64_t>(have.size() * 2, kMaxGgufHeader)) : need;
+    want = std::min(file_size, want);
+  }
+}
+
+}  // namespace provkit::checkpoint

@@ -1,0 +1,229 @@
+#include "provkit/checkpoint/report.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include "provkit/error.hpp"
+
+namespace provkit::checkpoint {
+
+namespace {
+
+using json = nlohmann::json;
+constexpr std::size_t kMaxProblems = 20;  // per check; the rest are counted
+
+void problem(std::vector<std::string>& list, std::size_t& dropped, std::string sentence) {
+  if (list.size() < kMaxProblems) list.push_back(std::move(sentence));
+  else ++dropped;
+}
+void close_list(std::vector<std::string>& list, std::size_t dropped) {
+  if (dropped) list.push_back("and " + std::to_string(dropped) + " more like these");
+}
+
+std::string dir_of(const std::string& path) {
+  auto slash = path.rfind('/');
+  return slash == std::string::npos ? "" : path.substr(0, slash + 1);
+}
+bool ends_with(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+json parse_sidecar(const std::string& path, const std::string& text) {
+  json j = json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) throw input_error(path, 0, "not a JSON object");
+  return j;
+}
+
+IndexCheck check_index(const std::string& path, const json& doc, const std::map<std::string, const FileHeader*>& by_path) {
+  IndexCheck c;
+  c.path = path;
+  std::size_t dropped = 0;
+  if (doc.contains("metadata") && doc["metadata"].is_object() && doc["metadata"].contains("total_size") &&
+      doc["metadata"]["total_size"].is_number_integer() && doc["metadata"]["total_size"].get<std::int64_t>() >= 0)
+    c.total_size = doc["metadata"]["total_size"].get<std::uint64_t>();
+  if (!doc.contains("weight_map") || !doc["weight_map"].is_object()) {
+    c.problems.push_back(path + " has no weight_map");
+    return c;
+  }
+  const std::string dir = dir_of(path);
+  std::map<std::string, std::set<std::string>> expected;  // file -> tensors the map puts there
+  for (auto& [tensor, file] : doc["weight_map"].items()) {
+    ++c.entries;
+    if (!file.is_string()) {
+      problem(c.problems, dropped, "weight_map entry '" + tensor + "' does not name a file");
+      continue;
+    }
+    expected[dir + file.get<std::string>()].insert(tensor);
+  }
+  for (const auto& [file, names] : expected) {
+    auto f = by_path.find(file);
+    if (f == by_path.end()) {
+      problem(c.problems, dropped, "weight_map names " + file + " (" + std::to_string(names.size()) + " tensors), which is not in the checkpoint");
+      continue;
+    }
+    std::set<std::string> stored;
+    for (const auto& t : f->second->tensors) {
+      stored.insert(t.name);
+      c.tensor_bytes += t.bytes;
+      if (!names.count(t.name)) problem(c.problems, dropped, "tensor " + t.name + " of " + file + " is not in the weight_map under that file");
+    }
+    for (const auto& n : names)
+      if (!stored.count(n)) problem(c.problems, dropped, "weight_map puts tensor " + n + " in " + file + ", which does not hold it");
+  }
+  if (c.total_size && *c.total_size != c.tensor_bytes)
+    problem(c.problems, dropped, "metadata.total_size is " + std::to_string(*c.total_size) + " bytes, the tensors of the files it names hold " +
+                                     std::to_string(c.tensor_bytes));
+  close_list(c.problems, dropped);
+  return c;
+}
+
+// gguf-split sets: every part of split.count there, each split.no once, the tensors adding up to split.tensors.count.
+std::vector<std::string> check_splits(const std::vector<FileHeader>& files) {
+  struct Set {
+    std::uint64_t count = 0, tensors_declared = 0, tensors = 0;
+    std::set<std::uint64_t> parts;
+    std::vector<std::string> problems;
+  };
+  std::map<std::string, Set> sets;
+  auto num = [](const json& m, const char* k) -> std::optional<std::uint64_t> {
+    if (m.contains(k) && m[k].is_number_integer() && m[k].get<std::int64_t>() >= 0) return m[k].get<std::uint64_t>();
+    return std::nullopt;
+  };
+  for (const auto& f : files) {
+    if (f.format != Format::gguf) continue;
+    auto count = num(f.metadata, "split.count"), no = num(f.metadata, "split.no");
+    if (!count || !no) continue;
+    // "name-00001-of-00003.gguf" -> "name"
+    std::string key = f.path;
+    if (auto dash = key.rfind("-of-"); dash != std::string::npos && dash >= 6) key = key.substr(0, dash - 6);
+    Set& s = sets[key];
+    if (s.count && s.count != *count) s.problems.push_back(f.path + " says split.count " + std::to_string(*count) + ", another part " + std::to_string(s.count));
+    s.count = *count;
+    if (!s.parts.insert(*no).second) s.problems.push_back(f.path + " repeats split.no " + std::to_string(*no));
+    if (auto declared = num(f.metadata, "split.tensors.count")) s.tensors_declared = *declared;
+    s.tensors += f.tensors.size();
+  }
+  std::vector<std::string> out;
+  for (auto& [key, s] : sets) {
+    out.insert(out.end(), s.problems.begin(), s.problems.end());
+    if (s.parts.size() != s.count)
+      out.push_back(key + ": " + std::to_string(s.parts.size()) + " of the " + std::to_string(s.count) + " gguf-split parts are here");
+    else if (s.tensors_declared && s.tensors != s.tensors_declared)
+      out.push_back(key + ": the parts hold " + std::to_string(s.tensors) + " tensors, split.tensors.count says " +
+                    std::to_string(s.tensors_declared));
+  }
+  return out;
+}
+
+json totals_json(const Totals& t) {
+  return {{"tensors", t.tensors}, {"elements", t.elements}, {"bytes", t.bytes}, {"bytes_by_dtype", t.bytes_by_dtype}};
+}
+
+}  // namespace
+
+void Totals::add(const Tensor& t) {
+  ++tensors;
+  elements += t.elements;
+  bytes += t.bytes;
+  bytes_by_dtype[t.dtype] += t.bytes;
+}
+
+bool is_sidecar_name(const std::string& path) {
+  std::string name = path.substr(path.rfind('/') + 1);
+  return path == "config.json" || path == "hf_quant_config.json" || ends_with(name, ".safetensors.index.json");
+}
+
+Fit fit(const std::vector<FileHeader>& files, const FitRequest& r) {
+  Fit f;
+  f.gpus = r.gpus;
+  f.tp = r.tp ? r.tp : r.gpus;
+  f.gpu_memory = r.gpu_memory;
+  if (f.gpus == 0) throw Error(ExitCode::usage, "--gpus must be at least 1");
+  if (f.tp > f.gpus || f.gpus % f.tp != 0)
+    throw Error(ExitCode::usage, "--tp " + std::to_string(f.tp) + " does not divide --gpus " + std::to_string(f.gpus));
+  for (const auto& file : files)
+    for (const auto& t : file.tensors)
+      (t.shape.size() >= 2 && !is_router_module(module_of(t.name)) ? f.sharded_bytes : f.replicated_bytes) += t.bytes;
+  f.weights_per_gpu = (f.sharded_bytes + f.tp - 1) / f.tp + f.replicated_bytes;
+  f.free_per_gpu = static_cast<std::int64_t>(f.gpu_memory) - static_cast<std::int64_t>(f.weights_per_gpu);
+  f.fits = f.weights_per_gpu <= f.gpu_memory;
+  return f;
+}
+
+Report make_report(std::vector<FileHeader> files, const Sidecars& sidecars, const std::optional<FitRequest>& fit_request) {
+  Report r;
+  std::sort(files.begin(), files.end(), [](const auto& a, const auto& b) { return a.path < b.path; });
+  r.files = std::move(files);
+  std::map<std::string, const FileHeader*> by_path;
+  std::vector<const Tensor*> safetensors;
+  for (const auto& f : r.files) {
+    by_path[f.path] = &f;
+    for (const auto& t : f.tensors) {
+      r.total.add(t);
+      if (f.format == Format::safetensors) safetensors.push_back(&t);
+    }
+  }
+  json config, hf_quant;
+  for (const auto& [path, text] : sidecars) {
+    json doc = parse_sidecar(path, text);
+    if (path == "config.json") config = std::move(doc);
+    else if (path == "hf_quant_config.json") hf_quant = std::move(doc);
+    else r.indexes.push_back(check_index(path, doc, by_path));
+  }
+  r.split_problems = check_splits(r.files);
+  r.quantization = check_quantization(config, hf_quant, safetensors);
+  if (fit_request) r.fit = fit(r.files, *fit_request);
+  return r;
+}
+
+bool Report::contradicts() const {
+  if (!quantization.findings.empty() || !split_problems.empty()) return true;
+  return std::any_of(indexes.begin(), indexes.end(), [](const auto& i) { return !i.problems.empty(); });
+}
+
+int Report::exit_code() const { return contradicts() || (fit && !fit->fits) ? 1 : 0; }
+
+json Report::to_json() const {
+  json j;
+  j["repo"] = repo.empty() ? json() : json(repo);
+  j["revision"] = revision.empty() ? json() : json(revision);
+  j["files"] = json::array();
+  for (const auto& f : files) {
+    Totals t;
+    for (const auto& x : f.tensors) t.add(x);
+    json fj = totals_json(t);
+    fj["path"] = f.path;
+    fj["format"] = format_name(f.format);
+    fj["size"] = f.file_size;
+    fj["header_bytes"] = f.header_bytes;
+    if (f.format == Format::gguf) {
+      fj["gguf_version"] = f.gguf_version;
+      fj["architecture"] = f.metadata.contains("general.architecture") ? f.metadata["general.architecture"] : json();
+    }
+    fj["metadata"] = f.metadata;
+    j["files"].push_back(std::move(fj));
+  }
+  j["total"] = totals_json(total);
+  j["indexes"] = json::array();
+  for (const auto& i : indexes)
+    j["indexes"].push_back({{"path", i.path}, {"total_size", i.total_size ? json(*i.total_size) : json()},
+                            {"tensor_bytes", i.tensor_bytes}, {"entries", i.entries}, {"problems", i.problems}});
+  j["gguf_split_problems"] = split_problems;
+  json findings = json::array();
+  for (const auto& f : quantization.findings)
+    findings.push_back({{"tensor", f.tensor}, {"dtype", f.dtype}, {"expected", f.expected}, {"why", f.why}});
+  j["quantization"] = {{"scheme", quantization.scheme}, {"source", quantization.source}, {"checked", quantization.checked},
+                       {"linear_modules", quantization.linear_modules}, {"quantized_modules", quantization.quantized_modules},
+                       {"findings", findings}};
+  j["fit"] = fit ? json{{"gpus", fit->gpus}, {"gpu_memory", fit->gpu_memory}, {"tp", fit->tp},
+                        {"sharded_bytes", fit->sharded_bytes}, {"replicated_bytes", fit->replicated_bytes},
+                        {"weights_per_gpu", fit->weights_per_gpu}, {"free_per_gpu", fit->free_per_gpu}, {"fits", fit->fits}}
+                 : json();
+  j["transferred"] = transferred;
+  j["exit_code"] = exit_code();
+  return j;
+}
+
+std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+}  // namespace provkit::checkpoint

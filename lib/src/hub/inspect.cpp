@@ -1,0 +1,219 @@
+#include "provkit/hub/inspect.hpp"
+
+#include <fnmatch.h>
+
+#include <atomic>
+#include <fstream>
+#include <map>
+#include <mutex>
+
+#include "provkit/error.hpp"
+#include "provkit/fsutil.hpp"
+#include "provkit/hash.hpp"
+#include "provkit/util_strings.hpp"
+#include "provkit/http.hpp"
+#include "provkit/parallel.hpp"
+
+namespace provkit::hub {
+
+namespace {
+
+namespace fs = std::filesystem;
+using checkpoint::FileHeader;
+using checkpoint::Format;
+
+bool matches_any(const std::vector<std::string>& globs, const std::string& path) {
+  for (const auto& g : globs)
+    if (::fnmatch(g.c_str(), path.c_str(), 0) == 0) return true;
+  return false;
+}
+
+// Reads every file of `files` with `read` (header files by their header,
+// sidecars whole), `jobs` at once, and builds the report.
+checkpoint::Report read_all(const std::vector<InspectFile>& files, const InspectOptions& o,
+                            const std::function<std::string(const std::string&, std::uint64_t, std::uint64_t)>& read_at,
+                            const std::function<std::string(const InspectFile&)>& read_whole) {
+  struct Job {
+    InspectFile file;
+    bool header = false;
+    Format format{};
+  };
+  std::vector<Job> jobs;
+  for (const auto& f : files) {
+    if (!o.include.empty() && !matches_any(o.include, f.path)) continue;
+    if (matches_any(o.exclude, f.path)) continue;
+    Job j{f};
+    if (checkpoint::is_checkpoint_name(f.path, &j.format)) j.header = true;
+    else if (!checkpoint::is_sidecar_name(f.path)) continue;
+    jobs.push_back(std::move(j));
+  }
+  std::vector<FileHeader> headers;
+  checkpoint::Sidecars sidecars;
+  std::mutex mutex;
+  std::atomic<std::uint64_t> transferred{0};
+  parallel_for(jobs.size(), o.jobs, [&](std::size_t i) {
+    const Job& j = jobs[i];
+    if (j.header) {
+      std::uint64_t got = 0;
+      auto h = checkpoint::read_header(
+          j.file.path, j.format, j.file.size,
+          [&](std::uint64_t at, std::uint64_t n) { return read_at(j.file.path, at, n); }, &got);
+      transferred += got;
+      std::lock_guard lock(mutex);
+      headers.push_back(std::move(h));
+    } else {
+      if (j.file.size > (64u << 20))
+        throw input_error(j.file.path, 0, "is " + std::to_string(j.file.size) + " bytes, too large for a JSON sidecar");
+      std::string text = read_whole(j.file);
+      transferred += text.size();
+      std::lock_guard lock(mutex);
+      sidecars[j.file.path] = std::move(text);
+    }
+  });
+  auto report = checkpoint::make_report(std::move(headers), sidecars, o.fit);
+  report.transferred = transferred;
+  return report;
+}
+
+// One Range request for [at, at + n) of a file of the repo, through the
+// session's redirects, token rule and retries. A server that ignores the
+// Range (200, whole file) is read only up to the bytes wanted.
+std::string read_range(const HubClient& client, const Repo& repo, const std::string& commit, const std::string& path,
+                       std::uint64_t at, std::uint64_t n, std::atomic<std::uint64_t>& extra) {
+  std::uint64_t received = 0;
+  http::Session session(client.options());
+  http::Transfer t;
+  t.request.url = resolve_url(client.endpoint(), repo, commit, path);
+  t.request.bearer_token = client.token();  // the client sends it to the Hub's origin only
+  t.request.range_from = at;
+  t.request.range_to = at + n - 1;
+  std::string body;
+  std::uint64_t skip = 0;  // bytes before `at` still to drop (a 200 answer)
+  bool enough = false;
+  http::Result result;
+  t.on_head = [&](const http::Hop& hop) {
+    body.clear();
+    enough = false;
+    skip = 0;
+    if (hop.status == 206) {
+      auto cr = http::parse_content_range(hop.headers.get("content-range").value_or(""));
+      if (!cr || cr->first != at) throw http::Abort("the answer to a range request starts at another byte");
+    } else {
+      skip = at;
+    }
+  };
+  t.on_body = [&](const char* d, std::size_t len) {
+    received += len;
+    std::uint64_t drop = std::min<std::uint64_t>(skip, len);
+    skip -= drop;
+    d += drop;
+    len -= drop;
+    std::uint64_t take = std::min<std::uint64_t>(len, n - body.size());
+    body.append(d, take);
+    if (body.size() == n && (take < len || skip == 0)) {
+      enough = true;
+      if (take < len) throw http::Abort("the server sent more than the range asked for");
+    }
+  };
+  t.on_done = [&](http::Result& r) { result = std::move(r); };
+  session.add(std::move(t));
+  session.run();
+  extra += received - std::min<std::uint64_t>(received, body.size());
+  if (enough && body.size() == n) return body;
+  if (result.failure != http::FailureKind::none) throw Error(ExitCode::network, result.message);
+  if (!result.ok()) throw hub_error(repo, path + " at " + commit, result.response.status, result.response.headers, !client.token().empty());
+  if (body.size() != n)
+    throw Error(ExitCode::network, escape_control(path) + ": the Hub sent " + std::to_string(body.size()) + " of the " +
+                                       std::to_string(n) + " bytes asked for");
+  return body;
+}
+
+std::string read_local(const fs::path& file, std::uint64_t at, std::uint64_t n) {
+  std::ifstream in(file, std::ios::binary);
+  std::string out(n, '\0');
+  if (!in || !in.seekg(static_cast<std::streamoff>(at)) || !in.read(out.data(), static_cast<std::streamsize>(n)))
+    throw Error(ExitCode::usage, escape_control(file.string()) + ": cannot read " + std::to_string(n) + " bytes at " + std::to_string(at));
+  return out;
+}
+
+// An hf cache repository folder: its refs/main snapshot, or its only one.
+std::optional<fs::path> cache_snapshot(const fs::path& dir) {
+  std::error_code ec;
+  if (!fs::is_directory(dir / "snapshots", ec) || !fs::is_directory(dir / "blobs", ec)) return std::nullopt;
+  if (fs::is_regular_file(dir / "refs" / "main", ec)) {
+    std::string commit = util::trim(read_file(dir / "refs" / "main"));
+    if (is_hex(commit, 40) && fs::is_directory(dir / "snapshots" / commit, ec)) return dir / "snapshots" / commit;
+  }
+  std::vector<fs::path> snapshots;
+  for (const auto& e : fs::directory_iterator(dir / "snapshots", ec))
+    if (e.is_directory()) snapshots.push_back(e.path());
+  if (snapshots.size() == 1) return snapshots.front();
+  throw Error(ExitCode::usage, escape_control(dir.string()) + " holds " + std::to_string(snapshots.size()) +
+                                   " snapshots and no refs/main; name one: " + escape_control((dir / "snapshots").string()) + "/COMMIT");
+}
+
+}  // namespace
+
+checkpoint::Report inspect_files(HubClient& client, const Repo& repo, const std::string& commit,
+                                 const std::vector<InspectFile>& files, const InspectOptions& options) {
+  std::atomic<std::uint64_t> extra{0};
+  auto report = read_all(
+      files, options,
+      [&](const std::string& path, std::uint64_t at, std::uint64_t n) { return read_range(client, repo, commit, path, at, n, extra); },
+      [&](const InspectFile& f) { return client.download_small(repo, commit, f.path); });
+  report.repo = repo.id;
+  report.revision = commit;
+  // What came over the wire: the bytes of an answer that ignored the Range count too.
+  report.transferred += extra;
+  return report;
+}
+
+checkpoint::Report inspect_repo(HubClient& client, const Repo& repo, const std::string& revision,
+                                const InspectOptions& options) {
+  std::string commit = client.resolve_commit(repo, revision);
+  std::vector<InspectFile> files;
+  for (const auto& e : client.list_tree(repo, commit))
+    if (e.is_file()) files.push_back({e.path, e.content_size()});
+  return inspect_files(client, repo, commit, files, options);
+}
+
+checkpoint::Report inspect_manifest(HubClient& client, const Manifest& manifest, const InspectOptions& options) {
+  std::vector<InspectFile> files;
+  for (const auto& f : manifest.files) files.push_back({f.path, f.size});
+  return inspect_files(client, manifest.repo, manifest.revision, files, options);
+}
+
+checkpoint::Report inspect_paths(const std::vector<fs::path>& paths, const InspectOptions& options) {
+  std::vector<InspectFile> files;
+  std::map<std::string, fs::path> where;  // report path -> file on disk
+  for (const auto& arg : paths) {
+    std::error_code ec;
+    if (fs::is_directory(arg, ec)) {
+      fs::path root = cache_snapshot(arg).value_or(arg);
+      for (auto it = fs::recursive_directory_iterator(root, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+        if (it->path().filename() == ".cache") {
+          it.disable_recursion_pending();
+          continue;
+        }
+        if (!it->is_regular_file(ec)) continue;  // follows the cache's links to blobs
+        std::string rel = it->path().lexically_relative(root).generic_string();
+        files.push_back({rel, fs::file_size(it->path(), ec)});
+        where[rel] = it->path();
+      }
+      if (ec) throw Error(ExitCode::usage, escape_control(root.string()) + ": cannot list: " + ec.message());
+    } else if (fs::is_regular_file(arg, ec)) {
+      // Single files keep the path given; config.json and hf_quant_config.json are known by name wherever they are.
+      std::string name = arg.filename().string();
+      std::string key = name == "config.json" || name == "hf_quant_config.json" ? name : arg.generic_string();
+      files.push_back({key, fs::file_size(arg, ec)});
+      where[key] = arg;
+    } else {
+      throw Error(ExitCode::usage, escape_control(arg.string()) + ": no such file or directory");
+    }
+  }
+  return read_all(
+      files, options, [&](const std::string& path, std::uint64_t at, std::uint64_t n) { return read_local(where.at(path), at, n); },
+      [&](const InspectFile& f) { return read_file(where.at(f.path)); });
+}
+
+}  // namespace provkit::hub

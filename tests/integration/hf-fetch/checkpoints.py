@@ -1,0 +1,81 @@
+"""Checkpoint files written by hand for the inspect tests: safetensors (an 8-byte little-endian header length,
+the JSON header, the data) and GGUF v3 (ggml's docs/gguf.md), with deterministic tensor bytes."""
+
+import json
+import struct
+
+ST_BITS = {"BOOL": 8, "U8": 8, "I8": 8, "F8_E4M3": 8, "F8_E5M2": 8, "I16": 16, "U16": 16, "F16": 16, "BF16": 16,
+           "I32": 32, "U32": 32, "F32": 32, "F64": 64, "I64": 64, "U64": 64}
+
+
+def prod(shape):
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+def safetensors(tensors, metadata=None):
+    """tensors: list of (name, dtype, shape). The data bytes are a repeating pattern (never zero), so a
+    request that reads them is visible in the simulator's log by its range."""
+    header, offset = {}, 0
+    for name, dtype, shape in tensors:
+        n = prod(shape) * ST_BITS[dtype] // 8
+        header[name] = {"dtype": dtype, "shape": list(shape), "data_offsets": [offset, offset + n]}
+        offset += n
+    if metadata is not None:
+        header["__metadata__"] = metadata
+    text = json.dumps(header).encode()
+    text += b" " * (-len(text) % 8)
+    return struct.pack("<Q", len(text)) + text + bytes((i * 7 + 1) % 251 or 1 for i in range(offset))
+
+
+# ggml type id -> (name, elements per block, bytes per block)
+GGML = {0: ("F32", 1, 4), 1: ("F16", 1, 2), 2: ("Q4_0", 32, 18), 8: ("Q8_0", 32, 34), 12: ("Q4_K", 256, 144),
+        14: ("Q6_K", 256, 210), 23: ("IQ4_XS", 256, 136), 30: ("BF16", 1, 2)}
+
+
+def _str(s):
+    b = s.encode()
+    return struct.pack("<Q", len(b)) + b
+
+
+def _value(v):
+    if isinstance(v, bool):
+        return struct.pack("<IB", 7, int(v))
+    if isinstance(v, int):
+        return struct.pack("<Iq", 11, v) if v < 0 else struct.pack("<IQ", 10, v)
+    if isinstance(v, float):
+        return struct.pack("<If", 6, v)
+    if isinstance(v, str):
+        return struct.pack("<I", 8) + _str(v)
+    if isinstance(v, tuple) and v[0] == "u32":
+        return struct.pack("<II", 4, v[1])
+    if isinstance(v, tuple) and v[0] == "u16":
+        return struct.pack("<IH", 2, v[1])
+    if isinstance(v, list):  # a list of strings
+        return struct.pack("<IIQ", 9, 8, len(v)) + b"".join(_str(s) for s in v)
+    raise TypeError(v)
+
+
+def gguf(metadata, tensors, alignment=32):
+    """metadata: key -> value (int: UINT64, ("u32", n), ("u16", n), float, str, bool, list of str);
+    tensors: list of (name, ggml type id, shape in ggml order)."""
+    out = b"GGUF" + struct.pack("<IQQ", 3, len(tensors), len(metadata))
+    for k, v in metadata.items():
+        out += _str(k) + _value(v)
+    offset, sizes = 0, []
+    for name, type_id, shape in tensors:
+        _, block, block_bytes = GGML[type_id]
+        n = prod(shape) // block * block_bytes
+        out += _str(name) + struct.pack("<I", len(shape)) + b"".join(struct.pack("<Q", d) for d in shape)
+        out += struct.pack("<IQ", type_id, offset)
+        sizes.append(n)
+        offset += n + (-n % alignment)
+    header_end = len(out)
+    out += b"\0" * (-len(out) % alignment)
+    data = bytearray()
+    for n in sizes:
+        data += bytes((i * 13 + 5) % 251 or 1 for i in range(n))
+        data += b"\0" * (-len(data) % alignment)
+    return out + bytes(data), header_end

@@ -1,0 +1,131 @@
+#include <catch2/catch.hpp>
+
+#include "checkpoint/builders.hpp"
+#include "provkit/checkpoint/gguf.hpp"
+#include "provkit/error.hpp"
+
+using namespace provkit;
+using namespace provkit::checkpoint;
+using namespace checkpoint_test;
+
+namespace {
+std::string refusal(const std::string& file, std::uint64_t size = 0) {
+  try {
+    auto r = parse_gguf(file, size ? size : file.size(), "m.gguf");
+    if (std::holds_alternative<NeedBytes>(r)) return "needs " + std::to_string(std::get<NeedBytes>(r).bytes);
+  } catch (const Error& e) {
+    CHECK(e.code() == ExitCode::usage);
+    return e.what();
+  }
+  FAIL("not refused");
+  return "";
+}
+std::string header(std::uint32_t version, std::uint64_t tensors, std::uint64_t kvs) {
+  return "GGUF" + le(version, 4) + le(tensors, 8) + le(kvs, 8);
+}
+}  // namespace
+
+TEST_CASE("ggml types: names, blocks and bytes as ggml.c's type_traits", "[checkpoint]") {
+  CHECK(ggml_type(0)->name == "F32");
+  CHECK(ggml_type(12)->name == "Q4_K");
+  CHECK(ggml_type(12)->block_size == 256);
+  CHECK(ggml_type(12)->block_bytes == 144);
+  CHECK(ggml_type(8)->block_bytes == 34);
+  CHECK(ggml_type(23)->name == "IQ4_XS");
+  CHECK(ggml_type(23)->block_bytes == 136);
+  CHECK(ggml_type(14)->block_bytes == 210);
+  CHECK(ggml_type(30)->name == "BF16");
+  CHECK(ggml_type(39)->name == "MXFP4");
+  CHECK_FALSE(ggml_type(4));   // Q4_2, retired
+  CHECK_FALSE(ggml_type(31));  // Q4_0_4_4, retired
+  CHECK_FALSE(ggml_type(40));
+}
+
+TEST_CASE("gguf: metadata of every type, tensors with their ggml bytes", "[checkpoint]") {
+  std::vector<std::string> kv = {
+      kv_string("general.architecture", "llama"),
+      kv_u32("llama.context_length", 4096),
+      gguf_str("f") + le(6, 4) + le(0x3f800000, 4),                   // FLOAT32 1.0
+      gguf_str("b") + le(7, 4) + le(1, 1),                            // BOOL
+      gguf_str("i8") + le(1, 4) + le(0xff, 1),                        // INT8 -1
+      gguf_str("u64") + le(10, 4) + le(1ull << 40, 8),                // UINT64
+      gguf_str("d") + le(12, 4) + le(0x4000000000000000ull, 8),        // FLOAT64 2.0
+      gguf_str("tokens") + le(9, 4) + le(8, 4) + le(2, 8) + gguf_str("a") + gguf_str("bc"),  // ARRAY of STRING
+      gguf_str("scores") + le(9, 4) + le(6, 4) + le(3, 8) + std::string(12, '\0'),           // ARRAY of FLOAT32
+  };
+  std::string f = gguf_file(kv, {{"token_embd.weight", 12, {256, 4}, 4 * 144},
+                                 {"blk.0.attn_q.weight", 8, {64, 2}, 2 * 2 * 34},
+                                 {"output_norm.weight", 0, {64}, 256}});
+  auto r = parse_gguf(f, f.size(), "m.gguf");
+  REQUIRE(std::holds_alternative<FileHeader>(r));
+  auto& h = std::get<FileHeader>(r);
+  CHECK(h.gguf_version == 3);
+  CHECK(h.metadata["general.architecture"] == "llama");
+  CHECK(h.metadata["llama.context_length"] == 4096);
+  CHECK(h.metadata["f"] == 1.0);
+  CHECK(h.metadata["b"] == true);
+  CHECK(h.metadata["i8"] == -1);
+  CHECK(h.metadata["u64"] == (1ull << 40));
+  CHECK(h.metadata["d"] == 2.0);
+  CHECK(h.metadata["tokens"] == "[2 STRING]");
+  CHECK(h.metadata["scores"] == "[3 FLOAT32]");
+  REQUIRE(h.tensors.size() == 3);
+  CHECK(h.tensors[0].dtype == "Q4_K");
+  CHECK(h.tensors[0].elements == 1024);
+  CHECK(h.tensors[0].bytes == 576);
+  CHECK(h.tensors[1].dtype == "Q8_0");
+  CHECK(h.tensors[1].bytes == 136);
+  CHECK(h.tensors[2].bytes == 256);
+  CHECK(h.tensors[0].offset % 32 == 0);
+  CHECK(h.tensors[0].offset >= h.header_bytes);
+  CHECK(h.tensors[1].offset == h.tensors[0].offset + 576);
+
+  // Cut anywhere inside the header, the parser asks for more, never more than the file.
+  for (std::uint64_t cut = 0; cut < h.header_bytes; ++cut) {
+    auto p = parse_gguf(std::string_view(f).substr(0, cut), f.size(), "m.gguf");
+    REQUIRE(std::holds_alternative<NeedBytes>(p));
+    CHECK(std::get<NeedBytes>(p).bytes > cut);
+    CHECK(std::get<NeedBytes>(p).bytes <= h.header_bytes);
+  }
+  // read_header gets there from a small first read.
+  int reads = 0;
+  auto again = read_header("m.gguf", Format::gguf, f.size(), [&](std::uint64_t at, std::uint64_t n) { ++reads; return f.substr(at, n); },
+                           nullptr, 16);
+  CHECK(again.tensors.size() == 3);
+  CHECK(reads > 1);
+}
+
+TEST_CASE("gguf: general.alignment moves the data", "[checkpoint]") {
+  std::string f = gguf_file({gguf_str("general.alignment") + le(4, 4) + le(64, 4)}, {{"t", 0, {16}, 64}}, 3, 64);
+  auto h = std::get<FileHeader>(parse_gguf(f, f.size(), "m.gguf"));
+  CHECK(h.tensors[0].offset % 64 == 0);
+  CHECK_THAT(refusal(gguf_file({gguf_str("general.alignment") + le(4, 4) + le(48, 4)}, {})), Catch::Contains("power of two"));
+}
+
+TEST_CASE("gguf: hostile headers are refused naming the file, without huge allocations", "[checkpoint]") {
+  CHECK_THAT(refusal("GGML" + std::string(20, '\0')), Catch::Contains("m.gguf") && Catch::Contains("magic"));
+  CHECK_THAT(refusal(header(1, 0, 0)), Catch::Contains("version 1"));
+  CHECK_THAT(refusal(header(0x03000000, 0, 0)), Catch::Contains("version"));  // big-endian
+  CHECK_THAT(refusal(header(3, 1ull << 40, 0)), Catch::Contains("tensors"));
+  CHECK_THAT(refusal(header(3, 0, 1ull << 40)), Catch::Contains("metadata keys"));
+  // A key claiming 2^60 bytes: refused from the length alone.
+  CHECK_THAT(refusal(header(3, 0, 1) + le(1ull << 60, 8)), Catch::Contains("bytes long"));
+  // A string longer than the file: refused, not asked for.
+  CHECK_THAT(refusal(header(3, 0, 1) + le(1000, 8) + "abc"), Catch::Contains("past the end of the file"));
+  CHECK_THAT(refusal(header(3, 0, 1) + gguf_str("a") + le(9, 4) + le(4, 4) + le(1ull << 50, 8)), Catch::Contains("claims"));
+  CHECK_THAT(refusal(header(3, 0, 1) + gguf_str("a") + le(9, 4) + le(9, 4) + le(1, 8)), Catch::Contains("holds arrays"));
+  CHECK_THAT(refusal(header(3, 0, 1) + gguf_str("a") + le(13, 4) + le(0, 8)), Catch::Contains("unknown value type"));
+  CHECK_THAT(refusal(gguf_file({}, {{"t", 77, {32}, 32}})), Catch::Contains("unknown ggml type 77"));
+  CHECK_THAT(refusal(gguf_file({}, {{"t", 12, {100}, 144}})), Catch::Contains("not a multiple"));
+  CHECK_THAT(refusal(header(3, 1, 0) + gguf_str("t") + le(5, 4)), Catch::Contains("5 dimensions"));
+  // Offsets that lie: past the data, into another tensor, unaligned.
+  std::string one = header(3, 1, 0) + gguf_str("t") + le(1, 4) + le(8, 8) + le(0, 4) + le(32, 8);
+  one += std::string(32 - one.size() % 32, '\0') + std::string(32, 'x');
+  CHECK_THAT(refusal(one), Catch::Contains("outside"));
+  std::string two = header(3, 2, 0);
+  for (auto name : {"a", "b"}) two += gguf_str(name) + le(1, 4) + le(8, 8) + le(0, 4) + le(0, 8);
+  two += std::string(32 - two.size() % 32, '\0') + std::string(32, 'x');
+  CHECK_THAT(refusal(two), Catch::Contains("'a' and 'b' overlap"));
+  std::string odd = header(3, 1, 0) + gguf_str("t") + le(1, 4) + le(8, 8) + le(0, 4) + le(4, 8);
+  CHECK_THAT(refusal(odd + std::string(64, '\0')), Catch::Contains("not aligned"));
+}

@@ -1,0 +1,97 @@
+#include <catch2/catch.hpp>
+
+#include "checkpoint/builders.hpp"
+#include "provkit/checkpoint/report.hpp"
+#include "provkit/checkpoint/safetensors.hpp"
+#include "provkit/error.hpp"
+
+using namespace provkit;
+using namespace provkit::checkpoint;
+using namespace checkpoint_test;
+using json = nlohmann::json;
+
+namespace {
+FileHeader st(const std::string& path, const std::vector<StTensor>& tensors) {
+  std::string f = safetensors_of(tensors);
+  return std::get<FileHeader>(parse_safetensors(f, f.size(), path));
+}
+std::vector<FileHeader> two_shards() {
+  return {st("m-1.safetensors", {{"a.weight", "BF16", {64, 64}}, {"n.weight", "BF16", {64}}}),
+          st("m-2.safetensors", {{"b.weight", "BF16", {64, 128}}})};
+}
+}  // namespace
+
+TEST_CASE("report: totals per file and per dtype, and an index that agrees", "[checkpoint]") {
+  json index = {{"metadata", {{"total_size", 64 * 64 * 2 + 128 + 64 * 128 * 2}}},
+                {"weight_map", {{"a.weight", "m-1.safetensors"}, {"n.weight", "m-1.safetensors"}, {"b.weight", "m-2.safetensors"}}}};
+  auto r = make_report(two_shards(), {{"model.safetensors.index.json", index.dump()}}, std::nullopt);
+  CHECK(r.total.tensors == 3);
+  CHECK(r.total.elements == 64 * 64 + 64 + 64 * 128);
+  CHECK(r.total.bytes_by_dtype.at("BF16") == 2 * r.total.elements);
+  REQUIRE(r.indexes.size() == 1);
+  CHECK(r.indexes[0].problems.empty());
+  CHECK(r.exit_code() == 0);
+  json j = r.to_json();
+  CHECK(j["files"][0]["path"] == "m-1.safetensors");
+  CHECK(j["files"][0]["tensors"] == 2);
+  CHECK(j["total"]["bytes"] == r.total.bytes);
+  CHECK(j["quantization"]["scheme"] == "none");
+  CHECK(j["fit"].is_null());
+}
+
+TEST_CASE("report: an index that lies is a contradiction", "[checkpoint]") {
+  json index = {{"metadata", {{"total_size", 5}}},
+                {"weight_map", {{"a.weight", "m-1.safetensors"}, {"b.weight", "m-1.safetensors"}, {"c.weight", "m-3.safetensors"}}}};
+  auto r = make_report(two_shards(), {{"model.safetensors.index.json", index.dump()}}, std::nullopt);
+  auto& p = r.indexes.at(0).problems;
+  auto has = [&](const std::string& s) { return std::any_of(p.begin(), p.end(), [&](auto& x) { return x.find(s) != std::string::npos; }); };
+  CHECK(has("weight_map puts tensor b.weight in m-1.safetensors, which does not hold it"));
+  CHECK(has("tensor n.weight of m-1.safetensors is not in the weight_map"));
+  CHECK(has("names m-3.safetensors (1 tensors), which is not in the checkpoint"));
+  CHECK(has("metadata.total_size is 5 bytes"));
+  CHECK(r.contradicts());
+  CHECK(r.exit_code() == 1);
+  CHECK_THROWS_AS(make_report(two_shards(), {{"config.json", "{nope"}}, std::nullopt), Error);
+}
+
+TEST_CASE("fit: matrices split across tp, vectors and routers whole on each GPU", "[checkpoint]") {
+  std::vector<FileHeader> files = {st("m.safetensors", {{"a.weight", "BF16", {1024, 1024}},
+                                                         {"n.weight", "BF16", {1024}},
+                                                         {"l.mlp.gate.weight", "BF16", {8, 1024}}})};
+  auto f = fit(files, {4, 1u << 20, 2});
+  CHECK(f.tp == 2);
+  CHECK(f.sharded_bytes == 2u << 20);
+  CHECK(f.replicated_bytes == 2048 + 8 * 1024 * 2);
+  CHECK(f.weights_per_gpu == (1u << 20) + 2048 + 16384);
+  CHECK_FALSE(f.fits);
+  CHECK(f.free_per_gpu == -(2048 + 16384));
+  auto g = fit(files, {4, 2u << 20, 0});  // tp defaults to the GPUs
+  CHECK(g.tp == 4);
+  CHECK(g.fits);
+  CHECK(g.free_per_gpu == static_cast<std::int64_t>((2u << 20) - (512u << 10) - 2048 - 16384));
+  CHECK_THROWS_AS(fit(files, {3, 1, 2}), Error);
+  CHECK_THROWS_AS(fit(files, {2, 1, 4}), Error);
+  auto r = make_report(files, {}, FitRequest{4, 1u << 20, 2});
+  CHECK(r.exit_code() == 1);
+  CHECK(r.to_json()["fit"]["fits"] == false);
+}
+
+TEST_CASE("gguf-split: a missing part or a wrong tensor count is a contradiction", "[checkpoint]") {
+  auto part = [](std::string path, std::uint64_t no, std::uint64_t tensors) {
+    FileHeader h;
+    h.path = std::move(path);
+    h.format = Format::gguf;
+    h.metadata = {{"split.no", no}, {"split.count", 3}, {"split.tensors.count", 6}};
+    for (std::uint64_t i = 0; i < tensors; ++i) h.tensors.push_back({"t" + std::to_string(no) + std::to_string(i), "Q4_K", {256}, 256, 144, 0});
+    return h;
+  };
+  auto whole = make_report({part("m-00001-of-00003.gguf", 0, 2), part("m-00002-of-00003.gguf", 1, 2), part("m-00003-of-00003.gguf", 2, 2)}, {}, std::nullopt);
+  CHECK(whole.split_problems.empty());
+  CHECK(whole.total.bytes_by_dtype.at("Q4_K") == 6 * 144);
+  auto missing = make_report({part("m-00001-of-00003.gguf", 0, 2), part("m-00003-of-00003.gguf", 2, 2)}, {}, std::nullopt);
+  REQUIRE(missing.split_problems.size() == 1);
+  CHECK_THAT(missing.split_problems[0], Catch::Contains("2 of the 3 gguf-split parts"));
+  auto counted = make_report({part("m-00001-of-00003.gguf", 0, 2), part("m-00002-of-00003.gguf", 1, 2), part("m-00003-of-00003.gguf", 2, 1)}, {}, std::nullopt);
+  REQUIRE(counted.split_problems.size() == 1);
+  CHECK_THAT(counted.split_problems[0], Catch::Contains("hold 5 tensors, split.tensors.count says 6"));
+}

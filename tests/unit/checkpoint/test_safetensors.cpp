@@ -1,0 +1,95 @@
+#include <catch2/catch.hpp>
+
+#include "checkpoint/builders.hpp"
+#include "provkit/checkpoint/safetensors.hpp"
+#include "provkit/error.hpp"
+
+using namespace provkit;
+using namespace provkit::checkpoint;
+using namespace checkpoint_test;
+using json = nlohmann::json;
+
+namespace {
+FileHeader parse_all(const std::string& file) {
+  auto r = parse_safetensors(file, file.size(), "m.safetensors");
+  REQUIRE(std::holds_alternative<FileHeader>(r));
+  return std::get<FileHeader>(r);
+}
+std::string refusal(const std::string& file, std::uint64_t size = 0) {
+  try {
+    parse_safetensors(file, size ? size : file.size(), "m.safetensors");
+  } catch (const Error& e) {
+    CHECK(e.code() == ExitCode::usage);
+    return e.what();
+  }
+  FAIL("not refused");
+  return "";
+}
+}  // namespace
+
+TEST_CASE("safetensors: tensors, elements, bytes and offsets from the header", "[checkpoint]") {
+  std::string f = safetensors_file(
+      {{"__metadata__", {{"format", "pt"}}},
+       {"b", {{"dtype", "F8_E4M3"}, {"shape", {4, 8}}, {"data_offsets", {16, 48}}}},
+       {"a", {{"dtype", "BF16"}, {"shape", {2, 4}}, {"data_offsets", {0, 16}}}},
+       {"s", {{"dtype", "F32"}, {"shape", json::array()}, {"data_offsets", {48, 52}}}},
+       {"n", {{"dtype", "F4"}, {"shape", {3, 2}}, {"data_offsets", {52, 55}}}}},
+      55);
+  auto h = parse_all(f);
+  std::uint64_t header = f.size() - 55;
+  CHECK(h.header_bytes == header);
+  CHECK(h.metadata["format"] == "pt");
+  REQUIRE(h.tensors.size() == 4);
+  CHECK(h.tensors[0].name == "a");
+  CHECK(h.tensors[0].elements == 8);
+  CHECK(h.tensors[0].bytes == 16);
+  CHECK(h.tensors[0].offset == header);
+  CHECK(h.tensors[1].dtype == "F8_E4M3");
+  CHECK(h.tensors[1].offset == header + 16);
+  CHECK(h.tensors[2].name == "n");  // 6 elements of 4 bits: 3 bytes
+  CHECK(h.tensors[2].bytes == 3);
+  CHECK(h.tensors[3].elements == 1);  // a scalar
+}
+
+TEST_CASE("safetensors: asks for the length, then exactly the header", "[checkpoint]") {
+  std::string f = safetensors_of({{"w", "BF16", {64, 64}}});
+  auto first = parse_safetensors(f.substr(0, 3), f.size(), "m");
+  REQUIRE(std::holds_alternative<NeedBytes>(first));
+  CHECK(std::get<NeedBytes>(first).bytes == 8);
+  std::uint64_t header = f.size() - 64 * 64 * 2;
+  auto second = parse_safetensors(f.substr(0, 8), f.size(), "m");
+  REQUIRE(std::holds_alternative<NeedBytes>(second));
+  CHECK(std::get<NeedBytes>(second).bytes == header);
+  CHECK(std::holds_alternative<FileHeader>(parse_safetensors(f.substr(0, header), f.size(), "m")));
+
+  // read_header reads only those two ranges: no byte of tensor data.
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> reads;
+  std::uint64_t got = 0;
+  auto h = read_header("m", Format::safetensors, f.size(),
+                       [&](std::uint64_t at, std::uint64_t n) { reads.emplace_back(at, n); return f.substr(at, n); }, &got);
+  CHECK(reads == std::vector<std::pair<std::uint64_t, std::uint64_t>>{{0, 8}, {8, header - 8}});
+  CHECK(got == header);
+  CHECK(h.tensors.size() == 1);
+}
+
+TEST_CASE("safetensors: hostile headers are refused naming the file", "[checkpoint]") {
+  CHECK_THAT(refusal("abc"), Catch::Contains("m.safetensors") && Catch::Contains("shorter than the 8-byte"));
+  // A length past the format's cap is refused before anything is read or allocated.
+  CHECK_THAT(refusal(le(200'000'000, 8), 300'000'000), Catch::Contains("over the format's limit"));
+  CHECK_THAT(refusal(le(1000, 8) + "{}"), Catch::Contains("runs past the end of the file"));
+  CHECK_THAT(refusal(le(4, 8) + "nope"), Catch::Contains("not a JSON object"));
+  auto one = [](json entry, std::uint64_t data) { return refusal(safetensors_file({{"t", entry}}, data)); };
+  CHECK_THAT(one({{"dtype", "BF16"}, {"shape", {4}}, {"data_offsets", {0, 8}}}, 4), Catch::Contains("outside the 4 bytes"));
+  CHECK_THAT(one({{"dtype", "BF16"}, {"shape", {4}}, {"data_offsets", {0, 6}}}, 8), Catch::Contains("need 8"));
+  CHECK_THAT(one({{"dtype", "BF16"}, {"shape", {4}}, {"data_offsets", {8, 0}}}, 8), Catch::Contains("outside"));
+  CHECK_THAT(one({{"dtype", "Q9"}, {"shape", {4}}, {"data_offsets", {0, 4}}}, 4), Catch::Contains("unknown dtype 'Q9'"));
+  CHECK_THAT(one({{"dtype", "BF16"}, {"shape", {-1}}, {"data_offsets", {0, 4}}}, 4), Catch::Contains("not a list of sizes"));
+  CHECK_THAT(one({{"dtype", "U8"}, {"shape", {1ull << 40, 1ull << 40}}, {"data_offsets", {0, 4}}}, 4), Catch::Contains("overflows"));
+  CHECK_THAT(one({{"dtype", "F4"}, {"shape", {3}}, {"data_offsets", {0, 1}}}, 4), Catch::Contains("whole number of bytes"));
+  CHECK_THAT(one({{"dtype", "U8"}, {"shape", {4}}}, 4), Catch::Contains("no data_offsets"));
+  CHECK_THAT(refusal(safetensors_file({{"a", {{"dtype", "U8"}, {"shape", {8}}, {"data_offsets", {0, 8}}}},
+                                       {"b", {{"dtype", "U8"}, {"shape", {8}}, {"data_offsets", {4, 12}}}}},
+                                      12)),
+             Catch::Contains("'a' and 'b' overlap"));
+  CHECK_THAT(refusal(safetensors_file({{"__metadata__", {{"k", 1}}}}, 0)), Catch::Contains("not a string"));
+}

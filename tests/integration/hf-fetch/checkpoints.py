@@ -79,3 +79,62 @@ def gguf(metadata, tensors, alignment=32):
         data += bytes((i * 13 + 5) % 251 or 1 for i in range(n))
         data += b"\0" * (-len(data) % alignment)
     return out + bytes(data), header_end
+
+
+def summary(shards):
+    """What inspect must report for shards (path -> tensor list): per file and total tensors, elements,
+    bytes per dtype, computed here from the tensor lists."""
+    out = {"files": {}, "tensors": 0, "elements": 0, "bytes_by_dtype": {}}
+    for path, tensors in shards.items():
+        f = {"tensors": len(tensors), "elements": 0, "bytes_by_dtype": {}}
+        for _, dtype, shape in tensors:
+            n = prod(shape) * ST_BITS[dtype] // 8
+            f["elements"] += prod(shape)
+            f["bytes_by_dtype"][dtype] = f["bytes_by_dtype"].get(dtype, 0) + n
+            out["bytes_by_dtype"][dtype] = out["bytes_by_dtype"].get(dtype, 0) + n
+        out["files"][path] = f
+        out["tensors"] += f["tensors"]
+        out["elements"] += f["elements"]
+    return out
+
+
+def sharded_model(layers, linear, shards=2, hidden=256, inter=512, vocab=1000, extra=None):
+    """A Llama-shaped model of `layers` decoder layers split over `shards` files: linear(module, shape) gives
+    each projection's tensors; extra: tensors added to the last shard. Returns (path -> tensor list,
+    index dict)."""
+    per_layer = []
+    for i in range(layers):
+        p = f"model.layers.{i}."
+        t = [(p + "input_layernorm.weight", "BF16", [hidden]), (p + "post_attention_layernorm.weight", "BF16", [hidden])]
+        for m, shape in [("self_attn.q_proj", [hidden, hidden]), ("self_attn.k_proj", [hidden // 4, hidden]),
+                         ("self_attn.v_proj", [hidden // 4, hidden]), ("self_attn.o_proj", [hidden, hidden]),
+                         ("mlp.gate_proj", [inter, hidden]), ("mlp.up_proj", [inter, hidden]),
+                         ("mlp.down_proj", [hidden, inter])]:
+            t += linear(p + m, shape)
+        per_layer.append(t)
+    groups = [[] for _ in range(shards)]
+    groups[0].append(("model.embed_tokens.weight", "BF16", [vocab, hidden]))
+    for i, t in enumerate(per_layer):
+        groups[i * shards // layers] += t
+    groups[-1] += [("model.norm.weight", "BF16", [hidden]), ("lm_head.weight", "BF16", [vocab, hidden])]
+    groups[-1] += extra or []
+    names = [f"model-{i + 1:05d}-of-{shards:05d}.safetensors" for i in range(shards)]
+    out = dict(zip(names, groups))
+    total = sum(prod(s) * ST_BITS[d] // 8 for ts in out.values() for _, d, s in ts)
+    index = {"metadata": {"total_size": total}, "weight_map": {n: f for f, ts in out.items() for n, _, _ in ts}}
+    return out, index
+
+
+def fp8_block(module, shape):
+    return [(module + ".weight", "F8_E4M3", shape),
+            (module + ".weight_scale_inv", "F32", [(shape[0] + 127) // 128, (shape[1] + 127) // 128])]
+
+
+def nvfp4(module, shape):
+    return [(module + ".weight", "U8", [shape[0], shape[1] // 2]), (module + ".weight_scale", "F8_E4M3", [shape[0], shape[1] // 16]),
+            (module + ".weight_scale_2", "F32", []), (module + ".input_scale", "F32", [])]
+
+
+FP8_CONFIG = {"architectures": ["LlamaForCausalLM"], "model_type": "llama",
+              "quantization_config": {"quant_method": "fp8", "fmt": "e4m3", "activation_scheme": "dynamic",
+                                      "weight_block_size": [128, 128]}}

@@ -61,6 +61,6 @@ bool is_checkpoint_name(std::string_view path, Format* format = nullptr);
 // `first_read` bytes and more as the parser needs them (at least doubling). `read_bytes`, when
 // given, adds the bytes read.
 FileHeader read_header(const std::string& path, Format format, std::uint64_t file_size, const ReadAt& read,
-                       std::uint64_t* read_bytes = nullptr, std::uint64_t first_read = 64 << 10);
+                       std::uint64_t* read_bytes = nullptr, std::uint64_t first_read = 16 << 10);
 
 }  // namespace provkit::checkpoint

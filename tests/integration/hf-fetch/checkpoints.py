@@ -15,6 +15,12 @@ def prod(shape):
     return n
 
 
+def pattern(n, step):
+    """n bytes of a repeating pattern with no zero byte."""
+    unit = bytes((i * step) % 251 + 1 for i in range(251))
+    return (unit * (n // 251 + 1))[:n]
+
+
 def safetensors(tensors, metadata=None):
     """tensors: list of (name, dtype, shape). The data bytes are a repeating pattern (never zero), so a
     request that reads them is visible in the simulator's log by its range."""
@@ -27,7 +33,7 @@ def safetensors(tensors, metadata=None):
         header["__metadata__"] = metadata
     text = json.dumps(header).encode()
     text += b" " * (-len(text) % 8)
-    return struct.pack("<Q", len(text)) + text + bytes((i * 7 + 1) % 251 or 1 for i in range(offset))
+    return struct.pack("<Q", len(text)) + text + pattern(offset, 7)
 
 
 # ggml type id -> (name, elements per block, bytes per block)
@@ -76,7 +82,7 @@ def gguf(metadata, tensors, alignment=32):
     out += b"\0" * (-len(out) % alignment)
     data = bytearray()
     for n in sizes:
-        data += bytes((i * 13 + 5) % 251 or 1 for i in range(n))
+        data += pattern(n, 13)
         data += b"\0" * (-len(data) % alignment)
     return out + bytes(data), header_end
 

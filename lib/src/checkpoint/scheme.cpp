@@ -11,6 +11,12 @@
 
 #include "provkit/error.hpp"
 
+// g++ 12 warns "may be used uninitialized" about the temporaries of the
+// initializer lists of Parts below (a known false positive of its -O2).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
 namespace provkit::checkpoint {
 
 namespace {
@@ -37,7 +43,7 @@ struct Part {
 };
 struct Storage {
   std::vector<Part> parts;                    // parts[0] is the weight
-  std::optional<std::pair<std::uint64_t, std::uint64_t>> block;  // fp8 block scale of parts[1]
+  std::uint64_t block_rows = 0, block_cols = 0;  // fp8 block scale of parts[1]; 0: none
 };
 
 // One scheme: which modules it quantizes, which it leaves alone by the config's word, and how.
@@ -52,6 +58,10 @@ struct Scheme {
 bool names_module(const std::string& key, const std::string& module) {
   return ("." + module + ".").find("." + key + ".") != std::string::npos;
 }
+std::string string_of(const json& j, const char* key, const char* fallback) {
+  return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : fallback;
+}
+bool flag_of(const json& j, const char* key) { return j.is_object() && j.contains(key) && j[key].is_boolean() && j[key].get<bool>(); }
 std::vector<std::string> strings_of(const json& j, const char* key) {
   std::vector<std::string> out;
   if (j.is_object() && j.contains(key) && j[key].is_array())
@@ -104,14 +114,13 @@ const std::regex& decoder_block() {
 Scheme make_scheme(const json& config, const json& hf_quant, const std::string& config_name,
                    std::vector<std::unique_ptr<Storage>>& keep) {
   auto storage = [&](std::vector<Part> parts) {
-    keep.push_back(std::make_unique<Storage>(Storage{std::move(parts), std::nullopt}));
+    keep.push_back(std::make_unique<Storage>(Storage{std::move(parts), 0, 0}));
     return keep.back().get();
   };
   Scheme s;
   static const json none;
   const json& qc = config.is_object() && config.contains("quantization_config") ? config["quantization_config"] : none;
-  std::string method = qc.is_object() && qc.contains("quant_method") && qc["quant_method"].is_string()
-                           ? qc["quant_method"].get<std::string>() : "";
+  std::string method = string_of(qc, "quant_method", "");
   // ModelOpt: hf_quant_config.json's "quantization", or the same fields in config.json.
   json mo;
   if (hf_quant.is_object() && hf_quant.contains("quantization") && hf_quant["quantization"].is_object()) {
@@ -123,7 +132,7 @@ Scheme make_scheme(const json& config, const json& hf_quant, const std::string& 
   }
   const Storage* fp8_scale = storage({{"weight", {"F8_E4M3"}}, {"weight_scale", {}}});
   if (!mo.is_null()) {
-    std::string algo = mo.contains("quant_algo") && mo["quant_algo"].is_string() ? mo["quant_algo"].get<std::string>() : "?";
+    std::string algo = string_of(mo, "quant_algo", "?");
     s.name = "modelopt " + algo;
     auto patterns = strings_of(mo, "exclude_modules");
     s.exclusion_list = "exclude_modules";
@@ -151,16 +160,17 @@ Scheme make_scheme(const json& config, const json& hf_quant, const std::string& 
     };
   };
   if (method == "fp8") {
-    std::string fmt = qc.value("fmt", std::string("e4m3"));
+    std::string fmt = string_of(qc, "fmt", "e4m3");
     std::string dtype = fmt == "e5m2" ? "F8_E5M2" : "F8_E4M3";
-    Storage st{{{"weight", {dtype}}, {"weight_scale_inv", {"F32", "BF16"}}}, std::nullopt};
+    Storage st{{{"weight", {dtype}}, {"weight_scale_inv", {"F32", "BF16"}}}, 0, 0};
     if (qc.contains("weight_block_size") && !qc["weight_block_size"].is_null()) {
       const auto& b = qc["weight_block_size"];
       auto positive = [](const json& v) { return v.is_number_integer() && v.get<std::int64_t>() > 0; };
       if (!b.is_array() || b.size() != 2 || !positive(b[0]) || !positive(b[1]))
         throw input_error(config_name, 0, "quantization_config.weight_block_size is not [rows, columns]");
-      st.block = {b[0].get<std::uint64_t>(), b[1].get<std::uint64_t>()};
-      s.name += " (weight_block_size [" + std::to_string(st.block->first) + ", " + std::to_string(st.block->second) + "])";
+      st.block_rows = b[0].get<std::uint64_t>();
+      st.block_cols = b[1].get<std::uint64_t>();
+      s.name += " (weight_block_size [" + std::to_string(st.block_rows) + ", " + std::to_string(st.block_cols) + "])";
     } else {
       st.parts[1] = {"weight_scale", {}};  // per-tensor or per-channel scales (vLLM's serialized fp8)
     }
@@ -174,17 +184,17 @@ Scheme make_scheme(const json& config, const json& hf_quant, const std::string& 
     s.storage_for = [p](const std::string&) { return p; };
     s.checked = true;
   } else if (method == "compressed-tensors") {
-    std::string top_format = qc.value("format", std::string("dense"));
+    std::string top_format = string_of(qc, "format", "dense");
     s.name += " (" + top_format + ")";
     std::vector<std::pair<Matcher, const Storage*>> groups;
     if (qc.contains("config_groups") && qc["config_groups"].is_object()) {
       for (auto& [gname, g] : qc["config_groups"].items()) {
         if (!g.is_object()) continue;
-        std::string format = g.contains("format") && g["format"].is_string() ? g["format"].get<std::string>() : top_format;
+        std::string format = string_of(g, "format", top_format.c_str());
         const json& w = g.contains("weights") ? g["weights"] : none;
         const Storage* st = nullptr;
         if (w.is_object()) {
-          std::string type = w.value("type", std::string("int"));
+          std::string type = string_of(w, "type", "int");
           if (format == "float-quantized") st = fp8_scale;
           else if (format == "naive-quantized" || format == "int-quantized")
             st = storage({{"weight", {type == "float" ? "F8_E4M3" : "I8"}}, {"weight_scale", {}}});
@@ -206,7 +216,7 @@ Scheme make_scheme(const json& config, const json& hf_quant, const std::string& 
       return nullptr;
     };
   } else if (method == "bitsandbytes") {
-    bool four = qc.value("load_in_4bit", false), eight = qc.value("load_in_8bit", false);
+    bool four = flag_of(qc, "load_in_4bit"), eight = flag_of(qc, "load_in_8bit");
     s.name += four ? " 4-bit" : eight ? " 8-bit" : "";
     auto keys = strings_of(qc, "llm_int8_skip_modules");
     auto more = strings_of(qc, "modules_to_not_convert");
@@ -319,8 +329,8 @@ SchemeCheck check_quantization(const json& config, const json& hf_quant_config, 
         out.findings.push_back({c->second->name, c->second->dtype, join(p.dtypes), declared + " stores this scale as " + join(p.dtypes)});
         continue;
       }
-      if (i == 1 && st->block && wt->shape.size() == 2) {
-        auto [b0, b1] = *st->block;
+      if (i == 1 && st->block_rows && wt->shape.size() == 2) {
+        auto b0 = st->block_rows, b1 = st->block_cols;
         std::vector<std::uint64_t> expect{(wt->shape[0] + b0 - 1) / b0, (wt->shape[1] + b1 - 1) / b1};
         if (c->second->shape != expect)
           out.findings.push_back({c->second->name, c->second->dtype,

@@ -158,6 +158,7 @@ def test_hf_fetch_option_refused_where_it_cannot_apply():
     with HubSim(repo.repos_json) as sim:
         export = (["mirror", "export"], ["--manifest", repo.manifest, "--cache-dir", repo.cache, "--to", to])
         create = (["manifest", "create"], [repo.repo_id, "--endpoint", sim.hub, "-o", out])
+        inspect = (["inspect"], [repo.repo_id, "--endpoint", sim.hub])
         cases = [
             # mirror export makes no request: the Hub options mean nothing there.
             (export, ["--endpoint", sim.hub]), (export, ["--token-file", token_file]), (export, ["--retries", "2"]),
@@ -167,6 +168,8 @@ def test_hf_fetch_option_refused_where_it_cannot_apply():
             (create, ["--connections", "2"]), (create, ["--verify-only"]), (create, ["--max-rate", "1M"]),
             # manifest create reads no cache and no manifest
             (create, ["--cache-dir", repo.cache]), (create, ["--manifest", repo.manifest]),
+            # inspect reads headers: no cache, no download options
+            (inspect, ["--cache-dir", repo.cache]), (inspect, ["--offline"]), (inspect, ["--connections", "2"]),
         ]
         for (command, rest), option in cases:
             for side, argv in both_sides(command, option, rest):
@@ -315,7 +318,7 @@ def test_envcheck_unknown_option_names_the_nearest():
 # ---------------------------------------------------------------------------------------------- every tool
 
 SUBCOMMANDS = {
-    "hf-fetch": [[], ["manifest", "create"], ["mirror", "export"]],
+    "hf-fetch": [[], ["manifest", "create"], ["mirror", "export"], ["inspect"]],
     "envbuild": [["create"], ["verify"], ["capture"], ["diff"], ["python", "install"], ["python", "find"]],
     "envcheck": [[]],
 }

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <mutex>
 
 #include "provkit/error.hpp"
@@ -75,13 +76,36 @@ checkpoint::Report read_all(const std::vector<InspectFile>& files, const Inspect
   return report;
 }
 
+// Sessions kept between range requests, one per worker at a time, so that
+// their connections (to the Hub and to the CDN) are reused.
+class SessionPool {
+ public:
+  explicit SessionPool(http::Options options) : options_(std::move(options)) {}
+  std::unique_ptr<http::Session> take() {
+    std::lock_guard lock(mutex_);
+    if (free_.empty()) return std::make_unique<http::Session>(options_);
+    auto s = std::move(free_.back());
+    free_.pop_back();
+    return s;
+  }
+  void give(std::unique_ptr<http::Session> s) {
+    std::lock_guard lock(mutex_);
+    free_.push_back(std::move(s));
+  }
+
+ private:
+  http::Options options_;
+  std::mutex mutex_;
+  std::vector<std::unique_ptr<http::Session>> free_;
+};
+
 // One Range request for [at, at + n) of a file of the repo, through the
 // session's redirects, token rule and retries. A server that ignores the
 // Range (200, whole file) is read only up to the bytes wanted.
-std::string read_range(const HubClient& client, const Repo& repo, const std::string& commit, const std::string& path,
-                       std::uint64_t at, std::uint64_t n, std::atomic<std::uint64_t>& extra) {
+std::string read_range(const HubClient& client, SessionPool& pool, const Repo& repo, const std::string& commit,
+                       const std::string& path, std::uint64_t at, std::uint64_t n, std::atomic<std::uint64_t>& extra) {
   std::uint64_t received = 0;
-  http::Session session(client.options());
+  auto session = pool.take();
   http::Transfer t;
   t.request.url = resolve_url(client.endpoint(), repo, commit, path);
   t.request.bearer_token = client.token();  // the client sends it to the Hub's origin only
@@ -116,8 +140,9 @@ std::string read_range(const HubClient& client, const Repo& repo, const std::str
     }
   };
   t.on_done = [&](http::Result& r) { result = std::move(r); };
-  session.add(std::move(t));
-  session.run();
+  session->add(std::move(t));
+  session->run();  // an exception here drops the session with the transfer it may still hold
+  pool.give(std::move(session));
   extra += received - std::min<std::uint64_t>(received, body.size());
   if (enough && body.size() == n) return body;
   if (result.failure != http::FailureKind::none) throw Error(ExitCode::network, result.message);
@@ -157,9 +182,12 @@ std::optional<fs::path> cache_snapshot(const fs::path& dir) {
 checkpoint::Report inspect_files(HubClient& client, const Repo& repo, const std::string& commit,
                                  const std::vector<InspectFile>& files, const InspectOptions& options) {
   std::atomic<std::uint64_t> extra{0};
+  SessionPool pool(client.options());
   auto report = read_all(
       files, options,
-      [&](const std::string& path, std::uint64_t at, std::uint64_t n) { return read_range(client, repo, commit, path, at, n, extra); },
+      [&](const std::string& path, std::uint64_t at, std::uint64_t n) {
+        return read_range(client, pool, repo, commit, path, at, n, extra);
+      },
       [&](const InspectFile& f) { return client.download_small(repo, commit, f.path); });
   report.repo = repo.id;
   report.revision = commit;

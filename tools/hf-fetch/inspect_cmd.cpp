@@ -4,8 +4,8 @@
 #include <filesystem>
 
 #include "commands.hpp"
-#include "provkit/hostcheck.hpp"
 #include "provkit/hub/inspect.hpp"
+#include "provkit/util/size.hpp"
 
 namespace hffetch {
 
@@ -45,7 +45,7 @@ int run_inspect(const InspectArgs& a, Output& out) {
   o.include = a.include;
   o.exclude = a.exclude;
   o.jobs = static_cast<unsigned>(a.jobs);
-  if (a.gpus) o.fit = checkpoint::FitRequest{a.gpus, hostcheck::parse_size(a.gpu_memory), a.tp};
+  if (a.gpus) o.fit = checkpoint::FitRequest{a.gpus, util::parse_size(a.gpu_memory), a.tp};
   auto client = [&] {
     http::Options ho;
     ho.retry.tries = a.common.retries;
@@ -57,7 +57,7 @@ int run_inspect(const InspectArgs& a, Output& out) {
   if (!a.manifest.empty()) {
     if (!a.targets.empty()) throw Error(ExitCode::usage, "inspect takes --manifest FILE or targets, not both");
     auto c = client();
-    r = hub::inspect_manifest(c, Manifest::load(a.manifest), o);
+    r = hub::inspect_manifest(c, hub::Manifest::load(a.manifest), o);
   } else if (a.targets.empty()) {
     throw Error(ExitCode::usage, "inspect needs REPO[@REV], --manifest FILE or paths on disk");
   } else if (a.targets.size() == 1 && !std::filesystem::exists(a.targets[0], ec)) {

@@ -9,11 +9,11 @@
 #include <mutex>
 
 #include "provkit/error.hpp"
-#include "provkit/fsutil.hpp"
-#include "provkit/hash.hpp"
-#include "provkit/util_strings.hpp"
-#include "provkit/http.hpp"
-#include "provkit/parallel.hpp"
+#include "provkit/http/http.hpp"
+#include "provkit/util/fs.hpp"
+#include "provkit/util/hash.hpp"
+#include "provkit/util/parallel.hpp"
+#include "provkit/util/strings.hpp"
 
 namespace provkit::hub {
 
@@ -52,7 +52,7 @@ checkpoint::Report read_all(const std::vector<InspectFile>& files, const Inspect
   checkpoint::Sidecars sidecars;
   std::mutex mutex;
   std::atomic<std::uint64_t> transferred{0};
-  parallel_for(jobs.size(), o.jobs, [&](std::size_t i) {
+  util::parallel_for(jobs.size(), o.jobs, [&](std::size_t i) {
     const Job& j = jobs[i];
     if (j.header) {
       std::uint64_t got = 0;
@@ -166,8 +166,8 @@ std::optional<fs::path> cache_snapshot(const fs::path& dir) {
   std::error_code ec;
   if (!fs::is_directory(dir / "snapshots", ec) || !fs::is_directory(dir / "blobs", ec)) return std::nullopt;
   if (fs::is_regular_file(dir / "refs" / "main", ec)) {
-    std::string commit = util::trim(read_file(dir / "refs" / "main"));
-    if (is_hex(commit, 40) && fs::is_directory(dir / "snapshots" / commit, ec)) return dir / "snapshots" / commit;
+    std::string commit = util::trim(util::read_file(dir / "refs" / "main"));
+    if (util::is_hex(commit, 40) && fs::is_directory(dir / "snapshots" / commit, ec)) return dir / "snapshots" / commit;
   }
   std::vector<fs::path> snapshots;
   for (const auto& e : fs::directory_iterator(dir / "snapshots", ec))
@@ -241,7 +241,7 @@ checkpoint::Report inspect_paths(const std::vector<fs::path>& paths, const Inspe
   }
   return read_all(
       files, options, [&](const std::string& path, std::uint64_t at, std::uint64_t n) { return read_local(where.at(path), at, n); },
-      [&](const InspectFile& f) { return read_file(where.at(f.path)); });
+      [&](const InspectFile& f) { return util::read_file(where.at(f.path)); });
 }
 
 }  // namespace provkit::hub

@@ -4,15 +4,15 @@
 // safetensors index), from the Hub by Range requests (the HTTP client's
 // redirects, token rule, retries and pacing; never a byte of tensor data
 // beyond the header's first read) or from paths on disk, then the
-// checkpoint::Report. (Later lib/include/provkit/hub/inspect.hpp, in place.)
+// checkpoint::Report.
 #include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "provkit/checkpoint/report.hpp"
-#include "provkit/hub.hpp"
-#include "provkit/manifest.hpp"
+#include "provkit/hub/client.hpp"
+#include "provkit/hub/manifest.hpp"
 
 namespace provkit::hub {
 

@@ -144,6 +144,7 @@ ParseResult parse_gguf(std::string_view have, std::uint64_t file_size, const std
           c.need(size * count, "an array");
           c.pos += size * count;
         } else if (item_type == str) {
+          c.need(count * 8, "an array of strings");  // each at least its length: ask for that much at once
           for (std::uint64_t j = 0; j < count; ++j) c.string("an array's string");
         } else {
           throw bad(path, "the array '" + key + "' has the unknown item type " + std::to_string(item_type));
@@ -161,6 +162,8 @@ ParseResult parse_gguf(std::string_view have, std::uint64_t file_size, const std
       h.metadata[key] = std::move(v);
     }
 
+    // Each tensor info is at least 24 bytes (name length, dims, type, offset): ask for that much at once.
+    c.need(tensor_count * 24, "the list of tensor infos");
     h.tensors.reserve(std::min<std::uint64_t>(tensor_count, 4096));
     for (std::uint64_t i = 0; i < tensor_count; ++i) {
       Tensor t;

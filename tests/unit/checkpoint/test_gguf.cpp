@@ -95,6 +95,21 @@ TEST_CASE("gguf: metadata of every type, tensors with their ggml bytes", "[check
   CHECK(reads > 1);
 }
 
+TEST_CASE("gguf: a large vocabulary is read in a few ranges, not one per string", "[checkpoint]") {
+  std::string tokens = gguf_str("tokenizer.ggml.tokens") + le(9, 4) + le(8, 4) + le(5000, 8);
+  for (int i = 0; i < 5000; ++i) tokens += gguf_str("tok" + std::to_string(i));
+  std::string f = gguf_file({tokens}, {{"t", 0, {16}, 64}});
+  std::vector<std::uint64_t> sizes;
+  auto h = read_header("m.gguf", Format::gguf, f.size(), [&](std::uint64_t at, std::uint64_t n) { sizes.push_back(n); return f.substr(at, n); },
+                       nullptr, 64);
+  CHECK(h.metadata["tokenizer.ggml.tokens"] == "[5000 STRING]");
+  // 64 bytes, then 8 bytes per announced string at once, then doubling: 4 reads (12 by doubling alone).
+  CHECK(sizes.size() <= 4);
+  std::uint64_t read = 0;
+  for (auto n : sizes) read += n;
+  CHECK(read < 2 * h.header_bytes);
+}
+
 TEST_CASE("gguf: general.alignment moves the data", "[checkpoint]") {
   std::string f = gguf_file({gguf_str("general.alignment") + le(4, 4) + le(64, 4)}, {{"t", 0, {16}, 64}}, 3, 64);
   auto h = std::get<FileHeader>(parse_gguf(f, f.size(), "m.gguf"));
@@ -117,7 +132,8 @@ TEST_CASE("gguf: hostile headers are refused naming the file, without huge alloc
   CHECK_THAT(refusal(header(3, 0, 1) + gguf_str("a") + le(13, 4) + le(0, 8)), Catch::Contains("unknown value type"));
   CHECK_THAT(refusal(gguf_file({}, {{"t", 77, {32}, 32}})), Catch::Contains("unknown ggml type 77"));
   CHECK_THAT(refusal(gguf_file({}, {{"t", 12, {100}, 144}})), Catch::Contains("not a multiple"));
-  CHECK_THAT(refusal(header(3, 1, 0) + gguf_str("t") + le(5, 4)), Catch::Contains("5 dimensions"));
+  CHECK_THAT(refusal(header(3, 1, 0) + gguf_str("t") + le(5, 4) + std::string(64, '\0')), Catch::Contains("5 dimensions"));
+  CHECK_THAT(refusal(header(3, 1000, 0) + std::string(64, '\0')), Catch::Contains("list of tensor infos runs past the end"));
   // Offsets that lie: past the data, into another tensor, unaligned.
   std::string one = header(3, 1, 0) + gguf_str("t") + le(1, 4) + le(8, 8) + le(0, 4) + le(32, 8);
   one += std::string(32 - one.size() % 32, '\0') + std::string(32, 'x');

@@ -94,7 +94,7 @@ int run_inspect(const InspectArgs& a, Output& out) {
               true, f);
   std::string text = "total: " + std::to_string(j["files"].size()) + " files, " + counts(j["total"]) + "\nquantization: " +
                      q["scheme"].get<std::string>() +
-                     (q["checked"].get<bool>() ? ", " + std::to_string(q["findings"].size()) + " findings over " +
+                     (q["checked"].get<bool>() ? ", findings: " + std::to_string(q["findings"].size()) + " over " +
                                                      std::to_string(q["linear_modules"].get<int>()) + " linear modules"
                                                : "");
   if (r.fit)

@@ -34,7 +34,8 @@ json parse_sidecar(const std::string& path, const std::string& text) {
   return j;
 }
 
-IndexCheck check_index(const std::string& path, const json& doc, const std::map<std::string, const FileHeader*>& by_path) {
+IndexCheck check_index(const std::string& path, const json& doc, const std::map<std::string, const FileHeader*>& by_path,
+                       const std::set<std::string>& left_out) {
   IndexCheck c;
   c.path = path;
   std::size_t dropped = 0;
@@ -57,6 +58,10 @@ IndexCheck check_index(const std::string& path, const json& doc, const std::map<
   }
   for (const auto& [file, names] : expected) {
     auto f = by_path.find(file);
+    if (f == by_path.end() && left_out.count(file)) {
+      c.not_read.push_back(file);
+      continue;
+    }
     if (f == by_path.end()) {
       problem(c.problems, dropped, "weight_map names " + file + " (" + std::to_string(names.size()) + " tensors), which is not in the checkpoint");
       continue;
@@ -70,7 +75,7 @@ IndexCheck check_index(const std::string& path, const json& doc, const std::map<
     for (const auto& n : names)
       if (!stored.count(n)) problem(c.problems, dropped, "weight_map puts tensor " + n + " in " + file + ", which does not hold it");
   }
-  if (c.total_size && *c.total_size != c.tensor_bytes)
+  if (c.total_size && *c.total_size != c.tensor_bytes && c.not_read.empty())
     problem(c.problems, dropped, "metadata.total_size is " + std::to_string(*c.total_size) + " bytes, the tensors of the files it names hold " +
                                      std::to_string(c.tensor_bytes));
   close_list(c.problems, dropped);
@@ -78,7 +83,7 @@ IndexCheck check_index(const std::string& path, const json& doc, const std::map<
 }
 
 // gguf-split sets: every part of split.count there, each split.no once, the tensors adding up to split.tensors.count.
-std::vector<std::string> check_splits(const std::vector<FileHeader>& files) {
+std::vector<std::string> check_splits(const std::vector<FileHeader>& files, const std::set<std::string>& left_out) {
   struct Set {
     std::uint64_t count = 0, tensors_declared = 0, tensors = 0;
     std::set<std::uint64_t> parts;
@@ -106,6 +111,8 @@ std::vector<std::string> check_splits(const std::vector<FileHeader>& files) {
   std::vector<std::string> out;
   for (auto& [key, s] : sets) {
     out.insert(out.end(), s.problems.begin(), s.problems.end());
+    bool parts_left_out = std::any_of(left_out.begin(), left_out.end(), [&](const std::string& p) { return p.rfind(key, 0) == 0; });
+    if (parts_left_out) continue;  // not all read: nothing to say about the whole
     if (s.parts.size() != s.count)
       out.push_back(key + ": " + std::to_string(s.parts.size()) + " of the " + std::to_string(s.count) + " gguf-split parts are here");
     else if (s.tensors_declared && s.tensors != s.tensors_declared)
@@ -150,7 +157,8 @@ Fit fit(const std::vector<FileHeader>& files, const FitRequest& r) {
   return f;
 }
 
-Report make_report(std::vector<FileHeader> files, const Sidecars& sidecars, const std::optional<FitRequest>& fit_request) {
+Report make_report(std::vector<FileHeader> files, const Sidecars& sidecars, const std::optional<FitRequest>& fit_request,
+                   const std::set<std::string>& left_out) {
   Report r;
   std::sort(files.begin(), files.end(), [](const auto& a, const auto& b) { return a.path < b.path; });
   r.files = std::move(files);
@@ -168,9 +176,9 @@ Report make_report(std::vector<FileHeader> files, const Sidecars& sidecars, cons
     json doc = parse_sidecar(path, text);
     if (path == "config.json") config = std::move(doc);
     else if (path == "hf_quant_config.json") hf_quant = std::move(doc);
-    else r.indexes.push_back(check_index(path, doc, by_path));
+    else r.indexes.push_back(check_index(path, doc, by_path, left_out));
   }
-  r.split_problems = check_splits(r.files);
+  r.split_problems = check_splits(r.files, left_out);
   r.quantization = check_quantization(config, hf_quant, safetensors);
   if (fit_request) r.fit = fit(r.files, *fit_request);
   return r;
@@ -207,7 +215,7 @@ json Report::to_json() const {
   j["indexes"] = json::array();
   for (const auto& i : indexes)
     j["indexes"].push_back({{"path", i.path}, {"total_size", i.total_size ? json(*i.total_size) : json()},
-                            {"tensor_bytes", i.tensor_bytes}, {"entries", i.entries}, {"problems", i.problems}});
+                            {"tensor_bytes", i.tensor_bytes}, {"entries", i.entries}, {"not_read", i.not_read}, {"problems", i.problems}});
   j["gguf_split_problems"] = split_problems;
   json findings = json::array();
   for (const auto& f : quantization.findings)

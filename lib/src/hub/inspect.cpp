@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 
 #include "provkit/error.hpp"
 #include "provkit/http/http.hpp"
@@ -40,12 +41,15 @@ checkpoint::Report read_all(const std::vector<InspectFile>& files, const Inspect
     Format format{};
   };
   std::vector<Job> jobs;
+  std::set<std::string> left_out;
   for (const auto& f : files) {
-    if (!o.include.empty() && !matches_any(o.include, f.path)) continue;
-    if (matches_any(o.exclude, f.path)) continue;
     Job j{f};
     if (checkpoint::is_checkpoint_name(f.path, &j.format)) j.header = true;
     else if (!checkpoint::is_sidecar_name(f.path)) continue;
+    if ((!o.include.empty() && !matches_any(o.include, f.path)) || matches_any(o.exclude, f.path)) {
+      if (j.header) left_out.insert(f.path);
+      continue;
+    }
     jobs.push_back(std::move(j));
   }
   std::vector<FileHeader> headers;
@@ -71,7 +75,7 @@ checkpoint::Report read_all(const std::vector<InspectFile>& files, const Inspect
       sidecars[j.file.path] = std::move(text);
     }
   });
-  auto report = checkpoint::make_report(std::move(headers), sidecars, o.fit);
+  auto report = checkpoint::make_report(std::move(headers), sidecars, o.fit, left_out);
   report.transferred = transferred;
   return report;
 }

@@ -101,7 +101,7 @@ def test_clean_fp8_model():
         check(report["transferred"] == want, f"transferred {report['transferred']}, expected {want}")
         # Text mode says the same in sentences.
         t = hf_fetch("inspect", REPO, "--endpoint", sim.hub)
-        check(t.rc == 0 and "quantization: fp8 (weight_block_size [128, 128]), 0 findings" in t.out, "text", t)
+        check(t.rc == 0 and "quantization: fp8 (weight_block_size [128, 128]), findings: 0 over 29 linear modules" in t.out, "text", t)
         check(f"transferred: {want} bytes" in t.out, "text transferred", t)
 
 
@@ -208,8 +208,21 @@ def test_gguf_split_set():
         check(r.rc == 0 and report["gguf_split_problems"] == [], f"a whole split set: exit {r.rc}", r)
         check(report["total"]["bytes_by_dtype"] == gguf_bytes() and report["total"]["tensors"] == len(GGUF_TENSORS),
               "totals over the parts", report["total"])
+        # A part left out on purpose is not a missing one.
         r, report = inspect(REPO, "--endpoint", sim.hub, "--exclude", "*-00002-of-*")
+        check(r.rc == 0 and report["gguf_split_problems"] == [] and len(report["files"]) == 2, "--exclude of a part", report)
+    del files["Q4_K_M/tiny-Q4_K_M-00002-of-00003.gguf"]
+    with HubSim(serve(files)[0]) as sim:
+        r, report = inspect(REPO, "--endpoint", sim.hub)
     check(r.rc == 1 and "2 of the 3 gguf-split parts" in report["gguf_split_problems"][0], "a missing part", report)
+
+
+def test_include_leaves_shards_out_without_a_contradiction():
+    shards, index = ck.sharded_model(4, ck.fp8_block, shards=4)
+    with HubSim(serve(model_files(shards, index, ck.FP8_CONFIG))[0]) as sim:
+        r, report = inspect(REPO, "--endpoint", sim.hub, "--include", "*-00002-of-*", "--include", "*.json")
+    check(r.rc == 0 and [f["path"] for f in report["files"]] == ["model-00002-of-00004.safetensors"], "one shard read", r)
+    check(report["indexes"][0]["problems"] == [] and len(report["indexes"][0]["not_read"]) == 3, "the index", report["indexes"])
 
 
 def test_index_that_lies():

@@ -54,6 +54,17 @@ TEST_CASE("report: an index that lies is a contradiction", "[checkpoint]") {
   CHECK_THROWS_AS(make_report(two_shards(), {{"config.json", "{nope"}}, std::nullopt), Error);
 }
 
+TEST_CASE("report: files left out on purpose are not missing", "[checkpoint]") {
+  json index = {{"metadata", {{"total_size", 1}}},
+                {"weight_map", {{"a.weight", "m-1.safetensors"}, {"n.weight", "m-1.safetensors"}, {"c.weight", "m-3.safetensors"}}}};
+  auto files = two_shards();
+  files.pop_back();
+  auto r = make_report(files, {{"model.safetensors.index.json", index.dump()}}, std::nullopt, {"m-3.safetensors"});
+  CHECK(r.indexes.at(0).problems.empty());
+  CHECK(r.indexes.at(0).not_read == std::vector<std::string>{"m-3.safetensors"});
+  CHECK(r.exit_code() == 0);
+}
+
 TEST_CASE("fit: matrices split across tp, vectors and routers whole on each GPU", "[checkpoint]") {
   std::vector<FileHeader> files = {st("m.safetensors", {{"a.weight", "BF16", {1024, 1024}},
                                                          {"n.weight", "BF16", {1024}},

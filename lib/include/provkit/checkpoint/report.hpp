@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,7 @@ struct IndexCheck {
   std::optional<std::uint64_t> total_size;  // metadata.total_size
   std::uint64_t tensor_bytes = 0;           // the bytes of the tensors in the files it names
   std::uint64_t entries = 0;                // weight_map entries
+  std::vector<std::string> not_read;        // files it names that were left out
   std::vector<std::string> problems;        // each a sentence
 };
 
@@ -73,8 +75,11 @@ struct Report {
 };
 
 // Builds the report from the headers read and the sidecars (their JSON
-// malformed: Error(usage) naming the file).
-Report make_report(std::vector<FileHeader> files, const Sidecars& sidecars, const std::optional<FitRequest>& fit_request);
+// malformed: Error(usage) naming the file). `left_out`: checkpoint files that
+// exist but were not read (--include/--exclude): an index naming one, or a
+// gguf-split set missing one, is not a contradiction for that.
+Report make_report(std::vector<FileHeader> files, const Sidecars& sidecars, const std::optional<FitRequest>& fit_request,
+                   const std::set<std::string>& left_out = {});
 
 // JSON text that is always valid UTF-8 (names from a file may not be).
 std::string dump(const nlohmann::json& j);

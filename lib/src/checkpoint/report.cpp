@@ -111,7 +111,8 @@ std::vector<std::string> check_splits(const std::vector<FileHeader>& files, cons
   std::vector<std::string> out;
   for (auto& [key, s] : sets) {
     out.insert(out.end(), s.problems.begin(), s.problems.end());
-    bool parts_left_out = std::any_of(left_out.begin(), left_out.end(), [&](const std::string& p) { return p.rfind(key, 0) == 0; });
+    const std::string& prefix = key;
+    bool parts_left_out = std::any_of(left_out.begin(), left_out.end(), [&](const std::string& p) { return p.rfind(prefix, 0) == 0; });
     if (parts_left_out) continue;  // not all read: nothing to say about the whole
     if (s.parts.size() != s.count)
       out.push_back(key + ": " + std::to_string(s.parts.size()) + " of the " + std::to_string(s.count) + " gguf-split parts are here");

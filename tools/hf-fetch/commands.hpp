@@ -47,7 +47,7 @@ struct InspectArgs {
   std::vector<std::string> include, exclude;
   unsigned gpus = 0, tp = 0;
   std::string gpu_memory;  // SIZE
-  int jobs = 8;
+  int jobs = 16;  // headers read at once
   CLI::App* cmd = nullptr;
 };
 void add_inspect_command(CLI::App& app, InspectArgs& args);

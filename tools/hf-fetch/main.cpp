@@ -52,7 +52,8 @@ int main(int argc, char** argv) {
       ->excludes(check_upstream);
   auto* json_flag = app.add_flag("--json", json, "JSON lines: one event per line and a final summary");
   auto* quiet_flag = app.add_flag("--quiet", quiet, "print only problems");
-  auto* jobs = app.add_option("--jobs", fetch.jobs, "files downloaded at once (default 4; inspect: headers read at once, default 16)")->check(CLI::Range(1, 64));
+  auto* jobs = app.add_option("--jobs", fetch.jobs, "files downloaded at once (default 4; inspect: headers read at once, default 16)")
+                   ->check(CLI::Range(1, 64));
   app.add_option("--connections", fetch.connections,
                  "connections per large file, each fetching its own byte ranges (default 8)")
       ->check(CLI::Range(1, 64));
@@ -123,7 +124,7 @@ int main(int argc, char** argv) {
     if (inspect_args.cmd->parsed()) {
       if (manifests.size() > 1) throw provkit::Error(provkit::ExitCode::usage, "inspect takes one --manifest");
       inspect_args.manifest = manifests.empty() ? "" : manifests.front();
-      inspect_args.jobs = jobs->count() ? fetch.jobs : 16;
+      if (jobs->count()) inspect_args.jobs = fetch.jobs;
       return hffetch::run_inspect(inspect_args, out);
     }
     if (mirror_args.export_cmd->parsed()) {

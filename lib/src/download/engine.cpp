@@ -70,7 +70,7 @@ void FileTransfer::start() {
 }
 
 void FileTransfer::start_ranges() {
-  int limit = state_ == TransferState::ranged ? std::max(1, run_.options_.connections) : 1;
+  int limit = state_ == TransferState::ranged ? run_.ramp_.allowed() : 1;
   auto& ranges = partial_.ranges();
   for (std::size_t i = partial_.frontier(); i < ranges.size() && transfers_ < limit; ++i)
     if (!ranges[i].complete() && !busy_[i]) start_range(i);
@@ -167,6 +167,11 @@ void FileTransfer::reresolve(const http::Result& res) {
   run_.observer_.on_retry(job_, run_.source_.expired_note(res), 0);
 }
 
+void FileTransfer::flush_gathered() {
+  gathering_ = false;
+  partial_.flush_all();
+}
+
 // ---- RangeAttempt -----------------------------------------------------------------
 
 http::Transfer RangeAttempt::transfer() {
@@ -184,6 +189,7 @@ http::Transfer RangeAttempt::transfer() {
 }
 
 void RangeAttempt::before_try(http::Request& req) {
+  file_.partial_.flush(range_);  // a retry asks from the first byte not yet received
   req.url = file_.redirected_.empty() ? file_.resolved_ : file_.redirected_;
   req.bearer_token = file_.run_.source_.bearer_token(file_.resolved_, req.url);
   const ranges::Range& r = file_.partial_.ranges()[range_];
@@ -224,18 +230,23 @@ void RangeAttempt::on_head(const http::Hop& hop) {
 
 void RangeAttempt::on_body(const char* data, std::size_t n) {
   PartialFile& partial = file_.partial_;
-  const ranges::Range& r = partial.ranges()[range_];
-  bool overrun = n > r.missing();
+  std::uint64_t missing = partial.missing(range_);
+  bool overrun = n > missing;
   if (overrun && !partial.split()) {
     abort_code_ = ExitCode::check_failed;
     throw http::Abort("the server sent more than the manifest's " + std::to_string(file_.job_.spec.size) + " bytes");
   }
   // A range answered past its end (the bytes after it belong to other
   // ranges): take what is this range's and stop the transfer there.
-  if (overrun) n = static_cast<std::size_t>(r.missing());
+  if (overrun) n = static_cast<std::size_t>(missing);
   partial.write(range_, data, n);
+  if (partial.gathering(range_) && !file_.gathering_) {
+    file_.gathering_ = true;
+    file_.run_.gathering_.push_back(&file_);
+  }
   written_ += n;
   file_.result_.bytes_transferred += n;
+  file_.run_.received(n);
   partial.save_sidecar_now_and_then(range_);
   file_.run_.observer_.on_progress(file_.job_, partial.have());
   if (overrun) {
@@ -246,6 +257,7 @@ void RangeAttempt::on_body(const char* data, std::size_t n) {
 
 void RangeAttempt::on_done(http::Result& res) {
   FileTransfer& f = file_;
+  f.partial_.flush(range_);
   --f.transfers_;
   f.busy_[range_] = false;
   const ranges::Range& r = f.partial_.ranges()[range_];
@@ -282,10 +294,24 @@ Run::Run(const download::Options& options, Source& source, download::Observer& o
       observer_(observer),
       jobs_(jobs),
       results_(jobs.size()),
+      ramp_(options.connections),
       session_(options.http) {
   files_.reserve(jobs.size());
   for (std::size_t i = 0; i < jobs.size(); ++i)
     files_.push_back(std::make_unique<FileTransfer>(*this, jobs[i], results_[i]));
+  session_.on_round_end([this] { flush_gathered(); });
+}
+
+void Run::received(std::size_t n) {
+  received_ += n;
+  if (ramp_.settled() || !ramp_.observe(received_, std::chrono::steady_clock::now())) return;
+  for (auto& f : files_)
+    if (f->state() == TransferState::ranged) f->start_ranges();
+}
+
+void Run::flush_gathered() {
+  for (FileTransfer* f : gathering_) f->flush_gathered();
+  gathering_.clear();
 }
 
 std::vector<download::JobResult> Run::run() {

@@ -16,6 +16,8 @@ namespace {
 // How often a split file's sidecar is rewritten while bytes arrive (and at
 // every finished range): what a kill can cost is this much transfer time.
 constexpr auto kSidecarInterval = std::chrono::milliseconds(250);
+constexpr std::size_t kWriteChunk = 1u << 20;
+constexpr std::uint64_t kWriteBehind = 8u << 20;
 }  // namespace
 
 void PartialFile::open(int connections, std::uint64_t min_split, download::Observer& observer) {
@@ -60,6 +62,9 @@ void PartialFile::open(int connections, std::uint64_t min_split, download::Obser
     ranges::mark_prefix_done(ranges_, length);
   }
   have_ = ranges::done_bytes(ranges_);
+  pending_.assign(ranges_.size(), {});
+  written_back_.clear();
+  for (const auto& r : ranges_) written_back_.push_back(r.next());
   if (split()) {
     save_sidecar();  // before the file grows to its full size: a full-size file without one is a finished stream
     preallocate(fd_, size, job_.partial_path, size - have_);
@@ -80,11 +85,49 @@ bool PartialFile::all_complete() const {
 }
 
 void PartialFile::write(std::size_t i, const char* data, std::size_t n) {
+  std::string& pending = pending_[i];
+  if (pending.empty() && n >= kWriteChunk) {  // nothing gathered, enough to write as it is
+    pwrite_all(fd_, data, n, ranges_[i].next(), job_.partial_path, job_.spec.size - have_);
+    ranges_[i].done += n;
+    have_ += n;
+    start_write_back(i);
+    if (i == frontier_) advance_hash();
+    return;
+  }
+  if (pending.capacity() < kWriteChunk) pending.reserve(kWriteChunk);
+  pending.append(data, n);
+  if (pending.size() >= kWriteChunk || missing(i) == 0) flush(i);
+}
+
+void PartialFile::flush(std::size_t i) {
+  std::string& pending = pending_[i];
+  if (pending.empty()) return;
   ranges::Range& r = ranges_[i];
-  pwrite_all(fd_, data, n, r.next(), job_.partial_path, job_.spec.size - have_);
-  r.done += n;
-  have_ += n;
+  pwrite_all(fd_, pending.data(), pending.size(), r.next(), job_.partial_path, job_.spec.size - have_);
+  r.done += pending.size();
+  have_ += pending.size();
+  pending.clear();
+  start_write_back(i);
   if (i == frontier_) advance_hash();
+}
+
+void PartialFile::flush_all() {
+  bool wrote = false;
+  for (std::size_t i = 0; i < pending_.size(); ++i)
+    if (!pending_[i].empty()) {
+      flush(i);
+      wrote = true;
+    }
+  if (wrote && split() && std::chrono::steady_clock::now() - sidecar_written_ > kSidecarInterval) save_sidecar();
+}
+
+void PartialFile::start_write_back(std::size_t i) {
+  const ranges::Range& r = ranges_[i];
+  std::uint64_t from = written_back_[i], to = r.next();
+  if (to - from < kWriteBehind && !(r.complete() && to > from)) return;
+  // Advisory: where it fails (a file system without it), the final fsync does all.
+  ::sync_file_range(fd_, static_cast<off_t>(from), static_cast<off_t>(to - from), SYNC_FILE_RANGE_WRITE);
+  written_back_[i] = to;
 }
 
 void PartialFile::save_sidecar() {
@@ -119,6 +162,8 @@ void PartialFile::continue_as_one_stream(std::uint64_t keep) {
   if (::ftruncate(fd_, static_cast<off_t>(keep)) != 0) io_error(job_.partial_path, "cannot truncate");
   remove_sidecar();
   ranges_ = {ranges::Range{0, job_.spec.size, keep}};
+  pending_.assign(1, {});
+  written_back_.assign(1, keep);
   frontier_ = 0;
   have_ = keep;
 }

@@ -125,6 +125,7 @@ struct Session::Impl {
   // The bandwidth cap: one budget for the body bytes of every transfer.
   std::optional<TokenBucket> bandwidth;
   std::uint64_t pauses = 0;
+  std::function<void()> round_end;
 
   explicit Impl(Options o) : options(std::move(o)) {
     global_init();
@@ -503,6 +504,13 @@ struct Session::Impl {
         }
         if (pending_error) break;
       }
+      if (round_end && !pending_error) {
+        try {
+          round_end();
+        } catch (...) {
+          pending_error = std::current_exception();
+        }
+      }
       if (pending_error) {
         for (auto& a : running) release(*a);
         running.clear();
@@ -547,6 +555,8 @@ void Session::add(Transfer transfer) {
   a->due = std::chrono::steady_clock::now();
   impl_->waiting.push_back(std::move(a));
 }
+
+void Session::on_round_end(std::function<void()> callback) { impl_->round_end = std::move(callback); }
 
 void Session::run() { impl_->run(); }
 

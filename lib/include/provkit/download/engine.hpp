@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "provkit/download/partial.hpp"
+#include "provkit/download/ramp.hpp"
 #include "provkit/download/source.hpp"
 #include "provkit/download/downloader.hpp"
 #include "provkit/http/http.hpp"
@@ -25,7 +26,7 @@ enum class TransferState {
   queued,            // waiting for a free slot (Options::max_parallel)
   locked_elsewhere,  // another process holds its blob lock: taken up once nothing of ours is in flight
   probing,           // split: one range out, until a 206 shows that the server honours ranges
-  ranged,            // split: ranges over up to Options::connections connections
+  ranged,            // split: ranges over as many connections as the run's ramp allows (Options::connections at most)
   streaming,         // one stream (a small file, or a split one that left ranges)
   leaving_ranges,    // a range was answered with the whole file: the others end, then one stream
   failing,           // failed: the transfers still in flight end, then `failed`
@@ -55,6 +56,7 @@ class FileTransfer {
 
  private:
   friend class RangeAttempt;
+  friend class Run;
 
   // Starts transfers for incomplete ranges, lowest first (the hash follows
   // the contiguous prefix), up to the state's connection count.
@@ -71,6 +73,8 @@ class FileTransfer {
   void restart_stream();
   // Asks the source again for a URL after the one the resolve led to was refused.
   void reresolve(const http::Result& res);
+  // Writes the bytes its transfers gathered (at the end of each round of reads).
+  void flush_gathered();
 
   Run& run_;
   const download::Job& job_;
@@ -82,6 +86,7 @@ class FileTransfer {
   std::string resolved_;    // what the source resolved the file to
   std::string redirected_;  // where the resolve URL led (the CDN); later ranges go there directly
   int reresolved_ = 0;
+  bool gathering_ = false;  // listed in Run::gathering_
 };
 
 class RangeAttempt : public std::enable_shared_from_this<RangeAttempt> {
@@ -120,6 +125,10 @@ class Run {
   // Starts queued files while slots are free.
   void launch_next();
   void file_finished(FileTransfer& f);
+  // After each round of reads: the gathered bytes of every file written.
+  void flush_gathered();
+  // n more body bytes arrived: the ramp measures, and files in ranges get the connections it allows.
+  void received(std::size_t n);
 
   const download::Options& options_;
   Source& source_;
@@ -131,6 +140,9 @@ class Run {
   std::deque<std::size_t> locked_elsewhere_;
   bool wait_for_locks_ = false;
   int in_flight_ = 0;
+  std::vector<FileTransfer*> gathering_;  // files holding received bytes not yet written
+  ConnectionRamp ramp_;
+  std::uint64_t received_ = 0;  // body bytes of the whole run
   http::Session session_;
 };
 

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <string>
 #include <vector>
 
 #include "provkit/download/io.hpp"
@@ -41,8 +42,18 @@ class PartialFile {
   std::size_t frontier() const { return frontier_; }
   int fd() const { return fd_; }
 
-  // Writes bytes of ranges[i] at its first missing byte.
+  // Takes bytes of ranges[i] that follow its first missing byte. They are
+  // gathered and written in chunks of kWriteChunk (curl hands over 16 KiB at
+  // a time), and counted in ranges[i].done once written.
   void write(std::size_t i, const char* data, std::size_t n);
+  // Writes what ranges[i] has gathered (before a new request for the range,
+  // and when its transfer ends).
+  void flush(std::size_t i);
+  // Writes what every range has gathered; then the sidecar when it is due.
+  void flush_all();
+  bool gathering(std::size_t i) const { return !pending_[i].empty(); }
+  // What ranges[i] still lacks, gathered bytes counted.
+  std::uint64_t missing(std::size_t i) const { return ranges_[i].missing() - pending_[i].size(); }
   void save_sidecar();
   // Rewrites the sidecar when ranges[i] is full or the last write is old:
   // what a kill can cost is that much transfer time.
@@ -58,6 +69,10 @@ class PartialFile {
 
  private:
   void advance_hash();
+  // Starts the write-back of what ranges[i] wrote since the last call, once
+  // that is kWriteBehind or the range is complete: the disk writes while
+  // the network delivers, and the final fsync waits only for the tail.
+  void start_write_back(std::size_t i);
   // Goes on as one stream from byte `keep`: the bytes before it stay, the
   // rest of the partial file (and its sidecar) is dropped.
   void continue_as_one_stream(std::uint64_t keep);
@@ -70,6 +85,8 @@ class PartialFile {
   std::chrono::steady_clock::time_point sidecar_written_{};
   std::size_t frontier_ = 0;
   std::uint64_t have_ = 0;  // bytes written, all ranges
+  std::vector<std::string> pending_;          // per range: received, not yet written
+  std::vector<std::uint64_t> written_back_;  // per range: write-back started up to this offset
   PrefixHasher hasher_;
 };
 

@@ -121,6 +121,10 @@ class Session {
   Session& operator=(const Session&) = delete;
 
   void add(Transfer transfer);
+  // Called after each round of reads (curl_multi_perform) in run(): where
+  // body bytes a caller gathers from on_body are written, so that none wait
+  // in memory while the connections are quiet.
+  void on_round_end(std::function<void()> callback);
   void run();
   const Options& options() const { return options_; }
 

@@ -2,10 +2,12 @@
 # nginx from Debian (nginx-light) serves ROOT on an ephemeral loopback port,
 # with sendfile, Range support, and an optional per-connection limit_rate
 # (e.g. 40m) so that parallel connections matter as they do on a real CDN.
+# NGINX_HOST: the loopback address to listen on (default 127.0.0.1; 127.0.0.2 for a CDN on another host).
 start_nginx() {
   local root=$1 rate=${2:-0}
   local dir; dir=$(mktemp -d /tmp/provkit-nginx.XXXXXX)
-  local port; port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  local host=${NGINX_HOST:-127.0.0.1}
+  local port; port=$(python3 -c 'import socket,sys; s=socket.socket(); s.bind((sys.argv[1],0)); print(s.getsockname()[1])' "$host")
   mkdir -p "$dir/logs"
   cat >"$dir/nginx.conf" <<CONF
 worker_processes 2;
@@ -20,7 +22,7 @@ http {
   client_body_temp_path $dir/body; proxy_temp_path $dir/proxy; fastcgi_temp_path $dir/fcgi;
   uwsgi_temp_path $dir/uwsgi; scgi_temp_path $dir/scgi;
   server {
-    listen 127.0.0.1:$port;
+    listen $host:$port;
     root $root;
     limit_rate $rate;
     location / { }
@@ -29,7 +31,7 @@ http {
 CONF
   nginx -c "$dir/nginx.conf" -p "$dir" -g 'daemon off;' &
   NGINX_PID=$!
-  NGINX_URL="http://127.0.0.1:$port"
+  NGINX_URL="http://$host:$port"
   NGINX_DIR=$dir
   for _ in $(seq 50); do curl -s -o /dev/null "$NGINX_URL/" && return 0; sleep 0.1; done
   echo "nginx did not start (see $dir/logs/error.log)" >&2; return 1

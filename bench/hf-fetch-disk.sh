@@ -116,7 +116,7 @@ echo "hf-fetch: $bin; $(curl --version | head -1 | cut -d' ' -f1-2); $(nginx -v 
 make_blob() {  # make_blob MIB SEED -> prints the sha256
   local tmp=$work/origin/blobs/tmp.$2 sha
   sha=$(head -c $(($1 * 1048576)) < <(openssl enc -aes-128-ctr -nosalt -pass "pass:provkit-$2" -in /dev/zero 2>/dev/null) |
-    tee "$tmp" | sha256sum | cut -d' ' -f1)
+    tee "$tmp" | openssl dgst -sha256 -r | cut -d' ' -f1)
   mv "$tmp" "$work/origin/blobs/$sha"
   echo "$sha"
 }
@@ -148,15 +148,19 @@ NGINX_HOST=127.0.0.2 start_nginx "$work/origin"
 fast_url=$NGINX_URL; nginx_dirs+=("$NGINX_DIR"); nginx_pids+=("$NGINX_PID")
 NGINX_HOST=127.0.0.2 start_nginx "$work/origin" "$rate"
 capped_url=$NGINX_URL; nginx_dirs+=("$NGINX_DIR"); nginx_pids+=("$NGINX_PID")
-hub_for() {  # hub_for CDN_URL NAME -> starts a simulator redirecting LFS files there; prints its URL
+start_hub() {  # start_hub CDN_URL NAME: a simulator redirecting LFS files there
   python3 "$src/tests/hubsim/hubsim.py" --repos "$work/repos.json" --ready-file "$work/ready-$2.json" \
     --external-cdn "$1/blobs/{sha256}" >"$work/hubsim-$2.log" 2>&1 &
   pids+=($!)
-  for _ in $(seq 300); do [[ -s $work/ready-$2.json ]] && break; sleep 0.1; done
-  python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["hub"])' "$work/ready-$2.json"
 }
-hub=$(hub_for "$fast_url" fast)
-capped_hub=$(hub_for "$capped_url" capped)
+hub_url() {  # hub_url NAME: the simulator's URL once it is ready
+  for _ in $(seq 300); do [[ -s $work/ready-$1.json ]] && break; sleep 0.1; done
+  python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["hub"])' "$work/ready-$1.json"
+}
+start_hub "$fast_url" fast
+start_hub "$capped_url" capped
+hub=$(hub_url fast)
+capped_hub=$(hub_url capped)
 export HF_HOME=$work/hf-home
 unset HF_TOKEN HF_ENDPOINT HF_HUB_CACHE HF_HUB_OFFLINE
 "$bin" manifest create bench/big@main --endpoint "$hub" --quiet -o "$work/big.manifest"
@@ -171,7 +175,7 @@ if ((serve)); then
   echo "$bin --manifest $work/shards.manifest --cache-dir $out/cache --endpoint $hub --quiet"
   echo "serving until killed (BENCH_DIR=$work)"
   trap 'exit 0' INT TERM
-  while sleep 3600; do :; done
+  while :; do sleep 3600 & wait $! || true; done
 fi
 
 # --- the clients ------------------------------------------------------------------------------
@@ -201,18 +205,19 @@ aria_sync() {
     -d "$out/aria" -o big.bin "$capped_url/blobs/$big_sha"
   sync
 }
-sha256sum_all() {  # sha256sum_all NAME: sha256sum of every file of the snapshot, nproc at once
-  local repo=models--bench--$1
-  find -L "$out/cache/$repo/snapshots" -type f -print0 | xargs -0 -P "$(nproc)" -n 1 sha256sum >/dev/null
+sha256sum_all() {  # sha256sum_all NAME [TOOL...]: sha256 of every file of the snapshot, nproc at once
+  local repo=models--bench--$1; shift
+  find -L "$out/cache/$repo/snapshots" -type f -print0 | xargs -0 -P "$(nproc)" -n 1 "${@:-sha256sum}" >/dev/null
 }
 
 # --- timing ------------------------------------------------------------------------------------
 declare -A times=() labels=()
-between() {  # no output of the last run, nothing dirty, the origin warm
+warm=()  # the origin blobs of the case at hand
+between() {  # no output of the last run, nothing dirty, the case's origin blobs in the page cache
   rm -rf "$out/curl" "$out/aria" "${1:+$out/cache}"
   sync
   ((can_drop)) && echo 3 >/proc/sys/vm/drop_caches
-  cat "$work"/origin/blobs/* >/dev/null
+  cat "${warm[@]}" >/dev/null
 }
 timed() {  # timed KEY LABEL COMMAND...: appends the wall time (us) of COMMAND to times[KEY]
   local key=$1 label=$2; shift 2
@@ -263,35 +268,45 @@ run_client() {
   esac
 }
 
+big_blobs=("$work/origin/blobs/$big_sha")
+shard_blobs=()
+for s in "${shard_sha[@]}"; do shard_blobs+=("$work/origin/blobs/$s"); done
 if has_case big; then
   echo "== one file, $big_mib MiB, uncapped origin"
+  warm=("${big_blobs[@]}")
   rounds big default c1 curl curlhash
 fi
 if has_case shards; then
   echo "== $shards x $shard_mib MiB shards + $small small files, uncapped origin"
+  warm=("${shard_blobs[@]}")
   rounds shards default c1 curl curlhash
 fi
 if has_case capped; then
   echo "== one file, $big_mib MiB, origin capped at $rate per connection"
+  warm=("${big_blobs[@]}")
   rounds capped default aria
 fi
 if has_case verify; then
   echo "== --verify-only vs sha256sum (nproc at once)"
   for name in big shards; do
+    warm=("${big_blobs[@]}"); [[ $name == shards ]] && warm=("${shard_blobs[@]}")
     between cache
     fetch "$work/$name.manifest" "$hub"
     for state in warm $( ((can_drop)) && echo cold); do
       for ((i = 0; i < runs; i++)); do
-        order=(hf sha)
-        ((i % 2)) && order=(sha hf)
+        order=(hf sha ossl)
+        ((i % 2)) && order=(ossl sha hf)
         for k in "${order[@]}"; do
           sync
           if [[ $state == cold ]]; then ((can_drop)) && echo 3 >/proc/sys/vm/drop_caches; else cat "$out"/cache/models--bench--$name/blobs/* >/dev/null; fi
           if [[ $k == hf ]]; then
             timed "verify:$name:$state:hf" "hf-fetch --verify-only ($name, $state)" \
               "$bin" --manifest "$work/$name.manifest" --cache-dir "$out/cache" --verify-only --quiet
-          else
+          elif [[ $k == sha ]]; then
             timed "verify:$name:$state:sha" "sha256sum, nproc at once ($name, $state)" sha256sum_all "$name"
+          else
+            timed "verify:$name:$state:ossl" "openssl dgst -sha256, nproc at once ($name, $state)" \
+              sha256sum_all "$name" openssl dgst -sha256
           fi
         done
       done
@@ -322,8 +337,9 @@ if has_case verify; then
     b=$big_bytes; [[ $name == shards ]] && b=$shard_bytes
     for state in warm cold; do
       [[ $state == cold ]] && ((!can_drop)) && continue
-      row "verify:$name:$state:hf" "$b"; row "verify:$name:$state:sha" "$b"
+      for k in hf sha ossl; do row "verify:$name:$state:$k" "$b"; done
       verdict "verify:$name:$state:hf" "verify:$name:$state:sha" 1.10
+      verdict "verify:$name:$state:hf" "verify:$name:$state:ossl" 1.10
     done
   done
 fi

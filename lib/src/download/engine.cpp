@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 
 #include "provkit/download/digest.hpp"
 #include "provkit/download/io.hpp"
@@ -106,6 +107,10 @@ void FileTransfer::settle() {
 }
 
 void FileTransfer::complete() {
+  if (int err = partial_.finish_flushing()) {
+    errno = err;
+    io_error(job_.partial_path, "cannot write back");
+  }
   if (::fsync(partial_.fd()) != 0) io_error(job_.partial_path, "cannot fsync");
   Check c = check_hashes(partial_.finish_hash(), job_.spec);
   result_.sha256 = c.sha256;

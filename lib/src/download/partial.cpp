@@ -70,11 +70,13 @@ void PartialFile::open(int connections, std::uint64_t min_split, download::Obser
     preallocate(fd_, size, job_.partial_path, size - have_);
   }
   hasher_.start(job_.partial_path, job_.spec);
+  write_behind_.start(fd_);
   advance_hash();
 }
 
 void PartialFile::close() {
   hasher_.stop();
+  write_behind_.stop();
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
   lock_.release();
@@ -90,6 +92,7 @@ void PartialFile::write(std::size_t i, const char* data, std::size_t n) {
     pwrite_all(fd_, data, n, ranges_[i].next(), job_.partial_path, job_.spec.size - have_);
     ranges_[i].done += n;
     have_ += n;
+    write_behind_.wrote(n);
     start_write_back(i);
     if (i == frontier_) advance_hash();
     return;
@@ -106,6 +109,7 @@ void PartialFile::flush(std::size_t i) {
   pwrite_all(fd_, pending.data(), pending.size(), r.next(), job_.partial_path, job_.spec.size - have_);
   r.done += pending.size();
   have_ += pending.size();
+  write_behind_.wrote(pending.size());
   pending.clear();
   start_write_back(i);
   if (i == frontier_) advance_hash();

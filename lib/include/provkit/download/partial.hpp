@@ -13,6 +13,7 @@
 #include "provkit/download/prefix_hasher.hpp"
 #include "provkit/download/downloader.hpp"
 #include "provkit/download/ranges.hpp"
+#include "provkit/download/write_behind.hpp"
 
 namespace provkit::download {
 
@@ -64,6 +65,8 @@ class PartialFile {
   // The server does not honour ranges: keep the contiguous prefix (the hash
   // has read no further) and fetch the rest again as one stream.
   void go_sequential() { continue_as_one_stream(ranges::contiguous(ranges_)); }
+  // Waits for the background flush; 0, or the errno of one that failed (then the file must fail).
+  int finish_flushing() { return write_behind_.finish(); }
   // Every byte hashed; the hashes are the caller's to finalise.
   Hashes& finish_hash() { return hasher_.finish(job_.spec.size); }
 
@@ -88,6 +91,7 @@ class PartialFile {
   std::vector<std::string> pending_;          // per range: received, not yet written
   std::vector<std::uint64_t> written_back_;  // per range: write-back started up to this offset
   PrefixHasher hasher_;
+  WriteBehind write_behind_;
 };
 
 }  // namespace provkit::download

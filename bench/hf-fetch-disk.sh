@@ -224,7 +224,9 @@ timed() {  # timed KEY LABEL COMMAND...: appends the wall time (us) of COMMAND t
   labels[$key]=$label
   local t0; t0=$(now)
   "$@" >/dev/null
-  times[$key]+="$(($(now) - t0)) "
+  local us=$(($(now) - t0))
+  times[$key]+="$us "
+  printf '  %-52s %7.3f s\n' "$label" "$(awk -v us="$us" 'BEGIN {print us / 1e6}')"  # as it goes: a cut-off run still tells
 }
 median_s() { tr ' ' '\n' | grep . | sort -n | awk '{a[NR]=$1} END {printf "%.3f", a[int((NR+1)/2)] / 1e6}'; }
 spread_s() { tr ' ' '\n' | grep . | sort -n | awk '{a[NR]=$1} END {printf "%.2f-%.2f", a[1] / 1e6, a[NR] / 1e6}'; }

@@ -184,7 +184,7 @@ fetch() {  # fetch MANIFEST HUB [FLAGS...]
   "$bin" --manifest "$m" --cache-dir "$out/cache" --endpoint "$h" --quiet "$@"
 }
 curl_all() {  # curl_all NAME [hash]: every file of NAME's manifest at once, curl -o, then (sha256sum in parallel,) sync
-  local name=$1 hash=${2:-} files=() urls=() p=()
+  local name=$1 hash=${2:-} files=() urls=() p=() i
   if [[ $name == big ]]; then files=(model.safetensors); urls=("$fast_url/blobs/$big_sha"); fi
   if [[ $name == shards ]]; then
     for ((i = 1; i <= small; i++)); do files+=("config-$i.json"); urls+=("$hub/bench/shards/resolve/$shards_commit/config-$i.json"); done

@@ -3,7 +3,7 @@
 // written: the disk writes while the network delivers, and the fsync before
 // the rename has only the tail left. sync_file_range(2) starts write-back
 // without waiting and is enough on Linux, but some kernels take it as a
-// no-op (gVisor, whose sandboxes the GPU host runs, ignores it without
+// no-op (gVisor, which KINDS.md lists for the GPU host, ignores it without
 // SYNC_FILE_RANGE_WAIT_AFTER); fdatasync on a thread of its own works
 // everywhere and never holds up the transfers. An error it sees is kept and
 // reported by finish(): a flush that failed must fail the file, not be

@@ -2,8 +2,8 @@
 #include <cstdio>
 #include <iostream>
 
-#include "cmdline.hpp"
 #include "commands.hpp"
+#include "provkit/cli/convention.hpp"
 #include "provkit/error.hpp"
 #include "provkit/util/fs.hpp"
 
@@ -29,7 +29,7 @@ void warn(const std::string& message) { std::cerr << "envbuild: warning: " << me
 
 int main(int argc, char** argv) {
   CLI::App app{"envbuild: build Python environments from a hashed lock, and prove later they have not drifted"};
-  cmdline::Convention convention(app);
+  provkit::cli::Convention convention(app);
   app.set_version_flag("--version", std::string("envbuild ") + PROVKIT_VERSION);
   app.require_subcommand(1);
   envbuild::Globals globals;
@@ -50,7 +50,7 @@ int main(int argc, char** argv) {
   const CLI::App* python_find = app.get_subcommand("python")->get_subcommand("find");
   convention.global(cache_dir, {create, verify, python_install});
   convention.global(python_dir, {create, python_install, python_find});
-  if (auto rc = convention.parse(argc, argv)) return *rc;
+  if (auto stop = convention.parse(argc, argv)) return std::cout << stop->out, std::cerr << stop->err, stop->code;
   try {
     return run();
   } catch (const provkit::Error& e) {

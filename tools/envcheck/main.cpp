@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <iostream>
 
-#include "cmdline.hpp"
 #include "provkit/host/envcheck.hpp"
+#include "provkit/cli/convention.hpp"
 #include "provkit/error.hpp"
 
 using namespace provkit;
@@ -31,7 +31,7 @@ std::string flag_for(host::Field field) {
 
 int main(int argc, char** argv) {
   CLI::App app(kDescription, "envcheck");
-  cmdline::Convention convention(app);
+  provkit::cli::Convention convention(app);
   host::Request req;
   std::string cuda, min_cc, arch_list, vram_free, profile, python_version, link_seconds, min_pcie, min_h2d, roce_device;
   std::vector<std::string> needs, disks, ports, files;
@@ -66,7 +66,7 @@ int main(int argc, char** argv) {
   app.add_flag("--quiet", quiet, "print nothing; the exit code says it");
   app.set_version_flag("--version", std::string("envcheck ") + PROVKIT_VERSION);
 
-  if (auto rc = convention.parse(argc, argv)) return *rc;
+  if (auto stop = convention.parse(argc, argv)) return std::cout << stop->out, std::cerr << stop->err, stop->code;
 
   try {
     if (!profile.empty()) host::load_profile(profile, req);

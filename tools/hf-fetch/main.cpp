@@ -8,9 +8,9 @@
 #include <cstdlib>
 #include <iostream>
 
-#include "cmdline.hpp"
 #include "commands.hpp"
 #include "mirror_cmd.hpp"
+#include "provkit/cli/convention.hpp"
 #include "provkit/error.hpp"
 
 namespace {
@@ -28,7 +28,7 @@ bool env_flag(const char* name) {
 
 int main(int argc, char** argv) {
   CLI::App app{"hf-fetch: fetch Hugging Face Hub files pinned to a commit, sha256-verified and resumable"};
-  cmdline::Convention convention(app, "--manifest FILE");
+  provkit::cli::Convention convention(app, "--manifest FILE");
   app.set_version_flag("--version", std::string("hf-fetch ") + PROVKIT_VERSION);
   app.require_subcommand(0, 1);
 
@@ -100,7 +100,7 @@ int main(int argc, char** argv) {
   convention.global(manifest, {&app, export_cmd, inspect});
   convention.global(jobs, {&app, inspect});
   convention.global(cache, {&app, export_cmd});
-  if (auto rc = convention.parse(argc, argv)) return *rc;
+  if (auto stop = convention.parse(argc, argv)) return std::cout << stop->out, std::cerr << stop->err, stop->code;
   fetch.common = create_args.common = inspect_args.common = common;
   mirror_args.manifests = manifests;
   mirror_args.cache_dir = fetch.cache_dir;

@@ -267,4 +267,14 @@ void Output::on_assembled(const hub::Assembly& a) {
         false, f);
 }
 
+void Output::on_upstream(const hub::UpstreamCheck& c) {
+  event("upstream", hub::upstream_state_name(c.state), c.path, c.detail, c.state != hub::UpstreamState::ok);
+}
+
+void Output::on_plan(const hub::Manifest& m, const hub::hfcache::Layout& layout, const hub::DownloadPlan& plan) {
+  note("fetching " + std::to_string(plan.jobs.size()) + " files (" + human_bytes(plan.total_bytes) + ") of " +
+       m.repo.id + " at " + m.revision + " into " + layout.describe());
+  begin_downloads(plan.total_bytes, plan.jobs.size());
+}
+
 }  // namespace hffetch

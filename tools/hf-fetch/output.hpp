@@ -10,14 +10,14 @@
 #include <string>
 
 #include "provkit/error.hpp"
-#include "provkit/hub/snapshot.hpp"
+#include "provkit/hub/fetch.hpp"
 
 namespace hffetch {
 
 namespace download = provkit::download;
 namespace hub = provkit::hub;
 
-class Output : public hub::SnapshotObserver {
+class Output : public hub::FetchObserver {
  public:
   enum class Mode { plain, tty, json };
   static std::unique_ptr<Output> make(Mode mode, bool quiet);
@@ -43,6 +43,8 @@ class Output : public hub::SnapshotObserver {
   void on_verified(const hub::FileCheck& c) override;
   void on_checked_in_place(const hub::FileCheck& c, const provkit::hub::hfcache::Layout& layout) override;
   void on_assembled(const hub::Assembly& a) override;
+  void on_upstream(const hub::UpstreamCheck& c) override;
+  void on_plan(const hub::Manifest& m, const hub::hfcache::Layout& layout, const hub::DownloadPlan& plan) override;
 
  protected:
   virtual void show(const std::string& kind, const std::string& status, const std::string& path,

@@ -9,7 +9,6 @@
 #include <iostream>
 
 #include "commands.hpp"
-#include "mirror_cmd.hpp"
 #include "provkit/cli/convention.hpp"
 #include "provkit/error.hpp"
 

@@ -21,28 +21,23 @@ namespace {
 void warn(const std::string& message) { std::cerr << "envbuild: warning: " << message << "\n"; }
 
 struct Args {
-  std::string cache_dir, python_dir;                       // the global --cache-dir and --python-dir
-  std::string env, python, lock, link_mode = "clone";      // create, verify
-  std::vector<std::string> find_links, index_urls, extras, groups;
-  bool no_default_groups = false, allow_bad_record = false, compile = false, json = false;
-  unsigned jobs = 0;
-  std::string source, wheelhouse, a, b, sha256;            // capture, diff, python
+  std::string cache_dir, python_dir;                   // the global --cache-dir and --python-dir
+  std::string env, python, lock, link_mode = "clone";  // create, verify
+  python::CreateOptions create;                        // create's other flags, bound as they are
+  std::vector<std::string> extras, groups;
+  bool no_default_groups = false, json = false;
+  std::string source, wheelhouse, a, b, sha256;        // capture, diff, python
 };
 
-int create(const Args& a) {
+int create(Args a) {
   auto start = std::chrono::steady_clock::now();
-  python::CreateOptions o;
+  python::CreateOptions& o = a.create;
   o.env = a.env;
   o.python = python::find_python(a.python, python::pythons_dir(a.python_dir));
   o.lock = a.lock;
   o.selection = {a.extras, a.groups, a.no_default_groups};
-  o.find_links.assign(a.find_links.begin(), a.find_links.end());
-  o.index_urls = a.index_urls;
   o.cache_dir = python::wheel_cache_dir(a.cache_dir);
   o.link_mode = python::parse_link_mode(a.link_mode);
-  o.allow_bad_record = a.allow_bad_record;
-  o.compile = a.compile;
-  o.jobs = a.jobs;
   auto r = python::create_env(o);
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   for (auto& w : r.warnings) warn(w);
@@ -146,12 +141,12 @@ int main(int argc, char** argv) {
   create->add_option("--group", a.groups,
                      "install this dependency group of a pylock.toml (repeatable; the lock's default-groups always)");
   create->add_flag("--no-default-groups", a.no_default_groups, "leave out the pylock.toml's default-groups");
-  create->add_option("--find-links,-f", a.find_links, "directory of wheels (repeatable)");
-  create->add_option("--index-url,-i", a.index_urls, "simple index URL (PEP 503/691; repeatable)");
+  create->add_option("--find-links,-f", a.create.find_links, "directory of wheels (repeatable)");
+  create->add_option("--index-url,-i", a.create.index_urls, "simple index URL (PEP 503/691; repeatable)");
   create->add_option("--link-mode", a.link_mode, "clone (reflink, falling back), hardlink, or copy");
-  create->add_flag("--allow-bad-record", a.allow_bad_record, "install wheels whose RECORD does not match (warns)");
-  create->add_flag("--compile", a.compile, "compile bytecode after installing");
-  create->add_option("--jobs,-j", a.jobs, "parallel workers (default: 2x cores, 4..32)");
+  create->add_flag("--allow-bad-record", a.create.allow_bad_record, "install wheels whose RECORD does not match (warns)");
+  create->add_flag("--compile", a.create.compile, "compile bytecode after installing");
+  create->add_option("--jobs,-j", a.create.jobs, "parallel workers (default: 2x cores, 4..32)");
   create->add_flag("--json", a.json, "print the result as JSON");
 
   auto* verify = app.add_subcommand("verify", "check every installed file against RECORD, and the set against a lock");

@@ -91,21 +91,7 @@ int main(int argc, char** argv) {
     return static_cast<int>(e.code());
   }
 
-  auto env = host::Environment::from_process();
-  const bool only_inventory = !req.asks_anything() && req.gpus.empty();
-  auto results = only_inventory ? host::inventory(env, req) : host::run_checks(req, env);
-  const bool failed = host::check::any_failed(results);
-
-  if (!quiet) {
-    if (json) {
-      auto j = host::check::to_json(results);
-      j["envcheck"] = PROVKIT_VERSION;
-      j["mode"] = only_inventory ? "inventory" : "checks";
-      j["exit_code"] = failed ? 1 : 0;
-      std::cout << j.dump(2) << "\n";
-    } else {
-      std::cout << host::check::render_table(results);
-    }
-  }
-  return static_cast<int>(failed ? ExitCode::check_failed : ExitCode::ok);
+  auto report = host::run(req, host::Environment::from_process());
+  if (!quiet) std::cout << (json ? host::to_json(report).dump(2) + "\n" : host::check::render_table(report.results));
+  return static_cast<int>(report.failed() ? ExitCode::check_failed : ExitCode::ok);
 }

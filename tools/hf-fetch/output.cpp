@@ -205,27 +205,14 @@ void Output::on_retry(const Job& job, const std::string& why, double delay_s) {
 void Output::on_restart(const Job& job, const std::string& why) { event("file", "RESTART", job.spec.path, why, false); }
 
 void Output::on_finish(const Job& job, const JobResult& r) {
-  nlohmann::json f = {{"size", job.spec.size}, {"bytes_transferred", r.bytes_transferred}};
-  if (!r.sha256.empty()) f["sha256"] = r.sha256;
+  auto f = download::to_json(job, r);
   switch (r.outcome) {
-    case Outcome::present:
-      f["verified_by"] = r.from_stamp ? "stamp" : "hash";
-      event("file", "OK", job.spec.path, in_place_detail(r.from_stamp), false, f);
-      break;
+    case Outcome::present: return event("file", "OK", job.spec.path, in_place_detail(r.from_stamp), false, f);
     case Outcome::downloaded:
-      event("file", "OK", job.spec.path, "downloaded and verified (" + human_bytes(r.bytes_transferred) + " transferred)",
-            false, f);
-      break;
-    case Outcome::mismatch:
-      f["rejected"] = r.rejected.string();
-      if (job.spec.sha256) f["expected_sha256"] = *job.spec.sha256;
-      event("file", r.mismatch == download::Mismatch::sha256 ? "SHA256 MISMATCH" : r.mismatch == download::Mismatch::size ? "SIZE MISMATCH" : "GIT OID MISMATCH", job.spec.path, r.message,
-            true, f);
-      break;
-    case Outcome::failed:
-      f["exit_code"] = static_cast<int>(r.code);
-      event("file", "FAILED", job.spec.path, r.message, true, f);
-      break;
+      return event("file", "OK", job.spec.path,
+                   "downloaded and verified (" + human_bytes(r.bytes_transferred) + " transferred)", false, f);
+    case Outcome::mismatch: return event("file", download::mismatch_name(r.mismatch), job.spec.path, r.message, true, f);
+    case Outcome::failed: return event("file", "FAILED", job.spec.path, r.message, true, f);
   }
 }
 
@@ -254,17 +241,13 @@ void Output::on_checked_in_place(const hub::FileCheck& c, const provkit::hub::hf
 void Output::on_assembled(const hub::Assembly& a) {
   const auto& r = a.result;
   const auto& e = *a.entry;
-  nlohmann::json f = {{"size", r.size}, {"sha256", r.sha256}};
-  if (r.outcome == download::AssembleOutcome::mismatch) {
-    f["rejected"] = r.rejected.string();
-    event("assemble", r.mismatch == download::Mismatch::size ? "SIZE MISMATCH" : "SHA256 MISMATCH", e.output, r.message, true, f);
-    return;
-  }
+  if (r.outcome == download::AssembleOutcome::mismatch)
+    return event("assemble", download::mismatch_name(r.mismatch), e.output, r.message, true, download::to_json(r));
   event("assemble", "OK", e.output,
         r.outcome == download::AssembleOutcome::unchanged
             ? "parts unchanged since the last assembly"
             : "assembled from " + std::to_string(e.parts.size()) + " parts" + (e.sha256 ? " and verified" : ""),
-        false, f);
+        false, download::to_json(r));
 }
 
 void Output::on_upstream(const hub::UpstreamCheck& c) {

@@ -3,9 +3,8 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
-#include <map>
+#include "provkit/download/progress.hpp"
 
-#include "provkit/host/system.hpp"
 #include "provkit/util/size.hpp"
 
 namespace hffetch {
@@ -70,30 +69,23 @@ class TerminalOutput : public PlainOutput {
     PlainOutput::summary(std::move(fields), text, problem);
   }
   void begin_downloads(std::uint64_t total_bytes, std::size_t files) override {
-    total_bytes_ = total_bytes;
-    files_ = files;
-    started_ = std::chrono::steady_clock::now();
+    tally_.begin(total_bytes, files, std::chrono::steady_clock::now());
   }
   void on_start(const Job& job, std::uint64_t resume_from, std::size_t ranges) override {
-    current_[job.spec.path] = resume_from;
-    sizes_[job.spec.path] = job.spec.size;
+    tally_.start(job.spec.path, job.spec.size, resume_from);
     if (resume_from > 0) Output::on_start(job, resume_from, ranges);  // RESUME; FETCH is the progress line
     draw_progress(true);
   }
   void on_progress(const Job& job, std::uint64_t have) override {
-    auto& cur = current_[job.spec.path];
-    if (have > cur) transferred_ += have - cur;
-    cur = have;
+    tally_.progress(job.spec.path, have);
     draw_progress(false);
   }
   void on_restart(const Job& job, const std::string& why) override {
-    current_[job.spec.path] = 0;
+    tally_.restart(job.spec.path);
     Output::on_restart(job, why);
   }
   void on_finish(const Job& job, const JobResult& r) override {
-    current_.erase(job.spec.path);
-    ++files_done_;
-    done_bytes_ += job.spec.size;
+    tally_.finish(job.spec.path, job.spec.size);
     Output::on_finish(job, r);
   }
 
@@ -110,42 +102,25 @@ class TerminalOutput : public PlainOutput {
   }
   void draw_progress(bool force);
 
-  std::uint64_t total_bytes_ = 0, done_bytes_ = 0, transferred_ = 0;
-  std::size_t files_ = 0, files_done_ = 0;
-  std::map<std::string, std::uint64_t> current_;  // path -> bytes so far
-  std::map<std::string, std::uint64_t> sizes_;
-  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+  download::ProgressTally tally_;
   std::chrono::steady_clock::time_point last_draw_{};
   bool progress_shown_ = false;
   bool finished_ = false;  // after the summary: no more redraws
 };
 
 void TerminalOutput::draw_progress(bool force) {
-  if (finished_ || quiet_ || total_bytes_ == 0) return;
+  if (finished_ || quiet_ || !tally_.has_total()) return;
   auto now = std::chrono::steady_clock::now();
   if (!force && now - last_draw_ < std::chrono::milliseconds(100)) return;
   last_draw_ = now;
-  if (current_.empty()) {
-    clear_progress();
-    return;
-  }
-  double secs = std::chrono::duration<double>(now - started_).count();
-  double rate = secs > 0.2 ? static_cast<double>(transferred_) / secs : 0;
-  std::uint64_t done = done_bytes_;
-  for (auto& [p, n] : current_) done += n;
-  std::string eta = "--:--";
-  if (rate > 0 && total_bytes_ > done) {
-    auto s = static_cast<long>((total_bytes_ - done) / rate);
-    char b[32];
-    std::snprintf(b, sizeof b, "%ld:%02ld", s / 60, s % 60);
-    eta = b;
-  }
-  const auto& [path, have] = *current_.begin();
-  std::string name = path.size() > 40 ? "..." + path.substr(path.size() - 37) : path;
-  std::string line = "[" + std::to_string(files_done_ + 1) + "/" + std::to_string(files_) + "] " + name + " " +
-                     human_bytes(have) + "/" + human_bytes(sizes_[path]) + " | total " + human_bytes(done) + "/" +
-                     human_bytes(total_bytes_) + " " + human_bytes(static_cast<std::uint64_t>(rate)) + "/s ETA " + eta;
-  std::cout << "\r\033[K" << line << std::flush;
+  auto v = tally_.view(now);
+  if (!v) return clear_progress();
+  char eta[32] = "--:--";
+  if (v->seconds_left) std::snprintf(eta, sizeof eta, "%ld:%02ld", *v->seconds_left / 60, *v->seconds_left % 60);
+  std::string name = v->path.size() > 40 ? "..." + v->path.substr(v->path.size() - 37) : v->path;
+  std::cout << "\r\033[K" << "[" << v->file_number << "/" << v->files << "] " << name << " " << human_bytes(v->have)
+            << "/" << human_bytes(v->size) << " | total " << human_bytes(v->done) << "/" << human_bytes(v->total) << " "
+            << human_bytes(static_cast<std::uint64_t>(v->rate)) << "/s ETA " << eta << std::flush;
   progress_shown_ = true;
 }
 

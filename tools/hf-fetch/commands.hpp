@@ -13,6 +13,12 @@ struct CommonArgs {
   std::string token_file;
   int retries = 5;
   long stall_timeout_s = 60;
+  provkit::http::Options http() const {
+    provkit::http::Options o;
+    o.retry.tries = retries;
+    o.stall_timeout_s = stall_timeout_s;
+    return o;
+  }
 };
 
 struct FetchArgs {

@@ -50,6 +50,7 @@ std::string sentence(const hub::Manifest& m, const hub::FetchReport& r, const st
 
 int run_fetch(const FetchArgs& a, Output& out) {
   hub::FetchOptions o;
+  o.http = a.common.http();
   o.http.max_bytes_per_s = a.max_rate.empty() ? 0 : parse_rate(a.max_rate);
   hub::Manifest m = hub::Manifest::load(a.manifest);
   auto layout = hub::open_layout(m, a.cache_dir, a.local_dir);
@@ -69,8 +70,6 @@ int run_fetch(const FetchArgs& a, Output& out) {
   }
   o.endpoint = a.common.endpoint;
   o.token_file = a.common.token_file;
-  o.http.retry.tries = a.common.retries;
-  o.http.stall_timeout_s = a.common.stall_timeout_s;
   o.jobs = a.jobs;
   o.connections = a.connections;
   o.min_split_size = [&a] {

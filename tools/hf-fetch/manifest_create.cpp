@@ -17,10 +17,8 @@ int run_manifest_create(const CreateArgs& a, Output& out) {
   if (!type) throw Error(ExitCode::usage, "--type must be model, dataset or space");
   m.repo.type = *type;
 
-  http::Options ho;
-  ho.retry.tries = a.common.retries;
-  ho.stall_timeout_s = a.common.stall_timeout_s;
-  hub::HubClient client(hub::endpoint_from(a.common.endpoint), hub::find_token(a.common.token_file).value, ho);
+  hub::HubClient client(hub::endpoint_from(a.common.endpoint), hub::find_token(a.common.token_file).value,
+                        a.common.http());
   m.revision = client.resolve_commit(m.repo, revision);
   out.note("revision " + revision + " of " + m.repo.id + " is commit " + m.revision);
 

@@ -3,9 +3,8 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
-#include "provkit/download/progress.hpp"
 
-#include "provkit/util/size.hpp"
+#include "provkit/download/progress.hpp"
 
 namespace hffetch {
 
@@ -13,9 +12,6 @@ using download::FileState;
 using download::Job;
 using download::JobResult;
 using download::Outcome;
-
-// One size format for every tool's messages.
-std::string human_bytes(std::uint64_t n) { return provkit::util::format_size(n); }
 
 namespace {
 
@@ -42,13 +38,10 @@ class PlainOutput : public Output {
   }
   void error(const provkit::Error& e) override { std::cerr << "hf-fetch: " << e.what() << std::endl; }
   void summary(nlohmann::json, const std::string& text, bool problem) override {
-    if (quiet_ && !problem) return;
-    (problem ? std::cerr : std::cout) << text << std::endl;
+    if (!quiet_ || problem) print(text, problem);
   }
-
- protected:
-  void show(const std::string&, const std::string& status, const std::string& path, const std::string& detail,
-            bool problem, nlohmann::json) override {
+  void event(const std::string&, const std::string& status, const std::string& path, const std::string& detail,
+             bool problem, nlohmann::json) override {
     if (quiet_ && !problem) return;
     print(status + " " + path + (detail.empty() ? "" : ": " + detail), problem);
   }
@@ -137,10 +130,8 @@ class JsonOutput : public Output {
     fields["event"] = "summary";
     std::cout << fields.dump() << std::endl;
   }
-
- protected:
-  void show(const std::string& kind, const std::string& status, const std::string& path, const std::string& detail,
-            bool problem, nlohmann::json fields) override {
+  void event(const std::string& kind, const std::string& status, const std::string& path, const std::string& detail,
+             bool problem, nlohmann::json fields) override {
     if (quiet_ && !problem) return;
     nlohmann::json ev = {{"event", kind}, {"status", status}, {"path", path}};
     if (!detail.empty()) ev["detail"] = detail;
@@ -193,15 +184,14 @@ void Output::on_finish(const Job& job, const JobResult& r) {
 
 void Output::on_verified(const hub::FileCheck& c) {
   const auto& v = c.verification;
-  nlohmann::json f = {{"size", c.spec.size}};
-  if (!v.sha256.empty()) f["sha256"] = v.sha256;
-  event("verify", download::state_name(v.state), c.path, mismatch_detail(c.spec, v), v.state != FileState::ok, f);
+  event("verify", download::state_name(v.state), c.path, mismatch_detail(c.spec, v), v.state != FileState::ok,
+        hub::to_json(c));
 }
 
 void Output::on_checked_in_place(const hub::FileCheck& c, const provkit::hub::hfcache::Layout& layout) {
   const auto& v = c.verification;
-  nlohmann::json f = {{"size", c.spec.size}, {"bytes_transferred", 0}};
-  if (!v.sha256.empty()) f["sha256"] = v.sha256;
+  auto f = hub::to_json(c);
+  f["bytes_transferred"] = 0;
   if (v.state == FileState::ok) {
     f["verified_by"] = v.from_stamp ? "stamp" : "hash";
     event("file", "OK", c.path, in_place_detail(v.from_stamp), false, f);

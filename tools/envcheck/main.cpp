@@ -83,11 +83,9 @@ int main(int argc, char** argv) {
     if (!min_pcie.empty()) host::set_min_pcie(req, min_pcie);
     if (!min_h2d.empty()) host::set_min_h2d(req, min_h2d);
     if (roce->count() > 0) req.roce = roce_device;
-  } catch (const host::InvalidValue& e) {
-    std::cerr << "envcheck: " << e.sentence(flag_for(e.field)) << "\n";
-    return static_cast<int>(e.code());
-  } catch (const Error& e) {
-    std::cerr << "envcheck: " << e.what() << "\n";
+  } catch (const Error& e) {  // a bad value is said naming the flag it came from
+    auto* bad = dynamic_cast<const host::InvalidValue*>(&e);
+    std::cerr << "envcheck: " << (bad ? bad->sentence(flag_for(bad->field)) : std::string(e.what())) << "\n";
     return static_cast<int>(e.code());
   }
 

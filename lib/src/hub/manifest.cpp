@@ -307,12 +307,16 @@ const ManifestFile* Manifest::find(std::string_view path) const {
   return nullptr;
 }
 
-std::pair<std::string, std::string> parse_repo_revision(const std::string& text) {
+std::optional<std::pair<std::string, std::string>> split_repo_revision(const std::string& text) {
   auto at = text.find('@');
   std::string id = text.substr(0, at), revision = at == std::string::npos ? "main" : text.substr(at + 1);
-  if (!is_valid_repo_id(id) || revision.empty())
-    throw Error(ExitCode::usage, "'" + text + "' is not REPO[@REVISION] (e.g. org/name@main)");
-  return {id, revision};
+  if (!is_valid_repo_id(id) || revision.empty()) return std::nullopt;
+  return std::pair{id, revision};
+}
+
+std::pair<std::string, std::string> parse_repo_revision(const std::string& text) {
+  if (auto r = split_repo_revision(text)) return *r;
+  throw Error(ExitCode::usage, "'" + text + "' is not REPO[@REVISION] (e.g. org/name@main)");
 }
 
 AssemblySpecError::AssemblySpecError(const std::string& spec, std::optional<std::string> part_)

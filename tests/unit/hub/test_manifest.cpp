@@ -228,6 +228,8 @@ TEST_CASE("REPO[@REVISION] and assembly specs over a manifest's files", "[manife
   CHECK(parse_repo_revision("org/name@v1.0") == std::pair<std::string, std::string>{"org/name", "v1.0"});
   CHECK_THROWS_WITH(parse_repo_revision("org/name@"), "'org/name@' is not REPO[@REVISION] (e.g. org/name@main)");
   CHECK_THROWS_AS(parse_repo_revision("../x"), provkit::Error);
+  CHECK_FALSE(provkit::hub::split_repo_revision("org/name@"));
+  CHECK(provkit::hub::split_repo_revision("org/name")->second == "main");
 
   provkit::hub::Manifest m;
   m.files = {{"a.bin", 3, std::nullopt, std::nullopt, 0}, {"b.bin", 4, std::nullopt, std::nullopt, 0}};

@@ -76,7 +76,9 @@ std::string upstream_state_name(UpstreamState s);  // "OK", "NOT IN HUB TREE", "
 // no "." or ".." or empty segments, no backslash or control characters.
 bool is_safe_relative_path(std::string_view path);
 
-// "REPO[@REVISION]" (revision main when not given); Error(usage) saying the form when it is not one.
+// "REPO[@REVISION]" as {repo id, revision} (revision main when not given); nothing when it is not one.
+std::optional<std::pair<std::string, std::string>> split_repo_revision(const std::string& text);
+// split_repo_revision, or Error(usage) saying the form.
 std::pair<std::string, std::string> parse_repo_revision(const std::string& text);
 
 // An assembly of `m`'s files written as OUTPUT=PART,PART,...[:SHA256], its size the parts' sum.

@@ -1,6 +1,6 @@
 # Man pages generated at build time from each tool's own --help and --version
 # (help2man, Debian package help2man), so the page never drifts from the tool.
-# --help-all (tools/common/cmdline.hpp) adds a section per subcommand with its options.
+# --help-all (provkit/cli/convention.hpp) adds a section per subcommand with its options.
 find_program(HELP2MAN help2man REQUIRED)
 
 set(PROVKIT_MAN_PAGES)

@@ -1,63 +1,197 @@
-// envbuild: isolated Python environments built from a hashed lock.
-#include <cstdio>
+// envbuild: isolated Python environments built from a hashed lock. Parses flags, calls the python
+// domain, prints; provkit::Error becomes one sentence on stderr and its exit code.
+#include <chrono>
+#include <iomanip>
 #include <iostream>
 
-#include "cmdline.hpp"
-#include "commands.hpp"
+#include "provkit/cli/convention.hpp"
 #include "provkit/error.hpp"
-#include "provkit/util/fs.hpp"
+#include "provkit/python/capture.hpp"
+#include "provkit/python/dirs.hpp"
+#include "provkit/python/env_create.hpp"
+#include "provkit/python/env_diff.hpp"
+#include "provkit/python/env_verify.hpp"
+#include "provkit/python/interpreter_install.hpp"
+#include "provkit/util/parallel.hpp"
 
-namespace envbuild {
+using namespace provkit;
 
-std::filesystem::path Globals::cache() const {
-  if (!cache_dir.empty()) return cache_dir;
-  if (auto env = provkit::util::getenv_str("ENVBUILD_CACHE_DIR"); !env.empty()) return env;
-  return provkit::util::user_cache_dir() / "provkit" / "envbuild";
-}
-
-std::filesystem::path Globals::pythons() const {
-  if (!python_dir.empty()) return python_dir;
-  if (auto env = provkit::util::getenv_str("ENVBUILD_PYTHON_DIR"); !env.empty()) return env;
-  auto data = provkit::util::getenv_str("XDG_DATA_HOME");
-  if (data.empty()) data = provkit::util::getenv_str("HOME") + "/.local/share";
-  return std::filesystem::path(data) / "provkit" / "pythons";
-}
+namespace {
 
 void warn(const std::string& message) { std::cerr << "envbuild: warning: " << message << "\n"; }
 
-}  // namespace envbuild
+struct Args {
+  std::string cache_dir, python_dir;                   // the global --cache-dir and --python-dir
+  std::string env, python, lock, link_mode = "clone";  // create, verify
+  python::CreateOptions create;                        // create's other flags, bound as they are
+  std::vector<std::string> extras, groups;
+  bool no_default_groups = false, json = false;
+  std::string source, wheelhouse, a, b, sha256;        // capture, diff, python
+};
+
+int create(Args a) {
+  auto start = std::chrono::steady_clock::now();
+  python::CreateOptions& o = a.create;
+  o.env = a.env;
+  o.python = python::find_python(a.python, python::pythons_dir(a.python_dir));
+  o.lock = a.lock;
+  o.selection = {a.extras, a.groups, a.no_default_groups};
+  o.cache_dir = python::wheel_cache_dir(a.cache_dir);
+  o.link_mode = python::parse_link_mode(a.link_mode);
+  auto r = python::create_env(o);
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  for (auto& w : r.warnings) warn(w);
+  if (a.json) {
+    std::cout << python::to_json(r, a.env, secs).dump(2) << "\n";
+  } else if (r.installed.empty() && r.removed.empty()) {
+    std::cout << a.env << " already matches the lock (" << r.unchanged.size() << " distributions)\n";
+  } else {
+    for (auto& s : r.removed) std::cout << "- " << s << "\n";
+    for (auto& s : r.installed) std::cout << "+ " << s << "\n";
+    std::cout << a.env << ": " << r.installed.size() << " installed, " << r.removed.size() << " removed, "
+              << r.unchanged.size() << " unchanged in " << std::fixed << std::setprecision(2) << secs << " s"
+              << (r.link_mode.empty() ? "" : " (" + r.link_mode + ")") << "\n";
+  }
+  return 0;
+}
+
+int verify(const Args& a) {
+  auto jobs = util::default_jobs();
+  auto report = a.lock.empty() ? python::verify_env(a.env, jobs)
+                               : python::verify_env(a.env, jobs, a.lock, {a.extras, a.groups, a.no_default_groups},
+                                                    python::wheel_cache_dir(a.cache_dir));
+  if (a.json) {
+    std::cout << python::to_json(report, a.env, a.lock).dump(2) << "\n";
+    return report.clean() ? 0 : 1;
+  }
+  for (auto& d : report.dists) {
+    if (d.check.clean()) continue;
+    std::cout << d.name << " " << d.version << ":\n";
+    for (auto& p : d.check.modified) std::cout << "  modified  " << p << "\n";
+    for (auto& p : d.check.missing) std::cout << "  missing   " << p << "\n";
+    for (auto& p : d.check.unlisted) std::cout << "  unlisted  " << p << "\n";
+    for (auto& p : d.check.outside) std::cout << "  outside   " << p << " (RECORD points outside the environment)\n";
+  }
+  if (report.lock) {
+    for (auto& s : report.lock->missing) std::cout << "not installed (in lock): " << s << "\n";
+    for (auto& s : report.lock->extra) std::cout << "not in lock (installed): " << s << "\n";
+    for (auto& v : report.lock->other_version)
+      std::cout << "other version: " << v.name << " " << v.installed << " installed, " << v.locked << " locked\n";
+  }
+  std::cout << a.env << (report.clean() ? " verifies clean" : " has drifted") << " (" << report.dists.size()
+            << " distributions)\n";
+  return report.clean() ? 0 : 1;
+}
+
+int capture(const Args& a) {
+  auto r = python::capture_to_lock(a.source, a.wheelhouse, a.lock, util::default_jobs(),
+                                   std::string("envbuild capture ") + PROVKIT_VERSION);
+  for (auto& w : r.warnings) warn(w);
+  for (auto& s : r.skipped) warn("skipped " + s);
+  std::cout << "captured " << r.entries.size() << " distributions into " << a.wheelhouse << "; lock " << a.lock
+            << (r.skipped.empty() ? "" : " (" + std::to_string(r.skipped.size()) + " skipped)") << "\n";
+  return 0;
+}
+
+int diff(const Args& a) {
+  auto rows = python::diff_versions(python::read_versions(a.a), python::read_versions(a.b));
+  auto differing = python::count_differing(rows);
+  if (a.json) {
+    std::cout << python::to_json(rows, a.a, a.b).dump(2) << "\n";
+    return differing ? 1 : 0;
+  }
+  std::size_t wn = 7, wa = a.a.size(), wb = a.b.size();
+  for (auto& r : rows) wn = std::max(wn, r.name.size()), wa = std::max(wa, r.a.size()), wb = std::max(wb, r.b.size());
+  auto line = [&](const std::string& mark, const std::string& n, const std::string& x, const std::string& y) {
+    std::cout << mark << " " << std::left << std::setw(static_cast<int>(wn)) << n << "  "
+              << std::setw(static_cast<int>(wa)) << x << "  " << y << "\n";
+  };
+  line(" ", "package", a.a, a.b);
+  for (auto& r : rows) line(r.differs ? "*" : " ", r.name, r.a.empty() ? "-" : r.a, r.b.empty() ? "-" : r.b);
+  std::cout << differing << " of " << rows.size() << " differ\n";
+  return differing ? 1 : 0;
+}
+
+int python_install(const Args& a) {
+  auto r = python::install_python(a.source, a.sha256, python::pythons_dir(a.python_dir), python::wheel_cache_dir(a.cache_dir));
+  std::cout << "Python " << r.version << (r.already ? " already installed at " : " installed at ") << r.dir.string()
+            << "\n" << "use: --python " << r.version.substr(0, r.version.rfind('.')) << " (or " << r.python.string()
+            << ")\n";
+  return 0;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"envbuild: build Python environments from a hashed lock, and prove later they have not drifted"};
-  cmdline::Convention convention(app);
+  cli::Convention convention(app);
   app.set_version_flag("--version", std::string("envbuild ") + PROVKIT_VERSION);
   app.require_subcommand(1);
-  envbuild::Globals globals;
-  auto* cache_dir = app.add_option("--cache-dir", globals.cache_dir,
+  Args a;
+  auto* cache_dir = app.add_option("--cache-dir", a.cache_dir,
                                    "wheel cache (default $ENVBUILD_CACHE_DIR or ~/.cache/provkit/envbuild)");
-  auto* python_dir = app.add_option("--python-dir", globals.python_dir,
+  auto* python_dir = app.add_option("--python-dir", a.python_dir,
                                     "managed interpreters (default $ENVBUILD_PYTHON_DIR or ~/.local/share/provkit/pythons)");
-  envbuild::Run run;
-  envbuild::add_create(app, globals, run);
-  envbuild::add_verify(app, globals, run);
-  envbuild::add_capture(app, globals, run);
-  envbuild::add_diff(app, globals, run);
-  envbuild::add_python(app, globals, run);
+
+  auto* create = app.add_subcommand("create", "create or update an environment so it matches a lock");
+  create->add_option("DIR", a.env, "environment directory")->required();
+  create->add_option("--python", a.python, "interpreter: a path, a command, or a version such as 3.12")->required();
+  create->add_option("--lock", a.lock, "requirements file with --hash=sha256:..., or pylock.toml")->required();
+  create->add_option("--extra", a.extras, "install this extra of a pylock.toml (repeatable; default none)");
+  create->add_option("--group", a.groups,
+                     "install this dependency group of a pylock.toml (repeatable; the lock's default-groups always)");
+  create->add_flag("--no-default-groups", a.no_default_groups, "leave out the pylock.toml's default-groups");
+  create->add_option("--find-links,-f", a.create.find_links, "directory of wheels (repeatable)");
+  create->add_option("--index-url,-i", a.create.index_urls, "simple index URL (PEP 503/691; repeatable)");
+  create->add_option("--link-mode", a.link_mode, "clone (reflink, falling back), hardlink, or copy");
+  create->add_flag("--allow-bad-record", a.create.allow_bad_record, "install wheels whose RECORD does not match (warns)");
+  create->add_flag("--compile", a.create.compile, "compile bytecode after installing");
+  create->add_option("--jobs,-j", a.create.jobs, "parallel workers (default: 2x cores, 4..32)");
+  create->add_flag("--json", a.json, "print the result as JSON");
+
+  auto* verify = app.add_subcommand("verify", "check every installed file against RECORD, and the set against a lock");
+  verify->add_option("DIR", a.env, "environment directory")->required();
+  verify->add_option("--lock", a.lock, "also compare the installed distributions with this lock");
+  verify->add_option("--extra", a.extras, "the pylock.toml extras the environment was created with (repeatable)");
+  verify->add_option("--group", a.groups, "the pylock.toml dependency groups it was created with (repeatable)");
+  verify->add_flag("--no-default-groups", a.no_default_groups, "it was created without the lock's default-groups");
+  verify->add_flag("--json", a.json, "print the report as JSON");
+
+  auto* capture = app.add_subcommand("capture", "pack an environment's distributions back into wheels and write a hashed lock");
+  capture->add_option("VENV", a.source, "environment, Python prefix, or site-packages directory")->required();
+  capture->add_option("--wheelhouse", a.wheelhouse, "directory for the wheels")->required();
+  capture->add_option("--lock", a.lock, "lock to write: pylock.toml (PEP 751) or a requirements file")->required();
+
+  auto* diff = app.add_subcommand("diff", "side-by-side version table of two environments or locks (exit 1 when they differ)");
+  diff->add_option("A", a.a, "environment or lock")->required();
+  diff->add_option("B", a.b, "environment or lock")->required();
+  diff->add_flag("--json", a.json, "print the table as JSON");
+
+  auto* python_cmd = app.add_subcommand("python", "manage standalone CPython builds");
+  python_cmd->require_subcommand(1);
+  auto* install = python_cmd->add_subcommand("install", "unpack a python-build-standalone archive (.tar.gz, .tar.zst) checked by sha256");
+  install->add_option("ARCHIVE", a.source, "archive path or http(s) URL")->required();
+  install->add_option("--sha256", a.sha256, "sha256 of the archive (hex)")->required();
+  auto* find = python_cmd->add_subcommand("find", "print the interpreter --python SPEC would use");
+  find->add_option("SPEC", a.python, "path, command or version such as 3.12")->required();
+
   // Which commands read the wheel cache and the managed interpreters (docs/envbuild.md, "Command line").
-  const CLI::App* create = app.get_subcommand("create");
-  const CLI::App* verify = app.get_subcommand("verify");
-  const CLI::App* python_install = app.get_subcommand("python")->get_subcommand("install");
-  const CLI::App* python_find = app.get_subcommand("python")->get_subcommand("find");
-  convention.global(cache_dir, {create, verify, python_install});
-  convention.global(python_dir, {create, python_install, python_find});
-  if (auto rc = convention.parse(argc, argv)) return *rc;
+  convention.global(cache_dir, {create, verify, install});
+  convention.global(python_dir, {create, install, find});
+  if (auto stop = convention.parse(argc, argv)) return std::cout << stop->out, std::cerr << stop->err, stop->code;
   try {
-    return run();
-  } catch (const provkit::Error& e) {
+    if (create->parsed()) return ::create(a);
+    if (verify->parsed()) return ::verify(a);
+    if (capture->parsed()) return ::capture(a);
+    if (diff->parsed()) return ::diff(a);
+    if (install->parsed()) return python_install(a);
+    std::cout << python::find_python(a.python, python::pythons_dir(a.python_dir)).string() << "\n";
+    return 0;
+  } catch (const Error& e) {
     std::cerr << "envbuild: " << e.what() << "\n";
     return static_cast<int>(e.code());
   } catch (const std::exception& e) {
     std::cerr << "envbuild: " << e.what() << "\n";
-    return static_cast<int>(provkit::ExitCode::check_failed);
+    return static_cast<int>(ExitCode::check_failed);
   }
 }

@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <iostream>
 
-#include "cmdline.hpp"
 #include "provkit/host/envcheck.hpp"
+#include "provkit/cli/convention.hpp"
 #include "provkit/error.hpp"
 
 using namespace provkit;
@@ -31,7 +31,7 @@ std::string flag_for(host::Field field) {
 
 int main(int argc, char** argv) {
   CLI::App app(kDescription, "envcheck");
-  cmdline::Convention convention(app);
+  provkit::cli::Convention convention(app);
   host::Request req;
   std::string cuda, min_cc, arch_list, vram_free, profile, python_version, link_seconds, min_pcie, min_h2d, roce_device;
   std::vector<std::string> needs, disks, ports, files;
@@ -66,7 +66,7 @@ int main(int argc, char** argv) {
   app.add_flag("--quiet", quiet, "print nothing; the exit code says it");
   app.set_version_flag("--version", std::string("envcheck ") + PROVKIT_VERSION);
 
-  if (auto rc = convention.parse(argc, argv)) return *rc;
+  if (auto stop = convention.parse(argc, argv)) return std::cout << stop->out, std::cerr << stop->err, stop->code;
 
   try {
     if (!profile.empty()) host::load_profile(profile, req);
@@ -83,29 +83,13 @@ int main(int argc, char** argv) {
     if (!min_pcie.empty()) host::set_min_pcie(req, min_pcie);
     if (!min_h2d.empty()) host::set_min_h2d(req, min_h2d);
     if (roce->count() > 0) req.roce = roce_device;
-  } catch (const host::InvalidValue& e) {
-    std::cerr << "envcheck: " << e.sentence(flag_for(e.field)) << "\n";
-    return static_cast<int>(e.code());
-  } catch (const Error& e) {
-    std::cerr << "envcheck: " << e.what() << "\n";
+  } catch (const Error& e) {  // a bad value is said naming the flag it came from
+    auto* bad = dynamic_cast<const host::InvalidValue*>(&e);
+    std::cerr << "envcheck: " << (bad ? bad->sentence(flag_for(bad->field)) : std::string(e.what())) << "\n";
     return static_cast<int>(e.code());
   }
 
-  auto env = host::Environment::from_process();
-  const bool only_inventory = !req.asks_anything() && req.gpus.empty();
-  auto results = only_inventory ? host::inventory(env, req) : host::run_checks(req, env);
-  const bool failed = host::check::any_failed(results);
-
-  if (!quiet) {
-    if (json) {
-      auto j = host::check::to_json(results);
-      j["envcheck"] = PROVKIT_VERSION;
-      j["mode"] = only_inventory ? "inventory" : "checks";
-      j["exit_code"] = failed ? 1 : 0;
-      std::cout << j.dump(2) << "\n";
-    } else {
-      std::cout << host::check::render_table(results);
-    }
-  }
-  return static_cast<int>(failed ? ExitCode::check_failed : ExitCode::ok);
+  auto report = host::run(req, host::Environment::from_process());
+  if (!quiet) std::cout << (json ? host::to_json(report).dump(2) + "\n" : host::check::render_table(report.results));
+  return static_cast<int>(report.failed() ? ExitCode::check_failed : ExitCode::ok);
 }

@@ -13,6 +13,12 @@ struct CommonArgs {
   std::string token_file;
   int retries = 5;
   long stall_timeout_s = 60;
+  provkit::http::Options http() const {
+    provkit::http::Options o;
+    o.retry.tries = retries;
+    o.stall_timeout_s = stall_timeout_s;
+    return o;
+  }
 };
 
 struct FetchArgs {
@@ -53,7 +59,18 @@ struct InspectArgs {
 void add_inspect_command(CLI::App& app, InspectArgs& args);
 int run_inspect(const InspectArgs& args, Output& out);
 
+struct MirrorArgs {
+  std::vector<std::string> manifests;  // the global --manifest, repeatable here
+  std::string to;
+  std::string cache_dir;               // the global --cache-dir
+  CLI::App* export_cmd = nullptr;      // parsed() when this command was asked for
+};
+
 int run_fetch(const FetchArgs& args, Output& out);
 int run_manifest_create(const CreateArgs& args, Output& out);
+// Registers `mirror export` and its own options on `app` (--manifest, --cache-dir, --json and --quiet are
+// hf-fetch's global options).
+void add_mirror_command(CLI::App& app, MirrorArgs& args);
+int run_mirror_export(const MirrorArgs& args, Output& out);
 
 }  // namespace hffetch

@@ -47,10 +47,7 @@ int run_inspect(const InspectArgs& a, Output& out) {
   o.jobs = static_cast<unsigned>(a.jobs);
   if (a.gpus) o.fit = checkpoint::FitRequest{a.gpus, util::parse_size(a.gpu_memory), a.tp};
   auto client = [&] {
-    http::Options ho;
-    ho.retry.tries = a.common.retries;
-    ho.stall_timeout_s = a.common.stall_timeout_s;
-    return hub::HubClient(hub::endpoint_from(a.common.endpoint), hub::find_token(a.common.token_file).value, ho);
+    return hub::HubClient(hub::endpoint_from(a.common.endpoint), hub::find_token(a.common.token_file).value, a.common.http());
   };
   checkpoint::Report r;
   std::error_code ec;
@@ -61,14 +58,11 @@ int run_inspect(const InspectArgs& a, Output& out) {
   } else if (a.targets.empty()) {
     throw Error(ExitCode::usage, "inspect needs REPO[@REV], --manifest FILE or paths on disk");
   } else if (a.targets.size() == 1 && !std::filesystem::exists(a.targets[0], ec)) {
-    const std::string& t = a.targets[0];
-    auto at = t.find('@');
-    hub::Repo repo{hub::RepoType::model, t.substr(0, at)};
-    std::string revision = at == std::string::npos ? "main" : t.substr(at + 1);
-    if (!hub::is_valid_repo_id(repo.id) || revision.empty())
-      throw Error(ExitCode::usage, "'" + escape_control(t) + "' is neither a path on disk nor REPO[@REVISION]");
+    auto repo = hub::split_repo_revision(a.targets[0]);
+    if (!repo)
+      throw Error(ExitCode::usage, "'" + escape_control(a.targets[0]) + "' is neither a path on disk nor REPO[@REVISION]");
     auto c = client();
-    r = hub::inspect_repo(c, repo, revision, o);
+    r = hub::inspect_repo(c, {hub::RepoType::model, repo->first}, repo->second, o);
   } else {
     r = hub::inspect_paths(std::vector<std::filesystem::path>(a.targets.begin(), a.targets.end()), o);
   }

@@ -4,31 +4,15 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
-#include <cctype>
-#include <cstdlib>
 #include <iostream>
 
-#include "cmdline.hpp"
 #include "commands.hpp"
-#include "mirror_cmd.hpp"
+#include "provkit/cli/convention.hpp"
 #include "provkit/error.hpp"
-
-namespace {
-
-// A boolean environment variable as huggingface_hub reads one: 1, ON, YES or TRUE, in any case.
-bool env_flag(const char* name) {
-  const char* v = std::getenv(name);
-  if (!v) return false;
-  std::string s(v);
-  for (auto& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return s == "1" || s == "ON" || s == "YES" || s == "TRUE";
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"hf-fetch: fetch Hugging Face Hub files pinned to a commit, sha256-verified and resumable"};
-  cmdline::Convention convention(app, "--manifest FILE");
+  provkit::cli::Convention convention(app, "--manifest FILE");
   app.set_version_flag("--version", std::string("hf-fetch ") + PROVKIT_VERSION);
   app.require_subcommand(0, 1);
 
@@ -100,13 +84,13 @@ int main(int argc, char** argv) {
   convention.global(manifest, {&app, export_cmd, inspect});
   convention.global(jobs, {&app, inspect});
   convention.global(cache, {&app, export_cmd});
-  if (auto rc = convention.parse(argc, argv)) return *rc;
+  if (auto stop = convention.parse(argc, argv)) return std::cout << stop->out, std::cerr << stop->err, stop->code;
   fetch.common = create_args.common = inspect_args.common = common;
   mirror_args.manifests = manifests;
   mirror_args.cache_dir = fetch.cache_dir;
 
   // HF_HUB_OFFLINE=1 (huggingface_hub's switch, read the way it reads it) means --offline.
-  if (!fetch.offline && env_flag("HF_HUB_OFFLINE")) fetch.offline = fetch.offline_from_env = true;
+  if (!fetch.offline && provkit::hub::offline_from_env()) fetch.offline = fetch.offline_from_env = true;
 
   using Mode = hffetch::Output::Mode;
   Mode mode = json ? Mode::json : ::isatty(STDOUT_FILENO) ? Mode::tty : Mode::plain;

@@ -4,8 +4,6 @@
 
 #include "commands.hpp"
 #include "provkit/util/fs.hpp"
-#include "provkit/util/hash.hpp"
-#include "provkit/hub/snapshot.hpp"
 
 namespace hffetch {
 
@@ -13,20 +11,14 @@ using namespace provkit;
 
 int run_manifest_create(const CreateArgs& a, Output& out) {
   hub::Manifest m;
-  std::string revision = "main";
-  auto at = a.repo.find('@');
-  m.repo.id = a.repo.substr(0, at);
-  if (at != std::string::npos) revision = a.repo.substr(at + 1);
-  if (!hub::is_valid_repo_id(m.repo.id) || revision.empty())
-    throw Error(ExitCode::usage, "'" + a.repo + "' is not REPO[@REVISION] (e.g. org/name@main)");
+  auto [id, revision] = hub::parse_repo_revision(a.repo);
+  m.repo.id = id;
   auto type = hub::parse_repo_type(a.type);
   if (!type) throw Error(ExitCode::usage, "--type must be model, dataset or space");
   m.repo.type = *type;
 
-  http::Options ho;
-  ho.retry.tries = a.common.retries;
-  ho.stall_timeout_s = a.common.stall_timeout_s;
-  hub::HubClient client(hub::endpoint_from(a.common.endpoint), hub::find_token(a.common.token_file).value, ho);
+  hub::HubClient client(hub::endpoint_from(a.common.endpoint), hub::find_token(a.common.token_file).value,
+                        a.common.http());
   m.revision = client.resolve_commit(m.repo, revision);
   out.note("revision " + revision + " of " + m.repo.id + " is commit " + m.revision);
 
@@ -39,34 +31,10 @@ int run_manifest_create(const CreateArgs& a, Output& out) {
       });
   if (m.files.empty())
     throw Error(ExitCode::usage, "no file of " + m.repo.id + " at " + m.revision + " matches the --include/--exclude patterns");
-
-  // --assemble OUTPUT=PART,PART,...[:SHA256]: the size is the parts' sum.
-  for (std::string spec : a.assemble) {
-    std::optional<std::string> sha;
-    if (auto colon = spec.rfind(':'); colon != std::string::npos && util::is_hex(spec.substr(colon + 1), 64)) {
-      sha = spec.substr(colon + 1);
-      spec.resize(colon);
-    }
-    auto eq = spec.find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
-      throw Error(ExitCode::usage, "--assemble '" + spec + "' is not OUTPUT=PART,PART,...");
-    hub::AssembleEntry e;
-    e.output = spec.substr(0, eq);
-    std::uint64_t size = 0;
-    std::string rest = spec.substr(eq + 1);
-    for (std::size_t pos = 0; pos <= rest.size();) {
-      auto comma = rest.find(',', pos);
-      std::string part = rest.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-      const hub::ManifestFile* f = m.find(part);
-      if (!f) throw Error(ExitCode::usage, "--assemble: part '" + part + "' is not one of the manifest's files");
-      size += f->size;
-      e.parts.push_back(part);
-      if (comma == std::string::npos) break;
-      pos = comma + 1;
-    }
-    e.size = size;
-    e.sha256 = sha;
-    m.assemble.push_back(std::move(e));
+  try {
+    for (const auto& spec : a.assemble) m.assemble.push_back(hub::parse_assembly(m, spec));
+  } catch (const hub::AssemblySpecError& e) {
+    throw Error(e.code(), (e.part ? "--assemble: " : "--assemble ") + std::string(e.what()));
   }
 
   std::string yaml = m.to_yaml();

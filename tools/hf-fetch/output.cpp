@@ -3,10 +3,8 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
-#include <map>
 
-#include "provkit/host/system.hpp"
-#include "provkit/util/size.hpp"
+#include "provkit/download/progress.hpp"
 
 namespace hffetch {
 
@@ -14,9 +12,6 @@ using download::FileState;
 using download::Job;
 using download::JobResult;
 using download::Outcome;
-
-// One size format for every tool's messages.
-std::string human_bytes(std::uint64_t n) { return provkit::util::format_size(n); }
 
 namespace {
 
@@ -43,13 +38,10 @@ class PlainOutput : public Output {
   }
   void error(const provkit::Error& e) override { std::cerr << "hf-fetch: " << e.what() << std::endl; }
   void summary(nlohmann::json, const std::string& text, bool problem) override {
-    if (quiet_ && !problem) return;
-    (problem ? std::cerr : std::cout) << text << std::endl;
+    if (!quiet_ || problem) print(text, problem);
   }
-
- protected:
-  void show(const std::string&, const std::string& status, const std::string& path, const std::string& detail,
-            bool problem, nlohmann::json) override {
+  void event(const std::string&, const std::string& status, const std::string& path, const std::string& detail,
+             bool problem, nlohmann::json) override {
     if (quiet_ && !problem) return;
     print(status + " " + path + (detail.empty() ? "" : ": " + detail), problem);
   }
@@ -70,30 +62,23 @@ class TerminalOutput : public PlainOutput {
     PlainOutput::summary(std::move(fields), text, problem);
   }
   void begin_downloads(std::uint64_t total_bytes, std::size_t files) override {
-    total_bytes_ = total_bytes;
-    files_ = files;
-    started_ = std::chrono::steady_clock::now();
+    tally_.begin(total_bytes, files, std::chrono::steady_clock::now());
   }
   void on_start(const Job& job, std::uint64_t resume_from, std::size_t ranges) override {
-    current_[job.spec.path] = resume_from;
-    sizes_[job.spec.path] = job.spec.size;
+    tally_.start(job.spec.path, job.spec.size, resume_from);
     if (resume_from > 0) Output::on_start(job, resume_from, ranges);  // RESUME; FETCH is the progress line
     draw_progress(true);
   }
   void on_progress(const Job& job, std::uint64_t have) override {
-    auto& cur = current_[job.spec.path];
-    if (have > cur) transferred_ += have - cur;
-    cur = have;
+    tally_.progress(job.spec.path, have);
     draw_progress(false);
   }
   void on_restart(const Job& job, const std::string& why) override {
-    current_[job.spec.path] = 0;
+    tally_.restart(job.spec.path);
     Output::on_restart(job, why);
   }
   void on_finish(const Job& job, const JobResult& r) override {
-    current_.erase(job.spec.path);
-    ++files_done_;
-    done_bytes_ += job.spec.size;
+    tally_.finish(job.spec.path, job.spec.size);
     Output::on_finish(job, r);
   }
 
@@ -110,42 +95,25 @@ class TerminalOutput : public PlainOutput {
   }
   void draw_progress(bool force);
 
-  std::uint64_t total_bytes_ = 0, done_bytes_ = 0, transferred_ = 0;
-  std::size_t files_ = 0, files_done_ = 0;
-  std::map<std::string, std::uint64_t> current_;  // path -> bytes so far
-  std::map<std::string, std::uint64_t> sizes_;
-  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+  download::ProgressTally tally_;
   std::chrono::steady_clock::time_point last_draw_{};
   bool progress_shown_ = false;
   bool finished_ = false;  // after the summary: no more redraws
 };
 
 void TerminalOutput::draw_progress(bool force) {
-  if (finished_ || quiet_ || total_bytes_ == 0) return;
+  if (finished_ || quiet_ || !tally_.has_total()) return;
   auto now = std::chrono::steady_clock::now();
   if (!force && now - last_draw_ < std::chrono::milliseconds(100)) return;
   last_draw_ = now;
-  if (current_.empty()) {
-    clear_progress();
-    return;
-  }
-  double secs = std::chrono::duration<double>(now - started_).count();
-  double rate = secs > 0.2 ? static_cast<double>(transferred_) / secs : 0;
-  std::uint64_t done = done_bytes_;
-  for (auto& [p, n] : current_) done += n;
-  std::string eta = "--:--";
-  if (rate > 0 && total_bytes_ > done) {
-    auto s = static_cast<long>((total_bytes_ - done) / rate);
-    char b[32];
-    std::snprintf(b, sizeof b, "%ld:%02ld", s / 60, s % 60);
-    eta = b;
-  }
-  const auto& [path, have] = *current_.begin();
-  std::string name = path.size() > 40 ? "..." + path.substr(path.size() - 37) : path;
-  std::string line = "[" + std::to_string(files_done_ + 1) + "/" + std::to_string(files_) + "] " + name + " " +
-                     human_bytes(have) + "/" + human_bytes(sizes_[path]) + " | total " + human_bytes(done) + "/" +
-                     human_bytes(total_bytes_) + " " + human_bytes(static_cast<std::uint64_t>(rate)) + "/s ETA " + eta;
-  std::cout << "\r\033[K" << line << std::flush;
+  auto v = tally_.view(now);
+  if (!v) return clear_progress();
+  char eta[32] = "--:--";
+  if (v->seconds_left) std::snprintf(eta, sizeof eta, "%ld:%02ld", *v->seconds_left / 60, *v->seconds_left % 60);
+  std::string name = v->path.size() > 40 ? "..." + v->path.substr(v->path.size() - 37) : v->path;
+  std::cout << "\r\033[K" << "[" << v->file_number << "/" << v->files << "] " << name << " " << human_bytes(v->have)
+            << "/" << human_bytes(v->size) << " | total " << human_bytes(v->done) << "/" << human_bytes(v->total) << " "
+            << human_bytes(static_cast<std::uint64_t>(v->rate)) << "/s ETA " << eta << std::flush;
   progress_shown_ = true;
 }
 
@@ -162,10 +130,8 @@ class JsonOutput : public Output {
     fields["event"] = "summary";
     std::cout << fields.dump() << std::endl;
   }
-
- protected:
-  void show(const std::string& kind, const std::string& status, const std::string& path, const std::string& detail,
-            bool problem, nlohmann::json fields) override {
+  void event(const std::string& kind, const std::string& status, const std::string& path, const std::string& detail,
+             bool problem, nlohmann::json fields) override {
     if (quiet_ && !problem) return;
     nlohmann::json ev = {{"event", kind}, {"status", status}, {"path", path}};
     if (!detail.empty()) ev["detail"] = detail;
@@ -205,41 +171,27 @@ void Output::on_retry(const Job& job, const std::string& why, double delay_s) {
 void Output::on_restart(const Job& job, const std::string& why) { event("file", "RESTART", job.spec.path, why, false); }
 
 void Output::on_finish(const Job& job, const JobResult& r) {
-  nlohmann::json f = {{"size", job.spec.size}, {"bytes_transferred", r.bytes_transferred}};
-  if (!r.sha256.empty()) f["sha256"] = r.sha256;
+  auto f = download::to_json(job, r);
   switch (r.outcome) {
-    case Outcome::present:
-      f["verified_by"] = r.from_stamp ? "stamp" : "hash";
-      event("file", "OK", job.spec.path, in_place_detail(r.from_stamp), false, f);
-      break;
+    case Outcome::present: return event("file", "OK", job.spec.path, in_place_detail(r.from_stamp), false, f);
     case Outcome::downloaded:
-      event("file", "OK", job.spec.path, "downloaded and verified (" + human_bytes(r.bytes_transferred) + " transferred)",
-            false, f);
-      break;
-    case Outcome::mismatch:
-      f["rejected"] = r.rejected.string();
-      if (job.spec.sha256) f["expected_sha256"] = *job.spec.sha256;
-      event("file", r.mismatch == download::Mismatch::sha256 ? "SHA256 MISMATCH" : r.mismatch == download::Mismatch::size ? "SIZE MISMATCH" : "GIT OID MISMATCH", job.spec.path, r.message,
-            true, f);
-      break;
-    case Outcome::failed:
-      f["exit_code"] = static_cast<int>(r.code);
-      event("file", "FAILED", job.spec.path, r.message, true, f);
-      break;
+      return event("file", "OK", job.spec.path,
+                   "downloaded and verified (" + human_bytes(r.bytes_transferred) + " transferred)", false, f);
+    case Outcome::mismatch: return event("file", download::mismatch_name(r.mismatch), job.spec.path, r.message, true, f);
+    case Outcome::failed: return event("file", "FAILED", job.spec.path, r.message, true, f);
   }
 }
 
 void Output::on_verified(const hub::FileCheck& c) {
   const auto& v = c.verification;
-  nlohmann::json f = {{"size", c.spec.size}};
-  if (!v.sha256.empty()) f["sha256"] = v.sha256;
-  event("verify", download::state_name(v.state), c.path, mismatch_detail(c.spec, v), v.state != FileState::ok, f);
+  event("verify", download::state_name(v.state), c.path, mismatch_detail(c.spec, v), v.state != FileState::ok,
+        hub::to_json(c));
 }
 
 void Output::on_checked_in_place(const hub::FileCheck& c, const provkit::hub::hfcache::Layout& layout) {
   const auto& v = c.verification;
-  nlohmann::json f = {{"size", c.spec.size}, {"bytes_transferred", 0}};
-  if (!v.sha256.empty()) f["sha256"] = v.sha256;
+  auto f = hub::to_json(c);
+  f["bytes_transferred"] = 0;
   if (v.state == FileState::ok) {
     f["verified_by"] = v.from_stamp ? "stamp" : "hash";
     event("file", "OK", c.path, in_place_detail(v.from_stamp), false, f);
@@ -254,17 +206,23 @@ void Output::on_checked_in_place(const hub::FileCheck& c, const provkit::hub::hf
 void Output::on_assembled(const hub::Assembly& a) {
   const auto& r = a.result;
   const auto& e = *a.entry;
-  nlohmann::json f = {{"size", r.size}, {"sha256", r.sha256}};
-  if (r.outcome == download::AssembleOutcome::mismatch) {
-    f["rejected"] = r.rejected.string();
-    event("assemble", r.mismatch == download::Mismatch::size ? "SIZE MISMATCH" : "SHA256 MISMATCH", e.output, r.message, true, f);
-    return;
-  }
+  if (r.outcome == download::AssembleOutcome::mismatch)
+    return event("assemble", download::mismatch_name(r.mismatch), e.output, r.message, true, download::to_json(r));
   event("assemble", "OK", e.output,
         r.outcome == download::AssembleOutcome::unchanged
             ? "parts unchanged since the last assembly"
             : "assembled from " + std::to_string(e.parts.size()) + " parts" + (e.sha256 ? " and verified" : ""),
-        false, f);
+        false, download::to_json(r));
+}
+
+void Output::on_upstream(const hub::UpstreamCheck& c) {
+  event("upstream", hub::upstream_state_name(c.state), c.path, c.detail, c.state != hub::UpstreamState::ok);
+}
+
+void Output::on_plan(const hub::Manifest& m, const hub::hfcache::Layout& layout, const hub::DownloadPlan& plan) {
+  note("fetching " + std::to_string(plan.jobs.size()) + " files (" + human_bytes(plan.total_bytes) + ") of " +
+       m.repo.id + " at " + m.revision + " into " + layout.describe());
+  begin_downloads(plan.total_bytes, plan.jobs.size());
 }
 
 }  // namespace hffetch

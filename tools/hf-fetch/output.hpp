@@ -10,24 +10,23 @@
 #include <string>
 
 #include "provkit/error.hpp"
-#include "provkit/hub/snapshot.hpp"
+#include "provkit/hub/fetch.hpp"
+#include "provkit/util/size.hpp"
 
 namespace hffetch {
 
 namespace download = provkit::download;
 namespace hub = provkit::hub;
 
-class Output : public hub::SnapshotObserver {
+class Output : public hub::FetchObserver {
  public:
   enum class Mode { plain, tty, json };
   static std::unique_ptr<Output> make(Mode mode, bool quiet);
   explicit Output(bool quiet) : quiet_(quiet) {}
 
   // One event: STATUS path: detail. `fields` are added to the JSON event.
-  void event(const std::string& kind, const std::string& status, const std::string& path, const std::string& detail,
-             bool problem, nlohmann::json fields = nlohmann::json::object()) {
-    show(kind, status, path, detail, problem, std::move(fields));
-  }
+  virtual void event(const std::string& kind, const std::string& status, const std::string& path,
+                     const std::string& detail, bool problem, nlohmann::json fields = nlohmann::json::object()) = 0;
   // A sentence for people (not shown with --json or --quiet).
   virtual void note(const std::string& text) = 0;
   // A fatal error: the sentence on stderr, or an "error" JSON event.
@@ -43,13 +42,14 @@ class Output : public hub::SnapshotObserver {
   void on_verified(const hub::FileCheck& c) override;
   void on_checked_in_place(const hub::FileCheck& c, const provkit::hub::hfcache::Layout& layout) override;
   void on_assembled(const hub::Assembly& a) override;
+  void on_upstream(const hub::UpstreamCheck& c) override;
+  void on_plan(const hub::Manifest& m, const hub::hfcache::Layout& layout, const hub::DownloadPlan& plan) override;
 
  protected:
-  virtual void show(const std::string& kind, const std::string& status, const std::string& path,
-                    const std::string& detail, bool problem, nlohmann::json fields) = 0;
   bool quiet_;
 };
 
-std::string human_bytes(std::uint64_t n);
+// One size format for every tool's messages.
+inline std::string human_bytes(std::uint64_t n) { return provkit::util::format_size(n); }
 
 }  // namespace hffetch

@@ -134,6 +134,11 @@ std::vector<TreeEntry> parse_tree_page(std::string_view json_text) {
   return out;
 }
 
+bool offline_from_env() {
+  std::string v = util::lower(util::getenv_str("HF_HUB_OFFLINE"));
+  return v == "1" || v == "on" || v == "yes" || v == "true";
+}
+
 std::string endpoint_from(const std::string& flag) {
   std::string e = !flag.empty() ? flag : util::getenv_str("HF_ENDPOINT");
   if (e.empty()) e = "https://huggingface.co";

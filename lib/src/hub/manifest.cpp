@@ -307,4 +307,46 @@ const ManifestFile* Manifest::find(std::string_view path) const {
   return nullptr;
 }
 
+std::optional<std::pair<std::string, std::string>> split_repo_revision(const std::string& text) {
+  auto at = text.find('@');
+  std::string id = text.substr(0, at), revision = at == std::string::npos ? "main" : text.substr(at + 1);
+  if (!is_valid_repo_id(id) || revision.empty()) return std::nullopt;
+  return std::pair{id, revision};
+}
+
+std::pair<std::string, std::string> parse_repo_revision(const std::string& text) {
+  if (auto r = split_repo_revision(text)) return *r;
+  throw Error(ExitCode::usage, "'" + text + "' is not REPO[@REVISION] (e.g. org/name@main)");
+}
+
+AssemblySpecError::AssemblySpecError(const std::string& spec, std::optional<std::string> part_)
+    : Error(ExitCode::usage, !part_ ? "'" + spec + "' is not OUTPUT=PART,PART,..."
+                                    : "part '" + *part_ + "' is not one of the manifest's files"),
+      part(std::move(part_)) {}
+
+AssembleEntry parse_assembly(const Manifest& m, std::string spec) {
+  AssembleEntry e;
+  if (auto colon = spec.rfind(':'); colon != std::string::npos && util::is_hex(spec.substr(colon + 1), 64)) {
+    e.sha256 = spec.substr(colon + 1);
+    spec.resize(colon);
+  }
+  auto eq = spec.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size()) throw AssemblySpecError(spec, std::nullopt);
+  e.output = spec.substr(0, eq);
+  std::uint64_t size = 0;
+  std::string rest = spec.substr(eq + 1);
+  for (std::size_t pos = 0; pos <= rest.size();) {
+    auto comma = rest.find(',', pos);
+    std::string part = rest.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    const ManifestFile* f = m.find(part);
+    if (!f) throw AssemblySpecError(spec, part);
+    size += f->size;
+    e.parts.push_back(part);
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  e.size = size;
+  return e;
+}
+
 }  // namespace provkit::hub

@@ -205,4 +205,13 @@ ExportResult export_tree(const std::vector<Manifest>& manifests, const fs::path&
   return result;
 }
 
+nlohmann::json to_json(const ExportedFile& f) {
+  return {{"repo", f.repo}, {"commit", f.commit}, {"size", f.size}, {"sha256", f.sha256}, {"lfs", f.lfs}};
+}
+
+nlohmann::json to_json(const ExportResult& r) {
+  return {{"mode", "mirror-export"}, {"files", r.files.size()}, {"bytes", r.bytes}, {"linked", r.linked},
+          {"copied", r.copied}, {"root", r.root.string()}, {"nginx_conf", r.nginx_conf.string()}, {"exit_code", 0}};
+}
+
 }  // namespace provkit::hub::mirror

@@ -242,4 +242,10 @@ SnapshotSummary publish_snapshot(const Manifest& m, hfcache::Layout& layout, con
   return s;
 }
 
+nlohmann::json to_json(const FileCheck& c) {
+  nlohmann::json f = {{"size", c.spec.size}};
+  if (!c.verification.sha256.empty()) f["sha256"] = c.verification.sha256;
+  return f;
+}
+
 }  // namespace provkit::hub

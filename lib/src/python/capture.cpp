@@ -228,4 +228,17 @@ CaptureResult capture_env(const fs::path& source, const fs::path& wheelhouse, co
   return result;
 }
 
+CaptureResult capture_to_lock(const fs::path& source, const fs::path& wheelhouse, const fs::path& lock, unsigned jobs,
+                              const std::string& created_by) {
+  bool toml = lock.filename().string().ends_with(".toml") && lock.filename() != ".toml";
+  if (toml && !is_pylock_name(lock))
+    throw Error(ExitCode::usage, lock.string() + ": a PEP 751 lock must be named pylock.toml or "
+                                                 "pylock.NAME.toml (NAME without dots)");
+  auto r = capture_env(source, wheelhouse, fs::absolute(lock).parent_path(), jobs);
+  util::write_file_atomic(lock, toml ? format_pylock(r.entries, created_by)
+                                     : format_requirements(r.entries, "written by " + created_by + " from " +
+                                                                          source.string()));
+  return r;
+}
+
 }  // namespace provkit::python

@@ -270,4 +270,9 @@ CreateResult create_env(const CreateOptions& o) {
   return result;
 }
 
+nlohmann::json to_json(const CreateResult& r, const std::string& env, double seconds) {
+  return {{"environment", env}, {"installed", r.installed}, {"removed", r.removed}, {"unchanged", r.unchanged},
+          {"warnings", r.warnings}, {"link_mode", r.link_mode}, {"seconds", seconds}};
+}
+
 }  // namespace provkit::python

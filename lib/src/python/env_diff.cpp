@@ -44,4 +44,18 @@ std::vector<DiffRow> diff_versions(const std::map<std::string, std::pair<std::st
   return rows;
 }
 
+std::size_t count_differing(const std::vector<DiffRow>& rows) {
+  std::size_t n = 0;
+  for (auto& r : rows) n += r.differs;
+  return n;
+}
+
+nlohmann::json to_json(const std::vector<DiffRow>& rows, const std::string& a, const std::string& b) {
+  auto version = [](const std::string& v) { return v.empty() ? nlohmann::json() : nlohmann::json(v); };
+  nlohmann::json packages = nlohmann::json::array();
+  for (auto& r : rows)
+    packages.push_back({{"name", r.name}, {"a", version(r.a)}, {"b", version(r.b)}, {"differs", r.differs}});
+  return {{"a", a}, {"b", b}, {"packages", packages}, {"differing", count_differing(rows)}};
+}
+
 }  // namespace provkit::python

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The command-line convention every provkit tool follows (tools/common/cmdline.hpp), on the real binaries:
+"""The command-line convention every provkit tool follows (provkit/cli/convention.hpp), on the real binaries:
 - every global option is accepted before and after every subcommand it applies to, and takes effect there
   (the Hub simulator records what hf-fetch asked, envbuild's cache and managed interpreters show up on disk);
 - a global option given with a command it cannot apply to is refused, exit 2, naming it, before any work;

@@ -397,3 +397,23 @@ TEST_CASE("a bad value names the request field as data, never a command-line fla
   CHECK(profile_error("python: three\n") == "p.yaml:1: 'python' wants a version as X.Y (like 3.11), not 'three'");
   CHECK(profile_error("disk:\n  \"\": 1G\n") == "p.yaml:2: 'disk' wants a path, not ''");
 }
+
+TEST_CASE("one run: checks when something is asked, and its JSON says the mode and exit code", "[envcheck]") {
+  provkit::test::TempDir t;
+  host::Request r;
+  host::add_file_assignment(r, (t.path / "absent").string());
+  host::Environment env;  // nothing of the process: no driver, no PATH
+  auto report = host::run(r, env);
+  CHECK_FALSE(report.inventory);
+  REQUIRE(report.results.size() == 1);
+  CHECK(report.failed());
+  auto j = host::to_json(report);
+  CHECK(j["mode"] == "checks");
+  CHECK(j["exit_code"] == 1);
+  CHECK(j["envcheck"] == PROVKIT_VERSION);
+  host::add_file_assignment(r, t.write("here", "x").string());
+  r.files.erase(r.files.begin());
+  report = host::run(r, env);
+  CHECK_FALSE(report.failed());
+  CHECK(host::to_json(report)["exit_code"] == 0);
+}

@@ -175,3 +175,16 @@ TEST_CASE("token sources in order: HF_TOKEN, token file, --token-file", "[hub]")
     CHECK_THAT(e.what(), !Catch::Contains("hf_secret"));
   }
 }
+
+TEST_CASE("HF_HUB_OFFLINE is read as huggingface_hub reads a boolean", "[hub]") {
+  for (const char* on : {"1", "ON", "yes", "True"}) {
+    ::setenv("HF_HUB_OFFLINE", on, 1);
+    CHECK(provkit::hub::offline_from_env());
+  }
+  for (const char* off : {"0", "off", "", "2", "y"}) {
+    ::setenv("HF_HUB_OFFLINE", off, 1);
+    CHECK_FALSE(provkit::hub::offline_from_env());
+  }
+  ::unsetenv("HF_HUB_OFFLINE");
+  CHECK_FALSE(provkit::hub::offline_from_env());
+}

@@ -221,3 +221,37 @@ TEST_CASE("two files given one blob name for different contents are upstream cha
   auto ok = hub::compare_with_tree(same, {tree_file("a.json", oid), tree_file("b.json", oid)});
   CHECK(ok[1].state == hub::UpstreamState::ok);
 }
+
+TEST_CASE("REPO[@REVISION] and assembly specs over a manifest's files", "[manifest]") {
+  using provkit::hub::parse_repo_revision;
+  CHECK(parse_repo_revision("org/name") == std::pair<std::string, std::string>{"org/name", "main"});
+  CHECK(parse_repo_revision("org/name@v1.0") == std::pair<std::string, std::string>{"org/name", "v1.0"});
+  CHECK_THROWS_WITH(parse_repo_revision("org/name@"), "'org/name@' is not REPO[@REVISION] (e.g. org/name@main)");
+  CHECK_THROWS_AS(parse_repo_revision("../x"), provkit::Error);
+  CHECK_FALSE(provkit::hub::split_repo_revision("org/name@"));
+  CHECK(provkit::hub::split_repo_revision("org/name")->second == "main");
+
+  provkit::hub::Manifest m;
+  m.files = {{"a.bin", 3, std::nullopt, std::nullopt, 0}, {"b.bin", 4, std::nullopt, std::nullopt, 0}};
+  std::string sha(64, 'a');
+  auto e = provkit::hub::parse_assembly(m, "whole.bin=a.bin,b.bin:" + sha);
+  CHECK(e.output == "whole.bin");
+  CHECK(e.parts == std::vector<std::string>{"a.bin", "b.bin"});
+  CHECK(e.size == 7u);
+  CHECK(e.sha256 == sha);
+  CHECK_FALSE(provkit::hub::parse_assembly(m, "x=a.bin").sha256);
+  try {
+    provkit::hub::parse_assembly(m, "x=a.bin,,b.bin");
+    FAIL("accepted an empty part");
+  } catch (const provkit::hub::AssemblySpecError& err) {
+    CHECK(err.part == "");
+    CHECK(std::string(err.what()) == "part '' is not one of the manifest's files");
+  }
+  try {
+    provkit::hub::parse_assembly(m, "=a.bin:" + sha);
+    FAIL("accepted no output");
+  } catch (const provkit::hub::AssemblySpecError& err) {
+    CHECK_FALSE(err.part);
+    CHECK(std::string(err.what()) == "'=a.bin' is not OUTPUT=PART,PART,...");
+  }
+}

@@ -17,6 +17,7 @@
 // split parts.
 #include <cstdint>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -44,6 +45,7 @@ enum class Mismatch { none, size, sha256, git_oid };
 
 enum class FileState { ok, missing, size_mismatch, sha256_mismatch, git_oid_mismatch };
 std::string state_name(FileState s);  // "OK", "MISSING", "SIZE MISMATCH", "SHA256 MISMATCH", "GIT OID MISMATCH"
+std::string mismatch_name(Mismatch m);  // as state_name says the mismatch states
 
 struct Verification {
   FileState state = FileState::missing;
@@ -158,5 +160,11 @@ struct AssembleResult {
 // way), checks size/sha256 when given, renames it into place and writes the
 // stamp. Does nothing when the stamp matches the parts and output as they are.
 AssembleResult assemble(const AssembleJob& job);
+
+// hf-fetch's JSON fields of a finished job: size, bytes_transferred, sha256 when known, and by outcome
+// verified_by (present), rejected and expected_sha256 (mismatch), exit_code (failed).
+nlohmann::json to_json(const Job& job, const JobResult& r);
+// Of an assembly: size, sha256, and rejected for a mismatch.
+nlohmann::json to_json(const AssembleResult& r);
 
 }  // namespace provkit::download

@@ -122,4 +122,14 @@ std::vector<check::Result> run_checks(const Request& request, const Environment&
 // `links`: the --link-test a request asks for (and nothing else of it) joins the inventory.
 std::vector<check::Result> inventory(const Environment& env, const Request& links = {});
 
+// One envcheck run: the inventory when the request asks nothing and names no GPU, else its checks.
+struct Report {
+  bool inventory = false;
+  std::vector<check::Result> results;
+  bool failed() const { return check::any_failed(results); }
+};
+Report run(const Request& request, const Environment& env);
+// envcheck --json: check::to_json with envcheck's version, the mode and the exit code.
+nlohmann::json to_json(const Report& report);
+
 }  // namespace provkit::host

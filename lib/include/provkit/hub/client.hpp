@@ -72,6 +72,9 @@ std::vector<TreeEntry> parse_tree_page(std::string_view json_text);
 // trailing slashes stripped. Throws Error(usage) for something that is not an http(s) URL.
 std::string endpoint_from(const std::string& flag);
 
+// HF_HUB_OFFLINE is set true, read the way huggingface_hub reads a boolean: 1, ON, YES or TRUE, in any case.
+bool offline_from_env();
+
 // The token and where it came from ("HF_TOKEN", a file path): HF_TOKEN, else
 // the token file (HF_TOKEN_PATH, else $HF_HOME/token), else `token_file`
 // (--token-file). An empty result means none. A named --token-file that

@@ -8,8 +8,10 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
+#include "provkit/error.hpp"
 #include "provkit/hub/client.hpp"
 
 namespace provkit::hub {
@@ -73,5 +75,17 @@ std::string upstream_state_name(UpstreamState s);  // "OK", "NOT IN HUB TREE", "
 // A repository-relative path a manifest may name: not empty, not absolute,
 // no "." or ".." or empty segments, no backslash or control characters.
 bool is_safe_relative_path(std::string_view path);
+
+// "REPO[@REVISION]" as {repo id, revision} (revision main when not given); nothing when it is not one.
+std::optional<std::pair<std::string, std::string>> split_repo_revision(const std::string& text);
+// split_repo_revision, or Error(usage) saying the form.
+std::pair<std::string, std::string> parse_repo_revision(const std::string& text);
+
+// An assembly of `m`'s files written as OUTPUT=PART,PART,...[:SHA256], its size the parts' sum.
+struct AssemblySpecError : Error {
+  std::optional<std::string> part;  // the part that is not one of the manifest's files; none: `spec` is not of the form
+  AssemblySpecError(const std::string& spec, std::optional<std::string> part);
+};
+AssembleEntry parse_assembly(const Manifest& m, std::string spec);
 
 }  // namespace provkit::hub

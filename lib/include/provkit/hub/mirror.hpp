@@ -17,6 +17,7 @@
 // does for small files; clients read X-Linked-Etag or ETag alike.
 #include <cstdint>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -62,5 +63,9 @@ std::string nginx_locations(const std::vector<ExportedFile>& files, const std::v
 // The git blob id of the LFS pointer file the Hub stores for an LFS object,
 // and that pointer's size: what the tree reports as `oid` / `pointerSize`.
 std::string lfs_pointer_text(const std::string& sha256, std::uint64_t size);
+
+// hf-fetch's JSON: an exported file's event fields, and the export's summary fields (without "event").
+nlohmann::json to_json(const ExportedFile& f);
+nlohmann::json to_json(const ExportResult& r);
 
 }  // namespace provkit::hub::mirror

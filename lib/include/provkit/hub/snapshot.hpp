@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -58,6 +59,9 @@ struct Assembly {
 
 // Per-file events, for the tool's display; the download engine's events come
 // through the base class.
+// hf-fetch's JSON fields of a checked file: size, and sha256 when it was read.
+nlohmann::json to_json(const FileCheck& c);
+
 class SnapshotObserver : public download::Observer {
  public:
   // verify_snapshot: each file, in manifest order.

@@ -23,4 +23,10 @@ struct CaptureResult {
 // `source`: an environment/prefix root, or a site-packages directory itself.
 CaptureResult capture_env(const fs::path& source, const fs::path& wheelhouse, const fs::path& lock_dir, unsigned jobs);
 
+// `envbuild capture`: capture_env, then the lock written atomically: a pylock (PEP 751) when `lock` ends in
+// .toml (refused, exit 2, unless named as PEP 751 says, so that create can read it back), else a requirements
+// file. `created_by` names the program in the lock.
+CaptureResult capture_to_lock(const fs::path& source, const fs::path& wheelhouse, const fs::path& lock, unsigned jobs,
+                              const std::string& created_by);
+
 }  // namespace provkit::python

@@ -5,6 +5,7 @@
 // or drifted files) and removes what the lock does not name.
 #include <filesystem>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,9 @@ struct CreateResult {
   std::vector<std::string> warnings;
   std::string link_mode;  // the mode actually used, empty when nothing was linked
 };
+
+// `envbuild create --json`: the result for the environment as given, and the seconds it took.
+nlohmann::json to_json(const CreateResult& r, const std::string& env, double seconds);
 
 // A wheel that could satisfy a lock entry.
 struct WheelCandidate {

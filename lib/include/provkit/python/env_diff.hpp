@@ -2,6 +2,7 @@
 // `envbuild diff A B`: the version table of two environments or locks.
 #include <filesystem>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -20,5 +21,9 @@ struct DiffRow {
 };
 std::vector<DiffRow> diff_versions(const std::map<std::string, std::pair<std::string, std::string>>& a,
                                    const std::map<std::string, std::pair<std::string, std::string>>& b);
+std::size_t count_differing(const std::vector<DiffRow>& rows);
+
+// `envbuild diff --json`: the table of sides `a` and `b` as given (an absent version is null).
+nlohmann::json to_json(const std::vector<DiffRow>& rows, const std::string& a, const std::string& b);
 
 }  // namespace provkit::python

@@ -3,6 +3,7 @@
 // present with its hash and size, nothing added inside a distribution's
 // directories, and (optionally) the distribution set the lock names.
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -36,6 +37,15 @@ struct VerifyReport {
 };
 
 VerifyReport verify_env(const fs::path& env_root, unsigned jobs);
+
+// verify_env, and the installed set against the lock's entries that apply: markers are judged by the
+// interpreter the environment was made from (pyvenv.cfg's home, queried through `cache_dir`), never by
+// running a file inside it.
+VerifyReport verify_env(const fs::path& env_root, unsigned jobs, const fs::path& lock, const LockSelection& selection,
+                        const fs::path& cache_dir);
+
+// `envbuild verify --json`: the report with the environment and lock file as given.
+nlohmann::json to_json(const VerifyReport& report, const std::string& env, const std::string& lock_file);
 
 // Installed vs locked (names normalised, versions compared as versions).
 LockDrift compare_with_lock(const std::vector<InstalledDist>& installed, const std::vector<LockEntry>& entries);

@@ -1,13 +1,13 @@
-// The shared command-line convention (cmdline.hpp) on top of CLI11.
-#include "cmdline.hpp"
+// The shared command-line convention (provkit/cli/convention.hpp) on top of CLI11.
+#include "provkit/cli/convention.hpp"
 
 #include <algorithm>
-#include <iostream>
+#include <sstream>
 #include <stdexcept>
 
 #include "provkit/error.hpp"
 
-namespace cmdline {
+namespace provkit::cli {
 
 namespace {
 
@@ -198,7 +198,7 @@ std::string Convention::help_all() const {
     if (command == &app_ || !command->get_subcommands([](const CLI::App*) { return true; }).empty()) continue;
     // The lines a command's --help has, but one block per command and without --help itself.
     auto formatter = std::dynamic_pointer_cast<CLI::Formatter>(command->get_formatter());
-    if (!formatter) throw std::logic_error("cmdline: --help-all needs CLI11's own formatter");
+    if (!formatter) throw std::logic_error("cli: --help-all needs CLI11's own formatter");
     out += "\n" + command_name(command) + ":\n  " + command->get_description() + "\n\n";
     out += "  " + formatter->make_usage(command, command_path(command)) + "\n";
     for (bool positional : {true, false})
@@ -211,28 +211,26 @@ std::string Convention::help_all() const {
   return out;
 }
 
-std::optional<int> Convention::parse(int argc, const char* const* argv) {
+std::optional<Stop> Convention::parse(int argc, const char* const* argv) {
   app_.name(basename_of(argc > 0 ? argv[0] : nullptr, app_.get_name()));
   prepare();
   const std::string tool = app_.get_name();
+  const int usage = static_cast<int>(ExitCode::usage);
   try {
     app_.parse(argc, argv);
   } catch (const CLI::CallForAllHelp&) {
-    std::cout << help_all();
-    return 0;
+    return Stop{0, help_all(), ""};
   } catch (const CLI::Success& e) {  // --help, --version
-    return app_.exit(e);
+    std::ostringstream out, err;
+    int code = app_.exit(e, out, err);
+    return Stop{code, out.str(), err.str()};
   } catch (const CLI::ParseError& e) {
     // A mistyped or misplaced option is the cause of whatever else went wrong (a value taken as a
     // positional, a required option seemingly missing): name it first.
-    std::cerr << tool << ": " << misplaced_option().value_or(e.what()) << "\n";
-    return static_cast<int>(provkit::ExitCode::usage);
+    return Stop{usage, "", tool + ": " + misplaced_option().value_or(e.what()) + "\n"};
   }
-  if (auto sentence = inapplicable_option()) {
-    std::cerr << tool << ": " << *sentence << "\n";
-    return static_cast<int>(provkit::ExitCode::usage);
-  }
+  if (auto sentence = inapplicable_option()) return Stop{usage, "", tool + ": " + *sentence + "\n"};
   return std::nullopt;
 }
 
-}  // namespace cmdline
+}  // namespace provkit::cli

@@ -6,14 +6,21 @@
 //   known name);
 // - Usage and help name the tool by the basename it was started by, not its path;
 // - --help-all shows every subcommand's options (the man page is made from it).
-// Every command-line mistake is one sentence on stderr, "TOOL: ...", and exit 2.
+// Every command-line mistake is one sentence for stderr, "TOOL: ...", and exit 2. The library prints nothing:
+// parse() returns what the tool is to print and the exit code.
 #include <CLI/CLI.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
-namespace cmdline {
+namespace provkit::cli {
+
+// Where the tool stops after parsing: its exit code and what it prints first on stdout and stderr.
+struct Stop {
+  int code = 0;
+  std::string out, err;
+};
 
 class Convention {
  public:
@@ -26,9 +33,9 @@ class Convention {
   // global applies only when no subcommand is given.
   CLI::Option* global(CLI::Option* option, std::vector<const CLI::App*> commands);
 
-  // Parses argv (the app's name becomes argv[0]'s basename). Returns the exit code when the tool must stop
-  // now: 0 after printing help or the version, 2 after printing a command-line mistake; nullopt to go on.
-  std::optional<int> parse(int argc, const char* const* argv);
+  // Parses argv (the app's name becomes argv[0]'s basename). Returns a Stop when the tool must stop now:
+  // 0 with help or the version to print, 2 with a command-line mistake; nullopt to go on.
+  std::optional<Stop> parse(int argc, const char* const* argv);
 
   // The command that was run: the deepest subcommand given, or the app itself.
   const CLI::App* selected() const;
@@ -58,4 +65,4 @@ std::size_t edit_distance(std::string_view a, std::string_view b);
 // edit distance when that is close (at most a third of the name, and 2 for short ones) and no other is as near.
 std::optional<std::string> nearest_name(const std::vector<std::string>& known, std::string_view given);
 
-}  // namespace cmdline
+}  // namespace provkit::cli

@@ -1,13 +1,13 @@
-// The tools' shared command-line convention (tools/common/cmdline.hpp): suggestions, and the sentences
+// The tools' shared command-line convention (provkit/cli/convention.hpp): suggestions, and the sentences
 // for options given where they cannot apply, on a CLI11 app built here.
 #include <catch2/catch.hpp>
 
-#include "cmdline.hpp"
+#include "provkit/cli/convention.hpp"
 
-using cmdline::edit_distance;
-using cmdline::nearest_name;
+using provkit::cli::edit_distance;
+using provkit::cli::nearest_name;
 
-TEST_CASE("edit distance counts insertions, deletions and substitutions", "[cmdline]") {
+TEST_CASE("edit distance counts insertions, deletions and substitutions", "[cli]") {
   CHECK(edit_distance("", "") == 0);
   CHECK(edit_distance("--python", "--python") == 0);
   CHECK(edit_distance("--pyton", "--python") == 1);
@@ -16,7 +16,7 @@ TEST_CASE("edit distance counts insertions, deletions and substitutions", "[cmdl
   CHECK(edit_distance("kitten", "sitting") == 3);
 }
 
-TEST_CASE("the nearest name: the only one extended, else a close one, else none", "[cmdline]") {
+TEST_CASE("the nearest name: the only one extended, else a close one, else none", "[cli]") {
   std::vector<std::string> known{"--python", "--python-dir", "--lock", "--endpoint", "--json", "--jobs"};
   CHECK(nearest_name(known, "--pyton") == "--python");
   CHECK(nearest_name(known, "--end") == "--endpoint");        // the only name it begins
@@ -34,17 +34,18 @@ TEST_CASE("the nearest name: the only one extended, else a close one, else none"
 
 namespace {
 // argv from a list of words, the first being the program's path.
-std::optional<int> parse(cmdline::Convention& c, std::vector<std::string> words) {
+std::optional<int> parse(provkit::cli::Convention& c, std::vector<std::string> words) {
   std::vector<const char*> argv;
   for (auto& w : words) argv.push_back(w.c_str());
-  return c.parse(static_cast<int>(argv.size()), argv.data());
+  auto stop = c.parse(static_cast<int>(argv.size()), argv.data());
+  return stop ? std::optional<int>(stop->code) : std::nullopt;
 }
 }  // namespace
 
 TEST_CASE("a global option reaches the app from after a subcommand, and is refused where it cannot apply",
-          "[cmdline]") {
+          "[cli]") {
   CLI::App app{"test"};
-  cmdline::Convention c(app);
+  provkit::cli::Convention c(app);
   std::string cache;
   auto* cache_opt = app.add_option("--cache-dir", cache);
   auto* used = app.add_subcommand("used", "reads the cache");

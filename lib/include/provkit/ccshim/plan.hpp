@@ -1,0 +1,34 @@
+#pragma once
+// One run of cc-shim decided: what to print and the exit code, or the zig command line to exec with the
+// environment it needs. shims/cc-shim/main.cpp only prints or execs (docs/cc-shim.md has every case).
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace provkit::ccshim {
+
+// Print `out` on stdout and `err` on stderr, then exit with `code`.
+struct Reply {
+  int code = 0;
+  std::string out, err;
+};
+
+// Set `env`, print `debug` on stderr when not empty (CC_SHIM_DEBUG), then exec `argv` (argv[0] is zig's path).
+struct Exec {
+  std::vector<std::string> argv;
+  std::vector<std::pair<std::string, std::string>> env;
+  std::string debug;
+};
+
+using Plan = std::variant<Reply, Exec>;
+
+// The run for `args` (argv without argv[0]) as `argv0`, reading the process environment (CC_SHIM_ZIG,
+// CC_SHIM_DEBUG, ZIG_LIBC, the zig cache variables...). Long command lines and the host's libc file are
+// handed to zig in memfds the exec inherits; --shim-info sets zig's cache variables before it runs zig.
+Plan plan(std::vector<std::string> args, const std::string& argv0);
+
+// "cc-shim: SENTENCE" after a failed exec of `zig` (errno `error`).
+std::string exec_failed(const std::string& zig, int error);
+
+}  // namespace provkit::ccshim

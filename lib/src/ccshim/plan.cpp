@@ -1,0 +1,173 @@
+// cc-shim's run, decided (provkit/ccshim/plan.hpp). No iostreams here: every compile pays the shim's start-up.
+#include "provkit/ccshim/plan.hpp"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "provkit/ccshim/ccshim.hpp"
+#include "provkit/error.hpp"
+#include "provkit/util/fs.hpp"
+
+namespace provkit::ccshim {
+
+namespace {
+
+constexpr int exit_usage = static_cast<int>(ExitCode::usage);
+
+// Set in zig's environment before the exec; seeing it on entry means the zig
+// we started ran us again (a zig that is really a wrapper around cc-shim).
+constexpr const char* active_marker = "CC_SHIM_ACTIVE";
+
+Reply fail(const std::string& sentence, int code = exit_usage) { return {code, "", "cc-shim: " + sentence + "\n"}; }
+
+ZigSearch find_zig(const std::string& argv0) { return locate_zig(zig_query(argv0)); }
+
+Reply not_found(const ZigSearch& search) {
+  std::string where;
+  for (std::size_t i = 0; i < search.looked.size(); ++i) where += (i ? ", " : "") + search.looked[i];
+  return fail("no zig found (looked at: " + where + "); install zig or set CC_SHIM_ZIG to its path");
+}
+
+Reply shim_info(const std::string& argv0, bool cxx, bool json) {
+  auto search = find_zig(argv0);
+  // zig (its version, below) is to see the cache dirs the shim chose.
+  auto caches = zig_cache_dirs();
+  ::setenv("ZIG_GLOBAL_CACHE_DIR", caches.global.c_str(), 1);
+  ::setenv("ZIG_LOCAL_CACHE_DIR", caches.local.c_str(), 1);
+  if (json) {
+    nlohmann::json j;
+    j["mode"] = cxx ? "c++" : "cc";
+    j["global_cache"] = caches.global;
+    j["local_cache"] = caches.local;
+    if (search.zig) {
+      j["zig"] = search.zig->string();
+      j["found_via"] = search.how;
+      j["version"] = zig_version(*search.zig);
+    } else {
+      j["zig"] = nullptr;
+      j["looked"] = search.looked;
+    }
+    return {search.zig ? 0 : exit_usage, j.dump(2) + "\n", ""};
+  }
+  if (!search.zig) return not_found(search);
+  return {0,
+          "zig: " + search.zig->string() + " (found via " + search.how + ")\n" + "zig version: " +
+              zig_version(*search.zig) + "\n" + "mode: zig " + (cxx ? "c++" : "cc") + "\n" + "global cache: " +
+              caches.global + "\n" + "local cache: " + caches.local + "\n",
+          ""};
+}
+
+Reply install(const std::vector<std::string>& args) {
+  if (args.size() != 2) return fail("usage: cc-shim install DIR");
+  fs::path self = self_exe();
+  if (self.empty()) return fail("cannot tell where the cc-shim binary is (/proc/self/exe is unreadable)");
+  try {
+    install_links(args[1], self);
+  } catch (const Error& e) {
+    return fail(e.what(), static_cast<int>(e.code()));
+  }
+  return {};
+}
+
+const char* help_text =
+    "cc-shim: a gcc-compatible C compiler backed by zig cc (docs/cc-shim.md)\n"
+    "  cc-shim [--shim-cxx] ARGS...   compile like gcc; --shim-cxx (or a name ending in ++) runs zig c++\n"
+    "  cc-shim --shim-info [--json]   which zig, its version and the cache directories\n"
+    "  cc-shim --shim-version         cc-shim's own version (--version is zig's, as gcc --version is gcc's)\n"
+    "  cc-shim install DIR            create cc, gcc, c++, g++ links to cc-shim in DIR\n"
+    "environment: CC_SHIM_ZIG (zig to run), CC_SHIM_DEBUG=1 (print the zig command line),\n"
+    "  ZIG_GLOBAL_CACHE_DIR / ZIG_LOCAL_CACHE_DIR (default: a per-user cache directory)\n";
+
+}  // namespace
+
+std::string exec_failed(const std::string& zig, int error) {
+  return "cc-shim: cannot run " + zig + ": " + std::strerror(error) + "\n";
+}
+
+Plan plan(std::vector<std::string> args, const std::string& argv0) {
+  bool cxx = called_as_cxx(argv0);
+  // zig runs `$CC` (else `cc`) with this set to find the native libc. Running
+  // zig from here would loop back into zig's detection; failing makes zig use
+  // its own libc, the same as on a host with no C compiler at all.
+  if (std::getenv("ZIG_IS_DETECTING_LIBC_PATHS"))
+    return fail("not answering zig's native libc detection (ZIG_IS_DETECTING_LIBC_PATHS is set); zig uses its own libc",
+                static_cast<int>(ExitCode::check_failed));
+  if (const char* zig = std::getenv(active_marker))
+    return fail(std::string("called again from within the zig it started (") + zig +
+                "); refusing to recurse: that zig runs cc-shim, point CC_SHIM_ZIG at a real zig");
+
+  if (!args.empty() && args[0] == "--shim-cxx") {
+    cxx = true;
+    args.erase(args.begin());
+  }
+  if (!args.empty() && args[0] == "--shim-help") return Reply{0, help_text, ""};
+  if (!args.empty() && args[0] == "--shim-version") return Reply{0, std::string("cc-shim (provkit) ") + PROVKIT_VERSION + "\n", ""};
+  if (!args.empty() && args[0] == "--shim-info") {
+    if (args.size() > 2 || (args.size() == 2 && args[1] != "--json")) return fail("usage: cc-shim --shim-info [--json]");
+    return shim_info(argv0, cxx, args.size() == 2);
+  }
+  if (fs::path(argv0).filename() == "cc-shim" && !args.empty() && args[0] == "install") return install(args);
+
+  Exec run;
+  std::optional<std::string> zig_libc;
+  bool linker_version = false;
+  ZigSearch search;
+  try {
+    auto ctx = system_context();
+    // gcc's answers about itself that build systems probe (-dumpmachine):
+    // the shim knows them without zig.
+    if (auto answer = answer_query(args, ctx)) return Reply{0, *answer, ""};
+    search = find_zig(argv0);
+    if (!search.zig) return not_found(search);
+    ctx.zig_newest_glibc = [zig = *search.zig] { return newest_glibc_zig_builds(zig); };
+    linker_version = asks_linker_version(args, ctx);
+    run.argv = translate(args, ctx);
+    // A libc file the caller gave zig stays theirs.
+    if (util::getenv_str("ZIG_LIBC").empty()) zig_libc = zig_libc_file(args, ctx);
+  } catch (const Error& e) {
+    return fail(e.what(), static_cast<int>(e.code()));
+  } catch (const std::exception& e) {  // e.g. the working directory was removed
+    return fail(e.what());
+  }
+  auto caches = zig_cache_dirs();
+  run.env = {{"ZIG_GLOBAL_CACHE_DIR", caches.global}, {"ZIG_LOCAL_CACHE_DIR", caches.local}};
+  std::string libc_path;
+  if (linker_version) {
+    // gcc -Wl,--version prints its linker's version and links nothing; zig cc
+    // would print "zig ld 0.11.0", which names no linker meson knows. Its
+    // linker is lld.
+    run.argv = {search.zig->string(), "ld.lld", "--version"};
+  } else {
+    // A long command line goes to zig in a response file (exec refuses more
+    // than ARG_MAX), a memfd zig reads as /proc/self/fd/N.
+    std::string pack_error;
+    run.argv = pack_for_exec(run.argv, [&](const std::string& text) {
+      auto path = response_memfd(text);
+      if (path.empty()) pack_error = std::strerror(errno);
+      return path;
+    });
+    if (!pack_error.empty())
+      return fail("cannot hold the " + std::to_string(args.size()) + " arguments for zig in a response file: " +
+                  pack_error);
+    // The host's C library for zig to link against, in a memfd as well.
+    if (zig_libc) {
+      libc_path = response_memfd(*zig_libc);
+      if (libc_path.empty()) return fail(std::string("cannot hold zig's libc file: ") + std::strerror(errno));
+      run.env.emplace_back("ZIG_LIBC", libc_path);
+    }
+    run.argv.insert(run.argv.begin(), {search.zig->string(), cxx ? "c++" : "cc"});
+  }
+  if (auto debug = util::getenv_str("CC_SHIM_DEBUG"); !debug.empty() && debug != "0") {
+    run.debug = "cc-shim: exec";
+    if (zig_libc) run.debug += " ZIG_LIBC=" + shell_quote(libc_path);
+    for (const auto& a : run.argv) run.debug += " " + shell_quote(a);
+    run.debug += "\n";
+  }
+  run.env.emplace_back(active_marker, search.zig->string());
+  return run;
+}
+
+}  // namespace provkit::ccshim

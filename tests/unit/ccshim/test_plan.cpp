@@ -1,0 +1,98 @@
+// cc-shim's run decided without printing or exec (ccshim::plan): the replies, the refusals, and the zig
+// command line with the environment zig gets.
+#include <catch2/catch.hpp>
+
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <optional>
+
+#include "provkit/ccshim/plan.hpp"
+
+#include "support/temp_dir.hpp"
+
+using namespace provkit::ccshim;
+
+namespace {
+
+// Sets an environment variable for one test, restoring what was there.
+struct ScopedEnv {
+  std::string name;
+  std::optional<std::string> old;
+  ScopedEnv(std::string n, const char* value) : name(std::move(n)) {
+    if (const char* v = std::getenv(name.c_str())) old = v;
+    value ? ::setenv(name.c_str(), value, 1) : ::unsetenv(name.c_str());
+  }
+  ~ScopedEnv() { old ? ::setenv(name.c_str(), old->c_str(), 1) : ::unsetenv(name.c_str()); }
+};
+
+std::string env_of(const Exec& e, const std::string& name) {
+  for (auto& [n, v] : e.env)
+    if (n == name) return v;
+  return "(unset)";
+}
+
+}  // namespace
+
+TEST_CASE("plan: the shim's own options are replies, refusals are usage errors", "[ccshim][plan]") {
+  ScopedEnv active("CC_SHIM_ACTIVE", nullptr), detecting("ZIG_IS_DETECTING_LIBC_PATHS", nullptr);
+  auto version = std::get<Reply>(plan({"--shim-version"}, "/usr/bin/cc-shim"));
+  CHECK(version.code == 0);
+  CHECK(version.out.starts_with("cc-shim (provkit) "));
+  CHECK(std::get<Reply>(plan({"--shim-help"}, "cc")).out.find("cc-shim install DIR") != std::string::npos);
+  auto usage = std::get<Reply>(plan({"--shim-info", "--yaml"}, "cc"));
+  CHECK(usage.code == 2);
+  CHECK(usage.err == "cc-shim: usage: cc-shim --shim-info [--json]\n");
+  CHECK(std::get<Reply>(plan({"install"}, "/x/cc-shim")).err == "cc-shim: usage: cc-shim install DIR\n");
+}
+
+TEST_CASE("plan: zig's libc detection and a zig that runs the shim again are refused", "[ccshim][plan]") {
+  {
+    ScopedEnv detecting("ZIG_IS_DETECTING_LIBC_PATHS", "1");
+    auto r = std::get<Reply>(plan({"-c", "x.c"}, "cc"));
+    CHECK(r.code == 1);
+    CHECK(r.err.find("ZIG_IS_DETECTING_LIBC_PATHS is set") != std::string::npos);
+  }
+  ScopedEnv active("CC_SHIM_ACTIVE", "/opt/zig");
+  auto r = std::get<Reply>(plan({"-c", "x.c"}, "cc"));
+  CHECK(r.code == 2);
+  CHECK(r.err.find("called again from within the zig it started (/opt/zig)") != std::string::npos);
+}
+
+TEST_CASE("plan: gcc's self-queries are answered without zig; no zig is a sentence", "[ccshim][plan]") {
+  ScopedEnv active("CC_SHIM_ACTIVE", nullptr), detecting("ZIG_IS_DETECTING_LIBC_PATHS", nullptr);
+  ScopedEnv zig("CC_SHIM_ZIG", "/nonexistent/zig");
+  auto machine = std::get<Reply>(plan({"-dumpmachine"}, "cc"));
+  CHECK(machine.code == 0);
+  CHECK(machine.out.find("linux") != std::string::npos);
+  auto none = std::get<Reply>(plan({"-c", "x.c"}, "cc"));
+  CHECK(none.code == 2);
+  CHECK(none.err.starts_with("cc-shim: no zig found (looked at: CC_SHIM_ZIG=/nonexistent/zig (not an executable file))"));
+}
+
+TEST_CASE("plan: the zig command line, its cache directories, the marker and the debug line", "[ccshim][plan]") {
+  ScopedEnv active("CC_SHIM_ACTIVE", nullptr), detecting("ZIG_IS_DETECTING_LIBC_PATHS", nullptr);
+  provkit::test::TempDir t;
+  auto zig = t.write("bin/zig", "#!/bin/sh\n");
+  ::chmod(zig.c_str(), 0755);
+  ScopedEnv use("CC_SHIM_ZIG", zig.c_str()), global("ZIG_GLOBAL_CACHE_DIR", (t.path / "g").c_str()),
+      local("ZIG_LOCAL_CACHE_DIR", nullptr), libc("ZIG_LIBC", "/given/libc.txt");
+  SECTION("quiet") {
+    ScopedEnv debug("CC_SHIM_DEBUG", "0");
+    auto run = std::get<Exec>(plan({"--shim-cxx", "-c", "x.c", "-o", "x.o"}, "/usr/bin/cc"));
+    REQUIRE(run.argv.size() >= 2);
+    CHECK(run.argv[0] == zig.string());
+    CHECK(run.argv[1] == "c++");
+    CHECK(env_of(run, "ZIG_GLOBAL_CACHE_DIR") == (t.path / "g").string());
+    CHECK(env_of(run, "ZIG_LOCAL_CACHE_DIR") == (t.path / "g").string());  // unset: the global one
+    CHECK(env_of(run, "ZIG_LIBC") == "(unset)");                            // the caller's stays theirs
+    CHECK(env_of(run, "CC_SHIM_ACTIVE") == zig.string());
+    CHECK(run.debug.empty());
+  }
+  SECTION("debug") {
+    ScopedEnv debug("CC_SHIM_DEBUG", "1");
+    auto run = std::get<Exec>(plan({"-Wl,--version"}, "cc"));
+    CHECK(run.argv == std::vector<std::string>{zig.string(), "ld.lld", "--version"});
+    CHECK(run.debug == "cc-shim: exec " + zig.string() + " ld.lld --version\n");
+  }
+}

@@ -1,0 +1,89 @@
+// One hf-fetch run over the snapshot steps (hub::fetch_snapshot) without the network: --verify-only and
+// --offline on a real cache in a temp directory, and the summary's JSON fields for each way a run ends.
+#include <catch2/catch.hpp>
+
+#include "provkit/hub/fetch.hpp"
+#include "provkit/util/fs.hpp"
+#include "provkit/util/hash.hpp"
+#include "support/temp_dir.hpp"
+
+using namespace provkit;
+
+namespace {
+
+const std::string kCommit = "5d0c7d5a1f0e4c3b9a8d7e6f5a4b3c2d1e0f9a8b";
+
+struct Recorder : hub::FetchObserver {
+  std::vector<std::string> verified, in_place;
+  void on_verified(const hub::FileCheck& c) override { verified.push_back(c.path); }
+  void on_checked_in_place(const hub::FileCheck& c, const hub::hfcache::Layout&) override { in_place.push_back(c.path); }
+  void on_plan(const hub::Manifest&, const hub::hfcache::Layout&, const hub::DownloadPlan&) override { FAIL("planned"); }
+};
+
+hub::Manifest two_files() {
+  hub::Manifest m;
+  m.repo = {hub::RepoType::model, "org/name"};
+  m.revision = kCommit;
+  for (std::string content : {"{}", "weights"})
+    m.files.push_back({content == "{}" ? "config.json" : "w.bin", content.size(), util::sha256_hex(content), std::nullopt, 0});
+  m.source = "test.yaml";
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("fetch_snapshot --verify-only and --offline: no network, the report and its JSON", "[snapshot][fetch]") {
+  provkit::test::TempDir d("fetch");
+  auto m = two_files();
+  hub::hfcache::CacheLayout c(d.path, m.repo, kCommit);
+  util::write_file_atomic(c.content_path("config.json", util::sha256_hex("{}")), "{}");
+  c.publish("config.json", util::sha256_hex("{}"));
+  // Nothing would answer: a run that tried the network would fail on this endpoint.
+  hub::FetchOptions o;
+  o.endpoint = "http://127.0.0.1:9";
+  o.min_split_size = [] () -> std::uint64_t { FAIL("asked for the split size"); return 0; };
+
+  SECTION("verify-only") {
+    o.mode = hub::FetchOptions::Mode::verify_only;
+    Recorder rec;
+    auto r = hub::fetch_snapshot(m, c, o, rec);
+    CHECK(r.stage == hub::FetchReport::Stage::verified);
+    CHECK(r.verified.files == 2);
+    CHECK(r.verified.failed == 1);
+    CHECK(r.exit_code() == 1);
+    CHECK(rec.verified == std::vector<std::string>{"config.json", "w.bin"});
+    auto j = hub::to_json(r);
+    CHECK(j == nlohmann::json{{"mode", "verify-only"}, {"files", 2}, {"ok", 1}, {"failed", 1}, {"exit_code", 1},
+                              {"location", c.describe()}});
+  }
+  SECTION("offline") {
+    o.offline = true;
+    util::write_file_atomic(c.content_path("w.bin", util::sha256_hex("weights")), "weights");
+    Recorder rec;
+    auto r = hub::fetch_snapshot(m, c, o, rec);
+    CHECK(r.stage == hub::FetchReport::Stage::published);
+    CHECK(r.published.present == 2);
+    CHECK(r.exit_code() == 0);
+    CHECK(rec.in_place.size() == 2);
+    auto j = hub::to_json(r);
+    CHECK(j["offline"] == true);
+    CHECK(j["files"] == 2);
+    CHECK(j["present"] == 2);
+    CHECK(j["mode"] == "fetch");
+    CHECK(util::read_file(c.file_path("w.bin")) == "weights");
+  }
+}
+
+TEST_CASE("the summary of a run the pre-flight stopped", "[snapshot][fetch]") {
+  hub::FetchReport r;
+  r.stage = hub::FetchReport::Stage::upstream;
+  r.upstream_files = 3;
+  r.upstream_problems = 1;
+  CHECK(r.exit_code() == 1);
+  CHECK(hub::to_json(r) == nlohmann::json{{"mode", "fetch"}, {"files", 3}, {"upstream_problems", 1},
+                                          {"bytes_transferred", 0}, {"exit_code", 1}});
+  r.mode = hub::FetchOptions::Mode::check_upstream;
+  r.upstream_problems = 0;
+  CHECK(r.exit_code() == 0);
+  CHECK(hub::to_json(r)["mode"] == "check-upstream");
+}

@@ -91,13 +91,6 @@ echo "aria2c: $(aria2c --version | head -1); curl: $(curl --version | head -1 | 
 
 # Blobs: pseudo-random bytes (AES-CTR keystream), named by their sha256 as nginx serves them.
 mkdir -p "$work/origin/blobs" "$work/repo" "$work/hf-home"
-make_blob() {  # make_blob MIB SEED -> prints the sha256
-  local tmp=$work/origin/blobs/tmp.$2 sha
-  sha=$(head -c $(($1 * 1048576)) < <(openssl enc -aes-128-ctr -nosalt -pass "pass:provkit-$2" -in /dev/zero 2>/dev/null) |
-    tee "$tmp" | openssl dgst -sha256 -r | cut -d' ' -f1)
-  mv "$tmp" "$work/origin/blobs/$sha"
-  echo "$sha"
-}
 echo "writing the blobs: 1 x $big_mib MiB, $shards x $shard_mib MiB ..."
 big_sha=$(make_blob "$big_mib" big)
 shard_sha=()

@@ -113,13 +113,6 @@ echo "sha256 (openssl speed, 1 core): $(openssl speed -evp sha256 -bytes 1048576
 echo "page cache dropped between runs: $( ((can_drop)) && echo yes || echo "no (not root)")"
 echo "hf-fetch: $bin; $(curl --version | head -1 | cut -d' ' -f1-2); $(nginx -v 2>&1)"
 
-make_blob() {  # make_blob MIB SEED -> prints the sha256
-  local tmp=$work/origin/blobs/tmp.$2 sha
-  sha=$(head -c $(($1 * 1048576)) < <(openssl enc -aes-128-ctr -nosalt -pass "pass:provkit-$2" -in /dev/zero 2>/dev/null) |
-    tee "$tmp" | openssl dgst -sha256 -r | cut -d' ' -f1)
-  mv "$tmp" "$work/origin/blobs/$sha"
-  echo "$sha"
-}
 echo "writing the blobs: 1 x $big_mib MiB, $shards x $shard_mib MiB, $small small files ..."
 big_sha=$(make_blob "$big_mib" big)
 shard_sha=()

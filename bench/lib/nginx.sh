@@ -37,3 +37,13 @@ CONF
   echo "nginx did not start (see $dir/logs/error.log)" >&2; return 1
 }
 stop_nginx() { [[ -n ${NGINX_PID:-} ]] || return 0; kill "$NGINX_PID" 2>/dev/null; wait "$NGINX_PID" 2>/dev/null || true; }
+
+# An origin blob of MIB pseudo-random bytes (AES-CTR keystream of SEED), written to
+# $work/origin/blobs under its sha256, the name nginx serves it by; prints the sha256.
+make_blob() {  # make_blob MIB SEED -> prints the sha256
+  local tmp=$work/origin/blobs/tmp.$2 sha
+  sha=$(head -c $(($1 * 1048576)) < <(openssl enc -aes-128-ctr -nosalt -pass "pass:provkit-$2" -in /dev/zero 2>/dev/null) |
+    tee "$tmp" | openssl dgst -sha256 -r | cut -d' ' -f1)
+  mv "$tmp" "$work/origin/blobs/$sha"
+  echo "$sha"
+}

@@ -8,6 +8,17 @@
 
 namespace provkit::checkpoint {
 
+std::optional<std::pair<const Tensor*, const Tensor*>> first_overlap(const std::vector<Tensor>& tensors) {
+  std::vector<const Tensor*> by_offset;
+  for (const auto& t : tensors)
+    if (t.bytes) by_offset.push_back(&t);
+  std::sort(by_offset.begin(), by_offset.end(), [](auto* a, auto* b) { return a->offset < b->offset; });
+  for (std::size_t i = 1; i < by_offset.size(); ++i)
+    if (by_offset[i]->offset < by_offset[i - 1]->offset + by_offset[i - 1]->bytes)
+      return std::pair{by_offset[i - 1], by_offset[i]};
+  return std::nullopt;
+}
+
 std::string format_name(Format f) { return f == Format::gguf ? "gguf" : "safetensors"; }
 
 bool is_checkpoint_name(std::string_view path, Format* format) {

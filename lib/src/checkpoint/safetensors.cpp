@@ -94,14 +94,8 @@ ParseResult parse_safetensors(std::string_view have, std::uint64_t file_size, co
     t.offset = n + 8 + begin;
     h.tensors.push_back(std::move(t));
   }
-  // No two tensors share a byte (empty tensors take none).
-  std::vector<const Tensor*> by_offset;
-  for (const auto& t : h.tensors)
-    if (t.bytes) by_offset.push_back(&t);
-  std::sort(by_offset.begin(), by_offset.end(), [](auto* a, auto* b) { return a->offset < b->offset; });
-  for (std::size_t i = 1; i < by_offset.size(); ++i)
-    if (by_offset[i]->offset < by_offset[i - 1]->offset + by_offset[i - 1]->bytes)
-      throw bad(path, "tensors '" + by_offset[i - 1]->name + "' and '" + by_offset[i]->name + "' overlap");
+  if (auto o = first_overlap(h.tensors))
+    throw bad(path, "tensors '" + o->first->name + "' and '" + o->second->name + "' overlap");
   return h;
 }
 

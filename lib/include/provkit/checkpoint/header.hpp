@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -27,6 +28,9 @@ struct Tensor {
   std::uint64_t bytes = 0;
   std::uint64_t offset = 0;          // of its data, from the start of the file
 };
+
+// The first two tensors that share a byte (empty tensors take none), if any.
+std::optional<std::pair<const Tensor*, const Tensor*>> first_overlap(const std::vector<Tensor>& tensors);
 
 struct FileHeader {
   std::string path;

@@ -23,6 +23,9 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
 export CC_SHIM_ZIG=$zig ZIG_GLOBAL_CACHE_DIR=$work/zig-cache ZIG_LOCAL_CACHE_DIR=$work/zig-cache
+# The host's libc for zig, as one file both sides use: the shim would otherwise hand zig its own
+# in a memfd (ZIG_LIBC=/proc/self/fd/N) that a direct run cannot open. A caller's ZIG_LIBC stays theirs.
+"$zig" libc >"$work/zig-libc.txt" && export ZIG_LIBC=$work/zig-libc.txt
 printf '#include <stdio.h>\nint main(void) { puts("hi"); return 0; }\n' > hello.c
 cp "$root/tests/integration/cc-shim/triton_stub.c" stub.c
 py_include=$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
@@ -37,9 +40,14 @@ compare() {  # compare NAME SHIM-ARGS...
   python3 - "$name" "$runs" "$(translated "$@")" "$shim" "$@" <<'PY'
 import shlex, statistics, subprocess, sys, time
 name, runs, direct, shim = sys.argv[1], int(sys.argv[2]), shlex.split(sys.argv[3]), sys.argv[4:]
+# The debug line starts with the variables the shim sets for zig (VAR=value): the direct run gets them too.
+env = dict(__import__("os").environ)
+while direct and "=" in direct[0] and not direct[0].startswith("/"):
+    key, _, value = direct.pop(0).partition("=")
+    env[key] = value
 def once(cmd):
     t = time.perf_counter()
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     return time.perf_counter() - t
 for _ in range(5):
     once(shim); once(direct)

@@ -39,7 +39,7 @@ std::map<std::string, std::vector<WheelCandidate>> scan_find_links(const std::ve
   std::map<std::string, std::vector<WheelCandidate>> out;
   for (auto& dir : dirs) {
     std::error_code ec;
-    if (!fs::is_directory(dir, ec)) throw Error(ExitCode::usage, dir.string() + ": --find-links directory not found");
+    if (!fs::is_directory(dir, ec)) throw Error(ExitCode::usage, dir.string() + ": no such wheel directory (find-links)");
     for (auto& e : fs::directory_iterator(dir, ec)) {
       auto wn = parse_wheel_name(e.path().filename().string());
       if (!wn) continue;

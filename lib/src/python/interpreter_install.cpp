@@ -84,7 +84,7 @@ void extract_tar(const fs::path& archive_path, const fs::path& dest) {
 PythonInstall install_python(const std::string& source, const std::string& sha256_in, const fs::path& managed_dir,
                              const fs::path& cache_dir) {
   std::string sha256 = util::lower(sha256_in);
-  if (!util::is_hex(sha256, 64)) throw Error(ExitCode::usage, "--sha256 must be 64 hex digits");
+  if (!util::is_hex(sha256, 64)) throw Error(ExitCode::usage, "the sha256 given for " + source + " is not 64 hex digits");
   std::error_code ec;
   fs::create_directories(managed_dir / ".tmp", ec);
   if (ec) throw Error(ExitCode::usage, managed_dir.string() + ": cannot create: " + ec.message());

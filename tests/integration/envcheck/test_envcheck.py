@@ -87,6 +87,18 @@ def row(run, name, status, what, contains=()):
 
 # ---- driver and CUDA ---------------------------------------------------------
 
+def test_needs_only_libc_and_libstdcxx_at_run_time(tmp):
+    # envcheck runs on GPU hosts of other distributions (Ubuntu, RHEL): yaml-cpp and libcrypto are linked
+    # in from their archives, so the binary asks the loader for nothing beyond the C and C++ runtimes.
+    archives = [a for a in ("libyaml-cpp.a", "libcrypto.a") if os.path.exists("/usr/lib/x86_64-linux-gnu/" + a)]
+    if len(archives) < 2:
+        skip("the static archives of yaml-cpp and libcrypto are not installed here")
+    out = subprocess.run(["readelf", "-d", BIN], capture_output=True, text=True, check=True).stdout
+    needed = sorted(line.split("[", 1)[1].rstrip("]") for line in out.splitlines() if "(NEEDED)" in line)
+    runtimes = {"libc.so.6", "libm.so.6", "libstdc++.so.6", "libgcc_s.so.1", "ld-linux-x86-64.so.2"}
+    check(needed and set(needed) <= runtimes, "envcheck needs only the C and C++ runtimes", "NEEDED: %s" % needed)
+
+
 def test_no_driver(tmp):
     inv = envcheck("--json")
     expect(inv, 0, "inventory without a driver")

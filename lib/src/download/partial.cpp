@@ -76,7 +76,7 @@ void PartialFile::open(int connections, std::uint64_t min_split, download::Obser
 
 void PartialFile::close() {
   hasher_.stop();
-  write_behind_.stop();
+  write_behind_.finish();
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
   lock_.release();
@@ -89,12 +89,7 @@ bool PartialFile::all_complete() const {
 void PartialFile::write(std::size_t i, const char* data, std::size_t n) {
   std::string& pending = pending_[i];
   if (pending.empty() && n >= kWriteChunk) {  // nothing gathered, enough to write as it is
-    pwrite_all(fd_, data, n, ranges_[i].next(), job_.partial_path, job_.spec.size - have_);
-    ranges_[i].done += n;
-    have_ += n;
-    write_behind_.wrote(n);
-    start_write_back(i);
-    if (i == frontier_) advance_hash();
+    commit(i, data, n);
     return;
   }
   if (pending.capacity() < kWriteChunk) pending.reserve(kWriteChunk);
@@ -105,12 +100,15 @@ void PartialFile::write(std::size_t i, const char* data, std::size_t n) {
 void PartialFile::flush(std::size_t i) {
   std::string& pending = pending_[i];
   if (pending.empty()) return;
-  ranges::Range& r = ranges_[i];
-  pwrite_all(fd_, pending.data(), pending.size(), r.next(), job_.partial_path, job_.spec.size - have_);
-  r.done += pending.size();
-  have_ += pending.size();
-  write_behind_.wrote(pending.size());
+  commit(i, pending.data(), pending.size());
   pending.clear();
+}
+
+void PartialFile::commit(std::size_t i, const char* data, std::size_t n) {
+  pwrite_all(fd_, data, n, ranges_[i].next(), job_.partial_path, job_.spec.size - have_);
+  ranges_[i].done += n;
+  have_ += n;
+  write_behind_.wrote(n);
   start_write_back(i);
   if (i == frontier_) advance_hash();
 }

@@ -75,6 +75,8 @@ class PartialFile {
   // Starts the write-back of what ranges[i] wrote since the last call, once
   // that is kWriteBehind or the range is complete: the disk writes while
   // the network delivers, and the final fsync waits only for the tail.
+  // Writes range i's next `n` bytes at its position and moves its progress, write-back and hash on.
+  void commit(std::size_t i, const char* data, std::size_t n);
   void start_write_back(std::size_t i);
   // Goes on as one stream from byte `keep`: the bytes before it stay, the
   // rest of the partial file (and its sidecar) is dropped.

@@ -22,9 +22,9 @@ class WriteBehind {
   WriteBehind() = default;
   WriteBehind(const WriteBehind&) = delete;
   WriteBehind& operator=(const WriteBehind&) = delete;
-  ~WriteBehind() { stop(); }
+  ~WriteBehind() { finish(); }
 
-  // Starts flushing `fd` (not owned; it must stay open until stop()).
+  // Starts flushing `fd` (not owned; it must stay open until finish()).
   void start(int fd);
   // `n` more bytes were written to the file.
   void wrote(std::uint64_t n);
@@ -35,7 +35,6 @@ class WriteBehind {
   }
   // Waits for a flush in progress and stops; 0, or the errno of a failed flush.
   int finish();
-  void stop() { finish(); }
 
  private:
   void loop();

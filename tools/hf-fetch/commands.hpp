@@ -24,6 +24,13 @@ struct CommonArgs {
 struct FetchArgs {
   CommonArgs common;
   std::string manifest;
+  std::string repo;                           // REPO[@REV], the positional form (instead of --manifest)
+  std::string repo_type = "model";            // --repo-type
+  std::vector<std::string> include, exclude;  // globs over the tree's paths (REPO form)
+  std::string save_manifest;                  // write the manifest used here
+  bool dry_run = false;
+  bool progress_lines = false;   // --progress lines: a line on stderr every progress_interval_s
+  long progress_interval_s = 10;
   std::string cache_dir;
   std::string local_dir;
   bool verify_only = false;

@@ -17,9 +17,10 @@ int run_manifest_create(const CreateArgs& a, Output& out) {
   if (!type) throw Error(ExitCode::usage, "--type must be model, dataset or space");
   m.repo.type = *type;
 
-  hub::HubClient client(hub::endpoint_from(a.common.endpoint), hub::find_token(a.common.token_file).value,
+  hub::HubClient client(hub::endpoint_from(a.common.endpoint), hub::find_token(a.common.token_file),
                         a.common.http());
   m.revision = client.resolve_commit(m.repo, revision);
+  m.ref = hub::ref_for_revision(revision, m.revision);  // refs/<name> is written for it, as huggingface_hub does
   out.note("revision " + revision + " of " + m.repo.id + " is commit " + m.revision);
 
   m.files = hub::pin_tree_files(

@@ -36,7 +36,10 @@ class PlainOutput : public Output {
   void note(const std::string& text) override {
     if (!quiet_) print(text, false);
   }
-  void error(const provkit::Error& e) override { std::cerr << "hf-fetch: " << e.what() << std::endl; }
+  void error(const provkit::Error& e) override {
+    std::lock_guard lock(mu_);
+    std::cerr << "hf-fetch: " << e.what() << std::endl;
+  }
   void summary(nlohmann::json, const std::string& text, bool problem) override {
     if (!quiet_ || problem) print(text, problem);
   }
@@ -45,7 +48,10 @@ class PlainOutput : public Output {
     if (quiet_ && !problem) return;
     print(status + " " + path + (detail.empty() ? "" : ": " + detail), problem);
   }
-  virtual void print(const std::string& text, bool problem) { (problem ? std::cerr : std::cout) << text << std::endl; }
+  virtual void print(const std::string& text, bool problem) {
+    std::lock_guard lock(mu_);
+    (problem ? std::cerr : std::cout) << text << std::endl;
+  }
 };
 
 // Plain lines above one progress line, redrawn at most every 100 ms; no FETCH lines.
@@ -53,37 +59,32 @@ class TerminalOutput : public PlainOutput {
  public:
   using PlainOutput::PlainOutput;
   void error(const provkit::Error& e) override {
+    std::lock_guard lock(mu_);
     clear_progress();
     PlainOutput::error(e);
   }
   void summary(nlohmann::json fields, const std::string& text, bool problem) override {
+    std::lock_guard lock(mu_);
     clear_progress();
     finished_ = true;
     PlainOutput::summary(std::move(fields), text, problem);
   }
-  void begin_downloads(std::uint64_t total_bytes, std::size_t files) override {
-    tally_.begin(total_bytes, files, std::chrono::steady_clock::now());
-  }
-  void on_start(const Job& job, std::uint64_t resume_from, std::size_t ranges) override {
-    tally_.start(job.spec.path, job.spec.size, resume_from);
-    if (resume_from > 0) Output::on_start(job, resume_from, ranges);  // RESUME; FETCH is the progress line
-    draw_progress(true);
-  }
   void on_progress(const Job& job, std::uint64_t have) override {
-    tally_.progress(job.spec.path, have);
+    std::lock_guard lock(mu_);
+    Output::on_progress(job, have);
     draw_progress(false);
   }
-  void on_restart(const Job& job, const std::string& why) override {
-    tally_.restart(job.spec.path);
-    Output::on_restart(job, why);
-  }
-  void on_finish(const Job& job, const JobResult& r) override {
-    tally_.finish(job.spec.path, job.spec.size);
-    Output::on_finish(job, r);
+
+ protected:
+  void start_event(const Job& job, std::uint64_t resume_from, std::size_t ranges) override {
+    std::lock_guard lock(mu_);
+    if (resume_from > 0) Output::start_event(job, resume_from, ranges);  // RESUME; FETCH is the progress line
+    draw_progress(true);
   }
 
  private:
   void print(const std::string& text, bool problem) override {
+    std::lock_guard lock(mu_);
     clear_progress();
     PlainOutput::print(text, problem);
     draw_progress(true);
@@ -95,7 +96,6 @@ class TerminalOutput : public PlainOutput {
   }
   void draw_progress(bool force);
 
-  download::ProgressTally tally_;
   std::chrono::steady_clock::time_point last_draw_{};
   bool progress_shown_ = false;
   bool finished_ = false;  // after the summary: no more redraws
@@ -122,17 +122,20 @@ class JsonOutput : public Output {
   using Output::Output;
   void note(const std::string&) override {}
   void error(const provkit::Error& e) override {
+    std::lock_guard lock(mu_);
     int code = static_cast<int>(e.code());
     std::cout << nlohmann::json{{"event", "error"}, {"message", e.what()}, {"exit_code", code}}.dump() << "\n"
               << nlohmann::json{{"event", "summary"}, {"error", e.what()}, {"exit_code", code}}.dump() << std::endl;
   }
   void summary(nlohmann::json fields, const std::string&, bool) override {
+    std::lock_guard lock(mu_);
     fields["event"] = "summary";
     std::cout << fields.dump() << std::endl;
   }
   void event(const std::string& kind, const std::string& status, const std::string& path, const std::string& detail,
              bool problem, nlohmann::json fields) override {
     if (quiet_ && !problem) return;
+    std::lock_guard lock(mu_);
     nlohmann::json ev = {{"event", kind}, {"status", status}, {"path", path}};
     if (!detail.empty()) ev["detail"] = detail;
     for (auto& [k, v] : fields.items()) ev[k] = v;
@@ -150,7 +153,54 @@ std::unique_ptr<Output> Output::make(Mode mode, bool quiet) {
 
 // ---- the words for the library's events, one place for every renderer ----
 
+void Output::begin_downloads(std::uint64_t total_bytes, std::size_t files) {
+  std::lock_guard lock(mu_);
+  tally_.begin(total_bytes, files, std::chrono::steady_clock::now());
+  downloading_ = true;
+}
+
 void Output::on_start(const Job& job, std::uint64_t resume_from, std::size_t ranges) {
+  {
+    std::lock_guard lock(mu_);
+    tally_.start(job.spec.path, job.spec.size, resume_from);
+  }
+  start_event(job, resume_from, ranges);
+}
+
+void Output::on_progress(const Job& job, std::uint64_t have) {
+  std::lock_guard lock(mu_);
+  tally_.progress(job.spec.path, have);
+}
+
+namespace {
+std::string eta_text(const download::ProgressTally::View& v) {
+  char eta[32] = "--:--";
+  if (v.seconds_left) std::snprintf(eta, sizeof eta, "%ld:%02ld", *v.seconds_left / 60, *v.seconds_left % 60);
+  return eta;
+}
+}  // namespace
+
+void Output::progress_line() {
+  std::lock_guard lock(mu_);
+  if (!downloading_) return;
+  auto v = tally_.totals(std::chrono::steady_clock::now());
+  std::cerr << "hf-fetch: " << v.files_done << "/" << v.files << " files, " << human_bytes(v.done) << " of "
+            << human_bytes(v.total) << ", " << human_bytes(static_cast<std::uint64_t>(v.rate)) << "/s, ETA "
+            << eta_text(v) << std::endl;
+}
+
+void Output::interrupted(const std::string& signal_name, int exit_code) {
+  mu_.lock();  // kept: the process exits with it held
+  auto v = tally_.totals(std::chrono::steady_clock::now());
+  std::string text = "interrupted by " + signal_name + ": " + std::to_string(v.files_done) + " of " +
+                     std::to_string(v.files) + " files done, " + human_bytes(tally_.transferred()) +
+                     " transferred; partial files are kept and the next run resumes them";
+  summary({{"mode", "fetch"}, {"reason", "interrupted"}, {"signal", signal_name}, {"files", v.files},
+           {"downloaded", v.files_done}, {"bytes_transferred", tally_.transferred()}, {"exit_code", exit_code}},
+          text, true);
+}
+
+void Output::start_event(const Job& job, std::uint64_t resume_from, std::size_t ranges) {
   std::string split = ranges > 1 ? " in " + std::to_string(ranges) + " ranges" : "";
   if (resume_from > 0)
     event("file", "RESUME", job.spec.path,
@@ -168,9 +218,19 @@ void Output::on_retry(const Job& job, const std::string& why, double delay_s) {
   event("file", "RETRY", job.spec.path, why + "; trying again in " + d + " s", false, {{"delay_s", delay_s}});
 }
 
-void Output::on_restart(const Job& job, const std::string& why) { event("file", "RESTART", job.spec.path, why, false); }
+void Output::on_restart(const Job& job, const std::string& why) {
+  {
+    std::lock_guard lock(mu_);
+    tally_.restart(job.spec.path);
+  }
+  event("file", "RESTART", job.spec.path, why, false);
+}
 
 void Output::on_finish(const Job& job, const JobResult& r) {
+  {
+    std::lock_guard lock(mu_);
+    tally_.finish(job.spec.path, job.spec.size);
+  }
   auto f = download::to_json(job, r);
   switch (r.outcome) {
     case Outcome::present: return event("file", "OK", job.spec.path, in_place_detail(r.from_stamp), false, f);
@@ -217,6 +277,19 @@ void Output::on_assembled(const hub::Assembly& a) {
 
 void Output::on_upstream(const hub::UpstreamCheck& c) {
   event("upstream", hub::upstream_state_name(c.state), c.path, c.detail, c.state != hub::UpstreamState::ok);
+}
+
+void Output::on_space_plan(const hub::SpacePlan& p, bool dry_run) {
+  if (!dry_run) return;  // a fetch shows what it does as it does it
+  using Action = hub::FilePlan::Action;
+  for (const auto& f : p.files)
+    event("plan", hub::action_name(f.action), f.path,
+          f.action == Action::fetch    ? human_bytes(f.size)
+          : f.action == Action::resume ? human_bytes(f.have) + " of " + human_bytes(f.size) + " already there"
+                                       : human_bytes(f.size) + " there (verified when fetched)",
+          false, {{"size", f.size}, {"have", f.have}, {"allocated", f.allocated}});
+  for (const auto& a : p.assemblies)
+    event("plan", a.in_place ? "IN PLACE" : "ASSEMBLE", a.output, human_bytes(a.size), false, {{"size", a.size}});
 }
 
 void Output::on_plan(const hub::Manifest& m, const hub::hfcache::Layout& layout, const hub::DownloadPlan& plan) {

@@ -45,6 +45,16 @@ void make_parent(const fs::path& p) {
   fs::create_directories(p.parent_path(), ec);
   if (ec) throw Error(ExitCode::check_failed, p.parent_path().string() + ": cannot create directory: " + ec.message());
 }
+// Written once, never over another; a cache that cannot take it works without it.
+void write_cachedir_tag(const fs::path& dir) {
+  std::error_code ec;
+  fs::path tag = dir / "CACHEDIR.TAG";
+  if (fs::exists(tag, ec)) return;
+  try {
+    util::write_file_atomic(tag, std::string(kCachedirTag));
+  } catch (const Error&) {
+  }
+}
 }  // namespace
 
 fs::path Layout::lock_path(const std::string& path, const std::string& etag) const {
@@ -59,9 +69,10 @@ CacheLayout::CacheLayout(fs::path cache_root, hub::Repo repo, std::string commit
 fs::path CacheLayout::content_path(const std::string&, const std::string& etag) const { return blob_path(etag); }
 
 fs::path CacheLayout::partial_path(const std::string&, const std::string& etag) const {
-  // Not huggingface_hub's ".incomplete": its older versions would append to it
-  // without verifying, and nothing of ours should look like a finished blob.
-  return util::path_with_suffix(blob_path(etag), ".provkit-partial");
+  // Not huggingface_hub's own "<etag>.incomplete" (its older versions append to
+  // that name without verifying), but ending ".incomplete" as its unique
+  // temporaries do, so scan_cache_dir lists an interrupted fetch as incomplete.
+  return util::path_with_suffix(blob_path(etag), ".provkit-partial.incomplete");
 }
 
 fs::path CacheLayout::rejected_prefix(const std::string&, const std::string& etag) const { return blob_path(etag); }
@@ -83,16 +94,28 @@ void CacheLayout::publish(const std::string& path, const std::string& etag) {
   util::rename_durable(tmp, link);
 }
 
-void CacheLayout::finish(const std::vector<std::pair<std::string, std::string>>&) {
-  fs::path ref = ref_path("main");
+void CacheLayout::begin() {
   std::error_code ec;
-  if (fs::exists(ref, ec)) {
-    try {
-      if (util::read_file(ref) == commit_) return;
-    } catch (const Error&) {
+  fs::create_directories(snapshot_dir(), ec);
+  if (ec) throw Error(ExitCode::check_failed, snapshot_dir().string() + ": cannot create directory: " + ec.message());
+  write_cachedir_tag(cache_root_);
+}
+
+void CacheLayout::finish(const std::vector<std::pair<std::string, std::string>>&, const RefPlan& refs) {
+  std::error_code ec;
+  auto write = [&](const std::string& name) {
+    fs::path ref = ref_path(name);
+    if (fs::exists(ref, ec)) {
+      try {
+        if (util::read_file(ref) == commit_) return;  // as huggingface_hub: no write when it holds the commit
+      } catch (const Error&) {
+      }
     }
-  }
-  util::write_file_atomic(ref, commit_);
+    util::write_file_atomic(ref, commit_);
+  };
+  for (const auto& name : refs.names) write(name);
+  bool main_named = std::find(refs.names.begin(), refs.names.end(), "main") != refs.names.end();
+  if (refs.main_if_absent && !main_named && !fs::exists(ref_path("main"), ec)) write("main");
 }
 
 std::string CacheLayout::describe() const { return snapshot_dir().string(); }
@@ -119,6 +142,13 @@ fs::path LocalDirLayout::lock_path(const std::string& path, const std::string&) 
   return util::path_with_suffix(download_dir() / path, ".lock");
 }
 
+void LocalDirLayout::begin() {
+  fs::path state = dir_ / ".cache" / "huggingface";
+  std::error_code ec;
+  if (!fs::exists(state / ".gitignore", ec)) util::write_file_atomic(state / ".gitignore", "*");
+  write_cachedir_tag(state);
+}
+
 void LocalDirLayout::publish(const std::string& path, const std::string& etag) {
   fs::path gitignore = dir_ / ".cache" / "huggingface" / ".gitignore";
   std::error_code ec;
@@ -131,7 +161,7 @@ void LocalDirLayout::publish(const std::string& path, const std::string& etag) {
   util::write_file_atomic(metadata_path(path), commit_ + "\n" + etag + "\n" + ts + "\n");
 }
 
-void LocalDirLayout::finish(const std::vector<std::pair<std::string, std::string>>& sums) {
+void LocalDirLayout::finish(const std::vector<std::pair<std::string, std::string>>& sums, const RefPlan&) {
   auto sorted = sums;
   std::sort(sorted.begin(), sorted.end());
   std::string text;

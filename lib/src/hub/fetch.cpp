@@ -1,6 +1,7 @@
 #include "provkit/hub/fetch.hpp"
 
 #include "provkit/hub/source.hpp"
+#include "provkit/util/fs.hpp"
 
 namespace provkit::hub {
 
@@ -8,10 +9,33 @@ int FetchReport::exit_code() const {
   switch (stage) {
     case Stage::verified: return verified.failed ? 1 : 0;
     case Stage::upstream: return upstream_problems ? 1 : 0;
+    case Stage::planned: return space && !space->fits() ? 1 : 0;
     case Stage::published: break;
   }
   return static_cast<int>(published.code);
 }
+
+namespace {
+// Where main is asked of the Hub: only when refs/main does not already hold
+// the commit, and only for the cache (a local dir has no refs).
+hfcache::RefPlan refs_online(const Manifest& m, const hfcache::Layout& layout, HubClient& client) {
+  auto* cache = dynamic_cast<const hfcache::CacheLayout*>(&layout);
+  if (!cache || m.ref == "main") return plan_refs(m, m.revision, true);
+  std::error_code ec;
+  try {
+    if (fs::exists(cache->ref_path("main"), ec) && util::read_file(cache->ref_path("main")) == m.revision)
+      return plan_refs(m, m.revision, true);
+  } catch (const Error&) {
+  }
+  std::optional<std::string> main;
+  try {
+    main = client.resolve_commit(m.repo, "main");
+  } catch (const Error&) {
+    // No main on the Hub (or not readable now): refs/main is left as it is.
+  }
+  return plan_refs(m, main, true);
+}
+}  // namespace
 
 FetchReport fetch_snapshot(const Manifest& m, hfcache::Layout& layout, const FetchOptions& o, FetchObserver& observer) {
   using Mode = FetchOptions::Mode;
@@ -26,15 +50,17 @@ FetchReport fetch_snapshot(const Manifest& m, hfcache::Layout& layout, const Fet
     return r;
   }
   if (o.offline) {
-    r.published = publish_snapshot(m, layout, check_in_place(m, layout, observer), observer);
+    r.published = publish_snapshot(m, layout, check_in_place(m, layout, observer), observer, plan_refs(m, {}, false));
     return r;
   }
   std::string endpoint = endpoint_from(o.endpoint);
   Token token = find_token(o.token_file);
-  HubClient client(endpoint, token.value, o.http);
+  HubClient client(endpoint, token, o.http);
 
   // Pre-flight: exactly the manifest's files against the live tree, before a byte is fetched.
-  auto checks = check_upstream(m, layout, client.list_tree(m.repo, m.revision));
+  std::vector<TreeEntry> listed;
+  if (!o.tree) listed = client.list_tree(m.repo, m.revision);
+  auto checks = check_upstream(m, layout, o.tree ? *o.tree : listed);
   for (const auto& c : checks) {
     bool ok = c.state == UpstreamState::ok;
     r.upstream_problems += !ok;
@@ -47,16 +73,38 @@ FetchReport fetch_snapshot(const Manifest& m, hfcache::Layout& layout, const Fet
   }
 
   auto plan = plan_downloads(m, layout, checks, endpoint);
+  r.space = plan_space(m, layout, plan);
+  observer.on_space_plan(*r.space, o.dry_run);
+  if (o.dry_run) {
+    r.stage = FetchReport::Stage::planned;
+    return r;
+  }
+  if (!r.space->fits()) throw Error(ExitCode::check_failed, no_space_sentence(*r.space));
   observer.on_plan(m, layout, plan);
+  layout.begin();  // an interrupted fetch leaves what huggingface_hub's would: snapshots/<commit>/, *.incomplete
   download::Options fo;
   fo.http = o.http;
   fo.max_parallel = o.jobs;
   fo.connections = o.connections;
   if (auto split = o.min_split_size ? o.min_split_size() : 0) fo.min_split_size = split;
-  HubSource source(m.repo, token.value);
+  HubSource source(m.repo, token);
   auto results = download::Downloader(fo, source).run(plan.jobs, observer);
-  r.published = publish_snapshot(m, layout, {std::move(results), std::move(plan.etags)}, observer);
+  r.published = publish_snapshot(m, layout, {std::move(results), std::move(plan.etags)}, observer,
+                                 refs_online(m, layout, client));
   return r;
+}
+
+Manifest pin_from_tree(HubClient& client, const Repo& repo, const std::string& revision,
+                       const std::vector<std::string>& include, const std::vector<std::string>& exclude,
+                       std::vector<TreeEntry>& tree) {
+  Manifest m;
+  m.repo = repo;
+  m.revision = client.resolve_commit(repo, revision);
+  m.ref = ref_for_revision(revision, m.revision);
+  m.source = repo.id + "@" + revision;
+  tree = client.list_tree(repo, m.revision);
+  m.files = pin_tree_files(tree, include, exclude, nullptr, [](const ManifestFile&, const TreeEntry&) {});
+  return m;
 }
 
 nlohmann::json to_json(const FetchReport& r) {
@@ -69,11 +117,22 @@ nlohmann::json to_json(const FetchReport& r) {
     return {{"mode", r.mode == FetchOptions::Mode::check_upstream ? "check-upstream" : "fetch"},
             {"files", r.upstream_files}, {"upstream_problems", r.upstream_problems}, {"bytes_transferred", 0},
             {"exit_code", code}};
+  if (r.stage == Stage::planned) {
+    nlohmann::json j = {{"mode", "dry-run"}, {"files", r.files}, {"bytes_transferred", 0}, {"exit_code", code},
+                        {"location", r.location}};
+    nlohmann::json plan = to_json(*r.space);
+    for (auto& [k, v] : plan.items()) j[k] = v;
+    return j;
+  }
   const auto& s = r.published;
   nlohmann::json j = {{"mode", "fetch"}, {"files", r.files}, {"downloaded", s.downloaded}, {"present", s.present},
                       {"failed", s.failed}, {"assembled", s.assembled}, {"bytes_transferred", s.bytes_transferred},
                       {"location", r.location}, {"exit_code", code}};
   if (r.offline) j["offline"] = true;
+  if (r.space) {
+    nlohmann::json plan = to_json(*r.space);
+    for (auto& [k, v] : plan.items()) j["plan_" + k] = v;
+  }
   return j;
 }
 

@@ -92,7 +92,7 @@ struct Parser {
   Manifest parse(std::string_view text) {
     YAML::Node root = util::load_single_yaml_document(text, file);
     if (!root.IsMap()) throw input_error(file, root.IsDefined() ? line_of(root) : 0, "a manifest must be a YAML mapping");
-    check_keys(root, {"manifest", "repo", "type", "revision", "files", "assemble"}, "the manifest");
+    check_keys(root, {"manifest", "repo", "type", "revision", "ref", "files", "assemble"}, "the manifest");
 
     Manifest m;
     m.source = file;
@@ -117,6 +117,11 @@ struct Parser {
     m.revision = scalar(rev, "revision");
     if (!util::is_hex(m.revision, 40) || m.revision.find_first_of("ABCDEF") != std::string::npos)
       fail(rev, "revision must be a 40-hex commit id ('" + m.revision + "' is not; manifests pin commits, not branches or tags)");
+    if (YAML::Node ref = root["ref"]) {
+      m.ref = scalar(ref, "ref");
+      if (!is_valid_ref_name(*m.ref))
+        fail(ref, "ref '" + *m.ref + "' is not a branch or tag name (it becomes refs/<ref> in the cache)");
+    }
 
     YAML::Node files = need("files");
     if (!files.IsSequence()) fail(files, "files must be a list");
@@ -215,6 +220,7 @@ std::string Manifest::to_yaml() const {
   y += "repo: " + repo.id + "\n";
   y += "type: " + hub::repo_type_name(repo.type) + "\n";
   y += "revision: " + revision + "\n";
+  if (ref) y += "ref: " + yaml_quoted(*ref) + "\n";
   y += "files:\n";
   for (const auto& f : files) {
     y += "  - path: " + yaml_quoted(f.path) + "\n";
@@ -312,6 +318,17 @@ std::optional<std::pair<std::string, std::string>> split_repo_revision(const std
   std::string id = text.substr(0, at), revision = at == std::string::npos ? "main" : text.substr(at + 1);
   if (!is_valid_repo_id(id) || revision.empty()) return std::nullopt;
   return std::pair{id, revision};
+}
+
+bool is_valid_ref_name(std::string_view name) {
+  if (!is_safe_relative_path(name)) return false;
+  // A 40-hex name is a commit, which huggingface_hub never writes a ref for.
+  return !(name.size() == 40 && util::is_hex(std::string(name), 40));
+}
+
+std::optional<std::string> ref_for_revision(const std::string& revision, const std::string& commit) {
+  if (revision == commit || !is_valid_ref_name(revision)) return std::nullopt;
+  return revision;
 }
 
 std::pair<std::string, std::string> parse_repo_revision(const std::string& text) {

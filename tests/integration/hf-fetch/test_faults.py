@@ -87,7 +87,7 @@ def test_two_clients_at_once():
 
 def test_lock_left_by_killed_process_does_not_block():
     repo = repo_with_big()
-    partial = repo.blob(BIG) + ".provkit-partial"
+    partial = repo.blob(BIG) + ".provkit-partial.incomplete"
     lock = os.path.join(repo.cache, ".locks", "models--org--model", sha256(repo.files[BIG]) + ".lock")
     with HubSim(repo.repos_json) as sim:
         sim.set_faults([{"kind": "throttle", "origin": "cdn", "bytes_per_second": 1 << 20, "times": -1}])
@@ -139,7 +139,7 @@ def test_truncated_body_with_correct_content_length():
 
 def test_stale_partial_larger_than_blob_starts_over():
     repo = repo_with_big(300_000)
-    partial = repo.blob(BIG) + ".provkit-partial"
+    partial = repo.blob(BIG) + ".provkit-partial.incomplete"
     os.makedirs(os.path.dirname(partial))
     with open(partial, "wb") as f:
         f.write(blob(400_000, "stale"))
@@ -156,7 +156,7 @@ def test_stale_partial_larger_than_blob_starts_over():
 def test_cdn_url_expiry_mid_file_resolves_again_and_carries_on():
     repo = repo_with_big(2 << 20)
     at = 1 << 20
-    partial = repo.blob(BIG) + ".provkit-partial"
+    partial = repo.blob(BIG) + ".provkit-partial.incomplete"
     with HubSim(repo.repos_json) as sim:
         # The CDN stops sending at 1 MiB (the client's stall timeout ends that request); by then the
         # signed URL has "expired": the next CDN request gets 403.
@@ -195,7 +195,7 @@ def test_full_target_dir_stops_clearly_and_resumes():
         with HubSim(repo.repos_json) as sim:
             r1 = fetch(repo, sim, cache=cache)
             check(r1.rc != 0, f"a run into a full disk succeeded: {r1}")
-            partial = os.path.join(cache, "models--org--model", "blobs", sha256(repo.files[BIG]) + ".provkit-partial")
+            partial = os.path.join(cache, "models--org--model", "blobs", sha256(repo.files[BIG]) + ".provkit-partial.incomplete")
             check(partial in r1.err and "no space left" in r1.err and "more bytes are needed" in r1.err,
                   f"no clear sentence naming the path and the bytes needed: {r1}")
             kept = os.path.getsize(partial)
@@ -226,7 +226,7 @@ def test_full_disk_shows_at_the_start_of_a_split_file():
             r1 = fetch(repo, sim, *split, cache=cache)
             sent = big_bytes_sent(repo, sim.requests())
             check(r1.rc == 1, f"expected exit 1 for a full disk: {r1}")
-            partial = os.path.join(cache, "models--org--model", "blobs", sha256(repo.files[BIG]) + ".provkit-partial")
+            partial = os.path.join(cache, "models--org--model", "blobs", sha256(repo.files[BIG]) + ".provkit-partial.incomplete")
             check(partial in r1.err and "no space left" in r1.err and f"{len(repo.files[BIG])} more bytes" in r1.err,
                   f"no clear sentence naming the path and the bytes needed: {r1}")
             check(sent == 0, f"{sent} bytes of the big file were fetched into a disk without room for it")

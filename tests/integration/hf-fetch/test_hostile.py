@@ -157,7 +157,7 @@ def test_partial_longer_than_the_blob_is_never_published():
     half = 1 << 20
     # What a run killed after the first range leaves, then grown by someone: a sidecar that says the first
     # range is done, and a partial file longer than the blob.
-    partial = repo.blob(big) + ".provkit-partial"
+    partial = repo.blob(big) + ".provkit-partial.incomplete"
     os.makedirs(os.path.dirname(partial), exist_ok=True)
     with open(partial, "wb") as f:
         f.write(data[:half] + b"\0" * half + b"EXTRA BYTES" * 100)

@@ -60,7 +60,7 @@ TEST_CASE("cache layout: blobs, snapshot symlinks, refs", "[hfcache]") {
   CacheLayout c(root, {hub::RepoType::model, "org/name"}, kCommit);
   fs::path repo = root / "models--org--name";
   CHECK(c.content_path("a/b.bin", "e1") == repo / "blobs" / "e1");
-  CHECK(c.partial_path("a/b.bin", "e1") == repo / "blobs" / "e1.provkit-partial");
+  CHECK(c.partial_path("a/b.bin", "e1") == repo / "blobs" / "e1.provkit-partial.incomplete");
   CHECK(c.lock_path("a/b.bin", "e1") == root / ".locks" / "models--org--name" / "e1.lock");  // huggingface_hub's
   CHECK(c.file_path("a/b.bin") == repo / "snapshots" / kCommit / "a" / "b.bin");
   util::write_file_atomic(c.content_path("a/b.bin", "e1"), "data");
@@ -71,7 +71,7 @@ TEST_CASE("cache layout: blobs, snapshot symlinks, refs", "[hfcache]") {
   util::write_file_atomic(c.content_path("a/b.bin", "e2"), "new");
   c.publish("a/b.bin", "e2");  // a changed etag replaces the link
   CHECK(util::read_file(c.file_path("a/b.bin")) == "new");
-  c.finish({});
+  c.finish({}, {{"main"}, false});
   CHECK(util::read_file(repo / "refs" / "main") == kCommit);
 }
 
@@ -90,7 +90,7 @@ TEST_CASE("local dir layout: metadata, .gitignore, SHA256SUMS", "[hfcache]") {
   double ts = std::stod(meta.substr(kCommit.size() + 7));
   CHECK(ts > 1.6e9);  // a unix time in seconds, as huggingface_hub writes it
   CHECK(util::read_file(root / ".cache/huggingface/.gitignore") == "*");
-  l.finish({{"z.bin", std::string(64, 'b')}, {"x/y.json", std::string(64, 'a')}});
+  l.finish({{"z.bin", std::string(64, 'b')}, {"x/y.json", std::string(64, 'a')}}, {});
   CHECK(util::read_file(root / "SHA256SUMS") == std::string(64, 'a') + "  x/y.json\n" + std::string(64, 'b') + "  z.bin\n");
 }
 

@@ -108,7 +108,7 @@ TEST_CASE("check_in_place finds a blob by its git oid, its sha256 or the link's 
   // One file failed: the others are published, nothing is assembled, no ref is written.
   m.assemble.push_back({"both.bin", {"config.json", "model.bin"}, std::nullopt, std::nullopt, 0});
   fs::remove(c.file_path("model.bin"));
-  auto s = hub::publish_snapshot(m, c, files, rec);
+  auto s = hub::publish_snapshot(m, c, files, rec, {{"main"}, false});
   CHECK(s.present == 3);
   CHECK(s.failed == 1);
   CHECK(s.code == ExitCode::check_failed);
@@ -126,7 +126,7 @@ TEST_CASE("publish_snapshot assembles and finishes the layout only when everythi
   put(c, "p2", util::git_blob_id("cd"), "cd");
   Recorder rec;
   auto files = hub::check_in_place(m, c, rec);
-  auto s = hub::publish_snapshot(m, c, files, rec);
+  auto s = hub::publish_snapshot(m, c, files, rec, {{"main"}, false});
   CHECK(s.present == 2);
   CHECK(s.assembled == 1);
   CHECK(s.failed == 0);
@@ -135,14 +135,14 @@ TEST_CASE("publish_snapshot assembles and finishes the layout only when everythi
   CHECK(util::read_file(c.ref_path("main")) == kCommit);
   REQUIRE(rec.assembled.size() == 1);
   CHECK(rec.assembled[0].second == download::AssembleOutcome::assembled);
-  CHECK(hub::publish_snapshot(m, c, files, rec).assembled == 1);
+  CHECK(hub::publish_snapshot(m, c, files, rec, {{"main"}, false}).assembled == 1);
   CHECK(rec.assembled[1].second == download::AssembleOutcome::unchanged);
 
   SECTION("a wrong assembly fails the run and writes no ref") {
     fs::remove(c.ref_path("main"));
     m.assemble[0].output = "other";
     m.assemble[0].sha256 = std::string(64, 'f');
-    auto bad = hub::publish_snapshot(m, c, files, rec);
+    auto bad = hub::publish_snapshot(m, c, files, rec, {{"main"}, false});
     CHECK(bad.failed == 1);
     CHECK(bad.assembled == 0);
     CHECK(bad.code == ExitCode::check_failed);
@@ -160,7 +160,7 @@ TEST_CASE("publish_snapshot assembles and finishes the layout only when everythi
       failing.results.push_back(r);
       failing.etags.emplace_back();
     }
-    auto bad = hub::publish_snapshot(m, c, failing, rec);
+    auto bad = hub::publish_snapshot(m, c, failing, rec, {{"main"}, false});
     CHECK(bad.failed == 3);
     CHECK(bad.code == ExitCode::auth);
     CHECK(bad.bytes_transferred == 30);

@@ -37,6 +37,9 @@ struct Manifest {
 
   hub::Repo repo;
   std::string revision;  // 40-hex commit
+  // The branch or tag name that was resolved to `revision` (`ref:`), when the
+  // manifest was made from one: the cache's refs/<ref> is written for it.
+  std::optional<std::string> ref;
   std::vector<ManifestFile> files;
   std::vector<AssembleEntry> assemble;
   std::string source;    // file name it was read from
@@ -78,6 +81,11 @@ bool is_safe_relative_path(std::string_view path);
 
 // "REPO[@REVISION]" as {repo id, revision} (revision main when not given); nothing when it is not one.
 std::optional<std::pair<std::string, std::string>> split_repo_revision(const std::string& text);
+// A name refs/<name> may be written for: a safe relative path, not a 40-hex commit.
+bool is_valid_ref_name(std::string_view name);
+// The ref a run that resolved `revision` to `commit` records, as huggingface_hub
+// does: the name itself, none when `revision` was the commit.
+std::optional<std::string> ref_for_revision(const std::string& revision, const std::string& commit);
 // split_repo_revision, or Error(usage) saying the form.
 std::pair<std::string, std::string> parse_repo_revision(const std::string& text);
 

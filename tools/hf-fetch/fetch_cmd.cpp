@@ -132,14 +132,21 @@ int run_fetch(const FetchArgs& a, Output& out) {
       throw Error(ExitCode::usage, "no file of " + id + " at " + revision + " matches the --include/--exclude patterns");
     out.note("revision " + revision + " of " + id + " is commit " + m.revision + "; " + std::to_string(m.files.size()) +
              " files selected");
+    try {
+      auto repo_sums = [&] { return client.download_small(m.repo, m.revision, "SHA256SUMS"); };
+      for (const auto& spec : a.assemble) m.assemble.push_back(hub::parse_assembly(m, spec, repo_sums));
+    } catch (const hub::AssemblySpecError& e) {
+      throw Error(e.code(), (e.part ? "--assemble: " : "--assemble ") + std::string(e.what()));
+    }
+    hub::Manifest::parse(m.to_yaml(), "(the manifest of " + a.repo + ")");  // what --save-manifest writes reads back
     if (!a.save_manifest.empty()) {
       util::write_file_atomic(a.save_manifest, m.to_yaml());
       out.note("wrote " + a.save_manifest + ": pass it as --manifest to fetch exactly these files again");
     }
     o.tree = &tree;
   } else {
-    if (!a.include.empty() || !a.exclude.empty())
-      throw Error(ExitCode::usage, "--include/--exclude select from a repo's tree (hf-fetch REPO[@REV]); a manifest names its files itself");
+    if (!a.include.empty() || !a.exclude.empty() || !a.assemble.empty())
+      throw Error(ExitCode::usage, "--include/--exclude/--assemble go with hf-fetch REPO[@REV]; a manifest names its files and assemblies itself");
     m = hub::Manifest::load(a.manifest);
     if (!a.save_manifest.empty()) util::write_file_atomic(a.save_manifest, m.to_yaml());
   }

@@ -26,6 +26,9 @@ int main(int argc, char** argv) {
   app.add_option("--include", fetch.include,
                  "with REPO: only paths matching this glob (repeatable; fnmatch, '*' crosses '/', as hf download)");
   app.add_option("--exclude", fetch.exclude, "with REPO: leave out paths matching this glob (repeatable)");
+  app.add_option("--assemble", fetch.assemble,
+                 "with REPO: OUTPUT=PART,PART,... or OUTPUT=GLOB (natural order), then :SHA256 or :SHA256SUMS (the "
+                 "repo's own file) for the whole output's checksum (repeatable)");
   app.add_option("--repo-type", fetch.repo_type, "with REPO: model, dataset or space (default model)");
   app.add_option("--save-manifest", fetch.save_manifest,
                  "write the manifest this fetch used (pinned to the commit) to FILE, for --manifest next time");
@@ -86,7 +89,8 @@ int main(int argc, char** argv) {
   create->add_option("--include", create_args.include, "only paths matching this glob (repeatable)");
   create->add_option("--exclude", create_args.exclude, "leave out paths matching this glob (repeatable)");
   create->add_option("--assemble", create_args.assemble,
-                     "OUTPUT=PART,PART,...[:SHA256]: add an assembly of split parts (repeatable)");
+                     "OUTPUT=PART,PART,... or OUTPUT=GLOB (natural order), then :SHA256 or :SHA256SUMS (the repo's "
+                     "own file): add an assembly of split parts (repeatable)");
   create->add_option("-o,--output", create_args.output, "write the manifest here (default: standard output)");
 
   hffetch::MirrorArgs mirror_args;

@@ -33,7 +33,8 @@ int run_manifest_create(const CreateArgs& a, Output& out) {
   if (m.files.empty())
     throw Error(ExitCode::usage, "no file of " + m.repo.id + " at " + m.revision + " matches the --include/--exclude patterns");
   try {
-    for (const auto& spec : a.assemble) m.assemble.push_back(hub::parse_assembly(m, spec));
+    auto repo_sums = [&] { return client.download_small(m.repo, m.revision, "SHA256SUMS"); };
+    for (const auto& spec : a.assemble) m.assemble.push_back(hub::parse_assembly(m, spec, repo_sums));
   } catch (const hub::AssemblySpecError& e) {
     throw Error(e.code(), (e.part ? "--assemble: " : "--assemble ") + std::string(e.what()));
   }

@@ -166,13 +166,12 @@ void LocalDirLayout::finish(const std::vector<std::pair<std::string, std::string
   std::sort(sorted.begin(), sorted.end());
   std::string text;
   for (const auto& [path, sha] : sorted) text += sha + "  " + path + "\n";
-  util::write_file_atomic(dir_ / "SHA256SUMS", text);
+  util::write_file_atomic(sums_path(), text);
 }
 
 std::string LocalDirLayout::describe() const { return dir_.string(); }
 
 std::string LocalDirLayout::reserved_reason(const std::string& path) const {
-  if (path == "SHA256SUMS") return "hf-fetch writes its own SHA256SUMS there";
   if (path == ".cache" || path == ".cache/huggingface" || path.starts_with(".cache/huggingface/"))
     return "the download state of hf-fetch and huggingface_hub is kept under .cache/huggingface";
   return {};

@@ -203,7 +203,7 @@ Error hub_error(const Repo& repo, const std::string& what, long status, const ht
   const std::string token_hint = "HF_TOKEN, HF_TOKEN_PATH or --token-file";
   if (code == "GatedRepo") {
     if (had_token)
-      return Error(ExitCode::auth, name + " is a gated repository and the token given has no access to it: request "
+      return Error(ExitCode::auth, name + " is a gated repository and " + the_token + " has no access to it: request "
                                           "access on the repository's Hub page with the account of that token");
     return Error(ExitCode::auth, name + " is a gated repository: accept its conditions on the repository's Hub page and "
                                         "provide a token of that account (" + token_hint + ")");
@@ -229,7 +229,7 @@ Error hub_error(const Repo& repo, const std::string& what, long status, const ht
 HubClient::HubClient(std::string endpoint, Token token, http::Options options)
     : endpoint_(std::move(endpoint)), token_(std::move(token.value)), token_source_(std::move(token.source)),
       client_(std::move(options)) {
-  if (!token_.empty() && token_source_.empty()) token_source_ = "the token given";
+  if (!token_.empty() && token_source_.empty()) token_source_ = "the caller";
 }
 
 void HubClient::fail(const Repo& repo, const std::string& what, const http::Response& response) const {

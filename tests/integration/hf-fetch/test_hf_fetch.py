@@ -113,7 +113,7 @@ def test_local_dir_metadata_and_sha256sums():
         check(float(lines[2]) >= os.path.getmtime(os.path.join(out, path)) - 1, "metadata timestamp older than the file")
     with open(os.path.join(out, ".cache", "huggingface", ".gitignore")) as f:
         check(f.read().strip() == "*", ".gitignore should hold *")
-    c = subprocess.run(["sha256sum", "-c", "SHA256SUMS"], cwd=out, capture_output=True, text=True)
+    c = subprocess.run(["sha256sum", "-c", ".cache/huggingface/SHA256SUMS"], cwd=out, capture_output=True, text=True)
     check(c.returncode == 0, f"sha256sum -c failed: {c.stdout}{c.stderr}")
     check(c.stdout.count(": OK") == len(repo.files), f"sha256sum checked {c.stdout.count(': OK')} files: {c.stdout}")
 

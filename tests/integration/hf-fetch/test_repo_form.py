@@ -152,6 +152,35 @@ def test_disk_gate_counts_partials_and_assembly():
     check(r.rc == 0, f"the resume was refused: {r}")
 
 
+# ---- 6: --assemble OUT=GLOB (natural order), :SHA256SUMS, --local-dir of a repo with its own SHA256SUMS --------
+
+def test_assemble_glob_and_repo_sha256sums_into_local_dir():
+    parts = {f"Q4/m.gguf.part{i}of11": blob(20_000 + i, f"part{i}") for i in range(1, 12)}
+    whole = b"".join(parts[f"Q4/m.gguf.part{i}of11"] for i in range(1, 12))  # natural order: 2 before 10
+    files = dict(parts)
+    files["config.json"] = b"{}\n"
+    files["SHA256SUMS"] = f"{sha256(whole)}  m.gguf\n{'0' * 64}  other.gguf\n".encode()
+    repo = Repo(files, lfs=set(parts))
+    local = tempdir("hf-fetch-local-")
+    saved = os.path.join(repo.tmp, "m.yaml")
+    with HubSim(repo.repos_json) as sim:
+        r = hf_fetch(repo.repo_id, "--endpoint", sim.hub, "--local-dir", local, "--assemble",
+                     "m.gguf=Q4/m.gguf.part*:SHA256SUMS", "--save-manifest", saved, "--json")
+        bad = hf_fetch(repo.repo_id, "--endpoint", sim.hub, "--local-dir", local, "--assemble",
+                       "x.gguf=Q4/*:SHA256SUMS")
+    check(r.rc == 0, f"assemble from a glob: {r}")
+    with open(os.path.join(local, "m.gguf"), "rb") as f:
+        check(f.read() == whole, "the assembly is not the parts in natural order")
+    with open(saved) as f:
+        text = f.read()
+    check(f"sha256: {sha256(whole)}" in text, f"the repo's checksum is not in the manifest:\n{text}")
+    with open(os.path.join(local, "SHA256SUMS"), "rb") as f:
+        check(f.read() == files["SHA256SUMS"], "the repo's SHA256SUMS was not placed as the repo has it")
+    c = subprocess.run(["sha256sum", "-c", "SHA256SUMS", "--ignore-missing"], cwd=local, capture_output=True, text=True)
+    check(c.returncode == 0 and "m.gguf: OK" in c.stdout, f"the repo's own list: {c.stdout}{c.stderr}")
+    check(bad.rc == 2 and "has no line for it" in bad.err, f"no line for the output: {bad}")
+
+
 # ---- 9: refs, an interrupted fetch, CACHEDIR.TAG ---------------------------------------------------
 
 def test_refs_as_huggingface_hub_writes_them():

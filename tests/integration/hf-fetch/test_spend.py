@@ -194,10 +194,10 @@ def test_offline_local_dir():
     with HubSim(repo.repos_json) as sim:
         r = hf_fetch("--manifest", repo.manifest, "--endpoint", sim.hub, "--local-dir", local)
         check(r.rc == 0, f"fetch failed: {r}")
-    os.unlink(os.path.join(local, "SHA256SUMS"))
+    os.unlink(os.path.join(local, ".cache", "huggingface", "SHA256SUMS"))
     r = hf_fetch("--manifest", repo.manifest, "--endpoint", dead_endpoint(), "--local-dir", local, "--offline")
     check(r.rc == 0, f"offline run failed: {r}")
-    with open(os.path.join(local, "SHA256SUMS")) as f:
+    with open(os.path.join(local, ".cache", "huggingface", "SHA256SUMS")) as f:
         sums = f.read()
     check(f"{sha256(whole)}  whole.gguf" in sums and f"{sha256(repo.files['config.json'])}  config.json" in sums,
           f"SHA256SUMS not written offline: {sums}")

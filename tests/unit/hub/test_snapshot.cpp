@@ -197,7 +197,7 @@ TEST_CASE("check_upstream refutes a tree-given blob name held by other content w
 
 TEST_CASE("open_layout and the paths a layout writes itself", "[snapshot]") {
   TempDir d("snapshot");
-  auto m = manifest_of({pinned("config.json", "{}", true), {"SHA256SUMS", 1, std::string(64, 'a'), std::nullopt, 7}});
+  auto m = manifest_of({pinned("config.json", "{}", true), {".cache/huggingface/SHA256SUMS", 1, std::string(64, 'a'), std::nullopt, 7}});
   auto cache = hub::open_layout(m, d.path / "cache", {});
   CHECK(cache->root() == d.path / "cache" / "models--org--name" / "snapshots" / kCommit);
   CHECK_FALSE(hub::find_reserved_path(m, *cache));
@@ -205,7 +205,7 @@ TEST_CASE("open_layout and the paths a layout writes itself", "[snapshot]") {
   CHECK(local->root() == d.path / "local");
   auto r = hub::find_reserved_path(m, *local);
   REQUIRE(r);
-  CHECK(r->path == "SHA256SUMS");
+  CHECK(r->path == ".cache/huggingface/SHA256SUMS");
   CHECK(r->line == 7);
   CHECK_FALSE(r->reason.empty());
   m.files.pop_back();
@@ -253,4 +253,26 @@ TEST_CASE("pin_tree_files: globs, LFS by the tree's sha256, other files hashed a
   }
   tree.push_back({"file", "../escape", 2, util::git_blob_id("{}"), std::nullopt});
   CHECK_THROWS_AS(hub::pin_tree_files(tree, {"../*"}, {}, fetch_small, on_added), Error);
+}
+
+TEST_CASE("refs as huggingface_hub writes them: the name resolved, main only when it is main's commit", "[snapshot]") {
+  hub::Manifest m;
+  m.revision = kCommit;
+  const std::string other(40, 'e');
+  auto names = [](const hub::hfcache::RefPlan& p) { return p.names; };
+  using V = std::vector<std::string>;
+  CHECK(names(hub::plan_refs(m, kCommit, true)) == V{"main"});
+  CHECK(names(hub::plan_refs(m, other, true)).empty());          // main is another commit: refs/main stays
+  CHECK(names(hub::plan_refs(m, std::nullopt, true)).empty());   // the Hub has no main
+  CHECK(hub::plan_refs(m, std::nullopt, false).main_if_absent);  // offline
+  m.ref = "v1";
+  CHECK(names(hub::plan_refs(m, other, true)) == V{"v1"});
+  CHECK(names(hub::plan_refs(m, kCommit, true)) == V{"v1", "main"});
+  m.ref = "main";
+  CHECK(names(hub::plan_refs(m, std::nullopt, false)) == V{"main"});
+  CHECK_FALSE(hub::plan_refs(m, std::nullopt, false).main_if_absent);
+  CHECK(hub::ref_for_revision("v1", kCommit) == "v1");
+  CHECK_FALSE(hub::ref_for_revision(kCommit, kCommit));  // a commit is no name
+  CHECK_FALSE(hub::ref_for_revision("../x", kCommit));
+  CHECK(hub::ref_for_revision("refs/pr/1", kCommit) == "refs/pr/1");
 }

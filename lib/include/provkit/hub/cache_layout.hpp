@@ -129,11 +129,15 @@ class LocalDirLayout : public Layout {
   fs::path state_dir() const override { return dir_ / ".cache" / "huggingface" / "provkit"; }
   // Creates .cache/huggingface with its .gitignore and CACHEDIR.TAG.
   void begin() override;
-  // Writes SHA256SUMS ("<sha256>  <path>" lines, as sha256sum -c reads them).
+  // hf-fetch's own checksum list, where no repo file can be: a repo's own
+  // SHA256SUMS is placed as the repo has it.
+  fs::path sums_path() const { return dir_ / ".cache" / "huggingface" / "SHA256SUMS"; }
+  // Writes sums_path() ("<sha256>  <path>" lines, paths relative to the dir:
+  // `sha256sum -c .cache/huggingface/SHA256SUMS` run in it).
   void finish(const std::vector<std::pair<std::string, std::string>>& sums, const RefPlan& refs) override;
   std::string describe() const override;
-  // SHA256SUMS, and .cache/huggingface with everything under it (and
-  // .cache itself, a file there would block it).
+  // .cache/huggingface with everything under it (and .cache itself, a file
+  // there would block it).
   std::string reserved_reason(const std::string& path) const override;
 
  private:

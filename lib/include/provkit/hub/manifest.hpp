@@ -5,6 +5,7 @@
 // Every refusal is provkit::input_error(file, line, what): exit 2.
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -94,6 +95,13 @@ struct AssemblySpecError : Error {
   std::optional<std::string> part;  // the part that is not one of the manifest's files; none: `spec` is not of the form
   AssemblySpecError(const std::string& spec, std::optional<std::string> part);
 };
-AssembleEntry parse_assembly(const Manifest& m, std::string spec);
+// Also OUTPUT=GLOB: the files matching it (fnmatch) in natural order; and a
+// trailing ":SHA256SUMS" takes OUTPUT's sha256 from the repo's own SHA256SUMS
+// (its text from `repo_sums`, asked only then).
+AssembleEntry parse_assembly(const Manifest& m, std::string spec, const std::function<std::string()>& repo_sums = {});
+// "part-2" before "part-10": runs of digits compare as numbers.
+bool natural_less(std::string_view a, std::string_view b);
+// The sha256 a `sha256sum` list gives `name` (or a path with its basename), lower case.
+std::optional<std::string> checksum_from_sums(std::string_view sums, const std::string& name);
 
 }  // namespace provkit::hub

@@ -15,7 +15,7 @@ class HubSource : public download::Source {
   // `repo`: for the sentences of refused answers; `token`: empty for none.
   HubSource(Repo repo, Token token)
       : repo_(std::move(repo)), token_(std::move(token.value)), token_source_(std::move(token.source)) {
-    if (!token_.empty() && token_source_.empty()) token_source_ = "the token given";
+    if (!token_.empty() && token_source_.empty()) token_source_ = "the caller";
   }
 
   // The job's URL, built by resolve_url.

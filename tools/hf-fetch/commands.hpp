@@ -29,6 +29,7 @@ struct FetchArgs {
   std::vector<std::string> include, exclude;  // globs over the tree's paths (REPO form)
   std::vector<std::string> assemble;          // OUTPUT=PARTS|GLOB[:SHA256|:SHA256SUMS] (REPO form)
   std::string save_manifest;                  // write the manifest used here
+  std::vector<std::string> mirrors;           // --mirror URL, tried in order before the endpoint
   bool dry_run = false;
   bool progress_lines = false;   // --progress lines: a line on stderr every progress_interval_s
   long progress_interval_s = 10;

@@ -167,6 +167,7 @@ int run_fetch(const FetchArgs& a, Output& out) {
              " at " + m.revision + " in " + layout->describe() + " without the network");
   }
   o.endpoint = a.common.endpoint;
+  o.mirrors = a.mirrors;
   o.token_file = a.common.token_file;
   o.jobs = a.jobs;
   o.connections = a.connections;

@@ -29,6 +29,10 @@ int main(int argc, char** argv) {
   app.add_option("--assemble", fetch.assemble,
                  "with REPO: OUTPUT=PART,PART,... or OUTPUT=GLOB (natural order), then :SHA256 or :SHA256SUMS (the "
                  "repo's own file) for the whole output's checksum (repeatable)");
+  app.add_option("--mirror", fetch.mirrors,
+                 "a mirror (hf-fetch mirror export behind nginx) tried before --endpoint (repeatable, in order); "
+                 "one that refuses or is down is left at once, a file it serves wrong is fetched from the next; "
+                 "never sent the token");
   app.add_option("--repo-type", fetch.repo_type, "with REPO: model, dataset or space (default model)");
   app.add_option("--save-manifest", fetch.save_manifest,
                  "write the manifest this fetch used (pinned to the commit) to FILE, for --manifest next time");

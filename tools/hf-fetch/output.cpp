@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "provkit/download/progress.hpp"
+#include "provkit/http/url.hpp"
 
 namespace hffetch {
 
@@ -232,6 +233,17 @@ void Output::on_finish(const Job& job, const JobResult& r) {
     tally_.finish(job.spec.path, job.spec.size);
   }
   auto f = download::to_json(job, r);
+  {
+    std::lock_guard lock(mu_);  // a file an earlier source (a mirror) delivered keeps that source
+    if (r.outcome == Outcome::downloaded) served_by_[job.spec.path] = source_;
+    auto it = served_by_.find(job.spec.path);
+    f["source"] = it != served_by_.end() ? it->second : source_;
+  }
+  if (r.outcome == Outcome::mismatch && from_mirror_)  // not the Hub's file changing: the mirror's copy is wrong
+    return event("file", "MIRROR WRONG BYTES", job.spec.path,
+                 "the mirror " + source_ + " served bytes that fail verification (" +
+                     download::mismatch_name(r.mismatch) + ": " + r.message + "); fetching it from the next source",
+                 true, f);
   switch (r.outcome) {
     case Outcome::present: return event("file", "OK", job.spec.path, in_place_detail(r.from_stamp), false, f);
     case Outcome::downloaded:
@@ -290,6 +302,20 @@ void Output::on_space_plan(const hub::SpacePlan& p, bool dry_run) {
           false, {{"size", f.size}, {"have", f.have}, {"allocated", f.allocated}});
   for (const auto& a : p.assemblies)
     event("plan", a.in_place ? "IN PLACE" : "ASSEMBLE", a.output, human_bytes(a.size), false, {{"size", a.size}});
+}
+
+void Output::on_source(const std::string& url, bool mirror) {
+  {
+    std::lock_guard lock(mu_);
+    source_ = provkit::http::redact_url(url);
+    from_mirror_ = mirror;
+  }
+  if (mirror) note("trying the mirror " + source_);
+}
+
+void Output::on_source_failed(const std::string& url, const std::string& why) {
+  event("source", "MIRROR SKIPPED", provkit::http::redact_url(url), why + "; going on with the next source", false,
+        {{"source", provkit::http::redact_url(url)}});
 }
 
 void Output::on_plan(const hub::Manifest& m, const hub::hfcache::Layout& layout, const hub::DownloadPlan& plan) {

@@ -5,6 +5,7 @@
 // (terminal), or JSON lines (--json). --quiet keeps only problems. Problems
 // go to stderr in the text modes; JSON goes to stdout.
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -58,6 +59,8 @@ class Output : public hub::FetchObserver {
   void on_upstream(const hub::UpstreamCheck& c) override;
   void on_plan(const hub::Manifest& m, const hub::hfcache::Layout& layout, const hub::DownloadPlan& plan) override;
   void on_space_plan(const hub::SpacePlan& plan, bool dry_run) override;
+  void on_source(const std::string& url, bool mirror) override;
+  void on_source_failed(const std::string& url, const std::string& why) override;
 
  protected:
   // What a started file shows (FETCH or RESUME); the tally is kept by on_start.
@@ -67,6 +70,9 @@ class Output : public hub::FetchObserver {
   std::recursive_mutex mu_;
   download::ProgressTally tally_;  // under mu_
   bool downloading_ = false;       // begin_downloads was called
+  std::string source_;             // where files come from now (redacted URL)
+  bool from_mirror_ = false;
+  std::map<std::string, std::string> served_by_;  // path -> the source that delivered it in this run
   bool quiet_;
 };
 

@@ -1,5 +1,7 @@
 #include "provkit/hub/fetch.hpp"
 
+#include <algorithm>
+
 #include "provkit/hub/source.hpp"
 #include "provkit/util/fs.hpp"
 
@@ -30,8 +32,9 @@ hfcache::RefPlan refs_online(const Manifest& m, const hfcache::Layout& layout, H
   std::optional<std::string> main;
   try {
     main = client.resolve_commit(m.repo, "main");
-  } catch (const Error&) {
-    // No main on the Hub (or not readable now): refs/main is left as it is.
+  } catch (const Error& e) {
+    // The Hub not reachable (a node behind a mirror): as offline. No main, or no access: refs/main is left.
+    if (e.code() == ExitCode::network) return plan_refs(m, std::nullopt, false);
   }
   return plan_refs(m, main, true);
 }
@@ -55,43 +58,86 @@ FetchReport fetch_snapshot(const Manifest& m, hfcache::Layout& layout, const Fet
   }
   std::string endpoint = endpoint_from(o.endpoint);
   Token token = find_token(o.token_file);
-  HubClient client(endpoint, token, o.http);
+  HubClient hub_client(endpoint, token, o.http);
+  // The sources in order: each --mirror, then the endpoint. A mirror that refuses or cannot be reached is
+  // left at once (one attempt, no retries); a file that fails from one (wrong bytes included) is fetched
+  // again from the next, the files already verified staying in place. The token goes to the endpoint only.
+  std::vector<std::string> sources;
+  for (const auto& mirror : o.mirrors) sources.push_back(endpoint_from(mirror));
+  sources.push_back(endpoint);
+  SnapshotSummary earlier;  // files downloaded from sources before the last one
+  for (std::size_t si = 0; si < sources.size(); ++si) {
+    const bool mirror = si + 1 < sources.size();
+    http::Options http = o.http;
+    if (mirror) http.retry.tries = 1;
+    HubClient mirror_client(sources[si], Token{}, http);
+    HubClient& client = mirror ? mirror_client : hub_client;
+    observer.on_source(sources[si], mirror);
 
-  // Pre-flight: exactly the manifest's files against the live tree, before a byte is fetched.
-  std::vector<TreeEntry> listed;
-  if (!o.tree) listed = client.list_tree(m.repo, m.revision);
-  auto checks = check_upstream(m, layout, o.tree ? *o.tree : listed);
-  for (const auto& c : checks) {
-    bool ok = c.state == UpstreamState::ok;
-    r.upstream_problems += !ok;
-    if (!ok || o.mode == Mode::check_upstream) observer.on_upstream(c);
-  }
-  if (o.mode == Mode::check_upstream || r.upstream_problems) {
-    r.stage = FetchReport::Stage::upstream;
-    r.upstream_files = checks.size();
+    // Pre-flight: exactly the manifest's files against the live tree, before a byte is fetched.
+    std::vector<TreeEntry> listed;
+    std::vector<UpstreamCheck> checks;
+    try {
+      if (!o.tree || mirror) listed = client.list_tree(m.repo, m.revision);
+      checks = check_upstream(m, layout, o.tree && !mirror ? *o.tree : listed);
+    } catch (const Error& e) {
+      if (!mirror) throw;
+      observer.on_source_failed(sources[si], e.what());
+      continue;
+    }
+    std::size_t problems = 0;
+    for (const auto& c : checks) problems += c.state != UpstreamState::ok;
+    if (mirror && problems) {
+      observer.on_source_failed(sources[si], std::to_string(problems) + " of the manifest's files differ from its tree");
+      continue;
+    }
+    for (const auto& c : checks) {
+      bool ok = c.state == UpstreamState::ok;
+      r.upstream_problems += !ok;
+      if (!ok || o.mode == Mode::check_upstream) observer.on_upstream(c);
+    }
+    if (o.mode == Mode::check_upstream || r.upstream_problems) {
+      r.stage = FetchReport::Stage::upstream;
+      r.upstream_files = checks.size();
+      return r;
+    }
+
+    auto plan = plan_downloads(m, layout, checks, sources[si]);
+    r.space = plan_space(m, layout, plan);
+    observer.on_space_plan(*r.space, o.dry_run);
+    if (o.dry_run) {
+      r.stage = FetchReport::Stage::planned;
+      return r;
+    }
+    if (!r.space->fits()) throw Error(ExitCode::check_failed, no_space_sentence(*r.space));
+    observer.on_plan(m, layout, plan);
+    layout.begin();  // an interrupted fetch leaves what huggingface_hub's would: snapshots/<commit>/, *.incomplete
+    download::Options fo;
+    fo.http = http;
+    fo.max_parallel = o.jobs;
+    fo.connections = o.connections;
+    if (auto split = o.min_split_size ? o.min_split_size() : 0) fo.min_split_size = split;
+    HubSource source(m.repo, mirror ? Token{} : token);
+    auto results = download::Downloader(fo, source).run(plan.jobs, observer);
+    bool all_ok = std::all_of(results.begin(), results.end(), [](const download::JobResult& j) {
+      return j.outcome == download::Outcome::present || j.outcome == download::Outcome::downloaded;
+    });
+    if (mirror && !all_ok) {
+      for (const auto& j : results)
+        if (j.outcome == download::Outcome::downloaded) ++earlier.downloaded, earlier.bytes_transferred += j.bytes_transferred;
+      observer.on_source_failed(sources[si], "some files failed from it");
+      continue;
+    }
+    r.published = publish_snapshot(m, layout, {std::move(results), std::move(plan.etags)}, observer,
+                                   refs_online(m, layout, hub_client));
+    // What earlier sources downloaded is "present" to the last one: it was downloaded in this run.
+    std::size_t moved = std::min(earlier.downloaded, r.published.present);
+    r.published.downloaded += moved;
+    r.published.present -= moved;
+    r.published.bytes_transferred += earlier.bytes_transferred;
     return r;
   }
-
-  auto plan = plan_downloads(m, layout, checks, endpoint);
-  r.space = plan_space(m, layout, plan);
-  observer.on_space_plan(*r.space, o.dry_run);
-  if (o.dry_run) {
-    r.stage = FetchReport::Stage::planned;
-    return r;
-  }
-  if (!r.space->fits()) throw Error(ExitCode::check_failed, no_space_sentence(*r.space));
-  observer.on_plan(m, layout, plan);
-  layout.begin();  // an interrupted fetch leaves what huggingface_hub's would: snapshots/<commit>/, *.incomplete
-  download::Options fo;
-  fo.http = o.http;
-  fo.max_parallel = o.jobs;
-  fo.connections = o.connections;
-  if (auto split = o.min_split_size ? o.min_split_size() : 0) fo.min_split_size = split;
-  HubSource source(m.repo, token);
-  auto results = download::Downloader(fo, source).run(plan.jobs, observer);
-  r.published = publish_snapshot(m, layout, {std::move(results), std::move(plan.etags)}, observer,
-                                 refs_online(m, layout, client));
-  return r;
+  return r;  // not reached: the last source returns or throws
 }
 
 Manifest pin_from_tree(HubClient& client, const Repo& repo, const std::string& revision,

@@ -7,6 +7,7 @@
 #include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "provkit/hub/plan.hpp"
 #include "provkit/hub/snapshot.hpp"
@@ -20,6 +21,7 @@ struct FetchOptions {
   // The tree at the manifest's commit when the caller already listed it (REPO[@REV]); null: listed here.
   const std::vector<TreeEntry>* tree = nullptr;
   std::string endpoint, token_file;     // given values; empty: the environment's (endpoint_from, find_token)
+  std::vector<std::string> mirrors;     // tried in order before the endpoint (--mirror), never sent the token
   http::Options http;                   // retries, stall timeout, max bytes per second
   int jobs = 4, connections = 8;        // files at once, connections per large file
   // Asked only when files are to be downloaded (after the pre-flight); 0: the default split size.
@@ -30,6 +32,10 @@ class FetchObserver : public SnapshotObserver {
  public:
   // A pre-flight result: every one that is not OK, and with Mode::check_upstream every one.
   virtual void on_upstream(const UpstreamCheck&) {}
+  // The run turns to this source (a mirror, or the endpoint last).
+  virtual void on_source(const std::string& /*url*/, bool /*mirror*/) {}
+  // A mirror is left for the next source, and why.
+  virtual void on_source_failed(const std::string& /*url*/, const std::string& /*why*/) {}
   // The plan on disk, before the disk gate; `dry_run`: it is all the run does.
   virtual void on_space_plan(const SpacePlan&, bool /*dry_run*/) {}
   // The downloads are about to start.

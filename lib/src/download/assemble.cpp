@@ -39,7 +39,7 @@ std::string describe_state(const AssembleJob& job) {
 
 AssembleResult assemble(const AssembleJob& job) {
   AssembleResult r;
-  util::Root root(job.root.empty() ? job.output.parent_path() : job.root);
+  util::Root root(job.root.empty() ? util::common_directory({job.output, job.stamp}) : job.root);
   struct stat st;
   if (root.stat(job.output, st) && S_ISREG(st.st_mode)) {
     std::string stamp;

@@ -66,21 +66,7 @@ void make_parent(const fs::path& p) {
 
 fs::path job_root(const download::Job& job) {
   if (!job.root.empty()) return job.root;
-  fs::path common;
-  bool first = true;
-  for (const fs::path* p : {&job.final_path, &job.partial_path, &job.lock_path, &job.verified_stamp, &job.rejected_prefix}) {
-    if (p->empty()) continue;
-    fs::path dir = fs::absolute(*p).lexically_normal().parent_path();
-    if (first) {
-      common = dir;
-      first = false;
-      continue;
-    }
-    fs::path shared;
-    for (auto a = common.begin(), b = dir.begin(); a != common.end() && b != dir.end() && *a == *b; ++a, ++b) shared /= *a;
-    common = shared;
-  }
-  return common;
+  return util::common_directory({job.final_path, job.partial_path, job.lock_path, job.verified_stamp, job.rejected_prefix});
 }
 
 fs::path keep_aside(const util::Root& root, const fs::path& from, const fs::path& prefix, const std::string& sha256) {

@@ -277,6 +277,24 @@ bool Root::stat(const fs::path& p, struct stat& st) const {
   return ::fstatat(dir.get(), p.filename().c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
+fs::path common_directory(std::initializer_list<fs::path> paths) {
+  fs::path common;
+  bool first = true;
+  for (const fs::path& p : paths) {
+    if (p.empty()) continue;
+    fs::path dir = fs::absolute(p).lexically_normal().parent_path();
+    if (first) {
+      common = dir;
+      first = false;
+      continue;
+    }
+    fs::path shared;
+    for (auto a = common.begin(), b = dir.begin(); a != common.end() && b != dir.end() && *a == *b; ++a, ++b) shared /= *a;
+    common = shared;
+  }
+  return common;
+}
+
 // ---- the path rule ------------------------------------------------------------
 
 namespace {

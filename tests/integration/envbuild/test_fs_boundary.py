@@ -29,9 +29,9 @@ def create(env, *args, timeout=60):
 
 
 def pylock_with_path(name, path):
-    lock = os.path.join(tmp, name + ".pylock.toml")
+    lock = os.path.join(tmp, f"pylock.{name}.toml")
     with open(lock, "w") as f:
-        f.write('lock-version = "1.0"\ncreated-by = "test"\n\n[[packages]]\nname = "demo"\nversion = "1.0"\n'
+        f.write('lock-version = "1.0"\ncreated-by = "test"\n\n[[packages]]\nname = "demopure"\nversion = "1.0"\n'
                 f'wheels = [{{ name = "{NAME}", path = "{path}", hashes = {{ sha256 = "{sha256(DEMO)}" }} }}]\n')
     return lock
 

@@ -123,6 +123,30 @@ def test_planted_stamp_directory_link_is_not_followed():
     check("WARNING" in r.all and "stamp" in r.all, f"the unwritten stamp should be a warning: {r}")
 
 
+def test_local_dir_directory_link_is_not_followed():
+    repo = repo_with_big(sub=True)
+    d, victim = outside_dir()
+    local = os.path.join(repo.tmp, "local")
+    os.makedirs(local)
+    os.symlink(d, os.path.join(local, "sub"))
+    with HubSim(repo.repos_json) as sim:
+        r = hf_fetch("--manifest", repo.manifest, "--endpoint", sim.hub, "--local-dir", local)
+    untouched(d, victim)
+    check(r.rc != 0 and "symbolic link" in r.all, f"the planted directory link should be refused, and said: {r}")
+
+
+def test_local_dir_state_directory_link_is_not_followed():
+    repo = repo_with_big()
+    d, victim = outside_dir()
+    local = os.path.join(repo.tmp, "local")
+    os.makedirs(os.path.join(local, ".cache"))
+    os.symlink(d, os.path.join(local, ".cache", "huggingface"))  # partials, locks, metadata, stamps all below it
+    with HubSim(repo.repos_json) as sim:
+        r = hf_fetch("--manifest", repo.manifest, "--endpoint", sim.hub, "--local-dir", local)
+    untouched(d, victim)
+    check(r.rc != 0 and "symbolic link" in r.all, f"the planted state link should be refused, and said: {r}")
+
+
 def test_bytes_renamed_onto_the_partial_are_never_published():
     repo = repo_with_big(size=4 << 20)
     partial = repo.blob(BIG) + ".provkit-partial"

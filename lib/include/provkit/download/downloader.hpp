@@ -170,7 +170,7 @@ struct AssembleJob {
   std::optional<std::uint64_t> size;
   fs::path stamp;  // remembers the inputs and output of the last assembly
   // The output and the stamp lie below it (opened without following links);
-  // empty: the output's directory.
+  // empty: their nearest common directory.
   fs::path root;
 };
 

@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <filesystem>
+#include <initializer_list>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -115,6 +116,10 @@ class Root {
   mutable std::mutex mu_;
   mutable Fd fd_;
 };
+
+// The nearest directory that every non-empty path of `paths` lies below
+// (absolute, lexically normal): the root of a set of paths given without one.
+fs::path common_directory(std::initializer_list<fs::path> paths);
 
 // ---- the path rule ------------------------------------------------------------
 

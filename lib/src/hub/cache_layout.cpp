@@ -1,15 +1,23 @@
 #include "provkit/hub/cache_layout.hpp"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 
 #include "provkit/error.hpp"
 #include "provkit/util/fs.hpp"
 
 namespace provkit::hub::hfcache {
+
+namespace {
+// A ref holds one commit id; a planted huge file is not read.
+constexpr std::size_t kRefMax = 4096;
+}  // namespace
 
 fs::path hf_home() {
   if (auto v = util::getenv_str("HF_HOME"); !v.empty()) return v;
@@ -40,18 +48,12 @@ std::string relative_blob_target(std::string_view path, std::string_view etag) {
 }
 
 namespace {
-void make_parent(const fs::path& p) {
-  std::error_code ec;
-  fs::create_directories(p.parent_path(), ec);
-  if (ec) throw Error(ExitCode::check_failed, p.parent_path().string() + ": cannot create directory: " + ec.message());
-}
-// Written once, never over another; a cache that cannot take it works without it.
-void write_cachedir_tag(const fs::path& dir) {
-  std::error_code ec;
-  fs::path tag = dir / "CACHEDIR.TAG";
-  if (fs::exists(tag, ec)) return;
+// Written once, never over another; a cache that cannot take it works without it (as huggingface_hub).
+void write_cachedir_tag(const util::Root& guard, const fs::path& dir) {
   try {
-    util::write_file_atomic(tag, std::string(kCachedirTag));
+    struct stat st;
+    if (guard.stat(dir / "CACHEDIR.TAG", st)) return;
+    guard.write_atomic(dir / "CACHEDIR.TAG", kCachedirTag);
   } catch (const Error&) {
   }
 }
@@ -64,7 +66,7 @@ fs::path Layout::lock_path(const std::string& path, const std::string& etag) con
 // ---- cache -------------------------------------------------------------------
 
 CacheLayout::CacheLayout(fs::path cache_root, hub::Repo repo, std::string commit)
-    : cache_root_(std::move(cache_root)), repo_(std::move(repo)), commit_(std::move(commit)) {}
+    : Layout(cache_root), cache_root_(std::move(cache_root)), repo_(std::move(repo)), commit_(std::move(commit)) {}
 
 fs::path CacheLayout::content_path(const std::string&, const std::string& etag) const { return blob_path(etag); }
 
@@ -83,46 +85,52 @@ fs::path CacheLayout::lock_path(const std::string&, const std::string& etag) con
 
 void CacheLayout::publish(const std::string& path, const std::string& etag) {
   fs::path link = file_path(path);
-  make_parent(link);
+  // The snapshot's directories are made below the cache without following a
+  // link: a planted snapshots/<commit>/sub link cannot take the new link elsewhere.
+  util::Fd dir = guard_.parent(link, true);
+  std::string name = link.filename().string();
   std::string target = relative_blob_target(path, etag);
-  std::error_code ec;
-  if (fs::is_symlink(link, ec) && fs::read_symlink(link, ec) == target) return;
+  char have[4096];
+  ssize_t n = ::readlinkat(dir.get(), name.c_str(), have, sizeof have);
+  if (n >= 0 && std::string_view(have, static_cast<std::size_t>(n)) == target) return;
   // Replace atomically: a new link beside it, renamed over the old one.
-  fs::path tmp = util::temp_path_beside(link, "link");
-  fs::create_symlink(target, tmp, ec);
-  if (ec) throw Error(ExitCode::check_failed, tmp.string() + ": cannot create symlink: " + ec.message());
-  util::rename_durable(tmp, link);
+  std::string tmp = util::temp_path_beside(name, "link").string();
+  if (::symlinkat(target.c_str(), dir.get(), tmp.c_str()) != 0)
+    throw Error(ExitCode::check_failed, (link.parent_path() / tmp).string() + ": cannot create symlink: " + std::strerror(errno));
+  if (::renameat(dir.get(), tmp.c_str(), dir.get(), name.c_str()) != 0) {
+    int e = errno;
+    ::unlinkat(dir.get(), tmp.c_str(), 0);
+    throw Error(ExitCode::check_failed, link.string() + ": cannot rename the new link into place: " + std::strerror(e));
+  }
+  ::fsync(dir.get());
 }
 
 void CacheLayout::begin() {
-  std::error_code ec;
-  fs::create_directories(snapshot_dir(), ec);
-  if (ec) throw Error(ExitCode::check_failed, snapshot_dir().string() + ": cannot create directory: " + ec.message());
-  write_cachedir_tag(cache_root_);
+  guard_.make_dirs(snapshot_dir());
+  write_cachedir_tag(guard_, cache_root_);
 }
 
 void CacheLayout::finish(const std::vector<std::pair<std::string, std::string>>&, const RefPlan& refs) {
-  std::error_code ec;
   auto write = [&](const std::string& name) {
     fs::path ref = ref_path(name);
-    if (fs::exists(ref, ec)) {
-      try {
-        if (util::read_file(ref) == commit_) return;  // as huggingface_hub: no write when it holds the commit
-      } catch (const Error&) {
-      }
+    try {
+      if (guard_.read_if_present(ref, kRefMax) == commit_) return;  // as huggingface_hub: no write when it holds it
+    } catch (const Error&) {  // a link, FIFO or huge file as the ref: replaced below
     }
-    util::write_file_atomic(ref, commit_);
+    guard_.write_atomic(ref, commit_);
   };
   for (const auto& name : refs.names) write(name);
   bool main_named = std::find(refs.names.begin(), refs.names.end(), "main") != refs.names.end();
-  if (refs.main_if_absent && !main_named && !fs::exists(ref_path("main"), ec)) write("main");
+  struct stat st;
+  if (refs.main_if_absent && !main_named && !guard_.stat(ref_path("main"), st)) write("main");
 }
 
 std::string CacheLayout::describe() const { return snapshot_dir().string(); }
 
 // ---- local dir -----------------------------------------------------------------
 
-LocalDirLayout::LocalDirLayout(fs::path dir, std::string commit) : dir_(std::move(dir)), commit_(std::move(commit)) {}
+LocalDirLayout::LocalDirLayout(fs::path dir, std::string commit)
+    : Layout(dir), dir_(std::move(dir)), commit_(std::move(commit)) {}
 
 fs::path LocalDirLayout::metadata_path(const std::string& path) const {
   return util::path_with_suffix(download_dir() / path, ".metadata");
@@ -144,21 +152,21 @@ fs::path LocalDirLayout::lock_path(const std::string& path, const std::string&) 
 
 void LocalDirLayout::begin() {
   fs::path state = dir_ / ".cache" / "huggingface";
-  std::error_code ec;
-  if (!fs::exists(state / ".gitignore", ec)) util::write_file_atomic(state / ".gitignore", "*");
-  write_cachedir_tag(state);
+  struct stat st;
+  if (!guard_.stat(state / ".gitignore", st)) guard_.write_atomic(state / ".gitignore", "*");
+  write_cachedir_tag(guard_, state);
 }
 
 void LocalDirLayout::publish(const std::string& path, const std::string& etag) {
   fs::path gitignore = dir_ / ".cache" / "huggingface" / ".gitignore";
-  std::error_code ec;
-  if (!fs::exists(gitignore, ec)) util::write_file_atomic(gitignore, "*");
+  struct stat st;
+  if (!guard_.stat(gitignore, st)) guard_.write_atomic(gitignore, "*");
   // huggingface_hub trusts the metadata while the file's mtime is not newer
   // than the timestamp (plus a second); write it after the file is in place.
   double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   char ts[64];
   std::snprintf(ts, sizeof ts, "%.6f", now);
-  util::write_file_atomic(metadata_path(path), commit_ + "\n" + etag + "\n" + ts + "\n");
+  guard_.write_atomic(metadata_path(path), commit_ + "\n" + etag + "\n" + ts + "\n");
 }
 
 void LocalDirLayout::finish(const std::vector<std::pair<std::string, std::string>>& sums, const RefPlan&) {
@@ -166,7 +174,7 @@ void LocalDirLayout::finish(const std::vector<std::pair<std::string, std::string
   std::sort(sorted.begin(), sorted.end());
   std::string text;
   for (const auto& [path, sha] : sorted) text += sha + "  " + path + "\n";
-  util::write_file_atomic(sums_path(), text);
+  guard_.write_atomic(sums_path(), text);
 }
 
 std::string LocalDirLayout::describe() const { return dir_.string(); }

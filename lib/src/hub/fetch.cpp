@@ -23,11 +23,9 @@ namespace {
 hfcache::RefPlan refs_online(const Manifest& m, const hfcache::Layout& layout, HubClient& client) {
   auto* cache = dynamic_cast<const hfcache::CacheLayout*>(&layout);
   if (!cache || m.ref == "main") return plan_refs(m, m.revision, true);
-  std::error_code ec;
   try {
-    if (fs::exists(cache->ref_path("main"), ec) && util::read_file(cache->ref_path("main")) == m.revision)
-      return plan_refs(m, m.revision, true);
-  } catch (const Error&) {
+    if (cache->guard().read_if_present(cache->ref_path("main"), 4096) == m.revision) return plan_refs(m, m.revision, true);
+  } catch (const Error&) {  // not a plain file: asked of the Hub as if absent
   }
   std::optional<std::string> main;
   try {

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "provkit/download/ranges.hpp"
+#include "provkit/util/beneath.hpp"
 #include "provkit/util/fs.hpp"
 #include "provkit/util/size.hpp"
 
@@ -19,25 +20,28 @@ struct OnDisk {
   std::uint64_t size = 0, allocated = 0;
 };
 
-OnDisk look(const fs::path& p) {
+// lstat below the layout's root (util::Root): a link planted there counts as nothing there.
+OnDisk look(const util::Root& guard, const fs::path& p) {
   struct stat st {};
-  if (::stat(p.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return {};
+  try {
+    if (!guard.stat(p, st) || !S_ISREG(st.st_mode)) return {};
+  } catch (const Error&) {
+    return {};
+  }
   return {true, static_cast<std::uint64_t>(st.st_size), static_cast<std::uint64_t>(st.st_blocks) * 512};
 }
 
 // What a partial holds: its sidecar's done ranges, else its length (a single
 // stream's partial is its prefix), as PartialFile::open reads it.
-std::uint64_t partial_have(const fs::path& partial, const OnDisk& d, std::uint64_t size) {
+std::uint64_t partial_have(const util::Root& guard, const fs::path& partial, const OnDisk& d, std::uint64_t size) {
   fs::path sidecar = util::path_with_suffix(partial, ".ranges");
-  std::error_code ec;
-  if (fs::exists(sidecar, ec)) {
-    try {
-      if (auto r = download::ranges::parse_sidecar(util::read_file(sidecar), size)) return download::ranges::done_bytes(*r);
-    } catch (const Error&) {
-    }
-    return 0;
+  try {
+    std::string text = guard.read_if_present(sidecar, 1 << 20);
+    if (text.empty()) return std::min(d.size, size);
+    if (auto r = download::ranges::parse_sidecar(text, size)) return download::ranges::done_bytes(*r);
+  } catch (const Error&) {
   }
-  return std::min(d.size, size);
+  return 0;
 }
 
 // The nearest directory that exists at or above `p`: where new files will go.
@@ -59,14 +63,14 @@ SpacePlan plan_space(const Manifest& m, const hfcache::Layout& layout, const Dow
     FilePlan f;
     f.path = job.spec.path;
     f.size = job.spec.size;
-    OnDisk content = look(job.final_path);
-    OnDisk partial = look(job.partial_path);
+    OnDisk content = look(layout.guard(), job.final_path);
+    OnDisk partial = look(layout.guard(), job.partial_path);
     if (content.exists && content.size == f.size) {
       f.action = FilePlan::Action::in_place;
       f.have = f.size;
       f.allocated = f.size;
     } else if (partial.exists) {
-      f.have = partial_have(job.partial_path, partial, f.size);
+      f.have = partial_have(layout.guard(), job.partial_path, partial, f.size);
       f.action = f.have > 0 ? FilePlan::Action::resume : FilePlan::Action::fetch;
       f.allocated = std::min(partial.allocated, f.size);
     }
@@ -86,7 +90,7 @@ SpacePlan plan_space(const Manifest& m, const hfcache::Layout& layout, const Dow
       for (const auto& p : e.parts)
         if (const auto* f = m.find(p)) a.size += f->size;
     }
-    OnDisk out = look(layout.file_path(e.output));
+    OnDisk out = look(layout.guard(), layout.file_path(e.output));
     a.in_place = out.exists && out.size == a.size;
     if (!a.in_place) s.assembly_bytes += a.size - std::min(out.allocated, a.size);
     s.assemblies.push_back(std::move(a));

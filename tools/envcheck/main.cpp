@@ -50,6 +50,8 @@ int main(int argc, char** argv) {
                      ->expected(0, 1)->type_name("[X.Y]");
   app.add_option("--lib", req.libs, "would the dynamic loader find this library? (repeatable)")->type_name("NAME");
   app.add_option("--elf", req.elfs, "resolve every DT_NEEDED of this executable or library, recursively (repeatable)")->type_name("PATH");
+  app.add_option("--kernels", req.kernels, "list the GPU kernels of these libraries (directories walked, DT_NEEDED followed) and judge them per GPU")
+      ->type_name("PATH...");
   app.add_option("--disk", disks, "free space on the file system of PATH (repeatable)")->type_name("PATH=SIZE");
   app.add_option("--port-free", ports, "TCP port that must be free to bind (repeatable)")->type_name("PORT");
   app.add_option("--file", files, "file that must exist, with this sha256 when given (repeatable)")->type_name("PATH[=SHA256]");

@@ -56,6 +56,7 @@ std::vector<check::Result> run_checks(const Request& req, const Environment& env
   if (req.python) out.push_back(python_check(*req.python, probes));
   for (const auto& l : req.libs) out.push_back(lib_check(l, probes));
   for (const auto& e : req.elfs) elf_checks(e, probes, out);
+  if (!req.kernels.empty()) kernel_checks(req, probes, out);
   if (req.rocm) out.push_back(rocm_check(probes));
   link_checks(req, probes, out);
   if (req.pcie_atomics) pcie_atomics_rows(probes, true, out);

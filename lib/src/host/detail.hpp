@@ -72,6 +72,8 @@ Result disk_check(const DiskGate& gate);                                  // hos
 Result port_check(int port);
 Result file_check(const FileGate& gate);
 Result rocm_check(Probes& probes);                                        // host_rocm_checks.cpp
+// --kernels (host/kernel_checks.cpp): a summary row, then a row per library that carries GPU code.
+void kernel_checks(const Request& req, Probes& probes, std::vector<Result>& out);
 // The links (host/link_checks.cpp). `as_check`: a verdict was asked; without
 // it (the inventory) a row only says what could be read.
 void link_checks(const Request& req, Probes& probes, std::vector<Result>& out);

@@ -42,6 +42,7 @@ struct Request {
   std::optional<std::string> python;  // "" = any python3, else "X.Y"
   std::vector<std::string> libs;
   std::vector<std::string> elfs;
+  std::vector<std::string> kernels;  // --kernels: files or directories whose GPU kernels are listed and judged
   std::vector<DiskGate> disks;
   std::vector<int> ports;
   std::vector<FileGate> files;

@@ -42,15 +42,18 @@ std::string hex(std::uint64_t v) {
   return buf;
 }
 
-// The next 8-aligned offset (from the section's start) at or after `from`
-// where the container magic is, reading the gap in blocks; `end` when none.
-std::uint64_t find_magic(const elf::ObjectFile& f, std::uint64_t start, std::uint64_t from, std::uint64_t end) {
-  from = start + ((from - start + 7) & ~std::uint64_t(7));
+// The next 4-aligned offset (from the section's start) at or after `from`
+// where the container magic is, reading at most `limit` bytes of gap in
+// blocks; `end` when none.
+std::uint64_t find_magic(const elf::ObjectFile& f, std::uint64_t start, std::uint64_t from, std::uint64_t end,
+                         std::uint64_t limit = ~std::uint64_t(0)) {
+  from = start + ((from - start + 3) & ~std::uint64_t(3));
+  const std::uint64_t stop = limit < end - std::min(end, from) ? from + limit : end;
   std::vector<unsigned char> block(64 * 1024);
-  while (from + 4 <= end) {
-    std::uint64_t n = std::min<std::uint64_t>(block.size(), end - from);
+  while (from + 4 <= stop) {
+    std::uint64_t n = std::min<std::uint64_t>(block.size(), stop - from);
     f.read_into(block.data(), from, n, "a fatbin section");
-    for (std::uint64_t i = 0; i + 4 <= n; i += 8)
+    for (std::uint64_t i = 0; i + 4 <= n; i += 4)
       if (at<std::uint32_t>(block.data(), i) == kFatbinMagic) return from + i;
     from += n;
   }
@@ -78,7 +81,7 @@ Image entry_image(const unsigned char* h, const std::string& section) {
 
 }  // namespace
 
-void read_fatbins(const elf::ObjectFile& f, const elf::Section& section, Library& into) {
+void read_fatbins(const elf::ObjectFile& f, const elf::Section& section, Library& into, bool embedded) {
   const std::uint64_t start = section.offset, end = section.offset + section.size;
   const bool relocatable = section.name == "__nv_relfatbin";
   std::uint64_t pos = find_magic(f, start, start, end);
@@ -110,6 +113,7 @@ void read_fatbins(const elf::ObjectFile& f, const elf::Section& section, Library
       if (kind == 1 || kind == 2) {
         into.images.push_back(entry_image(h, section.name));
         into.images.back().relocatable = relocatable;
+        into.images.back().embedded = embedded;
       } else if (!relocatable) {
         const int arch = static_cast<int>(at<std::uint32_t>(h, 28));
         auto it = std::find_if(into.other.begin(), into.other.end(), [&](const OtherEntries& o) { return o.kind == kind && o.arch == arch; });

@@ -101,6 +101,16 @@ void kernel_checks(const Request& req, Probes& probes, std::vector<Result>& out)
       unreadable.push_back(listing.error);
       continue;
     }
+    // Fatbins kept as data (.ldata) are looked for only when what the runtime registers does not run.
+    if (listing.library.has_device_code()) {
+      bool settled = true;
+      for (const auto& t : gpus)
+        settled &= kernels::judge(listing.library, t.gpu, driver_cuda).status != Status::fail;
+      try {
+        if (!settled && kernels::has_data_sections(object)) listing.library = kernels::list_kernels(object, true);
+      } catch (const Error&) {
+      }
+    }
     const auto& lib = listing.library;
     if (!lib.has_device_code() && lib.problems.empty() && lib.other.empty()) continue;
     ++with_code;
@@ -109,11 +119,12 @@ void kernel_checks(const Request& req, Probes& probes, std::vector<Result>& out)
     nlohmann::json ptx = nlohmann::json::array(), sections = nlohmann::json::array();
     std::map<std::string, std::string> isa_of;
     std::size_t compressed = 0;
-    std::size_t relocatable = 0;
+    std::size_t relocatable = 0, embedded = 0;
     for (const auto& i : lib.images) {
       compressed += i.compressed;
       relocatable += i.relocatable;
-      if (i.kind == kernels::Kind::ptx && !i.relocatable) isa_of.emplace(i.target, i.ptx_isa);
+      embedded += i.embedded;
+      if (i.kind == kernels::Kind::ptx && kernels::origin_of(i) == kernels::Origin::registered) isa_of.emplace(i.target, i.ptx_isa);
       if (std::find(sections.begin(), sections.end(), i.section) == sections.end()) sections.push_back(i.section);
     }
     for (const auto& t : kernels::distinct_targets(lib, kernels::Kind::ptx)) ptx.push_back({{"target", t}, {"isa", isa_of[t]}});
@@ -121,11 +132,15 @@ void kernel_checks(const Request& req, Probes& probes, std::vector<Result>& out)
     const auto objects = kernels::distinct_targets(lib, kernels::Kind::code_object);
     nlohmann::json other = nlohmann::json::array();
     for (const auto& o : lib.other) other.push_back({{"kind", o.kind}, {"arch", "sm_" + std::to_string(o.arch)}, {"count", o.count}});
-    const auto reloc_cubins = kernels::distinct_targets(lib, kernels::Kind::cubin, true);
-    const auto reloc_ptx = kernels::distinct_targets(lib, kernels::Kind::ptx, true);
+    using kernels::Origin;
+    const auto reloc_cubins = kernels::distinct_targets(lib, kernels::Kind::cubin, Origin::relocatable);
+    const auto reloc_ptx = kernels::distinct_targets(lib, kernels::Kind::ptx, Origin::relocatable);
+    const auto kept_cubins = kernels::distinct_targets(lib, kernels::Kind::cubin, Origin::embedded);
+    const auto kept_ptx = kernels::distinct_targets(lib, kernels::Kind::ptx, Origin::embedded);
     r.data = {{"path", object.string()}, {"cubins", cubins}, {"ptx", ptx}, {"code_objects", objects},
-              {"images", lib.images.size() - relocatable}, {"compressed", compressed}, {"sections", sections},
+              {"images", lib.images.size() - relocatable - embedded}, {"compressed", compressed}, {"sections", sections},
               {"relocatable", {{"images", relocatable}, {"cubins", reloc_cubins}, {"ptx", reloc_ptx}}},
+              {"kept_as_data", {{"images", embedded}, {"cubins", kept_cubins}, {"ptx", kept_ptx}}},
               {"other_entries", other}, {"problems", lib.problems}, {"gpus", nlohmann::json::array()}};
     std::string carries;
     auto add = [&](const std::string& what, const std::vector<std::string>& list) {
@@ -144,10 +159,16 @@ void kernel_checks(const Request& req, Probes& probes, std::vector<Result>& out)
       both.insert(both.end(), reloc_ptx.begin(), reloc_ptx.end());
       add("relocatable (__nv_relfatbin, not loaded as it is)", both);
     }
+    if (embedded) {
+      auto both = kept_cubins;
+      both.insert(both.end(), kept_ptx.begin(), kept_ptx.end());
+      carries += (carries.empty() ? "" : ", ") + std::to_string(embedded) + " more kept as data (.ldata, loaded by the library itself): ";
+      for (std::size_t k = 0; k < both.size(); ++k) carries += (k ? " " : "") + both[k];
+    }
     std::size_t others = 0;
     for (const auto& o : lib.other) others += o.count;
     if (others) carries += (carries.empty() ? "" : ", ") + std::to_string(others) + " entries neither cubin nor PTX";
-    r.reason = std::to_string(lib.images.size() - relocatable) + " images: " + (carries.empty() ? "none readable" : carries);
+    r.reason = std::to_string(lib.images.size() - relocatable - embedded) + " images: " + (carries.empty() ? "none readable" : carries);
     for (const auto& t : gpus) {
       auto v = kernels::judge(lib, t.gpu, driver_cuda);
       r.data["gpus"].push_back({{"gpu", t.gpu.label}, {"indices", t.indices}, {"status", check::status_word(v.status)},

@@ -12,8 +12,13 @@ namespace provkit::host::kernels {
 
 const char* const kCudaSections[] = {".nv_fatbin", "__nv_relfatbin", nullptr};
 const char* const kHipSections[] = {".hip_fatbin", nullptr};
+const char* const kEmbeddedSections[] = {".ldata", ".lrodata", nullptr};
 
-Library list_kernels(const fs::path& object) {
+Origin origin_of(const Image& image) {
+  return image.relocatable ? Origin::relocatable : image.embedded ? Origin::embedded : Origin::registered;
+}
+
+Library list_kernels(const fs::path& object, bool kept_as_data) {
   Library lib;
   lib.path = object;
   elf::ObjectFile file(object);
@@ -24,8 +29,18 @@ Library list_kernels(const fs::path& object) {
       if (s.name == *n) read_fatbins(file, s, lib);
     for (auto* n = kHipSections; *n; ++n)
       if (s.name == *n) read_offload_bundles(file, s, lib);
+    for (auto* n = kEmbeddedSections; kept_as_data && *n; ++n)
+      if (s.name == *n) read_fatbins(file, s, lib, true);
   }
   return lib;
+}
+
+bool has_data_sections(const fs::path& object) {
+  elf::ObjectFile file(object);
+  for (const auto& s : elf::read_sections(file))
+    for (auto* n = kEmbeddedSections; *n; ++n)
+      if (s.name == *n && s.size) return true;
+  return false;
 }
 
 std::vector<Listing> list_all(const std::vector<fs::path>& objects, unsigned threads) {
@@ -144,10 +159,10 @@ bool code_object_runs_on(const std::string& target_id, const std::string& gfx) {
   return g != generic_targets().end() && std::find(g->second.begin(), g->second.end(), gfx) != g->second.end();
 }
 
-std::vector<std::string> distinct_targets(const Library& library, Kind kind, bool relocatable) {
+std::vector<std::string> distinct_targets(const Library& library, Kind kind, Origin origin) {
   std::vector<const Image*> images;
   for (const auto& i : library.images)
-    if (i.kind == kind && i.relocatable == relocatable) images.push_back(&i);
+    if (i.kind == kind && origin_of(i) == origin) images.push_back(&i);
   std::sort(images.begin(), images.end(), [](const Image* a, const Image* b) {
     return std::tie(a->arch.arch, a->arch.variant, a->target) < std::tie(b->arch.arch, b->arch.variant, b->target);
   });
@@ -175,8 +190,11 @@ std::string carries_text(const Library& lib, bool amd) {
     auto cubins = distinct_targets(lib, Kind::cubin), ptx = distinct_targets(lib, Kind::ptx);
     if (!cubins.empty()) parts.push_back("cubins " + join(cubins));
     if (!ptx.empty()) parts.push_back("PTX " + join(ptx));
-    if (cubins.empty() && ptx.empty() && !distinct_targets(lib, Kind::cubin, true).empty())
-      parts.push_back("only relocatable device code (__nv_relfatbin) " + join(distinct_targets(lib, Kind::cubin, true)));
+    auto kept_cubins = distinct_targets(lib, Kind::cubin, Origin::embedded), kept_ptx = distinct_targets(lib, Kind::ptx, Origin::embedded);
+    if (!kept_cubins.empty()) parts.push_back("kept as data cubins " + join(kept_cubins));
+    if (!kept_ptx.empty()) parts.push_back("kept as data PTX " + join(kept_ptx));
+    if (cubins.empty() && ptx.empty() && !distinct_targets(lib, Kind::cubin, Origin::relocatable).empty())
+      parts.push_back("only relocatable device code (__nv_relfatbin) " + join(distinct_targets(lib, Kind::cubin, Origin::relocatable)));
   }
   return parts.empty() ? "nothing for this vendor's GPUs" : join(parts, " and ");
 }

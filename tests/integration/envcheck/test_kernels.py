@@ -80,7 +80,7 @@ def test_a_directory_like_site_packages(tmp):
     rows = checks_by_name(r)
     check(rows["kernels"]["data"]["objects"] == 2 and rows["kernels"]["data"]["with_device_code"] == 2, "summary", str(rows["kernels"]))
     row(r, "kernels " + os.path.join(site, "nvidia", "cu13", "lib", "libcublasLt.so.13"), "PASS", "compressed", ["sm_90"])
-    check(rows["kernels " + os.path.join(site, "nvidia", "cu13", "lib", "libcublasLt.so.13")]["data"]["compressed"] == 3,
+    check(rows["kernels " + os.path.join(site, "nvidia", "cu13", "lib", "libcublasLt.so.13")]["data"]["compressed"] == 5,
           "compressed count", str(r))
     # Without a driver the kernels are listed, not judged.
     r = envcheck("--kernels", site, "--json")
@@ -105,8 +105,18 @@ def test_amd_gpus_from_kfd(tmp):
         row(r, "kernels " + lib(name), "PASS", f"{name} on gfx90a", ["gfx90a:xnack-"])
 
 
+def test_fatbins_kept_as_data_are_looked_for_when_the_registered_ones_fail(tmp):
+    # cuFFT registers one sm_75 cubin and keeps ~24000 fatbins in .ldata; libk_ldata.so is built the same way.
+    r = envcheck("--kernels", lib("libk_ldata.so"), "--json", env=fake_gpu(tmp, H200_BOX))
+    expect(r, 0, "kept as data")
+    name = "kernels " + lib("libk_ldata.so")
+    row(r, name, "PASS", "sm_90 in .ldata", ["kept as data (.ldata, loaded by the library itself): sm_75 sm_90 compute_90",
+                                              "runs its sm_90 cubins"])
+    check(checks_by_name(r)[name]["data"]["kept_as_data"]["images"] == 10, "kept-as-data count", str(r))
+
+
 def bundler():
-    for cand in [shutil.which("clang-offload-bundler")] + sorted(glob.glob("/usr/lib/llvm-*/bin/clang-offload-bundler")):
+    for cand in [shutil.which("clang-offload-bundler")] + sorted(glob.glob("/usr/lib/llvm-*/bin/clang-offload-bundler"), key=lambda p: int(p.split("llvm-")[1].split("/")[0]), reverse=True):
         if cand:
             return cand
     skip("clang-offload-bundler is not installed (apt-get install clang-15 or hipcc)")

@@ -96,8 +96,8 @@ TEST_CASE("kernels: relocatable device code is read from __nv_relfatbin, apart",
   CHECK(kernels::distinct_targets(lib, kernels::Kind::cubin) == strings({"sm_86"}));
   CHECK(kernels::distinct_targets(lib, kernels::Kind::ptx).empty());
   // What a later device link would use: nvcc's -rdc objects.
-  CHECK(kernels::distinct_targets(lib, kernels::Kind::cubin, true) == strings({"sm_86"}));
-  CHECK(kernels::distinct_targets(lib, kernels::Kind::ptx, true) == strings({"compute_89"}));
+  CHECK(kernels::distinct_targets(lib, kernels::Kind::cubin, kernels::Origin::relocatable) == strings({"sm_86"}));
+  CHECK(kernels::distinct_targets(lib, kernels::Kind::ptx, kernels::Origin::relocatable) == strings({"compute_89"}));
 }
 
 TEST_CASE("kernels: a verdict per GPU from the cubin and PTX rules", "[kernels]") {
@@ -239,4 +239,21 @@ TEST_CASE("kernels: directories are walked for shared objects, each file once", 
   CHECK(got.directories == 1);
   REQUIRE(got.unreadable.size() == 1);
   CHECK_THAT(got.unreadable[0], Catch::Contains("missing"));
+}
+
+TEST_CASE("kernels: fatbins kept as data (.ldata) are read when asked, and count", "[kernels]") {
+  // libk_no_sm90.so with a .ldata holding libk_compressed.so's fatbin twice among other bytes (make_cuda.sh).
+  auto plain = kernels::list_kernels(kData / "libk_ldata.so");
+  CHECK(plain.images.size() == 7);  // not scanned unless asked: .ldata is read whole
+  CHECK(kernels::judge(plain, nvidia(9, 0), 13000).status == check::Status::fail);
+  CHECK(kernels::has_data_sections(kData / "libk_ldata.so"));
+  CHECK_FALSE(kernels::has_data_sections(kData / "libk_no_sm90.so"));
+  auto lib = kernels::list_kernels(kData / "libk_ldata.so", true);
+  CHECK(lib.problems.empty());
+  CHECK(lib.images.size() == 17);
+  CHECK(kernels::distinct_targets(lib, kernels::Kind::cubin, kernels::Origin::embedded) == strings({"sm_75", "sm_90"}));
+  CHECK(kernels::distinct_targets(lib, kernels::Kind::cubin) == strings({"sm_80", "sm_86", "sm_120"}));
+  auto v = kernels::judge(lib, nvidia(9, 0), 13000);
+  CHECK(v.status == check::Status::pass);
+  CHECK(v.via == "sm_90");
 }

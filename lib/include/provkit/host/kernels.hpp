@@ -36,7 +36,15 @@ struct Image {
   // nvJitLink); the runtime does not load it as it is, and cuobjdump does not
   // list it. Listed, never counted as running.
   bool relocatable = false;
+  // .ldata / .lrodata: fatbins a library keeps as data and loads itself
+  // (cuModuleLoadData; cuFFT keeps ~24000 there). They run; cuobjdump does not list them.
+  bool embedded = false;
 };
+
+// Which images: those the CUDA runtime registers (.nv_fatbin, the HIP bundle),
+// those of __nv_relfatbin, or those a library keeps as data.
+enum class Origin { registered, relocatable, embedded };
+Origin origin_of(const Image& image);
 
 // Fatbin entries of a kind that is neither cubin (2) nor PTX (1), by kind and arch.
 struct OtherEntries {
@@ -58,10 +66,14 @@ struct Library {
 // The sections read, in this order.
 extern const char* const kCudaSections[];  // .nv_fatbin, __nv_relfatbin, .nvFatBinSegment is only pointers
 extern const char* const kHipSections[];   // .hip_fatbin
+extern const char* const kEmbeddedSections[];  // .ldata, .lrodata: scanned for fatbins kept as data
 
 // Fatbin containers (magic 0xBA55ED50) in [offset, offset + size) of `file`:
 // their 16-byte headers and each entry's header, never a payload.
-void read_fatbins(const elf::ObjectFile& file, const elf::Section& section, Library& into);
+// `embedded`: a data section, where fatbins sit among other data (the whole
+// section is read for their magic); a header that does not fit ends the scan
+// quietly (the magic was data).
+void read_fatbins(const elf::ObjectFile& file, const elf::Section& section, Library& into, bool embedded = false);
 // Offload bundles (__CLANG_OFFLOAD_BUNDLE__ or CCOB) in a section: the
 // uncompressed bundle's entry table; of a compressed one, only as much of its
 // decompressed start as holds that table.
@@ -69,7 +81,12 @@ void read_offload_bundles(const elf::ObjectFile& file, const elf::Section& secti
 
 // One object's kernels from its section table. Throws provkit::Error
 // (check_failed) naming the file when it is not a readable ELF object.
-Library list_kernels(const fs::path& object);
+// `kept_as_data`: also scan .ldata/.lrodata, which reads those sections whole
+// (cuFFT's is 278 MB): callers ask for it only when the registered code
+// does not run on a GPU.
+Library list_kernels(const fs::path& object, bool kept_as_data = false);
+// Whether the object has a section that list_kernels(..., true) would scan.
+bool has_data_sections(const fs::path& object);
 
 // The objects `paths` name: files as they are, directories walked for shared
 // objects (*.so, *.so.N), each file once (by its real path); with
@@ -108,7 +125,7 @@ bool code_object_runs_on(const std::string& target_id, const std::string& gfx);
 
 // Distinct targets of a kind, in arch order: {"sm_75", "sm_80", "sm_90a"};
 // the loadable images, or with `relocatable` those of __nv_relfatbin.
-std::vector<std::string> distinct_targets(const Library& library, Kind kind, bool relocatable = false);
+std::vector<std::string> distinct_targets(const Library& library, Kind kind, Origin origin = Origin::registered);
 
 // The kernels of many objects, read in parallel (the reads are scattered
 // small preads; a cold page cache answers them faster many at a time).

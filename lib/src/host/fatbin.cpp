@@ -13,8 +13,14 @@
 //   0x2000 LZ4), ...
 // The arch and its variant are in the header even when the payload is
 // compressed, so nothing is decompressed.
+#include <zstd.h>
+
 #include <algorithm>
 #include <cstring>
+#include <optional>
+#include <string_view>
+
+#include "provkit/error.hpp"
 
 #include "provkit/host/kernels.hpp"
 
@@ -113,7 +119,12 @@ void read_fatbins(const elf::ObjectFile& f, const elf::Section& section, Library
       if (kind == 1 || kind == 2) {
         into.images.push_back(entry_image(h, section.name));
         into.images.back().relocatable = relocatable;
-        into.images.back().embedded = embedded;
+        auto& img = into.images.back();
+        img.embedded = embedded;
+        img.payload_offset = e + entry_header;
+        img.payload_size = payload;
+        img.compressed_size = at<std::uint32_t>(h, 16);
+        img.uncompressed_size = at<std::uint64_t>(h, 56);
       } else if (!relocatable) {
         const int arch = static_cast<int>(at<std::uint32_t>(h, 28));
         auto it = std::find_if(into.other.begin(), into.other.end(), [&](const OtherEntries& o) { return o.kind == kind && o.arch == arch; });
@@ -123,6 +134,55 @@ void read_fatbins(const elf::ObjectFile& f, const elf::Section& section, Library
       e += entry_header + payload;
     }
     pos = find_magic(f, start, container_end, end);
+  }
+}
+
+namespace {
+
+// The number of .text.<kernel> sections of a cubin (an ELF object) in `elf`; nullopt when it does not parse.
+std::optional<std::size_t> text_sections(std::string_view elf) {
+  if (elf.size() < 64 || elf.compare(0, 4, "\x7f" "ELF") != 0 || elf[4] != 2) return std::nullopt;
+  const auto* p = reinterpret_cast<const unsigned char*>(elf.data());
+  const auto shoff = at<std::uint64_t>(p, 0x28);
+  const auto shentsize = at<std::uint16_t>(p, 0x3a), shnum = at<std::uint16_t>(p, 0x3c), shstrndx = at<std::uint16_t>(p, 0x3e);
+  if (shentsize != 64 || shoff > elf.size() || std::uint64_t(shnum) * 64 > elf.size() - shoff || shstrndx >= shnum) return std::nullopt;
+  auto sh = [&](std::size_t i) { return p + shoff + i * 64; };
+  const auto names_off = at<std::uint64_t>(sh(shstrndx), 0x18), names_size = at<std::uint64_t>(sh(shstrndx), 0x20);
+  if (names_off > elf.size() || names_size > elf.size() - names_off) return std::nullopt;
+  std::string_view names = elf.substr(names_off, names_size);
+  std::size_t count = 0;
+  for (std::size_t i = 0; i < shnum; ++i) {
+    const auto n = at<std::uint32_t>(sh(i), 0);
+    if (n < names.size() && names.substr(n).rfind(".text.", 0) == 0) ++count;
+  }
+  return count;
+}
+
+}  // namespace
+
+void count_cubin_kernels(Library& lib, const std::function<bool(const Image&)>& wanted) {
+  std::optional<elf::ObjectFile> file;
+  for (auto& img : lib.images) {
+    if (img.kind != Kind::cubin || img.kernel_count || !wanted(img)) continue;
+    try {
+      if (!file) file.emplace(lib.path);
+      if (!img.compressed) {
+        img.kernel_count = text_sections(file->read(img.payload_offset, img.payload_size, "a cubin"));
+        continue;
+      }
+      // zstd only (flag 0x8000; an LZ4 payload is left unread), and bounded.
+      if (img.compressed_size == 0 || img.compressed_size > img.payload_size || img.uncompressed_size == 0 ||
+          img.uncompressed_size > (64u << 20))
+        continue;
+      auto packed = file->read(img.payload_offset, img.compressed_size, "a compressed cubin");
+      if (ZSTD_getFrameContentSize(packed.data(), packed.size()) == ZSTD_CONTENTSIZE_ERROR) continue;
+      std::string out(img.uncompressed_size, '\0');
+      auto n = ZSTD_decompress(out.data(), out.size(), packed.data(), packed.size());
+      if (ZSTD_isError(n)) continue;
+      out.resize(n);
+      img.kernel_count = text_sections(out);
+    } catch (const Error&) {
+    }
   }
 }
 

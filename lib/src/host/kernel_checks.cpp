@@ -110,8 +110,14 @@ void kernel_checks(const Request& req, Probes& probes, std::vector<Result>& out)
         if (!settled && kernels::has_data_sections(object)) listing.library = kernels::list_kernels(object, true);
       } catch (const Error&) {
       }
+      // Still nothing runs: are its cubins empty modules (the headers do not say; the cubins' section tables do)?
+      settled = true;
+      for (const auto& t : gpus) settled &= kernels::judge(listing.library, t.gpu, driver_cuda).status != Status::fail;
+      if (!settled) kernels::count_cubin_kernels(listing.library, [](const kernels::Image& i) { return !i.relocatable; });
     }
     const auto& lib = listing.library;
+    std::size_t empty_modules = 0;
+    for (const auto& i : lib.images) empty_modules += i.kernel_count == std::size_t(0);
     if (!lib.has_device_code() && lib.problems.empty() && lib.other.empty()) continue;
     ++with_code;
     images += lib.images.size();
@@ -141,7 +147,7 @@ void kernel_checks(const Request& req, Probes& probes, std::vector<Result>& out)
               {"images", lib.images.size() - relocatable - embedded}, {"compressed", compressed}, {"sections", sections},
               {"relocatable", {{"images", relocatable}, {"cubins", reloc_cubins}, {"ptx", reloc_ptx}}},
               {"kept_as_data", {{"images", embedded}, {"cubins", kept_cubins}, {"ptx", kept_ptx}}},
-              {"other_entries", other}, {"problems", lib.problems}, {"gpus", nlohmann::json::array()}};
+              {"other_entries", other}, {"empty_modules", empty_modules}, {"problems", lib.problems}, {"gpus", nlohmann::json::array()}};
     std::string carries;
     auto add = [&](const std::string& what, const std::vector<std::string>& list) {
       if (list.empty()) return;

@@ -205,8 +205,21 @@ Verdict judge(const Library& lib, const Gpu& gpu, int driver_cuda) {
   Verdict v;
   const bool amd = !gpu.gfx.empty();
   bool carries = !amd && !lib.other.empty();
-  for (const auto& i : lib.images)
+  std::size_t empty_modules = 0;
+  for (const auto& i : lib.images) {
+    if (!amd && i.kind == Kind::cubin && i.kernel_count == std::size_t(0)) {
+      empty_modules += !i.relocatable;
+      continue;  // an empty module: no kernel in it needs a GPU
+    }
     carries |= amd ? i.kind == Kind::code_object : (i.kind != Kind::code_object && !i.relocatable);
+  }
+  if (!carries && empty_modules) {
+    v.status = check::Status::pass;
+    v.via = "no kernels";
+    v.reason = "carries no kernels for " + gpu.label + " to run: its " + std::to_string(empty_modules) +
+               " cubin" + (empty_modules > 1 ? "s are empty modules" : " is an empty module") + " (no .text sections)";
+    return v;
+  }
   if (!carries) {
     v.reason = "carries no " + std::string(amd ? "AMD" : "CUDA") + " kernels";
     return v;
@@ -232,7 +245,7 @@ Verdict judge(const Library& lib, const Gpu& gpu, int driver_cuda) {
   const Image* too_new_ptx = nullptr;
   const auto driver = cudacompat::from_cuda_int(driver_cuda);
   for (const auto& i : lib.images) {
-    if (i.kind == Kind::code_object || i.relocatable || !cuda_runs(i, *gpu.cc)) continue;
+    if (i.kind == Kind::code_object || i.relocatable || i.kernel_count == std::size_t(0) || !cuda_runs(i, *gpu.cc)) continue;
     if (i.kind == Kind::cubin) {
       if (!best_cubin || i.arch.arch > best_cubin->arch.arch) best_cubin = &i;
       continue;

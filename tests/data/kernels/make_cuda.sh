@@ -31,3 +31,6 @@ objcopy -O binary --only-section=.nv_fatbin libk_compressed.so fatbin.tmp
 { head -c 100 /dev/zero | tr '\0' 'x'; cat fatbin.tmp; head -c 20000 /dev/zero | tr '\0' 'y'; cat fatbin.tmp; } > ldata.tmp
 objcopy --add-section .ldata=ldata.tmp --set-section-flags .ldata=alloc,data libk_no_sm90.so libk_ldata.so
 rm -f fatbin.tmp ldata.tmp
+# A module with no kernel at all, for sm_75 only (cuFFTW's one cubin is such a module).
+$NVCC $common -o libk_empty.so empty.cu -gencode arch=compute_75,code=sm_75
+strip --strip-unneeded libk_empty.so

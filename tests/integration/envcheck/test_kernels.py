@@ -115,6 +115,15 @@ def test_fatbins_kept_as_data_are_looked_for_when_the_registered_ones_fail(tmp):
     check(checks_by_name(r)[name]["data"]["kept_as_data"]["images"] == 10, "kept-as-data count", str(r))
 
 
+def test_an_empty_module_needs_no_gpu(tmp):
+    # cuFFTW's only cubin is a module with no kernel; libk_empty.so is one (sm_75 only).
+    r = envcheck("--kernels", lib("libk_empty.so"), "--json", env=fake_gpu(tmp, H200_BOX))
+    expect(r, 0, "empty module")
+    name = "kernels " + lib("libk_empty.so")
+    row(r, name, "PASS", "empty module on sm_90", ["empty module"])
+    check(checks_by_name(r)[name]["data"]["empty_modules"] == 2, "empty_modules", str(r))
+
+
 def bundler():
     for cand in [shutil.which("clang-offload-bundler")] + sorted(glob.glob("/usr/lib/llvm-*/bin/clang-offload-bundler"), key=lambda p: int(p.split("llvm-")[1].split("/")[0]), reverse=True):
         if cand:

@@ -257,3 +257,26 @@ TEST_CASE("kernels: fatbins kept as data (.ldata) are read when asked, and count
   CHECK(v.status == check::Status::pass);
   CHECK(v.via == "sm_90");
 }
+
+TEST_CASE("kernels: a cubin with no kernel is an empty module, which needs no GPU", "[kernels]") {
+  auto lib = kernels::list_kernels(kData / "libk_empty.so");  // sm_75 only, no kernel (make_cuda.sh)
+  CHECK(kernels::judge(lib, nvidia(9, 0), 13000).status == check::Status::fail);  // the headers cannot tell
+  kernels::count_cubin_kernels(lib, [](const kernels::Image&) { return true; });
+  for (const auto& i : lib.images) CHECK(i.kernel_count == std::size_t(0));
+  auto v = kernels::judge(lib, nvidia(9, 0), 13000);
+  CHECK(v.status == check::Status::pass);
+  CHECK_THAT(v.reason, Catch::Contains("empty module"));
+  // Cubins with kernels count them, read through zstd when compressed.
+  auto packed = kernels::list_kernels(kData / "libk_compressed.so");
+  kernels::count_cubin_kernels(packed, [](const kernels::Image&) { return true; });
+  std::size_t kernels_seen = 0;
+  for (const auto& i : packed.images)
+    if (i.kind == kernels::Kind::cubin) {
+      REQUIRE(i.kernel_count);
+      kernels_seen += *i.kernel_count;
+    }
+  CHECK(kernels_seen >= 2);  // saxpy for sm_75 and for sm_90
+  auto multi = kernels::list_kernels(kData / "libk_no_sm90.so");
+  kernels::count_cubin_kernels(multi, [](const kernels::Image&) { return true; });
+  CHECK(kernels::judge(multi, nvidia(9, 0), 13000).status == check::Status::fail);  // its cubins have kernels
+}

@@ -6,6 +6,7 @@
 // clang-offload-bundler --list does); and whether any of it runs on a GPU.
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -39,6 +40,11 @@ struct Image {
   // .ldata / .lrodata: fatbins a library keeps as data and loads itself
   // (cuModuleLoadData; cuFFT keeps ~24000 there). They run; cuobjdump does not list them.
   bool embedded = false;
+  // Where its payload is in the file, and its sizes (0 when not compressed).
+  std::uint64_t payload_offset = 0, payload_size = 0, compressed_size = 0, uncompressed_size = 0;
+  // A cubin's kernel count (its .text.* sections), read only when asked
+  // (count_cubin_kernels): nullopt when not read or not readable.
+  std::optional<std::size_t> kernel_count;
 };
 
 // Which images: those the CUDA runtime registers (.nv_fatbin, the HIP bundle),
@@ -85,6 +91,10 @@ void read_offload_bundles(const elf::ObjectFile& file, const elf::Section& secti
 // (cuFFT's is 278 MB): callers ask for it only when the registered code
 // does not run on a GPU.
 Library list_kernels(const fs::path& object, bool kept_as_data = false);
+// Reads the section table of each cubin in `library` that `wanted` selects
+// (decompressing a zstd payload), to count its kernels: a cubin with none
+// is an empty module, which needs no GPU. LZ4 payloads stay unread.
+void count_cubin_kernels(Library& library, const std::function<bool(const Image&)>& wanted);
 // Whether the object has a section that list_kernels(..., true) would scan.
 bool has_data_sections(const fs::path& object);
 

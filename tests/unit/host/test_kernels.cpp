@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -279,4 +280,33 @@ TEST_CASE("kernels: a cubin with no kernel is an empty module, which needs no GP
   auto multi = kernels::list_kernels(kData / "libk_no_sm90.so");
   kernels::count_cubin_kernels(multi, [](const kernels::Image&) { return true; });
   CHECK(kernels::judge(multi, nvidia(9, 0), 13000).status == check::Status::fail);  // its cubins have kernels
+}
+
+TEST_CASE("kernels: the listing equals cuobjdump --list-elf --list-ptx, entry by entry", "[kernels]") {
+  // cuobjdump.txt: CUDA 13.0's cuobjdump on these libraries, run on the GPU host (it has no 'f' in its
+  // names: our sm_100f is its sm_100; relocatable __nv_relfatbin code it does not list).
+  std::ifstream in(kData / "cuobjdump.txt");
+  std::map<std::string, std::vector<std::string>> theirs;
+  std::string line, lib;
+  while (std::getline(in, line)) {
+    if (line.rfind("## ", 0) == 0) lib = line.substr(3), theirs[lib];
+    else if (line.rfind("ELF file", 0) == 0 || line.rfind("PTX file", 0) == 0) {
+      auto dot = line.rfind('.'), arch = line.rfind('.', dot - 1);
+      auto target = line.substr(arch + 1, dot - arch - 1);  // sm_90a
+      theirs[lib].push_back(line.rfind("PTX", 0) == 0 ? "compute_" + target.substr(3) : target);
+    }
+  }
+  REQUIRE(theirs.size() == 4);
+  for (const auto& [name, list] : theirs) {
+    INFO(name);
+    std::vector<std::string> ours;
+    // cuobjdump numbers ELF and PTX files apart but prints them in file order, as we read them.
+    for (const auto& i : kernels::list_kernels(kData / name).images) {
+      if (i.relocatable) continue;
+      auto t = i.target;
+      if (i.arch.variant == 'f') t.pop_back();
+      ours.push_back(t);
+    }
+    CHECK(ours == list);
+  }
 }

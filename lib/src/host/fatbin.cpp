@@ -56,8 +56,11 @@ std::uint64_t find_magic(const elf::ObjectFile& f, std::uint64_t start, std::uin
   from = start + ((from - start + 3) & ~std::uint64_t(3));
   const std::uint64_t stop = limit < end - std::min(end, from) ? from + limit : end;
   std::vector<unsigned char> block(64 * 1024);
+  // The next container is usually a few bytes on: a small first read, then large ones.
+  std::uint64_t want = 256;
   while (from + 4 <= stop) {
-    std::uint64_t n = std::min<std::uint64_t>(block.size(), stop - from);
+    std::uint64_t n = std::min<std::uint64_t>(want, stop - from);
+    want = block.size();
     f.read_into(block.data(), from, n, "a fatbin section");
     for (std::uint64_t i = 0; i + 4 <= n; i += 4)
       if (at<std::uint32_t>(block.data(), i) == kFatbinMagic) return from + i;

@@ -64,6 +64,9 @@ int main(int argc, char** argv) {
   auto* roce = app.add_option("--roce", roce_device, "RoCE GID tables and the NCCL_IB_GID_INDEX of this node's IPv4 (every RDMA device, or DEV)")
                    ->expected(0, 1)->type_name("[DEV]");
   app.add_option("--profile", profile, "run the checks listed in a YAML profile")->type_name("FILE.yaml");
+  std::string print_field;
+  app.add_option("--print", print_field, "print the data field FIELD of the checks that ran, one value per line (the exit status is still the verdict)")
+      ->type_name("FIELD");
   app.add_flag("--json", json, "print the results as JSON");
   app.add_flag("--quiet", quiet, "print nothing; the exit code says it");
   app.set_version_flag("--version", std::string("envcheck ") + PROVKIT_VERSION);
@@ -92,6 +95,21 @@ int main(int argc, char** argv) {
   }
 
   auto report = host::run(req, host::Environment::from_process());
+  if (!print_field.empty()) {
+    // Values only, for $(...): a check that failed still exits 1, and a field no check has is said, exit 2,
+    // so `export X=$(envcheck ... --print F)` under set -e never exports an empty or "null" value.
+    auto values = host::field_values(report, print_field);
+    for (const auto& v : values) std::cout << v << "\n";
+    if (report.failed()) {
+      if (!quiet) std::cerr << host::check::render_table(report.results);
+      return static_cast<int>(ExitCode::check_failed);
+    }
+    if (values.empty()) {
+      std::cerr << "envcheck: no check that ran has a value for '" << print_field << "'\n";
+      return static_cast<int>(ExitCode::usage);
+    }
+    return static_cast<int>(ExitCode::ok);
+  }
   if (!quiet) std::cout << (json ? host::to_json(report).dump(2) + "\n" : host::check::render_table(report.results));
   return static_cast<int>(report.failed() ? ExitCode::check_failed : ExitCode::ok);
 }

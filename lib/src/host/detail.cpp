@@ -62,7 +62,7 @@ std::vector<check::Result> run_checks(const Request& req, const Environment& env
   if (req.pcie_atomics) pcie_atomics_rows(probes, true, out);
   if (req.roce) roce_rows(*req.roce, probes, true, out);
   for (const auto& d : req.disks) out.push_back(disk_check(d));
-  for (int p : req.ports) out.push_back(port_check(p));
+  for (const auto& p : req.ports) out.push_back(port_check(p));
   for (const auto& f : req.files) out.push_back(file_check(f));
   return out;
 }

@@ -69,7 +69,7 @@ Result python_check(const std::string& want, Probes& probes);
 Result lib_check(const std::string& name, Probes& probes);                // host_library_checks.cpp
 void elf_checks(const std::string& path, Probes& probes, std::vector<Result>& out);
 Result disk_check(const DiskGate& gate);                                  // host_system_checks.cpp
-Result port_check(int port);
+Result port_check(const PortGate& gate);
 Result file_check(const FileGate& gate);
 Result rocm_check(Probes& probes);                                        // host_rocm_checks.cpp
 // --kernels (host/kernel_checks.cpp): a summary row, then a row per library that carries GPU code.

@@ -118,11 +118,24 @@ void add_disk(Request& r, const std::string& path, const std::string& size) {
 }
 
 void add_port(Request& r, const std::string& text) {
+  // PORT, HOST:PORT, or [IPV6]:PORT; HOST an address literal or "localhost".
+  PortGate gate;
+  std::string port_text = text;
+  auto colon = text.rfind(':');
+  if (colon != std::string::npos) {
+    gate.host = text.substr(0, colon);
+    port_text = text.substr(colon + 1);
+    if (gate.host.size() >= 2 && gate.host.front() == '[' && gate.host.back() == ']') gate.host = gate.host.substr(1, gate.host.size() - 2);
+    if (gate.host == "localhost") gate.host = "127.0.0.1";
+    if (!host::is_address_literal(gate.host))
+      throw Error(ExitCode::usage, "'" + text + "' names no address to bind: HOST must be an IPv4 or IPv6 address (or localhost)");
+  }
   int port = 0;
-  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), port);
-  if (ec != std::errc() || p != text.data() + text.size() || port < 1 || port > 65535)
+  auto [p, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
+  if (ec != std::errc() || p != port_text.data() + port_text.size() || port < 1 || port > 65535)
     throw Error(ExitCode::usage, "'" + text + "' is not a TCP port (1-65535)");
-  r.ports.push_back(port);
+  gate.port = port;
+  r.ports.push_back(gate);
 }
 
 void add_file(Request& r, const std::string& path, const std::string& sha256) {

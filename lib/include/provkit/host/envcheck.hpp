@@ -23,6 +23,11 @@ struct DiskGate {
   std::uint64_t bytes = 0;
   std::string size_text;  // as written, for messages
 };
+struct PortGate {
+  std::string host = "0.0.0.0";  // the address to bind: an IPv4 or IPv6 literal
+  int port = 0;
+  bool operator==(const PortGate&) const = default;
+};
 struct FileGate {
   std::string path;
   std::string sha256;  // lower-case hex; empty: existence only
@@ -44,7 +49,7 @@ struct Request {
   std::vector<std::string> elfs;
   std::vector<std::string> kernels;  // --kernels: files or directories whose GPU kernels are listed and judged
   std::vector<DiskGate> disks;
-  std::vector<int> ports;
+  std::vector<PortGate> ports;  // --port-free PORT or HOST:PORT
   std::vector<FileGate> files;
   bool rocm = false;
   // The links (host/link_test, host/pcie, host/roce). --link-test alone adds
@@ -130,6 +135,10 @@ struct Report {
   bool failed() const { return check::any_failed(results); }
 };
 Report run(const Request& request, const Environment& env);
+// envcheck --print FIELD: the value of data field FIELD of every check that ran and has it (not
+// null), in order: strings as they are, numbers and booleans as JSON writes them, arrays one element
+// per value, objects as compact JSON. Empty when none has it.
+std::vector<std::string> field_values(const Report& report, const std::string& field);
 // envcheck --json: check::to_json with envcheck's version, the mode and the exit code.
 nlohmann::json to_json(const Report& report);
 

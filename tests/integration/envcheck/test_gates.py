@@ -1,0 +1,113 @@
+#!/usr/bin/env python3
+"""envcheck as a deploy gate (issue 23): --print FIELD for scripts without jq, --roce on a port that is
+not ACTIVE, --elf on a directory, --port-free HOST:PORT naming the process that holds the port. The real
+binary, real sockets, real shared objects built here, a sysfs tree for the RDMA devices.
+
+Usage: test_gates.py test_CASE...   (one ctest per `def test_...`, registered by ../discover.cmake)
+"""
+import os
+import socket
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from common import check, main  # noqa: E402
+from test_envcheck import checks_by_name, envcheck, expect, row  # noqa: E402
+from test_links import make_rdma_tree, write  # noqa: E402
+
+
+def test_print_gives_the_value_and_keeps_the_verdict(tmp):
+    sysfs = os.path.join(tmp, "sys")
+    make_rdma_tree(sysfs)
+    env = {"ENVCHECK_SYSFS_ROOT": sysfs}
+    r = envcheck("--roce", "mlx5_1", "--print", "nccl_ib_gid_index", env=env)
+    expect(r, 0, "--print on a passing check")
+    check(r.out == "5\n", "--print prints the bare value", repr(r.out))
+    # mlx5_2 has no GID for this node: the index is null, the check fails, nothing is printed, exit 1.
+    r = envcheck("--roce", "mlx5_2", "--print", "nccl_ib_gid_index", env=env)
+    expect(r, 1, "--print on a failing check")
+    check(r.out == "", "--print prints no null", repr(r.out))
+    # A field no check has: said on stderr, exit 2.
+    r = envcheck("--roce", "mlx5_1", "--print", "no_such_field", env=env)
+    expect(r, 2, "--print of an unknown field")
+    check("no_such_field" in r.err, "--print names the field", r.err)
+    # The documented one-liner under set -euo pipefail stops instead of exporting "null".
+    sh = subprocess.run(["bash", "-c", "set -euo pipefail; idx=$(\"$EC\" --roce mlx5_2 --print nccl_ib_gid_index); "
+                         "export NCCL_IB_GID_INDEX=$idx; echo reached"],
+                        env=dict(os.environ, EC=BIN, ENVCHECK_SYSFS_ROOT=sysfs), capture_output=True, text=True)
+    check(sh.returncode == 1 and "reached" not in sh.stdout, "the gate one-liner stops", sh.stdout + sh.stderr)
+
+
+def test_roce_fails_a_port_that_is_not_active(tmp):
+    sysfs = os.path.join(tmp, "sys")
+    make_rdma_tree(sysfs)
+    write(os.path.join(sysfs, "class/infiniband/mlx5_0/ports/1/state"), "1: DOWN\n")
+    write(os.path.join(sysfs, "class/infiniband/mlx5_1/ports/1/state"), "4: ACTIVE\n")
+    env = {"ENVCHECK_SYSFS_ROOT": sysfs}
+    r = envcheck("--roce", "mlx5_0", "--json", env=env)
+    expect(r, 1, "--roce on a DOWN port")
+    row(r, "roce mlx5_0/1", "FAIL", "DOWN port", ["is not ACTIVE (state 1: DOWN)", "its NCCL_IB_GID_INDEX would be 3", "bring the port up"])
+    check(checks_by_name(r)["roce mlx5_0/1"]["data"]["nccl_ib_gid_index"] is None, "DOWN port exports no index", str(r))
+    r = envcheck("--roce", "mlx5_1", "--json", env=env)
+    expect(r, 0, "--roce on an ACTIVE port")
+    row(r, "roce mlx5_1/1", "PASS", "ACTIVE port", ["NCCL_IB_GID_INDEX=5"])
+    inv = envcheck("--json", env=env)
+    row(inv, "roce mlx5_0/1", "WARN", "inventory: DOWN port", ["not ACTIVE"])
+
+
+def cc(*args):
+    subprocess.run(["gcc", *args], check=True)
+
+
+def test_elf_walks_a_directory(tmp):
+    d = os.path.join(tmp, "lib")
+    os.makedirs(os.path.join(d, "sub"))
+    src = os.path.join(tmp, "a.c")
+    write(src, "int a(void) { return 1; }\n")
+    cc("-shared", "-fPIC", "-o", os.path.join(d, "libgood.so.1"), src)
+    gone = os.path.join(tmp, "gone")
+    os.makedirs(gone)
+    cc("-shared", "-fPIC", "-Wl,-soname,libgone.so.7", "-o", os.path.join(gone, "libgone.so.7"), src)
+    cc("-shared", "-fPIC", "-o", os.path.join(d, "sub", "libneedy.so"), src, "-Wl,--no-as-needed", "-L" + gone,
+       "-l:libgone.so.7")
+    os.remove(os.path.join(gone, "libgone.so.7"))
+    write(os.path.join(d, "libc.so"), "/* GNU ld script */\nGROUP ( libc.so.6 )\n")  # not an ELF object: skipped
+    r = envcheck("--elf", d, "--json")
+    expect(r, 1, "--elf DIR with one library whose dependency does not resolve")
+    rows = checks_by_name(r)
+    row(r, "elf " + os.path.join(d, "libgood.so.1"), "PASS", "--elf DIR: libgood")
+    row(r, "elf " + os.path.join(d, "sub", "libneedy.so") + ": libgone.so.7", "FAIL", "--elf DIR: libneedy", ["libgone.so.7"])
+    check(not any("libc.so" == os.path.basename(n) for n in rows), "the linker script is not an ELF row", str(list(rows)))
+    empty = os.path.join(tmp, "empty")
+    os.makedirs(empty)
+    r = envcheck("--elf", empty, "--json")
+    expect(r, 1, "--elf on a directory without libraries")
+    row(r, "elf " + empty, "FAIL", "--elf empty dir", ["no ELF shared object"])
+
+
+def test_port_free_host_and_holder(tmp):
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    s.listen()
+    port = s.getsockname()[1]
+    try:
+        r = envcheck("--port-free", f"127.0.0.1:{port}", "--json")
+        expect(r, 1, "--port-free on a held address")
+        name = f"port-free 127.0.0.1:{port}"
+        row(r, name, "FAIL", "held", [f"held by PID {os.getpid()}", "python", f"stop PID {os.getpid()}"])
+        check(checks_by_name(r)[name]["data"]["holder_pid"] == os.getpid(), "holder_pid", str(r))
+        expect(envcheck("--port-free", str(port)), 1, "--port-free PORT: 0.0.0.0 overlaps 127.0.0.1")
+        expect(envcheck("--port-free", f"127.0.0.2:{port}"), 0, "--port-free on another loopback address")
+        expect(envcheck("--port-free", f"localhost:{port}"), 1, "--port-free localhost:PORT")
+        expect(envcheck("--port-free", f"[::1]:{port}"), 0, "--port-free [::1]:PORT")
+        expect(envcheck("--port-free", f"example.com:{port}"), 2, "--port-free with a host name")
+        expect(envcheck("--port-free", "127.0.0.1:99999"), 2, "--port-free with a bad port")
+    finally:
+        s.close()
+
+
+from test_envcheck import BIN  # noqa: E402
+
+if __name__ == "__main__":
+    main()

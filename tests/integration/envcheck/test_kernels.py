@@ -126,7 +126,8 @@ def test_an_empty_module_needs_no_gpu(tmp):
 
 def bundler():
     for cand in [shutil.which("clang-offload-bundler")] + sorted(glob.glob("/usr/lib/llvm-*/bin/clang-offload-bundler"), key=lambda p: int(p.split("llvm-")[1].split("/")[0]), reverse=True):
-        if cand:
+        # --list came with LLVM 15; an older bundler (Debian's llvm-14) cannot be compared with.
+        if cand and "-list" in subprocess.run([cand, "--help"], capture_output=True, text=True).stdout:
             return cand
     skip("clang-offload-bundler is not installed (apt-get install clang-15 or hipcc)")
 

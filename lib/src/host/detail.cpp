@@ -12,6 +12,25 @@ const gpu::Snapshot& Probes::driver() {
   return *driver_;
 }
 
+const gpu::Visibility& Probes::visibility() {
+  if (!visibility_) visibility_ = gpu::cuda_visibility(driver().devices, env_.cuda_visible_devices);
+  return *visibility_;
+}
+
+std::vector<gpu::Device> Probes::engine_gpus() {
+  const auto& v = visibility();
+  if (!v.restricted) return driver().devices;
+  std::vector<gpu::Device> out;
+  for (int i : v.indices)
+    if (const auto* d = gpu::select_device(driver().devices, std::to_string(i))) out.push_back(*d);
+  return out;
+}
+
+std::string visibility_note(const gpu::Visibility& v, int index) {
+  if (v.visible(index)) return "";
+  return "; not visible to the engine (CUDA_VISIBLE_DEVICES='" + v.text + "')";
+}
+
 const std::optional<toolchain::Compiler>& Probes::c_compiler() {
   if (!c_compiler_) c_compiler_ = toolchain::find_c_compiler(env_.cc_env, env_.path_env);
   return *c_compiler_;

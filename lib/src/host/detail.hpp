@@ -30,6 +30,9 @@ class Probes {
   const Environment& env() const { return env_; }
 
   const gpu::Snapshot& driver();
+  // CUDA_VISIBLE_DEVICES over the driver's GPUs, and the GPUs it leaves the engine, in its order.
+  const gpu::Visibility& visibility();
+  std::vector<gpu::Device> engine_gpus();
   const std::optional<toolchain::Compiler>& c_compiler();  // Triton's order: $CC, gcc, clang
   const std::optional<toolchain::Nvcc>& nvcc();            // CUDA_HOME, PATH, cuda_root/cuda
   const toolchain::PythonLook& python_look();              // looked for, not run
@@ -39,6 +42,7 @@ class Probes {
  private:
   const Environment& env_;
   std::optional<gpu::Snapshot> driver_;
+  std::optional<gpu::Visibility> visibility_;
   std::optional<std::optional<toolchain::Compiler>> c_compiler_;
   std::optional<std::optional<toolchain::Nvcc>> nvcc_;
   std::optional<toolchain::PythonLook> python_look_;
@@ -51,6 +55,8 @@ std::string cc_text(int major, int minor);  // "8.9"
 std::string cuda_text(int encoded);         // 13000 -> "13.0"
 nlohmann::json device_json(const gpu::Device& d);
 std::string no_driver_reason(const gpu::Snapshot& s);
+// "; not visible to the engine (CUDA_VISIBLE_DEVICES=...)" for a GPU it hides, else "".
+std::string visibility_note(const gpu::Visibility& v, int index);
 extern const char* const kInstallDriver;
 // What a forward-compatibility libcuda (loaded, or lying in cuda_root) means
 // here: "; ..." clauses for a reason, and their paths into data.

@@ -21,14 +21,14 @@ struct Target {
 // compute capability, then the AMD GPUs of KFD grouped by gfx target.
 std::vector<Target> targets(const Request& req, Probes& probes) {
   std::vector<Target> out;
-  const auto& s = probes.driver();
   std::map<std::string, std::size_t> by_key;
   std::vector<const gpu::Device*> devices;
+  const auto visible = probes.engine_gpus();  // CUDA_VISIBLE_DEVICES honoured
   if (req.gpus.empty()) {
-    for (const auto& d : s.devices) devices.push_back(&d);
+    for (const auto& d : visible) devices.push_back(&d);
   } else {
     for (const auto& sel : req.gpus)
-      if (const auto* d = gpu::select_device(s.devices, sel)) devices.push_back(d);  // gpu_checks names the unknown ones
+      if (const auto* d = gpu::select_device(visible, sel)) devices.push_back(d);  // gpu_checks names the unknown ones
   }
   std::map<std::string, std::vector<int>> members;
   for (const auto* d : devices) {

@@ -2,6 +2,7 @@
 // command line and profiles) and where things are on this host.
 #include <algorithm>
 #include <charconv>
+#include <cstdlib>
 
 #include "provkit/host/envcheck.hpp"
 #include "provkit/util/fs.hpp"
@@ -171,6 +172,7 @@ Environment Environment::from_process() {
   e.cuda_home = util::getenv_str("CUDA_HOME");
   e.rocm_path = util::getenv_str("ROCM_PATH");
   e.ld_library_path = util::getenv_str("LD_LIBRARY_PATH");
+  if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES")) e.cuda_visible_devices = v;
   return e;
 }
 

@@ -13,7 +13,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from common import check, main  # noqa: E402
-from test_envcheck import checks_by_name, envcheck, expect, row  # noqa: E402
+from test_envcheck import checks_by_name, envcheck, expect, fake_gpu, row  # noqa: E402
 from test_links import make_rdma_tree, write  # noqa: E402
 
 
@@ -108,6 +108,38 @@ def test_port_free_host_and_holder(tmp):
 
 
 from test_envcheck import BIN  # noqa: E402
+
+TWO_GPUS = "driver_version=580.159.04\ncuda_version=13000\n" + "".join(
+    f"gpu.{i}.uuid=GPU-{c * 8}-1111-2222-3333-444455556666\ngpu.{i}.name=NVIDIA H200\ngpu.{i}.cc=9.0\n"
+    f"gpu.{i}.memory_total=150000000000\ngpu.{i}.memory_free={free}\n" for i, c, free in ((0, "a", 140000000000), (1, "b", 10**9)))
+
+
+def test_cuda_visible_devices_limits_the_gpu_checks(tmp):
+    env = fake_gpu(tmp, TWO_GPUS)
+    expect(envcheck("--vram-free", "10G", env=env), 1, "both GPUs: GPU 1 is nearly full")
+    r = envcheck("--vram-free", "10G", "--json", env=dict(env, CUDA_VISIBLE_DEVICES="0"))
+    expect(r, 0, "CUDA_VISIBLE_DEVICES=0")
+    check(list(checks_by_name(r)) == ["vram-free gpu0"], "only GPU 0 is checked", str(r))
+    r = envcheck("--vram-free", "10G", "--json", env=dict(env, CUDA_VISIBLE_DEVICES="GPU-bbbbbbbb"))
+    expect(r, 1, "CUDA_VISIBLE_DEVICES by UUID prefix")
+    check(list(checks_by_name(r)) == ["vram-free gpu1"], "only GPU 1 is checked", str(r))
+    # The list ends at the first entry that names no GPU, as the CUDA runtime reads it.
+    r = envcheck("--vram-free", "10G", "--json", env=dict(env, CUDA_VISIBLE_DEVICES="0,7,1"))
+    expect(r, 0, "CUDA_VISIBLE_DEVICES=0,7,1")
+    for value in ("", "MIG-4c5b3f0e-aaaa-bbbb-cccc-000000000000"):
+        r = envcheck("--vram-free", "10G", "--json", env=dict(env, CUDA_VISIBLE_DEVICES=value))
+        expect(r, 1, f"CUDA_VISIBLE_DEVICES={value!r}")
+        row(r, "gpu", "FAIL", f"CUDA_VISIBLE_DEVICES={value!r}", ["leaves the engine no GPU"])
+    r = envcheck("--gpu", "1", "--json", env=dict(env, CUDA_VISIBLE_DEVICES="0"))
+    expect(r, 1, "--gpu naming a hidden GPU")
+    row(r, "gpu 1", "FAIL", "--gpu 1 hidden", ["not visible to the engine (CUDA_VISIBLE_DEVICES='0')"])
+    inv = envcheck("--json", env=dict(env, CUDA_VISIBLE_DEVICES="0"))
+    row(inv, "gpu 1", "INFO", "inventory", ["not visible to the engine"])
+    check(checks_by_name(inv)["gpu 1"]["data"]["visible"] is False, "inventory data.visible", str(inv))
+    r = envcheck("--kernels", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "data", "kernels", "libk_multi.so"),
+                 "--json", env=dict(env, CUDA_VISIBLE_DEVICES="1"))
+    data = [c for c in r.json()["checks"] if c["name"].startswith("kernels ")][0]["data"]
+    check(data["gpus"][0]["indices"] == [1], "--kernels judges the visible GPU only", str(data))
 
 if __name__ == "__main__":
     main()

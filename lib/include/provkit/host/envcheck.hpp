@@ -121,6 +121,7 @@ struct Environment {
   std::string cuda_home;            // CUDA_HOME
   std::string rocm_path;            // ROCM_PATH
   std::string ld_library_path;      // LD_LIBRARY_PATH
+  std::optional<std::string> cuda_visible_devices;  // CUDA_VISIBLE_DEVICES; nullopt when unset
   static Environment from_process();
 };
 

@@ -210,9 +210,16 @@ Result cuda_check(const Request& req, Probes& probes) {
   r.rule = v.rule;
   r.reason = v.reason;
   r.fix = v.fix;
-  if (s.driver_cuda && s.driver_cuda != s.libcuda_cuda)
+  if (s.driver_cuda && s.driver_cuda != s.libcuda_cuda) {
     r.reason += "; the kernel driver (NVML) reports CUDA " + cuda_text(s.driver_cuda) + " but libcuda reports " +
                 cuda_text(s.libcuda_cuda);
+    // The driver is new enough; the libcuda the engine loads is not this driver's: say that, not "install the driver".
+    if (v.status != Status::pass && cudacompat::from_cuda_int(s.driver_cuda) >= *req.cuda && !gpu::is_compat_path(s.libcuda_path))
+      r.fix = "the installed driver " + s.driver_version + " supports CUDA " + cuda_text(s.driver_cuda) + ", but the libcuda.so.1 the engine loads (" +
+              (s.libcuda_path.empty() ? std::string("the loader's") : s.libcuda_path) + ") is another driver's (CUDA " +
+              cuda_text(s.libcuda_cuda) + "): install the user-mode driver of " + s.driver_version +
+              " (libnvidia-compute of the same version) or remove the stale libcuda from the loader path";
+  }
   r.reason += compat_note(s, probes.env(), r.data);
   return r;
 }

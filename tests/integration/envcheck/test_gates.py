@@ -109,6 +109,24 @@ def test_port_free_host_and_holder(tmp):
 
 from test_envcheck import BIN  # noqa: E402
 
+def test_fix_lines_name_the_cause(tmp):
+    # NVML says 580.65.06 (CUDA 13.0); the libcuda the engine loads is another driver's (12.8).
+    env = fake_gpu(tmp, "driver_version=580.65.06\ncuda_version=13000\nlibcuda_version=12080\ngpu.0.uuid=GPU-1\ngpu.0.cc=9.0\n")
+    r = envcheck("--cuda", "13.0", "--json", env=env)
+    expect(r, 1, "libcuda/NVML mismatch")
+    fix = checks_by_name(r)["cuda 13.0"]["fix"]
+    check("install NVIDIA driver 580.65.06 or newer" not in fix and "the installed driver 580.65.06 supports CUDA 13.0" in fix
+          and "libcuda.so.1 the engine loads" in fix, "mismatch fix line", fix)
+    # gcc on PATH is cc-shim, and there is no zig: the fix is zig, not a gcc package.
+    bindir = os.path.join(tmp, "bin")
+    os.makedirs(bindir)
+    os.symlink(os.path.join(os.path.dirname(BIN), "cc-shim"), os.path.join(bindir, "gcc"))
+    r = envcheck("--cc", "--json", env={"PATH": bindir, "HOME": tmp, "CC": ""})
+    expect(r, 1, "cc-shim without zig")
+    fix = checks_by_name(r)["cc"]["fix"]
+    check("is cc-shim" in fix and "install zig" in fix and "reinstall" not in fix, "cc-shim fix line", fix)
+
+
 TWO_GPUS = "driver_version=580.159.04\ncuda_version=13000\n" + "".join(
     f"gpu.{i}.uuid=GPU-{c * 8}-1111-2222-3333-444455556666\ngpu.{i}.name=NVIDIA H200\ngpu.{i}.cc=9.0\n"
     f"gpu.{i}.memory_total=150000000000\ngpu.{i}.memory_free={free}\n" for i, c, free in ((0, "a", 140000000000), (1, "b", 10**9)))

@@ -55,6 +55,7 @@ int main(int argc, char** argv) {
   app.add_option("--disk", disks, "free space on the file system of PATH (repeatable)")->type_name("PATH=SIZE");
   app.add_option("--port-free", ports, "TCP port that must be free to bind (repeatable)")->type_name("PORT");
   app.add_option("--file", files, "file that must exist, with this sha256 when given (repeatable)")->type_name("PATH[=SHA256]");
+  app.add_option("--gfx", req.gfx, "every AMD GPU (KFD) must load code built for this target (repeatable)")->type_name("gfx942");
   app.add_flag("--rocm", req.rocm, "ROCm runtime libraries and at least one AMD GPU must be present");
   auto* link_test = app.add_option("--link-test", link_seconds, "copy host<->GPU and GPU<->GPU for SECONDS per GPU (default 1): GB/s, the PCIe link under load, peer paths")
                         ->expected(0, 1)->type_name("[SECONDS]");
@@ -88,6 +89,8 @@ int main(int argc, char** argv) {
     if (!min_pcie.empty()) host::set_min_pcie(req, min_pcie);
     if (!min_h2d.empty()) host::set_min_h2d(req, min_h2d);
     if (roce->count() > 0) req.roce = roce_device;
+    for (const auto& g : req.gfx)
+      if (g.rfind("gfx", 0) != 0 || g.size() < 6) throw Error(ExitCode::usage, "--gfx wants a gfx target (like gfx942 or gfx11-generic), not '" + g + "'");
   } catch (const Error& e) {  // a bad value is said naming the flag it came from
     auto* bad = dynamic_cast<const host::InvalidValue*>(&e);
     std::cerr << "envcheck: " << (bad ? bad->sentence(flag_for(bad->field)) : std::string(e.what())) << "\n";

@@ -77,6 +77,7 @@ std::vector<check::Result> run_checks(const Request& req, const Environment& env
   for (const auto& e : req.elfs) elf_checks(e, probes, out);
   if (!req.kernels.empty()) kernel_checks(req, probes, out);
   if (req.rocm) out.push_back(rocm_check(probes));
+  for (const auto& g : req.gfx) out.push_back(gfx_check(g, probes));
   link_checks(req, probes, out);
   if (req.pcie_atomics) pcie_atomics_rows(probes, true, out);
   if (req.roce) roce_rows(*req.roce, probes, true, out);

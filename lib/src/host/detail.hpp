@@ -77,7 +77,8 @@ void elf_checks(const std::string& path, Probes& probes, std::vector<Result>& ou
 Result disk_check(const DiskGate& gate);                                  // host_system_checks.cpp
 Result port_check(const PortGate& gate);
 Result file_check(const FileGate& gate);
-Result rocm_check(Probes& probes);                                        // host_rocm_checks.cpp
+Result rocm_check(Probes& probes);
+Result gfx_check(const std::string& target, Probes& probes);   // --gfx TARGET                                        // host_rocm_checks.cpp
 // --kernels (host/kernel_checks.cpp): a summary row, then a row per library that carries GPU code.
 void kernel_checks(const Request& req, Probes& probes, std::vector<Result>& out);
 // The links (host/link_checks.cpp). `as_check`: a verdict was asked; without

@@ -15,7 +15,7 @@ namespace provkit::host {
 
 bool Request::asks_anything() const {
   return cuda || !needs.empty() || min_cc || !arch_list.empty() || vram_free || cc || nvcc || python ||
-         !libs.empty() || !elfs.empty() || !kernels.empty() || !disks.empty() || !ports.empty() || !files.empty() || rocm ||
+         !libs.empty() || !elfs.empty() || !kernels.empty() || !disks.empty() || !ports.empty() || !files.empty() || rocm || !gfx.empty() ||
          min_pcie || min_h2d || pcie_atomics || roce;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "detail.hpp"
+#include "provkit/host/kernels.hpp"
 
 namespace provkit::host::detail {
 
@@ -33,6 +34,32 @@ Result rocm_check(Probes& probes) {
     r.status = Status::fail;
     r.fix = !libs_ok ? "install the ROCm runtime (hip-runtime-amd, hsa-rocr) or set ROCM_PATH"
                      : "load the amdgpu kernel driver (modprobe amdgpu) and check /dev/kfd access";
+  }
+  return r;
+}
+
+Result gfx_check(const std::string& target, Probes& probes) {
+  // Every AMD GPU of KFD must load code built for `target` (its processor, or a generic target covering it).
+  const auto& gpus = probes.rocm().gpus;
+  Result r{.name = "gfx " + target, .status = Status::pass, .rule = Rule::gfx_target, .threshold = target,
+           .data = {{"target", target}, {"gpus", nlohmann::json::array()}}};
+  std::string good, bad;
+  for (const auto& g : gpus) {
+    const bool ok = kernels::code_object_runs_on(target, g.gfx_target);
+    r.data["gpus"].push_back({{"node", g.node}, {"gfx_target", g.gfx_target}, {"runs", ok}});
+    (ok ? good : bad) += (((ok ? good : bad).empty()) ? "" : ", ") + std::string("node ") + std::to_string(g.node) + " " + g.gfx_target;
+  }
+  if (gpus.empty()) {
+    r.status = Status::fail;
+    r.reason = "no AMD GPU in the KFD topology (" + (probes.env().sysfs_root / "class/kfd/kfd/topology/nodes").string() + ")";
+    r.fix = "load the amdgpu kernel driver (modprobe amdgpu) and check /dev/kfd access";
+  } else if (!bad.empty()) {
+    r.status = Status::fail;
+    r.reason = "code built for " + target + " does not load on " + bad + (good.empty() ? "" : " (it does on " + good + ")");
+    r.fix = "use a build of the engine for the GPUs' target (hipcc --offload-arch=" + gpus.front().gfx_target +
+            "), or run it on GPUs of " + target;
+  } else {
+    r.reason = "code built for " + target + " loads on every AMD GPU: " + good;
   }
   return r;
 }

@@ -15,6 +15,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from common import check, main  # noqa: E402
 from test_envcheck import checks_by_name, envcheck, expect, fake_gpu, row  # noqa: E402
 from test_links import make_rdma_tree, write  # noqa: E402
+from test_envcheck import make_kfd_tree  # noqa: E402
 
 
 def test_print_gives_the_value_and_keeps_the_verdict(tmp):
@@ -108,6 +109,23 @@ def test_port_free_host_and_holder(tmp):
 
 
 from test_envcheck import BIN  # noqa: E402
+
+def test_gfx_gate_from_kfd(tmp):
+    sysfs = os.path.join(tmp, "sys")
+    make_kfd_tree(sysfs)  # node 1 gfx942, node 2 gfx1100
+    env = {"ENVCHECK_SYSFS_ROOT": sysfs}
+    r = envcheck("--gfx", "gfx942", "--json", env=env)
+    expect(r, 1, "--gfx gfx942 with a gfx1100 beside it")
+    row(r, "gfx gfx942", "FAIL", "mixed box", ["does not load on node 2 gfx1100", "it does on node 1 gfx942"])
+    os.remove(os.path.join(sysfs, "class/kfd/kfd/topology/nodes/2/properties"))
+    expect(envcheck("--gfx", "gfx942", env=env), 0, "--gfx gfx942 on gfx942 only")
+    expect(envcheck("--gfx", "gfx9-4-generic", env=env), 0, "--gfx gfx9-4-generic on gfx942")
+    expect(envcheck("--gfx", "gfx90a", env=env), 1, "--gfx gfx90a on gfx942")
+    expect(envcheck("--gfx", "mi300", env=env), 2, "--gfx with a marketing name")
+    r = envcheck("--gfx", "gfx942", "--json")  # no KFD tree at all
+    expect(r, 1, "--gfx without AMD GPUs")
+    row(r, "gfx gfx942", "FAIL", "no KFD", ["no AMD GPU"])
+
 
 def test_fix_lines_name_the_cause(tmp):
     # NVML says 580.65.06 (CUDA 13.0); the libcuda the engine loads is another driver's (12.8).

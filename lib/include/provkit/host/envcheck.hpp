@@ -52,6 +52,7 @@ struct Request {
   std::vector<PortGate> ports;  // --port-free PORT or HOST:PORT
   std::vector<FileGate> files;
   bool rocm = false;
+  std::vector<std::string> gfx;  // --gfx TARGET: every AMD GPU must load code built for it
   // The links (host/link_test, host/pcie, host/roce). --link-test alone adds
   // its measurements to the inventory; the rest are checks.
   std::optional<double> link_test;  // seconds per GPU

@@ -26,6 +26,10 @@ std::vector<gpu::Device> Probes::engine_gpus() {
   return out;
 }
 
+std::vector<rocm::AmdGpu> Probes::engine_amd_gpus() {
+  return rocm::visible_gpus(rocm().gpus, env_.rocr_visible_devices, env_.hip_visible_devices);
+}
+
 std::string visibility_note(const gpu::Visibility& v, int index) {
   if (v.visible(index)) return "";
   return "; not visible to the engine (CUDA_VISIBLE_DEVICES='" + v.text + "')";

@@ -33,6 +33,8 @@ class Probes {
   // CUDA_VISIBLE_DEVICES over the driver's GPUs, and the GPUs it leaves the engine, in its order.
   const gpu::Visibility& visibility();
   std::vector<gpu::Device> engine_gpus();
+  // The AMD GPUs ROCR_VISIBLE_DEVICES and HIP_VISIBLE_DEVICES leave the engine.
+  std::vector<rocm::AmdGpu> engine_amd_gpus();
   const std::optional<toolchain::Compiler>& c_compiler();  // Triton's order: $CC, gcc, clang
   const std::optional<toolchain::Nvcc>& nvcc();            // CUDA_HOME, PATH, cuda_root/cuda
   const toolchain::PythonLook& python_look();              // looked for, not run
@@ -78,7 +80,9 @@ Result disk_check(const DiskGate& gate);                                  // hos
 Result port_check(const PortGate& gate);
 Result file_check(const FileGate& gate);
 Result rocm_check(Probes& probes);
-Result gfx_check(const std::string& target, Probes& probes);   // --gfx TARGET                                        // host_rocm_checks.cpp
+Result gfx_check(const std::string& target, Probes& probes);   // --gfx TARGET
+// --vram-free on the AMD GPUs the engine sees (amdgpu's mem_info_vram_*), when there is no NVIDIA driver.
+void amd_vram_checks(const Request& req, Probes& probes, std::vector<Result>& out);                                        // host_rocm_checks.cpp
 // --kernels (host/kernel_checks.cpp): a summary row, then a row per library that carries GPU code.
 void kernel_checks(const Request& req, Probes& probes, std::vector<Result>& out);
 // The links (host/link_checks.cpp). `as_check`: a verdict was asked; without

@@ -228,6 +228,10 @@ void gpu_checks(const Request& req, Probes& probes, std::vector<Result>& out) {
   bool wanted = !req.needs.empty() || req.min_cc || !req.arch_list.empty() || req.vram_free || !req.gpus.empty();
   if (!wanted) return;
   const auto& s = probes.driver();
+  // No NVIDIA GPU but AMD ones: --vram-free is read from amdgpu (the other asks are NVIDIA's).
+  if ((s.driver_version.empty() || s.devices.empty()) && req.vram_free && !probes.rocm().gpus.empty() && req.gpus.empty() &&
+      req.needs.empty() && !req.min_cc && req.arch_list.empty())
+    return amd_vram_checks(req, probes, out);
   if (s.driver_version.empty() || s.devices.empty()) {
     out.push_back({.name = "gpu",
                    .status = Status::fail,

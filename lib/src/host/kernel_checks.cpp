@@ -50,7 +50,7 @@ std::vector<Target> targets(const Request& req, Probes& probes) {
     out[by_key[key]].gpu.label = "GPU " + list + " (" + key + ")";
   }
   std::map<std::string, std::size_t> by_gfx;
-  for (const auto& g : probes.rocm().gpus) {
+  for (const auto& g : probes.engine_amd_gpus()) {  // ROCR_/HIP_VISIBLE_DEVICES honoured
     if (g.gfx_target.empty()) continue;
     if (!by_gfx.count(g.gfx_target)) {
       by_gfx[g.gfx_target] = out.size();

@@ -173,6 +173,8 @@ Environment Environment::from_process() {
   e.rocm_path = util::getenv_str("ROCM_PATH");
   e.ld_library_path = util::getenv_str("LD_LIBRARY_PATH");
   if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES")) e.cuda_visible_devices = v;
+  if (const char* v = std::getenv("ROCR_VISIBLE_DEVICES")) e.rocr_visible_devices = v;
+  if (const char* v = std::getenv("HIP_VISIBLE_DEVICES")) e.hip_visible_devices = v;
   return e;
 }
 

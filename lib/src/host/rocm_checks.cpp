@@ -4,6 +4,7 @@
 
 #include "detail.hpp"
 #include "provkit/host/kernels.hpp"
+#include "provkit/util/size.hpp"
 
 namespace provkit::host::detail {
 
@@ -40,7 +41,7 @@ Result rocm_check(Probes& probes) {
 
 Result gfx_check(const std::string& target, Probes& probes) {
   // Every AMD GPU of KFD must load code built for `target` (its processor, or a generic target covering it).
-  const auto& gpus = probes.rocm().gpus;
+  const auto gpus = probes.engine_amd_gpus();
   Result r{.name = "gfx " + target, .status = Status::pass, .rule = Rule::gfx_target, .threshold = target,
            .data = {{"target", target}, {"gpus", nlohmann::json::array()}}};
   std::string good, bad;
@@ -62,6 +63,31 @@ Result gfx_check(const std::string& target, Probes& probes) {
     r.reason = "code built for " + target + " loads on every AMD GPU: " + good;
   }
   return r;
+}
+
+void amd_vram_checks(const Request& req, Probes& probes, std::vector<Result>& out) {
+  for (const auto& g : probes.engine_amd_gpus()) {
+    const std::string label = "AMD GPU node " + std::to_string(g.node) + " (" + g.gfx_target + ")";
+    Result r{.name = "vram-free amd" + std::to_string(g.node), .status = Status::fail, .rule = Rule::vram_free,
+             .threshold = req.vram_free_text, .data = {{"node", g.node}, {"gfx_target", g.gfx_target}, {"need", *req.vram_free}}};
+    if (!g.vram_total || !g.vram_used || *g.vram_used > *g.vram_total) {
+      r.reason = label + ": amdgpu's mem_info_vram_total/used cannot be read (render node " + std::to_string(g.drm_render_minor) + ")";
+      r.fix = "check that the amdgpu driver is loaded and /sys/class/drm/renderD*/device is readable";
+      out.push_back(r);
+      continue;
+    }
+    const auto free = *g.vram_total - *g.vram_used;
+    r.data["free"] = free;
+    r.data["total"] = *g.vram_total;
+    if (free >= *req.vram_free) {
+      r.status = Status::pass;
+      r.reason = label + " has " + util::format_size(free) + " free >= " + util::format_size(*req.vram_free);
+    } else {
+      r.reason = label + " has " + util::format_size(free) + " free < " + util::format_size(*req.vram_free) + " needed";
+      r.fix = "stop what holds the GPU's memory (amd-smi process, rocm-smi --showpids) or pick another GPU (HIP_VISIBLE_DEVICES)";
+    }
+    out.push_back(r);
+  }
 }
 
 }  // namespace provkit::host::detail

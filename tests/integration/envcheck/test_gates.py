@@ -127,6 +127,38 @@ def test_gfx_gate_from_kfd(tmp):
     row(r, "gfx gfx942", "FAIL", "no KFD", ["no AMD GPU"])
 
 
+def amd_box(root):
+    """Two AMD GPUs: KFD nodes 1 (gfx942, renderD128, 10 GiB free) and 2 (gfx90a, renderD129, 1 GiB free)."""
+    nodes = os.path.join(root, "class/kfd/kfd/topology/nodes")
+    for node, props in {"0": "cpu_cores_count 32\ngfx_target_version 0\n",
+                        "1": "simd_count 1216\ngfx_target_version 90402\ndrm_render_minor 128\n",
+                        "2": "simd_count 440\ngfx_target_version 90010\ndrm_render_minor 129\n"}.items():
+        os.makedirs(os.path.join(nodes, node))
+        write(os.path.join(nodes, node, "properties"), props)
+    for minor, total, used in ((128, 192 << 30, 182 << 30), (129, 64 << 30, 63 << 30)):
+        dev = os.path.join(root, f"class/drm/renderD{minor}/device")
+        os.makedirs(dev)
+        write(os.path.join(dev, "mem_info_vram_total"), f"{total}\n")
+        write(os.path.join(dev, "mem_info_vram_used"), f"{used}\n")
+
+
+def test_amd_vram_free_and_visible_devices(tmp):
+    sysfs = os.path.join(tmp, "sys")
+    amd_box(sysfs)
+    env = {"ENVCHECK_SYSFS_ROOT": sysfs}
+    r = envcheck("--vram-free", "5G", "--json", env=env)
+    expect(r, 1, "--vram-free on AMD: node 2 has 1 GiB")
+    row(r, "vram-free amd1", "PASS", "node 1", ["gfx942", "10.0 GiB free"])
+    row(r, "vram-free amd2", "FAIL", "node 2", ["1.0 GiB free < 5.0 GiB", "HIP_VISIBLE_DEVICES"])
+    for var in ("HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES"):
+        r = envcheck("--vram-free", "5G", "--json", env=dict(env, **{var: "0"}))
+        expect(r, 0, f"{var}=0")
+        check(list(checks_by_name(r)) == ["vram-free amd1"], f"{var}=0 leaves node 1", str(r))
+    r = envcheck("--gfx", "gfx942", env=dict(env, HIP_VISIBLE_DEVICES="0"))
+    expect(r, 0, "--gfx on the visible GPU only")
+    expect(envcheck("--gfx", "gfx942", env=env), 1, "--gfx with the gfx90a visible")
+
+
 def test_fix_lines_name_the_cause(tmp):
     # NVML says 580.65.06 (CUDA 13.0); the libcuda the engine loads is another driver's (12.8).
     env = fake_gpu(tmp, "driver_version=580.65.06\ncuda_version=13000\nlibcuda_version=12080\ngpu.0.uuid=GPU-1\ngpu.0.cc=9.0\n")

@@ -20,24 +20,24 @@
 
 #include "provkit/elf/object_file.hpp"
 #include "provkit/error.hpp"
+#include "provkit/util/fd.hpp"
 #include "provkit/util/fs.hpp"
 #include "provkit/util/paths.hpp"
 
 namespace provkit::elf {
 
-
 std::optional<Identity> read_identity(const fs::path& path) {
   std::string why;
-  int fd = detail::open_regular_file(path, why);
-  if (fd < 0) return std::nullopt;
+  util::Fd fd = detail::open_regular_file(path, why);
+  if (!fd) return std::nullopt;
   unsigned char hdr[sizeof(Elf64_Ehdr)] = {};
   std::size_t got = 0;
   while (got < sizeof hdr) {
-    ssize_t n = ::pread(fd, hdr + got, sizeof hdr - got, static_cast<off_t>(got));
+    ssize_t n = ::pread(fd.get(), hdr + got, sizeof hdr - got, static_cast<off_t>(got));
     if (n <= 0) break;
     got += static_cast<std::size_t>(n);
   }
-  ::close(fd);
+  fd.reset();
   if (got < EI_NIDENT || std::memcmp(hdr, ELFMAG, SELFMAG) != 0) return std::nullopt;
   Identity id;
   id.elf_class = hdr[EI_CLASS];

@@ -12,19 +12,18 @@
 
 namespace provkit::elf {
 
-int detail::open_regular_file(const fs::path& path, std::string& why) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-  if (fd < 0) {
+util::Fd detail::open_regular_file(const fs::path& path, std::string& why) {
+  util::Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
+  if (!fd) {
     why = std::string("cannot open: ") + std::strerror(errno);
-    return -1;
+    return fd;
   }
   struct stat st;
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+  if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
     why = S_ISFIFO(st.st_mode)  ? "not a regular file (a FIFO)"
           : S_ISDIR(st.st_mode) ? "not a regular file (a directory)"
                                 : "not a regular file";
-    ::close(fd);
-    return -1;
+    return util::Fd();
   }
   return fd;
 }
@@ -32,14 +31,10 @@ int detail::open_regular_file(const fs::path& path, std::string& why) {
 ObjectFile::ObjectFile(const fs::path& path) : path_(path) {
   std::string why;
   fd_ = detail::open_regular_file(path, why);
-  if (fd_ < 0) fail(why);
-  off_t end = ::lseek(fd_, 0, SEEK_END);
+  if (!fd_) fail(why);
+  off_t end = ::lseek(fd_.get(), 0, SEEK_END);
   if (end < 0) fail("cannot read its size");
   size_ = static_cast<std::uint64_t>(end);
-}
-
-ObjectFile::~ObjectFile() {
-  if (fd_ >= 0) ::close(fd_);
 }
 
 std::string ObjectFile::read(std::uint64_t offset, std::uint64_t length, const char* what) const {
@@ -56,14 +51,14 @@ void ObjectFile::read_into(void* out, std::uint64_t offset, std::uint64_t length
   auto* p = static_cast<char*>(out);
   std::uint64_t done = 0;
   while (done < length) {
-    ssize_t n = ::pread(fd_, p + done, length - done, static_cast<off_t>(offset + done));
+    ssize_t n = ::pread(fd_.get(), p + done, length - done, static_cast<off_t>(offset + done));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) fail(std::string("read error in ") + what);
     done += static_cast<std::uint64_t>(n);
   }
 }
 
-void ObjectFile::advise_random() const { ::posix_fadvise(fd_, 0, 0, POSIX_FADV_RANDOM); }
+void ObjectFile::advise_random() const { ::posix_fadvise(fd_.get(), 0, 0, POSIX_FADV_RANDOM); }
 
 void ObjectFile::fail(const std::string& why) const { throw Error(ExitCode::check_failed, path_.string() + ": " + why); }
 

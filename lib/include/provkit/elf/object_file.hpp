@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <string>
 
+#include "provkit/util/fd.hpp"
+
 namespace provkit::elf {
 
 namespace fs = std::filesystem;
@@ -15,15 +17,14 @@ namespace detail {
 // Opens `path` for reading only when it is a regular file. O_NONBLOCK keeps
 // the open itself from waiting on a FIFO with no writer (or a device); fstat
 // on the open descriptor then decides, so there is no stat-then-open race.
-// -1 with `why` set otherwise.
-int open_regular_file(const fs::path& path, std::string& why);
+// An invalid Fd with `why` set otherwise.
+util::Fd open_regular_file(const fs::path& path, std::string& why);
 }  // namespace detail
 
 class ObjectFile {
  public:
   // Throws provkit::Error (check_failed) "PATH: why" when it cannot be opened.
   explicit ObjectFile(const fs::path& path);
-  ~ObjectFile();
   ObjectFile(const ObjectFile&) = delete;
   ObjectFile& operator=(const ObjectFile&) = delete;
 
@@ -40,7 +41,7 @@ class ObjectFile {
 
  private:
   fs::path path_;
-  int fd_ = -1;
+  util::Fd fd_;
   std::uint64_t size_ = 0;
 };
 

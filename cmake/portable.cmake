@@ -24,8 +24,8 @@ if(PROVKIT_PORTABLE)
   add_library(provkit_glibc_floor OBJECT ${CMAKE_CURRENT_LIST_DIR}/portable/glibc_floor.c)
   add_library(provkit_yaml_cpp_static INTERFACE)
   target_link_libraries(provkit_yaml_cpp_static INTERFACE ${PROVKIT_YAML_CPP_STATIC})
-  target_include_directories(provkit_yaml_cpp_static INTERFACE
-    $<TARGET_PROPERTY:yaml-cpp,INTERFACE_INCLUDE_DIRECTORIES>)
+  get_target_property(yaml_cpp_includes yaml-cpp INTERFACE_INCLUDE_DIRECTORIES)
+  target_include_directories(provkit_yaml_cpp_static INTERFACE ${yaml_cpp_includes})
   # libarchive.a's own dependencies (pkg-config --static libarchive, less libxml2),
   # shared and bundled, by soname: their -dev packages need not be installed.
   add_library(provkit_archive_static INTERFACE)

@@ -15,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Built where glibc has no _dl_find_object (before 2.35), the unwinder does not use it. */
+#ifdef DLFO_STRUCT_HAS_EH_DBASE
 struct provkit_find {
   uintptr_t address;
   struct dl_find_object* result;
@@ -56,6 +58,7 @@ int _dl_find_object(void* address, struct dl_find_object* result) {
   dl_iterate_phdr(provkit_find_object_in, &find);
   return find.found ? 0 : -1;
 }
+#endif
 
 /* arc4random and arc4random_buf are new in glibc 2.36. libstdc++.a's random.o
  * (std::random_device, pulled in by the library's own COW-string
@@ -63,6 +66,7 @@ int _dl_find_object(void* address, struct dl_find_object* result) {
  * libarchive.a's archive_random.o to the second (Debian built both against
  * 2.36). Defined here from getrandom (glibc 2.25), falling back to
  * /dev/urandom where the kernel has no getrandom. */
+#if __GLIBC_PREREQ(2, 36)
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -98,3 +102,4 @@ uint32_t arc4random(void) {
 }
 
 void arc4random_buf(void* buffer, size_t size) { provkit_fill_random(buffer, size); }
+#endif

@@ -6,7 +6,7 @@
 # real command with an empty environment (empty LD_LIBRARY_PATH, a PATH
 # without the build tree):
 #   hf-fetch fetches the demo checkpoint from the Hub simulator into a fresh cache;
-#   envcheck proves this host's gcc builds (--cc);
+#   envcheck proves this host's C compiler builds a shared object (--cc);
 #   envbuild creates an environment from a hashed lock and a local wheel, and verifies it;
 #   cc-shim compiles and links a C program with zig (fixture cc-shim-zig).
 set -euo pipefail
@@ -17,6 +17,15 @@ sim=
 trap '[[ -n $sim ]] && kill "$sim" 2>/dev/null; rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
+floor=$(grep -oP 'glibc floor: \*\*\K[0-9.]+' "$src/docs/installing.md") || fail "docs/installing.md states no glibc floor"
+# Release archives are built on Debian 12 and held to the stated floor; built
+# on another distribution (a contributor's Ubuntu 24.04), the binaries need
+# that host's glibc, and the rest of the test still holds.
+if [[ $(. /etc/os-release && echo "$ID:$VERSION_ID") != debian:12 ]]; then
+  floor=$(ldd --version | head -1 | grep -oE '[0-9]+\.[0-9]+$')
+  echo "not Debian 12: checking against this host's glibc $floor instead of the stated floor"
+fi
+export PROVKIT_GLIBC_FLOOR=$floor
 archive=$("$src/scripts/release.sh" "$PROVKIT_BUILD_DIR" "$work/out") || fail "release.sh failed"
 echo "archive: $(basename "$archive"), $(du -k "$archive" | cut -f1) KiB"
 mkdir "$work/fresh"
@@ -26,7 +35,6 @@ for f in bin/hf-fetch bin/envcheck bin/envbuild bin/cc-shim share/man/man1/hf-fe
   [[ -f $root/$f ]] || fail "$f is not in the archive"
 done
 
-floor=$(grep -oP 'glibc floor: \*\*\K[0-9.]+' "$src/docs/installing.md") || fail "docs/installing.md states no glibc floor"
 python3 "$src/scripts/release_check.py" "$root" --floor "$floor" || fail "the archive breaks the floor glibc $floor"
 
 # What the loader actually picks here: the archive's lib/ or glibc, nothing else.
@@ -62,14 +70,20 @@ commit=$(sed -n 's/^revision: *//p' "$src/manifests/demo.manifest")
 [[ -s $work/cache/models--provkit--demo-model/snapshots/$commit/model-00001-of-00002.safetensors ]] ||
   fail "the demo's weights are not in the snapshot"
 echo "ok: hf-fetch fetched the demo checkpoint"
+# An error thrown and caught inside the tool (the unwinder's frame lookup is
+# cmake/portable/glibc_floor.c's _dl_find_object): one sentence, exit 2, no abort.
+set +e
+out=$(clean "$root/bin/hf-fetch" --manifest "$work/missing.manifest" 2>&1); rc=$?
+set -e
+[[ $rc == 2 && $out == *"missing.manifest"* ]] || fail "hf-fetch on a missing manifest: exit $rc, '$out' (want exit 2 naming the file)"
 
-# envcheck: a real check of this host (its gcc compiles and links).
-out=$(clean "$root/bin/envcheck" --cc gcc --json) || fail "envcheck --cc gcc failed: $out"
+# envcheck: a real check of this host (its C compiler, found as Triton finds it, builds a shared object).
+out=$(clean "$root/bin/envcheck" --cc --json) || fail "envcheck --cc failed: $out"
 python3 -c 'import json, sys
 d = json.loads(sys.argv[1])
 cc = [c for c in d["checks"] if c["name"] == "cc"]
 assert cc and cc[0]["status"] == "PASS", cc' "$out" || fail "envcheck's cc check did not pass: $out"
-echo "ok: envcheck proved gcc builds"
+echo "ok: envcheck proved the C compiler builds"
 
 # envbuild: an environment from a hashed lock and one local wheel.
 python3 "$src/tests/integration/envbuild/make_wheels.py" "$work/wheels" >/dev/null

@@ -65,7 +65,8 @@ declare -A packages
   echo "# Linked into the binaries statically:"
   for f in "$(g++ -print-file-name=libstdc++.a)" "$(g++ -print-file-name=libgcc_eh.a)" \
            "$(grep -oP '^PROVKIT_YAML_CPP_STATIC:FILEPATH=\K.*' "$build/CMakeCache.txt")" \
-           "$(grep -oP '^PROVKIT_ARCHIVE_STATIC:FILEPATH=\K.*' "$build/CMakeCache.txt")" /usr/include/toml++/toml.h \
+           "$(grep -oP '^PROVKIT_ARCHIVE_STATIC:FILEPATH=\K.*' "$build/CMakeCache.txt")" \
+           "$(grep -oP '^PROVKIT_CRYPTO_STATIC:FILEPATH=\K.*' "$build/CMakeCache.txt")" /usr/include/toml++/toml.h \
            /usr/include/CLI/CLI.hpp /usr/include/nlohmann/json.hpp; do
     [[ -e $f ]] || continue
     pkg=$(package_of "$(readlink -f "$f")"); [[ -n $pkg ]] || continue

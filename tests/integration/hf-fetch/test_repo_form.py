@@ -275,7 +275,8 @@ def test_interrupted_fetch_leaves_what_scan_cache_dir_counts():
         p = subprocess.Popen([HF_FETCH, "--manifest", repo.manifest, "--endpoint", sim.hub, "--cache-dir", repo.cache],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=clean_env())
         blobs = os.path.join(repo.repo_dir(), "blobs")
-        wait_for(lambda: os.path.isdir(blobs) and any(n.endswith(".incomplete") for n in os.listdir(blobs)), "a partial")
+        big_partial = os.path.join(blobs, sha256(files["big.gguf"]) + ".provkit-partial.incomplete")
+        wait_for(lambda: os.path.exists(big_partial) and os.path.getsize(big_partial) > 0, "the big file's partial")
         p.kill()
         p.wait()
     # huggingface_hub's scan_cache_dir: repos are the snapshots/ folders; incomplete files are */blobs/*.incomplete.

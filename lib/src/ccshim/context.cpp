@@ -1,5 +1,6 @@
 #include "provkit/ccshim/context.hpp"
 
+#include <map>
 #include <memory>
 
 #include "provkit/ccshim/translate.hpp"
@@ -17,6 +18,14 @@ bool is_file(const fs::path& p) {
 }
 
 }  // namespace
+
+FileReader read_each_file_once(FileReader read) {
+  auto seen = std::make_shared<std::map<fs::path, std::optional<std::string>>>();
+  return [seen, read = std::move(read)](const fs::path& p) -> std::optional<std::string> {
+    if (auto it = seen->find(p); it != seen->end()) return it->second;
+    return seen->emplace(p, read(p)).first->second;
+  };
+}
 
 std::optional<std::string> host_glibc_version(const elf::Identity& host, const std::vector<fs::path>& dirs) {
   elf::SearchContext loader;
@@ -42,13 +51,15 @@ SearchContext system_context() {
     std::error_code ec;
     return fs::is_regular_file(p, ec);
   };
-  ctx.read_response_file = [](const fs::path& p) -> std::optional<std::string> {
+  // plan() expands the command line in answer_query, asks_linker_version,
+  // translate and zig_libc_file: one read, kept, serves them all.
+  ctx.read_response_file = read_each_file_once([](const fs::path& p) -> std::optional<std::string> {
     try {
       return util::read_file(p);
     } catch (const Error&) {
       return std::nullopt;
     }
-  };
+  });
   // The system's libc.so.6: in the loader's default dirs (where glibc
   // installs it), else wherever /etc/ld.so.cache says. The default dirs
   // first, as reading the cache costs more than the rest of a call.

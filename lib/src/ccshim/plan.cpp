@@ -1,6 +1,8 @@
 // cc-shim's run, decided (provkit/ccshim/plan.hpp). No iostreams here: every compile pays the shim's start-up.
 #include "provkit/ccshim/plan.hpp"
 
+#include <sys/stat.h>
+
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -8,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "provkit/ccshim/ccshim.hpp"
+#include "provkit/ccshim/supervise.hpp"
 #include "provkit/error.hpp"
 #include "provkit/util/fs.hpp"
 
@@ -113,7 +116,8 @@ Plan plan(std::vector<std::string> args, const std::string& argv0) {
 
   Exec run;
   std::optional<std::string> zig_libc;
-  bool linker_version = false;
+  bool linker_version = false, links = false;
+  std::optional<std::pair<std::size_t, std::string>> output;
   ZigSearch search;
   try {
     auto ctx = system_context();
@@ -125,6 +129,9 @@ Plan plan(std::vector<std::string> args, const std::string& argv0) {
     ctx.zig_newest_glibc = [zig = *search.zig] { return newest_glibc_zig_builds(zig); };
     linker_version = asks_linker_version(args, ctx);
     run.argv = translate(args, ctx);
+    links = command_links(args, ctx);
+    run.preface = gcc_driver_warnings(args, cxx, ctx);
+    output = output_argument(run.argv);
     // A libc file the caller gave zig stays theirs.
     if (util::getenv_str("ZIG_LIBC").empty()) zig_libc = zig_libc_file(args, ctx);
   } catch (const Error& e) {
@@ -135,6 +142,29 @@ Plan plan(std::vector<std::string> args, const std::string& argv0) {
   auto caches = zig_cache_dirs();
   run.env = {{"ZIG_GLOBAL_CACHE_DIR", caches.global}, {"ZIG_LOCAL_CACHE_DIR", caches.local}};
   std::string libc_path;
+  if (!linker_version) {
+    // Every run gets its own directory, removed when zig ends: zig's local cache, where zig keeps the
+    // objects it compiled (on a hit it prints no diagnostics, and ccache would store the silence), unless
+    // CC_SHIM_ZIG_OBJECT_CACHE=1 keeps zig's own; and the files for an -o that is no regular file.
+    try {
+      run.scratch_dir = make_scratch_dir((fs::path(caches.global) / "cc-shim-runs").string());
+    } catch (const Error& e) {
+      return fail(e.what(), static_cast<int>(e.code()));
+    }
+    if (util::getenv_str("CC_SHIM_ZIG_OBJECT_CACHE") != "1") run.env[1].second = run.scratch_dir;
+    // gcc writes into /dev/null, a FIFO or /dev/stdout as into any file; zig renames its output into
+    // place (or, for /dev/null, leaves ./a.out, ./-.o or ./NAME.o behind): zig gets a file of its own.
+    struct stat st {};
+    if (output && ::stat(output->second.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+      auto own = (fs::path(run.scratch_dir) / ("out" + fs::path(output->second).extension().string())).string();
+      auto& given = run.argv[output->first];
+      given = given == output->second ? own : "-o" + own;  // `-o FILE` or `-oFILE`
+      run.outputs.emplace_back(own, output->second);
+    }
+    // lld's warnings where GNU ld is silent are left out of zig's stderr (read through a pipe: zig 0.11's
+    // clang prints no colours then, as for any redirected build log).
+    run.filter_linker_warnings = links;
+  }
   if (linker_version) {
     // gcc -Wl,--version prints its linker's version and links nothing; zig cc
     // would print "zig ld 0.11.0", which names no linker meson knows. Its
@@ -149,13 +179,18 @@ Plan plan(std::vector<std::string> args, const std::string& argv0) {
       if (path.empty()) pack_error = std::strerror(errno);
       return path;
     });
+    auto failed = [&](const std::string& sentence) {
+      std::error_code ec;
+      if (!run.scratch_dir.empty()) fs::remove_all(run.scratch_dir, ec);
+      return fail(sentence);
+    };
     if (!pack_error.empty())
-      return fail("cannot hold the " + std::to_string(args.size()) + " arguments for zig in a response file: " +
+      return failed("cannot hold the " + std::to_string(args.size()) + " arguments for zig in a response file: " +
                   pack_error);
     // The host's C library for zig to link against, in a memfd as well.
     if (zig_libc) {
       libc_path = response_memfd(*zig_libc);
-      if (libc_path.empty()) return fail(std::string("cannot hold zig's libc file: ") + std::strerror(errno));
+      if (libc_path.empty()) return failed(std::string("cannot hold zig's libc file: ") + std::strerror(errno));
       run.env.emplace_back("ZIG_LIBC", libc_path);
     }
     run.argv.insert(run.argv.begin(), {search.zig->string(), cxx ? "c++" : "cc"});

@@ -366,6 +366,44 @@ bool asks_linker_version(const std::vector<std::string>& raw_args, const SearchC
   return false;
 }
 
+bool command_links(const std::vector<std::string>& raw_args, const SearchContext& ctx) {
+  return read_facts(expand_response_files(raw_args, ctx)).links;
+}
+
+std::string gcc_driver_warnings(const std::vector<std::string>& raw_args, bool cxx, const SearchContext& ctx) {
+  if (cxx) return "";
+  const auto args = expand_response_files(raw_args, ctx);
+  std::vector<std::string> rtti;  // as given, in order
+  int c_sources = 0;
+  std::string language;  // the -x in force ("" or "none": by suffix)
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    auto p = parse_one(args, i);
+    if (is_option(p, "-x")) language = p.value;
+    if (!p.option && (args[i] == "-frtti" || args[i] == "-fno-rtti")) rtti.push_back(args[i]);
+    if (!p.option && !args[i].starts_with("-") && !args[i].empty()) {
+      bool c = language.empty() || language == "none" ? args[i].ends_with(".c") : language == "c";
+      c_sources += c;
+    }
+    if (!p.option && args[i] == "-" && language == "c") ++c_sources;
+    if (p.value_separate) ++i;
+  }
+  std::string out;
+  for (int n = 0; n < c_sources; ++n)
+    for (const auto& r : rtti) out += "cc1: warning: command-line option '" + r + "' is valid for C++/D/ObjC++ but not for C\n";
+  return out;
+}
+
+std::optional<std::pair<std::size_t, std::string>> output_argument(const std::vector<std::string>& args) {
+  std::optional<std::pair<std::size_t, std::string>> found;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    auto p = parse_one(args, i);
+    if (is_option(p, "-o") && p.value_separate) found = {{i + 1, p.value}};
+    if (!p.option && args[i].size() > 2 && args[i].starts_with("-o")) found = {{i, args[i].substr(2)}};
+    if (p.value_separate) ++i;
+  }
+  return found;
+}
+
 std::vector<std::string> translate(const std::vector<std::string>& raw_args, const SearchContext& ctx) {
   const auto args = expand_response_files(raw_args, ctx);
   const auto facts = read_facts(args);
@@ -505,8 +543,18 @@ std::vector<std::string> translate(const std::vector<std::string>& raw_args, con
     }
   }
 
-  for (const auto& w : quiet_warnings())
-    if (!asks_for(args, w)) out.push_back("-Wno-" + std::string(w.name));
+  std::vector<std::string> asked_by_name;
+  for (const auto& w : quiet_warnings()) {
+    if (!asks_for(args, w)) {
+      out.push_back("-Wno-" + std::string(w.name));
+    } else if (w.name_asks) {
+      for (const auto& a : args)
+        if (a == "-W" + std::string(w.name) || a == "-Werror=" + std::string(w.name)) asked_by_name.push_back(a);
+    }
+  }
+  // One asked for by name stays on past a -Wno- of a clang group holding it
+  // (-Wno-strict-prototypes holds -Wdeprecated-non-prototype).
+  out.insert(out.end(), asked_by_name.begin(), asked_by_name.end());
   if (glibc) {
     if (!facts.no_std_includes)
       for (const auto& dir : ctx.system_include_dirs) out.insert(out.end(), {"-idirafter", dir.string()});

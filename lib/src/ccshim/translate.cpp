@@ -209,12 +209,14 @@ struct ArchNames {
   unsigned char elf_class;
   const char* multiarch;  // "x86_64-linux-gnu"
   const char* zig;        // "x86_64"; empty: no zig glibc target is chosen for it
+  // zig's name of gcc's default CPU on Debian (`-march=x86-64`, armv8-a); empty: zig's native CPU.
+  const char* baseline_cpu = "";
 };
 constexpr ArchNames kArchitectures[] = {
-    {EM_X86_64, ELFCLASS64, "x86_64-linux-gnu", "x86_64"},
+    {EM_X86_64, ELFCLASS64, "x86_64-linux-gnu", "x86_64", "x86_64"},
     {EM_X86_64, 0, "x86_64-linux-gnux32", ""},
     {EM_386, 0, "i386-linux-gnu", "x86"},
-    {EM_AARCH64, 0, "aarch64-linux-gnu", "aarch64"},
+    {EM_AARCH64, 0, "aarch64-linux-gnu", "aarch64", "generic"},
     {EM_ARM, 0, "arm-linux-gnueabihf", "arm"},
     {EM_RISCV, ELFCLASS64, "riscv64-linux-gnu", "riscv64"},
     {EM_RISCV, 0, "riscv64-linux-gnu", ""},
@@ -425,14 +427,17 @@ std::vector<std::string> translate(const std::vector<std::string>& raw_args, con
   // headers. gcc builds against the host's glibc: tell zig which one (never
   // newer than zig can build stubs for, or zig warns on every link), for the
   // host's architecture spelled out (zig hands a `native` triple to clang
-  // unresolved when it reads stdin) and its native CPU, as `native-native`
-  // gave. An explicit target drops zig's native search dirs, so gcc's system
+  // unresolved when it reads stdin) and gcc's baseline CPU. An explicit target drops zig's native search dirs, so gcc's system
   // dirs are given at the end.
   const auto glibc = shim_glibc(facts, ctx);
   const auto arch = glibc ? zig_arch(ctx.host) : std::string();
   if (glibc && !arch.empty()) {
     out.insert(out.end(), {"-target", arch + "-linux-gnu." + *glibc});
-    if (!facts.caller_cpu) out.push_back("-march=native");
+    // gcc's CPU, the distribution's baseline, not this machine's: code built
+    // for an AVX-512 host stopped json-c's tests under valgrind (SIGILL).
+    const ArchNames* names = arch_names(ctx.host);
+    if (!facts.caller_cpu)
+      out.push_back(names && *names->baseline_cpu ? std::string("-march=") + names->baseline_cpu : "-march=native");
   } else if (glibc) {
     out.insert(out.end(), {"-target", "native-native-gnu." + *glibc});
   }

@@ -11,6 +11,7 @@ packages=(
   python3 python3-venv python3-pip python3-dev python3-setuptools-whl python3-pip-whl
   nginx-light iproute2 binutils zstd xz-utils curl openssl
   autoconf meson python3-setuptools
+  ccache python3-tqdm valgrind
 )
 # Benchmarks only (bench/): deps.sh --bench adds these.
 if [[ ${1:-} == --bench ]]; then packages+=(aria2 hyperfine); fi

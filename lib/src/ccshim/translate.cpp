@@ -209,14 +209,16 @@ struct ArchNames {
   unsigned char elf_class;
   const char* multiarch;  // "x86_64-linux-gnu"
   const char* zig;        // "x86_64"; empty: no zig glibc target is chosen for it
-  // zig's name of gcc's default CPU on Debian (`-march=x86-64`, armv8-a); empty: zig's native CPU.
-  const char* baseline_cpu = "";
+  // zig's CPU for an explicit target is the baseline, gcc's default on Debian
+  // (`-march=x86-64`, armv8-a): true where that holds, so nothing is added;
+  // elsewhere -march=native keeps zig's native CPU.
+  bool baseline_is_gccs = false;
 };
 constexpr ArchNames kArchitectures[] = {
-    {EM_X86_64, ELFCLASS64, "x86_64-linux-gnu", "x86_64", "x86_64"},
+    {EM_X86_64, ELFCLASS64, "x86_64-linux-gnu", "x86_64", true},
     {EM_X86_64, 0, "x86_64-linux-gnux32", ""},
     {EM_386, 0, "i386-linux-gnu", "x86"},
-    {EM_AARCH64, 0, "aarch64-linux-gnu", "aarch64", "generic"},
+    {EM_AARCH64, 0, "aarch64-linux-gnu", "aarch64", true},
     {EM_ARM, 0, "arm-linux-gnueabihf", "arm"},
     {EM_RISCV, ELFCLASS64, "riscv64-linux-gnu", "riscv64"},
     {EM_RISCV, 0, "riscv64-linux-gnu", ""},
@@ -434,10 +436,11 @@ std::vector<std::string> translate(const std::vector<std::string>& raw_args, con
   if (glibc && !arch.empty()) {
     out.insert(out.end(), {"-target", arch + "-linux-gnu." + *glibc});
     // gcc's CPU, the distribution's baseline, not this machine's: code built
-    // for an AVX-512 host stopped json-c's tests under valgrind (SIGILL).
+    // for an AVX-512 host stopped json-c's tests under valgrind (SIGILL). No
+    // -march for it: zig's name (x86_64) is not clang's (x86-64), and zig
+    // hands stdin compiles (`cc -E -dM -`) to clang as they are.
     const ArchNames* names = arch_names(ctx.host);
-    if (!facts.caller_cpu)
-      out.push_back(names && *names->baseline_cpu ? std::string("-march=") + names->baseline_cpu : "-march=native");
+    if (!facts.caller_cpu && !(names && names->baseline_is_gccs)) out.push_back("-march=native");
   } else if (glibc) {
     out.insert(out.end(), {"-target", "native-native-gnu." + *glibc});
   }

@@ -4,6 +4,8 @@
 #include <sys/stat.h>
 
 #include <cerrno>
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -13,6 +15,7 @@
 #include "provkit/ccshim/supervise.hpp"
 #include "provkit/error.hpp"
 #include "provkit/util/fs.hpp"
+#include "provkit/util/process.hpp"
 
 namespace provkit::ccshim {
 
@@ -75,10 +78,72 @@ Reply install(const std::vector<std::string>& args) {
   return {};
 }
 
+// What zig builds once per global cache and mode, built now: the first C++ link in a fresh cache builds
+// libc++ and libc++abi (CMake's first C++ configure of expat took 101.8 s, gcc's 3.2 s). Each build goes
+// through the shim itself, so exactly the shim's flags are warmed.
+Reply warm(bool json) {
+  auto self = self_exe();
+  if (self.empty()) return fail("cannot tell where the cc-shim binary is (/proc/self/exe is unreadable)");
+  auto caches = zig_cache_dirs();
+  std::string dir;
+  try {
+    dir = make_scratch_dir((fs::path(caches.global) / "cc-shim-runs").string());
+  } catch (const Error& e) {
+    return fail(e.what(), static_cast<int>(e.code()));
+  }
+  struct Remove {
+    std::string d;
+    ~Remove() {
+      std::error_code ec;
+      fs::remove_all(d, ec);
+    }
+  } remove{dir};
+  const auto c = (fs::path(dir) / "warm.c").string(), cxx = (fs::path(dir) / "warm.cpp").string();
+  try {
+    util::write_file_atomic(c, "#include <stdio.h>\nint main(void) { puts(\"warm\"); return 0; }\n");
+    util::write_file_atomic(cxx, "#include <iostream>\n#include <string>\nint main() { std::cout << std::string(\"warm\") << std::endl; }\n");
+  } catch (const Error& e) {
+    return fail(e.what(), static_cast<int>(e.code()));
+  }
+  // The modes zig builds its runtime for separately: debug (no -O: configure probes, CMake's checks),
+  // optimised, and position-independent shared objects.
+  struct Build {
+    const char* what;
+    std::vector<std::string> args;
+  };
+  const std::vector<Build> builds = {
+      {"C", {c}},
+      {"C -O2", {"-O2", c}},
+      {"C -shared -fPIC", {"-shared", "-fPIC", "-O2", c}},
+      {"C++", {"--shim-cxx", cxx}},
+      {"C++ -O2", {"--shim-cxx", "-O2", cxx}},
+      {"C++ -shared -fPIC", {"--shim-cxx", "-shared", "-fPIC", "-O2", cxx}},
+  };
+  nlohmann::json j = nlohmann::json::array();
+  std::string text;
+  for (const auto& b : builds) {
+    std::vector<std::string> argv{self.string()};
+    argv.insert(argv.end(), b.args.begin(), b.args.end());
+    argv.insert(argv.end(), {"-o", (fs::path(dir) / "warm.out").string()});
+    auto t0 = std::chrono::steady_clock::now();
+    auto r = util::run(argv);
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (util::shell_status(r) != 0)
+      return fail(std::string("warming zig's cache failed at the ") + b.what + " build: " + r.output + r.start_error);
+    char secs[32];
+    std::snprintf(secs, sizeof secs, "%.1f", s);
+    text += std::string("  ") + b.what + ": " + secs + " s\n";
+    j.push_back({{"build", b.what}, {"seconds", s}});
+  }
+  if (json) return {0, nlohmann::json{{"global_cache", caches.global}, {"builds", j}}.dump(2) + "\n", ""};
+  return {0, "zig's cache " + caches.global + " is warm for cc-shim:\n" + text, ""};
+}
+
 const char* help_text =
     "cc-shim: a gcc-compatible C compiler backed by zig cc (docs/cc-shim.md)\n"
     "  cc-shim [--shim-cxx] ARGS...   compile like gcc; --shim-cxx (or a name ending in ++) runs zig c++\n"
     "  cc-shim --shim-info [--json]   which zig, its version and the cache directories\n"
+    "  cc-shim --shim-warm [--json]   build now what zig builds on first use (libc++ for C++: minutes)\n"
     "  cc-shim --shim-version         cc-shim's own version (--version is zig's, as gcc --version is gcc's)\n"
     "  cc-shim install DIR            create cc, gcc, c++, g++ links to cc-shim in DIR\n"
     "environment: CC_SHIM_ZIG (zig to run), CC_SHIM_DEBUG=1 (print the zig command line),\n"
@@ -108,6 +173,10 @@ Plan plan(std::vector<std::string> args, const std::string& argv0) {
   }
   if (!args.empty() && args[0] == "--shim-help") return Reply{0, help_text, ""};
   if (!args.empty() && args[0] == "--shim-version") return Reply{0, std::string("cc-shim (provkit) ") + PROVKIT_VERSION + "\n", ""};
+  if (!args.empty() && args[0] == "--shim-warm") {
+    if (args.size() > 2 || (args.size() == 2 && args[1] != "--json")) return fail("usage: cc-shim --shim-warm [--json]");
+    return warm(args.size() == 2);
+  }
   if (!args.empty() && args[0] == "--shim-info") {
     if (args.size() > 2 || (args.size() == 2 && args[1] != "--json")) return fail("usage: cc-shim --shim-info [--json]");
     return shim_info(argv0, cxx, args.size() == 2);

@@ -19,7 +19,7 @@ expect_same "config.h" gcc/config.h shim/config.h
 # linker it drives) are not findings about the system.
 for c in "${COMPILERS[@]}"; do
   grep -E '^(ac_cv|lt_cv|am_cv|gl_cv)_' "$c/config.cache" |
-    grep -v -E '^(ac_cv_prog_ac_ct_CC|ac_cv_env_CC|ac_cv_prog_CC|ac_cv_path_|lt_cv_path_|ac_cv_prog_AR|lt_cv_prog_gnu_ld|lt_cv_path_LD|lt_cv_path_NM|lt_cv_nm_interface|lt_cv_ld_reload_flag|am_cv_CC_dependencies_compiler_type|lt_cv_sys_global_symbol)' \
+    grep -v -E '^(ac_cv_prog_CPP=|ac_cv_prog_ac_ct_CC|ac_cv_env_CC|ac_cv_prog_CC|ac_cv_path_|lt_cv_path_|ac_cv_prog_AR|lt_cv_prog_gnu_ld|lt_cv_path_LD|lt_cv_path_NM|lt_cv_nm_interface|lt_cv_ld_reload_flag|am_cv_CC_dependencies_compiler_type|lt_cv_sys_global_symbol)' \
     >"$c.cache"
 done
 expect_line "gcc's configure" gcc.cache "lt_cv_prog_compiler_rtti_exceptions=\${lt_cv_prog_compiler_rtti_exceptions=no}"

@@ -1,5 +1,10 @@
 #include "provkit/ccshim/context.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <map>
 #include <memory>
 
@@ -15,6 +20,34 @@ namespace {
 bool is_file(const fs::path& p) {
   std::error_code ec;
   return fs::is_regular_file(p, ec);
+}
+
+// A response file: a regular file, or a pipe or FIFO (`@<(echo -DNDEBUG)`, which shells give as
+// /dev/fd/N), read to its end, at most util::kReadFileMax bytes. Opened without blocking (a FIFO with no
+// writer reads as empty, never hangs); a device or directory is no response file (nullopt, as unreadable).
+std::optional<std::string> read_response_text(const fs::path& p) {
+  int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return std::nullopt;
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !(S_ISREG(st.st_mode) || S_ISFIFO(st.st_mode))) {
+    ::close(fd);
+    return std::nullopt;
+  }
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  std::string text;
+  char buf[65536];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 || text.size() + static_cast<std::size_t>(n) > util::kReadFileMax) {
+      ::close(fd);
+      return std::nullopt;
+    }
+    if (n == 0) break;
+    text.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  return text;
 }
 
 }  // namespace
@@ -53,13 +86,7 @@ SearchContext system_context() {
   };
   // plan() expands the command line in answer_query, asks_linker_version,
   // translate and zig_libc_file: one read, kept, serves them all.
-  ctx.read_response_file = read_each_file_once([](const fs::path& p) -> std::optional<std::string> {
-    try {
-      return util::read_file(p);
-    } catch (const Error&) {
-      return std::nullopt;
-    }
-  });
+  ctx.read_response_file = read_each_file_once(read_response_text);
   // The system's libc.so.6: in the loader's default dirs (where glibc
   // installs it), else wherever /etc/ld.so.cache says. The default dirs
   // first, as reading the cache costs more than the rest of a call.

@@ -13,6 +13,7 @@ packages=(
   python3 python3-venv python3-pip python3-dev python3-setuptools-whl python3-pip-whl
   nginx-light iproute2 binutils zstd xz-utils curl openssl
   autoconf meson python3-setuptools
+  ccache python3-tqdm valgrind
 )
 # Other releases name two of them differently: clang's runtime libraries
 # (libFuzzer, sanitizers) follow the default clang, and nginx-light is gone.

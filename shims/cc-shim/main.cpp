@@ -9,6 +9,8 @@
 #include <cstdlib>
 
 #include "provkit/ccshim/plan.hpp"
+#include "provkit/ccshim/supervise.hpp"
+#include "provkit/error.hpp"
 
 namespace {
 
@@ -27,9 +29,21 @@ int main(int argc, char** argv) {
   }
   auto& run = std::get<provkit::ccshim::Exec>(plan);
   for (const auto& [name, value] : run.env) ::setenv(name.c_str(), value.c_str(), 1);
-  if (!run.debug.empty()) {
+  if (!run.debug.empty() || !run.preface.empty()) {
     print(stderr, run.debug);
+    print(stderr, run.preface);
     std::fflush(stderr);
+  }
+  if (!run.scratch_dir.empty()) {
+    try {
+      return provkit::ccshim::supervise(run, [](std::string_view text) {
+        std::fwrite(text.data(), 1, text.size(), stderr);
+        std::fflush(stderr);
+      });
+    } catch (const provkit::Error& e) {
+      print(stderr, std::string("cc-shim: ") + e.what() + "\n");
+      return static_cast<int>(e.code());
+    }
   }
   std::vector<char*> cargv;
   for (auto& a : run.argv) cargv.push_back(a.data());

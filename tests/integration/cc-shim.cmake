@@ -39,3 +39,5 @@ foreach(script ${CC_SHIM_TEST_SCRIPTS})
   set_tests_properties("cc-shim: ${test}" PROPERTIES
     ENVIRONMENT "${PROVKIT_TEST_ENV}" FIXTURES_REQUIRED "cc-shim-zig;cc-shim-warm" TIMEOUT 300)
 endforeach()
+# outputs.sh checks that no run directory is left in the shared zig cache: no other compile may be running.
+set_tests_properties("cc-shim: outputs" PROPERTIES RUN_SERIAL TRUE)

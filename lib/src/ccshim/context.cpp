@@ -1,5 +1,11 @@
 #include "provkit/ccshim/context.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <map>
 #include <memory>
 
 #include "provkit/ccshim/translate.hpp"
@@ -16,7 +22,43 @@ bool is_file(const fs::path& p) {
   return fs::is_regular_file(p, ec);
 }
 
+// A response file: a regular file, or a pipe or FIFO (`@<(echo -DNDEBUG)`, which shells give as
+// /dev/fd/N), read to its end, at most util::kReadFileMax bytes. Opened without blocking (a FIFO with no
+// writer reads as empty, never hangs); a device or directory is no response file (nullopt, as unreadable).
+std::optional<std::string> read_response_text(const fs::path& p) {
+  int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return std::nullopt;
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !(S_ISREG(st.st_mode) || S_ISFIFO(st.st_mode))) {
+    ::close(fd);
+    return std::nullopt;
+  }
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  std::string text;
+  char buf[65536];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 || text.size() + static_cast<std::size_t>(n) > util::kReadFileMax) {
+      ::close(fd);
+      return std::nullopt;
+    }
+    if (n == 0) break;
+    text.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  return text;
+}
+
 }  // namespace
+
+FileReader read_each_file_once(FileReader read) {
+  auto seen = std::make_shared<std::map<fs::path, std::optional<std::string>>>();
+  return [seen, read = std::move(read)](const fs::path& p) -> std::optional<std::string> {
+    if (auto it = seen->find(p); it != seen->end()) return it->second;
+    return seen->emplace(p, read(p)).first->second;
+  };
+}
 
 std::optional<std::string> host_glibc_version(const elf::Identity& host, const std::vector<fs::path>& dirs) {
   elf::SearchContext loader;
@@ -42,13 +84,9 @@ SearchContext system_context() {
     std::error_code ec;
     return fs::is_regular_file(p, ec);
   };
-  ctx.read_response_file = [](const fs::path& p) -> std::optional<std::string> {
-    try {
-      return util::read_file(p);
-    } catch (const Error&) {
-      return std::nullopt;
-    }
-  };
+  // plan() expands the command line in answer_query, asks_linker_version,
+  // translate and zig_libc_file: one read, kept, serves them all.
+  ctx.read_response_file = read_each_file_once(read_response_text);
   // The system's libc.so.6: in the loader's default dirs (where glibc
   // installs it), else wherever /etc/ld.so.cache says. The default dirs
   // first, as reading the cache costs more than the rest of a call.

@@ -1,15 +1,21 @@
 // cc-shim's run, decided (provkit/ccshim/plan.hpp). No iostreams here: every compile pays the shim's start-up.
 #include "provkit/ccshim/plan.hpp"
 
+#include <sys/stat.h>
+
 #include <cerrno>
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "provkit/ccshim/ccshim.hpp"
+#include "provkit/ccshim/supervise.hpp"
 #include "provkit/error.hpp"
 #include "provkit/util/fs.hpp"
+#include "provkit/util/process.hpp"
 
 namespace provkit::ccshim {
 
@@ -72,10 +78,72 @@ Reply install(const std::vector<std::string>& args) {
   return {};
 }
 
+// What zig builds once per global cache and mode, built now: the first C++ link in a fresh cache builds
+// libc++ and libc++abi (CMake's first C++ configure of expat took 101.8 s, gcc's 3.2 s). Each build goes
+// through the shim itself, so exactly the shim's flags are warmed.
+Reply warm(bool json) {
+  auto self = self_exe();
+  if (self.empty()) return fail("cannot tell where the cc-shim binary is (/proc/self/exe is unreadable)");
+  auto caches = zig_cache_dirs();
+  std::string dir;
+  try {
+    dir = make_scratch_dir((fs::path(caches.global) / "cc-shim-runs").string());
+  } catch (const Error& e) {
+    return fail(e.what(), static_cast<int>(e.code()));
+  }
+  struct Remove {
+    std::string d;
+    ~Remove() {
+      std::error_code ec;
+      fs::remove_all(d, ec);
+    }
+  } remove{dir};
+  const auto c = (fs::path(dir) / "warm.c").string(), cxx = (fs::path(dir) / "warm.cpp").string();
+  try {
+    util::write_file_atomic(c, "#include <stdio.h>\nint main(void) { puts(\"warm\"); return 0; }\n");
+    util::write_file_atomic(cxx, "#include <iostream>\n#include <string>\nint main() { std::cout << std::string(\"warm\") << std::endl; }\n");
+  } catch (const Error& e) {
+    return fail(e.what(), static_cast<int>(e.code()));
+  }
+  // The modes zig builds its runtime for separately: debug (no -O: configure probes, CMake's checks),
+  // optimised, and position-independent shared objects.
+  struct Build {
+    const char* what;
+    std::vector<std::string> args;
+  };
+  const std::vector<Build> builds = {
+      {"C", {c}},
+      {"C -O2", {"-O2", c}},
+      {"C -shared -fPIC", {"-shared", "-fPIC", "-O2", c}},
+      {"C++", {"--shim-cxx", cxx}},
+      {"C++ -O2", {"--shim-cxx", "-O2", cxx}},
+      {"C++ -shared -fPIC", {"--shim-cxx", "-shared", "-fPIC", "-O2", cxx}},
+  };
+  nlohmann::json j = nlohmann::json::array();
+  std::string text;
+  for (const auto& b : builds) {
+    std::vector<std::string> argv{self.string()};
+    argv.insert(argv.end(), b.args.begin(), b.args.end());
+    argv.insert(argv.end(), {"-o", (fs::path(dir) / "warm.out").string()});
+    auto t0 = std::chrono::steady_clock::now();
+    auto r = util::run(argv);
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (util::shell_status(r) != 0)
+      return fail(std::string("warming zig's cache failed at the ") + b.what + " build: " + r.output + r.start_error);
+    char secs[32];
+    std::snprintf(secs, sizeof secs, "%.1f", s);
+    text += std::string("  ") + b.what + ": " + secs + " s\n";
+    j.push_back({{"build", b.what}, {"seconds", s}});
+  }
+  if (json) return {0, nlohmann::json{{"global_cache", caches.global}, {"builds", j}}.dump(2) + "\n", ""};
+  return {0, "zig's cache " + caches.global + " is warm for cc-shim:\n" + text, ""};
+}
+
 const char* help_text =
     "cc-shim: a gcc-compatible C compiler backed by zig cc (docs/cc-shim.md)\n"
     "  cc-shim [--shim-cxx] ARGS...   compile like gcc; --shim-cxx (or a name ending in ++) runs zig c++\n"
     "  cc-shim --shim-info [--json]   which zig, its version and the cache directories\n"
+    "  cc-shim --shim-warm [--json]   build now what zig builds on first use (libc++ for C++: minutes)\n"
     "  cc-shim --shim-version         cc-shim's own version (--version is zig's, as gcc --version is gcc's)\n"
     "  cc-shim install DIR            create cc, gcc, c++, g++ links to cc-shim in DIR\n"
     "environment: CC_SHIM_ZIG (zig to run), CC_SHIM_DEBUG=1 (print the zig command line),\n"
@@ -105,6 +173,10 @@ Plan plan(std::vector<std::string> args, const std::string& argv0) {
   }
   if (!args.empty() && args[0] == "--shim-help") return Reply{0, help_text, ""};
   if (!args.empty() && args[0] == "--shim-version") return Reply{0, std::string("cc-shim (provkit) ") + PROVKIT_VERSION + "\n", ""};
+  if (!args.empty() && args[0] == "--shim-warm") {
+    if (args.size() > 2 || (args.size() == 2 && args[1] != "--json")) return fail("usage: cc-shim --shim-warm [--json]");
+    return warm(args.size() == 2);
+  }
   if (!args.empty() && args[0] == "--shim-info") {
     if (args.size() > 2 || (args.size() == 2 && args[1] != "--json")) return fail("usage: cc-shim --shim-info [--json]");
     return shim_info(argv0, cxx, args.size() == 2);
@@ -113,7 +185,8 @@ Plan plan(std::vector<std::string> args, const std::string& argv0) {
 
   Exec run;
   std::optional<std::string> zig_libc;
-  bool linker_version = false;
+  bool linker_version = false, links = false;
+  std::optional<std::pair<std::size_t, std::string>> output;
   ZigSearch search;
   try {
     auto ctx = system_context();
@@ -125,6 +198,9 @@ Plan plan(std::vector<std::string> args, const std::string& argv0) {
     ctx.zig_newest_glibc = [zig = *search.zig] { return newest_glibc_zig_builds(zig); };
     linker_version = asks_linker_version(args, ctx);
     run.argv = translate(args, ctx);
+    links = command_links(args, ctx);
+    run.preface = gcc_driver_warnings(args, cxx, ctx);
+    output = output_argument(run.argv);
     // A libc file the caller gave zig stays theirs.
     if (util::getenv_str("ZIG_LIBC").empty()) zig_libc = zig_libc_file(args, ctx);
   } catch (const Error& e) {
@@ -135,6 +211,29 @@ Plan plan(std::vector<std::string> args, const std::string& argv0) {
   auto caches = zig_cache_dirs();
   run.env = {{"ZIG_GLOBAL_CACHE_DIR", caches.global}, {"ZIG_LOCAL_CACHE_DIR", caches.local}};
   std::string libc_path;
+  if (!linker_version) {
+    // Every run gets its own directory, removed when zig ends: zig's local cache, where zig keeps the
+    // objects it compiled (on a hit it prints no diagnostics, and ccache would store the silence), unless
+    // CC_SHIM_ZIG_OBJECT_CACHE=1 keeps zig's own; and the files for an -o that is no regular file.
+    try {
+      run.scratch_dir = make_scratch_dir((fs::path(caches.global) / "cc-shim-runs").string());
+    } catch (const Error& e) {
+      return fail(e.what(), static_cast<int>(e.code()));
+    }
+    if (util::getenv_str("CC_SHIM_ZIG_OBJECT_CACHE") != "1") run.env[1].second = run.scratch_dir;
+    // gcc writes into /dev/null, a FIFO or /dev/stdout as into any file; zig renames its output into
+    // place (or, for /dev/null, leaves ./a.out, ./-.o or ./NAME.o behind): zig gets a file of its own.
+    struct stat st {};
+    if (output && ::stat(output->second.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+      auto own = (fs::path(run.scratch_dir) / ("out" + fs::path(output->second).extension().string())).string();
+      auto& given = run.argv[output->first];
+      given = given == output->second ? own : "-o" + own;  // `-o FILE` or `-oFILE`
+      run.outputs.emplace_back(own, output->second);
+    }
+    // lld's warnings where GNU ld is silent are left out of zig's stderr (read through a pipe: zig 0.11's
+    // clang prints no colours then, as for any redirected build log).
+    run.filter_linker_warnings = links;
+  }
   if (linker_version) {
     // gcc -Wl,--version prints its linker's version and links nothing; zig cc
     // would print "zig ld 0.11.0", which names no linker meson knows. Its
@@ -149,13 +248,18 @@ Plan plan(std::vector<std::string> args, const std::string& argv0) {
       if (path.empty()) pack_error = std::strerror(errno);
       return path;
     });
+    auto failed = [&](const std::string& sentence) {
+      std::error_code ec;
+      if (!run.scratch_dir.empty()) fs::remove_all(run.scratch_dir, ec);
+      return fail(sentence);
+    };
     if (!pack_error.empty())
-      return fail("cannot hold the " + std::to_string(args.size()) + " arguments for zig in a response file: " +
+      return failed("cannot hold the " + std::to_string(args.size()) + " arguments for zig in a response file: " +
                   pack_error);
     // The host's C library for zig to link against, in a memfd as well.
     if (zig_libc) {
       libc_path = response_memfd(*zig_libc);
-      if (libc_path.empty()) return fail(std::string("cannot hold zig's libc file: ") + std::strerror(errno));
+      if (libc_path.empty()) return failed(std::string("cannot hold zig's libc file: ") + std::strerror(errno));
       run.env.emplace_back("ZIG_LIBC", libc_path);
     }
     run.argv.insert(run.argv.begin(), {search.zig->string(), cxx ? "c++" : "cc"});

@@ -209,12 +209,16 @@ struct ArchNames {
   unsigned char elf_class;
   const char* multiarch;  // "x86_64-linux-gnu"
   const char* zig;        // "x86_64"; empty: no zig glibc target is chosen for it
+  // zig's CPU for an explicit target is the baseline, gcc's default on Debian
+  // (`-march=x86-64`, armv8-a): true where that holds, so nothing is added;
+  // elsewhere -march=native keeps zig's native CPU.
+  bool baseline_is_gccs = false;
 };
 constexpr ArchNames kArchitectures[] = {
-    {EM_X86_64, ELFCLASS64, "x86_64-linux-gnu", "x86_64"},
+    {EM_X86_64, ELFCLASS64, "x86_64-linux-gnu", "x86_64", true},
     {EM_X86_64, 0, "x86_64-linux-gnux32", ""},
     {EM_386, 0, "i386-linux-gnu", "x86"},
-    {EM_AARCH64, 0, "aarch64-linux-gnu", "aarch64"},
+    {EM_AARCH64, 0, "aarch64-linux-gnu", "aarch64", true},
     {EM_ARM, 0, "arm-linux-gnueabihf", "arm"},
     {EM_RISCV, ELFCLASS64, "riscv64-linux-gnu", "riscv64"},
     {EM_RISCV, 0, "riscv64-linux-gnu", ""},
@@ -366,6 +370,44 @@ bool asks_linker_version(const std::vector<std::string>& raw_args, const SearchC
   return false;
 }
 
+bool command_links(const std::vector<std::string>& raw_args, const SearchContext& ctx) {
+  return read_facts(expand_response_files(raw_args, ctx)).links;
+}
+
+std::string gcc_driver_warnings(const std::vector<std::string>& raw_args, bool cxx, const SearchContext& ctx) {
+  if (cxx) return "";
+  const auto args = expand_response_files(raw_args, ctx);
+  std::vector<std::string> rtti;  // as given, in order
+  int c_sources = 0;
+  std::string language;  // the -x in force ("" or "none": by suffix)
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    auto p = parse_one(args, i);
+    if (is_option(p, "-x")) language = p.value;
+    if (!p.option && (args[i] == "-frtti" || args[i] == "-fno-rtti")) rtti.push_back(args[i]);
+    if (!p.option && !args[i].starts_with("-") && !args[i].empty()) {
+      bool c = language.empty() || language == "none" ? args[i].ends_with(".c") : language == "c";
+      c_sources += c;
+    }
+    if (!p.option && args[i] == "-" && language == "c") ++c_sources;
+    if (p.value_separate) ++i;
+  }
+  std::string out;
+  for (int n = 0; n < c_sources; ++n)
+    for (const auto& r : rtti) out += "cc1: warning: command-line option '" + r + "' is valid for C++/D/ObjC++ but not for C\n";
+  return out;
+}
+
+std::optional<std::pair<std::size_t, std::string>> output_argument(const std::vector<std::string>& args) {
+  std::optional<std::pair<std::size_t, std::string>> found;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    auto p = parse_one(args, i);
+    if (is_option(p, "-o") && p.value_separate) found = {{i + 1, p.value}};
+    if (!p.option && args[i].size() > 2 && args[i].starts_with("-o")) found = {{i, args[i].substr(2)}};
+    if (p.value_separate) ++i;
+  }
+  return found;
+}
+
 std::vector<std::string> translate(const std::vector<std::string>& raw_args, const SearchContext& ctx) {
   const auto args = expand_response_files(raw_args, ctx);
   const auto facts = read_facts(args);
@@ -387,14 +429,18 @@ std::vector<std::string> translate(const std::vector<std::string>& raw_args, con
   // headers. gcc builds against the host's glibc: tell zig which one (never
   // newer than zig can build stubs for, or zig warns on every link), for the
   // host's architecture spelled out (zig hands a `native` triple to clang
-  // unresolved when it reads stdin) and its native CPU, as `native-native`
-  // gave. An explicit target drops zig's native search dirs, so gcc's system
+  // unresolved when it reads stdin) and gcc's baseline CPU. An explicit target drops zig's native search dirs, so gcc's system
   // dirs are given at the end.
   const auto glibc = shim_glibc(facts, ctx);
   const auto arch = glibc ? zig_arch(ctx.host) : std::string();
   if (glibc && !arch.empty()) {
     out.insert(out.end(), {"-target", arch + "-linux-gnu." + *glibc});
-    if (!facts.caller_cpu) out.push_back("-march=native");
+    // gcc's CPU, the distribution's baseline, not this machine's: code built
+    // for an AVX-512 host stopped json-c's tests under valgrind (SIGILL). No
+    // -march for it: zig's name (x86_64) is not clang's (x86-64), and zig
+    // hands stdin compiles (`cc -E -dM -`) to clang as they are.
+    const ArchNames* names = arch_names(ctx.host);
+    if (!facts.caller_cpu && !(names && names->baseline_is_gccs)) out.push_back("-march=native");
   } else if (glibc) {
     out.insert(out.end(), {"-target", "native-native-gnu." + *glibc});
   }
@@ -505,8 +551,18 @@ std::vector<std::string> translate(const std::vector<std::string>& raw_args, con
     }
   }
 
-  for (const auto& w : quiet_warnings())
-    if (!asks_for(args, w)) out.push_back("-Wno-" + std::string(w.name));
+  std::vector<std::string> asked_by_name;
+  for (const auto& w : quiet_warnings()) {
+    if (!asks_for(args, w)) {
+      out.push_back("-Wno-" + std::string(w.name));
+    } else if (w.name_asks) {
+      for (const auto& a : args)
+        if (a == "-W" + std::string(w.name) || a == "-Werror=" + std::string(w.name)) asked_by_name.push_back(a);
+    }
+  }
+  // One asked for by name stays on past a -Wno- of a clang group holding it
+  // (-Wno-strict-prototypes holds -Wdeprecated-non-prototype).
+  out.insert(out.end(), asked_by_name.begin(), asked_by_name.end());
   if (glibc) {
     if (!facts.no_std_includes)
       for (const auto& dir : ctx.system_include_dirs) out.insert(out.end(), {"-idirafter", dir.string()});

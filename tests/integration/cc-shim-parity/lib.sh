@@ -99,3 +99,12 @@ known_difference() {
   grep -vxF -- "$3" "$2" >"$2.rest" || true; mv "$2.rest" "$2"
   grep -vxF -- "$5" "$4" >"$4.rest" || true; mv "$4.rest" "$4"
 }
+
+# without_progress_bars FILE: FILE without the progress bars meson draws on
+# stderr when python3-tqdm is installed ("Generating targets:  50%|...| 1/2
+# [00:00<00:00, 9.1it/s]", redrawn with carriage returns): what remains is
+# what the tools said, to compare with gcc's.
+without_progress_bars() {
+  tr '\r' '\n' <"$1" | sed -E 's/\x1b\[[0-9;]*[A-Za-z]//g' |
+    grep -v -E '^[^|]*: *[0-9]+%\|.*\| *[0-9]+/[0-9]+ \[[^]]*\] *$' | grep -v -E '^ *$' || true
+}

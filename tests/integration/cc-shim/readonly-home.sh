@@ -29,5 +29,6 @@ ok "shim compiles with a read-only home, cache in /tmp/provkit-$(id -u)"
 
 # a writable XDG_CACHE_HOME is where the cache goes when one is set
 XDG_CACHE_HOME=$WORK/xdg "$SHIM" -c r.c -o r2.o || fail "compile with XDG_CACHE_HOME failed"
-[[ -d $WORK/xdg/provkit/zig/o ]] || fail "zig cache not under XDG_CACHE_HOME/provkit/zig"
+# (the run's own local cache is made, and removed, under the global one)
+[[ -d $WORK/xdg/provkit/zig/cc-shim-runs ]] || fail "zig cache not under XDG_CACHE_HOME/provkit/zig"
 ok "default cache under \$XDG_CACHE_HOME/provkit/zig"

@@ -12,6 +12,7 @@
 #include <set>
 
 #include "provkit/ccshim/ccshim.hpp"
+#include "provkit/ccshim/options.hpp"
 #include "provkit/error.hpp"
 
 #include "support/temp_dir.hpp"
@@ -307,6 +308,31 @@ TEST_CASE("response files read from disk by the system context", "[ccshim]") {
   CHECK(out == Args{"-DFROM_DISK", "-DQ=1 2", "@" + dir.string()});  // a directory is not readable as a file
 }
 
+TEST_CASE("response files: each file is read once per run, a pipe's arguments kept for every later use",
+          "[ccshim]") {
+  int reads = 0;
+  auto once = ccshim::read_each_file_once([&](const fs::path& p) -> std::optional<std::string> {
+    ++reads;
+    if (p == "gone") return std::nullopt;
+    return reads == 1 ? std::optional<std::string>("-DNDEBUG") : std::nullopt;  // a pipe: empty after one read
+  });
+  CHECK(once("/dev/fd/63") == std::optional<std::string>("-DNDEBUG"));
+  CHECK(once("/dev/fd/63") == std::optional<std::string>("-DNDEBUG"));
+  CHECK(reads == 1);
+  CHECK_FALSE(once("gone"));
+  CHECK_FALSE(once("gone"));
+  CHECK(reads == 2);
+  // The system context's reader is memoised: a real pipe read through every expansion plan() does.
+  int fds[2];
+  REQUIRE(::pipe(fds) == 0);
+  REQUIRE(::write(fds[1], "-DNDEBUG\n", 9) == 9);
+  ::close(fds[1]);
+  auto ctx = ccshim::system_context();
+  const std::string at = "@/proc/self/fd/" + std::to_string(fds[0]);
+  for (int i = 0; i < 4; ++i) CHECK(ccshim::expand_response_files({at, "x.c"}, ctx) == Args{"-DNDEBUG", "x.c"});
+  ::close(fds[0]);
+}
+
 TEST_CASE("gcc spellings: -u SYM becomes a linker -u", "[ccshim]") {
   FakeSystem sys;
   CHECK(body(translate({"-u", "PyInit_x", "m.c"}, sys.context())) == Args{"-Wl,-u,PyInit_x", "m.c"});
@@ -400,8 +426,8 @@ TEST_CASE("glibc: zig is told the host's glibc, and given gcc's system dirs", "[
   ctx.library_path = {"/lp"};
   auto out = translate({"-O2", "a.c", "-I/mine", "-L/mine"}, ctx);
   REQUIRE(out.size() > 4);
-  CHECK(Args(out.begin(), out.begin() + 4) ==
-        Args{"-target", "x86_64-linux-gnu.2.36", "-march=native", "-fno-sanitize=all"});
+  CHECK(Args(out.begin(), out.begin() + 3) ==
+        Args{"-target", "x86_64-linux-gnu.2.36", "-fno-sanitize=all"});  // zig's baseline CPU: gcc's
   // gcc's order: the command line's -I/-L first, then LIBRARY_PATH, then the system dirs.
   CHECK(Args(out.end() - 9, out.end()) == Args{"-idirafter", "/usr/local/include", "-idirafter",
                                                 "/usr/include/x86_64-linux-gnu", "-idirafter", "/usr/include",
@@ -446,7 +472,7 @@ TEST_CASE("glibc: the target names the host's architecture, so zig's clang reads
   sys.glibc = "2.36";
   auto ctx = sys.context();
   auto out = translate({"-E", "-dM", "-"}, ctx);
-  CHECK(Args(out.begin(), out.begin() + 3) == Args{"-target", "x86_64-linux-gnu.2.36", "-march=native"});
+  CHECK(Args(out.begin(), out.begin() + 3) == Args{"-target", "x86_64-linux-gnu.2.36", "-fno-sanitize=all"});  // gcc's baseline CPU
   ctx.host = aarch64;
   out = translate({"-E", "-dM", "-"}, ctx);
   CHECK(Args(out.begin(), out.begin() + 2) == Args{"-target", "aarch64-linux-gnu.2.36"});
@@ -675,6 +701,17 @@ TEST_CASE("warnings: clang's defaults that gcc does not give are turned off afte
   CHECK_FALSE(has(translate({"-Werror=pointer-sign", "x.c"}, sys.context()), "-Wno-pointer-sign"));
   CHECK(has(translate({"-pedantic", "x.c"}, sys.context()), "-Wno-parentheses"));
   CHECK_FALSE(has(translate({"-pedantic", "x.c"}, sys.context()), "-Wno-pointer-sign"));
+  // clang-only ones stay off whatever -W set asks (zlib's K&R code, pixman's -Wall extras)
+  for (const auto& w : {"-Wno-deprecated-non-prototype", "-Wno-sometimes-uninitialized", "-Wno-self-assign"}) {
+    CHECK(has(translate({"-Wall", "-Wextra", "x.c"}, sys.context()), w));
+  }
+  // gcc's -Wstrict-prototypes is not clang's: off even when named (json-c's -Werror build)
+  CHECK(has(translate({"-Werror", "-Wstrict-prototypes", "x.c"}, sys.context()), "-Wno-strict-prototypes"));
+  // gcc gives it under -Wextra: then asked for
+  CHECK(has(translate({"-Wall", "x.c"}, sys.context()), "-Wno-expansion-to-defined"));
+  CHECK_FALSE(has(translate({"-Wextra", "x.c"}, sys.context()), "-Wno-expansion-to-defined"));
+  CHECK_FALSE(has(translate({"-Wsometimes-uninitialized", "x.c"}, sys.context()), "-Wno-sometimes-uninitialized"));
+  CHECK(ccshim::warnings_mirror_gcc.starts_with("12."));
   // -Werror: gcc 12 makes those warnings errors too
   CHECK_FALSE(has(translate({"-Werror", "x.c"}, sys.context()), "-Wno-error=implicit-function-declaration"));
 }
@@ -788,4 +825,22 @@ TEST_CASE("called_as_cxx and shell_quote", "[ccshim]") {
   CHECK(ccshim::shell_quote("a b") == "'a b'");
   CHECK(ccshim::shell_quote("it's") == "'it'\\''s'");
   CHECK(ccshim::shell_quote("") == "''");
+}
+
+TEST_CASE("linker: lld's lines where GNU ld is silent", "[ccshim]") {
+  using ccshim::silent_in_gnu_ld;
+  CHECK(silent_in_gnu_ld("ld.lld: warning: version script assignment of 'local' to symbol 'gz_intmax' failed: symbol not defined"));
+  CHECK(silent_in_gnu_ld("ld.lld: warning: version script assignment of 'V1' to symbol 'nosuch' failed: symbol not defined"));
+  CHECK_FALSE(silent_in_gnu_ld("ld.lld: error: undefined symbol: main"));
+  CHECK_FALSE(silent_in_gnu_ld("x.c:1:1: warning: version script assignment of 'local' to symbol 'a' failed: symbol not defined"));
+}
+
+TEST_CASE("output: the -o value as gcc takes it", "[ccshim]") {
+  using ccshim::output_argument;
+  using Found = std::optional<std::pair<std::size_t, std::string>>;
+  CHECK(output_argument({"-c", "a.c", "-o", "a.o"}) == Found({3, "a.o"}));
+  CHECK(output_argument({"-o/dev/null", "a.c"}) == Found({0, "/dev/null"}));
+  CHECK(output_argument({"-o", "x", "-o", "y"}) == Found({3, "y"}));     // the last one
+  CHECK(output_argument({"-D", "-o", "a.c"}) == std::nullopt);          // a -D value
+  CHECK(output_argument({"a.c"}) == std::nullopt);
 }

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <optional>
 
 #include "provkit/ccshim/plan.hpp"
@@ -12,6 +13,7 @@
 #include "support/temp_dir.hpp"
 
 using namespace provkit::ccshim;
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -84,7 +86,14 @@ TEST_CASE("plan: the zig command line, its cache directories, the marker and the
     CHECK(run.argv[0] == zig.string());
     CHECK(run.argv[1] == "c++");
     CHECK(env_of(run, "ZIG_GLOBAL_CACHE_DIR") == (t.path / "g").string());
-    CHECK(env_of(run, "ZIG_LOCAL_CACHE_DIR") == (t.path / "g").string());  // unset: the global one
+    // A directory of the run's own, under the global cache, as zig's local cache (so zig's object cache
+    // never swallows a compile's diagnostics); the shim removes it after zig (supervise).
+    REQUIRE_FALSE(run.scratch_dir.empty());
+    CHECK(fs::path(run.scratch_dir).parent_path() == t.path / "g" / "cc-shim-runs");
+    CHECK(fs::is_directory(run.scratch_dir));
+    CHECK(env_of(run, "ZIG_LOCAL_CACHE_DIR") == run.scratch_dir);
+    CHECK(run.outputs.empty());                  // x.o is an ordinary file name
+    CHECK_FALSE(run.filter_linker_warnings);     // -c: no link
     CHECK(env_of(run, "ZIG_LIBC") == "(unset)");                            // the caller's stays theirs
     CHECK(env_of(run, "CC_SHIM_ACTIVE") == zig.string());
     CHECK(run.debug.empty());
@@ -94,5 +103,44 @@ TEST_CASE("plan: the zig command line, its cache directories, the marker and the
     auto run = std::get<Exec>(plan({"-Wl,--version"}, "cc"));
     CHECK(run.argv == std::vector<std::string>{zig.string(), "ld.lld", "--version"});
     CHECK(run.debug == "cc-shim: exec " + zig.string() + " ld.lld --version\n");
+  }
+}
+
+TEST_CASE("plan: zig's object cache kept on request, -o into what is no regular file, lld's stderr filtered",
+          "[ccshim][plan]") {
+  ScopedEnv active("CC_SHIM_ACTIVE", nullptr), detecting("ZIG_IS_DETECTING_LIBC_PATHS", nullptr),
+      debug("CC_SHIM_DEBUG", nullptr);
+  provkit::test::TempDir t;
+  auto zig = t.write("bin/zig", "#!/bin/sh\n");
+  ::chmod(zig.c_str(), 0755);
+  ScopedEnv use("CC_SHIM_ZIG", zig.c_str()), global("ZIG_GLOBAL_CACHE_DIR", (t.path / "g").c_str()),
+      local("ZIG_LOCAL_CACHE_DIR", nullptr);
+  auto has = [](const Exec& e, const std::string& a) { return std::find(e.argv.begin(), e.argv.end(), a) != e.argv.end(); };
+  SECTION("CC_SHIM_ZIG_OBJECT_CACHE=1") {
+    ScopedEnv keep("CC_SHIM_ZIG_OBJECT_CACHE", "1");
+    auto run = std::get<Exec>(plan({"-c", "x.c"}, "cc"));
+    CHECK(env_of(run, "ZIG_LOCAL_CACHE_DIR") == (t.path / "g").string());
+  }
+  SECTION("-o /dev/null, separate and joined") {
+    for (const auto& args : {std::vector<std::string>{"t.c", "-o", "/dev/null"}, {"t.c", "-o/dev/null"}}) {
+      auto run = std::get<Exec>(plan(args, "cc"));
+      REQUIRE(run.outputs.size() == 1);
+      CHECK(run.outputs[0].second == "/dev/null");
+      CHECK(fs::path(run.outputs[0].first).parent_path() == run.scratch_dir);
+      CHECK((has(run, run.outputs[0].first) || has(run, "-o" + run.outputs[0].first)));
+      CHECK_FALSE(has(run, "/dev/null"));
+      CHECK(run.filter_linker_warnings);  // a link
+    }
+  }
+  SECTION("an ordinary or a missing -o file is zig's to write") {
+    auto run = std::get<Exec>(plan({"t.c", "-o", (t.path / "out").string()}, "cc"));
+    CHECK(run.outputs.empty());
+    CHECK(has(run, (t.path / "out").string()));
+  }
+  SECTION("gcc's own warning for -fno-rtti on C") {
+    CHECK(std::get<Exec>(plan({"-fno-rtti", "-fno-exceptions", "-c", "conftest.c"}, "cc")).preface ==
+          "cc1: warning: command-line option '-fno-rtti' is valid for C++/D/ObjC++ but not for C\n");
+    CHECK(std::get<Exec>(plan({"-fno-rtti", "-c", "conftest.cpp"}, "cc")).preface.empty());
+    CHECK(std::get<Exec>(plan({"-fno-rtti", "-c", "conftest.c"}, "c++")).preface.empty());
   }
 }

@@ -8,5 +8,6 @@
 //   ccshim_zig.hpp        finding zig, its version and caches, the cc links
 #include "provkit/ccshim/context.hpp"
 #include "provkit/ccshim/response.hpp"
+#include "provkit/ccshim/supervise.hpp"
 #include "provkit/ccshim/translate.hpp"
 #include "provkit/ccshim/zig.hpp"

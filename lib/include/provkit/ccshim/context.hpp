@@ -36,7 +36,9 @@ struct SearchContext {
   std::function<std::optional<elf::Identity>(const fs::path&)> probe;
   // Whether a path is a regular file (the -lNAME candidates libNAME.so, libNAME.a).
   std::function<bool(const fs::path&)> is_regular_file;
-  // Contents of a response file; nullopt when it cannot be read.
+  // Contents of a response file; nullopt when it cannot be read. The
+  // system's reads each file once (read_each_file_once): a pipe (`@<(...)`)
+  // gives its bytes only once, and the run asks for them several times.
   std::function<std::optional<std::string>(const fs::path&)> read_response_file;
   // The host's glibc release ("2.36"), nullopt on a host without glibc.
   // Called at most once, and only when the command line names no target.
@@ -53,6 +55,12 @@ struct SearchContext {
   std::vector<fs::path> system_include_dirs;
   std::vector<fs::path> system_library_dirs;
 };
+
+using FileReader = std::function<std::optional<std::string>(const fs::path&)>;
+
+// `read` memoised by path: the first answer for a path, read or not, is the
+// answer for every later call in this process.
+FileReader read_each_file_once(FileReader read);
 
 // The glibc release ("2.39") of the libc.so.6 of `host`'s ABI found in
 // `loader_dirs` (else through /etc/ld.so.cache): its highest GLIBC_2.N

@@ -83,13 +83,21 @@ bool is_droppable_z_keyword(std::string_view k);
 
 // ---- warnings: gcc's defaults, not clang's ----
 
-// A diagnostic clang gives by default that gcc (12) gives only when asked,
-// or never. Unless the command line asks for it in gcc's terms (an enabler,
-// or -W<name> / -Werror=<name>), `-Wno-<name>` goes after the caller's
+// The gcc whose diagnostics the warning tables mirror, against zig 0.11's clang.
+inline constexpr std::string_view warnings_mirror_gcc = "12.2 (Debian 12), against clang 16 (zig 0.11)";
+
+// A diagnostic clang gives (by default, or under -Wall/-Wextra) that gcc 12
+// gives only when asked, or never. Unless the command line asks for it in
+// gcc's terms (an enabler, or -W<name> / -Werror=<name> when gcc has a
+// warning of that name and meaning), `-Wno-<name>` goes after the caller's
 // arguments, where no -Wall can turn it back on.
 struct QuietWarning {
   std::string_view name;
   std::array<std::string_view, 4> enabled_by;  // gcc options that turn it on; empty: none (clang-only)
+  // False when gcc's -W<name> means less than clang's (clang 16's
+  // -Wstrict-prototypes also flags `f() {}` after an `f(void)` prototype,
+  // which gcc allows): then even -W<name> leaves it off.
+  bool name_asks = true;
 };
 std::span<const QuietWarning> quiet_warnings();
 

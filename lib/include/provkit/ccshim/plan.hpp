@@ -14,11 +14,24 @@ struct Reply {
   std::string out, err;
 };
 
-// Set `env`, print `debug` on stderr when not empty (CC_SHIM_DEBUG), then exec `argv` (argv[0] is zig's path).
+// Set `env`, print `debug` on stderr when not empty (CC_SHIM_DEBUG), then run `argv` (argv[0] is zig's path):
+// exec it when `scratch_dir` is empty, else run it under the shim (ccshim/supervise.hpp), which then removes
+// `scratch_dir` whatever happens.
 struct Exec {
   std::vector<std::string> argv;
   std::vector<std::pair<std::string, std::string>> env;
   std::string debug;
+  // Printed on stderr before zig runs: what gcc's driver or cc1 says about the command line itself
+  // (gcc_driver_warnings).
+  std::string preface;
+  // This run's own directory: zig's local cache (so that every compile runs clang and prints its
+  // diagnostics, where zig's object cache would print nothing on a hit) and the files below.
+  std::string scratch_dir;
+  // An -o that is no regular file (/dev/null, a FIFO, /dev/stdout): zig writes `first` in scratch_dir,
+  // the shim copies its bytes to `second` as gcc writes them there, and nothing else is left anywhere.
+  std::vector<std::pair<std::string, std::string>> outputs;
+  // zig's stderr read through the shim, without lld's lines that GNU ld does not print (silent_in_gnu_ld).
+  bool filter_linker_warnings = false;
 };
 
 using Plan = std::variant<Reply, Exec>;

@@ -53,6 +53,19 @@ std::optional<std::string> zig_libc_file(const std::vector<std::string>& args, c
 // its version and links nothing.
 bool asks_linker_version(const std::vector<std::string>& args, const SearchContext& ctx);
 
+// True when the command line links (no -c, -S, -E, -M, -MM, -fsyntax-only).
+bool command_links(const std::vector<std::string>& args, const SearchContext& ctx);
+
+// What gcc 12's driver and cc1 print about the command line itself, where zig's clang is silent: for each C
+// source compiled (not under `cxx`, nor -x c++), "cc1: warning: command-line option '-fno-rtti' is valid
+// for C++/D/ObjC++ but not for C" for -fno-rtti and -frtti (libtool's -fno-rtti probe reads it). Empty when
+// there is nothing to say.
+std::string gcc_driver_warnings(const std::vector<std::string>& args, bool cxx, const SearchContext& ctx);
+
+// The -o value of a command line (the last one, as gcc takes it) and its index in `args`; nullopt when
+// there is none.
+std::optional<std::pair<std::size_t, std::string>> output_argument(const std::vector<std::string>& args);
+
 // What gcc prints for a query the shim answers itself, without zig:
 // `-dumpmachine` (the host's multiarch triple, "x86_64-linux-gnu") and
 // `-print-multiarch` (the target's). nullopt when the command line is no such

@@ -53,7 +53,7 @@ TEST_CASE("PEP 751 set variables: 'NAME' in extras / dependency_groups", "[envbu
   // Outside a pylock, or used as a string, they are errors.
   CHECK_THROWS_WITH(evaluate_marker("'cli' in extras", env), Catch::Contains("pylock.toml"));
   CHECK_THROWS_AS(evaluate_marker("extras == 'cli'", env, &sets), std::invalid_argument);
-  CHECK_THROWS_AS(evaluate_marker("'cli' == extras", env, &sets), std::invalid_argument);
+  CHECK_FALSE(evaluate_marker("'cli' == extras", env, &sets));  // packaging: a string is never equal to a set
 }
 
 TEST_CASE("requires-python specifier sets", "[envbuild][locks]") {
@@ -67,7 +67,7 @@ TEST_CASE("requires-python specifier sets", "[envbuild][locks]") {
   CHECK(version_matches("3.12.1", "~=3.10"));
   CHECK(version_matches("3.12.1", "!=3.12.0"));
   CHECK(version_matches("3.12.1", ""));
-  CHECK_THROWS_AS(version_matches("3.12.1", ">=3.9,"), std::invalid_argument);
+  CHECK(version_matches("3.12.1", ">=3.9,"));  // packaging skips empty clauses
   CHECK_THROWS_AS(version_matches("3.12.1", "3.9"), std::invalid_argument);
   CHECK_THROWS_AS(version_matches("3.12.1", "=>3.9"), std::invalid_argument);
 }

@@ -185,25 +185,28 @@ class Validator {
     if (v < 0) fail(n, "a size cannot be negative", key(ctx, "size"));
     return static_cast<std::uint64_t>(v);
   }
-  // sha256 hex or empty; a hashes table must be there, non-empty, all strings.
-  std::string hashes(const toml::table& t, const std::string& ctx) const {
+  // The sha256 as written, or empty: a hashes table must be there, non-empty
+  // (packaging; uv writes {} for --find-links wheels, refused here with what to
+  // do instead), its values strings. A sha256 that is not 64 hex digits is
+  // refused only if selected (packaging does not look at the digest).
+  std::string hashes(const toml::table& t, const std::string& ctx, const std::string& filename) const {
     auto* n = get(t, "hashes", toml::node_type::table, ctx, true);
     auto* h = n->as_table();
     const std::string hctx = key(ctx, "hashes");
-    if (h->empty()) return std::string();  // uv writes {} for --find-links wheels: refused when selected
+    if (h->empty())
+      fail(n, "At least one hash must be provided: the lock has no hash for " + filename + " (hashes = {}: uv writes that for wheels from a local --find-links "
+              "directory); envbuild needs a sha256 for every wheel: lock from an index that serves hashes, or write a "
+              "hashed requirements lock with `uv pip compile --generate-hashes --find-links DIR`, which hashes local wheels",
+           hctx);
     for (auto& [name, value] : *h)
       if (!value.is_string()) fail(&value, "Hash values must be strings", hctx);
     auto* sha = h->get("sha256");
-    if (!sha) return std::string();
-    std::string hex = util::lower(**sha->as_string());
-    if (!util::is_hex(hex, 64)) fail(sha, "sha256 hash must be 64 hex digits, got '" + hex.substr(0, 80) + "'", hctx);
-    return hex;
+    return sha ? util::lower(**sha->as_string()) : std::string();
   }
   // A file source (archive, sdist, wheel): path or url, size, upload-time, hashes.
   struct FileSource {
     std::string name, url, path, sha256;
     std::optional<std::uint64_t> size;
-    bool hashed_empty = false;
   };
   FileSource file_source(const toml::table& t, const std::string& ctx, bool named) const {
     FileSource f;
@@ -212,8 +215,7 @@ class Validator {
     f.path = str(t, "path", ctx);
     f.size = size(t, ctx);
     get(t, "upload-time", toml::node_type::date_time, ctx);
-    f.sha256 = hashes(t, ctx);
-    f.hashed_empty = t.get("hashes")->as_table()->empty();
+    f.sha256 = hashes(t, ctx, filename(f));
     if (f.path.empty() && f.url.empty()) fail(&t, "path or url must be provided", ctx);
     return f;
   }
@@ -420,13 +422,11 @@ Lock parse_pylock(const std::string& text, const fs::path& path) {
         continue;
       }
       if (f.sha256.empty()) {
-        unusable(v.line(at),
-                 f.hashed_empty
-                     ? "the lock has no hash for " + lw.filename +
-                           " (hashes = {}: uv writes that for wheels from a local --find-links directory); envbuild "
-                           "needs a sha256 for every wheel: lock from an index that serves hashes, or write a hashed "
-                           "requirements lock with `uv pip compile --generate-hashes --find-links DIR`, which hashes local wheels"
-                     : lw.filename + " has no sha256 hash (envbuild checks sha256)");
+        unusable(v.line(at), lw.filename + " has no sha256 hash (envbuild checks sha256)");
+        continue;
+      }
+      if (!util::is_hex(f.sha256, 64)) {
+        unusable(v.line(at), lw.filename + ": sha256 hash must be 64 hex digits, got '" + f.sha256.substr(0, 80) + "'");
         continue;
       }
       lw.sha256 = f.sha256;

@@ -139,7 +139,14 @@ CreateResult create_env(const CreateOptions& o) {
       }
     }
     WheelCandidate chosen = choose_wheel(e, candidates, tags, [&](const WheelCandidate& c) {
-      return c.local.empty() ? download_unhashed_wheel(c.url, cache) : cache.local_wheel_sha256(c.local);
+      if (c.local.empty()) return download_unhashed_wheel(c.url, cache);
+      // uv refuses a local wheel whose size is not the lock's; so does envbuild.
+      std::error_code size_ec;
+      auto on_disk = fs::file_size(c.local, size_ec);
+      if (c.size && !size_ec && on_disk != *c.size)
+        throw Error(ExitCode::check_failed, c.local.string() + " is " + std::to_string(on_disk) + " bytes; the lock says " +
+                                                std::to_string(*c.size));
+      return cache.local_wheel_sha256(c.local);
     });
     plan[i].entry = &e;
     plan[i].sha256 = chosen.sha256;
@@ -156,6 +163,10 @@ CreateResult create_env(const CreateOptions& o) {
   std::map<std::string, InstalledDist> have;
   for (auto& d : installed) have[normalize_name(d.name)] = d;
 
+  if (plan.empty() && !have.empty() && !o.allow_empty)
+    throw Error(ExitCode::usage, o.lock.string() + ": the lock selects no distribution for this interpreter, and " +
+                                     o.env.string() + " holds " + std::to_string(have.size()) +
+                                     " that it would remove; --allow-empty empties the environment");
   std::vector<std::size_t> to_install;
   std::vector<InstalledDist> to_remove;
   std::vector<std::string> same_version_names;

@@ -96,17 +96,31 @@ def test_pylock_urls_with_retry_and_bad_size():
     env = os.path.join(tmp, "env-pylock")
     p = envbuild(cache + "-pylock", "create", env, "--python", PYTHON, "--lock", lock)
     check("2 installed" in p.stdout, p.stdout + p.stderr)
-    open(lock, "w").write('lock-version = "1.0"\n\n' + entry(W("demopure-1.1-"), size=10))
+    open(lock, "w").write('lock-version = "1.0"\ncreated-by = "test"\n\n' + entry(W("demopure-1.1-"), size=10))
     p = envbuild(cache + "-pylock", "create", env, "--python", PYTHON, "--lock", lock, expect=1)
     check("size" in p.stderr, p.stderr)
     # A marker that is false skips the entry.
-    open(lock, "w").write('lock-version = "1.0"\n\n' + entry(GOOD[0]) +
+    open(lock, "w").write('lock-version = "1.0"\ncreated-by = "test"\n\n' + entry(GOOD[0]) +
                           entry(GOOD[1]).replace('version = "1.0"', 'version = "1.0"\nmarker = "sys_platform == \'win32\'"'))
     p = envbuild(cache + "-pylock", "create", env, "--python", PYTHON, "--lock", lock)
     check("- demoplat==1.0" in p.stdout, p.stdout)
     open(lock, "w").write('lock-version = "2.0"\n')
     p = envbuild(cache, "create", env, "--python", PYTHON, "--lock", lock, expect=2)
     check("pylock.toml:1" in p.stderr and "lock-version" in p.stderr, p.stderr)
+    # Issue 22, Why 1: `[[package]]` (a typo) is no lock: exit 2 and the environment untouched
+    # (it was read as an empty lock, and create uninstalled everything, exit 0).
+    before = envbuild(cache, "verify", env, "--json").stdout
+    open(lock, "w").write('lock-version = "1.0"\ncreated-by = "test"\n\n' + entry(GOOD[0]).replace("[[packages]]", "[[package]]"))
+    p = envbuild(cache, "create", env, "--python", PYTHON, "--lock", lock, expect=2)
+    check("Missing required value in 'packages'" in p.stderr, p.stderr)
+    check(envbuild(cache, "verify", env, "--json").stdout == before, "the environment is untouched")
+    # A valid lock that selects nothing would empty the environment: refused unless asked for.
+    open(lock, "w").write('lock-version = "1.0"\ncreated-by = "test"\npackages = []\n')
+    p = envbuild(cache, "create", env, "--python", PYTHON, "--lock", lock, expect=2)
+    check("--allow-empty" in p.stderr, p.stderr)
+    check(envbuild(cache, "verify", env, "--json").stdout == before, "the environment is untouched")
+    p = envbuild(cache, "create", env, "--python", PYTHON, "--lock", lock, "--allow-empty")
+    check(json.loads(envbuild(cache, "verify", env, "--json").stdout)["distributions"] == [], p.stdout)
 
 
 def test_capture_and_rebuild():

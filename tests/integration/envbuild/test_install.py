@@ -242,7 +242,8 @@ def test_bad_locks_exit_2():
         "nohash.txt": ("# c\n\nsetuptools==66.1.1 \\\n  --hash=sha256:" + "a" * 64 + "\ndemopure==1.0\n", "nohash.txt:5", "no --hash"),
         "weak.txt": ("demopure==1.0 --hash=sha1:" + "a" * 40 + "\n", "weak.txt:1", "too weak"),
         "marker.txt": ("demopure==1.0 ; python_version >>> '3' --hash=sha256:" + "a" * 64 + "\n", "marker.txt:1", "marker"),
-        "pylock.toml": ('lock-version = "1.0"\n\n[[packages]]\nname = "demopure"\n', "pylock.toml:3", "no version"),
+        "pylock.toml": ('lock-version = "1.0"\ncreated-by = "t"\n\n[[packages]]\nname = "demopure"\n', "pylock.toml:4",
+                        "Exactly one of vcs, directory, archive must be set"),
     }
     for name, (text, where, words) in cases.items():
         d = os.path.join(tmp, "bad-" + name.split(".")[0])

@@ -284,3 +284,20 @@ TEST_CASE("a PEP 751 lock under another name is refused, saying the name it need
   provkit::util::write_file_atomic(dir / "pylock.prod.toml", text);
   CHECK(read_lock(dir / "pylock.prod.toml").pylock);
 }
+
+// issue 20, items 10 and 11: a requirement of any length is parsed without
+// std::regex (60k characters segfaulted), and the duplicate check is linear
+// (40,000 lines took 186 s).
+TEST_CASE("requirements: long lines and many lines", "[envbuild][locks]") {
+  CHECK_THAT(refusal("a" + std::string(60000, 'b') + "=1 --hash=sha256:" + H1 + "\n"), Catch::Contains("req.txt:1"));
+  auto long_name = parse_requirements("a" + std::string(60000, '-') + "b==1 --hash=sha256:" + H1 + "\n", "req.txt");
+  CHECK(long_name.entries.at(0).version == "1");
+  CHECK_THAT(refusal("a==1 ; " + std::string(20000, '(') + "os_name == 'posix'" + std::string(20000, ')') +
+                     " --hash=sha256:" + H1 + "\n"),
+             Catch::Contains("req.txt:1") && Catch::Contains("nest deeper"));
+  std::string text;
+  for (int i = 0; i < 40000; ++i) text += "p" + std::to_string(i) + "==1 --hash=sha256:" + H1 + "\n";
+  CHECK(parse_requirements(text, "req.txt").entries.size() == 40000);
+  CHECK_THAT(refusal(text + "P39999==2 --hash=sha256:" + H1 + "\n"), Catch::Contains("req.txt:40001") &&
+                                                                           Catch::Contains("already locked at line 40000"));
+}

@@ -166,13 +166,21 @@ def test_capture_and_rebuild():
     p = run([ENVBUILD, "diff", dst, other, "--json"], expect=1)
     rows = {r["name"]: r for r in json.loads(p.stdout)["packages"]}
     check(rows["demoplat"]["b"] is None and rows["demoplat"]["differs"] and not rows["pip"]["differs"], rows)
-    # A wheel the pylock names by path, replaced by other bytes, is refused.
+    # A wheel the pylock names by path, replaced by other bytes, is refused: by its size
+    # first, as uv refuses it, then (same size, other bytes) by its hash.
     target = [os.path.join(house, n) for n in os.listdir(house) if n.startswith("demopure-")][0]
     shutil.copy(target, target + ".orig")
-    shutil.copy(W("demopure-1.0-"), target)
-    p = envbuild(cache, "create", os.path.join(tmp, "env-swapped"), "--python", PYTHON, "--lock", lock, expect=1)
-    check("matches the lock's hashes" in p.stderr, p.stderr)
-    os.replace(target + ".orig", target)
+    try:
+        shutil.copy(W("demopure-1.0-"), target)
+        p = envbuild(cache, "create", os.path.join(tmp, "env-swapped"), "--python", PYTHON, "--lock", lock, expect=1)
+        check(f"is {os.path.getsize(target)} bytes; the lock says {os.path.getsize(target + '.orig')}" in p.stderr, p.stderr)
+        data = bytearray(open(target + ".orig", "rb").read())
+        data[-30] ^= 1
+        open(target, "wb").write(bytes(data))
+        p = envbuild(cache, "create", os.path.join(tmp, "env-swapped2"), "--python", PYTHON, "--lock", lock, expect=1)
+        check("matches the lock's hashes" in p.stderr, p.stderr)
+    finally:
+        os.replace(target + ".orig", target)
 
 
 def test_python_install_and_use():

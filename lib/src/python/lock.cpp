@@ -127,6 +127,7 @@ Lock parse_requirements(const std::string& text, const fs::path& path) {
     if (logical.empty()) continue;
     // Messages quote the tokens as written: an expanded variable may hold a secret.
     auto tokens = split_ws(logical);
+    if (tokens.empty()) continue;  // only whitespace trim() keeps (\v, \f): a blank line
     auto expanded = [&](std::size_t i) { return expand_env_vars(tokens[i]); };
     if (tokens[0][0] == '-') {
       // Option lines pip accepts in requirement files; several may share a line.

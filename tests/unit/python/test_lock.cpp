@@ -301,3 +301,9 @@ TEST_CASE("requirements: long lines and many lines", "[envbuild][locks]") {
   CHECK_THAT(refusal(text + "P39999==2 --hash=sha256:" + H1 + "\n"), Catch::Contains("req.txt:40001") &&
                                                                            Catch::Contains("already locked at line 40000"));
 }
+
+// Found by fuzz_requirements: a line of whitespace that trim() keeps (\v, \f)
+// split into no tokens and the first was read anyway.
+TEST_CASE("requirements: a line of vertical tabs is blank", "[envbuild][locks]") {
+  CHECK(parse_requirements("\n\v\n\f\n", "req.txt").entries.empty());
+}

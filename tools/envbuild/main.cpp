@@ -145,6 +145,8 @@ int main(int argc, char** argv) {
   create->add_option("--index-url,-i", a.create.index_urls, "simple index URL (PEP 503/691; repeatable)");
   create->add_option("--link-mode", a.link_mode, "clone (reflink, falling back), hardlink, or copy");
   create->add_flag("--allow-bad-record", a.create.allow_bad_record, "install wheels whose RECORD does not match (warns)");
+  create->add_flag("--allow-empty", a.create.allow_empty,
+                   "let a lock that selects nothing remove every distribution of a non-empty environment");
   create->add_flag("--compile", a.create.compile, "compile bytecode after installing");
   create->add_option("--jobs,-j", a.create.jobs, "parallel workers (default: 2x cores, 4..32)");
   create->add_flag("--json", a.json, "print the result as JSON");

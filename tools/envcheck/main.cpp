@@ -46,8 +46,9 @@ int main(int argc, char** argv) {
   app.add_option("--vram-free", vram_free, "free memory each selected GPU must have")->type_name("SIZE");
   app.add_flag("--cc", req.cc, "find the C compiler as Triton does and build a tiny shared object with it");
   app.add_flag("--nvcc", req.nvcc, "find nvcc (CUDA_HOME, PATH, /usr/local/cuda) and report its release");
-  auto* python = app.add_option("--python", python_version, "find the interpreter (pythonX.Y or python3), its version and Python.h")
-                     ->expected(0, 1)->type_name("[X.Y]");
+  auto* python = app.add_option("--python", python_version,
+                                "find the interpreter (X.Y or a path, as envbuild finds it; python3 when bare), its version and Python.h")
+                     ->expected(0, 1)->type_name("[X.Y|PATH]");
   app.add_option("--lib", req.libs, "would the dynamic loader find this library? (repeatable)")->type_name("NAME");
   app.add_option("--elf", req.elfs, "resolve every DT_NEEDED of this executable or library, recursively (repeatable)")->type_name("PATH");
   app.add_option("--kernels", req.kernels, "list the GPU kernels of these libraries (directories walked, DT_NEEDED followed) and judge them per GPU")

@@ -69,8 +69,9 @@ void set_vram_free(Request& r, const std::string& text) {
 }
 
 void set_python(Request& r, const std::string& version) {
-  if (!version.empty() && !cudacompat::parse_version(version))
-    throw InvalidValue(Field::python, version, "a version as X.Y (like 3.11)");
+  // A path (it has a '/') is taken as the interpreter itself, as envbuild's --python takes it.
+  if (!version.empty() && version.find('/') == std::string::npos && !cudacompat::parse_version(version))
+    throw InvalidValue(Field::python, version, "a version as X.Y (like 3.11) or an interpreter's path");
   r.python = version;
 }
 

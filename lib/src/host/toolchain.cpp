@@ -1,5 +1,9 @@
 #include "provkit/host/toolchain.hpp"
 
+#include "provkit/error.hpp"
+#include "provkit/python/dirs.hpp"
+#include "provkit/python/interpreter.hpp"
+
 #include <cctype>
 
 #include "provkit/util/fs.hpp"
@@ -49,10 +53,12 @@ std::optional<std::string> parse_nvcc_release(std::string_view out) {
 }
 
 std::optional<Python> probe_python(const std::string& want, std::string_view path_list, std::string& why) {
-  std::string name = want.empty() ? "python3" : "python" + want;
-  auto path = find_executable(name, path_list);
-  if (!path) {
-    why = name + " is not on PATH";
+  // envbuild's rule (python::find_python), so both tools pick the same interpreter for "3.11".
+  std::optional<fs::path> path;
+  try {
+    path = python::find_python(want, python::pythons_dir(""), path_list);
+  } catch (const Error& e) {
+    why = e.what();
     return std::nullopt;
   }
   // -E -s -S: ignore PYTHON* variables, user site and site: the facts of the interpreter itself.

@@ -107,7 +107,7 @@ Result nvcc_check(Probes& probes) {
 }
 
 Result python_check(const std::string& want, Probes& probes) {
-  std::string label = want.empty() ? "python3" : "python" + want;
+  std::string label = want.empty() ? "python3" : want.find('/') != std::string::npos ? want : "python" + want;
   Result r{.name = "python" + (want.empty() ? std::string() : " " + want), .status = Status::fail};
   std::string why;
   auto py = toolchain::probe_python(want, probes.env().path_env, why);
@@ -118,7 +118,8 @@ Result python_check(const std::string& want, Probes& probes) {
   }
   r.data = {{"path", py->path.string()}, {"version", py->version}, {"include", py->include_dir.string()},
             {"headers", py->has_headers}};
-  if (!want.empty() && !(py->version == want || py->version.starts_with(want + "."))) {
+  const bool is_path = want.find('/') != std::string::npos;
+  if (!want.empty() && !is_path && !(py->version == want || py->version.starts_with(want + "."))) {
     r.reason = py->path.string() + " is Python " + py->version + ", not " + want;
     r.fix = "install Python " + want;
     return r;

@@ -139,7 +139,14 @@ CreateResult create_env(const CreateOptions& o) {
       }
     }
     WheelCandidate chosen = choose_wheel(e, candidates, tags, [&](const WheelCandidate& c) {
-      return c.local.empty() ? download_unhashed_wheel(c.url, cache) : cache.local_wheel_sha256(c.local);
+      if (c.local.empty()) return download_unhashed_wheel(c.url, cache);
+      // uv refuses a local wheel whose size is not the lock's; so does envbuild.
+      std::error_code size_ec;
+      auto on_disk = fs::file_size(c.local, size_ec);
+      if (c.size && !size_ec && on_disk != *c.size)
+        throw Error(ExitCode::check_failed, c.local.string() + " is " + std::to_string(on_disk) + " bytes; the lock says " +
+                                                std::to_string(*c.size));
+      return cache.local_wheel_sha256(c.local);
     });
     plan[i].entry = &e;
     plan[i].sha256 = chosen.sha256;
@@ -156,6 +163,10 @@ CreateResult create_env(const CreateOptions& o) {
   std::map<std::string, InstalledDist> have;
   for (auto& d : installed) have[normalize_name(d.name)] = d;
 
+  if (plan.empty() && !have.empty() && !o.allow_empty)
+    throw Error(ExitCode::usage, o.lock.string() + ": the lock selects no distribution for this interpreter, and " +
+                                     o.env.string() + " holds " + std::to_string(have.size()) +
+                                     " that it would remove; --allow-empty empties the environment");
   std::vector<std::size_t> to_install;
   std::vector<InstalledDist> to_remove;
   std::vector<std::string> same_version_names;
@@ -204,9 +215,22 @@ CreateResult create_env(const CreateOptions& o) {
     fs::path wheel_file = p.wheel.local;
     std::error_code ec;
     if (wheel_file.empty() && fs::exists(cache.downloaded_wheel(p.sha256), ec)) wheel_file = cache.downloaded_wheel(p.sha256);
-    if (!cache.has_unpacked(p.sha256) && wheel_file.empty())
-      wheel_file = download_wheel(p.wheel.url, p.sha256, p.wheel.size, cache);
-    if (auto found = cache.find(p.sha256)) {
+    auto found = cache.find(p.sha256);
+    if (found) {
+      // An entry edited since it was extracted (through a hardlink from an
+      // environment) must not reach another one: unpacked again from its wheel.
+      auto changed = cache.changed_files(*found);
+      if (!changed.empty()) {
+        cache.evict(p.sha256);
+        found.reset();
+        std::lock_guard lock(warn_mutex);
+        result.warnings.push_back("the cache's copy of " + p.wheel.wheel.filename + " had " + std::to_string(changed.size()) +
+                                  " file" + (changed.size() > 1 ? "s" : "") + " changed since it was unpacked (first: " +
+                                  changed.front() + "; an edit through a hardlink?); unpacked again from the verified wheel");
+      }
+    }
+    if (!found && wheel_file.empty()) wheel_file = download_wheel(p.wheel.url, p.sha256, p.wheel.size, cache);
+    if (found) {
       p.cached = *found;
     } else {
       auto staged = cache.stage(p.sha256, wheel_file);
@@ -258,7 +282,10 @@ CreateResult create_env(const CreateOptions& o) {
   });
   for (auto i : to_install) result.installed.push_back(plan[i].entry->name + "==" + plan[i].entry->version);
   if (!to_install.empty()) result.link_mode = link_mode_name(linker.mode());
-  if (auto w = linker.warning(); !w.empty()) result.warnings.insert(result.warnings.begin(), w);
+  // The fallback belongs to the cache's file system: said once per cache.
+  if (auto w = linker.warning();
+      !w.empty() && cache.first_fallback_notice(std::string(link_mode_name(o.link_mode)) + ">" + link_mode_name(linker.mode())))
+    result.warnings.insert(result.warnings.begin(), w + " (said once for this cache)");
 
   if (o.compile && !to_install.empty()) {
     util::RunOptions run_options;

@@ -151,7 +151,8 @@ Interpreter query_interpreter(const fs::path& python, const fs::path& cache_dir)
   return it;
 }
 
-fs::path find_python(const std::string& spec, const fs::path& managed_dir) {
+fs::path find_python(const std::string& given, const fs::path& managed_dir, std::optional<std::string_view> path_list) {
+  const std::string spec = given.empty() ? "python3" : given;
   if (spec.find('/') != std::string::npos) {
     if (!is_executable_file(spec)) throw Error(ExitCode::usage, spec + ": not an executable interpreter");
     return spec;
@@ -182,7 +183,8 @@ fs::path find_python(const std::string& spec, const fs::path& managed_dir) {
   std::vector<fs::path> pyenv_roots;
   auto root = util::getenv_str("PYENV_ROOT");
   pyenv_roots.push_back(root.empty() ? util::getenv_str("HOME") + "/.pyenv" : root);
-  for (const auto& dir : util::split_path_list(util::getenv_str("PATH"))) {
+  const std::string path_env = path_list ? std::string(*path_list) : util::getenv_str("PATH");
+  for (const auto& dir : util::split_path_list(path_env)) {
     fs::path candidate = fs::path(dir) / command;
     // A version is found in pyenv's versions directly, not through a shim
     // that works only while pyenv has that version active.

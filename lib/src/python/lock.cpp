@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
-#include <regex>
 #include <set>
 #include <sstream>
 #include <toml++/toml.h>
+#include <unordered_map>
 
 #include "provkit/error.hpp"
 #include "provkit/util/fs.hpp"
@@ -62,10 +62,36 @@ std::string expand_env_vars(const std::string& s) {
   return out + s.substr(std::min(i, s.size()));
 }
 
+// "name[extras] == version" (or ===): the name, then the pinned version; false
+// for anything else. One pass, no regex: a requirement can be any length.
+bool split_pin(const std::string& req, std::string& name, std::string& version) {
+  auto name_char = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-'; };
+  auto version_char = [&](char c) { return name_char(c) || c == '!' || c == '+'; };
+  auto space = [](char c) { return c == ' ' || c == '\t'; };
+  std::size_t i = 0, n = req.size();
+  if (i >= n || !std::isalnum(static_cast<unsigned char>(req[i]))) return false;
+  while (i < n && name_char(req[i])) ++i;
+  name = req.substr(0, i);
+  while (i < n && space(req[i])) ++i;
+  if (i < n && req[i] == '[') {
+    auto close = req.find(']', i);
+    if (close == std::string::npos) return false;
+    i = close + 1;
+    while (i < n && space(req[i])) ++i;
+  }
+  if (req.compare(i, 3, "===") == 0) i += 3;
+  else if (req.compare(i, 2, "==") == 0) i += 2;
+  else return false;
+  while (i < n && space(req[i])) ++i;
+  std::size_t start = i;
+  while (i < n && version_char(req[i])) ++i;
+  version = req.substr(start, i - start);
+  return !version.empty() && i == n;
+}
+
 }  // namespace
 
 Lock parse_requirements(const std::string& text, const fs::path& path) {
-  static const std::regex req_re(R"(^([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?\s*(===|==)\s*([A-Za-z0-9!+._-]+)$)");
   const std::string file = path.string();
   Lock lock;
   lock.file = path;
@@ -75,6 +101,7 @@ Lock parse_requirements(const std::string& text, const fs::path& path) {
   bool any_hash = false;
   std::vector<std::pair<int, std::string>> unhashed;  // requirement lines without a hash
   std::vector<std::pair<int, std::string>> no_binary;  // --no-binary values, in order
+  std::unordered_map<std::string, int> seen;           // name + marker -> line
   while (std::getline(in, raw)) {
     ++lineno;
     int start_line = lineno;
@@ -100,6 +127,7 @@ Lock parse_requirements(const std::string& text, const fs::path& path) {
     if (logical.empty()) continue;
     // Messages quote the tokens as written: an expanded variable may hold a secret.
     auto tokens = split_ws(logical);
+    if (tokens.empty()) continue;  // only whitespace trim() keeps (\v, \f): a blank line
     auto expanded = [&](std::size_t i) { return expand_env_vars(tokens[i]); };
     if (tokens[0][0] == '-') {
       // Option lines pip accepts in requirement files; several may share a line.
@@ -164,14 +192,21 @@ Lock parse_requirements(const std::string& text, const fs::path& path) {
     if (auto w = req_written.find(';'); w != std::string::npos) req_written = trim(req_written.substr(0, w));
     if (req.find("://") != std::string::npos || req.find(" @ ") != std::string::npos)
       throw input_error(file, start_line, "URL requirements are not supported; pin name==version with --hash");
-    std::smatch m;
-    if (!std::regex_match(req, m, req_re)) {
+    std::string name, version;
+    if (!split_pin(req, name, version)) {
       if (req.find_first_of("<>~!*,") != std::string::npos || req.find("==") == std::string::npos)
         throw input_error(file, start_line, "'" + req_written + "' is not pinned; every entry must be name==version");
       throw input_error(file, start_line, "cannot parse requirement '" + req_written + "'");
     }
-    entry.name = m[1].str();
-    entry.version = m[4].str();
+    entry.name = name;
+    entry.version = version;
+    if (!entry.marker.empty()) {
+      try {
+        Marker::parse(entry.marker);
+      } catch (const std::invalid_argument& e) {
+        throw input_error(file, start_line, std::string("invalid marker: ") + e.what());
+      }
+    }
     if (entry.version.find('*') != std::string::npos)
       throw input_error(file, start_line, "'" + req_written + "' is not pinned to one version");
     for (; t < tokens.size(); ++t) {
@@ -187,9 +222,8 @@ Lock parse_requirements(const std::string& text, const fs::path& path) {
     }
     if (entry.sha256.empty()) unhashed.emplace_back(start_line, entry.name);
     else any_hash = true;
-    for (auto& prev : lock.entries)
-      if (normalize_name(prev.name) == normalize_name(entry.name) && prev.marker == entry.marker)
-        throw input_error(file, start_line, entry.name + " is already locked at line " + std::to_string(prev.line));
+    auto [prev, fresh] = seen.emplace(normalize_name(entry.name) + '\0' + entry.marker, start_line);
+    if (!fresh) throw input_error(file, start_line, entry.name + " is already locked at line " + std::to_string(prev->second));
     lock.entries.push_back(std::move(entry));
   }
   if (!unhashed.empty())
@@ -219,147 +253,11 @@ Lock parse_requirements(const std::string& text, const fs::path& path) {
   return lock;
 }
 
-namespace {
-
-// A specifier set checked for syntax where it is read.
-void check_specifier(const std::string& spec, const std::string& file, int line) {
-  try {
-    version_matches("0", spec);
-  } catch (const std::invalid_argument& e) {
-    throw input_error(file, line, std::string("requires-python: ") + e.what());
-  }
-}
-
-}  // namespace
-
-Lock parse_pylock(const std::string& text, const fs::path& path) {
-  const std::string file = path.string();
-  Lock lock;
-  lock.file = path;
-  lock.pylock = true;
-  toml::table doc;
-  try {
-    doc = toml::parse(text, file);
-  } catch (const toml::parse_error& e) {
-    throw input_error(file, static_cast<int>(e.source().begin.line), std::string(e.description()));
-  }
-  auto line_of = [](const toml::node* n) { return n ? static_cast<int>(n->source().begin.line) : 0; };
-  auto version = doc["lock-version"].value<std::string>();
-  if (!version) throw input_error(file, 1, "missing lock-version");
-  if (version->rfind("1.", 0) != 0 && *version != "1")
-    throw input_error(file, line_of(doc.get("lock-version")), "unsupported lock-version " + *version + " (envbuild reads 1.x)");
-  auto string_of = [&](const toml::table& t, const char* key) {
-    const toml::node* n = t.get(key);
-    if (!n) return std::string();
-    auto v = n->value<std::string>();
-    if (!v) throw input_error(file, line_of(n), std::string(key) + " must be a string");
-    return *v;
-  };
-  auto strings_of = [&](const char* key, std::vector<std::string>& out) {
-    const toml::node* n = doc.get(key);
-    if (!n) return 0;
-    auto* arr = n->as_array();
-    if (!arr) throw input_error(file, line_of(n), std::string(key) + " must be an array of strings");
-    for (auto& item : *arr) {
-      auto v = item.value<std::string>();
-      if (!v) throw input_error(file, line_of(&item), std::string(key) + " must be an array of strings");
-      out.push_back(*v);
-    }
-    return line_of(n);
-  };
-  lock.requires_python = string_of(doc, "requires-python");
-  lock.requires_python_line = line_of(doc.get("requires-python"));
-  if (!lock.requires_python.empty()) check_specifier(lock.requires_python, file, lock.requires_python_line);
-  lock.environments_line = strings_of("environments", lock.environments);
-  strings_of("extras", lock.extras);
-  strings_of("dependency-groups", lock.dependency_groups);
-  strings_of("default-groups", lock.default_groups);
-  auto* packages = doc["packages"].as_array();
-  if (!packages) return lock;
-  for (auto& node : *packages) {
-    auto* pkg = node.as_table();
-    int line = line_of(&node);
-    if (!pkg) throw input_error(file, line, "[[packages]] entry is not a table");
-    LockEntry entry;
-    entry.line = line;
-    auto name = (*pkg)["name"].value<std::string>();
-    if (!name) throw input_error(file, line, "package without a name");
-    entry.name = *name;
-    entry.marker = string_of(*pkg, "marker");
-    entry.requires_python = string_of(*pkg, "requires-python");
-    if (!entry.requires_python.empty()) check_specifier(entry.requires_python, file, line_of(pkg->get("requires-python")));
-    auto* wheels = (*pkg)["wheels"].as_array();
-    const bool has_source = (wheels && !wheels->empty()) || pkg->contains("sdist") || pkg->contains("vcs") ||
-                            pkg->contains("archive") || pkg->contains("directory");
-    if (!has_source) {  // not a PEP 751 entry at all
-      if (!pkg->contains("version")) throw input_error(file, line, entry.name + " has no version; every entry must be pinned");
-      throw input_error(file, line, entry.name + " has no source (wheels, sdist, archive, directory or vcs)");
-    }
-    if (!wheels || wheels->empty()) {
-      // Refused only if selected: other platforms' entries may be sources only.
-      entry.unusable_line = line;
-      if (auto* dir = (*pkg)["directory"].as_table()) {
-        entry.unusable = entry.name + " is the local directory '" + string_of(*dir, "path") +
-                         "', not a wheel; envbuild installs wheels only (uv: export with --no-emit-project, or "
-                         "build the project into a wheel and lock that)";
-      } else {
-        std::string kind = pkg->contains("sdist") ? "only an sdist" : pkg->contains("vcs") ? "only a vcs source"
-                                                                                      : "only an archive";
-        entry.unusable = entry.name + " has " + kind + " and no wheels; envbuild installs wheels only";
-      }
-      entry.version = (*pkg)["version"].value_or(std::string());
-      lock.entries.push_back(std::move(entry));
-      continue;
-    }
-    auto ver = (*pkg)["version"].value<std::string>();
-    if (!ver) throw input_error(file, line, entry.name + " has no version; every entry must be pinned");
-    entry.version = *ver;
-    for (auto& wnode : *wheels) {
-      auto* w = wnode.as_table();
-      int wline = line_of(&wnode);
-      if (!w) throw input_error(file, wline, entry.name + ": wheel entry is not a table");
-      LockedWheel lw;
-      lw.url = (*w)["url"].value_or(std::string());
-      lw.path = (*w)["path"].value_or(std::string());
-      lw.filename = (*w)["name"].value_or(std::string());
-      if (lw.filename.empty() && !lw.url.empty()) {
-        // The URL's last part, decoded: uv writes "torch-2.6.0%2Bcpu-...whl" with no name.
-        std::string from = lw.url.substr(0, lw.url.find_first_of("?#"));
-        lw.filename = http::percent_decode(from.substr(from.find_last_of('/') + 1));
-      } else if (lw.filename.empty()) {
-        lw.filename = fs::path(lw.path).filename().string();
-      }
-      if (lw.filename.empty()) throw input_error(file, wline, entry.name + ": wheel has no name, url or path");
-      if (!parse_wheel_name(lw.filename)) throw input_error(file, wline, "'" + lw.filename + "' is not a wheel file name");
-      if (auto size = (*w)["size"].value<std::int64_t>()) lw.size = static_cast<std::uint64_t>(*size);
-      auto* hashes = (*w)["hashes"].as_table();
-      if (!hashes) throw input_error(file, wline, lw.filename + " has no hashes");
-      auto sha = (*hashes)["sha256"].value<std::string>();
-      if (!sha) {
-        if (entry.unusable.empty()) {
-          entry.unusable_line = wline;
-          entry.unusable =
-              hashes->empty()
-                  ? "the lock has no hash for " + lw.filename +
-                        " (hashes = {}: uv writes that for wheels from a local --find-links directory); envbuild "
-                        "needs a sha256 for every wheel: lock from an index that serves hashes, or write a hashed "
-                        "requirements lock with `uv pip compile --generate-hashes --find-links DIR`, which hashes local wheels"
-                  : lw.filename + " has no sha256 hash (envbuild checks sha256)";
-        }
-        continue;
-      }
-      lw.sha256 = parse_hash("sha256:" + *sha, file, wline);
-      entry.sha256.push_back(lw.sha256);
-      entry.wheels.push_back(std::move(lw));
-    }
-    lock.entries.push_back(std::move(entry));
-  }
-  return lock;
-}
-
 bool is_pylock_name(const fs::path& file) {
-  static const std::regex pylock_name(R"(^pylock(\.[^.]+)?\.toml$)");
-  return std::regex_match(file.filename().string(), pylock_name);
+  const std::string name = file.filename().string();
+  if (name == "pylock.toml") return true;
+  if (name.size() <= 12 || name.rfind("pylock.", 0) != 0 || name.compare(name.size() - 5, 5, ".toml") != 0) return false;
+  return name.substr(7, name.size() - 12).find('.') == std::string::npos;
 }
 
 Lock read_lock(const fs::path& file) {
@@ -368,12 +266,14 @@ Lock read_lock(const fs::path& file) {
   std::string text = util::read_file(file);
   auto name = file.filename().string();
   if (is_pylock_name(file)) return parse_pylock(text, file);
-  static const std::regex pylock_line(R"(^\s*lock-version\s*=)");
   std::istringstream in(text);
   int lineno = 0;
   for (std::string line; std::getline(in, line);) {
     ++lineno;
-    if (std::regex_search(line, pylock_line))
+    auto key = line.find_first_not_of(" \t");
+    auto after = key == std::string::npos ? key : line.find_first_not_of(" \t", key + 12);
+    if (key != std::string::npos && line.compare(key, 12, "lock-version") == 0 && after != std::string::npos &&
+        line[after] == '=')
       throw input_error(file.string(), lineno,
                         "this is a PEP 751 lock (" + trim(line) + "), but it is named '" + name +
                             "'; PEP 751 locks must be named pylock.toml or pylock.NAME.toml (NAME without dots): rename it");
@@ -440,6 +340,13 @@ std::vector<LockEntry> applicable_entries(const Lock& lock, const std::map<std::
       throw input_error(file, line, err.what());
     }
   };
+  auto environment_true = [&](const std::string& marker, int line) {
+    try {
+      return Marker::parse(marker).evaluate(env, MarkerContext::requirement);
+    } catch (const std::invalid_argument& err) {
+      throw input_error(file, line, err.what());
+    }
+  };
   auto python_fits = [&](const std::string& spec, int line) {
     try {
       return version_matches(python, spec);
@@ -448,13 +355,13 @@ std::vector<LockEntry> applicable_entries(const Lock& lock, const std::map<std::
     }
   };
 
-  // 2. The lock as a whole must admit the interpreter.
+  // 2. The lock as a whole must admit the interpreter (`environments = []` admits none).
   if (!lock.requires_python.empty() && !python_fits(lock.requires_python, lock.requires_python_line))
     throw Error(ExitCode::check_failed, at(file, lock.requires_python_line) + "the lock requires Python " +
                                             lock.requires_python + "; the interpreter is Python " + python);
-  if (!lock.environments.empty()) {
+  if (!lock.environments.empty() || lock.has_environments) {
     bool any = false;
-    for (auto& m : lock.environments) any = marker_true(m, lock.environments_line) || any;
+    for (auto& m : lock.environments) any = environment_true(m, lock.environments_line) || any;
     if (!any)
       throw Error(ExitCode::check_failed,
                   at(file, lock.environments_line) + "the lock is for the environments " +

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <nlohmann/json.hpp>
 
 #include "provkit/error.hpp"
@@ -16,19 +17,34 @@
 namespace provkit::python {
 
 namespace {
-nlohmann::json to_json(const UnpackedWheel& w) {
+std::int64_t mtime_ns(const struct stat& st) {
+  return static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+}
+
+nlohmann::json to_json(const CacheEntry& e) {
+  const UnpackedWheel& w = e.info;
   nlohmann::json files = nlohmann::json::array();
-  for (auto& f : w.files) files.push_back({f.path, f.hash, f.size, f.executable});
+  for (std::size_t i = 0; i < w.files.size(); ++i) {
+    auto& f = w.files[i];
+    files.push_back({f.path, f.hash, f.size, f.executable, i < e.mtimes.size() ? e.mtimes[i] : 0});
+  }
   return {{"dist_info", w.dist_info}, {"files", files}, {"record_problems", w.record_problems}};
 }
 
-UnpackedWheel from_json(const nlohmann::json& j) {
-  UnpackedWheel w;
+CacheEntry from_json(const nlohmann::json& j, fs::path tree) {
+  CacheEntry e;
+  e.tree = std::move(tree);
+  UnpackedWheel& w = e.info;
   w.dist_info = j.at("dist_info").get<std::string>();
-  for (auto& f : j.at("files"))
+  bool all_mtimes = true;
+  for (auto& f : j.at("files")) {
     w.files.push_back({f.at(0).get<std::string>(), f.at(1).get<std::string>(), f.at(2).get<std::uint64_t>(), f.at(3).get<bool>()});
+    all_mtimes = all_mtimes && f.size() > 4;
+    e.mtimes.push_back(f.size() > 4 ? f.at(4).get<std::int64_t>() : 0);
+  }
+  if (!all_mtimes) e.mtimes.clear();
   w.record_problems = j.at("record_problems").get<std::vector<std::string>>();
-  return w;
+  return e;
 }
 }  // namespace
 
@@ -62,7 +78,7 @@ std::optional<CacheEntry> WheelCache::find(const std::string& sha256) const {
   std::error_code ec;
   if (!fs::exists(dir / "files.json", ec)) return std::nullopt;
   try {
-    return CacheEntry{dir / "tree", from_json(nlohmann::json::parse(util::read_file(dir / "files.json")))};
+    return from_json(nlohmann::json::parse(util::read_file(dir / "files.json")), dir / "tree");
   } catch (const std::exception&) {
     return std::nullopt;  // unreadable: unpacked again and replaced
   }
@@ -76,7 +92,14 @@ WheelCache::Staged WheelCache::stage(const std::string& sha256, const fs::path& 
   fs::create_directories(staged.dir / "tree");
   try {
     staged.entry.info = unpack_wheel(wheel_file, staged.dir / "tree");
-    util::write_file_atomic(staged.dir / "files.json", to_json(staged.entry.info).dump());
+    // What each file is right after extraction, to know later whether it still is.
+    for (auto& f : staged.entry.info.files) {
+      struct stat st{};
+      if (::lstat((staged.dir / "tree" / f.path).c_str(), &st) != 0)
+        throw Error(ExitCode::check_failed, (staged.dir / "tree" / f.path).string() + ": unpacked file is missing");
+      staged.entry.mtimes.push_back(mtime_ns(st));
+    }
+    util::write_file_atomic(staged.dir / "files.json", to_json(staged.entry).dump());
   } catch (...) {
     fs::remove_all(staged.dir, ec);
     throw;
@@ -123,6 +146,27 @@ CacheEntry WheelCache::unpacked(const std::string& sha256, const fs::path& wheel
   CacheEntry entry = publish(staged);
   util::fsync_path(root_ / "unpacked");
   return entry;
+}
+
+std::vector<std::string> WheelCache::changed_files(const CacheEntry& entry) const {
+  std::vector<std::string> changed;
+  const auto& files = entry.info.files;
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    struct stat st{};
+    bool same = ::lstat((entry.tree / files[i].path).c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+                static_cast<std::uint64_t>(st.st_size) == files[i].size &&
+                (entry.mtimes.empty() || mtime_ns(st) == entry.mtimes[i]);
+    if (!same) changed.push_back(files[i].path);
+  }
+  return changed;
+}
+
+bool WheelCache::first_fallback_notice(const std::string& warning) {
+  fs::path mark = root_ / ("link-fallback-" + util::sha256_hex(warning).substr(0, 16));
+  int fd = ::open(mark.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0) return errno != EEXIST;  // unwritable cache: say it every time
+  ::close(fd);
+  return true;
 }
 
 std::string WheelCache::local_wheel_sha256(const fs::path& wheel) {

@@ -96,17 +96,31 @@ def test_pylock_urls_with_retry_and_bad_size():
     env = os.path.join(tmp, "env-pylock")
     p = envbuild(cache + "-pylock", "create", env, "--python", PYTHON, "--lock", lock)
     check("2 installed" in p.stdout, p.stdout + p.stderr)
-    open(lock, "w").write('lock-version = "1.0"\n\n' + entry(W("demopure-1.1-"), size=10))
+    open(lock, "w").write('lock-version = "1.0"\ncreated-by = "test"\n\n' + entry(W("demopure-1.1-"), size=10))
     p = envbuild(cache + "-pylock", "create", env, "--python", PYTHON, "--lock", lock, expect=1)
     check("size" in p.stderr, p.stderr)
     # A marker that is false skips the entry.
-    open(lock, "w").write('lock-version = "1.0"\n\n' + entry(GOOD[0]) +
+    open(lock, "w").write('lock-version = "1.0"\ncreated-by = "test"\n\n' + entry(GOOD[0]) +
                           entry(GOOD[1]).replace('version = "1.0"', 'version = "1.0"\nmarker = "sys_platform == \'win32\'"'))
     p = envbuild(cache + "-pylock", "create", env, "--python", PYTHON, "--lock", lock)
     check("- demoplat==1.0" in p.stdout, p.stdout)
     open(lock, "w").write('lock-version = "2.0"\n')
     p = envbuild(cache, "create", env, "--python", PYTHON, "--lock", lock, expect=2)
     check("pylock.toml:1" in p.stderr and "lock-version" in p.stderr, p.stderr)
+    # Issue 22, Why 1: `[[package]]` (a typo) is no lock: exit 2 and the environment untouched
+    # (it was read as an empty lock, and create uninstalled everything, exit 0).
+    before = envbuild(cache, "verify", env, "--json").stdout
+    open(lock, "w").write('lock-version = "1.0"\ncreated-by = "test"\n\n' + entry(GOOD[0]).replace("[[packages]]", "[[package]]"))
+    p = envbuild(cache, "create", env, "--python", PYTHON, "--lock", lock, expect=2)
+    check("Missing required value in 'packages'" in p.stderr, p.stderr)
+    check(envbuild(cache, "verify", env, "--json").stdout == before, "the environment is untouched")
+    # A valid lock that selects nothing would empty the environment: refused unless asked for.
+    open(lock, "w").write('lock-version = "1.0"\ncreated-by = "test"\npackages = []\n')
+    p = envbuild(cache, "create", env, "--python", PYTHON, "--lock", lock, expect=2)
+    check("--allow-empty" in p.stderr, p.stderr)
+    check(envbuild(cache, "verify", env, "--json").stdout == before, "the environment is untouched")
+    p = envbuild(cache, "create", env, "--python", PYTHON, "--lock", lock, "--allow-empty")
+    check(json.loads(envbuild(cache, "verify", env, "--json").stdout)["distributions"] == [], p.stdout)
 
 
 def test_capture_and_rebuild():
@@ -152,13 +166,21 @@ def test_capture_and_rebuild():
     p = run([ENVBUILD, "diff", dst, other, "--json"], expect=1)
     rows = {r["name"]: r for r in json.loads(p.stdout)["packages"]}
     check(rows["demoplat"]["b"] is None and rows["demoplat"]["differs"] and not rows["pip"]["differs"], rows)
-    # A wheel the pylock names by path, replaced by other bytes, is refused.
+    # A wheel the pylock names by path, replaced by other bytes, is refused: by its size
+    # first, as uv refuses it, then (same size, other bytes) by its hash.
     target = [os.path.join(house, n) for n in os.listdir(house) if n.startswith("demopure-")][0]
     shutil.copy(target, target + ".orig")
-    shutil.copy(W("demopure-1.0-"), target)
-    p = envbuild(cache, "create", os.path.join(tmp, "env-swapped"), "--python", PYTHON, "--lock", lock, expect=1)
-    check("matches the lock's hashes" in p.stderr, p.stderr)
-    os.replace(target + ".orig", target)
+    try:
+        shutil.copy(W("demopure-1.0-"), target)
+        p = envbuild(cache, "create", os.path.join(tmp, "env-swapped"), "--python", PYTHON, "--lock", lock, expect=1)
+        check(f"is {os.path.getsize(target)} bytes; the lock says {os.path.getsize(target + '.orig')}" in p.stderr, p.stderr)
+        data = bytearray(open(target + ".orig", "rb").read())
+        data[-30] ^= 1
+        open(target, "wb").write(bytes(data))
+        p = envbuild(cache, "create", os.path.join(tmp, "env-swapped2"), "--python", PYTHON, "--lock", lock, expect=1)
+        check("matches the lock's hashes" in p.stderr, p.stderr)
+    finally:
+        os.replace(target + ".orig", target)
 
 
 def test_python_install_and_use():

@@ -160,6 +160,27 @@ def test_hardlink_edit_is_repaired():
     envbuild(cache, "verify", env5)
 
 
+def test_hardlink_hotfix_does_not_reach_the_next_environment():
+    # Issue 22, Why 6: a `>>` hotfix into one hardlinked environment changed the cache,
+    # and the next environment built from it got the tampered file, exit 0.
+    c = cache + "-hotfix"
+    env_a, env_b = os.path.join(tmp, "env-hotfix-a"), os.path.join(tmp, "env-hotfix-b")
+    envbuild(c, "create", env_a, "--python", PYTHON, "--lock", good_lock, *FL, "--link-mode", "hardlink")
+    site = [os.path.join(env_a, "lib", d, "site-packages") for d in os.listdir(os.path.join(env_a, "lib"))][0]
+    target = os.path.join(site, "demopure", "__init__.py")
+    check(os.stat(target).st_nlink >= 2, "hardlinked to the cache")
+    with open(target, "ab") as f:
+        f.write(b"HOTFIX = 1\n")
+    p = envbuild(c, "create", env_b, "--python", PYTHON, "--lock", good_lock, *FL, "--link-mode", "hardlink")
+    check("changed since it was unpacked" in p.stderr + p.stdout and "demopure/__init__.py" in p.stderr + p.stdout,
+          p.stdout + p.stderr)
+    envbuild(c, "verify", env_b)  # clean: the cache entry was unpacked again from the verified wheel
+    site_b = [os.path.join(env_b, "lib", d, "site-packages") for d in os.listdir(os.path.join(env_b, "lib"))][0]
+    check(b"HOTFIX" not in open(os.path.join(site_b, "demopure", "__init__.py"), "rb").read(), "no hotfix in B")
+    p = envbuild(c, "verify", env_a, expect=1)  # the edited environment reports its drift
+    check("demopure" in p.stdout + p.stderr, p.stdout + p.stderr)
+
+
 def test_compile_option():
     env6 = os.path.join(tmp, "env-compiled")
     envbuild(cache, "create", env6, "--python", PYTHON, "--lock", good_lock, *FL, "--compile")
@@ -242,7 +263,8 @@ def test_bad_locks_exit_2():
         "nohash.txt": ("# c\n\nsetuptools==66.1.1 \\\n  --hash=sha256:" + "a" * 64 + "\ndemopure==1.0\n", "nohash.txt:5", "no --hash"),
         "weak.txt": ("demopure==1.0 --hash=sha1:" + "a" * 40 + "\n", "weak.txt:1", "too weak"),
         "marker.txt": ("demopure==1.0 ; python_version >>> '3' --hash=sha256:" + "a" * 64 + "\n", "marker.txt:1", "marker"),
-        "pylock.toml": ('lock-version = "1.0"\n\n[[packages]]\nname = "demopure"\n', "pylock.toml:3", "no version"),
+        "pylock.toml": ('lock-version = "1.0"\ncreated-by = "t"\n\n[[packages]]\nname = "demopure"\n', "pylock.toml:4",
+                        "Exactly one of vcs, directory, archive must be set"),
     }
     for name, (text, where, words) in cases.items():
         d = os.path.join(tmp, "bad-" + name.split(".")[0])

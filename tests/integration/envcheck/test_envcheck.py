@@ -469,7 +469,16 @@ def test_python(tmp):
     row(r, "python", "PASS", "--python", ["Python.h"])
     r = envcheck("--python", "3.99", "--json")
     expect(r, 1, "--python 3.99")
-    row(r, "python 3.99", "FAIL", "--python 3.99", ["python3.99 is not on PATH"])
+    row(r, "python 3.99", "FAIL", "--python 3.99", ["no interpreter found for --python 3.99"])
+    # Issue 22, Why 6: one rule for both tools: envcheck --python X.Y is the interpreter
+    # `envbuild python find X.Y` prints (pyenv shims on PATH are skipped for a version in both),
+    # and --python takes a path.
+    found = run([tool("envbuild"), "python", "find", want], expect=0).stdout.strip()
+    r = envcheck("--python", want, "--json")
+    check(r.json()["checks"][0]["data"]["path"] == found, f"envcheck and envbuild agree on {want}: {found}", str(r))
+    r = envcheck("--python", real, "--json")
+    expect(r, 0, f"--python {real}")
+    check(r.json()["checks"][0]["data"]["path"] == real, f"--python takes a path: {real}", str(r))
     # An interpreter whose include directory lacks Python.h (as without pythonX.Y-dev).
     fake_bin = os.path.join(tmp, "bin")
     os.makedirs(fake_bin)

@@ -394,7 +394,7 @@ TEST_CASE("a bad value names the request field as data, never a command-line fla
   CHECK(host::field_key(host::Field::min_cc) == "min_cc");
   // A profile names the key it read the value under, with its place.
   CHECK(profile_error("min_cc: eight\n") == "p.yaml:1: 'min_cc' wants a compute capability as X.Y (like 8.9), not 'eight'");
-  CHECK(profile_error("python: three\n") == "p.yaml:1: 'python' wants a version as X.Y (like 3.11), not 'three'");
+  CHECK(profile_error("python: three\n") == "p.yaml:1: 'python' wants a version as X.Y (like 3.11) or an interpreter's path, not 'three'");
   CHECK(profile_error("disk:\n  \"\": 1G\n") == "p.yaml:2: 'disk' wants a path, not ''");
 }
 

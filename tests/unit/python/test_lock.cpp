@@ -63,7 +63,7 @@ TEST_CASE("every requirement pinned and hashed, or exit 2 naming file:line", "[e
 }
 
 TEST_CASE("pylock.toml: wheels with hashes, markers, refusals with lines", "[envbuild]") {
-  auto lock = parse_pylock("lock-version = \"1.0\"\n"
+  auto lock = parse_pylock("lock-version = \"1.0\"\ncreated-by = \"t\"\n"
                            "[[packages]]\nname = \"six\"\nversion = \"1.16.0\"\nmarker = \"python_version >= '3'\"\n"
                            "wheels = [{ url = \"https://x/six-1.16.0-py2.py3-none-any.whl\", size = 11053, "
                            "hashes = { sha256 = \"" + H1 + "\" } }]\n",
@@ -73,13 +73,13 @@ TEST_CASE("pylock.toml: wheels with hashes, markers, refusals with lines", "[env
   CHECK(lock.entries[0].wheels[0].size == 11053u);
   CHECK(lock.entries[0].sha256 == std::vector<std::string>{H1});
   CHECK_THAT(refusal("lock-version = \"2.0\"\n", "pylock.toml"), Catch::Contains("pylock.toml:1"));
-  auto sdist_only = parse_pylock("lock-version = \"1.0\"\n[[packages]]\nname = \"a\"\nversion = \"1\"\nsdist = { url = \"x\" }\n",
+  auto sdist_only = parse_pylock("lock-version = \"1.0\"\ncreated-by = \"t\"\n[[packages]]\nname = \"a\"\nversion = \"1\"\nsdist = { url = \"https://x/a-1.tar.gz\", hashes = { sha256 = \"" + H1 + "\" } }\n",
                                  "pylock.toml");
-  CHECK_THROWS_WITH(applicable_entries(sdist_only, {}), Catch::Contains("pylock.toml:2") && Catch::Contains("no wheels"));
-  auto md5_only = parse_pylock("lock-version = \"1.0\"\n[[packages]]\nname = \"a\"\nversion = \"1\"\n"
+  CHECK_THROWS_WITH(applicable_entries(sdist_only, {}), Catch::Contains("pylock.toml:3") && Catch::Contains("no wheels"));
+  auto md5_only = parse_pylock("lock-version = \"1.0\"\ncreated-by = \"t\"\n[[packages]]\nname = \"a\"\nversion = \"1\"\n"
                                "wheels = [{ path = \"a-1-py3-none-any.whl\", hashes = { md5 = \"x\" } }]\n", "pylock.toml");
   CHECK_THROWS_WITH(applicable_entries(md5_only, {}), Catch::Contains("no sha256"));
-  CHECK_THAT(refusal("lock-version = \"1.0\"\n[[packages\n", "pylock.toml"), Catch::Contains("pylock.toml:2"));
+  CHECK_THAT(refusal("lock-version = \"1.0\"\ncreated-by = \"t\"\n[[packages\n", "pylock.toml"), Catch::Contains("pylock.toml:3"));
 }
 
 TEST_CASE("markers select entries; written locks read back", "[envbuild]") {
@@ -95,8 +95,9 @@ TEST_CASE("markers select entries; written locks read back", "[envbuild]") {
   REQUIRE(pylock.entries.size() == 1);
   CHECK(pylock.entries[0].wheels[0].path == "w/c-3-py3-none-any.whl");
   CHECK(pylock.entries[0].wheels[0].sha256 == H1);
-  auto bad = parse_requirements("a==1 ; python_version >>> '3' --hash=sha256:" + H1 + "\n", "m.txt");
-  CHECK_THROWS_WITH(applicable_entries(bad, {{"python_version", "3.11"}}), Catch::Contains("m.txt:1"));
+  // A malformed marker is refused where the file is read, before any selection.
+  CHECK_THROWS_WITH(parse_requirements("a==1 ; python_version >>> '3' --hash=sha256:" + H1 + "\n", "m.txt"),
+                    Catch::Contains("m.txt:1") && Catch::Contains("invalid marker"));
 }
 
 namespace {
@@ -164,18 +165,18 @@ TEST_CASE("pylock extras and dependency groups: PEP 751 defaults, --extra, --gro
 }
 
 TEST_CASE("pylock requires-python and environments must admit the interpreter", "[envbuild][locks]") {
-  const std::string head = "lock-version = \"1.0\"\n";
+  const std::string head = "lock-version = \"1.0\"\ncreated-by = \"t\"\n";
   auto lock = parse_pylock(head + "requires-python = \">=3.13\"\n[[packages]]\nname = \"a\"\nversion = \"1.0\"\n" + wheel("a"),
                            "pylock.toml");
   auto [code, msg] = selection_refusal(lock);
   CHECK(code == provkit::ExitCode::check_failed);
-  CHECK_THAT(msg, Catch::Contains("pylock.toml:2") && Catch::Contains(">=3.13") && Catch::Contains("3.12.1"));
+  CHECK_THAT(msg, Catch::Contains("pylock.toml:3") && Catch::Contains(">=3.13") && Catch::Contains("3.12.1"));
   lock = parse_pylock(head + "environments = [\"sys_platform == 'win32'\", \"sys_platform == 'darwin'\"]\n" +
                           "[[packages]]\nname = \"a\"\nversion = \"1.0\"\n" + wheel("a"),
                       "pylock.toml");
   std::tie(code, msg) = selection_refusal(lock);
   CHECK(code == provkit::ExitCode::check_failed);
-  CHECK_THAT(msg, Catch::Contains("pylock.toml:2") && Catch::Contains("sys_platform 'linux'"));
+  CHECK_THAT(msg, Catch::Contains("pylock.toml:3") && Catch::Contains("sys_platform 'linux'"));
   lock = parse_pylock(head + "environments = [\"sys_platform == 'win32'\", \"sys_platform == 'linux'\"]\n" +
                           "requires-python = '== 3.12.*'\n[[packages]]\nname = \"a\"\nversion = \"1.0\"\n" + wheel("a"),
                       "pylock.toml");
@@ -187,12 +188,12 @@ TEST_CASE("pylock requires-python and environments must admit the interpreter", 
                       "pylock.toml");
   std::tie(code, msg) = selection_refusal(lock);
   CHECK(code == provkit::ExitCode::check_failed);
-  CHECK_THAT(msg, Catch::Contains("pylock.toml:2") && Catch::Contains("a==1.0 requires Python >=3.13"));
-  CHECK_THAT(refusal(head + "requires-python = \">>3\"\n", "pylock.toml"), Catch::Contains("pylock.toml:2"));
+  CHECK_THAT(msg, Catch::Contains("pylock.toml:3") && Catch::Contains("a==1.0 requires Python >=3.13"));
+  CHECK_THAT(refusal(head + "requires-python = \">>3\"\n", "pylock.toml"), Catch::Contains("pylock.toml:3"));
 }
 
 TEST_CASE("pylock wheel names come from the URL decoded, as uv writes them", "[envbuild][locks]") {
-  auto lock = parse_pylock("lock-version = \"1.0\"\n[[packages]]\nname = \"torch\"\nversion = \"2.6.0+cpu\"\n"
+  auto lock = parse_pylock("lock-version = \"1.0\"\ncreated-by = \"t\"\n[[packages]]\nname = \"torch\"\nversion = \"2.6.0+cpu\"\n"
                            "wheels = [{ url = \"https://download.pytorch.org/whl/cpu/torch-2.6.0%2Bcpu-cp312-cp312-"
                            "linux_x86_64.whl\", hashes = { sha256 = \"" + H1 + "\" } }]\n",
                            "pylock.toml");
@@ -200,20 +201,20 @@ TEST_CASE("pylock wheel names come from the URL decoded, as uv writes them", "[e
 }
 
 TEST_CASE("pylock entries envbuild cannot install are refused only when selected", "[envbuild][locks]") {
-  const std::string head = "lock-version = \"1.0\"\n";
+  const std::string head = "lock-version = \"1.0\"\ncreated-by = \"t\"\n";
   // uv export writes the project itself as a directory entry.
   auto lock = parse_pylock(head + "[[packages]]\nname = \"a\"\nversion = \"1.0\"\n" + wheel("a") +
                                "\n[[packages]]\nname = \"project\"\ndirectory = { path = \".\", editable = true }\n",
                            "pylock.toml");
   CHECK_THROWS_WITH(applicable_entries(lock, linux312),
-                    Catch::Contains("pylock.toml:7") && Catch::Contains("local directory '.'") &&
+                    Catch::Contains("pylock.toml:8") && Catch::Contains("local directory '.'") &&
                         Catch::Contains("--no-emit-project"));
-  // uv's `hashes = {}` for wheels from a local --find-links directory.
-  lock = parse_pylock(head + "[[packages]]\nname = \"a\"\nversion = \"1.0\"\n"
-                             "wheels = [{ url = \"file:///w/a-1.0-py3-none-any.whl\", hashes = {} }]\n",
-                      "pylock.toml");
-  CHECK_THROWS_WITH(applicable_entries(lock, linux312),
-                    Catch::Contains("pylock.toml:5") && Catch::Contains("no hash for a-1.0-py3-none-any.whl") &&
+  // uv's `hashes = {}` for wheels from a local --find-links directory: refused
+  // as packaging refuses it (at least one hash), saying what to do instead.
+  CHECK_THROWS_WITH(parse_pylock(head + "[[packages]]\nname = \"a\"\nversion = \"1.0\"\n"
+                                        "wheels = [{ url = \"file:///w/a-1.0-py3-none-any.whl\", hashes = {} }]\n",
+                                 "pylock.toml"),
+                    Catch::Contains("pylock.toml:6") && Catch::Contains("At least one hash") &&
                         Catch::Contains("--generate-hashes"));
   // Sources only, for another platform: skipped, not refused.
   lock = parse_pylock(head + "[[packages]]\nname = \"a\"\nversion = \"1.0\"\n" + wheel("a") +
@@ -223,9 +224,9 @@ TEST_CASE("pylock entries envbuild cannot install are refused only when selected
   CHECK(names(applicable_entries(lock, linux312)) == std::vector<std::string>{"a"});
   // Two entries of one name may not both apply.
   lock = parse_pylock(head + "[[packages]]\nname = \"a\"\nversion = \"1.0\"\n" + wheel("a") +
-                          "[[packages]]\nname = \"A\"\nversion = \"2.0\"\nmarker = \"os_name == 'posix'\"\n" + wheel("a"),
+                          "[[packages]]\nname = \"a\"\nversion = \"1.0\"\nmarker = \"os_name == 'posix'\"\n" + wheel("a"),
                       "pylock.toml");
-  CHECK_THROWS_WITH(applicable_entries(lock, linux312), Catch::Contains("locked twice") && Catch::Contains("lines 2 and 6"));
+  CHECK_THROWS_WITH(applicable_entries(lock, linux312), Catch::Contains("locked twice") && Catch::Contains("lines 3 and 7"));
 }
 
 TEST_CASE("requirement-file options pip accepts, several to a line", "[envbuild][locks]") {
@@ -262,7 +263,7 @@ TEST_CASE("a PEP 751 lock under another name is refused, saying the name it need
   provkit::test::TempDir tmp("envlock-names");
   const fs::path& dir = tmp.path;
   const std::string text = "# This file was autogenerated by uv via the following command:\n"
-                           "#    uv export --format pylock.toml\nlock-version = \"1.0\"\ncreated-by = \"uv\"\n";
+                           "#    uv export --format pylock.toml\nlock-version = \"1.0\"\ncreated-by = \"uv\"\npackages = []\n";
   for (auto name : {"uv.lock.toml", "pylock.a.b.toml", "requirements.txt"}) {
     provkit::util::write_file_atomic(dir / name, text);
     try {
@@ -282,4 +283,27 @@ TEST_CASE("a PEP 751 lock under another name is refused, saying the name it need
   CHECK_FALSE(is_pylock_name("env.toml"));
   provkit::util::write_file_atomic(dir / "pylock.prod.toml", text);
   CHECK(read_lock(dir / "pylock.prod.toml").pylock);
+}
+
+// issue 20, items 10 and 11: a requirement of any length is parsed without
+// std::regex (60k characters segfaulted), and the duplicate check is linear
+// (40,000 lines took 186 s).
+TEST_CASE("requirements: long lines and many lines", "[envbuild][locks]") {
+  CHECK_THAT(refusal("a" + std::string(60000, 'b') + "=1 --hash=sha256:" + H1 + "\n"), Catch::Contains("req.txt:1"));
+  auto long_name = parse_requirements("a" + std::string(60000, '-') + "b==1 --hash=sha256:" + H1 + "\n", "req.txt");
+  CHECK(long_name.entries.at(0).version == "1");
+  CHECK_THAT(refusal("a==1 ; " + std::string(20000, '(') + "os_name == 'posix'" + std::string(20000, ')') +
+                     " --hash=sha256:" + H1 + "\n"),
+             Catch::Contains("req.txt:1") && Catch::Contains("nest deeper"));
+  std::string text;
+  for (int i = 0; i < 40000; ++i) text += "p" + std::to_string(i) + "==1 --hash=sha256:" + H1 + "\n";
+  CHECK(parse_requirements(text, "req.txt").entries.size() == 40000);
+  CHECK_THAT(refusal(text + "P39999==2 --hash=sha256:" + H1 + "\n"), Catch::Contains("req.txt:40001") &&
+                                                                           Catch::Contains("already locked at line 40000"));
+}
+
+// Found by fuzz_requirements: a line of whitespace that trim() keeps (\v, \f)
+// split into no tokens and the first was read anyway.
+TEST_CASE("requirements: a line of vertical tabs is blank", "[envbuild][locks]") {
+  CHECK(parse_requirements("\n\v\n\f\n", "req.txt").entries.empty());
 }

@@ -28,6 +28,9 @@ struct CreateOptions {
   fs::path cache_dir;
   LinkMode link_mode = LinkMode::clone;
   bool allow_bad_record = false;
+  // A lock that selects nothing while the environment holds distributions
+  // would uninstall all of them: refused (usage) unless this is set.
+  bool allow_empty = false;
   bool compile = false;
   unsigned jobs = 0;  // 0: default
 };

@@ -3,6 +3,8 @@
 // mtime: version, implementation, venv install paths, glibc, marker values.
 #include <filesystem>
 #include <map>
+#include <optional>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -35,9 +37,13 @@ struct Interpreter {
 // `cache_dir` under a key of the resolved path, its mtime and size.
 Interpreter query_interpreter(const fs::path& python, const fs::path& cache_dir);
 
-// `spec` is a path ("/usr/bin/python3"), a command ("python3"), or a version
-// ("3.12"): looked up in `managed_dir` (envbuild python install), on PATH, in
-// pyenv's versions, /usr/local/bin and /usr/bin. Throws when nothing fits.
-fs::path find_python(const std::string& spec, const fs::path& managed_dir);
+// The one interpreter rule, used by envbuild (--python, `python find`) and
+// envcheck (--python): `spec` is a path ("/usr/bin/python3", "./venv/bin/python"),
+// a command ("python3"; empty means python3), or a version ("3.12"): looked
+// up in `managed_dir` (envbuild python install), on `path_list` (default
+// $PATH; pyenv shims skipped for versions), in pyenv's versions,
+// /usr/local/bin and /usr/bin. Throws Error(usage) when nothing fits.
+fs::path find_python(const std::string& spec, const fs::path& managed_dir,
+                     std::optional<std::string_view> path_list = std::nullopt);
 
 }  // namespace provkit::python

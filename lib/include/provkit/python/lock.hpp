@@ -47,6 +47,7 @@ struct Lock {
   std::string requires_python;
   int requires_python_line = 0;
   std::vector<std::string> environments;  // markers; one must be true
+  bool has_environments = false;          // `environments = []` admits no interpreter
   int environments_line = 0;
   std::vector<std::string> extras, dependency_groups, default_groups;
 };

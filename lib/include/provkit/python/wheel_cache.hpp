@@ -7,6 +7,7 @@
 //   <root>/tmp/                           work in progress; never trusted
 // An entry appears only by rename of a complete temporary directory, so a
 // crash leaves nothing half-unpacked under unpacked/.
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -21,6 +22,9 @@ namespace fs = std::filesystem;
 struct CacheEntry {
   fs::path tree;       // unpacked wheel contents
   UnpackedWheel info;  // files with their actual hashes; RECORD problems
+  // Each file's mtime (ns) as it was right after extraction, parallel to
+  // info.files; empty for an entry written before they were recorded.
+  std::vector<std::int64_t> mtimes;
 };
 
 class WheelCache {
@@ -46,6 +50,16 @@ class WheelCache {
   // Drops an unpacked entry (moved aside, then removed), e.g. when its files
   // may have been changed through a hardlink.
   void evict(const std::string& sha256);
+
+  // The entry's files that are no longer as they were extracted: missing, not
+  // a regular file, another size or mtime (an edit through a hardlink from an
+  // environment changes both). Empty when the entry can be linked as it is.
+  std::vector<std::string> changed_files(const CacheEntry& entry) const;
+
+  // Whether the link-mode fallback has been reported for this cache before;
+  // marks it reported. The fallback is a property of the cache's file system,
+  // so it is said once per cache, not on every run.
+  bool first_fallback_notice(const std::string& warning);
 
   // sha256 of a local wheel, remembered per path, size, mtime and inode.
   std::string local_wheel_sha256(const fs::path& wheel);

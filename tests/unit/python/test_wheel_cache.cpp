@@ -1,0 +1,54 @@
+#include <catch2/catch.hpp>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "provkit/python/wheel_cache.hpp"
+#include "provkit/util/hash.hpp"
+
+#include "support/temp_dir.hpp"
+
+using namespace provkit::python;
+namespace fs = std::filesystem;
+
+// Issue 22, item 5: an entry edited in place (as through a hardlink from an
+// environment) is found before it is linked again.
+TEST_CASE("wheel cache: an entry changed since it was unpacked is found", "[envbuild][cache]") {
+  provkit::test::TempDir tmp("wheelcache");
+  const fs::path wheel = fs::path(PROVKIT_TEST_DATA) / "locks" / "uv-0.11.15" / "wheels" / "demopure-1.0-py3-none-any.whl";
+  WheelCache cache(tmp / "cache");
+  const std::string sha = provkit::util::sha256_file(wheel);
+  CacheEntry entry = cache.unpacked(sha, wheel);
+  REQUIRE_FALSE(entry.info.files.empty());
+  REQUIRE(entry.mtimes.size() == entry.info.files.size());
+  auto again = cache.find(sha);
+  REQUIRE(again);
+  CHECK(cache.changed_files(*again).empty());
+  const std::string first = entry.info.files.front().path;
+  {
+    std::ofstream out(entry.tree / first, std::ios::app);
+    out << "HOTFIX = 1\n";  // a `>>` hotfix: size and mtime change
+  }
+  CHECK(cache.changed_files(*again) == std::vector<std::string>{first});
+  // Same size, new mtime (an editor writing in place) is a change too.
+  cache.evict(sha);
+  entry = cache.unpacked(sha, wheel);
+  struct timespec times[2] = {{0, UTIME_OMIT}, {12345, 0}};
+  REQUIRE(::utimensat(AT_FDCWD, (entry.tree / first).c_str(), times, 0) == 0);
+  CHECK(cache.changed_files(*cache.find(sha)) == std::vector<std::string>{first});
+  fs::remove(entry.tree / first);
+  CHECK(cache.changed_files(*cache.find(sha)) == std::vector<std::string>{first});
+}
+
+TEST_CASE("wheel cache: the link-mode fallback is reported once per cache", "[envbuild][cache]") {
+  provkit::test::TempDir tmp("wheelcache-notice");
+  WheelCache cache(tmp / "cache");
+  CHECK(cache.first_fallback_notice("clone>hardlink"));
+  CHECK_FALSE(cache.first_fallback_notice("clone>hardlink"));
+  CHECK(cache.first_fallback_notice("clone>copy"));
+  WheelCache other(tmp / "other");
+  CHECK(other.first_fallback_notice("clone>hardlink"));
+}

@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "provkit/download/progress.hpp"
+#include "provkit/util/text.hpp"
 
 namespace hffetch {
 
@@ -34,16 +35,20 @@ class PlainOutput : public Output {
  public:
   using Output::Output;
   void note(const std::string& text) override {
-    if (!quiet_) print(text, false);
+    if (!quiet_) print(provkit::util::printable(text), false);
   }
-  void error(const provkit::Error& e) override { std::cerr << "hf-fetch: " << e.what() << std::endl; }
-  void summary(nlohmann::json, const std::string& text, bool problem) override {
+  void error(const provkit::Error& e, std::optional<provkit::cli::Reason>) override {
+    std::cerr << provkit::cli::sentence("hf-fetch", e.what()) << std::flush;
+  }
+  void summary(int, std::optional<provkit::cli::Reason>, nlohmann::json, const std::string& text, bool problem) override {
     if (!quiet_ || problem) print(text, problem);
   }
+  // The path and the detail quote the Hub, the manifest and the disk: one line each, whatever they hold.
   void event(const std::string&, const std::string& status, const std::string& path, const std::string& detail,
              bool problem, nlohmann::json) override {
     if (quiet_ && !problem) return;
-    print(status + " " + path + (detail.empty() ? "" : ": " + detail), problem);
+    print(status + " " + provkit::util::printable(path) + (detail.empty() ? "" : ": " + provkit::util::printable(detail)),
+          problem);
   }
   virtual void print(const std::string& text, bool problem) { (problem ? std::cerr : std::cout) << text << std::endl; }
 };
@@ -52,14 +57,15 @@ class PlainOutput : public Output {
 class TerminalOutput : public PlainOutput {
  public:
   using PlainOutput::PlainOutput;
-  void error(const provkit::Error& e) override {
+  void error(const provkit::Error& e, std::optional<provkit::cli::Reason> reason) override {
     clear_progress();
-    PlainOutput::error(e);
+    PlainOutput::error(e, reason);
   }
-  void summary(nlohmann::json fields, const std::string& text, bool problem) override {
+  void summary(int exit_code, std::optional<provkit::cli::Reason> reason, nlohmann::json fields, const std::string& text,
+               bool problem) override {
     clear_progress();
     finished_ = true;
-    PlainOutput::summary(std::move(fields), text, problem);
+    PlainOutput::summary(exit_code, reason, std::move(fields), text, problem);
   }
   void begin_downloads(std::uint64_t total_bytes, std::size_t files) override {
     tally_.begin(total_bytes, files, std::chrono::steady_clock::now());
@@ -110,34 +116,35 @@ void TerminalOutput::draw_progress(bool force) {
   if (!v) return clear_progress();
   char eta[32] = "--:--";
   if (v->seconds_left) std::snprintf(eta, sizeof eta, "%ld:%02ld", *v->seconds_left / 60, *v->seconds_left % 60);
-  std::string name = v->path.size() > 40 ? "..." + v->path.substr(v->path.size() - 37) : v->path;
+  std::string path = provkit::util::printable(v->path);
+  std::string name = path.size() > 40 ? "..." + path.substr(path.size() - 37) : path;
   std::cout << "\r\033[K" << "[" << v->file_number << "/" << v->files << "] " << name << " " << human_bytes(v->have)
             << "/" << human_bytes(v->size) << " | total " << human_bytes(v->done) << "/" << human_bytes(v->total) << " "
             << human_bytes(static_cast<std::uint64_t>(v->rate)) << "/s ETA " << eta << std::flush;
   progress_shown_ = true;
 }
 
+// docs/json.md: events, then one summary (cli::JsonLines).
 class JsonOutput : public Output {
  public:
   using Output::Output;
   void note(const std::string&) override {}
-  void error(const provkit::Error& e) override {
-    int code = static_cast<int>(e.code());
-    std::cout << nlohmann::json{{"event", "error"}, {"message", e.what()}, {"exit_code", code}}.dump() << "\n"
-              << nlohmann::json{{"event", "summary"}, {"error", e.what()}, {"exit_code", code}}.dump() << std::endl;
-  }
-  void summary(nlohmann::json fields, const std::string&, bool) override {
-    fields["event"] = "summary";
-    std::cout << fields.dump() << std::endl;
+  void error(const provkit::Error& e, std::optional<provkit::cli::Reason> reason) override { lines_.failure(e, reason); }
+  void summary(int exit_code, std::optional<provkit::cli::Reason> reason, nlohmann::json fields, const std::string&,
+               bool) override {
+    lines_.summary(exit_code, reason, std::move(fields));
   }
   void event(const std::string& kind, const std::string& status, const std::string& path, const std::string& detail,
              bool problem, nlohmann::json fields) override {
     if (quiet_ && !problem) return;
-    nlohmann::json ev = {{"event", kind}, {"status", status}, {"path", path}};
+    nlohmann::json ev = {{"status", status}, {"path", path}};
     if (!detail.empty()) ev["detail"] = detail;
     for (auto& [k, v] : fields.items()) ev[k] = v;
-    std::cout << ev.dump() << std::endl;
+    lines_.event(kind, ev);
   }
+
+ private:
+  provkit::cli::JsonLines lines_{"hf-fetch"};
 };
 
 }  // namespace

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages provkit builds, tests and benchmarks with.
+# Installs the Debian 12 packages provkit builds, tests and benchmarks with,
+# or their equivalents on Ubuntu 24.04 and Debian 13 (the names that differ
+# are swapped below; Ubuntu needs its universe component for catch2, CLI11 and toml++).
 # Does nothing when everything is already present (no apt call at all).
 set -euo pipefail
 
@@ -12,6 +14,13 @@ packages=(
   nginx-light iproute2 binutils zstd xz-utils curl openssl
   autoconf meson python3-setuptools
 )
+# Other releases name two of them differently: clang's runtime libraries
+# (libFuzzer, sanitizers) follow the default clang, and nginx-light is gone.
+distro=$(. /etc/os-release && echo "${ID:-}:${VERSION_ID:-}")
+if [[ $distro != debian:12 ]]; then
+  packages=("${packages[@]/#libclang-rt-14-dev/libclang-rt-dev}")
+  packages=("${packages[@]/#nginx-light/nginx}")
+fi
 # Benchmarks only (bench/): deps.sh --bench adds these.
 if [[ ${1:-} == --bench ]]; then packages+=(aria2 hyperfine); fi
 

@@ -177,7 +177,15 @@ void Output::on_retry(const Job& job, const std::string& why, double delay_s) {
 
 void Output::on_restart(const Job& job, const std::string& why) { event("file", "RESTART", job.spec.path, why, false); }
 
+namespace {
+// What went wrong without failing anything (a stamp not written): said, never an exit code.
+void warn(Output& out, const std::string& path, const std::string& warning) {
+  if (!warning.empty()) out.event("warning", "WARNING", path, warning, true, {});
+}
+}  // namespace
+
 void Output::on_finish(const Job& job, const JobResult& r) {
+  warn(*this, job.spec.path, r.warning);
   auto f = download::to_json(job, r);
   switch (r.outcome) {
     case Outcome::present: return event("file", "OK", job.spec.path, in_place_detail(r.from_stamp), false, f);
@@ -197,6 +205,7 @@ void Output::on_verified(const hub::FileCheck& c) {
 
 void Output::on_checked_in_place(const hub::FileCheck& c, const provkit::hub::hfcache::Layout& layout) {
   const auto& v = c.verification;
+  warn(*this, c.path, v.stamp_warning);
   auto f = hub::to_json(c);
   f["bytes_transferred"] = 0;
   if (v.state == FileState::ok) {
@@ -213,6 +222,7 @@ void Output::on_checked_in_place(const hub::FileCheck& c, const provkit::hub::hf
 void Output::on_assembled(const hub::Assembly& a) {
   const auto& r = a.result;
   const auto& e = *a.entry;
+  warn(*this, e.output, r.warning);
   if (r.outcome == download::AssembleOutcome::mismatch)
     return event("assemble", download::mismatch_name(r.mismatch), e.output, r.message, true, download::to_json(r));
   event("assemble", "OK", e.output,

@@ -20,18 +20,18 @@ using download::write_all;
 
 namespace {
 constexpr std::size_t kReadBuffer = 4 * 1024 * 1024;
-// The state the stamp remembers: each part's and the output's size, mtime
-// and inode, and what the output must be.
+constexpr std::size_t kStampMax = 1u << 20;
+// The state the stamp remembers: each part's and the output's identity
+// (device, inode, size, mtime and real path: the cache's spelling does not
+// matter), and what the output must be.
 std::string describe_state(const AssembleJob& job) {
-  auto stat_line = [](const char* kind, const fs::path& p) {
-    struct stat st;
-    if (::stat(p.c_str(), &st) != 0) return std::string(kind) + " missing " + p.string() + "\n";
-    return std::string(kind) + " " + std::to_string(st.st_size) + " " + std::to_string(st.st_mtim.tv_sec) + "." +
-           std::to_string(st.st_mtim.tv_nsec) + " " + std::to_string(st.st_ino) + " " + p.string() + "\n";
+  auto line = [](const char* kind, const fs::path& p) {
+    auto id = file_identity(p);
+    return std::string(kind) + " " + (id ? *id : "missing\n");
   };
-  std::string s = "provkit-assemble 1\n";
-  for (const auto& p : job.parts) s += stat_line("part", p);
-  s += stat_line("output", job.output);
+  std::string s = "provkit-assemble 2\n";
+  for (const auto& p : job.parts) s += line("part", p);
+  s += line("output", job.output);
   s += "expect " + job.sha256.value_or("-") + " " + (job.size ? std::to_string(*job.size) : "-") + "\n";
   return s;
 }
@@ -39,11 +39,12 @@ std::string describe_state(const AssembleJob& job) {
 
 AssembleResult assemble(const AssembleJob& job) {
   AssembleResult r;
-  std::error_code ec;
-  if (fs::exists(job.output, ec) && fs::exists(job.stamp, ec)) {
+  util::Root root(job.root.empty() ? util::common_directory({job.output, job.stamp}) : job.root);
+  struct stat st;
+  if (root.stat(job.output, st) && S_ISREG(st.st_mode)) {
     std::string stamp;
     try {
-      stamp = util::read_file(job.stamp);
+      stamp = root.read_if_present(job.stamp, kStampMax);
     } catch (const Error&) {
     }
     std::string state = describe_state(job);
@@ -59,35 +60,31 @@ AssembleResult assemble(const AssembleJob& job) {
     }
   }
 
-  make_parent(job.output);
-  fs::path tmp = util::temp_path_beside(job.output, "assemble");
-  int out = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (out < 0) io_error(tmp, "cannot create");
+  util::Fd dir = root.parent(job.output, true);
+  std::string tmp_name = util::temp_path_beside(job.output.filename(), "assemble").string();
+  fs::path tmp = job.output.parent_path() / tmp_name;
+  util::Fd out(::openat(dir.get(), tmp_name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
+  if (!out) io_error(tmp, "cannot create");
   util::Hasher sha(util::DigestKind::sha256);
   std::unique_ptr<char[]> buf(new char[kReadBuffer]);
   try {
     for (const auto& part : job.parts) {
-      int in = ::open(part.c_str(), O_RDONLY | O_CLOEXEC);
-      if (in < 0) io_error(part, "cannot open part");
-      ::posix_fadvise(in, 0, 0, POSIX_FADV_SEQUENTIAL);
-      try {
-        r.size += util::read_blocks(in, {buf.get(), kReadBuffer}, [&](const char* data, std::size_t n) {
-          sha.update(data, n);
-          write_all(out, data, n, tmp);
-        }, part.string());
-      } catch (...) {
-        ::close(in);
-        throw;
-      }
-      ::close(in);
+      // The parts are the layout's own names (a snapshot's links to its blobs); regular files only.
+      util::Fd in = util::open_regular(part);
+      if (!in)
+        throw Error(ExitCode::check_failed, part.string() + ": cannot open part: " + util::describe_open_error(errno));
+      ::posix_fadvise(in.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
+      r.size += util::read_blocks(in.get(), {buf.get(), kReadBuffer}, [&](const char* data, std::size_t n) {
+        sha.update(data, n);
+        write_all(out.get(), data, n, tmp);
+      }, part.string());
     }
-    if (::fsync(out) != 0) io_error(tmp, "cannot fsync");
+    if (::fsync(out.get()) != 0) io_error(tmp, "cannot fsync");
+    if (out.close() != 0) io_error(tmp, "write error");
   } catch (...) {
-    ::close(out);
-    fs::remove(tmp, ec);
+    ::unlinkat(dir.get(), tmp_name.c_str(), 0);
     throw;
   }
-  ::close(out);
   r.sha256 = sha.hex_digest();
   std::string problem;
   if (job.size && *job.size != r.size) {
@@ -99,13 +96,17 @@ AssembleResult assemble(const AssembleJob& job) {
   }
   if (!problem.empty()) {
     r.outcome = AssembleOutcome::mismatch;
-    r.rejected = util::path_with_suffix(job.output, ".bad-" + r.sha256);
-    util::rename_durable(tmp, r.rejected);
+    r.rejected = keep_aside(root, tmp, job.output, r.sha256);
     r.message = problem + "; the assembled bytes are kept at " + r.rejected.string();
     return r;
   }
-  util::rename_durable(tmp, job.output);
-  util::write_file_atomic(job.stamp, describe_state(job) + "result " + r.sha256 + " " + std::to_string(r.size) + "\n");
+  root.rename(tmp, job.output);
+  remove_rejected(root, job.output);
+  try {
+    root.write_atomic(job.stamp, describe_state(job) + "result " + r.sha256 + " " + std::to_string(r.size) + "\n");
+  } catch (const Error& e) {
+    r.warning = std::string("the assembly stamp was not written (the next run assembles again): ") + e.what();
+  }
   r.outcome = AssembleOutcome::assembled;
   return r;
 }

@@ -29,9 +29,7 @@ void Hashes::update(const char* d, std::size_t n) {
   if (git) git->update(d, n);
 }
 
-std::uint64_t hash_file_prefix(const std::filesystem::path& path, std::uint64_t limit, Hashes& h) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) io_error(path, "cannot open");
+std::uint64_t hash_fd_prefix(int fd, std::uint64_t limit, Hashes& h, const std::filesystem::path& path) {
   ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
   std::unique_ptr<char[]> buf(new char[kReadBuffer]);
   std::uint64_t done = 0;
@@ -39,17 +37,11 @@ std::uint64_t hash_file_prefix(const std::filesystem::path& path, std::uint64_t 
     std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(kReadBuffer, limit - done));
     ssize_t n = ::read(fd, buf.get(), want);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int e = errno;
-      ::close(fd);
-      errno = e;
-      io_error(path, "read error");
-    }
+    if (n < 0) io_error(path, "read error");
     if (n == 0) break;
     h.update(buf.get(), static_cast<std::size_t>(n));
     done += static_cast<std::uint64_t>(n);
   }
-  ::close(fd);
   return done;
 }
 

@@ -51,6 +51,7 @@ void FileTransfer::take_present(const download::Verification& v) {
   result_.sha256 = v.sha256;
   result_.git_oid = v.git_oid;
   result_.from_stamp = v.from_stamp;
+  result_.warning = v.stamp_warning;
   partial_.close();
   state_ = TransferState::done;
   run_.observer_.on_finish(job_, result_);
@@ -125,20 +126,31 @@ void FileTransfer::complete() {
                 std::to_string(job_.spec.size);
   }
   partial_.remove_sidecar();
+  const util::Root& root = partial_.root();
+  // Publish what was hashed: the name must still be the descriptor's own
+  // file right before the rename (bytes renamed onto the partial's name by
+  // someone else are never published under the verified name).
+  struct stat named;
+  if (!root.stat(job_.partial_path, named) || named.st_dev != st.st_dev || named.st_ino != st.st_ino) {
+    fail(ExitCode::check_failed, job_.partial_path.string() +
+                                     ": replaced while it was being fetched and hashed; nothing published (a rerun fetches it again)");
+    finish();
+    return;
+  }
   if (!c.ok()) {
     result_.outcome = download::Outcome::mismatch;
     result_.mismatch = c.mismatch;
     result_.code = ExitCode::check_failed;
-    result_.rejected = keep_aside(job_.partial_path, job_.rejected_prefix, c.sha256);
+    result_.rejected = keep_aside(root, job_.partial_path, job_.rejected_prefix, c.sha256);
     result_.message = c.message + "; the downloaded bytes are kept at " + result_.rejected.string();
   } else {
-    make_parent(job_.final_path);
-    util::rename_durable(job_.partial_path, job_.final_path);
+    root.rename(job_.partial_path, job_.final_path);
+    remove_rejected(root, job_.rejected_prefix);  // the good copy is in place: earlier wrong ones go
     download::Verification v;
     v.state = download::FileState::ok;
     v.sha256 = c.sha256;
     v.git_oid = c.git_oid;
-    download::record_verified(job_.final_path, v, job_.verified_stamp);
+    result_.warning = download::record_verified(root, job_.final_path, v, job_.verified_stamp);
     result_.outcome = download::Outcome::downloaded;
   }
   finish();
@@ -320,20 +332,17 @@ void Run::flush_gathered() {
 }
 
 std::vector<download::JobResult> Run::run() {
-  // Content already in place is verified (or vouched for by its stamp), not fetched again.
+  // Content already in place is verified (or vouched for by its stamp), not
+  // fetched again. A wrong copy is moved aside only under the blob's lock
+  // (launch_next): another run may be publishing the right one meanwhile.
   for (std::size_t i = 0; i < jobs_.size(); ++i) {
     const download::Job& job = jobs_[i];
     results_[i].path = job.spec.path;
-    download::Verification v = download::verify_file_stamped(job.final_path, job.spec, job.verified_stamp);
+    download::Verification v =
+        download::verify_file_stamped(files_[i]->root(), job.final_path, job.spec, job.verified_stamp);
     if (v.state == download::FileState::ok) {
       files_[i]->take_present(v);
       continue;
-    }
-    if (v.state != download::FileState::missing) {
-      std::string sha = v.sha256.empty() ? util::sha256_file(job.final_path) : v.sha256;
-      fs::path aside = keep_aside(job.final_path, job.rejected_prefix, sha);
-      observer_.on_restart(job, "the copy in place is wrong (" + download::state_name(v.state) + "); kept at " +
-                                    aside.string() + ", fetching it again");
     }
     queue_.push_back(i);
   }
@@ -367,13 +376,24 @@ void Run::launch_next() {
       continue;
     }
     // Two files with the same content share one blob: the first one fetched
-    // serves both (or another process fetched it while we waited for its lock).
-    if (std::error_code ec; fs::exists(job.final_path, ec)) {
-      download::Verification v = download::verify_file_stamped(job.final_path, job.spec, job.verified_stamp);
+    // serves both (or another process fetched it while we waited for its
+    // lock). What is there is judged again now that the lock is held.
+    struct stat st;
+    if (f.root().stat(job.final_path, st)) {
+      download::Verification v = download::verify_file_stamped(f.root(), job.final_path, job.spec, job.verified_stamp);
       if (v.state == download::FileState::ok) {
         f.take_present(v);
         continue;
       }
+      std::string sha = v.sha256;
+      if (sha.empty() && v.state != download::FileState::missing) sha = util::sha256_file(job.final_path);
+      if (sha.empty()) sha = "unreadable";  // a link, FIFO or device where the file should be
+      fs::path aside = keep_aside(f.root(), job.final_path, job.rejected_prefix, sha);
+      observer_.on_restart(job, "the copy in place is wrong (" +
+                                    (v.state == download::FileState::missing ? std::string("not a regular file")
+                                                                             : download::state_name(v.state)) +
+                                    "); kept at " +
+                                    aside.string() + ", fetching it again");
     }
     ++in_flight_;
     f.start();

@@ -1,12 +1,16 @@
 #include "provkit/download/io.hpp"
 
 #include <fcntl.h>
+#include <dirent.h>
 #include <sys/file.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <string_view>
+#include <vector>
 
+#include "provkit/download/downloader.hpp"
 #include "provkit/error.hpp"
 #include "provkit/util/fs.hpp"
 #include "provkit/util/fd.hpp"
@@ -60,20 +64,39 @@ void make_parent(const fs::path& p) {
   if (ec) throw Error(ExitCode::check_failed, p.parent_path().string() + ": cannot create directory: " + ec.message());
 }
 
-fs::path keep_aside(const fs::path& from, const fs::path& prefix, const std::string& sha256) {
+fs::path job_root(const download::Job& job) {
+  if (!job.root.empty()) return job.root;
+  return util::common_directory({job.final_path, job.partial_path, job.lock_path, job.verified_stamp, job.rejected_prefix});
+}
+
+fs::path keep_aside(const util::Root& root, const fs::path& from, const fs::path& prefix, const std::string& sha256) {
   fs::path to = util::path_with_suffix(prefix, ".bad-" + sha256);
-  make_parent(to);
-  util::rename_durable(from, to);
+  // One rejected copy per blob: a retry that is wrong again replaces the last one.
+  remove_rejected(root, prefix);
+  root.rename(from, to);
   return to;
 }
 
-bool BlobLock::acquire(const fs::path& path, bool wait) {
+void remove_rejected(const util::Root& root, const fs::path& prefix) {
+  util::Fd dir = root.open(prefix.parent_path(), O_RDONLY | O_DIRECTORY);
+  if (!dir) return;
+  std::string lead = util::path_with_suffix(prefix, ".bad-").filename().string();
+  DIR* d = ::fdopendir(::fcntl(dir.get(), F_DUPFD_CLOEXEC, 0));
+  if (!d) return;
+  std::vector<std::string> names;
+  while (dirent* e = ::readdir(d))
+    if (std::string_view(e->d_name).starts_with(lead)) names.emplace_back(e->d_name);
+  ::closedir(d);
+  for (const auto& n : names) ::unlinkat(dir.get(), n.c_str(), 0);
+}
+
+bool BlobLock::acquire(const util::Root& root, const fs::path& path, bool wait) {
   if (path.empty()) return true;
-  make_parent(path);
-  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd_ < 0) io_error(path, "cannot open lock file");
+  root.parent(path, true);
+  fd_ = root.open_regular(path, O_RDWR | O_CREAT, 0644);
+  if (!fd_) throw Error(ExitCode::check_failed, path.string() + ": cannot open lock file: " + util::describe_open_error(errno));
   int rc;
-  while ((rc = ::flock(fd_, LOCK_EX | (wait ? 0 : LOCK_NB))) != 0 && errno == EINTR) {
+  while ((rc = ::flock(fd_.get(), LOCK_EX | (wait ? 0 : LOCK_NB))) != 0 && errno == EINTR) {
   }
   if (rc == 0) return true;
   int e = errno;
@@ -81,11 +104,6 @@ bool BlobLock::acquire(const fs::path& path, bool wait) {
   if (e == EWOULDBLOCK) return false;
   errno = e;
   io_error(path, "cannot lock");
-}
-
-void BlobLock::release() {
-  if (fd_ >= 0) ::close(fd_);  // closing drops the flock
-  fd_ = -1;
 }
 
 }  // namespace provkit::download

@@ -18,24 +18,29 @@ namespace {
 constexpr auto kSidecarInterval = std::chrono::milliseconds(250);
 constexpr std::size_t kWriteChunk = 1u << 20;
 constexpr std::uint64_t kWriteBehind = 8u << 20;
+constexpr std::size_t kSidecarMax = 1u << 20;
 }  // namespace
 
 void PartialFile::open(int connections, std::uint64_t min_split, download::Observer& observer) {
   std::uint64_t size = job_.spec.size;
-  make_parent(job_.partial_path);
-  fd_ = ::open(job_.partial_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd_ < 0) io_error(job_.partial_path, "cannot open");
+  root_.parent(job_.partial_path, true);
+  // Below the root, no link followed: a partial file planted as a link to a
+  // file elsewhere is refused, never truncated and written through.
+  fd_ = root_.open_regular(job_.partial_path, O_RDWR | O_CREAT, 0644);
+  if (!fd_)
+    throw Error(ExitCode::check_failed, job_.partial_path.string() + ": cannot open: " + util::describe_open_error(errno));
   struct stat st;
-  if (::fstat(fd_, &st) != 0) io_error(job_.partial_path, "cannot stat");
+  if (::fstat(fd_.get(), &st) != 0) io_error(job_.partial_path, "cannot stat");
   std::uint64_t length = static_cast<std::uint64_t>(st.st_size);
   sidecar_ = util::path_with_suffix(job_.partial_path, ".ranges");
 
-  std::error_code ec;
-  bool had_sidecar = std::filesystem::exists(sidecar_, ec);
+  struct stat sidecar_st;
+  bool had_sidecar = root_.stat(sidecar_, sidecar_st);
   std::optional<std::vector<ranges::Range>> kept;
   if (had_sidecar) {
     try {
-      kept = ranges::parse_sidecar(util::read_file(sidecar_), size);
+      // A sidecar is a few lines per range; a link, FIFO or huge file there is unreadable, never read.
+      kept = ranges::parse_sidecar(root_.read(sidecar_, kSidecarMax), size);
     } catch (const Error&) {
     }
   }
@@ -45,13 +50,13 @@ void PartialFile::open(int connections, std::uint64_t min_split, download::Obser
   }
   if (kept && length > size) {
     // Longer (grown by someone): the sidecar's ranges cover [0, size), the rest is nobody's.
-    if (::ftruncate(fd_, static_cast<off_t>(size)) != 0) io_error(job_.partial_path, "cannot truncate");
+    if (::ftruncate(fd_.get(), static_cast<off_t>(size)) != 0) io_error(job_.partial_path, "cannot truncate");
     length = size;
   }
   if (!kept && (length > size || had_sidecar)) {
     observer.on_restart(job_, length > size ? "the partial file is longer than the file; starting over"
                                             : "the partial file's range record is unreadable; starting over");
-    if (::ftruncate(fd_, 0) != 0) io_error(job_.partial_path, "cannot truncate");
+    if (::ftruncate(fd_.get(), 0) != 0) io_error(job_.partial_path, "cannot truncate");
     remove_sidecar();
     length = 0;
   }
@@ -67,18 +72,17 @@ void PartialFile::open(int connections, std::uint64_t min_split, download::Obser
   for (const auto& r : ranges_) written_back_.push_back(r.next());
   if (split()) {
     save_sidecar();  // before the file grows to its full size: a full-size file without one is a finished stream
-    preallocate(fd_, size, job_.partial_path, size - have_);
+    preallocate(fd_.get(), size, job_.partial_path, size - have_);
   }
-  hasher_.start(job_.partial_path, job_.spec);
-  write_behind_.start(fd_);
+  hasher_.start(fd_.get(), job_.partial_path, job_.spec);
+  write_behind_.start(fd_.get());
   advance_hash();
 }
 
 void PartialFile::close() {
   hasher_.stop();
   write_behind_.finish();
-  if (fd_ >= 0) ::close(fd_);
-  fd_ = -1;
+  fd_.reset();
   lock_.release();
 }
 
@@ -105,7 +109,7 @@ void PartialFile::flush(std::size_t i) {
 }
 
 void PartialFile::commit(std::size_t i, const char* data, std::size_t n) {
-  pwrite_all(fd_, data, n, ranges_[i].next(), job_.partial_path, job_.spec.size - have_);
+  pwrite_all(fd_.get(), data, n, ranges_[i].next(), job_.partial_path, job_.spec.size - have_);
   ranges_[i].done += n;
   have_ += n;
   write_behind_.wrote(n);
@@ -128,14 +132,14 @@ void PartialFile::start_write_back(std::size_t i) {
   std::uint64_t from = written_back_[i], to = r.next();
   if (to - from < kWriteBehind && !(r.complete() && to > from)) return;
   // Advisory: where it fails (a file system without it), the final fsync does all.
-  ::sync_file_range(fd_, static_cast<off_t>(from), static_cast<off_t>(to - from), SYNC_FILE_RANGE_WRITE);
+  ::sync_file_range(fd_.get(), static_cast<off_t>(from), static_cast<off_t>(to - from), SYNC_FILE_RANGE_WRITE);
   written_back_[i] = to;
 }
 
 void PartialFile::save_sidecar() {
   if (!split()) return;
-  util::write_file_atomic(sidecar_, ranges::format_sidecar(job_.spec.size, ranges_), std::filesystem::perms(0644),
-                    util::Durability::process_crash);
+  root_.write_atomic(sidecar_, ranges::format_sidecar(job_.spec.size, ranges_), std::filesystem::perms(0644),
+                     util::Durability::process_crash);
   sidecar_written_ = std::chrono::steady_clock::now();
 }
 
@@ -145,14 +149,16 @@ void PartialFile::save_sidecar_now_and_then(std::size_t i) {
 }
 
 void PartialFile::remove_sidecar() {
-  std::error_code ec;
-  std::filesystem::remove(sidecar_, ec);
+  try {
+    root_.remove(sidecar_);
+  } catch (const Error&) {  // nothing to remove, or nothing that can be: the next open judges it
+  }
 }
 
 void PartialFile::start_over() {
   hasher_.stop();
   continue_as_one_stream(0);
-  hasher_.start(job_.partial_path, job_.spec);
+  hasher_.start(fd_.get(), job_.partial_path, job_.spec);
 }
 
 void PartialFile::advance_hash() {
@@ -161,7 +167,7 @@ void PartialFile::advance_hash() {
 }
 
 void PartialFile::continue_as_one_stream(std::uint64_t keep) {
-  if (::ftruncate(fd_, static_cast<off_t>(keep)) != 0) io_error(job_.partial_path, "cannot truncate");
+  if (::ftruncate(fd_.get(), static_cast<off_t>(keep)) != 0) io_error(job_.partial_path, "cannot truncate");
   remove_sidecar();
   ranges_ = {ranges::Range{0, job_.spec.size, keep}};
   pending_.assign(1, {});

@@ -12,10 +12,10 @@
 
 namespace provkit::download {
 
-void PrefixHasher::start(const std::filesystem::path& path, const download::FileSpec& spec) {
+void PrefixHasher::start(int fd, const std::filesystem::path& path, const download::FileSpec& spec) {
   stop();
-  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd_ < 0) io_error(path, "cannot open");
+  fd_.reset(::fcntl(fd, F_DUPFD_CLOEXEC, 0));
+  if (!fd_) io_error(path, "cannot duplicate the descriptor of");
   path_ = path;
   hashes_.reset(spec);
   target_ = hashed_ = 0;
@@ -33,8 +33,7 @@ void PrefixHasher::stop() {
     cv_.notify_all();
     worker_.join();
   }
-  if (fd_ >= 0) ::close(fd_);
-  fd_ = -1;
+  fd_.reset();
 }
 
 void PrefixHasher::advance(std::uint64_t n) {
@@ -65,7 +64,7 @@ void PrefixHasher::loop() {
     try {
       while (from < to) {
         std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(kBlock, to - from));
-        ssize_t n = ::pread(fd_, buf.get(), want, static_cast<off_t>(from));
+        ssize_t n = ::pread(fd_.get(), buf.get(), want, static_cast<off_t>(from));
         if (n < 0 && errno == EINTR) continue;
         if (n < 0) io_error(path_, "read error");
         if (n == 0) throw Error(ExitCode::check_failed, path_.string() + ": shorter than the bytes written to it");

@@ -19,6 +19,7 @@
 #include <unordered_set>
 
 #include "provkit/error.hpp"
+#include "provkit/util/fd.hpp"
 #include "provkit/util/fs.hpp"
 #include "provkit/util/paths.hpp"
 
@@ -29,20 +30,19 @@ namespace {
 // Opens `path` for reading only when it is a regular file. O_NONBLOCK keeps
 // the open itself from waiting on a FIFO with no writer (or a device); fstat
 // on the open descriptor then decides, so there is no stat-then-open race.
-// -1 with `why` set otherwise.
-int open_regular_file(const fs::path& path, std::string& why) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-  if (fd < 0) {
+// An invalid Fd with `why` set otherwise.
+util::Fd open_regular_file(const fs::path& path, std::string& why) {
+  util::Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
+  if (!fd) {
     why = std::string("cannot open: ") + std::strerror(errno);
-    return -1;
+    return fd;
   }
   struct stat st;
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+  if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
     why = S_ISFIFO(st.st_mode)  ? "not a regular file (a FIFO)"
           : S_ISDIR(st.st_mode) ? "not a regular file (a directory)"
                                 : "not a regular file";
-    ::close(fd);
-    return -1;
+    return util::Fd();
   }
   return fd;
 }
@@ -51,16 +51,16 @@ int open_regular_file(const fs::path& path, std::string& why) {
 
 std::optional<Identity> read_identity(const fs::path& path) {
   std::string why;
-  int fd = open_regular_file(path, why);
-  if (fd < 0) return std::nullopt;
+  util::Fd fd = open_regular_file(path, why);
+  if (!fd) return std::nullopt;
   unsigned char hdr[sizeof(Elf64_Ehdr)] = {};
   std::size_t got = 0;
   while (got < sizeof hdr) {
-    ssize_t n = ::pread(fd, hdr + got, sizeof hdr - got, static_cast<off_t>(got));
+    ssize_t n = ::pread(fd.get(), hdr + got, sizeof hdr - got, static_cast<off_t>(got));
     if (n <= 0) break;
     got += static_cast<std::size_t>(n);
   }
-  ::close(fd);
+  fd.reset();
   if (got < EI_NIDENT || std::memcmp(hdr, ELFMAG, SELFMAG) != 0) return std::nullopt;
   Identity id;
   id.elf_class = hdr[EI_CLASS];
@@ -171,13 +171,10 @@ class ObjectFile {
   explicit ObjectFile(const fs::path& path) : path_(path) {
     std::string why;
     fd_ = open_regular_file(path, why);
-    if (fd_ < 0) fail(why);
-    off_t end = ::lseek(fd_, 0, SEEK_END);
+    if (!fd_) fail(why);
+    off_t end = ::lseek(fd_.get(), 0, SEEK_END);
     if (end < 0) fail("cannot read its size");
     size_ = static_cast<std::uint64_t>(end);
-  }
-  ~ObjectFile() {
-    if (fd_ >= 0) ::close(fd_);
   }
   ObjectFile(const ObjectFile&) = delete;
   ObjectFile& operator=(const ObjectFile&) = delete;
@@ -191,7 +188,7 @@ class ObjectFile {
     std::string buf(length, '\0');
     std::uint64_t done = 0;
     while (done < length) {
-      ssize_t n = ::pread(fd_, buf.data() + done, length - done, static_cast<off_t>(offset + done));
+      ssize_t n = ::pread(fd_.get(), buf.data() + done, length - done, static_cast<off_t>(offset + done));
       if (n <= 0) fail(std::string("read error in ") + what);
       done += static_cast<std::uint64_t>(n);
     }
@@ -204,7 +201,7 @@ class ObjectFile {
 
  private:
   fs::path path_;
-  int fd_ = -1;
+  util::Fd fd_;
   std::uint64_t size_ = 0;
 };
 

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "provkit/error.hpp"
+#include "provkit/util/fd.hpp"
 #include "provkit/util/fs.hpp"
 #include "provkit/http/client.hpp"
 #include "provkit/http/url.hpp"
@@ -49,24 +50,20 @@ void Client::download_to_file(const std::string& url, const std::filesystem::pat
                               const std::string& bearer_token) {
   if (target.has_parent_path()) std::filesystem::create_directories(target.parent_path());
   auto tmp = util::temp_path_beside(target, "part");
-  int fd = -1;
-  auto close_fd = [&] {
-    if (fd >= 0) ::close(fd);
-    fd = -1;
-  };
+  util::Fd fd;
+  auto close_fd = [&] { fd.reset(); };
   Session session(options_);
   Result out;
   Transfer t;
   t.request.url = url;
   t.request.bearer_token = bearer_token;
   t.on_head = [&](const Hop&) {  // every attempt starts the file over
-    close_fd();
-    fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) throw Error(ExitCode::check_failed, tmp.string() + ": cannot create: " + std::strerror(errno));
+    fd.reset(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644));
+    if (!fd) throw Error(ExitCode::check_failed, tmp.string() + ": cannot create: " + std::strerror(errno));
   };
   t.on_body = [&](const char* d, std::size_t n) {
     while (n > 0) {
-      ssize_t w = ::write(fd, d, n);
+      ssize_t w = ::write(fd.get(), d, n);
       if (w < 0 && errno == EINTR) continue;
       if (w < 0) throw Error(ExitCode::check_failed, tmp.string() + ": write error: " + std::strerror(errno));
       d += w;
@@ -89,8 +86,8 @@ void Client::download_to_file(const std::string& url, const std::filesystem::pat
     if (out.failure != FailureKind::none) throw Error(ExitCode::network, out.message);
     throw Error(ExitCode::network, redact_url(url) + ": HTTP " + std::to_string(out.response.status));
   }
-  if (fd < 0) fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);  // empty body
-  ::fsync(fd);
+  if (!fd) fd.reset(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644));  // empty body
+  ::fsync(fd.get());
   close_fd();
   util::rename_durable(tmp, target);
 }

@@ -11,6 +11,7 @@
 
 #include "provkit/util/strings.hpp"
 #include "provkit/error.hpp"
+#include "provkit/http/ca_bundle.hpp"
 #include "provkit/http/client.hpp"
 #include "provkit/http/ratelimit.hpp"
 #include "provkit/http/token.hpp"
@@ -293,6 +294,10 @@ struct Session::Impl {
     set_option(e, CURLOPT_PROTOCOLS_STR, "http,https");
     set_option(e, CURLOPT_USERAGENT, options.user_agent.c_str());
     set_option(e, CURLOPT_CONNECTTIMEOUT, options.connect_timeout_s);
+    if (const auto& ca = host_ca_location()) {
+      if (!ca->file.empty()) set_option(e, CURLOPT_CAINFO, ca->file.c_str());
+      if (!ca->dir.empty()) set_option(e, CURLOPT_CAPATH, ca->dir.c_str());
+    }
     a.last_byte = a.window_start = std::chrono::steady_clock::now();
     a.last_count = -1;
     a.window_count = 0;

@@ -1,15 +1,23 @@
 #include "provkit/hub/cache_layout.hpp"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 
 #include "provkit/error.hpp"
 #include "provkit/util/fs.hpp"
 
 namespace provkit::hub::hfcache {
+
+namespace {
+// A ref holds one commit id; a planted huge file is not read.
+constexpr std::size_t kRefMax = 4096;
+}  // namespace
 
 fs::path hf_home() {
   if (auto v = util::getenv_str("HF_HOME"); !v.empty()) return v;
@@ -39,13 +47,6 @@ std::string relative_blob_target(std::string_view path, std::string_view etag) {
   return up + "blobs/" + std::string(etag);
 }
 
-namespace {
-void make_parent(const fs::path& p) {
-  std::error_code ec;
-  fs::create_directories(p.parent_path(), ec);
-  if (ec) throw Error(ExitCode::check_failed, p.parent_path().string() + ": cannot create directory: " + ec.message());
-}
-}  // namespace
 
 fs::path Layout::lock_path(const std::string& path, const std::string& etag) const {
   return util::path_with_suffix(partial_path(path, etag), ".lock");
@@ -54,7 +55,7 @@ fs::path Layout::lock_path(const std::string& path, const std::string& etag) con
 // ---- cache -------------------------------------------------------------------
 
 CacheLayout::CacheLayout(fs::path cache_root, hub::Repo repo, std::string commit)
-    : cache_root_(std::move(cache_root)), repo_(std::move(repo)), commit_(std::move(commit)) {}
+    : Layout(cache_root), cache_root_(std::move(cache_root)), repo_(std::move(repo)), commit_(std::move(commit)) {}
 
 fs::path CacheLayout::content_path(const std::string&, const std::string& etag) const { return blob_path(etag); }
 
@@ -72,34 +73,41 @@ fs::path CacheLayout::lock_path(const std::string&, const std::string& etag) con
 
 void CacheLayout::publish(const std::string& path, const std::string& etag) {
   fs::path link = file_path(path);
-  make_parent(link);
+  // The snapshot's directories are made below the cache without following a
+  // link: a planted snapshots/<commit>/sub link cannot take the new link elsewhere.
+  util::Fd dir = guard_.parent(link, true);
+  std::string name = link.filename().string();
   std::string target = relative_blob_target(path, etag);
-  std::error_code ec;
-  if (fs::is_symlink(link, ec) && fs::read_symlink(link, ec) == target) return;
+  char have[4096];
+  ssize_t n = ::readlinkat(dir.get(), name.c_str(), have, sizeof have);
+  if (n >= 0 && std::string_view(have, static_cast<std::size_t>(n)) == target) return;
   // Replace atomically: a new link beside it, renamed over the old one.
-  fs::path tmp = util::temp_path_beside(link, "link");
-  fs::create_symlink(target, tmp, ec);
-  if (ec) throw Error(ExitCode::check_failed, tmp.string() + ": cannot create symlink: " + ec.message());
-  util::rename_durable(tmp, link);
+  std::string tmp = util::temp_path_beside(name, "link").string();
+  if (::symlinkat(target.c_str(), dir.get(), tmp.c_str()) != 0)
+    throw Error(ExitCode::check_failed, (link.parent_path() / tmp).string() + ": cannot create symlink: " + std::strerror(errno));
+  if (::renameat(dir.get(), tmp.c_str(), dir.get(), name.c_str()) != 0) {
+    int e = errno;
+    ::unlinkat(dir.get(), tmp.c_str(), 0);
+    throw Error(ExitCode::check_failed, link.string() + ": cannot rename the new link into place: " + std::strerror(e));
+  }
+  ::fsync(dir.get());
 }
 
 void CacheLayout::finish(const std::vector<std::pair<std::string, std::string>>&) {
   fs::path ref = ref_path("main");
-  std::error_code ec;
-  if (fs::exists(ref, ec)) {
-    try {
-      if (util::read_file(ref) == commit_) return;
-    } catch (const Error&) {
-    }
+  try {
+    if (guard_.read_if_present(ref, kRefMax) == commit_) return;
+  } catch (const Error&) {  // a link, FIFO or huge file as the ref: replaced below
   }
-  util::write_file_atomic(ref, commit_);
+  guard_.write_atomic(ref, commit_);
 }
 
 std::string CacheLayout::describe() const { return snapshot_dir().string(); }
 
 // ---- local dir -----------------------------------------------------------------
 
-LocalDirLayout::LocalDirLayout(fs::path dir, std::string commit) : dir_(std::move(dir)), commit_(std::move(commit)) {}
+LocalDirLayout::LocalDirLayout(fs::path dir, std::string commit)
+    : Layout(dir), dir_(std::move(dir)), commit_(std::move(commit)) {}
 
 fs::path LocalDirLayout::metadata_path(const std::string& path) const {
   return util::path_with_suffix(download_dir() / path, ".metadata");
@@ -121,14 +129,14 @@ fs::path LocalDirLayout::lock_path(const std::string& path, const std::string&) 
 
 void LocalDirLayout::publish(const std::string& path, const std::string& etag) {
   fs::path gitignore = dir_ / ".cache" / "huggingface" / ".gitignore";
-  std::error_code ec;
-  if (!fs::exists(gitignore, ec)) util::write_file_atomic(gitignore, "*");
+  struct stat st;
+  if (!guard_.stat(gitignore, st)) guard_.write_atomic(gitignore, "*");
   // huggingface_hub trusts the metadata while the file's mtime is not newer
   // than the timestamp (plus a second); write it after the file is in place.
   double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   char ts[64];
   std::snprintf(ts, sizeof ts, "%.6f", now);
-  util::write_file_atomic(metadata_path(path), commit_ + "\n" + etag + "\n" + ts + "\n");
+  guard_.write_atomic(metadata_path(path), commit_ + "\n" + etag + "\n" + ts + "\n");
 }
 
 void LocalDirLayout::finish(const std::vector<std::pair<std::string, std::string>>& sums) {
@@ -136,7 +144,7 @@ void LocalDirLayout::finish(const std::vector<std::pair<std::string, std::string
   std::sort(sorted.begin(), sorted.end());
   std::string text;
   for (const auto& [path, sha] : sorted) text += sha + "  " + path + "\n";
-  util::write_file_atomic(dir_ / "SHA256SUMS", text);
+  guard_.write_atomic(dir_ / "SHA256SUMS", text);
 }
 
 std::string LocalDirLayout::describe() const { return dir_.string(); }

@@ -181,7 +181,7 @@ std::optional<fs::path> cache_snapshot(const fs::path& dir) {
   std::error_code ec;
   if (!fs::is_directory(dir / "snapshots", ec) || !fs::is_directory(dir / "blobs", ec)) return std::nullopt;
   if (fs::is_regular_file(dir / "refs" / "main", ec)) {
-    std::string commit = util::trim(util::read_file(dir / "refs" / "main"));
+    std::string commit = util::trim(util::read_file(dir / "refs" / "main", 4096));  // a ref is one commit id
     if (util::is_hex(commit, 40) && fs::is_directory(dir / "snapshots" / commit, ec)) return dir / "snapshots" / commit;
   }
   std::vector<fs::path> snapshots;

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "provkit/error.hpp"
+#include "provkit/util/beneath.hpp"
 #include "provkit/util/fs.hpp"
 #include "provkit/util/hash.hpp"
 #include "provkit/util/yaml.hpp"
@@ -31,25 +32,7 @@ long next_code_point(std::string_view s, std::size_t& i) {
 }
 }  // namespace
 
-bool is_safe_relative_path(std::string_view path) {
-  if (path.empty() || path.size() > 4096 || path.front() == '/') return false;
-  // Valid UTF-8 without control characters (C0, DEL, C1), line or paragraph
-  // separators, byte order marks or backslashes.
-  for (std::size_t i = 0; i < path.size();) {
-    long cp = next_code_point(path, i);
-    if (cp < 0x20 || cp == '\\' || (cp >= 0x7f && cp <= 0x9f) || cp == 0x2028 || cp == 0x2029 || cp == 0xfeff)
-      return false;
-  }
-  std::size_t start = 0;
-  while (start <= path.size()) {
-    auto slash = path.find('/', start);
-    std::string_view seg = path.substr(start, slash == std::string_view::npos ? std::string_view::npos : slash - start);
-    if (seg.empty() || seg == "." || seg == "..") return false;
-    if (slash == std::string_view::npos) break;
-    start = slash + 1;
-  }
-  return true;
-}
+bool is_safe_relative_path(std::string_view path) { return util::is_safe_relative_path(path); }
 
 namespace {
 

@@ -127,7 +127,7 @@ SnapshotFiles check_in_place(const Manifest& m, const hfcache::Layout& layout, S
     for (const auto& c : candidates) {
       fs::path content = layout.content_path(f.path, c);
       if (!fs::exists(content, ec)) continue;
-      auto v = download::verify_file_stamped(content, check.spec, stamp_path(layout, "verified", f.path));
+      auto v = download::verify_file_stamped(layout.guard(), content, check.spec, stamp_path(layout, "verified", f.path));
       if (!found || v.state == download::FileState::ok) {
         check.verification = v;
         etag = c;
@@ -186,7 +186,8 @@ DownloadPlan plan_downloads(const Manifest& m, const hfcache::Layout& layout, co
     if (checks[i].git_oid_to_verify) spec.git_oid = checks[i].git_oid_to_verify;
     plan.jobs.push_back({spec, resolve_url(endpoint, m.repo, m.revision, f.path), layout.content_path(f.path, etag),
                          layout.partial_path(f.path, etag), layout.rejected_prefix(f.path, etag),
-                         layout.lock_path(f.path, etag), stamp_path(layout, "verified", f.path)});
+                         layout.lock_path(f.path, etag), stamp_path(layout, "verified", f.path),
+                         layout.guard().dir()});
     plan.etags.push_back(etag);
     plan.total_bytes += f.size;
   }
@@ -227,6 +228,7 @@ SnapshotSummary publish_snapshot(const Manifest& m, hfcache::Layout& layout, con
       job.sha256 = e.sha256;
       job.size = e.size;
       job.stamp = stamp_path(layout, "assemble", e.output);
+      job.root = layout.guard().dir();
       Assembly a{&e, download::assemble(job)};
       if (a.result.outcome == download::AssembleOutcome::mismatch) {
         ++s.failed;

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "provkit/error.hpp"
+#include "provkit/util/beneath.hpp"
 #include "provkit/util/fs.hpp"
 #include "provkit/util/hash.hpp"
 #include "provkit/python/installed.hpp"
@@ -88,10 +89,6 @@ std::string restore_python_shebang(const std::string& content) {
   return content;
 }
 
-bool is_under(const fs::path& p, const fs::path& dir) {
-  auto rel = p.lexically_relative(dir);
-  return !rel.empty() && *rel.begin() != "..";
-}
 
 }  // namespace
 
@@ -152,17 +149,17 @@ CaptureResult capture_env(const fs::path& source, const fs::path& wheelhouse, co
       p = p.lexically_normal();
       std::string name;
       if (p.extension() == ".pyc" || p.parent_path().filename() == "__pycache__") continue;
-      if (is_under(p, site)) {
+      if (util::is_within(p, site)) {
         name = p.lexically_relative(site).generic_string();
         if (name == dist_info + "/RECORD" || name == dist_info + "/INSTALLER" || name == dist_info + "/REQUESTED" ||
             name == dist_info + "/direct_url.json" || name == dist_info + "/RECORD.jws" || name == dist_info + "/RECORD.p7s")
           continue;
-      } else if (is_under(p, prefix / "bin")) {
+      } else if (util::is_within(p, prefix / "bin")) {
         if (launchers.count(p.filename().string())) continue;
         name = data + "/scripts/" + p.lexically_relative(prefix / "bin").generic_string();
-      } else if (is_under(p, headers)) {
+      } else if (util::is_within(p, headers)) {
         name = data + "/headers/" + p.lexically_relative(headers).generic_string();
-      } else if (is_under(p, prefix)) {
+      } else if (util::is_within(p, prefix)) {
         name = data + "/data/" + p.lexically_relative(prefix).generic_string();
       } else {
         std::lock_guard lock(mutex);

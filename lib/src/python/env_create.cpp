@@ -42,7 +42,7 @@ std::map<std::string, std::vector<WheelCandidate>> scan_find_links(const std::ve
     if (!fs::is_directory(dir, ec)) throw Error(ExitCode::usage, dir.string() + ": no such wheel directory (find-links)");
     for (auto& e : fs::directory_iterator(dir, ec)) {
       auto wn = parse_wheel_name(e.path().filename().string());
-      if (!wn) continue;
+      if (!wn || !e.is_regular_file(ec)) continue;  // a FIFO or device named like a wheel is none
       WheelCandidate c;
       c.wheel = *wn;
       c.local = e.path();

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "provkit/error.hpp"
+#include "provkit/util/beneath.hpp"
 #include "provkit/util/fs.hpp"
 #include "provkit/util/hash.hpp"
 #include "provkit/python/record.hpp"
@@ -49,19 +50,7 @@ bool is_bytecode(const fs::path& p) {
   return p.extension() == ".pyc" || p.parent_path().filename() == "__pycache__";
 }
 
-struct Fd {
-  int fd = -1;
-  Fd() = default;
-  explicit Fd(int f) : fd(f) {}
-  Fd(Fd&& o) noexcept : fd(std::exchange(o.fd, -1)) {}
-  Fd& operator=(Fd&& o) noexcept {
-    std::swap(fd, o.fd);
-    return *this;
-  }
-  ~Fd() {
-    if (fd >= 0) ::close(fd);
-  }
-};
+using util::Fd;
 
 // RECORD paths located inside one environment. Paths are judged in canonical
 // form (the environment's own links above site-packages, lib64, resolved
@@ -101,16 +90,10 @@ class Beneath {
       out.outside = true;
       return out;
     }
-    std::vector<std::string> parts;
-    for (auto& part : *rel) parts.push_back(part.string());
-    out.name = parts.back();
-    out.dir = Fd(::open(root_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (out.dir.fd < 0) out.error = errno;
-    for (std::size_t i = 0; i + 1 < parts.size() && out.dir.fd >= 0; ++i) {
-      int next = ::openat(out.dir.fd, parts[i].c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-      if (next < 0) out.error = errno;
-      out.dir = Fd(next);
-    }
+    out.name = rel->filename().string();
+    Fd root(::open(root_.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    if (root) out.dir = util::open_beneath(root.get(), rel->parent_path(), O_RDONLY | O_DIRECTORY);
+    if (!out.dir) out.error = errno;
     return out;
   }
 
@@ -119,8 +102,8 @@ class Beneath {
  private:
   // `p` relative to `base` when it lies below it.
   static std::optional<fs::path> inside(const fs::path& p, const fs::path& base) {
+    if (!util::is_within(p, base)) return std::nullopt;
     auto rel = p.lexically_relative(base);
-    if (rel.empty() || *rel.begin() == "..") return std::nullopt;
     if (rel == ".") return fs::path();
     return rel;
   }
@@ -188,19 +171,19 @@ DistCheck check_dist(const fs::path& env_root, const InstalledDist& dist, const 
       check.outside.push_back(row.path);
       continue;
     }
-    if (parent.dir.fd < 0) {
+    if (parent.dir.get() < 0) {
       (parent.error == ENOENT ? check.missing : check.modified).push_back(row.path);
       continue;
     }
     // A link (or anything but a regular file) where RECORD has a file is drift,
     // whatever it points at.
-    Fd file(::openat(parent.dir.fd, parent.name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
-    if (file.fd < 0) {
+    Fd file(::openat(parent.dir.get(), parent.name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+    if (file.get() < 0) {
       (errno == ENOENT ? check.missing : check.modified).push_back(row.path);
       continue;
     }
     struct stat st{};
-    if (::fstat(file.fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+    if (::fstat(file.get(), &st) != 0 || !S_ISREG(st.st_mode) ||
         (!row.size.empty() && std::to_string(st.st_size) != row.size)) {
       check.modified.push_back(row.path);
       continue;
@@ -208,7 +191,7 @@ DistCheck check_dist(const fs::path& env_root, const InstalledDist& dist, const 
     if (row.hash.rfind("sha256=", 0) == 0) {
       std::string actual;
       try {
-        actual = record_hash_of_fd(file.fd, row.path);
+        actual = record_hash_of_fd(file.get(), row.path);
       } catch (const Error&) {
         actual.clear();
       }
@@ -246,26 +229,26 @@ std::vector<std::string> uninstall_dist(const fs::path& env_root, const Installe
     for (auto& row : read_rows(dist)) {
       fs::path p = env.locate(row.path);
       auto parent = env.open_parent(p);
-      if (parent.outside || (parent.dir.fd < 0 && parent.error != ENOENT)) {
+      if (parent.outside || (parent.dir.get() < 0 && parent.error != ENOENT)) {
         left.push_back(row.path);
         continue;
       }
-      if (parent.dir.fd < 0) continue;  // already gone
+      if (parent.dir.get() < 0) continue;  // already gone
       // unlinkat removes a link itself, never what it points at; directories stay.
-      ::unlinkat(parent.dir.fd, parent.name.c_str(), 0);
+      ::unlinkat(parent.dir.get(), parent.name.c_str(), 0);
       if (p.extension() == ".py") {
         // Bytecode pip or Python wrote beside it.
-        Fd cache(::openat(parent.dir.fd, "__pycache__", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-        if (cache.fd >= 0) {
+        Fd cache(::openat(parent.dir.get(), "__pycache__", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+        if (cache.get() >= 0) {
           const std::string prefix = p.stem().string() + ".";
-          if (DIR* d = ::fdopendir(::dup(cache.fd))) {
+          if (DIR* d = ::fdopendir(::dup(cache.get()))) {
             std::vector<std::string> names;
             while (auto* e = ::readdir(d)) {
               std::string n = e->d_name;
               if (n.rfind(prefix, 0) == 0 && n.size() > 4 && n.compare(n.size() - 4, 4, ".pyc") == 0) names.push_back(n);
             }
             ::closedir(d);
-            for (auto& n : names) ::unlinkat(cache.fd, n.c_str(), 0);
+            for (auto& n : names) ::unlinkat(cache.get(), n.c_str(), 0);
           }
           dirs.insert(p.parent_path() / "__pycache__");
         }

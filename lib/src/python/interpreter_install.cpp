@@ -13,24 +13,10 @@
 #include "provkit/python/interpreter.hpp"
 #include "provkit/python/wheel_zip.hpp"
 #include "provkit/python/simple_index.hpp"
+#include "provkit/util/beneath.hpp"
 #include "provkit/util/strings.hpp"
 
 namespace provkit::python {
-
-namespace {
-
-bool escapes(const fs::path& rel) {
-  if (rel.is_absolute()) return true;
-  int depth = 0;
-  for (auto& part : rel) {
-    if (part == "..") --depth;
-    else if (part != "." && !part.empty()) ++depth;
-    if (depth < 0) return true;
-  }
-  return false;
-}
-
-}  // namespace
 
 void extract_tar(const fs::path& archive_path, const fs::path& dest) {
   std::unique_ptr<archive, int (*)(archive*)> in(archive_read_new(), archive_read_free);
@@ -47,16 +33,16 @@ void extract_tar(const fs::path& archive_path, const fs::path& dest) {
   while ((r = archive_read_next_header(in.get(), &entry)) == ARCHIVE_OK) {
     std::string name = archive_entry_pathname(entry) ? archive_entry_pathname(entry) : "";
     fs::path rel(name);
-    if (name.empty() || escapes(rel))
+    if (!util::is_safe_relative_path(name, util::Trailing::slash_allowed))
       throw Error(ExitCode::check_failed, archive_path.filename().string() + ": entry '" + name + "' escapes the target; refused");
     if (const char* link = archive_entry_symlink(entry)) {
       fs::path target = rel.parent_path() / link;
-      if (fs::path(link).is_absolute() || escapes(target))
+      if (fs::path(link).is_absolute() || !util::is_within(target, dest))
         throw Error(ExitCode::check_failed, archive_path.filename().string() + ": link '" + name + "' -> '" + link +
                                                 "' points outside the archive; refused");
     }
     if (const char* hard = archive_entry_hardlink(entry)) {
-      if (escapes(hard)) throw Error(ExitCode::check_failed, archive_path.filename().string() + ": hard link '" + name + "' refused");
+      if (!util::is_safe_relative_path(hard)) throw Error(ExitCode::check_failed, archive_path.filename().string() + ": hard link '" + name + "' refused");
       archive_entry_set_hardlink(entry, (dest / hard).c_str());
     }
     archive_entry_set_pathname(entry, (dest / rel).c_str());

@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "provkit/error.hpp"
+#include "provkit/util/beneath.hpp"
 #include "provkit/util/fd.hpp"
 
 namespace provkit::python {
@@ -32,28 +33,22 @@ LinkMode parse_link_mode(const std::string& s) {
 
 namespace {
 
-struct Fd {
-  int fd = -1;
-  explicit Fd(int f) : fd(f) {}
-  ~Fd() {
-    if (fd >= 0) ::close(fd);
-  }
-};
+using util::Fd;
 
 // Opens src and creates dst with src's permission bits; -1 and errno on failure.
 bool open_pair(const fs::path& from, const fs::path& to, Fd& src, Fd& dst) {
-  src.fd = ::open(from.c_str(), O_RDONLY | O_CLOEXEC);
-  if (src.fd < 0) return false;
+  src = util::open_regular(from);  // a FIFO or device is no file to copy
+  if (!src) return false;
   struct stat st{};
-  if (::fstat(src.fd, &st) != 0) return false;
-  dst.fd = ::open(to.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, st.st_mode & 07777);
-  return dst.fd >= 0;
+  if (::fstat(src.get(), &st) != 0) return false;
+  dst.reset(::open(to.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, st.st_mode & 07777));
+  return static_cast<bool>(dst);
 }
 
 bool clone_file(const fs::path& from, const fs::path& to) {
   Fd src(-1), dst(-1);
   if (!open_pair(from, to, src, dst)) return false;
-  if (::ioctl(dst.fd, FICLONE, src.fd) != 0) {
+  if (::ioctl(dst.get(), FICLONE, src.get()) != 0) {
     int e = errno;
     ::unlink(to.c_str());
     errno = e;
@@ -66,7 +61,7 @@ bool copy_bytes(const fs::path& from, const fs::path& to) {
   Fd src(-1), dst(-1);
   if (!open_pair(from, to, src, dst)) return false;
   for (;;) {
-    ssize_t n = ::copy_file_range(src.fd, nullptr, dst.fd, nullptr, 1 << 30, 0);
+    ssize_t n = ::copy_file_range(src.get(), nullptr, dst.get(), nullptr, 1 << 30, 0);
     if (n == 0) return true;
     if (n > 0) continue;
     if (errno == EINTR) continue;
@@ -78,11 +73,11 @@ bool copy_bytes(const fs::path& from, const fs::path& to) {
   }
   static thread_local char buf[1 << 16];
   for (;;) {
-    ssize_t n = ::read(src.fd, buf, sizeof buf);
+    ssize_t n = ::read(src.get(), buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return false;
     if (n == 0) return true;
-    if (int e = util::write_all(dst.fd, buf, static_cast<std::size_t>(n)); e != 0) {
+    if (int e = util::write_all(dst.get(), buf, static_cast<std::size_t>(n)); e != 0) {
       ::unlink(to.c_str());
       errno = e;
       return false;

@@ -8,6 +8,7 @@
 
 #include "provkit/error.hpp"
 #include "provkit/util/hash.hpp"
+#include "provkit/util/beneath.hpp"
 #include "provkit/util/fd.hpp"
 
 namespace provkit::python {
@@ -92,16 +93,9 @@ std::string record_hash_of_fd(int fd, const std::string& what) {
 }
 
 std::string record_hash_of_file(const std::filesystem::path& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw Error(ExitCode::check_failed, path.string() + ": cannot read: " + std::strerror(errno));
-  try {
-    auto hash = record_hash_of_fd(fd, path.string());
-    ::close(fd);
-    return hash;
-  } catch (...) {
-    ::close(fd);
-    throw;
-  }
+  util::Fd fd = util::open_regular(path);
+  if (!fd) throw Error(ExitCode::check_failed, path.string() + ": cannot read: " + util::describe_open_error(errno));
+  return record_hash_of_fd(fd.get(), path.string());
 }
 
 }  // namespace provkit::python

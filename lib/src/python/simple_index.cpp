@@ -164,8 +164,8 @@ std::string download_verified(const std::string& url, const std::string& sha256,
                               const fs::path& tmp, const fs::path& target) {
   std::error_code ec;
   fs::create_directories(tmp.parent_path(), ec);
-  int fd = ::open(tmp.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw Error(ExitCode::check_failed, tmp.string() + ": cannot create: " + std::strerror(errno));
+  util::Fd fd(::open(tmp.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644));
+  if (!fd) throw Error(ExitCode::check_failed, tmp.string() + ": cannot create: " + std::strerror(errno));
   util::Hasher hasher;
   std::uint64_t received = 0;
   http::Result result;
@@ -176,24 +176,24 @@ std::string download_verified(const std::string& url, const std::string& sha256,
   t.on_head = [&](const http::Hop&) {
     hasher = util::Hasher();
     received = 0;
-    if (::ftruncate(fd, 0) != 0 || ::lseek(fd, 0, SEEK_SET) != 0) throw http::Abort("cannot reset " + tmp.string());
+    if (::ftruncate(fd.get(), 0) != 0 || ::lseek(fd.get(), 0, SEEK_SET) != 0) throw http::Abort("cannot reset " + tmp.string());
   };
   t.on_body = [&](const char* data, std::size_t n) {
     hasher.update(data, n);
     received += n;
     if (size && received > *size) throw http::Abort("more bytes than the lock's size " + std::to_string(*size));
-    if (int e = util::write_all(fd, data, n); e != 0) throw http::Abort(std::string("cannot write: ") + std::strerror(e));
+    if (int e = util::write_all(fd.get(), data, n); e != 0) throw http::Abort(std::string("cannot write: ") + std::strerror(e));
   };
   t.on_done = [&](http::Result& r) { result = std::move(r); };
   try {
     session.add(std::move(t));
     session.run();
   } catch (...) {
-    ::close(fd);
+    fd.reset();
     fs::remove(tmp, ec);
     throw;
   }
-  ::close(fd);
+  fd.reset();
   auto fail = [&](ExitCode code, const std::string& what) {
     fs::remove(tmp, ec);
     throw Error(code, http::redact_url(url) + ": " + what);

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "provkit/error.hpp"
+#include "provkit/util/beneath.hpp"
 #include "provkit/util/fs.hpp"
 #include "provkit/util/strings.hpp"
 
@@ -33,7 +34,8 @@ std::optional<std::map<std::string, std::string>> read_pyvenv_cfg(const fs::path
   std::error_code ec;
   if (!fs::is_regular_file(root / "pyvenv.cfg", ec)) return std::nullopt;
   std::map<std::string, std::string> out;
-  std::istringstream in(util::read_file(root / "pyvenv.cfg"));
+  // Below the environment's root, no link followed, bounded: someone else's env dir is input.
+  std::istringstream in(util::Root(root).read(root / "pyvenv.cfg", 1u << 20));
   for (std::string line; std::getline(in, line);) {
     auto eq = line.find('=');
     if (eq == std::string::npos) continue;
@@ -182,8 +184,7 @@ fs::path base_interpreter(const fs::path& root) {
     fs::path candidate = fs::canonical(home / name, ec);
     if (ec || !fs::is_regular_file(candidate, ec)) continue;
     // A home inside the environment is a file the environment controls.
-    auto rel = candidate.lexically_relative(env);
-    if (!rel.empty() && *rel.begin() != "..")
+    if (util::is_within(candidate, env))
       throw Error(ExitCode::usage, root.string() + ": pyvenv.cfg's home " + home.string() +
                                        " lies inside the environment; refusing to run it");
     return candidate;

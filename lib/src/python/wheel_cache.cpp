@@ -8,6 +8,8 @@
 #include <nlohmann/json.hpp>
 
 #include "provkit/error.hpp"
+#include "provkit/util/beneath.hpp"
+#include "provkit/util/fd.hpp"
 #include "provkit/util/fs.hpp"
 #include "provkit/util/hash.hpp"
 
@@ -85,11 +87,8 @@ WheelCache::Staged WheelCache::stage(const std::string& sha256, const fs::path& 
 void WheelCache::sync() const {
   // One syncfs for a whole batch: file contents reach the disk before any
   // entry is published, far cheaper than an fsync per file.
-  int fd = ::open((root_ / "tmp").c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd >= 0) {
-    ::syncfs(fd);
-    ::close(fd);
-  }
+  util::Fd fd(::open((root_ / "tmp").c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (fd) ::syncfs(fd.get());
 }
 
 CacheEntry WheelCache::publish(Staged& staged) {
@@ -127,23 +126,31 @@ CacheEntry WheelCache::unpacked(const std::string& sha256, const fs::path& wheel
 }
 
 std::string WheelCache::local_wheel_sha256(const fs::path& wheel) {
+  // A regular file, judged and hashed through one descriptor: a FIFO or a
+  // device named as a wheel (a lock's path, a --find-links entry) never blocks or reads forever.
+  util::Fd fd = util::open_regular(wheel);
   struct stat st{};
-  if (::stat(wheel.c_str(), &st) != 0) throw Error(ExitCode::usage, wheel.string() + ": cannot read wheel");
+  if (!fd || ::fstat(fd.get(), &st) != 0)
+    throw Error(ExitCode::usage, wheel.string() + ": cannot read wheel: " + util::describe_open_error(errno));
   std::error_code ec;
   fs::path abs = fs::absolute(wheel, ec);
   std::string stamp = std::to_string(st.st_size) + ":" + std::to_string(st.st_mtim.tv_sec) + "." +
                       std::to_string(st.st_mtim.tv_nsec) + ":" + std::to_string(st.st_ino);
   fs::path index = root_ / "local" / (util::sha256_hex(abs.string()) + ".json");
-  if (fs::exists(index, ec)) {
-    try {
-      auto j = nlohmann::json::parse(util::read_file(index));
-      if (j.at("stamp").get<std::string>() == stamp) return j.at("sha256").get<std::string>();
-    } catch (const std::exception&) {
-    }
-  }
-  std::string sha = util::sha256_file(wheel);
+  util::Root cache(root_);
   try {
-    util::write_file_atomic(index, nlohmann::json{{"path", abs.string()}, {"stamp", stamp}, {"sha256", sha}}.dump());
+    if (auto text = cache.read_if_present(index, 64 * 1024); !text.empty()) {
+      auto j = nlohmann::json::parse(text);
+      if (j.at("stamp").get<std::string>() == stamp) return j.at("sha256").get<std::string>();
+    }
+  } catch (const std::exception&) {
+  }
+  util::Hasher h(util::DigestKind::sha256);
+  std::vector<char> buf(1 << 20);
+  util::read_blocks(fd.get(), buf, [&](const char* p, std::size_t n) { h.update(p, n); }, wheel.string());
+  std::string sha = h.hex_digest();
+  try {
+    cache.write_atomic(index, nlohmann::json{{"path", abs.string()}, {"stamp", stamp}, {"sha256", sha}}.dump());
   } catch (const Error&) {
   }
   return sha;

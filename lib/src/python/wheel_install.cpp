@@ -29,13 +29,10 @@ namespace {
 // Writes bytes to a new file (replacing one that exists) with `mode`.
 void write_new_file(const fs::path& path, const std::string& content, mode_t mode) {
   ::unlink(path.c_str());
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
-  if (fd < 0) throw Error(ExitCode::check_failed, path.string() + ": cannot create: " + std::strerror(errno));
-  if (util::write_all(fd, content) != 0) {
-    ::close(fd);
+  util::Fd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode));
+  if (!fd) throw Error(ExitCode::check_failed, path.string() + ": cannot create: " + std::strerror(errno));
+  if (util::write_all(fd.get(), content) != 0 || fd.close() != 0)
     throw Error(ExitCode::check_failed, path.string() + ": write error");
-  }
-  ::close(fd);
 }
 
 using util::trim;

@@ -16,6 +16,7 @@
 #include <unordered_set>
 
 #include "provkit/error.hpp"
+#include "provkit/util/beneath.hpp"
 #include "provkit/util/fs.hpp"
 #include "provkit/util/hash.hpp"
 #include "provkit/host/system.hpp"
@@ -41,20 +42,6 @@ struct ReadArchive {
 
 [[noreturn]] void refuse(const fs::path& wheel, const std::string& what) {
   throw Error(ExitCode::check_failed, wheel.filename().string() + ": " + what);
-}
-
-// "a/b/c" must be relative, without "." or ".." components or empty parts.
-bool safe_relative(const std::string& p) {
-  if (p.empty() || p[0] == '/') return false;
-  std::size_t start = 0;
-  while (start < p.size()) {
-    auto end = p.find('/', start);
-    if (end == std::string::npos) end = p.size();
-    auto part = std::string_view(p).substr(start, end - start);
-    if (part.empty() || part == "." || part == "..") return false;
-    start = end + 1;
-  }
-  return true;
 }
 
 void open_zip(ReadArchive& ar, const fs::path& wheel) {
@@ -113,7 +100,7 @@ std::vector<EntryHeader> read_headers(const fs::path& wheel, const UnpackLimits&
     h.clean = h.name;
     while (!h.clean.empty() && h.clean.back() == '/') h.clean.pop_back();
     if (!h.clean.empty() && h.clean[0] == '/') refuse(wheel, "absolute path '" + h.name + "' refused");
-    if (!safe_relative(h.clean)) refuse(wheel, "path '" + h.name + "' escapes the target or is malformed; refused");
+    if (!util::is_safe_relative_path(h.clean)) refuse(wheel, "path '" + h.name + "' escapes the target or is malformed; refused");
     if (type == AE_IFLNK || archive_entry_symlink(entry) || archive_entry_hardlink(entry))
       refuse(wheel, "link entry '" + h.name + "' refused");
     if (!h.is_dir && type != AE_IFREG && type != 0) refuse(wheel, "special file '" + h.name + "' refused");
@@ -161,6 +148,7 @@ UnpackedWheel unpack_wheel(const fs::path& wheel, const fs::path& dest, const Un
   open_zip(ar, wheel);
   UnpackedWheel out;
   std::unordered_set<std::string> made_dirs;
+  util::Root root(dest);  // nothing is written through a link, should one appear in dest meanwhile
   std::uint64_t total = 0;
   archive_entry* entry = nullptr;
   int r;
@@ -172,14 +160,14 @@ UnpackedWheel unpack_wheel(const fs::path& wheel, const fs::path& dest, const Un
     const std::string& name = h.name;
     fs::path target = dest / h.clean;
     if (h.is_dir) {
-      fs::create_directories(target);
+      root.make_dirs(target);
       continue;
     }
     auto parent = target.parent_path().string();
-    if (made_dirs.insert(parent).second) fs::create_directories(target.parent_path());
+    if (made_dirs.insert(parent).second) root.make_dirs(target.parent_path());
     bool exec = (archive_entry_perm(entry) & 0111) != 0;
-    int fd = ::open(target.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, exec ? 0755 : 0644);
-    if (fd < 0) refuse(wheel, "cannot create " + target.string() + ": " + std::strerror(errno));
+    util::Fd fd = root.open(target, O_WRONLY | O_CREAT | O_EXCL, exec ? 0755 : 0644);
+    if (!fd) refuse(wheel, "cannot create " + target.string() + ": " + util::describe_open_error(errno));
     util::Hasher hasher;
     const void* block;
     size_t size;
@@ -189,34 +177,28 @@ UnpackedWheel unpack_wheel(const fs::path& wheel, const fs::path& dest, const Un
       int rb = archive_read_data_block(ar.a, &block, &size, &offset);
       if (rb == ARCHIVE_EOF) break;
       if (rb != ARCHIVE_OK) {
-        ::close(fd);
         refuse(wheel, "corrupt entry '" + name + "': " + archive_error(ar.a));
       }
       if (static_cast<std::uint64_t>(offset) != written) {
         // Sparse gaps do not occur in zips; treat as corruption.
-        ::close(fd);
         refuse(wheel, "unexpected gap in entry '" + name + "'");
       }
       // The declared sizes were judged; an entry holding more lies about them.
       if (h.size && written + size > *h.size) {
-        ::close(fd);
         refuse(wheel, "entry '" + name + "' holds more than its declared " + std::to_string(*h.size) + " bytes; refused");
       }
       if (total + size > limits.max_total_bytes) {
-        ::close(fd);
         refuse(wheel, "unpacks to more than " + util::format_size(limits.max_total_bytes) + " (at '" + name +
                           "'); refused");
       }
       total += size;
       check_ratio(wheel, total, limits);
       hasher.update(block, size);
-      if (int e = util::write_all(fd, block, size); e != 0) {
-        ::close(fd);
+      if (int e = util::write_all(fd.get(), block, size); e != 0) {
         refuse(wheel, "cannot write " + target.string() + ": " + std::strerror(e));
       }
       written += size;
     }
-    ::close(fd);
     out.files.push_back({h.clean, record_hash(hasher.raw_digest()), written, exec});
   }
   if (r != ARCHIVE_EOF) refuse(wheel, std::string("corrupt zip: ") + archive_error(ar.a));
@@ -233,7 +215,7 @@ UnpackedWheel unpack_wheel(const fs::path& wheel, const fs::path& dest, const Un
   // Every file against RECORD (RECORD and its signatures excepted), and every
   // RECORD row must exist.
   const std::string record_name = out.dist_info + "/RECORD";
-  auto rows = parse_record(util::read_file(dest / record_name), wheel.filename().string() + ":" + record_name);
+  auto rows = parse_record(root.read(dest / record_name, util::kReadFileMax), wheel.filename().string() + ":" + record_name);
   std::unordered_map<std::string, const RecordRow*> by_path;
   for (auto& row : rows) by_path.emplace(row.path, &row);
   std::unordered_set<std::string> files_seen;
@@ -296,28 +278,26 @@ void pack_wheel(const fs::path& out, const std::vector<PackEntry>& entries) {
     archive_entry_set_filetype(ae.get(), AE_IFREG);
     archive_entry_set_perm(ae.get(), e.executable ? 0755 : 0644);
     archive_entry_set_mtime(ae.get(), 315532800, 0);  // 1980-01-01: reproducible wheels
-    int fd = -1;
+    util::Fd fd;
     if (!e.source.empty()) {
-      fd = ::open(e.source.c_str(), O_RDONLY | O_CLOEXEC);
+      fd = util::open_regular(e.source);
       struct stat st{};
-      if (fd < 0 || ::fstat(fd, &st) != 0)
-        throw Error(ExitCode::check_failed, e.source.string() + ": cannot read: " + std::strerror(errno));
+      if (!fd || ::fstat(fd.get(), &st) != 0)
+        throw Error(ExitCode::check_failed, e.source.string() + ": cannot read: " + util::describe_open_error(errno));
       archive_entry_set_size(ae.get(), st.st_size);
     } else {
       archive_entry_set_size(ae.get(), static_cast<la_int64_t>(e.content.size()));
     }
     if (archive_write_header(a.get(), ae.get()) != ARCHIVE_OK) {
-      if (fd >= 0) ::close(fd);
       throw Error(ExitCode::check_failed, out.string() + ": cannot add " + e.name + ": " + archive_error(a.get()));
     }
-    if (fd >= 0) {
+    if (fd) {
       for (;;) {
-        ssize_t n = ::read(fd, buf.data(), buf.size());
+        ssize_t n = ::read(fd.get(), buf.data(), buf.size());
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) break;
         archive_write_data(a.get(), buf.data(), static_cast<size_t>(n));
       }
-      ::close(fd);
     } else if (!e.content.empty()) {
       archive_write_data(a.get(), e.content.data(), e.content.size());
     }

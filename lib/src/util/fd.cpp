@@ -9,6 +9,22 @@
 
 namespace provkit::util {
 
+void Fd::reset(int fd) noexcept {
+  if (fd_ >= 0 && fd_ != fd) {
+    int saved = errno;
+    ::close(fd_);
+    errno = saved;
+  }
+  fd_ = fd;
+}
+
+int Fd::close() noexcept {
+  if (fd_ < 0) return 0;
+  int rc = ::close(fd_);
+  fd_ = -1;
+  return rc == 0 ? 0 : errno;
+}
+
 int write_all(int fd, const void* data, std::size_t size) {
   const char* p = static_cast<const char*>(data);
   while (size > 0) {
@@ -35,6 +51,25 @@ std::uint64_t read_blocks(int fd, std::span<char> buffer, const std::function<vo
     if (n == 0) return total;
     sink(buffer.data(), static_cast<std::size_t>(n));
     total += static_cast<std::uint64_t>(n);
+  }
+}
+
+std::string read_bounded(int fd, std::size_t max_bytes, const std::string& what) {
+  std::string out;
+  char buf[65536];
+  for (;;) {
+    // One byte past the bound tells "exactly max_bytes" from "more".
+    std::size_t room = max_bytes - out.size() + 1;
+    ssize_t n = ::read(fd, buf, room < sizeof buf ? room : sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw Error(ExitCode::check_failed, what + ": read error: " + std::strerror(errno));
+    }
+    if (n == 0) return out;
+    if (out.size() + static_cast<std::size_t>(n) > max_bytes)
+      throw Error(ExitCode::check_failed,
+                  what + ": larger than " + std::to_string(max_bytes) + " bytes; not read");
+    out.append(buf, static_cast<std::size_t>(n));
   }
 }
 

@@ -12,13 +12,14 @@
 #include <cstring>
 
 #include "provkit/error.hpp"
+#include "provkit/util/beneath.hpp"
 #include "provkit/util/fd.hpp"
 
 namespace provkit::util {
 
 namespace {
 [[noreturn]] void throw_errno(const fs::path& path, const std::string& what) {
-  throw Error(ExitCode::check_failed, path.string() + ": " + what + ": " + std::strerror(errno));
+  throw Error(ExitCode::check_failed, path.string() + ": " + what + ": " + describe_open_error(errno));
 }
 }  // namespace
 
@@ -27,25 +28,10 @@ std::string getenv_str(const char* name) {
   return v ? std::string(v) : std::string();
 }
 
-std::string read_file(const fs::path& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw_errno(path, "cannot open");
-  std::string out;
-  char buf[65536];
-  for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      int e = errno;
-      ::close(fd);
-      errno = e;
-      throw_errno(path, "read error");
-    }
-    if (n == 0) break;
-    out.append(buf, static_cast<std::size_t>(n));
-  }
-  ::close(fd);
-  return out;
+std::string read_file(const fs::path& path, std::size_t max_bytes) {
+  Fd fd = open_regular(path);
+  if (!fd) throw_errno(path, "cannot open");
+  return read_bounded(fd.get(), max_bytes, path.string());
 }
 
 fs::path path_with_suffix(const fs::path& path, std::string_view suffix) {
@@ -72,10 +58,8 @@ fs::path temp_path_beside(const fs::path& target, std::string_view tag) {
 }
 
 void fsync_path(const fs::path& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return;
-  ::fsync(fd);
-  ::close(fd);
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd) ::fsync(fd.get());
 }
 
 void rename_durable(const fs::path& from, const fs::path& to) {
@@ -90,31 +74,19 @@ void write_file_atomic(const fs::path& target, std::string_view content, fs::per
     if (ec) throw Error(ExitCode::check_failed, target.parent_path().string() + ": cannot create directory: " + ec.message());
   }
   auto tmp = temp_path_beside(target);
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, static_cast<mode_t>(mode));
-  if (fd < 0) throw_errno(tmp, "cannot create");
-  if (int e = util::write_all(fd, content); e != 0) {
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    errno = e;
-    throw_errno(target, "write error");
-  }
+  Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, static_cast<mode_t>(mode)));
+  if (!fd) throw_errno(tmp, "cannot create");
   bool durable = durability == Durability::power_loss;
-  if ((durable && ::fsync(fd) != 0) || ::close(fd) != 0) {
-    int e = errno;
+  int err = util::write_all(fd.get(), content);
+  if (err == 0 && durable && ::fsync(fd.get()) != 0) err = errno;
+  if (int e = fd.close(); err == 0) err = e;
+  if (err == 0 && ::rename(tmp.c_str(), target.c_str()) != 0) err = errno;
+  if (err != 0) {
     ::unlink(tmp.c_str());
-    errno = e;
+    errno = err;
     throw_errno(target, "write error");
   }
-  try {
-    if (durable) {
-      rename_durable(tmp, target);
-    } else if (::rename(tmp.c_str(), target.c_str()) != 0) {
-      throw_errno(target, "cannot rename into place");
-    }
-  } catch (...) {
-    ::unlink(tmp.c_str());
-    throw;
-  }
+  if (durable) fsync_path(target.parent_path().empty() ? fs::path(".") : target.parent_path());
 }
 
 fs::path user_cache_dir() {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "provkit/error.hpp"
+#include "provkit/util/beneath.hpp"
 #include "provkit/util/fd.hpp"
 
 namespace provkit::util {
@@ -110,18 +111,12 @@ namespace {
 // Reads a file sequentially in large blocks, handing each block to `sink`.
 template <typename Sink>
 std::uint64_t read_file_blocks(const std::filesystem::path& path, Sink&& sink) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw Error(ExitCode::check_failed, path.string() + ": cannot open: " + std::strerror(errno));
-  ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+  // Regular files only: a FIFO or /dev/zero named as a wheel or archive must never block or read forever.
+  Fd fd = open_regular(path);
+  if (!fd) throw Error(ExitCode::check_failed, path.string() + ": cannot open: " + describe_open_error(errno));
+  ::posix_fadvise(fd.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
   std::vector<char> buf(1 << 20);
-  try {
-    auto total = util::read_blocks(fd, buf, sink, path.string());
-    ::close(fd);
-    return total;
-  } catch (...) {
-    ::close(fd);
-    throw;
-  }
+  return util::read_blocks(fd.get(), buf, sink, path.string());
 }
 }  // namespace
 

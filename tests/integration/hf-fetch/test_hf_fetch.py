@@ -598,15 +598,15 @@ def test_rerun_trusts_verified_stamps_but_sees_changes_in_place():
         files = {e["path"]: e for e in r.json_events() if e.get("event") == "file"}
         check(all(e.get("verified_by") == "stamp" for e in files.values()),
               f"a rerun read files its stamps vouch for: {files}")
-        # Same size, same mtime, one byte flipped in place: the ctime moves, the stamp no longer vouches.
+        # Same size, same inode, one byte flipped in place: the mtime moves, the stamp no longer vouches.
+        # (Stamps do not key on ctime, which a hard link moves too: issue 21. An mtime set back on purpose
+        # is what --verify-only is for, checked below.)
         blob_path = repo.blob(path)
-        st = os.stat(blob_path)
         with open(blob_path, "r+b") as f:
             f.seek(1000)
             b = f.read(1)
             f.seek(1000)
             f.write(bytes([b[0] ^ 0xFF]))
-        os.utime(blob_path, ns=(st.st_atime_ns, st.st_mtime_ns))
         sim.clear_requests()
         r = fetch(repo, sim, "--json")
         reqs = sim.requests()
@@ -614,12 +614,21 @@ def test_rerun_trusts_verified_stamps_but_sees_changes_in_place():
     hub_resolves = [q["path"] for q in resolves(reqs) if q["origin"] == "hub"]
     check(len(hub_resolves) == 1 and hub_resolves[0].endswith("/" + path),
           f"expected exactly the changed file fetched again: {hub_resolves}")
+    check("kept at" in r.all and ".bad-" in r.all, f"the changed copy should be said to be kept aside: {r}")
     blobs = os.path.dirname(blob_path)
     bad = [n for n in os.listdir(blobs) if ".bad-" in n]
-    check(len(bad) == 1, f"the changed copy was not kept aside: {os.listdir(blobs)}")
-    with open(os.path.join(blobs, bad[0]), "rb") as f:
-        check(bad[0].endswith(".bad-" + sha256(f.read())), f"kept-aside copy misnamed: {bad}")
+    check(bad == [], f"the kept-aside copy stays after the good one was published: {os.listdir(blobs)}")
     check_correct_or_absent(repo)
+    # A byte flipped with the mtime set back: the stamp cannot see it, --verify-only (which trusts no stamp) does.
+    st = os.stat(blob_path)
+    with open(blob_path, "r+b") as f:
+        f.seek(1000)
+        b = f.read(1)
+        f.seek(1000)
+        f.write(bytes([b[0] ^ 0xFF]))
+    os.utime(blob_path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    v = hf_fetch("--manifest", repo.manifest, "--cache-dir", repo.cache, "--verify-only")
+    check(v.rc == 1 and "SHA256 MISMATCH" in v.all, f"--verify-only must see the flipped byte: {v}")
 
 
 def test_manifest_errors_exit_2_with_file_and_line():

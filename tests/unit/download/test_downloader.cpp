@@ -1,6 +1,7 @@
 // The download engine's local paths (no server needed): verification,
 // resume bookkeeping, keeping mismatches aside, assembly. Transfers over HTTP
 // are covered by tests/integration/hf-fetch against the Hub simulator.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -114,7 +115,8 @@ TEST_CASE("content already in place is verified, not fetched; a wrong copy is mo
   CHECK(rs[0].outcome == Outcome::present);
   CHECK(rs[1].outcome == Outcome::downloaded);
   CHECK(util::read_file(jb.final_path) == b);
-  CHECK(fs::exists(jb.rejected_prefix.string() + ".bad-" + util::sha256_hex("BBBB")));
+  // Kept aside while the good copy was fetched, removed once it was published (one .bad- per blob at most).
+  CHECK_FALSE(fs::exists(jb.rejected_prefix.string() + ".bad-" + util::sha256_hex("BBBB")));
   CHECK(rec.events.front() == "finish a");
 }
 
@@ -178,13 +180,14 @@ TEST_CASE("verified stamps: trusted while the file is unchanged, never for other
   fs::create_directories(j.final_path.parent_path());
   util::write_file_atomic(j.final_path, content);
   fs::path stamp = dir / "state" / "verified" / "f.stamp";
+  util::Root root(dir);
 
-  Verification first = verify_file_stamped(j.final_path, j.spec, stamp);
+  Verification first = verify_file_stamped(root, j.final_path, j.spec, stamp);
   CHECK(first.state == FileState::ok);
   CHECK_FALSE(first.from_stamp);
   REQUIRE(fs::exists(stamp));
 
-  Verification second = verify_file_stamped(j.final_path, j.spec, stamp);
+  Verification second = verify_file_stamped(root, j.final_path, j.spec, stamp);
   CHECK(second.state == FileState::ok);
   CHECK(second.from_stamp);
   CHECK(second.sha256 == *j.spec.sha256);
@@ -192,24 +195,57 @@ TEST_CASE("verified stamps: trusted while the file is unchanged, never for other
   // A stamp vouches only for the hashes it recorded.
   FileSpec other = j.spec;
   other.sha256 = std::string(64, '0');
-  Verification wrong = verify_file_stamped(j.final_path, other, stamp);
+  Verification wrong = verify_file_stamped(root, j.final_path, other, stamp);
   CHECK_FALSE(wrong.from_stamp);
   CHECK(wrong.state == FileState::sha256_mismatch);
 
-  // One byte changed in place (same inode, same size): its mtime/ctime moved, so it is read again.
+  // One byte changed in place (same inode, same size): its mtime moved, so it is read again.
   {
     std::fstream f(j.final_path, std::ios::in | std::ios::out | std::ios::binary);
     f.seekp(0);
     f.put('T');
   }
-  Verification after = verify_file_stamped(j.final_path, j.spec, stamp);
+  Verification after = verify_file_stamped(root, j.final_path, j.spec, stamp);
   CHECK_FALSE(after.from_stamp);
   CHECK(after.state == FileState::sha256_mismatch);
 
   // A torn stamp is not trusted.
   util::write_file_atomic(j.final_path, content);
-  verify_file_stamped(j.final_path, j.spec, stamp);
+  verify_file_stamped(root, j.final_path, j.spec, stamp);
   std::string text = util::read_file(stamp);
   util::write_file_atomic(stamp, text.substr(0, text.size() / 2));
-  CHECK_FALSE(verify_file_stamped(j.final_path, j.spec, stamp).from_stamp);
+  CHECK_FALSE(verify_file_stamped(root, j.final_path, j.spec, stamp).from_stamp);
+}
+
+TEST_CASE("verified stamps key on the file, not on ctime or the cache's spelling; unwritable ones warn", "[fetch]") {
+  TempDir tmp("fetch-stamp-identity");
+  const fs::path& dir = tmp.path;
+  std::string content = "bytes verified once\n";
+  Job j = job_in(dir, content);
+  fs::create_directories(j.final_path.parent_path());
+  util::write_file_atomic(j.final_path, content);
+  fs::path stamp = dir / "state" / "verified" / "f.stamp";
+  util::Root root(dir);
+  REQUIRE_FALSE(verify_file_stamped(root, j.final_path, j.spec, stamp).from_stamp);
+
+  // A hard link (as mirror export makes) changes the ctime only: the stamp still vouches.
+  fs::create_hard_link(j.final_path, dir / "exported");
+  CHECK(verify_file_stamped(root, j.final_path, j.spec, stamp).from_stamp);
+  // The same files through another spelling of the directory.
+  fs::path spelled = dir / "." / "state" / ".." / j.final_path.lexically_relative(dir);
+  util::Root spelled_root(dir / "state" / "..");
+  CHECK(verify_file_stamped(spelled_root, spelled, j.spec, dir / "state" / ".." / "state" / "verified" / "f.stamp").from_stamp);
+
+  // A stamp that cannot be written is a warning, and the file is verified all the same.
+  fs::path blocked = dir / "blocked";
+  util::write_file_atomic(blocked, "a file where the stamp's directory should be");
+  Verification v = verify_file_stamped(root, j.final_path, j.spec, blocked / "verified" / "f.stamp");
+  CHECK(v.state == FileState::ok);
+  CHECK_FALSE(v.from_stamp);
+  CHECK_THAT(v.stamp_warning, Catch::Contains("stamp was not written"));
+  // A FIFO as the stamp is no stamp (and is replaced), never a read that waits.
+  fs::path fifo_stamp = dir / "state" / "verified" / "fifo.stamp";
+  REQUIRE(::mkfifo(fifo_stamp.c_str(), 0644) == 0);
+  CHECK_FALSE(verify_file_stamped(root, j.final_path, j.spec, fifo_stamp).from_stamp);
+  CHECK(fs::is_regular_file(fs::symlink_status(fifo_stamp)));
 }

@@ -19,8 +19,9 @@ struct Hashes {
   void update(const char* d, std::size_t n);
 };
 
-// Feeds the first `limit` bytes of a file into `h`; returns how many were read.
-std::uint64_t hash_file_prefix(const std::filesystem::path& path, std::uint64_t limit, Hashes& h);
+// Feeds the first `limit` bytes of an open file (from its offset) into `h`;
+// returns how many were read. `path` names it in errors.
+std::uint64_t hash_fd_prefix(int fd, std::uint64_t limit, Hashes& h, const std::filesystem::path& path);
 
 struct Check {
   std::string sha256, git_oid;

@@ -25,6 +25,7 @@
 #include "provkit/error.hpp"
 #include "provkit/http/http.hpp"
 #include "provkit/download/source.hpp"
+#include "provkit/util/beneath.hpp"
 
 namespace provkit::download {
 
@@ -53,20 +54,41 @@ struct Verification {
   std::string sha256;   // of what is on disk (computed unless missing or size differs)
   std::string git_oid;  // computed when the spec has one
   bool from_stamp = false;  // taken from a verified stamp, not read
+  // The stamp could not be written (read-only cache, full disk): the file is
+  // verified all the same; the next run hashes it again. Empty: none.
+  std::string stamp_warning;
 };
 
-// One sequential read of the file (none when missing or the size differs).
+// One sequential read of the file (none when missing, not a regular file or
+// the size differs). The path is the caller's: links are followed (a
+// snapshot's links to its blobs).
 Verification verify_file(const fs::path& path, const FileSpec& spec);
+// The same for a file below `root`, opened without following a link.
+Verification verify_file(const util::Root& root, const fs::path& path, const FileSpec& spec);
 
 // Verified stamps, so that a rerun with everything in place reads nothing:
-// a stamp remembers the file's identity (size, mtime, ctime, inode, device)
-// and the hashes it verified with. verify_file_stamped trusts a stamp whose
-// identity and hashes still match and otherwise verifies the file (and
-// stamps it when it is OK). A file changed in place gets a new mtime/ctime;
-// what a stamp cannot see (bits rotting under an unchanged inode) is what
-// --verify-only, which never trusts stamps, is for. Empty stamp: no stamp.
-Verification verify_file_stamped(const fs::path& path, const FileSpec& spec, const fs::path& stamp);
-void record_verified(const fs::path& path, const Verification& v, const fs::path& stamp);
+// a stamp remembers the file's identity (device, inode, size, mtime to the
+// nanosecond, and its resolved real path; never ctime, which a hard link
+// such as mirror export's changes, and never the spelling of the cache
+// path) and the hashes it verified with. verify_file_stamped trusts a stamp
+// whose identity and hashes still match and otherwise verifies the file
+// (and stamps it when it is OK). A file rewritten in place gets a new
+// mtime; what a stamp cannot see (bits rotting under an unchanged inode, an
+// mtime set back on purpose) is what --verify-only, which never trusts
+// stamps, is for. Empty stamp: no stamp. `root` holds the file and its stamp.
+// Stamps are an optimisation: one that cannot be written is a warning
+// (Verification::stamp_warning), never a failure.
+Verification verify_file_stamped(const util::Root& root, const fs::path& path, const FileSpec& spec,
+                                 const fs::path& stamp);
+// What the stamp alone says: ok and from_stamp when it vouches for the file
+// as it is (git_oid as the stamp has it), else state missing; reads no content.
+Verification verify_file_stamped_only(const util::Root& root, const fs::path& path, const FileSpec& spec,
+                                      const fs::path& stamp);
+// Writes the stamp; "" or the warning's sentence.
+std::string record_verified(const util::Root& root, const fs::path& path, const Verification& v, const fs::path& stamp);
+// The identity line a stamp keeps of the file at `path` (links followed);
+// nothing when it is not a regular file.
+std::optional<std::string> file_identity(const fs::path& path);
 
 // ---- downloads -------------------------------------------------------------------
 
@@ -81,6 +103,9 @@ struct Job {
   // lock when its holder dies, so a killed run never leaves a stale one.
   fs::path lock_path;
   fs::path verified_stamp;  // see verify_file_stamped; empty: none
+  // The directory every path above lies below (the cache or the local dir):
+  // nothing below it is opened through a link. Empty: their nearest common directory.
+  fs::path root;
 };
 
 enum class Outcome { present, downloaded, mismatch, failed };
@@ -97,6 +122,7 @@ struct JobResult {
   std::string message;                  // mismatch or failure: one sentence
   fs::path rejected;                    // where a mismatch was kept
   ExitCode code = ExitCode::ok;         // for failures: network, auth, check_failed
+  std::string warning;                  // what went wrong without failing it (a stamp not written)
 };
 
 // Progress and events, for the tool's display. Called on the loop's thread.
@@ -143,6 +169,9 @@ struct AssembleJob {
   std::optional<std::string> sha256;
   std::optional<std::uint64_t> size;
   fs::path stamp;  // remembers the inputs and output of the last assembly
+  // The output and the stamp lie below it (opened without following links);
+  // empty: their nearest common directory.
+  fs::path root;
 };
 
 enum class AssembleOutcome { assembled, unchanged, mismatch };
@@ -154,6 +183,7 @@ struct AssembleResult {
   Mismatch mismatch = Mismatch::none;  // mismatch: size or sha256
   std::string message;
   fs::path rejected;
+  std::string warning;  // the stamp could not be written: assembled all the same
 };
 
 // Concatenates the parts into a temporary beside `output` (hashing on the

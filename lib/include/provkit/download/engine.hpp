@@ -45,6 +45,7 @@ class FileTransfer {
 
   TransferState state() const { return state_; }
   const download::Job& job() const { return job_; }
+  const util::Root& root() const { return partial_.root(); }
   const download::JobResult& result() const { return result_; }
   // Takes the blob lock; false (and locked_elsewhere) when another process holds it.
   bool lock(bool wait);

@@ -6,7 +6,12 @@
 #include <filesystem>
 #include <string>
 
+#include "provkit/util/beneath.hpp"
+#include "provkit/util/fd.hpp"
+
 namespace provkit::download {
+
+struct Job;
 
 namespace fs = std::filesystem;
 
@@ -22,8 +27,16 @@ void pwrite_all(int fd, const char* data, std::size_t n, std::uint64_t offset, c
 void preallocate(int fd, std::uint64_t size, const fs::path& path, std::uint64_t still_needed);
 void make_parent(const fs::path& p);
 
-// Moves content that failed verification out of the way, named by its sha256.
-fs::path keep_aside(const fs::path& from, const fs::path& prefix, const std::string& sha256);
+// job.root, or else the nearest directory that all the job's paths lie below.
+fs::path job_root(const download::Job& job);
+
+// Moves content that failed verification out of the way, named by its
+// sha256, below `root` (no link followed): "<prefix>.bad-<sha256>". A blob
+// keeps one such copy at most: older ones are removed. Call with the blob's
+// lock held.
+fs::path keep_aside(const util::Root& root, const fs::path& from, const fs::path& prefix, const std::string& sha256);
+// Removes every "<prefix>.bad-*" (once a good copy is in place).
+void remove_rejected(const util::Root& root, const fs::path& prefix);
 
 // An flock(2) on a job's lock file, held while its partial file is written
 // and renamed. The kernel releases it when the holder dies, so a lock file
@@ -35,12 +48,13 @@ class BlobLock {
   BlobLock& operator=(const BlobLock&) = delete;
   ~BlobLock() { release(); }
 
-  // True when held (or when there is no lock path). `wait`: block until free.
-  bool acquire(const fs::path& path, bool wait);
-  void release();
+  // True when held (or when there is no lock path). `wait`: block until
+  // free. The lock file is opened below `root`, a regular file, no link followed.
+  bool acquire(const util::Root& root, const fs::path& path, bool wait);
+  void release() { fd_.reset(); }  // closing drops the flock
 
  private:
-  int fd_ = -1;
+  util::Fd fd_;
 };
 
 }  // namespace provkit::download

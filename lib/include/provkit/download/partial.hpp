@@ -19,14 +19,16 @@ namespace provkit::download {
 
 class PartialFile {
  public:
-  explicit PartialFile(const download::Job& job) : job_(job) {}
+  explicit PartialFile(const download::Job& job) : job_(job), root_(job_root(job)) {}
   PartialFile(const PartialFile&) = delete;
   PartialFile& operator=(const PartialFile&) = delete;
   ~PartialFile() { close(); }
 
   // Takes the job's blob lock (see download::Job::lock_path); false when another
   // process holds it and `wait` is false.
-  bool lock(bool wait) { return lock_.acquire(job_.lock_path, wait); }
+  bool lock(bool wait) { return lock_.acquire(root_, job_.lock_path, wait); }
+  // The directory the job's files lie below, opened without following links.
+  const util::Root& root() const { return root_; }
   // Opens (or creates) the partial file and works out which bytes it already
   // holds: from its sidecar when it has one, else its length (a single
   // stream's partial file is its prefix). Unusable leftovers are dropped,
@@ -41,7 +43,7 @@ class PartialFile {
   std::uint64_t have() const { return have_; }
   // The first incomplete range: the hash has every byte before it.
   std::size_t frontier() const { return frontier_; }
-  int fd() const { return fd_; }
+  int fd() const { return fd_.get(); }
 
   // Takes bytes of ranges[i] that follow its first missing byte. They are
   // gathered and written in chunks of kWriteChunk (curl hands over 16 KiB at
@@ -83,8 +85,9 @@ class PartialFile {
   void continue_as_one_stream(std::uint64_t keep);
 
   const download::Job& job_;
+  util::Root root_;
   BlobLock lock_;
-  int fd_ = -1;
+  util::Fd fd_;
   std::vector<ranges::Range> ranges_;  // one range: a single stream, no sidecar
   std::filesystem::path sidecar_;      // "<partial>.ranges"
   std::chrono::steady_clock::time_point sidecar_written_{};

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "provkit/download/digest.hpp"
+#include "provkit/util/fd.hpp"
 
 namespace provkit::download {
 
@@ -23,7 +24,9 @@ class PrefixHasher {
   PrefixHasher& operator=(const PrefixHasher&) = delete;
   ~PrefixHasher() { stop(); }
 
-  void start(const std::filesystem::path& path, const download::FileSpec& spec);
+  // Hashes through a duplicate of `fd` (the partial file's own descriptor:
+  // never the path opened again, which may name other bytes by then); `path` names it in errors.
+  void start(int fd, const std::filesystem::path& path, const download::FileSpec& spec);
   // Waits for the worker to end; what it hashed is lost.
   void stop();
   // Bytes [0, n) are written and may be hashed. Waits while more than
@@ -41,7 +44,7 @@ class PrefixHasher {
 
   Hashes hashes_;
   std::filesystem::path path_;
-  int fd_ = -1;
+  util::Fd fd_;
   std::mutex mu_;
   std::condition_variable cv_;
   std::uint64_t target_ = 0, hashed_ = 0;

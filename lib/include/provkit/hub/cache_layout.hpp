@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "provkit/hub/client.hpp"
+#include "provkit/util/beneath.hpp"
 
 namespace provkit::hub::hfcache {
 
@@ -56,9 +57,16 @@ class Layout {
   virtual void finish(const std::vector<std::pair<std::string, std::string>>& sums) = 0;
   // Human words for where the files are.
   virtual std::string describe() const = 0;
+  // The directory every read and write of this layout stays below (the
+  // cache root, or the local dir), opened without following a link below it.
+  const util::Root& guard() const { return guard_; }
   // Why a repository path cannot be placed in this layout (it is, or lies
   // inside, a file the layout writes itself), or empty when it can.
   virtual std::string reserved_reason(const std::string& /*path*/) const { return {}; }
+
+ protected:
+  explicit Layout(fs::path guarded) : guard_(std::move(guarded)) {}
+  util::Root guard_;
 };
 
 class CacheLayout : public Layout {

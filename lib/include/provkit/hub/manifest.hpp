@@ -72,8 +72,7 @@ struct UpstreamCheck {
 std::vector<UpstreamCheck> compare_with_tree(const Manifest& manifest, const std::vector<hub::TreeEntry>& tree);
 std::string upstream_state_name(UpstreamState s);  // "OK", "NOT IN HUB TREE", "UPSTREAM CHANGED"
 
-// A repository-relative path a manifest may name: not empty, not absolute,
-// no "." or ".." or empty segments, no backslash or control characters.
+// A repository-relative path a manifest may name: util::is_safe_relative_path, the one rule.
 bool is_safe_relative_path(std::string_view path);
 
 // "REPO[@REVISION]" as {repo id, revision} (revision main when not given); nothing when it is not one.

@@ -1,5 +1,7 @@
 #pragma once
-// Raw file-descriptor I/O (later util/fd).
+// File descriptors: an owning Fd, and the raw reads and writes every file
+// goes through (whole writes, block reads, reads bounded by a size the
+// caller states).
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -8,6 +10,36 @@
 #include <string_view>
 
 namespace provkit::util {
+
+// Owns one descriptor: closed when it goes, moved, never copied.
+class Fd {
+ public:
+  Fd() = default;
+  explicit Fd(int fd) noexcept : fd_(fd) {}
+  Fd(Fd&& other) noexcept : fd_(other.release()) {}
+  Fd& operator=(Fd&& other) noexcept {
+    if (this != &other) reset(other.release());
+    return *this;
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  ~Fd() { reset(); }
+
+  int get() const noexcept { return fd_; }
+  explicit operator bool() const noexcept { return fd_ >= 0; }
+  int release() noexcept {
+    int fd = fd_;
+    fd_ = -1;
+    return fd;
+  }
+  // Closes what it holds (errno kept as it was) and takes `fd`.
+  void reset(int fd = -1) noexcept;
+  // Closes now: 0, or the errno of close(2) (NFS reports some write errors only there).
+  int close() noexcept;
+
+ private:
+  int fd_ = -1;
+};
 
 // Writes all `size` bytes to `fd`, resuming after short writes and EINTR.
 // 0 when done, else the errno of the write that failed.
@@ -19,5 +51,10 @@ inline int write_all(int fd, std::string_view data) { return write_all(fd, data.
 // Error (check_failed) "<what>: read error: <reason>".
 std::uint64_t read_blocks(int fd, std::span<char> buffer, const std::function<void(const char*, std::size_t)>& sink,
                           const std::string& what);
+
+// Reads `fd` from its offset to its end, refusing more than `max_bytes`:
+// throws Error (check_failed) "<what>: larger than <max_bytes> bytes; not
+// read" rather than grow without bound (a link to /dev/zero, a huge file).
+std::string read_bounded(int fd, std::size_t max_bytes, const std::string& what);
 
 }  // namespace provkit::util

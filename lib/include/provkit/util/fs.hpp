@@ -1,6 +1,7 @@
 #pragma once
 // Small file-system helpers used everywhere a file must never be seen
 // half-written: write to a temporary beside the target, fsync, rename.
+#include <cstddef>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -9,8 +10,12 @@ namespace provkit::util {
 
 namespace fs = std::filesystem;
 
-// Reads a whole file; throws provkit::Error naming the path.
-std::string read_file(const fs::path& path);
+// Reads a whole regular file (links followed: the caller named the path; a
+// FIFO or device is refused without blocking), at most `max_bytes`; throws
+// provkit::Error naming the path. Files below a cache, env or local dir are
+// read through util::Root (beneath.hpp), which follows no link.
+inline constexpr std::size_t kReadFileMax = 256u << 20;
+std::string read_file(const fs::path& path, std::size_t max_bytes = kReadFileMax);
 
 // Writes `content` to `target` atomically (temporary in the same directory,
 // fsync, rename, fsync of the directory). Parent directories are created.

@@ -1,0 +1,344 @@
+#include "provkit/util/beneath.hpp"
+
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "provkit/error.hpp"
+
+namespace provkit::util {
+
+namespace {
+
+// The components of a relative path, "." and empty ones dropped; false for
+// an absolute path or a "..".
+bool components(const fs::path& relative, std::vector<std::string>& out) {
+  if (relative.is_absolute()) return false;
+  for (const auto& part : relative) {
+    std::string s = part.string();
+    if (s.empty() || s == ".") continue;
+    if (s == "..") return false;
+    out.push_back(std::move(s));
+  }
+  return true;
+}
+
+// Once openat2 answered ENOSYS or EPERM, it is not asked again.
+std::atomic<bool> openat2_missing{false};
+
+bool walk_forced() {
+  const char* v = std::getenv("PROVKIT_FS_RESOLVE");
+  return v && std::strcmp(v, "walk") == 0;
+}
+
+// ELOOP when `name` in `dir` is a link (O_NOFOLLOW | O_DIRECTORY on a link says ENOTDIR).
+int link_or(int dir, const std::string& name, int err) {
+  struct stat st;
+  if (::fstatat(dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode)) return ELOOP;
+  return err;
+}
+
+Fd walk(int root_fd, const std::vector<std::string>& parts, int flags, mode_t mode) {
+  if (parts.empty()) return Fd(::openat(root_fd, ".", flags | O_CLOEXEC, mode));
+  Fd held;
+  int dir = root_fd;
+  for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
+    int next = ::openat(dir, parts[i].c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (next < 0) {
+      int e = link_or(dir, parts[i], errno);
+      errno = e;
+      return Fd();
+    }
+    held.reset(next);
+    dir = next;
+  }
+  int fd = ::openat(dir, parts.back().c_str(), flags | O_NOFOLLOW | O_CLOEXEC, mode);
+  if (fd < 0) {
+    int e = errno == ENOTDIR ? link_or(dir, parts.back(), errno) : errno;
+    errno = e;
+  }
+  return Fd(fd);
+}
+
+}  // namespace
+
+Fd open_beneath(int root_fd, const fs::path& relative, int flags, mode_t mode, Resolver resolver) {
+  std::vector<std::string> parts;
+  if (!components(relative, parts)) {
+    errno = EXDEV;
+    return Fd();
+  }
+  if (resolver == Resolver::automatic) resolver = walk_forced() || openat2_missing ? Resolver::walk : Resolver::openat2;
+  if (resolver == Resolver::openat2) {
+    std::string joined;
+    for (const auto& p : parts) joined += (joined.empty() ? "" : "/") + p;
+    if (joined.empty()) joined = ".";
+    open_how how{};
+    how.flags = static_cast<std::uint64_t>(flags | O_CLOEXEC | O_NOFOLLOW);
+    how.mode = (flags & (O_CREAT | O_TMPFILE)) ? mode : 0;
+    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS;
+    long fd = ::syscall(SYS_openat2, root_fd, joined.c_str(), &how, sizeof how);
+    if (fd >= 0) return Fd(static_cast<int>(fd));
+    if (errno != ENOSYS && errno != EPERM) return Fd();
+    openat2_missing = true;  // a seccomp filter, or a kernel before 5.6
+  }
+  return walk(root_fd, parts, flags, mode);
+}
+
+Fd open_regular_beneath(int root_fd, const fs::path& relative, int flags, mode_t mode, Resolver resolver) {
+  Fd fd = open_beneath(root_fd, relative, flags | O_NONBLOCK, mode, resolver);
+  if (!fd) return fd;
+  struct stat st;
+  if (::fstat(fd.get(), &st) != 0) return Fd();
+  if (!S_ISREG(st.st_mode)) {
+    errno = S_ISDIR(st.st_mode) ? EISDIR : kNotRegularFile;
+    return Fd();
+  }
+  if (!(flags & O_NONBLOCK)) ::fcntl(fd.get(), F_SETFL, ::fcntl(fd.get(), F_GETFL) & ~O_NONBLOCK);
+  return fd;
+}
+
+Fd make_dirs_beneath(int root_fd, const fs::path& relative) {
+  std::vector<std::string> parts;
+  if (!components(relative, parts)) {
+    errno = EXDEV;
+    return Fd();
+  }
+  Fd held;
+  int dir = root_fd;
+  for (const auto& part : parts) {
+    int next = ::openat(dir, part.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (next < 0 && errno == ENOENT) {
+      if (::mkdirat(dir, part.c_str(), 0755) != 0 && errno != EEXIST) return Fd();
+      next = ::openat(dir, part.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    }
+    if (next < 0) {
+      int e = link_or(dir, part, errno);
+      errno = e;
+      return Fd();
+    }
+    held.reset(next);
+    dir = next;
+  }
+  // A descriptor that fsync takes (O_PATH ones do not).
+  int fd = ::openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0 && errno == EACCES) fd = ::openat(dir, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  return Fd(fd);
+}
+
+std::string describe_open_error(int err) {
+  switch (err) {
+    case ELOOP: return "a symbolic link is in the way (links are not followed below the cache, env or local dir)";
+    case kNotRegularFile: return "not a regular file (a FIFO, device or socket)";
+    case EXDEV: return "the path leaves its root";
+    default: return std::strerror(err);
+  }
+}
+
+Fd open_regular(const fs::path& path, int flags) {
+  Fd fd(::open(path.c_str(), flags | O_NONBLOCK | O_CLOEXEC));
+  if (!fd) return fd;
+  struct stat st;
+  if (::fstat(fd.get(), &st) != 0) return Fd();
+  if (!S_ISREG(st.st_mode)) {
+    errno = S_ISDIR(st.st_mode) ? EISDIR : kNotRegularFile;
+    return Fd();
+  }
+  if (!(flags & O_NONBLOCK)) ::fcntl(fd.get(), F_SETFL, ::fcntl(fd.get(), F_GETFL) & ~O_NONBLOCK);
+  return fd;
+}
+
+// ---- Root -------------------------------------------------------------------------
+
+namespace {
+[[noreturn]] void fail(const fs::path& p, const std::string& what, int err) {
+  throw Error(ExitCode::check_failed, p.string() + ": " + what + ": " + describe_open_error(err));
+}
+}  // namespace
+
+int Root::fd(bool create) const {
+  std::lock_guard lock(mu_);
+  if (!fd_) {
+    if (create) {
+      std::error_code ec;
+      fs::create_directories(dir_, ec);
+    }
+    fd_.reset(::open(dir_.empty() ? "." : dir_.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  }
+  return fd_.get();
+}
+
+fs::path Root::relative(const fs::path& p) const {
+  if (dir_.empty()) throw Error(ExitCode::check_failed, p.string() + ": no root to open it below");
+  auto base = fs::absolute(dir_).lexically_normal();
+  auto full = (p.is_absolute() ? p : fs::absolute(p)).lexically_normal();
+  auto rel = full.lexically_relative(base);
+  if (rel.empty() || *rel.begin() == "..")
+    throw Error(ExitCode::check_failed, p.string() + ": lies outside " + dir_.string());
+  return rel;
+}
+
+Fd Root::open(const fs::path& p, int flags, mode_t mode) const {
+  int root = fd((flags & O_CREAT) != 0);
+  if (root < 0) return Fd();
+  return open_beneath(root, relative(p), flags, mode);
+}
+
+Fd Root::open_regular(const fs::path& p, int flags, mode_t mode) const {
+  int root = fd((flags & O_CREAT) != 0);
+  if (root < 0) return Fd();
+  return open_regular_beneath(root, relative(p), flags, mode);
+}
+
+Fd Root::make_dirs(const fs::path& p) const {
+  int root = fd(true);
+  if (root < 0) fail(dir_, "cannot open", errno);
+  Fd dir = make_dirs_beneath(root, relative(p));
+  if (!dir) fail(p, "cannot create directory", errno);
+  return dir;
+}
+
+Fd Root::parent(const fs::path& p, bool create) const {
+  fs::path rel = relative(p).parent_path();
+  if (create) return make_dirs(dir_ / rel);
+  int root = fd();
+  if (root < 0) fail(dir_, "cannot open", errno);
+  Fd dir = open_beneath(root, rel, O_RDONLY | O_DIRECTORY);
+  if (!dir && errno == EACCES) dir = open_beneath(root, rel, O_PATH | O_DIRECTORY);
+  if (!dir) fail(p.parent_path(), "cannot open directory", errno);
+  return dir;
+}
+
+std::string Root::read(const fs::path& p, std::size_t max_bytes) const {
+  Fd f = open_regular(p, O_RDONLY);
+  if (!f) fail(p, "cannot open", errno);
+  return read_bounded(f.get(), max_bytes, p.string());
+}
+
+std::string Root::read_if_present(const fs::path& p, std::size_t max_bytes) const {
+  Fd f = open_regular(p, O_RDONLY);
+  if (!f && errno == ENOENT) return {};
+  if (!f) fail(p, "cannot open", errno);
+  return read_bounded(f.get(), max_bytes, p.string());
+}
+
+void Root::write_atomic(const fs::path& p, std::string_view content, fs::perms mode, Durability durability) const {
+  Fd dir = parent(p, true);
+  std::string name = p.filename().string();
+  std::string tmp = temp_path_beside(name).string();
+  Fd out(::openat(dir.get(), tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                  static_cast<mode_t>(mode)));
+  if (!out) fail(p.parent_path() / tmp, "cannot create", errno);
+  bool durable = durability == Durability::power_loss;
+  int err = write_all(out.get(), content);
+  if (err == 0 && durable && ::fsync(out.get()) != 0) err = errno;
+  if (int e = out.close(); err == 0) err = e;
+  if (err == 0 && ::renameat(dir.get(), tmp.c_str(), dir.get(), name.c_str()) != 0) err = errno;
+  if (err != 0) {
+    ::unlinkat(dir.get(), tmp.c_str(), 0);
+    fail(p, "write error", err);
+  }
+  if (durable) ::fsync(dir.get());
+}
+
+void Root::rename(const fs::path& from, const fs::path& to, bool durable) const {
+  Fd from_dir = parent(from, false);
+  Fd to_dir = parent(to, true);
+  if (::renameat(from_dir.get(), from.filename().c_str(), to_dir.get(), to.filename().c_str()) != 0)
+    fail(to, "cannot rename " + from.string() + " to it", errno);
+  if (durable) ::fsync(to_dir.get());
+}
+
+bool Root::remove(const fs::path& p) const {
+  int root = fd();
+  if (root < 0) return false;
+  Fd dir = open_beneath(root, relative(p).parent_path(), O_PATH | O_DIRECTORY);
+  if (!dir) {
+    if (errno == ENOENT) return false;
+    fail(p.parent_path(), "cannot open directory", errno);
+  }
+  if (::unlinkat(dir.get(), p.filename().c_str(), 0) == 0) return true;
+  if (errno == ENOENT) return false;
+  fail(p, "cannot remove", errno);
+}
+
+bool Root::stat(const fs::path& p, struct stat& st) const {
+  int root = fd();
+  if (root < 0) return false;
+  Fd dir = open_beneath(root, relative(p).parent_path(), O_PATH | O_DIRECTORY);
+  if (!dir) return false;
+  return ::fstatat(dir.get(), p.filename().c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+fs::path common_directory(std::initializer_list<fs::path> paths) {
+  fs::path common;
+  bool first = true;
+  for (const fs::path& p : paths) {
+    if (p.empty()) continue;
+    fs::path dir = fs::absolute(p).lexically_normal().parent_path();
+    if (first) {
+      common = dir;
+      first = false;
+      continue;
+    }
+    fs::path shared;
+    for (auto a = common.begin(), b = dir.begin(); a != common.end() && b != dir.end() && *a == *b; ++a, ++b) shared /= *a;
+    common = shared;
+  }
+  return common;
+}
+
+// ---- the path rule ------------------------------------------------------------
+
+namespace {
+// The code point at s[i] (advancing i), or -1 for bytes that are not UTF-8.
+long next_code_point(std::string_view s, std::size_t& i) {
+  unsigned char c = static_cast<unsigned char>(s[i++]);
+  if (c < 0x80) return c;
+  int extra = c >= 0xf0 && c < 0xf8 ? 3 : c >= 0xe0 ? 2 : c >= 0xc0 ? 1 : -1;
+  if (extra < 0 || (extra == 3 && c > 0xf4)) return -1;
+  long cp = c & (0x3f >> extra);
+  for (int k = 0; k < extra; ++k) {
+    if (i >= s.size() || (static_cast<unsigned char>(s[i]) & 0xc0) != 0x80) return -1;
+    cp = (cp << 6) | (static_cast<unsigned char>(s[i++]) & 0x3f);
+  }
+  static const long min_for[] = {0, 0x80, 0x800, 0x10000};
+  if (cp < min_for[extra] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return -1;
+  return cp;
+}
+}  // namespace
+
+bool is_safe_relative_path(std::string_view path, Trailing trailing) {
+  if (trailing == Trailing::slash_allowed && path.size() > 1 && path.back() == '/') path.remove_suffix(1);
+  if (path.empty() || path.size() > 4096 || path.front() == '/') return false;
+  for (std::size_t i = 0; i < path.size();) {
+    long cp = next_code_point(path, i);
+    if (cp < 0x20 || cp == '\\' || (cp >= 0x7f && cp <= 0x9f) || cp == 0x2028 || cp == 0x2029 || cp == 0xfeff)
+      return false;
+  }
+  std::size_t start = 0;
+  while (start <= path.size()) {
+    auto slash = path.find('/', start);
+    std::string_view seg = path.substr(start, slash == std::string_view::npos ? std::string_view::npos : slash - start);
+    if (seg.empty() || seg == "." || seg == "..") return false;
+    if (slash == std::string_view::npos) break;
+    start = slash + 1;
+  }
+  return true;
+}
+
+bool is_within(const fs::path& p, const fs::path& dir) {
+  fs::path base = dir.lexically_normal();
+  fs::path full = (p.is_absolute() ? p : dir / p).lexically_normal();
+  auto rel = full.lexically_relative(base);
+  return !rel.empty() && *rel.begin() != "..";
+}
+
+}  // namespace provkit::util

@@ -1,0 +1,274 @@
+// provkit::util beneath: the file-system boundary. Every shape a shared cache
+// or someone else's env dir can hold (links of every kind, FIFOs, device
+// nodes, oversized files) against every way of opening, through both
+// resolvers: the kernel's openat2 and the O_NOFOLLOW walk.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "provkit/error.hpp"
+#include "provkit/util/beneath.hpp"
+#include "provkit/util/fd.hpp"
+#include "provkit/util/fs.hpp"
+#include "provkit/util/hash.hpp"
+#include "support/temp_dir.hpp"
+
+namespace fs = std::filesystem;
+using namespace provkit;
+
+namespace {
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+}  // namespace
+
+TEST_CASE("Fd owns its descriptor: closed when it goes, moved, never twice", "[util][beneath]") {
+  int raw = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  REQUIRE(raw >= 0);
+  {
+    util::Fd a(raw);
+    util::Fd b(std::move(a));
+    CHECK(!a);
+    CHECK(b.get() == raw);
+    util::Fd c;
+    c = std::move(b);
+    CHECK(c.get() == raw);
+    CHECK(::fcntl(raw, F_GETFD) >= 0);
+  }
+  CHECK(::fcntl(raw, F_GETFD) == -1);  // closed by the last owner
+  util::Fd d(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+  CHECK(d.close() == 0);
+  CHECK(!d);
+  CHECK(d.close() == 0);
+}
+
+TEST_CASE("open_beneath: every planted shape against every open, both resolvers", "[util][beneath]") {
+  test::TempDir tmp("beneath");
+  fs::path root = tmp / "root", outside = tmp / "outside";
+  fs::create_directories(root / "dir");
+  fs::create_directories(outside);
+  tmp.write("outside/secret", "outside");
+  tmp.write("root/dir/file", "inside");
+  fs::create_symlink(outside / "secret", root / "abs-link");            // a link out, absolute
+  fs::create_symlink("../outside/secret", root / "rel-out-link");       // a link out, relative
+  fs::create_symlink("dir/file", root / "rel-in-link");                 // a link that stays inside
+  fs::create_symlink(outside, root / "dir-link");                       // a directory link out
+  fs::create_symlink("dir", root / "dir-in-link");                      // a directory link inside
+  fs::create_symlink("/dev/zero", root / "zero-link");
+  REQUIRE(::mkfifo((root / "fifo").c_str(), 0644) == 0);
+  bool have_device = ::mknod((root / "null-dev").c_str(), S_IFCHR | 0666, ::makedev(1, 3)) == 0;  // /dev/null's numbers
+  util::Fd root_fd(::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  REQUIRE(root_fd);
+
+  struct Row {
+    const char* path;
+    int open_errno;     // open_beneath(O_RDONLY): 0 for success
+    int regular_errno;  // open_regular_beneath(O_RDONLY)
+  };
+  const Row rows[] = {
+      {"dir/file", 0, 0},
+      {"./dir/file", 0, 0},
+      {"dir", 0, EISDIR},
+      {"abs-link", ELOOP, ELOOP},
+      {"rel-out-link", ELOOP, ELOOP},
+      {"rel-in-link", ELOOP, ELOOP},  // no link at all below the root, even one that stays inside
+      {"dir-link/secret", ELOOP, ELOOP},
+      {"dir-in-link/file", ELOOP, ELOOP},
+      {"zero-link", ELOOP, ELOOP},
+      {"fifo", 0, util::kNotRegularFile},  // O_RDONLY|O_NONBLOCK: never waits for a writer
+      {"../outside/secret", EXDEV, EXDEV},
+      {"dir/../../outside/secret", EXDEV, EXDEV},
+      {"missing", ENOENT, ENOENT},
+      {"missing/file", ENOENT, ENOENT},
+      {"dir/file/x", ENOTDIR, ENOTDIR},
+  };
+  for (auto resolver : {util::Resolver::openat2, util::Resolver::walk}) {
+    for (const auto& row : rows) {
+      INFO((resolver == util::Resolver::walk ? "walk: " : "openat2: ") << row.path);
+      errno = 0;
+      util::Fd any = util::open_beneath(root_fd.get(), row.path, O_RDONLY | O_NONBLOCK, 0, resolver);
+      CHECK((any ? 0 : errno) == row.open_errno);
+      util::Fd reg = util::open_regular_beneath(root_fd.get(), row.path, O_RDONLY, 0, resolver);
+      CHECK((reg ? 0 : errno) == row.regular_errno);
+      if (reg) CHECK((::fcntl(reg.get(), F_GETFL) & O_NONBLOCK) == 0);
+    }
+    INFO((resolver == util::Resolver::walk ? "walk" : "openat2"));
+    // The absolute path of a file below the root is no way out either.
+    util::Fd abs = util::open_beneath(root_fd.get(), outside / "secret", O_RDONLY, 0, resolver);
+    CHECK((!abs && errno == EXDEV));
+    if (have_device) {
+      util::Fd dev = util::open_regular_beneath(root_fd.get(), "null-dev", O_RDONLY, 0, resolver);
+      CHECK((!dev && errno == util::kNotRegularFile));
+    }
+    // Writers: O_CREAT through a link creates nothing outside and truncates nothing.
+    for (const char* p : {"abs-link", "rel-out-link", "dir-link/new", "dir-link/secret"}) {
+      INFO(p);
+      util::Fd w = util::open_beneath(root_fd.get(), p, O_WRONLY | O_CREAT | O_TRUNC, 0644, resolver);
+      CHECK(!w);
+    }
+    CHECK(slurp(outside / "secret") == "outside");
+    CHECK(!fs::exists(outside / "new"));
+    util::Fd created = util::open_beneath(root_fd.get(), "dir/new", O_WRONLY | O_CREAT | O_EXCL, 0644, resolver);
+    CHECK(created);
+    fs::remove(root / "dir" / "new");
+  }
+}
+
+TEST_CASE("PROVKIT_FS_RESOLVE=walk makes the automatic resolver walk, with the same answers", "[util][beneath]") {
+  test::TempDir tmp("beneath-env");
+  fs::create_directories(tmp / "root/dir");
+  fs::create_symlink(tmp.path, tmp / "root/up");
+  tmp.write("root/dir/file", "x");
+  util::Fd root_fd(::open((tmp / "root").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  ::setenv("PROVKIT_FS_RESOLVE", "walk", 1);
+  util::Fd ok = util::open_regular_beneath(root_fd.get(), "dir/file", O_RDONLY);
+  util::Fd bad = util::open_beneath(root_fd.get(), "up/root/dir/file", O_RDONLY);
+  int bad_errno = errno;
+  ::unsetenv("PROVKIT_FS_RESOLVE");
+  CHECK(ok);
+  CHECK((!bad && bad_errno == ELOOP));
+}
+
+TEST_CASE("make_dirs_beneath creates what is missing and never through a link", "[util][beneath]") {
+  test::TempDir tmp("beneath-mkdir");
+  fs::create_directories(tmp / "root");
+  fs::create_directories(tmp / "outside");
+  fs::create_symlink(tmp / "outside", tmp / "root/link");
+  tmp.write("root/file", "x");
+  util::Fd root_fd(::open((tmp / "root").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  util::Fd made = util::make_dirs_beneath(root_fd.get(), "a/b/c");
+  CHECK(made);
+  CHECK(fs::is_directory(tmp / "root/a/b/c"));
+  CHECK(::fsync(made.get()) == 0);  // a descriptor fsync takes
+  util::Fd through = util::make_dirs_beneath(root_fd.get(), "link/sub");
+  CHECK((!through && errno == ELOOP));
+  CHECK(!fs::exists(tmp / "outside/sub"));
+  util::Fd over_file = util::make_dirs_beneath(root_fd.get(), "file/sub");
+  CHECK((!over_file && errno == ENOTDIR));
+  CHECK((!util::make_dirs_beneath(root_fd.get(), "../escape") && errno == EXDEV));
+}
+
+TEST_CASE("Root: reads bounded and regular, writes and renames never leave it", "[util][beneath]") {
+  test::TempDir tmp("beneath-root");
+  fs::path root_dir = tmp / "cache";
+  fs::create_directories(root_dir / "snapshots");
+  fs::create_directories(tmp / "outside");
+  tmp.write("outside/victim", "keep");
+  fs::create_symlink(tmp / "outside", root_dir / "snapshots/sub");       // a planted directory link
+  fs::create_symlink(tmp / "outside/victim", root_dir / "stamp");        // a planted file link
+  fs::create_symlink("/dev/zero", root_dir / "ranges");
+  REQUIRE(::mkfifo((root_dir / "refs-main").c_str(), 0644) == 0);
+  tmp.write("cache/big", std::string(5000, 'x'));
+  util::Root root(root_dir);
+
+  CHECK_THROWS_WITH(root.read(root_dir / "ranges", 1 << 20), Catch::Contains("symbolic link"));
+  CHECK_THROWS_WITH(root.read(root_dir / "refs-main", 1 << 20), Catch::Contains("not a regular file"));
+  CHECK_THROWS_WITH(root.read(root_dir / "big", 4999), Catch::Contains("larger than 4999 bytes"));
+  CHECK(root.read(root_dir / "big", 5000).size() == 5000);
+  CHECK(root.read_if_present(root_dir / "none", 10).empty());
+  CHECK_THROWS(root.read_if_present(root_dir / "refs-main", 10));
+  CHECK_THROWS_WITH(root.relative(tmp / "outside/victim"), Catch::Contains("lies outside"));
+  // The same root spelled another way is the same root.
+  util::Root spelled(tmp.path / "cache" / ".." / "cache");
+  CHECK(spelled.relative(root_dir / "big") == "big");
+
+  // A write at a planted file link replaces the link; the file it pointed at is untouched.
+  root.write_atomic(root_dir / "stamp", "new");
+  CHECK(!fs::is_symlink(root_dir / "stamp"));
+  CHECK(slurp(root_dir / "stamp") == "new");
+  CHECK(slurp(tmp / "outside/victim") == "keep");
+  // A write or a rename through a planted directory link fails and writes nothing outside.
+  CHECK_THROWS_WITH(root.write_atomic(root_dir / "snapshots/sub/file", "x"), Catch::Contains("symbolic link"));
+  tmp.write("cache/blob", "blob");
+  CHECK_THROWS(root.rename(root_dir / "blob", root_dir / "snapshots/sub/blob"));
+  CHECK(fs::exists(root_dir / "blob"));
+  CHECK(fs::directory_iterator(tmp / "outside") != fs::directory_iterator());
+  CHECK(std::distance(fs::directory_iterator(tmp / "outside"), fs::directory_iterator()) == 1);
+  root.rename(root_dir / "blob", root_dir / "blobs/moved");
+  CHECK(slurp(root_dir / "blobs/moved") == "blob");
+  CHECK(root.remove(root_dir / "blobs/moved"));
+  CHECK(!root.remove(root_dir / "blobs/moved"));
+  struct stat st;
+  CHECK(root.stat(root_dir / "snapshots/sub", st));
+  CHECK(S_ISLNK(st.st_mode));
+}
+
+TEST_CASE("read_file and the file hashers take regular files only, bounded", "[util][beneath]") {
+  test::TempDir tmp("beneath-read");
+  REQUIRE(::mkfifo((tmp / "fifo").c_str(), 0644) == 0);
+  tmp.write("file", "abc");
+  fs::create_symlink(tmp / "file", tmp / "link");
+  CHECK(util::read_file(tmp / "link") == "abc");  // a path the user named: its links are theirs
+  CHECK_THROWS_WITH(util::read_file(tmp / "fifo"), Catch::Contains("not a regular file"));
+  CHECK_THROWS_WITH(util::read_file("/dev/zero"), Catch::Contains("not a regular file"));
+  CHECK_THROWS_WITH(util::read_file(tmp / "file", 2), Catch::Contains("larger than 2 bytes"));
+  CHECK(util::read_file(tmp / "file", 3) == "abc");
+  CHECK_THROWS_WITH(util::sha256_file(tmp / "fifo"), Catch::Contains("not a regular file"));
+  CHECK_THROWS_WITH(util::sha256_file("/dev/zero"), Catch::Contains("not a regular file"));
+}
+
+// One table for the path rule: the names real inputs carry (Hub paths with
+// subfolders, wheel RECORD and zip names, interpreter archive entries) pass;
+// everything that could leave the root or forge a line does not.
+TEST_CASE("the path rule: one table for every name from outside", "[util][beneath]") {
+  struct Row {
+    std::string path;
+    bool safe;
+    bool safe_as_archive_entry;  // Trailing::slash_allowed
+  };
+  const Row rows[] = {
+      {"config.json", true, true},
+      {"model-00001-of-00004.safetensors", true, true},
+      {"unet/diffusion_pytorch_model.fp16.safetensors", true, true},      // Hub subfolders
+      {"numpy-1.26.4.dist-info/RECORD", true, true},                      // wheel entries
+      {"numpy-1.26.4.data/scripts/f2py", true, true},
+      {"python/install/lib/python3.12/site-packages/pip/__init__.py", true, true},  // python-build-standalone
+      {"python/install/bin/", false, true},                               // an archive's directory entry
+      {"日本語/モデル.bin", true, true},
+      {".gitattributes", true, true},
+      {"a..b", true, true},
+      {"", false, false},
+      {"/", false, false},
+      {"/etc/passwd", false, false},
+      {"../x", false, false},
+      {"a/../../x", false, false},
+      {"a/./b", false, false},
+      {".", false, false},
+      {"a//b", false, false},
+      {"a/b//", false, false},
+      {"a\\..\\b", false, false},
+      {"a\nb", false, false},
+      {"a\rb", false, false},
+      {std::string("a\0b", 3), false, false},
+      {"a\x1b[2Jb", false, false},
+      {"a\x7f", false, false},
+      {"a\xc2\x85" "b", false, false},  // NEL (C1)
+      {"a\xe2\x80\xa8" "b", false, false},  // LINE SEPARATOR
+      {"\xef\xbb\xbf" "a", false, false},   // BOM
+      {"a\xff", false, false},              // not UTF-8
+      {"a\xc0\xaf", false, false},          // overlong '/'
+      {std::string(4097, 'a'), false, false},
+  };
+  for (const auto& row : rows) {
+    INFO(row.path);
+    CHECK(util::is_safe_relative_path(row.path) == row.safe);
+    CHECK(util::is_safe_relative_path(row.path, util::Trailing::slash_allowed) == row.safe_as_archive_entry);
+  }
+  // Containment: where a RECORD row or an archive's link target may reach with "..".
+  CHECK(util::is_within("/env/lib/python3.12/site-packages/../../../bin/tool", "/env"));
+  CHECK(util::is_within("../../../bin/tool", "/env/lib/python3.12/site-packages") == false);
+  CHECK(!util::is_within("../../bin/tool", "/env/lib/python3.12"));
+  CHECK(util::is_within("a/../b", "/env"));
+  CHECK(!util::is_within("/env/../etc/passwd", "/env"));
+  CHECK(!util::is_within("/envelope/x", "/env"));
+  CHECK(util::is_within("/env", "/env"));
+  CHECK(util::is_within("lib/../lib/libpython3.so", "/dest/python"));
+  CHECK(!util::is_within("lib/../../../etc", "/dest/python"));
+}

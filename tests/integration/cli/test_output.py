@@ -39,7 +39,7 @@ def test_hf_fetch_errors_and_inspect(tmp):
     check(lines[-1]["reason"] == "invalid_input" and "message" in lines[-1], "summary", r)
     plain_clean(run([tool("hf-fetch"), "--manifest", os.path.join(tmp, HOSTILE)], expect=2))
     # A safetensors file whose name and tensor name are hostile.
-    header = json.dumps({os.fsdecode(b"t\n\xfe"): {"dtype": "U8", "shape": [4], "data_offsets": [0, 4]}},
+    header = json.dumps({"t\n\x1b[2Jforged": {"dtype": "U8", "shape": [4], "data_offsets": [0, 4]}},
                         ensure_ascii=False).encode("utf-8", "surrogateescape")
     path = os.path.join(tmp, HOSTILE + ".safetensors")
     with open(path, "wb") as f:

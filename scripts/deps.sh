@@ -8,7 +8,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config git ca-certificates
   libcurl4-openssl-dev libssl-dev libarchive-dev nlohmann-json3-dev
-  libyaml-cpp-dev libcli11-dev catch2 libtomlplusplus-dev
+  libyaml-cpp-dev libcli11-dev catch2 libtomlplusplus-dev libzstd-dev zlib1g-dev
   clang libclang-rt-14-dev help2man dpkg-dev
   python3 python3-venv python3-pip python3-dev python3-setuptools-whl python3-pip-whl
   nginx-light iproute2 binutils zstd xz-utils curl openssl

@@ -49,9 +49,12 @@ int run(int argc, char** argv) {
                      ->expected(0, 1)->type_name("[X.Y]");
   app.add_option("--lib", req.libs, "would the dynamic loader find this library? (repeatable)")->type_name("NAME");
   app.add_option("--elf", req.elfs, "resolve every DT_NEEDED of this executable or library, recursively (repeatable)")->type_name("PATH");
+  app.add_option("--kernels", req.kernels, "list the GPU kernels of these libraries (directories walked, DT_NEEDED followed) and judge them per GPU")
+      ->type_name("PATH...");
   app.add_option("--disk", disks, "free space on the file system of PATH (repeatable)")->type_name("PATH=SIZE");
   app.add_option("--port-free", ports, "TCP port that must be free to bind (repeatable)")->type_name("PORT");
   app.add_option("--file", files, "file that must exist, with this sha256 when given (repeatable)")->type_name("PATH[=SHA256]");
+  app.add_option("--gfx", req.gfx, "every AMD GPU (KFD) must load code built for this target (repeatable)")->type_name("gfx942");
   app.add_flag("--rocm", req.rocm, "ROCm runtime libraries and at least one AMD GPU must be present");
   auto* link_test = app.add_option("--link-test", link_seconds, "copy host<->GPU and GPU<->GPU for SECONDS per GPU (default 1): GB/s, the PCIe link under load, peer paths")
                         ->expected(0, 1)->type_name("[SECONDS]");
@@ -61,6 +64,9 @@ int run(int argc, char** argv) {
   auto* roce = app.add_option("--roce", roce_device, "RoCE GID tables and the NCCL_IB_GID_INDEX of this node's IPv4 (every RDMA device, or DEV)")
                    ->expected(0, 1)->type_name("[DEV]");
   app.add_option("--profile", profile, "run the checks listed in a YAML profile")->type_name("FILE.yaml");
+  std::string print_field;
+  app.add_option("--print", print_field, "print the data field FIELD of the checks that ran, one value per line (the exit status is still the verdict)")
+      ->type_name("FIELD");
   app.add_flag("--json", json, "print the results as JSON");
   app.add_flag("--quiet", quiet, "print nothing; the exit code says it");
   app.set_version_flag("--version", std::string("envcheck ") + PROVKIT_VERSION);
@@ -82,6 +88,8 @@ int run(int argc, char** argv) {
     if (!min_pcie.empty()) host::set_min_pcie(req, min_pcie);
     if (!min_h2d.empty()) host::set_min_h2d(req, min_h2d);
     if (roce->count() > 0) req.roce = roce_device;
+    for (const auto& g : req.gfx)
+      if (g.rfind("gfx", 0) != 0 || g.size() < 6) throw Error(ExitCode::usage, "--gfx wants a gfx target (like gfx942 or gfx11-generic), not '" + g + "'");
   } catch (const Error& e) {  // a bad value is said naming the flag it came from
     auto* bad = dynamic_cast<const host::InvalidValue*>(&e);
     std::string sentence = bad ? bad->sentence(flag_for(bad->field)) : std::string(e.what());
@@ -91,6 +99,21 @@ int run(int argc, char** argv) {
   }
 
   auto report = host::run(req, host::Environment::from_process());
+  if (!print_field.empty()) {
+    // Values only, for $(...): a check that failed still exits 1, and a field no check has is said, exit 2,
+    // so `export X=$(envcheck ... --print F)` under set -e never exports an empty or "null" value.
+    auto values = host::field_values(report, print_field);
+    for (const auto& v : values) std::cout << v << "\n";
+    if (report.failed()) {
+      if (!quiet) std::cerr << host::check::render_table(report.results);
+      return static_cast<int>(ExitCode::check_failed);
+    }
+    if (values.empty()) {
+      std::cerr << "envcheck: no check that ran has a value for '" << print_field << "'\n";
+      return static_cast<int>(ExitCode::usage);
+    }
+    return static_cast<int>(ExitCode::ok);
+  }
   int code = static_cast<int>(report.failed() ? ExitCode::check_failed : ExitCode::ok);
   if (quiet) return code;
   if (json) return cli::JsonLines("envcheck").summary(code, cli::Reason::check_failed, host::to_json(report));

@@ -24,6 +24,15 @@ struct CommonArgs {
 struct FetchArgs {
   CommonArgs common;
   std::string manifest;
+  std::string repo;                           // REPO[@REV], the positional form (instead of --manifest)
+  std::string repo_type = "model";            // --repo-type
+  std::vector<std::string> include, exclude;  // globs over the tree's paths (REPO form)
+  std::vector<std::string> assemble;          // OUTPUT=PARTS|GLOB[:SHA256|:SHA256SUMS] (REPO form)
+  std::string save_manifest;                  // write the manifest used here
+  std::vector<std::string> mirrors;           // --mirror URL, tried in order before the endpoint
+  bool dry_run = false;
+  bool progress_lines = false;   // --progress lines: a line on stderr every progress_interval_s
+  long progress_interval_s = 10;
   std::string cache_dir;
   std::string local_dir;
   bool verify_only = false;
@@ -41,7 +50,7 @@ struct CreateArgs {
   std::string repo;  // REPO[@REV]
   std::string type = "model";
   std::vector<std::string> include, exclude;
-  std::vector<std::string> assemble;  // OUTPUT=PART,PART,...
+  std::vector<std::string> assemble;  // OUTPUT=PART,PART,...|GLOB[:SHA256|:SHA256SUMS]
   std::string output;                 // -o FILE, empty: stdout
 };
 

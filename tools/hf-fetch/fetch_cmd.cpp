@@ -1,6 +1,15 @@
 // hf-fetch --manifest FILE (hub::fetch_snapshot): the flags' values in, the last sentence out.
 // Also --verify-only, --offline and --check-upstream.
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <thread>
+
 #include "commands.hpp"
+#include "provkit/util/fs.hpp"
 #include "provkit/util/size.hpp"
 #include "provkit/util/text.hpp"
 
@@ -30,6 +39,14 @@ std::string sentence(const hub::Manifest& m, const hub::FetchReport& report, con
   if (r.stage == hub::FetchReport::Stage::verified)
     return r.verified.failed ? n(r.verified.failed) + " of " + n(r.verified.files) + " files failed verification in " + r.location
                              : "all " + n(r.verified.files) + " files verified in " + r.location;
+  if (r.stage == hub::FetchReport::Stage::planned) {
+    const auto& p = *r.space;
+    auto h = [](std::uint64_t v) { return util::format_size(v); };
+    return "dry run: " + h(p.to_fetch) + " to fetch, " + h(p.held) + " already held" +
+           (m.assemble.empty() ? "" : ", " + h(p.assembly_bytes) + " of assembly outputs") + "; " + h(p.needed) +
+           " more needed on " + p.target.string() + (p.free == UINT64_MAX ? "" : ", " + h(p.free) + " free") +
+           (p.fits() ? "" : ": it does not fit") + "; nothing was downloaded";
+  }
   bool check_only = r.mode == hub::FetchOptions::Mode::check_upstream;
   if (r.stage == hub::FetchReport::Stage::upstream)
     return r.upstream_problems ? n(r.upstream_problems) + " of " + n(r.upstream_files) + " files differ from the Hub tree of " +
@@ -49,13 +66,94 @@ std::string sentence(const hub::Manifest& m, const hub::FetchReport& report, con
   return text;
 }
 
+// SIGTERM and SIGINT, taken by one thread for the whole fetch: the transfers
+// stop where they are (partials and their range sidecars are what a killed
+// run leaves, which the next run resumes), the summary and its JSON event are
+// printed through Output::summary, and the process exits 143 / 130. The same
+// thread prints a progress line every `interval_s` seconds (--progress lines).
+class SignalWatch {
+ public:
+  SignalWatch(Output& out, long interval_s) : out_(out), interval_s_(interval_s) {
+    sigemptyset(&set_);
+    sigaddset(&set_, SIGTERM);
+    sigaddset(&set_, SIGINT);
+    // Before any other thread starts: they inherit the mask, so only this one takes the signals.
+    pthread_sigmask(SIG_BLOCK, &set_, &old_);
+    thread_ = std::thread([this] { watch(); });
+  }
+  ~SignalWatch() {
+    stop_ = true;
+    thread_.join();
+    pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+  }
+
+ private:
+  void watch() {
+    auto last_line = std::chrono::steady_clock::now();
+    while (!stop_) {
+      timespec wait{0, 200'000'000};
+      int sig = sigtimedwait(&set_, nullptr, &wait);
+      if (sig == SIGTERM || sig == SIGINT) {
+        out_.interrupted(sig == SIGTERM ? "SIGTERM" : "SIGINT", 128 + sig);
+        _exit(128 + sig);
+      }
+      auto now = std::chrono::steady_clock::now();
+      if (interval_s_ > 0 && now - last_line >= std::chrono::seconds(interval_s_)) {
+        last_line = now;
+        out_.progress_line();
+      }
+    }
+  }
+
+  Output& out_;
+  long interval_s_;
+  sigset_t set_{}, old_{};
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
 }  // namespace
 
 int run_fetch(const FetchArgs& a, Output& out) {
+  SignalWatch watch(out, a.progress_lines ? a.progress_interval_s : 0);
   hub::FetchOptions o;
   o.http = a.common.http();
   o.http.max_bytes_per_s = a.max_rate.empty() ? 0 : parse_rate(a.max_rate);
-  hub::Manifest m = hub::Manifest::load(a.manifest);
+  hub::Manifest m;
+  std::vector<hub::TreeEntry> tree;
+  if (!a.repo.empty()) {
+    if (a.verify_only || a.offline)
+      throw Error(ExitCode::usage, std::string("REPO[@REV] is resolved on the Hub, but ") +
+                                       (a.verify_only ? "--verify-only" : a.offline_from_env ? "HF_HUB_OFFLINE is set" : "--offline") +
+                                       ": give the manifest of the fetch instead (--manifest FILE, written by --save-manifest)");
+    auto [id, revision] = hub::parse_repo_revision(a.repo);
+    auto type = hub::parse_repo_type(a.repo_type);
+    if (!type) throw Error(ExitCode::usage, "--repo-type must be model, dataset or space");
+    hub::HubClient client(hub::endpoint_from(a.common.endpoint), hub::find_token(a.common.token_file), o.http);
+    m = hub::pin_from_tree(client, {*type, id}, revision, a.include, a.exclude, tree);
+    if (m.files.empty())
+      throw Error(ExitCode::usage, "no file of " + id + " at " + revision + " matches the --include/--exclude patterns");
+    out.note("revision " + revision + " of " + id + " is commit " + m.revision + "; " + std::to_string(m.files.size()) +
+             " files selected");
+    try {
+      auto repo_sums = [&] { return client.download_small(m.repo, m.revision, "SHA256SUMS"); };
+      for (const auto& spec : a.assemble) m.assemble.push_back(hub::parse_assembly(m, spec, repo_sums));
+    } catch (const hub::AssemblySpecError& e) {
+      throw Error(e.code(), (e.part ? "--assemble: " : "--assemble ") + std::string(e.what()));
+    }
+    hub::Manifest::parse(m.to_yaml(), "(the manifest of " + a.repo + ")");  // what --save-manifest writes reads back
+    if (!a.save_manifest.empty()) {
+      util::write_file_atomic(a.save_manifest, m.to_yaml());
+      out.note("wrote " + a.save_manifest + ": pass it as --manifest to fetch exactly these files again");
+    }
+    o.tree = &tree;
+  } else {
+    if (!a.include.empty() || !a.exclude.empty() || !a.assemble.empty())
+      throw Error(ExitCode::usage, "--include/--exclude/--assemble go with hf-fetch REPO[@REV]; a manifest names its files and assemblies itself");
+    m = hub::Manifest::load(a.manifest);
+    if (!a.save_manifest.empty()) util::write_file_atomic(a.save_manifest, m.to_yaml());
+  }
+  o.dry_run = a.dry_run;
   auto layout = hub::open_layout(m, a.cache_dir, a.local_dir);
   // Never a silent overwrite of a path the layout writes itself, either way.
   if (auto r = hub::find_reserved_path(m, *layout))
@@ -72,6 +170,7 @@ int run_fetch(const FetchArgs& a, Output& out) {
              " at " + m.revision + " in " + layout->describe() + " without the network");
   }
   o.endpoint = a.common.endpoint;
+  o.mirrors = a.mirrors;
   o.token_file = a.common.token_file;
   o.jobs = a.jobs;
   o.connections = a.connections;
@@ -83,7 +182,8 @@ int run_fetch(const FetchArgs& a, Output& out) {
   };
   auto r = hub::fetch_snapshot(m, *layout, o, out);
   using Stage = hub::FetchReport::Stage;
-  bool problem = r.stage == Stage::verified   ? r.verified.failed > 0
+  bool problem = r.stage == Stage::planned ? !r.space->fits()
+                 : r.stage == Stage::verified   ? r.verified.failed > 0
                  : r.stage == Stage::upstream ? r.upstream_problems > 0
                                               : r.published.failed > 0;
   int code = r.exit_code();

@@ -47,7 +47,7 @@ int run_inspect(const InspectArgs& a, Output& out) {
   o.jobs = static_cast<unsigned>(a.jobs);
   if (a.gpus) o.fit = checkpoint::FitRequest{a.gpus, util::parse_size(a.gpu_memory), a.tp};
   auto client = [&] {
-    return hub::HubClient(hub::endpoint_from(a.common.endpoint), hub::find_token(a.common.token_file).value, a.common.http());
+    return hub::HubClient(hub::endpoint_from(a.common.endpoint), hub::find_token(a.common.token_file), a.common.http());
   };
   checkpoint::Report r;
   std::error_code ec;

@@ -23,6 +23,32 @@ int run(int argc, char** argv) {
   hffetch::CommonArgs common;
   std::vector<std::string> manifests;
   bool json = false, quiet = false;
+  app.add_option("repo", fetch.repo,
+                                  "REPO[@REVISION] (default revision main): fetch from the Hub's tree at that revision, "
+                                  "as `hf download REPO --revision REV` does (instead of --manifest)");
+  app.add_option("--include", fetch.include,
+                 "with REPO: only paths matching this glob (repeatable; fnmatch, '*' crosses '/', as hf download)");
+  app.add_option("--exclude", fetch.exclude, "with REPO: leave out paths matching this glob (repeatable)");
+  app.add_option("--assemble", fetch.assemble,
+                 "with REPO: OUTPUT=PART,PART,... or OUTPUT=GLOB (natural order), then :SHA256 or :SHA256SUMS (the "
+                 "repo's own file) for the whole output's checksum (repeatable)");
+  app.add_option("--mirror", fetch.mirrors,
+                 "a mirror (hf-fetch mirror export behind nginx) tried before --endpoint (repeatable, in order); "
+                 "one that refuses or is down is left at once, a file it serves wrong is fetched from the next; "
+                 "never sent the token");
+  app.add_option("--repo-type", fetch.repo_type, "with REPO: model, dataset or space (default model)");
+  app.add_option("--save-manifest", fetch.save_manifest,
+                 "write the manifest this fetch used (pinned to the commit) to FILE, for --manifest next time");
+  app.add_flag("--dry-run", fetch.dry_run,
+               "list what would be fetched, resumed or is in place, the bytes and the free space; download nothing");
+  std::string progress;
+  app.add_option("--progress", progress,
+                 "bar (a live line on a terminal), lines (a line on stderr every --progress-interval seconds: "
+                 "files, bytes, rate, ETA) or none; default bar on a terminal, lines otherwise")
+      ->check(CLI::IsMember({"bar", "lines", "none"}));
+  app.add_option("--progress-interval", fetch.progress_interval_s,
+                 "seconds between progress lines (default 10, as aria2c's summary interval)")
+      ->check(CLI::Range(1, 3600));
   auto* manifest = app.add_option("--manifest", manifests,
                                   "the manifest (YAML) naming the repo, commit and files (mirror export: repeatable)");
   auto* cache = app.add_option("--cache-dir", fetch.cache_dir,
@@ -70,7 +96,8 @@ int run(int argc, char** argv) {
   create->add_option("--include", create_args.include, "only paths matching this glob (repeatable)");
   create->add_option("--exclude", create_args.exclude, "leave out paths matching this glob (repeatable)");
   create->add_option("--assemble", create_args.assemble,
-                     "OUTPUT=PART,PART,...[:SHA256]: add an assembly of split parts (repeatable)");
+                     "OUTPUT=PART,PART,... or OUTPUT=GLOB (natural order), then :SHA256 or :SHA256SUMS (the repo's "
+                     "own file): add an assembly of split parts (repeatable)");
   create->add_option("-o,--output", create_args.output, "write the manifest here (default: standard output)");
 
   hffetch::MirrorArgs mirror_args;
@@ -96,7 +123,10 @@ int run(int argc, char** argv) {
   if (!fetch.offline && provkit::hub::offline_from_env()) fetch.offline = fetch.offline_from_env = true;
 
   using Mode = hffetch::Output::Mode;
-  Mode mode = json ? Mode::json : ::isatty(STDOUT_FILENO) ? Mode::tty : Mode::plain;
+  bool tty = ::isatty(STDOUT_FILENO);
+  if (progress.empty()) progress = quiet ? "none" : tty && !json ? "bar" : "lines";
+  fetch.progress_lines = progress == "lines";
+  Mode mode = json ? Mode::json : progress == "bar" ? Mode::tty : Mode::plain;
   bool creating = create->parsed();
   // A manifest written to stdout must not be mixed with event lines.
   auto output = hffetch::Output::make(mode == Mode::tty && creating ? Mode::plain : mode,
@@ -119,9 +149,15 @@ int run(int argc, char** argv) {
         throw provkit::Error(provkit::ExitCode::usage, "mirror export needs --manifest FILE (one or more)");
       return hffetch::run_mirror_export(mirror_args, out);
     }
+    if (!fetch.repo.empty()) {
+      if (!manifests.empty())
+        throw provkit::Error(provkit::ExitCode::usage,
+                             "give REPO[@REV] or --manifest FILE, not both (--save-manifest writes the manifest of a REPO fetch)");
+      return hffetch::run_fetch(fetch, out);
+    }
     if (manifests.size() != 1)
       throw provkit::Error(provkit::ExitCode::usage,
-                           manifests.empty() ? "--manifest FILE is required (or: hf-fetch manifest create ...)"
+                           manifests.empty() ? "REPO[@REV] or --manifest FILE is required (or: hf-fetch manifest create ...)"
                                              : "a fetch takes one manifest; --manifest was given " +
                                                    std::to_string(manifests.size()) + " times");
     fetch.manifest = manifests.front();

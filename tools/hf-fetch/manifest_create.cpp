@@ -18,9 +18,10 @@ int run_manifest_create(const CreateArgs& a, Output& out) {
   if (!type) throw Error(ExitCode::usage, "--type must be model, dataset or space");
   m.repo.type = *type;
 
-  hub::HubClient client(hub::endpoint_from(a.common.endpoint), hub::find_token(a.common.token_file).value,
+  hub::HubClient client(hub::endpoint_from(a.common.endpoint), hub::find_token(a.common.token_file),
                         a.common.http());
   m.revision = client.resolve_commit(m.repo, revision);
+  m.ref = hub::ref_for_revision(revision, m.revision);  // refs/<name> is written for it, as huggingface_hub does
   out.note("revision " + revision + " of " + m.repo.id + " is commit " + m.revision);
 
   m.files = hub::pin_tree_files(
@@ -33,7 +34,8 @@ int run_manifest_create(const CreateArgs& a, Output& out) {
   if (m.files.empty())
     throw Error(ExitCode::usage, "no file of " + m.repo.id + " at " + m.revision + " matches the --include/--exclude patterns");
   try {
-    for (const auto& spec : a.assemble) m.assemble.push_back(hub::parse_assembly(m, spec));
+    auto repo_sums = [&] { return client.download_small(m.repo, m.revision, "SHA256SUMS"); };
+    for (const auto& spec : a.assemble) m.assemble.push_back(hub::parse_assembly(m, spec, repo_sums));
   } catch (const hub::AssemblySpecError& e) {
     throw Error(e.code(), (e.part ? "--assemble: " : "--assemble ") + std::string(e.what()));
   }

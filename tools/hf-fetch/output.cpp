@@ -6,6 +6,7 @@
 
 #include "provkit/download/progress.hpp"
 #include "provkit/util/text.hpp"
+#include "provkit/http/url.hpp"
 
 namespace hffetch {
 
@@ -38,6 +39,7 @@ class PlainOutput : public Output {
     if (!quiet_) print(provkit::util::printable(text), false);
   }
   void error(const provkit::Error& e, std::optional<provkit::cli::Reason>) override {
+    std::lock_guard lock(mu_);
     std::cerr << provkit::cli::sentence("hf-fetch", e.what()) << std::flush;
   }
   void summary(int, std::optional<provkit::cli::Reason>, nlohmann::json, const std::string& text, bool problem) override {
@@ -50,7 +52,10 @@ class PlainOutput : public Output {
     print(status + " " + provkit::util::printable(path) + (detail.empty() ? "" : ": " + provkit::util::printable(detail)),
           problem);
   }
-  virtual void print(const std::string& text, bool problem) { (problem ? std::cerr : std::cout) << text << std::endl; }
+  virtual void print(const std::string& text, bool problem) {
+    std::lock_guard lock(mu_);
+    (problem ? std::cerr : std::cout) << text << std::endl;
+  }
 };
 
 // Plain lines above one progress line, redrawn at most every 100 ms; no FETCH lines.
@@ -58,38 +63,33 @@ class TerminalOutput : public PlainOutput {
  public:
   using PlainOutput::PlainOutput;
   void error(const provkit::Error& e, std::optional<provkit::cli::Reason> reason) override {
+    std::lock_guard lock(mu_);
     clear_progress();
     PlainOutput::error(e, reason);
   }
   void summary(int exit_code, std::optional<provkit::cli::Reason> reason, nlohmann::json fields, const std::string& text,
                bool problem) override {
+    std::lock_guard lock(mu_);
     clear_progress();
     finished_ = true;
     PlainOutput::summary(exit_code, reason, std::move(fields), text, problem);
   }
-  void begin_downloads(std::uint64_t total_bytes, std::size_t files) override {
-    tally_.begin(total_bytes, files, std::chrono::steady_clock::now());
-  }
-  void on_start(const Job& job, std::uint64_t resume_from, std::size_t ranges) override {
-    tally_.start(job.spec.path, job.spec.size, resume_from);
-    if (resume_from > 0) Output::on_start(job, resume_from, ranges);  // RESUME; FETCH is the progress line
-    draw_progress(true);
-  }
   void on_progress(const Job& job, std::uint64_t have) override {
-    tally_.progress(job.spec.path, have);
+    std::lock_guard lock(mu_);
+    Output::on_progress(job, have);
     draw_progress(false);
   }
-  void on_restart(const Job& job, const std::string& why) override {
-    tally_.restart(job.spec.path);
-    Output::on_restart(job, why);
-  }
-  void on_finish(const Job& job, const JobResult& r) override {
-    tally_.finish(job.spec.path, job.spec.size);
-    Output::on_finish(job, r);
+
+ protected:
+  void start_event(const Job& job, std::uint64_t resume_from, std::size_t ranges) override {
+    std::lock_guard lock(mu_);
+    if (resume_from > 0) Output::start_event(job, resume_from, ranges);  // RESUME; FETCH is the progress line
+    draw_progress(true);
   }
 
  private:
   void print(const std::string& text, bool problem) override {
+    std::lock_guard lock(mu_);
     clear_progress();
     PlainOutput::print(text, problem);
     draw_progress(true);
@@ -101,7 +101,6 @@ class TerminalOutput : public PlainOutput {
   }
   void draw_progress(bool force);
 
-  download::ProgressTally tally_;
   std::chrono::steady_clock::time_point last_draw_{};
   bool progress_shown_ = false;
   bool finished_ = false;  // after the summary: no more redraws
@@ -129,14 +128,19 @@ class JsonOutput : public Output {
  public:
   using Output::Output;
   void note(const std::string&) override {}
-  void error(const provkit::Error& e, std::optional<provkit::cli::Reason> reason) override { lines_.failure(e, reason); }
+  void error(const provkit::Error& e, std::optional<provkit::cli::Reason> reason) override {
+    std::lock_guard lock(mu_);
+    lines_.failure(e, reason);
+  }
   void summary(int exit_code, std::optional<provkit::cli::Reason> reason, nlohmann::json fields, const std::string&,
                bool) override {
+    std::lock_guard lock(mu_);
     lines_.summary(exit_code, reason, std::move(fields));
   }
   void event(const std::string& kind, const std::string& status, const std::string& path, const std::string& detail,
              bool problem, nlohmann::json fields) override {
     if (quiet_ && !problem) return;
+    std::lock_guard lock(mu_);
     nlohmann::json ev = {{"status", status}, {"path", path}};
     if (!detail.empty()) ev["detail"] = detail;
     for (auto& [k, v] : fields.items()) ev[k] = v;
@@ -157,7 +161,55 @@ std::unique_ptr<Output> Output::make(Mode mode, bool quiet) {
 
 // ---- the words for the library's events, one place for every renderer ----
 
+void Output::begin_downloads(std::uint64_t total_bytes, std::size_t files) {
+  std::lock_guard lock(mu_);
+  tally_.begin(total_bytes, files, std::chrono::steady_clock::now());
+  downloading_ = true;
+}
+
 void Output::on_start(const Job& job, std::uint64_t resume_from, std::size_t ranges) {
+  {
+    std::lock_guard lock(mu_);
+    tally_.start(job.spec.path, job.spec.size, resume_from);
+  }
+  start_event(job, resume_from, ranges);
+}
+
+void Output::on_progress(const Job& job, std::uint64_t have) {
+  std::lock_guard lock(mu_);
+  tally_.progress(job.spec.path, have);
+}
+
+namespace {
+std::string eta_text(const download::ProgressTally::View& v) {
+  char eta[32] = "--:--";
+  if (v.seconds_left) std::snprintf(eta, sizeof eta, "%ld:%02ld", *v.seconds_left / 60, *v.seconds_left % 60);
+  return eta;
+}
+}  // namespace
+
+void Output::progress_line() {
+  std::lock_guard lock(mu_);
+  if (!downloading_) return;
+  auto v = tally_.totals(std::chrono::steady_clock::now());
+  std::cerr << "hf-fetch: " << v.files_done << "/" << v.files << " files, " << human_bytes(v.done) << " of "
+            << human_bytes(v.total) << ", " << human_bytes(static_cast<std::uint64_t>(v.rate)) << "/s, ETA "
+            << eta_text(v) << std::endl;
+}
+
+void Output::interrupted(const std::string& signal_name, int exit_code) {
+  mu_.lock();  // kept: the process exits with it held
+  auto v = tally_.totals(std::chrono::steady_clock::now());
+  std::string text = "interrupted by " + signal_name + ": " + std::to_string(v.files_done) + " of " +
+                     std::to_string(v.files) + " files done, " + human_bytes(tally_.transferred()) +
+                     " transferred; partial files are kept and the next run resumes them";
+  summary(exit_code, provkit::cli::Reason::interrupted,
+          {{"mode", "fetch"}, {"signal", signal_name}, {"files", v.files}, {"downloaded", v.files_done},
+           {"bytes_transferred", tally_.transferred()}},
+          text, true);
+}
+
+void Output::start_event(const Job& job, std::uint64_t resume_from, std::size_t ranges) {
   std::string split = ranges > 1 ? " in " + std::to_string(ranges) + " ranges" : "";
   if (resume_from > 0)
     event("file", "RESUME", job.spec.path,
@@ -175,7 +227,13 @@ void Output::on_retry(const Job& job, const std::string& why, double delay_s) {
   event("file", "RETRY", job.spec.path, why + "; trying again in " + d + " s", false, {{"delay_s", delay_s}});
 }
 
-void Output::on_restart(const Job& job, const std::string& why) { event("file", "RESTART", job.spec.path, why, false); }
+void Output::on_restart(const Job& job, const std::string& why) {
+  {
+    std::lock_guard lock(mu_);
+    tally_.restart(job.spec.path);
+  }
+  event("file", "RESTART", job.spec.path, why, false);
+}
 
 namespace {
 // What went wrong without failing anything (a stamp not written): said, never an exit code.
@@ -185,8 +243,23 @@ void warn(Output& out, const std::string& path, const std::string& warning) {
 }  // namespace
 
 void Output::on_finish(const Job& job, const JobResult& r) {
+  {
+    std::lock_guard lock(mu_);
+    tally_.finish(job.spec.path, job.spec.size);
+  }
   warn(*this, job.spec.path, r.warning);
   auto f = download::to_json(job, r);
+  {
+    std::lock_guard lock(mu_);  // a file an earlier source (a mirror) delivered keeps that source
+    if (r.outcome == Outcome::downloaded) served_by_[job.spec.path] = source_;
+    auto it = served_by_.find(job.spec.path);
+    f["source"] = it != served_by_.end() ? it->second : source_;
+  }
+  if (r.outcome == Outcome::mismatch && from_mirror_)  // not the Hub's file changing: the mirror's copy is wrong
+    return event("file", "MIRROR WRONG BYTES", job.spec.path,
+                 "the mirror " + source_ + " served bytes that fail verification (" +
+                     download::mismatch_name(r.mismatch) + ": " + r.message + "); fetching it from the next source",
+                 true, f);
   switch (r.outcome) {
     case Outcome::present: return event("file", "OK", job.spec.path, in_place_detail(r.from_stamp), false, f);
     case Outcome::downloaded:
@@ -234,6 +307,33 @@ void Output::on_assembled(const hub::Assembly& a) {
 
 void Output::on_upstream(const hub::UpstreamCheck& c) {
   event("upstream", hub::upstream_state_name(c.state), c.path, c.detail, c.state != hub::UpstreamState::ok);
+}
+
+void Output::on_space_plan(const hub::SpacePlan& p, bool dry_run) {
+  if (!dry_run) return;  // a fetch shows what it does as it does it
+  using Action = hub::FilePlan::Action;
+  for (const auto& f : p.files)
+    event("plan", hub::action_name(f.action), f.path,
+          f.action == Action::fetch    ? human_bytes(f.size)
+          : f.action == Action::resume ? human_bytes(f.have) + " of " + human_bytes(f.size) + " already there"
+                                       : human_bytes(f.size) + " there (verified when fetched)",
+          false, {{"size", f.size}, {"have", f.have}, {"allocated", f.allocated}});
+  for (const auto& a : p.assemblies)
+    event("plan", a.in_place ? "IN PLACE" : "ASSEMBLE", a.output, human_bytes(a.size), false, {{"size", a.size}});
+}
+
+void Output::on_source(const std::string& url, bool mirror) {
+  {
+    std::lock_guard lock(mu_);
+    source_ = provkit::http::redact_url(url);
+    from_mirror_ = mirror;
+  }
+  if (mirror) note("trying the mirror " + source_);
+}
+
+void Output::on_source_failed(const std::string& url, const std::string& why) {
+  event("source", "MIRROR SKIPPED", provkit::http::redact_url(url), why + "; going on with the next source", false,
+        {{"source", provkit::http::redact_url(url)}});
 }
 
 void Output::on_plan(const hub::Manifest& m, const hub::hfcache::Layout& layout, const hub::DownloadPlan& plan) {

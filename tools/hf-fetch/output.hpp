@@ -5,11 +5,15 @@
 // (terminal), or JSON lines (--json). --quiet keeps only problems. Problems
 // go to stderr in the text modes; JSON goes to stdout.
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "provkit/cli/output.hpp"
+#include "provkit/download/progress.hpp"
+
 #include "provkit/error.hpp"
 #include "provkit/hub/fetch.hpp"
 #include "provkit/util/size.hpp"
@@ -36,9 +40,19 @@ class Output : public hub::FetchObserver {
   // Names from outside in `text` are escaped by the caller (util::printable); the text's own newlines stay.
   virtual void summary(int exit_code, std::optional<provkit::cli::Reason> reason, nlohmann::json fields,
                        const std::string& text, bool problem) = 0;
-  virtual void begin_downloads(std::uint64_t /*total_bytes*/, std::size_t /*files*/) {}
+  virtual void begin_downloads(std::uint64_t total_bytes, std::size_t files);
+
+  // --progress lines: one line on stderr with the run's numbers (called every
+  // --progress-interval seconds from another thread; nothing before the
+  // downloads start).
+  void progress_line();
+  // A fetch stopped by a signal: its summary through summary(), with the
+  // numbers so far. Holds the output lock when it returns, so no other line
+  // follows before the process exits.
+  void interrupted(const std::string& signal_name, int exit_code);
 
   void on_start(const download::Job& job, std::uint64_t resume_from, std::size_t ranges) override;
+  void on_progress(const download::Job& job, std::uint64_t have) override;
   void on_retry(const download::Job& job, const std::string& why, double delay_s) override;
   void on_restart(const download::Job& job, const std::string& why) override;
   void on_finish(const download::Job& job, const download::JobResult& r) override;
@@ -47,8 +61,21 @@ class Output : public hub::FetchObserver {
   void on_assembled(const hub::Assembly& a) override;
   void on_upstream(const hub::UpstreamCheck& c) override;
   void on_plan(const hub::Manifest& m, const hub::hfcache::Layout& layout, const hub::DownloadPlan& plan) override;
+  void on_space_plan(const hub::SpacePlan& plan, bool dry_run) override;
+  void on_source(const std::string& url, bool mirror) override;
+  void on_source_failed(const std::string& url, const std::string& why) override;
 
  protected:
+  // What a started file shows (FETCH or RESUME); the tally is kept by on_start.
+  virtual void start_event(const download::Job& job, std::uint64_t resume_from, std::size_t ranges);
+  // Taken by every write: the engine's thread, the progress-line thread and a
+  // signal's summary write whole lines, never into each other.
+  std::recursive_mutex mu_;
+  download::ProgressTally tally_;  // under mu_
+  bool downloading_ = false;       // begin_downloads was called
+  std::string source_;             // where files come from now (redacted URL)
+  bool from_mirror_ = false;
+  std::map<std::string, std::string> served_by_;  // path -> the source that delivered it in this run
   bool quiet_;
 };
 

@@ -17,6 +17,7 @@ std::string reason_name(Reason r) {
     case Reason::network: return "network";
     case Reason::auth: return "auth";
     case Reason::internal: return "internal";
+    case Reason::interrupted: return "interrupted";
   }
   return "internal";
 }

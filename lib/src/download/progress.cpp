@@ -29,6 +29,16 @@ void ProgressTally::finish(const std::string& path, std::uint64_t size) {
 
 std::optional<ProgressTally::View> ProgressTally::view(Clock::time_point now) const {
   if (current_.empty() || total_bytes_ == 0) return std::nullopt;
+  View v = totals(now);
+  const auto& [path, have] = *current_.begin();
+  v.path = path;
+  v.have = have;
+  auto size = sizes_.find(path);
+  v.size = size == sizes_.end() ? 0 : size->second;
+  return v;
+}
+
+ProgressTally::View ProgressTally::totals(Clock::time_point now) const {
   View v;
   double secs = std::chrono::duration<double>(now - started_).count();
   v.rate = secs > 0.2 ? static_cast<double>(transferred_) / secs : 0;
@@ -36,13 +46,9 @@ std::optional<ProgressTally::View> ProgressTally::view(Clock::time_point now) co
   for (auto& [p, n] : current_) v.done += n;
   v.total = total_bytes_;
   if (v.rate > 0 && total_bytes_ > v.done) v.seconds_left = static_cast<long>((total_bytes_ - v.done) / v.rate);
-  const auto& [path, have] = *current_.begin();
   v.file_number = files_done_ + 1;
+  v.files_done = files_done_;
   v.files = files_;
-  v.path = path;
-  v.have = have;
-  auto size = sizes_.find(path);
-  v.size = size == sizes_.end() ? 0 : size->second;
   return v;
 }
 

@@ -18,6 +18,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "provkit/elf/object_file.hpp"
 #include "provkit/error.hpp"
 #include "provkit/util/fd.hpp"
 #include "provkit/util/fs.hpp"
@@ -25,33 +26,9 @@
 
 namespace provkit::elf {
 
-namespace {
-
-// Opens `path` for reading only when it is a regular file. O_NONBLOCK keeps
-// the open itself from waiting on a FIFO with no writer (or a device); fstat
-// on the open descriptor then decides, so there is no stat-then-open race.
-// An invalid Fd with `why` set otherwise.
-util::Fd open_regular_file(const fs::path& path, std::string& why) {
-  util::Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
-  if (!fd) {
-    why = std::string("cannot open: ") + std::strerror(errno);
-    return fd;
-  }
-  struct stat st;
-  if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
-    why = S_ISFIFO(st.st_mode)  ? "not a regular file (a FIFO)"
-          : S_ISDIR(st.st_mode) ? "not a regular file (a directory)"
-                                : "not a regular file";
-    return util::Fd();
-  }
-  return fd;
-}
-
-}  // namespace
-
 std::optional<Identity> read_identity(const fs::path& path) {
   std::string why;
-  util::Fd fd = open_regular_file(path, why);
+  util::Fd fd = detail::open_regular_file(path, why);
   if (!fd) return std::nullopt;
   unsigned char hdr[sizeof(Elf64_Ehdr)] = {};
   std::size_t got = 0;
@@ -163,47 +140,6 @@ std::vector<fs::path> default_library_dirs() {
 // ---- Dynamic section -------------------------------------------------------
 
 namespace {
-
-// Bounds-checked reads from an open file: every range is checked against the
-// file size before it is read, so a lying header is refused, never followed.
-class ObjectFile {
- public:
-  explicit ObjectFile(const fs::path& path) : path_(path) {
-    std::string why;
-    fd_ = open_regular_file(path, why);
-    if (!fd_) fail(why);
-    off_t end = ::lseek(fd_.get(), 0, SEEK_END);
-    if (end < 0) fail("cannot read its size");
-    size_ = static_cast<std::uint64_t>(end);
-  }
-  ObjectFile(const ObjectFile&) = delete;
-  ObjectFile& operator=(const ObjectFile&) = delete;
-
-  std::uint64_t size() const { return size_; }
-
-  std::string read(std::uint64_t offset, std::uint64_t length, const char* what) const {
-    if (offset > size_ || length > size_ - offset)
-      fail(std::string("truncated or malformed ELF: ") + what + " (" + std::to_string(length) + " bytes at offset " +
-           std::to_string(offset) + ") lies beyond the end of the file (" + std::to_string(size_) + " bytes)");
-    std::string buf(length, '\0');
-    std::uint64_t done = 0;
-    while (done < length) {
-      ssize_t n = ::pread(fd_.get(), buf.data() + done, length - done, static_cast<off_t>(offset + done));
-      if (n <= 0) fail(std::string("read error in ") + what);
-      done += static_cast<std::uint64_t>(n);
-    }
-    return buf;
-  }
-
-  [[noreturn]] void fail(const std::string& why) const {
-    throw Error(ExitCode::check_failed, path_.string() + ": " + why);
-  }
-
- private:
-  fs::path path_;
-  util::Fd fd_;
-  std::uint64_t size_ = 0;
-};
 
 template <class T>
 T load(const std::string& buf, std::size_t at) {

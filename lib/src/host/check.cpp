@@ -48,6 +48,9 @@ std::string rule_text(Rule rule, const std::string& threshold) {
     case Rule::peer_path: return "copies between the pair, direct or host-staged";
     case Rule::pcie_atomics_routing: return "AtomicOp routing on every bridge up to the root port";
     case Rule::roce_gid_index: return "a RoCE v2 GID of this node's IPv4 address";
+    case Rule::gfx_target: return "every AMD GPU (KFD) loads code built for " + threshold;
+    case Rule::kernel_image:
+      return "a cubin of the GPU's major at or below its minor (a: its own arch, f: its family), a code object for its gfx target, else PTX the driver can JIT";
   }
   return "?";
 }

@@ -12,6 +12,29 @@ const gpu::Snapshot& Probes::driver() {
   return *driver_;
 }
 
+const gpu::Visibility& Probes::visibility() {
+  if (!visibility_) visibility_ = gpu::cuda_visibility(driver().devices, env_.cuda_visible_devices);
+  return *visibility_;
+}
+
+std::vector<gpu::Device> Probes::engine_gpus() {
+  const auto& v = visibility();
+  if (!v.restricted) return driver().devices;
+  std::vector<gpu::Device> out;
+  for (int i : v.indices)
+    if (const auto* d = gpu::select_device(driver().devices, std::to_string(i))) out.push_back(*d);
+  return out;
+}
+
+std::vector<rocm::AmdGpu> Probes::engine_amd_gpus() {
+  return rocm::visible_gpus(rocm().gpus, env_.rocr_visible_devices, env_.hip_visible_devices);
+}
+
+std::string visibility_note(const gpu::Visibility& v, int index) {
+  if (v.visible(index)) return "";
+  return "; not visible to the engine (CUDA_VISIBLE_DEVICES='" + v.text + "')";
+}
+
 const std::optional<toolchain::Compiler>& Probes::c_compiler() {
   if (!c_compiler_) c_compiler_ = toolchain::find_c_compiler(env_.cc_env, env_.path_env);
   return *c_compiler_;
@@ -56,12 +79,14 @@ std::vector<check::Result> run_checks(const Request& req, const Environment& env
   if (req.python) out.push_back(python_check(*req.python, probes));
   for (const auto& l : req.libs) out.push_back(lib_check(l, probes));
   for (const auto& e : req.elfs) elf_checks(e, probes, out);
+  if (!req.kernels.empty()) kernel_checks(req, probes, out);
   if (req.rocm) out.push_back(rocm_check(probes));
+  for (const auto& g : req.gfx) out.push_back(gfx_check(g, probes));
   link_checks(req, probes, out);
   if (req.pcie_atomics) pcie_atomics_rows(probes, true, out);
   if (req.roce) roce_rows(*req.roce, probes, true, out);
   for (const auto& d : req.disks) out.push_back(disk_check(d));
-  for (int p : req.ports) out.push_back(port_check(p));
+  for (const auto& p : req.ports) out.push_back(port_check(p));
   for (const auto& f : req.files) out.push_back(file_check(f));
   return out;
 }

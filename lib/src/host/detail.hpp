@@ -30,6 +30,11 @@ class Probes {
   const Environment& env() const { return env_; }
 
   const gpu::Snapshot& driver();
+  // CUDA_VISIBLE_DEVICES over the driver's GPUs, and the GPUs it leaves the engine, in its order.
+  const gpu::Visibility& visibility();
+  std::vector<gpu::Device> engine_gpus();
+  // The AMD GPUs ROCR_VISIBLE_DEVICES and HIP_VISIBLE_DEVICES leave the engine.
+  std::vector<rocm::AmdGpu> engine_amd_gpus();
   const std::optional<toolchain::Compiler>& c_compiler();  // Triton's order: $CC, gcc, clang
   const std::optional<toolchain::Nvcc>& nvcc();            // CUDA_HOME, PATH, cuda_root/cuda
   const toolchain::PythonLook& python_look();              // looked for, not run
@@ -39,6 +44,7 @@ class Probes {
  private:
   const Environment& env_;
   std::optional<gpu::Snapshot> driver_;
+  std::optional<gpu::Visibility> visibility_;
   std::optional<std::optional<toolchain::Compiler>> c_compiler_;
   std::optional<std::optional<toolchain::Nvcc>> nvcc_;
   std::optional<toolchain::PythonLook> python_look_;
@@ -51,6 +57,8 @@ std::string cc_text(int major, int minor);  // "8.9"
 std::string cuda_text(int encoded);         // 13000 -> "13.0"
 nlohmann::json device_json(const gpu::Device& d);
 std::string no_driver_reason(const gpu::Snapshot& s);
+// "; not visible to the engine (CUDA_VISIBLE_DEVICES=...)" for a GPU it hides, else "".
+std::string visibility_note(const gpu::Visibility& v, int index);
 extern const char* const kInstallDriver;
 // What a forward-compatibility libcuda (loaded, or lying in cuda_root) means
 // here: "; ..." clauses for a reason, and their paths into data.
@@ -69,9 +77,14 @@ Result python_check(const std::string& want, Probes& probes);
 Result lib_check(const std::string& name, Probes& probes);                // host_library_checks.cpp
 void elf_checks(const std::string& path, Probes& probes, std::vector<Result>& out);
 Result disk_check(const DiskGate& gate);                                  // host_system_checks.cpp
-Result port_check(int port);
+Result port_check(const PortGate& gate);
 Result file_check(const FileGate& gate);
-Result rocm_check(Probes& probes);                                        // host_rocm_checks.cpp
+Result rocm_check(Probes& probes);
+Result gfx_check(const std::string& target, Probes& probes);   // --gfx TARGET
+// --vram-free on the AMD GPUs the engine sees (amdgpu's mem_info_vram_*), when there is no NVIDIA driver.
+void amd_vram_checks(const Request& req, Probes& probes, std::vector<Result>& out);                                        // host_rocm_checks.cpp
+// --kernels (host/kernel_checks.cpp): a summary row, then a row per library that carries GPU code.
+void kernel_checks(const Request& req, Probes& probes, std::vector<Result>& out);
 // The links (host/link_checks.cpp). `as_check`: a verdict was asked; without
 // it (the inventory) a row only says what could be read.
 void link_checks(const Request& req, Probes& probes, std::vector<Result>& out);

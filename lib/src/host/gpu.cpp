@@ -310,4 +310,32 @@ const Device* select_device(const std::vector<Device>& devices, const std::strin
   return found;
 }
 
+bool Visibility::visible(int index) const {
+  return !restricted || std::find(indices.begin(), indices.end(), index) != indices.end();
+}
+
+Visibility cuda_visibility(const std::vector<Device>& devices, const std::optional<std::string>& value) {
+  Visibility v;
+  if (!value) return v;
+  v.restricted = true;
+  v.text = *value;
+  std::vector<std::string> entries;
+  std::string cur;
+  for (char c : *value + ",") {
+    if (c == ',') entries.push_back(cur), cur.clear();
+    else if (c != ' ' && c != '\t') cur += c;
+  }
+  if (value->find_first_not_of(" \t") == std::string::npos) return v;  // "" hides every GPU
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const Device* d = entries[i].rfind("MIG-", 0) == 0 ? nullptr : select_device(devices, entries[i]);
+    if (!d) {
+      v.ignored.assign(entries.begin() + i, entries.end());
+      while (!v.ignored.empty() && v.ignored.back().empty()) v.ignored.pop_back();
+      break;
+    }
+    if (std::find(v.indices.begin(), v.indices.end(), d->index) == v.indices.end()) v.indices.push_back(d->index);
+  }
+  return v;
+}
+
 }  // namespace provkit::host::gpu

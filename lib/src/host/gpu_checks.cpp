@@ -68,11 +68,20 @@ std::string gpu_label(const gpu::Device& d) {
 }
 
 // The GPUs the checks apply to; unknown selectors become failures.
-std::vector<gpu::Device> selected_gpus(const Request& req, const gpu::Snapshot& s, std::vector<Result>& out) {
-  if (req.gpus.empty()) return s.devices;
+std::vector<gpu::Device> selected_gpus(const Request& req, const gpu::Snapshot& s, Probes& probes, std::vector<Result>& out) {
+  auto visible = probes.engine_gpus();
+  if (req.gpus.empty()) return visible;
   std::vector<gpu::Device> picked;
   for (const auto& sel : req.gpus) {
-    if (const auto* d = gpu::select_device(s.devices, sel)) {
+    if (const auto* hidden = gpu::select_device(s.devices, sel); hidden && !gpu::select_device(visible, sel)) {
+      out.push_back({.name = "gpu " + sel, .status = Status::fail, .rule = Rule::gpu_selector,
+                     .reason = gpu_label(*hidden) + " is not visible to the engine (CUDA_VISIBLE_DEVICES='" +
+                               probes.visibility().text + "')",
+                     .fix = "add it to CUDA_VISIBLE_DEVICES, or check the GPUs the engine is given",
+                     .data = {{"selector", sel}, {"cuda_visible_devices", probes.visibility().text}}});
+      continue;
+    }
+    if (const auto* d = gpu::select_device(visible, sel)) {
       if (std::none_of(picked.begin(), picked.end(), [&](const gpu::Device& p) { return p.index == d->index; }))
         picked.push_back(*d);
       continue;
@@ -201,9 +210,16 @@ Result cuda_check(const Request& req, Probes& probes) {
   r.rule = v.rule;
   r.reason = v.reason;
   r.fix = v.fix;
-  if (s.driver_cuda && s.driver_cuda != s.libcuda_cuda)
+  if (s.driver_cuda && s.driver_cuda != s.libcuda_cuda) {
     r.reason += "; the kernel driver (NVML) reports CUDA " + cuda_text(s.driver_cuda) + " but libcuda reports " +
                 cuda_text(s.libcuda_cuda);
+    // The driver is new enough; the libcuda the engine loads is not this driver's: say that, not "install the driver".
+    if (v.status != Status::pass && cudacompat::from_cuda_int(s.driver_cuda) >= *req.cuda && !gpu::is_compat_path(s.libcuda_path))
+      r.fix = "the installed driver " + s.driver_version + " supports CUDA " + cuda_text(s.driver_cuda) + ", but the libcuda.so.1 the engine loads (" +
+              (s.libcuda_path.empty() ? std::string("the loader's") : s.libcuda_path) + ") is another driver's (CUDA " +
+              cuda_text(s.libcuda_cuda) + "): install the user-mode driver of " + s.driver_version +
+              " (libnvidia-compute of the same version) or remove the stale libcuda from the loader path";
+  }
   r.reason += compat_note(s, probes.env(), r.data);
   return r;
 }
@@ -212,6 +228,10 @@ void gpu_checks(const Request& req, Probes& probes, std::vector<Result>& out) {
   bool wanted = !req.needs.empty() || req.min_cc || !req.arch_list.empty() || req.vram_free || !req.gpus.empty();
   if (!wanted) return;
   const auto& s = probes.driver();
+  // No NVIDIA GPU but AMD ones: --vram-free is read from amdgpu (the other asks are NVIDIA's).
+  if ((s.driver_version.empty() || s.devices.empty()) && req.vram_free && !probes.rocm().gpus.empty() && req.gpus.empty() &&
+      req.needs.empty() && !req.min_cc && req.arch_list.empty())
+    return amd_vram_checks(req, probes, out);
   if (s.driver_version.empty() || s.devices.empty()) {
     out.push_back({.name = "gpu",
                    .status = Status::fail,
@@ -220,7 +240,20 @@ void gpu_checks(const Request& req, Probes& probes, std::vector<Result>& out) {
                    .fix = kInstallDriver});
     return;
   }
-  auto gpus = selected_gpus(req, s, out);
+  const auto& vis = probes.visibility();
+  if (vis.restricted && vis.indices.empty()) {
+    std::string ignored;
+    for (const auto& e : vis.ignored) ignored += (ignored.empty() ? "" : ", ") + e;
+    out.push_back({.name = "gpu",
+                   .status = Status::fail,
+                   .rule = Rule::no_gpu,
+                   .reason = "CUDA_VISIBLE_DEVICES='" + vis.text + "' leaves the engine no GPU" +
+                             (ignored.empty() ? "" : " (no whole GPU matches " + ignored + "; a MIG instance is not checked)"),
+                     .fix = "set CUDA_VISIBLE_DEVICES to the indices or UUIDs of the engine's GPUs (see `envcheck`), or unset it",
+                   .data = {{"cuda_visible_devices", vis.text}, {"ignored", vis.ignored}}});
+    return;
+  }
+  auto gpus = selected_gpus(req, s, probes, out);
   const bool only_selection = req.needs.empty() && !req.min_cc && req.arch_list.empty() && !req.vram_free;
   for (const auto& d : gpus) {
     const std::string idx = " gpu" + std::to_string(d.index);

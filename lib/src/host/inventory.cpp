@@ -111,7 +111,13 @@ std::vector<check::Result> inventory(const Environment& env, const Request& link
   std::vector<Result> out;
   out.push_back(driver_fact(s));
   out.push_back(libcuda_fact(s, env));
-  for (const auto& d : s.devices) out.push_back(gpu_fact(d));
+  for (const auto& d : s.devices) {
+    out.push_back(gpu_fact(d));
+    if (auto note = visibility_note(probes.visibility(), d.index); !note.empty()) {
+      out.back().reason += note;
+      out.back().data["visible"] = false;
+    }
+  }
   for (const auto& p : s.peers)
     out.push_back({.name = "p2p " + std::to_string(p.a) + "-" + std::to_string(p.b),
                    .reason = "peer-to-peer read " + p.read + ", NVLink " + p.nvlink,

@@ -1,6 +1,7 @@
 // envcheck's loader checks: would the dynamic loader find this library
 // (--lib), and does every DT_NEEDED of this object resolve, recursively (--elf).
 #include "detail.hpp"
+#include "provkit/host/kernels.hpp"
 
 namespace provkit::host::detail {
 
@@ -40,6 +41,23 @@ Result lib_check(const std::string& name, Probes& probes) {
 }
 
 void elf_checks(const std::string& path, Probes& probes, std::vector<Result>& out) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) {
+    // A directory: every ELF shared object under it (*.so, *.so.N; a linker script named .so is not one).
+    auto found = kernels::collect_objects({path}, probes.search_context(), false);
+    std::size_t objects = 0;
+    for (const auto& object : found.objects) {
+      if (!elf::read_identity(object)) continue;
+      ++objects;
+      elf_checks(object.string(), probes, out);
+    }
+    if (objects == 0)
+      out.push_back({.name = "elf " + path, .status = Status::fail, .rule = Rule::elf_readable,
+                     .reason = "no ELF shared object (*.so, *.so.N) under " + path,
+                     .fix = "name the library's directory (a site-packages, a lib/) or the library itself",
+                     .data = {{"path", path}}});
+    return;
+  }
   const std::string name = "elf " + path;
   elf::Resolution res;
   try {

@@ -223,7 +223,7 @@ void roce_rows(const std::string& device, Probes& probes, bool as_check, std::ve
   for (const auto& p : ports) {
     Result r{.name = "roce " + p.device + "/" + std::to_string(p.port), .status = as_check ? Status::pass : Status::info,
              .rule = as_check ? Rule::roce_gid_index : Rule::none,
-             .data = {{"device", p.device}, {"port", p.port}, {"link_layer", p.link_layer}, {"holes", p.holes},
+             .data = {{"device", p.device}, {"port", p.port}, {"link_layer", p.link_layer}, {"state", p.state}, {"holes", p.holes},
                       {"node_ipv4", ipv4}, {"gids", json::array()}}};
     std::string table;
     for (const auto& g : p.gids) {
@@ -240,6 +240,14 @@ void roce_rows(const std::string& device, Probes& probes, bool as_check, std::ve
       r.status = Status::info;
       r.rule = Rule::none;
       r.reason = p.device + " port " + std::to_string(p.port) + " is InfiniBand: NCCL_IB_GID_INDEX does not apply; " + table;
+    } else if (!p.active()) {
+      // A GID entry on a port that is not up carries no traffic: NCCL would time out on it.
+      r.status = as_check ? Status::fail : Status::warn;
+      r.reason = p.device + " port " + std::to_string(p.port) + " is not ACTIVE (state " + p.state + ")" +
+                 (index ? "; its NCCL_IB_GID_INDEX would be " + std::to_string(*index) : "") + "; " + table;
+      r.data["nccl_ib_gid_index"] = nullptr;  // not a value to export: the port carries nothing
+      r.fix = "bring the port up: check the cable and the switch port, `ip link set <netdev> up`, and `rdma link show " +
+              p.device + "/" + std::to_string(p.port) + "`";
     } else if (index) {
       const auto& g = *std::find_if(p.gids.begin(), p.gids.end(), [&](const auto& e) { return e.index == *index; });
       r.reason = "NCCL_IB_GID_INDEX=" + std::to_string(*index) + ": RoCE v2 " + g.gid + (g.netdev.empty() ? "" : " on " + g.netdev) +

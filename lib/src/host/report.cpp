@@ -10,6 +10,23 @@ Report run(const Request& request, const Environment& env) {
   return r;
 }
 
+std::vector<std::string> field_values(const Report& report, const std::string& field) {
+  std::vector<std::string> out;
+  auto add = [&](const nlohmann::json& v) {
+    if (v.is_null()) return;
+    out.push_back(v.is_string() ? v.get<std::string>() : v.dump());
+  };
+  for (const auto& r : report.results) {
+    if (!r.data.is_object() || !r.data.contains(field)) continue;
+    const auto& v = r.data[field];
+    if (v.is_array())
+      for (const auto& e : v) add(e);
+    else
+      add(v);
+  }
+  return out;
+}
+
 nlohmann::json to_json(const Report& report) {
   auto j = check::to_json(report.results);
   j["envcheck"] = PROVKIT_VERSION;

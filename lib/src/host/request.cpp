@@ -2,6 +2,7 @@
 // command line and profiles) and where things are on this host.
 #include <algorithm>
 #include <charconv>
+#include <cstdlib>
 
 #include "provkit/host/envcheck.hpp"
 #include "provkit/util/fs.hpp"
@@ -14,7 +15,7 @@ namespace provkit::host {
 
 bool Request::asks_anything() const {
   return cuda || !needs.empty() || min_cc || !arch_list.empty() || vram_free || cc || nvcc || python ||
-         !libs.empty() || !elfs.empty() || !disks.empty() || !ports.empty() || !files.empty() || rocm ||
+         !libs.empty() || !elfs.empty() || !kernels.empty() || !disks.empty() || !ports.empty() || !files.empty() || rocm || !gfx.empty() ||
          min_pcie || min_h2d || pcie_atomics || roce;
 }
 
@@ -118,11 +119,24 @@ void add_disk(Request& r, const std::string& path, const std::string& size) {
 }
 
 void add_port(Request& r, const std::string& text) {
+  // PORT, HOST:PORT, or [IPV6]:PORT; HOST an address literal or "localhost".
+  PortGate gate;
+  std::string port_text = text;
+  auto colon = text.rfind(':');
+  if (colon != std::string::npos) {
+    gate.host = text.substr(0, colon);
+    port_text = text.substr(colon + 1);
+    if (gate.host.size() >= 2 && gate.host.front() == '[' && gate.host.back() == ']') gate.host = gate.host.substr(1, gate.host.size() - 2);
+    if (gate.host == "localhost") gate.host = "127.0.0.1";
+    if (!host::is_address_literal(gate.host))
+      throw Error(ExitCode::usage, "'" + text + "' names no address to bind: HOST must be an IPv4 or IPv6 address (or localhost)");
+  }
   int port = 0;
-  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), port);
-  if (ec != std::errc() || p != text.data() + text.size() || port < 1 || port > 65535)
+  auto [p, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
+  if (ec != std::errc() || p != port_text.data() + port_text.size() || port < 1 || port > 65535)
     throw Error(ExitCode::usage, "'" + text + "' is not a TCP port (1-65535)");
-  r.ports.push_back(port);
+  gate.port = port;
+  r.ports.push_back(gate);
 }
 
 void add_file(Request& r, const std::string& path, const std::string& sha256) {
@@ -158,6 +172,9 @@ Environment Environment::from_process() {
   e.cuda_home = util::getenv_str("CUDA_HOME");
   e.rocm_path = util::getenv_str("ROCM_PATH");
   e.ld_library_path = util::getenv_str("LD_LIBRARY_PATH");
+  if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES")) e.cuda_visible_devices = v;
+  if (const char* v = std::getenv("ROCR_VISIBLE_DEVICES")) e.rocr_visible_devices = v;
+  if (const char* v = std::getenv("HIP_VISIBLE_DEVICES")) e.hip_visible_devices = v;
   return e;
 }
 

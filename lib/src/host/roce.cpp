@@ -46,7 +46,8 @@ int number_of(const std::string& name) {
 }
 
 RdmaPort read_port(const fs::path& dir, const std::string& device, int port) {
-  RdmaPort p{.device = device, .port = port, .link_layer = first_line(dir / "link_layer").value_or("")};
+  RdmaPort p{.device = device, .port = port, .link_layer = first_line(dir / "link_layer").value_or(""),
+             .state = first_line(dir / "state").value_or("")};
   std::vector<int> empty;
   for (int i = 0; i < kMaxGids; ++i) {
     auto text = first_line(dir / "gids" / std::to_string(i));

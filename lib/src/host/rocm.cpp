@@ -36,15 +36,46 @@ std::vector<AmdGpu> read_kfd_topology(const fs::path& sysfs_root) {
       if (!(fields >> key >> value)) continue;
       if (key == "gfx_target_version") gpu.gfx_target_version = static_cast<std::uint32_t>(value);
       if (key == "device_id") gpu.device_id = static_cast<std::uint32_t>(value);
+      if (key == "drm_render_minor") gpu.drm_render_minor = static_cast<int>(value);
     }
     if (gpu.gfx_target_version == 0) continue;  // a CPU node
     gpu.gfx_target = gfx_target_name(gpu.gfx_target_version);
     std::ifstream name_file(it->path() / "name");
     std::getline(name_file, gpu.name);
+    if (gpu.drm_render_minor >= 0) {
+      auto dev = sysfs_root / "class" / "drm" / ("renderD" + std::to_string(gpu.drm_render_minor)) / "device";
+      auto number = [](const fs::path& f) -> std::optional<std::uint64_t> {
+        std::ifstream in(f);
+        unsigned long long v = 0;
+        if (in >> v) return v;
+        return std::nullopt;
+      };
+      gpu.vram_total = number(dev / "mem_info_vram_total");
+      gpu.vram_used = number(dev / "mem_info_vram_used");
+    }
     gpus.push_back(gpu);
   }
   std::sort(gpus.begin(), gpus.end(), [](const AmdGpu& a, const AmdGpu& b) { return a.node < b.node; });
   return gpus;
+}
+
+std::vector<AmdGpu> visible_gpus(const std::vector<AmdGpu>& gpus, const std::optional<std::string>& rocr,
+                                 const std::optional<std::string>& hip) {
+  auto narrow = [](const std::vector<AmdGpu>& from, const std::optional<std::string>& spec) {
+    if (!spec) return from;
+    std::vector<AmdGpu> out;
+    std::stringstream list(*spec);
+    std::string entry;
+    while (std::getline(list, entry, ',')) {
+      entry.erase(std::remove(entry.begin(), entry.end(), ' '), entry.end());
+      std::size_t i = 0;
+      auto [p, e] = std::from_chars(entry.data(), entry.data() + entry.size(), i);
+      if (entry.empty() || e != std::errc() || p != entry.data() + entry.size() || i >= from.size()) break;
+      if (std::none_of(out.begin(), out.end(), [&](const AmdGpu& g) { return g.node == from[i].node; })) out.push_back(from[i]);
+    }
+    return out;
+  };
+  return narrow(narrow(gpus, rocr), hip);
 }
 
 std::vector<RuntimeLibrary> find_runtime_libraries(const elf::SearchContext& ctx, const std::string& rocm_path) {

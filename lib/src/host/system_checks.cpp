@@ -30,18 +30,34 @@ Result disk_check(const DiskGate& g) {
   return r;
 }
 
-Result port_check(int port) {
+Result port_check(const PortGate& gate) {
+  const int port = gate.port;
   const std::string p = std::to_string(port);
+  const bool any = gate.host == "0.0.0.0";
+  const std::string where = any ? "port " + p : gate.host + " port " + p;
+  const std::string name = "port-free " + (any ? p : (gate.host.find(':') != std::string::npos ? "[" + gate.host + "]" : gate.host) + ":" + p);
   std::string why;
-  if (host::port_free(port, why))
-    return {.name = "port-free " + p, .status = Status::pass, .rule = Rule::port_bindable,
-            .reason = "port " + p + " is free", .data = {{"port", port}}};
-  return {.name = "port-free " + p,
-          .status = Status::fail,
-          .rule = Rule::port_bindable,
-          .reason = "port " + p + " cannot be bound: " + why,
-          .fix = "stop what listens there (ss -ltnp 'sport = :" + p + "') or choose another port",
-          .data = {{"port", port}}};
+  if (host::port_free(gate.host, port, why))
+    return {.name = name, .status = Status::pass, .rule = Rule::port_bindable,
+            .reason = where + " is free", .data = {{"port", port}, {"host", gate.host}}};
+  Result r{.name = name,
+           .status = Status::fail,
+           .rule = Rule::port_bindable,
+           .reason = where + " cannot be bound: " + why,
+           .fix = "stop what listens there (ss -ltnp 'sport = :" + p + "') or choose another port",
+           .data = {{"port", port}, {"host", gate.host}}};
+  if (auto h = host::port_holder(port)) {
+    r.data["holder_address"] = h->address;
+    if (h->pid) {
+      r.reason += "; held by PID " + std::to_string(h->pid) + " (" + h->command + ") listening on " + h->address;
+      r.fix = "stop PID " + std::to_string(h->pid) + " (" + h->command + "; ss -ltnp 'sport = :" + p + "' shows it), or choose another port";
+      r.data["holder_pid"] = h->pid;
+      r.data["holder_command"] = h->command;
+    } else {
+      r.reason += "; a socket listens on " + h->address + ", its process is not visible to this user (root sees it)";
+    }
+  }
+  return r;
 }
 
 Result file_check(const FileGate& g) {

@@ -69,6 +69,16 @@ Result cc_check(Probes& probes) {
   r.reason = who + " failed to build a shared object with -O3 -shared -fPIC: " + (first.empty() ? "no output" : first);
   r.fix = compiler->origin == "CC" ? "fix or unset CC (Triton uses it as it is)"
                                     : "repair the compiler installation (apt-get install --reinstall " + compiler->origin + ")";
+  // The compiler is provkit's cc-shim (installed as gcc or cc): what it lacks is zig, not a gcc package.
+  std::error_code real_ec;
+  const auto real = fs::canonical(*compiler->path, real_ec).filename().string();
+  if (real == "cc-shim" || proof.output.find("cc-shim: ") != std::string::npos) {
+    const bool no_zig = proof.output.find("no zig found") != std::string::npos;
+    r.fix = compiler->path->string() + " is cc-shim, which compiles with zig" +
+            (no_zig ? ", and it found none: install zig (pip install ziglang, or a zig release on PATH) or set CC_SHIM_ZIG to its path"
+                    : ": its message above says what it lacks (docs/cc-shim.md)");
+    r.data["cc_shim"] = true;
+  }
   r.data["output"] = proof.output;
   return r;
 }

@@ -47,6 +47,17 @@ std::string relative_blob_target(std::string_view path, std::string_view etag) {
   return up + "blobs/" + std::string(etag);
 }
 
+namespace {
+// Written once, never over another; a cache that cannot take it works without it (as huggingface_hub).
+void write_cachedir_tag(const util::Root& guard, const fs::path& dir) {
+  try {
+    struct stat st;
+    if (guard.stat(dir / "CACHEDIR.TAG", st)) return;
+    guard.write_atomic(dir / "CACHEDIR.TAG", kCachedirTag);
+  } catch (const Error&) {
+  }
+}
+}  // namespace
 
 fs::path Layout::lock_path(const std::string& path, const std::string& etag) const {
   return util::path_with_suffix(partial_path(path, etag), ".lock");
@@ -60,9 +71,10 @@ CacheLayout::CacheLayout(fs::path cache_root, hub::Repo repo, std::string commit
 fs::path CacheLayout::content_path(const std::string&, const std::string& etag) const { return blob_path(etag); }
 
 fs::path CacheLayout::partial_path(const std::string&, const std::string& etag) const {
-  // Not huggingface_hub's ".incomplete": its older versions would append to it
-  // without verifying, and nothing of ours should look like a finished blob.
-  return util::path_with_suffix(blob_path(etag), ".provkit-partial");
+  // Not huggingface_hub's own "<etag>.incomplete" (its older versions append to
+  // that name without verifying), but ending ".incomplete" as its unique
+  // temporaries do, so scan_cache_dir lists an interrupted fetch as incomplete.
+  return util::path_with_suffix(blob_path(etag), ".provkit-partial.incomplete");
 }
 
 fs::path CacheLayout::rejected_prefix(const std::string&, const std::string& etag) const { return blob_path(etag); }
@@ -93,13 +105,24 @@ void CacheLayout::publish(const std::string& path, const std::string& etag) {
   ::fsync(dir.get());
 }
 
-void CacheLayout::finish(const std::vector<std::pair<std::string, std::string>>&) {
-  fs::path ref = ref_path("main");
-  try {
-    if (guard_.read_if_present(ref, kRefMax) == commit_) return;
-  } catch (const Error&) {  // a link, FIFO or huge file as the ref: replaced below
-  }
-  guard_.write_atomic(ref, commit_);
+void CacheLayout::begin() {
+  guard_.make_dirs(snapshot_dir());
+  write_cachedir_tag(guard_, cache_root_);
+}
+
+void CacheLayout::finish(const std::vector<std::pair<std::string, std::string>>&, const RefPlan& refs) {
+  auto write = [&](const std::string& name) {
+    fs::path ref = ref_path(name);
+    try {
+      if (guard_.read_if_present(ref, kRefMax) == commit_) return;  // as huggingface_hub: no write when it holds it
+    } catch (const Error&) {  // a link, FIFO or huge file as the ref: replaced below
+    }
+    guard_.write_atomic(ref, commit_);
+  };
+  for (const auto& name : refs.names) write(name);
+  bool main_named = std::find(refs.names.begin(), refs.names.end(), "main") != refs.names.end();
+  struct stat st;
+  if (refs.main_if_absent && !main_named && !guard_.stat(ref_path("main"), st)) write("main");
 }
 
 std::string CacheLayout::describe() const { return snapshot_dir().string(); }
@@ -127,6 +150,13 @@ fs::path LocalDirLayout::lock_path(const std::string& path, const std::string&) 
   return util::path_with_suffix(download_dir() / path, ".lock");
 }
 
+void LocalDirLayout::begin() {
+  fs::path state = dir_ / ".cache" / "huggingface";
+  struct stat st;
+  if (!guard_.stat(state / ".gitignore", st)) guard_.write_atomic(state / ".gitignore", "*");
+  write_cachedir_tag(guard_, state);
+}
+
 void LocalDirLayout::publish(const std::string& path, const std::string& etag) {
   fs::path gitignore = dir_ / ".cache" / "huggingface" / ".gitignore";
   struct stat st;
@@ -139,18 +169,17 @@ void LocalDirLayout::publish(const std::string& path, const std::string& etag) {
   guard_.write_atomic(metadata_path(path), commit_ + "\n" + etag + "\n" + ts + "\n");
 }
 
-void LocalDirLayout::finish(const std::vector<std::pair<std::string, std::string>>& sums) {
+void LocalDirLayout::finish(const std::vector<std::pair<std::string, std::string>>& sums, const RefPlan&) {
   auto sorted = sums;
   std::sort(sorted.begin(), sorted.end());
   std::string text;
   for (const auto& [path, sha] : sorted) text += sha + "  " + path + "\n";
-  guard_.write_atomic(dir_ / "SHA256SUMS", text);
+  guard_.write_atomic(sums_path(), text);
 }
 
 std::string LocalDirLayout::describe() const { return dir_.string(); }
 
 std::string LocalDirLayout::reserved_reason(const std::string& path) const {
-  if (path == "SHA256SUMS") return "hf-fetch writes its own SHA256SUMS there";
   if (path == ".cache" || path == ".cache/huggingface" || path.starts_with(".cache/huggingface/"))
     return "the download state of hf-fetch and huggingface_hub is kept under .cache/huggingface";
   return {};

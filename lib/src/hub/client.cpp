@@ -166,17 +166,7 @@ Token find_token(const std::string& token_file_flag) { return checked(find_token
 
 namespace {
 Token find_token_unchecked(const std::string& token_file_flag) {
-  if (auto env = util::trim(util::getenv_str("HF_TOKEN")); !env.empty()) return {env, "HF_TOKEN"};
-  std::string path = util::getenv_str("HF_TOKEN_PATH");
-  if (path.empty()) path = (hfcache::hf_home() / "token").string();
-  std::error_code ec;
-  if (fs::is_regular_file(path, ec)) {
-    try {
-      if (auto t = util::trim(util::read_file(path)); !t.empty()) return {t, path};
-    } catch (const Error&) {
-      // An unreadable default token file is as good as none.
-    }
-  }
+  // huggingface_hub's order: the token given (here --token-file), then the environment, then the token file.
   if (!token_file_flag.empty()) {
     std::string t;
     try {
@@ -185,31 +175,48 @@ Token find_token_unchecked(const std::string& token_file_flag) {
       throw Error(ExitCode::usage, token_file_flag + ": cannot read the token file");
     }
     if (t.empty()) throw Error(ExitCode::usage, token_file_flag + ": the token file is empty");
-    return {t, token_file_flag};
+    return {t, "--token-file " + token_file_flag};
+  }
+  for (const char* name : {"HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"})
+    if (auto env = util::trim(util::getenv_str(name)); !env.empty()) return {env, name};
+  std::string path = util::getenv_str("HF_TOKEN_PATH");
+  std::string source = "HF_TOKEN_PATH (" + path + ")";
+  if (path.empty()) path = (hfcache::hf_home() / "token").string(), source = path;
+  std::error_code ec;
+  if (fs::is_regular_file(path, ec)) {
+    try {
+      if (auto t = util::trim(util::read_file(path)); !t.empty()) return {t, source};
+    } catch (const Error&) {
+      // An unreadable default token file is as good as none.
+    }
   }
   return {};
 }
 }  // namespace
 
 Error hub_error(const Repo& repo, const std::string& what, long status, const http::Headers& headers,
-                bool had_token) {
+                const std::string& token_source) {
+  const bool had_token = !token_source.empty();
+  const std::string the_token = "the token from " + token_source;
   std::string code = headers.get("x-error-code").value_or("");
   std::string name = describe(repo);
   const std::string token_hint = "HF_TOKEN, HF_TOKEN_PATH or --token-file";
   if (code == "GatedRepo") {
     if (had_token)
-      return Error(ExitCode::auth, name + " is a gated repository and the token given has no access to it: request "
+      return Error(ExitCode::auth, name + " is a gated repository and " + the_token + " has no access to it: request "
                                           "access on the repository's Hub page with the account of that token");
     return Error(ExitCode::auth, name + " is a gated repository: accept its conditions on the repository's Hub page and "
                                         "provide a token of that account (" + token_hint + ")");
   }
   if (code == "RepoNotFound" || status == 401) {
     if (had_token)
-      return Error(ExitCode::auth, "repository " + name + " was not found, or the token given has no access to it");
+      return Error(ExitCode::auth, "repository " + name + " was not found, or " + the_token + " has no access to it");
     return Error(ExitCode::auth, "repository " + name + " was not found, or it is private and needs a token with "
                                  "access to it (" + token_hint + ")");
   }
-  if (status == 403) return Error(ExitCode::auth, "access to " + name + " refused (HTTP 403) for " + what);
+  if (status == 403)
+    return Error(ExitCode::auth, "access to " + name + " refused (HTTP 403) for " + what +
+                                     (had_token ? " with " + the_token : std::string()));
   if (code == "RevisionNotFound") return Error(ExitCode::check_failed, what + ": the revision is not in " + name);
   if (code == "EntryNotFound" || status == 404)
     return Error(ExitCode::check_failed, what + ": not found in " + name + " (HTTP 404)");
@@ -219,11 +226,14 @@ Error hub_error(const Repo& repo, const std::string& what, long status, const ht
                                       (msg.empty() ? "" : " (" + msg + ")"));
 }
 
-HubClient::HubClient(std::string endpoint, std::string token, http::Options options)
-    : endpoint_(std::move(endpoint)), token_(std::move(token)), client_(std::move(options)) {}
+HubClient::HubClient(std::string endpoint, Token token, http::Options options)
+    : endpoint_(std::move(endpoint)), token_(std::move(token.value)), token_source_(std::move(token.source)),
+      client_(std::move(options)) {
+  if (!token_.empty() && token_source_.empty()) token_source_ = "the caller";
+}
 
 void HubClient::fail(const Repo& repo, const std::string& what, const http::Response& response) const {
-  throw hub_error(repo, what, response.status, response.headers, !token_.empty());
+  throw hub_error(repo, what, response.status, response.headers, token_source_);
 }
 
 std::string HubClient::get_json(const Repo& repo, const std::string& url, const std::string& what,

@@ -1,6 +1,9 @@
 #include "provkit/hub/fetch.hpp"
 
+#include <algorithm>
+
 #include "provkit/hub/source.hpp"
+#include "provkit/util/fs.hpp"
 
 namespace provkit::hub {
 
@@ -8,10 +11,32 @@ int FetchReport::exit_code() const {
   switch (stage) {
     case Stage::verified: return verified.failed ? 1 : 0;
     case Stage::upstream: return upstream_problems ? 1 : 0;
+    case Stage::planned: return space && !space->fits() ? 1 : 0;
     case Stage::published: break;
   }
   return static_cast<int>(published.code);
 }
+
+namespace {
+// Where main is asked of the Hub: only when refs/main does not already hold
+// the commit, and only for the cache (a local dir has no refs).
+hfcache::RefPlan refs_online(const Manifest& m, const hfcache::Layout& layout, HubClient& client) {
+  auto* cache = dynamic_cast<const hfcache::CacheLayout*>(&layout);
+  if (!cache || m.ref == "main") return plan_refs(m, m.revision, true);
+  try {
+    if (cache->guard().read_if_present(cache->ref_path("main"), 4096) == m.revision) return plan_refs(m, m.revision, true);
+  } catch (const Error&) {  // not a plain file: asked of the Hub as if absent
+  }
+  std::optional<std::string> main;
+  try {
+    main = client.resolve_commit(m.repo, "main");
+  } catch (const Error& e) {
+    // The Hub not reachable (a node behind a mirror): as offline. No main, or no access: refs/main is left.
+    if (e.code() == ExitCode::network) return plan_refs(m, std::nullopt, false);
+  }
+  return plan_refs(m, main, true);
+}
+}  // namespace
 
 FetchReport fetch_snapshot(const Manifest& m, hfcache::Layout& layout, const FetchOptions& o, FetchObserver& observer) {
   using Mode = FetchOptions::Mode;
@@ -26,37 +51,104 @@ FetchReport fetch_snapshot(const Manifest& m, hfcache::Layout& layout, const Fet
     return r;
   }
   if (o.offline) {
-    r.published = publish_snapshot(m, layout, check_in_place(m, layout, observer), observer);
+    r.published = publish_snapshot(m, layout, check_in_place(m, layout, observer), observer, plan_refs(m, {}, false));
     return r;
   }
   std::string endpoint = endpoint_from(o.endpoint);
   Token token = find_token(o.token_file);
-  HubClient client(endpoint, token.value, o.http);
+  HubClient hub_client(endpoint, token, o.http);
+  // The sources in order: each --mirror, then the endpoint. A mirror that refuses or cannot be reached is
+  // left at once (one attempt, no retries); a file that fails from one (wrong bytes included) is fetched
+  // again from the next, the files already verified staying in place. The token goes to the endpoint only.
+  std::vector<std::string> sources;
+  for (const auto& mirror : o.mirrors) sources.push_back(endpoint_from(mirror));
+  sources.push_back(endpoint);
+  SnapshotSummary earlier;  // files downloaded from sources before the last one
+  for (std::size_t si = 0; si < sources.size(); ++si) {
+    const bool mirror = si + 1 < sources.size();
+    http::Options http = o.http;
+    if (mirror) http.retry.tries = 1;
+    HubClient mirror_client(sources[si], Token{}, http);
+    HubClient& client = mirror ? mirror_client : hub_client;
+    observer.on_source(sources[si], mirror);
 
-  // Pre-flight: exactly the manifest's files against the live tree, before a byte is fetched.
-  auto checks = check_upstream(m, layout, client.list_tree(m.repo, m.revision));
-  for (const auto& c : checks) {
-    bool ok = c.state == UpstreamState::ok;
-    r.upstream_problems += !ok;
-    if (!ok || o.mode == Mode::check_upstream) observer.on_upstream(c);
-  }
-  if (o.mode == Mode::check_upstream || r.upstream_problems) {
-    r.stage = FetchReport::Stage::upstream;
-    r.upstream_files = checks.size();
+    // Pre-flight: exactly the manifest's files against the live tree, before a byte is fetched.
+    std::vector<TreeEntry> listed;
+    std::vector<UpstreamCheck> checks;
+    try {
+      if (!o.tree || mirror) listed = client.list_tree(m.repo, m.revision);
+      checks = check_upstream(m, layout, o.tree && !mirror ? *o.tree : listed);
+    } catch (const Error& e) {
+      if (!mirror) throw;
+      observer.on_source_failed(sources[si], e.what());
+      continue;
+    }
+    std::size_t problems = 0;
+    for (const auto& c : checks) problems += c.state != UpstreamState::ok;
+    if (mirror && problems) {
+      observer.on_source_failed(sources[si], std::to_string(problems) + " of the manifest's files differ from its tree");
+      continue;
+    }
+    for (const auto& c : checks) {
+      bool ok = c.state == UpstreamState::ok;
+      r.upstream_problems += !ok;
+      if (!ok || o.mode == Mode::check_upstream) observer.on_upstream(c);
+    }
+    if (o.mode == Mode::check_upstream || r.upstream_problems) {
+      r.stage = FetchReport::Stage::upstream;
+      r.upstream_files = checks.size();
+      return r;
+    }
+
+    auto plan = plan_downloads(m, layout, checks, sources[si]);
+    r.space = plan_space(m, layout, plan);
+    observer.on_space_plan(*r.space, o.dry_run);
+    if (o.dry_run) {
+      r.stage = FetchReport::Stage::planned;
+      return r;
+    }
+    if (!r.space->fits()) throw Error(ExitCode::check_failed, no_space_sentence(*r.space));
+    observer.on_plan(m, layout, plan);
+    layout.begin();  // an interrupted fetch leaves what huggingface_hub's would: snapshots/<commit>/, *.incomplete
+    download::Options fo;
+    fo.http = http;
+    fo.max_parallel = o.jobs;
+    fo.connections = o.connections;
+    if (auto split = o.min_split_size ? o.min_split_size() : 0) fo.min_split_size = split;
+    HubSource source(m.repo, mirror ? Token{} : token);
+    auto results = download::Downloader(fo, source).run(plan.jobs, observer);
+    bool all_ok = std::all_of(results.begin(), results.end(), [](const download::JobResult& j) {
+      return j.outcome == download::Outcome::present || j.outcome == download::Outcome::downloaded;
+    });
+    if (mirror && !all_ok) {
+      for (const auto& j : results)
+        if (j.outcome == download::Outcome::downloaded) ++earlier.downloaded, earlier.bytes_transferred += j.bytes_transferred;
+      observer.on_source_failed(sources[si], "some files failed from it");
+      continue;
+    }
+    r.published = publish_snapshot(m, layout, {std::move(results), std::move(plan.etags)}, observer,
+                                   refs_online(m, layout, hub_client));
+    // What earlier sources downloaded is "present" to the last one: it was downloaded in this run.
+    std::size_t moved = std::min(earlier.downloaded, r.published.present);
+    r.published.downloaded += moved;
+    r.published.present -= moved;
+    r.published.bytes_transferred += earlier.bytes_transferred;
     return r;
   }
+  return r;  // not reached: the last source returns or throws
+}
 
-  auto plan = plan_downloads(m, layout, checks, endpoint);
-  observer.on_plan(m, layout, plan);
-  download::Options fo;
-  fo.http = o.http;
-  fo.max_parallel = o.jobs;
-  fo.connections = o.connections;
-  if (auto split = o.min_split_size ? o.min_split_size() : 0) fo.min_split_size = split;
-  HubSource source(m.repo, token.value);
-  auto results = download::Downloader(fo, source).run(plan.jobs, observer);
-  r.published = publish_snapshot(m, layout, {std::move(results), std::move(plan.etags)}, observer);
-  return r;
+Manifest pin_from_tree(HubClient& client, const Repo& repo, const std::string& revision,
+                       const std::vector<std::string>& include, const std::vector<std::string>& exclude,
+                       std::vector<TreeEntry>& tree) {
+  Manifest m;
+  m.repo = repo;
+  m.revision = client.resolve_commit(repo, revision);
+  m.ref = ref_for_revision(revision, m.revision);
+  m.source = repo.id + "@" + revision;
+  tree = client.list_tree(repo, m.revision);
+  m.files = pin_tree_files(tree, include, exclude, nullptr, [](const ManifestFile&, const TreeEntry&) {});
+  return m;
 }
 
 nlohmann::json to_json(const FetchReport& r) {
@@ -69,11 +161,22 @@ nlohmann::json to_json(const FetchReport& r) {
     return {{"mode", r.mode == FetchOptions::Mode::check_upstream ? "check-upstream" : "fetch"},
             {"files", r.upstream_files}, {"upstream_problems", r.upstream_problems}, {"bytes_transferred", 0},
             {"exit_code", code}};
+  if (r.stage == Stage::planned) {
+    nlohmann::json j = {{"mode", "dry-run"}, {"files", r.files}, {"bytes_transferred", 0}, {"exit_code", code},
+                        {"location", r.location}};
+    nlohmann::json plan = to_json(*r.space);
+    for (auto& [k, v] : plan.items()) j[k] = v;
+    return j;
+  }
   const auto& s = r.published;
   nlohmann::json j = {{"mode", "fetch"}, {"files", r.files}, {"downloaded", s.downloaded}, {"present", s.present},
                       {"failed", s.failed}, {"assembled", s.assembled}, {"bytes_transferred", s.bytes_transferred},
                       {"location", r.location}, {"exit_code", code}};
   if (r.offline) j["offline"] = true;
+  if (r.space) {
+    nlohmann::json plan = to_json(*r.space);
+    for (auto& [k, v] : plan.items()) j["plan_" + k] = v;
+  }
   return j;
 }
 

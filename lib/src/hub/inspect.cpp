@@ -161,7 +161,7 @@ std::string read_range(const HubClient& client, SessionPool& pool, const Repo& r
   extra += received - std::min<std::uint64_t>(received, body.size());
   if (enough && body.size() == n) return body;
   if (result.failure != http::FailureKind::none) throw Error(ExitCode::network, result.message);
-  if (!result.ok()) throw hub_error(repo, path + " at " + commit, result.response.status, result.response.headers, !client.token().empty());
+  if (!result.ok()) throw hub_error(repo, path + " at " + commit, result.response.status, result.response.headers, client.token_source());
   if (body.size() != n)
     throw Error(ExitCode::network, escape_control(path) + ": the Hub sent " + std::to_string(body.size()) + " of the " +
                                        std::to_string(n) + " bytes asked for");

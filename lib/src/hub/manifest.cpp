@@ -1,7 +1,10 @@
 #include "provkit/hub/manifest.hpp"
 
+#include <fnmatch.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <map>
 #include <set>
@@ -75,7 +78,7 @@ struct Parser {
   Manifest parse(std::string_view text) {
     YAML::Node root = util::load_single_yaml_document(text, file);
     if (!root.IsMap()) throw input_error(file, root.IsDefined() ? line_of(root) : 0, "a manifest must be a YAML mapping");
-    check_keys(root, {"manifest", "repo", "type", "revision", "files", "assemble"}, "the manifest");
+    check_keys(root, {"manifest", "repo", "type", "revision", "ref", "files", "assemble"}, "the manifest");
 
     Manifest m;
     m.source = file;
@@ -100,6 +103,11 @@ struct Parser {
     m.revision = scalar(rev, "revision");
     if (!util::is_hex(m.revision, 40) || m.revision.find_first_of("ABCDEF") != std::string::npos)
       fail(rev, "revision must be a 40-hex commit id ('" + m.revision + "' is not; manifests pin commits, not branches or tags)");
+    if (YAML::Node ref = root["ref"]) {
+      m.ref = scalar(ref, "ref");
+      if (!is_valid_ref_name(*m.ref))
+        fail(ref, "ref '" + *m.ref + "' is not a branch or tag name (it becomes refs/<ref> in the cache)");
+    }
 
     YAML::Node files = need("files");
     if (!files.IsSequence()) fail(files, "files must be a list");
@@ -198,6 +206,7 @@ std::string Manifest::to_yaml() const {
   y += "repo: " + repo.id + "\n";
   y += "type: " + hub::repo_type_name(repo.type) + "\n";
   y += "revision: " + revision + "\n";
+  if (ref) y += "ref: " + yaml_quoted(*ref) + "\n";
   y += "files:\n";
   for (const auto& f : files) {
     y += "  - path: " + yaml_quoted(f.path) + "\n";
@@ -297,19 +306,77 @@ std::optional<std::pair<std::string, std::string>> split_repo_revision(const std
   return std::pair{id, revision};
 }
 
+bool is_valid_ref_name(std::string_view name) {
+  if (!is_safe_relative_path(name)) return false;
+  // A 40-hex name is a commit, which huggingface_hub never writes a ref for.
+  return !(name.size() == 40 && util::is_hex(std::string(name), 40));
+}
+
+std::optional<std::string> ref_for_revision(const std::string& revision, const std::string& commit) {
+  if (revision == commit || !is_valid_ref_name(revision)) return std::nullopt;
+  return revision;
+}
+
 std::pair<std::string, std::string> parse_repo_revision(const std::string& text) {
   if (auto r = split_repo_revision(text)) return *r;
   throw Error(ExitCode::usage, "'" + text + "' is not REPO[@REVISION] (e.g. org/name@main)");
 }
 
 AssemblySpecError::AssemblySpecError(const std::string& spec, std::optional<std::string> part_)
-    : Error(ExitCode::usage, !part_ ? "'" + spec + "' is not OUTPUT=PART,PART,..."
+    : Error(ExitCode::usage, !part_ ? "'" + spec + "' is not OUTPUT=PART,PART,... or OUTPUT=GLOB"
                                     : "part '" + *part_ + "' is not one of the manifest's files"),
       part(std::move(part_)) {}
 
-AssembleEntry parse_assembly(const Manifest& m, std::string spec) {
+bool natural_less(std::string_view a, std::string_view b) {
+  std::size_t i = 0, j = 0;
+  auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  while (i < a.size() && j < b.size()) {
+    if (digit(a[i]) && digit(b[j])) {
+      std::size_t i2 = i, j2 = j;
+      while (i2 < a.size() && digit(a[i2])) ++i2;
+      while (j2 < b.size() && digit(b[j2])) ++j2;
+      // Leading zeros aside, the longer run is the larger number; same length: compare the digits.
+      auto x = a.substr(i, i2 - i), y = b.substr(j, j2 - j);
+      auto strip = [](std::string_view v) { return v.substr(std::min(v.find_first_not_of('0'), v.size())); };
+      auto xs = strip(x), ys = strip(y);
+      if (xs.size() != ys.size()) return xs.size() < ys.size();
+      if (xs != ys) return xs < ys;
+      i = i2, j = j2;
+    } else {
+      if (a[i] != b[j]) return a[i] < b[j];
+      ++i, ++j;
+    }
+  }
+  return a.size() - i < b.size() - j;
+}
+
+std::optional<std::string> checksum_from_sums(std::string_view sums, const std::string& name) {
+  std::size_t pos = 0;
+  while (pos < sums.size()) {
+    auto nl = sums.find('\n', pos);
+    std::string_view line = sums.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
+    pos = nl == std::string_view::npos ? sums.size() : nl + 1;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.size() < 66 || line[64] != ' ') continue;
+    std::string hex(line.substr(0, 64));
+    for (auto& c : hex) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    std::string_view file = line.substr(65);
+    if (!file.empty() && (file[0] == ' ' || file[0] == '*')) file.remove_prefix(1);  // text or binary mode
+    if (file.starts_with("./")) file.remove_prefix(2);
+    if (!util::is_hex(hex, 64)) continue;
+    auto base = [](std::string_view p) { auto s = p.rfind('/'); return s == std::string_view::npos ? p : p.substr(s + 1); };
+    if (file == name || base(file) == base(name)) return hex;
+  }
+  return std::nullopt;
+}
+
+AssembleEntry parse_assembly(const Manifest& m, std::string spec, const std::function<std::string()>& repo_sums) {
   AssembleEntry e;
-  if (auto colon = spec.rfind(':'); colon != std::string::npos && util::is_hex(spec.substr(colon + 1), 64)) {
+  const std::string from_sums = ":SHA256SUMS";
+  bool want_sums = spec.size() > from_sums.size() && spec.ends_with(from_sums);
+  if (want_sums) {
+    spec.resize(spec.size() - from_sums.size());
+  } else if (auto colon = spec.rfind(':'); colon != std::string::npos && util::is_hex(spec.substr(colon + 1), 64)) {
     e.sha256 = spec.substr(colon + 1);
     spec.resize(colon);
   }
@@ -318,6 +385,22 @@ AssembleEntry parse_assembly(const Manifest& m, std::string spec) {
   e.output = spec.substr(0, eq);
   std::uint64_t size = 0;
   std::string rest = spec.substr(eq + 1);
+  if (rest.find_first_of("*?[") != std::string::npos && rest.find(',') == std::string::npos) {
+    // OUT=GLOB: the manifest's files it matches (fnmatch, as --include), in natural order (part-2 before part-10).
+    std::vector<std::string> parts;
+    for (const auto& f : m.files)
+      if (::fnmatch(rest.c_str(), f.path.c_str(), 0) == 0) parts.push_back(f.path);
+    if (parts.empty()) throw AssemblySpecError(spec, rest);
+    std::sort(parts.begin(), parts.end(), natural_less);
+    rest.clear();
+    for (const auto& p : parts) rest += (rest.empty() ? "" : ",") + p;
+  }
+  if (want_sums) {
+    std::string sums = repo_sums ? repo_sums() : std::string();
+    e.sha256 = checksum_from_sums(sums, e.output);
+    if (!e.sha256)
+      throw Error(ExitCode::usage, "--assemble " + e.output + ": the repo's SHA256SUMS has no line for it");
+  }
   for (std::size_t pos = 0; pos <= rest.size();) {
     auto comma = rest.find(',', pos);
     std::string part = rest.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);

@@ -60,6 +60,8 @@ std::vector<ManifestFile> pin_tree_files(const std::vector<TreeEntry>& tree, con
     f.size = e.content_size();
     if (e.lfs) {
       f.sha256 = e.lfs->oid;
+    } else if (!fetch_small) {
+      f.git_oid = e.oid;  // the tree's id; the fetch checks the content against it
     } else {
       std::string content = fetch_small(e);
       std::string oid = util::git_blob_id(content);
@@ -203,8 +205,20 @@ ExitCode worse(ExitCode a, ExitCode b) {
 }
 }  // namespace
 
+hfcache::RefPlan plan_refs(const Manifest& m, const std::optional<std::string>& main_commit, bool main_known) {
+  hfcache::RefPlan plan;
+  if (m.ref) plan.names.push_back(*m.ref);
+  if (m.ref == "main") return plan;
+  if (main_known) {
+    if (main_commit == m.revision) plan.names.push_back("main");
+  } else {
+    plan.main_if_absent = true;
+  }
+  return plan;
+}
+
 SnapshotSummary publish_snapshot(const Manifest& m, hfcache::Layout& layout, const SnapshotFiles& files,
-                                 SnapshotObserver& observer) {
+                                 SnapshotObserver& observer, const hfcache::RefPlan& refs) {
   SnapshotSummary s;
   std::vector<std::pair<std::string, std::string>> sums;
   for (std::size_t i = 0; i < files.results.size(); ++i) {
@@ -240,7 +254,7 @@ SnapshotSummary publish_snapshot(const Manifest& m, hfcache::Layout& layout, con
       observer.on_assembled(a);
     }
   }
-  if (s.failed == 0) layout.finish(sums);
+  if (s.failed == 0) layout.finish(sums, refs);
   return s;
 }
 

@@ -26,7 +26,7 @@ std::string HubSource::bearer_token(const std::string& resolved, const std::stri
 }
 
 Error HubSource::refusal(const download::Job& job, const http::Response& response) const {
-  return hub_error(repo_, job.spec.path, response.status, response.headers, !token_.empty());
+  return hub_error(repo_, job.spec.path, response.status, response.headers, token_source_);
 }
 
 }  // namespace provkit::hub

@@ -11,6 +11,7 @@ import sys
 import signal
 import subprocess
 import time
+import types
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from common import HubSim, check, main, tempdir  # noqa: E402
@@ -87,7 +88,7 @@ def test_two_clients_at_once():
 
 def test_lock_left_by_killed_process_does_not_block():
     repo = repo_with_big()
-    partial = repo.blob(BIG) + ".provkit-partial"
+    partial = repo.blob(BIG) + ".provkit-partial.incomplete"
     lock = os.path.join(repo.cache, ".locks", "models--org--model", sha256(repo.files[BIG]) + ".lock")
     with HubSim(repo.repos_json) as sim:
         sim.set_faults([{"kind": "throttle", "origin": "cdn", "bytes_per_second": 1 << 20, "times": -1}])
@@ -139,7 +140,7 @@ def test_truncated_body_with_correct_content_length():
 
 def test_stale_partial_larger_than_blob_starts_over():
     repo = repo_with_big(300_000)
-    partial = repo.blob(BIG) + ".provkit-partial"
+    partial = repo.blob(BIG) + ".provkit-partial.incomplete"
     os.makedirs(os.path.dirname(partial))
     with open(partial, "wb") as f:
         f.write(blob(400_000, "stale"))
@@ -156,7 +157,7 @@ def test_stale_partial_larger_than_blob_starts_over():
 def test_cdn_url_expiry_mid_file_resolves_again_and_carries_on():
     repo = repo_with_big(2 << 20)
     at = 1 << 20
-    partial = repo.blob(BIG) + ".provkit-partial"
+    partial = repo.blob(BIG) + ".provkit-partial.incomplete"
     with HubSim(repo.repos_json) as sim:
         # The CDN stops sending at 1 MiB (the client's stall timeout ends that request); by then the
         # signed URL has "expired": the next CDN request gets 403.
@@ -191,11 +192,23 @@ def test_cdn_url_expiry_mid_file_resolves_again_and_carries_on():
 
 def test_full_target_dir_stops_clearly_and_resumes():
     repo = repo_with_big(3 << 20)
-    with tmpfs("2m") as cache:
+    with tmpfs("8m") as cache:
         with HubSim(repo.repos_json) as sim:
-            r1 = fetch(repo, sim, cache=cache)
+            # The disk gate lets the run start (there is room); the disk fills up under it (another writer).
+            sim.set_faults([{"kind": "throttle", "origin": "cdn", "bytes_per_second": 1 << 20, "times": -1}])
+            p = start(repo, sim, cache=cache)
+            partial = os.path.join(cache, "models--org--model", "blobs", sha256(repo.files[BIG]) + ".provkit-partial.incomplete")
+            wait_for(lambda: os.path.exists(partial) and os.path.getsize(partial) > 0, "the partial")
+            st = os.statvfs(cache)
+            with open(os.path.join(cache, "filler"), "wb") as f:
+                try:
+                    f.write(b"\0" * (st.f_bavail * st.f_frsize))
+                except OSError:
+                    pass
+            out, err = p.communicate(timeout=60)
+            sim.set_faults([])
+            r1 = types.SimpleNamespace(rc=p.returncode, out=out, err=err)
             check(r1.rc != 0, f"a run into a full disk succeeded: {r1}")
-            partial = os.path.join(cache, "models--org--model", "blobs", sha256(repo.files[BIG]) + ".provkit-partial")
             check(partial in r1.err and "no space left" in r1.err and "more bytes are needed" in r1.err,
                   f"no clear sentence naming the path and the bytes needed: {r1}")
             kept = os.path.getsize(partial)
@@ -207,7 +220,7 @@ def test_full_target_dir_stops_clearly_and_resumes():
                     check(f.read() == repo.files[path], f"finished file {path} damaged")
             check(not os.path.exists(small.blob(BIG)), "an unfinished blob reached its final path")
             # Space is back: the rerun resumes and fetches only what is missing.
-            subprocess.run(["mount", "-o", "remount,size=16m", cache], check=True)
+            os.remove(os.path.join(cache, "filler"))
             sim.clear_requests()
             r2 = fetch(repo, sim, cache=cache)
             sent = big_bytes_sent(repo, sim.requests())
@@ -226,8 +239,9 @@ def test_full_disk_shows_at_the_start_of_a_split_file():
             r1 = fetch(repo, sim, *split, cache=cache)
             sent = big_bytes_sent(repo, sim.requests())
             check(r1.rc == 1, f"expected exit 1 for a full disk: {r1}")
-            partial = os.path.join(cache, "models--org--model", "blobs", sha256(repo.files[BIG]) + ".provkit-partial")
-            check(partial in r1.err and "no space left" in r1.err and f"{len(repo.files[BIG])} more bytes" in r1.err,
+            partial = os.path.join(cache, "models--org--model", "blobs", sha256(repo.files[BIG]) + ".provkit-partial.incomplete")
+            # Since issue 21 the disk gate refuses before the first byte, naming the file system and the bytes.
+            check("not enough space on the file system of" in r1.err and "nothing was downloaded" in r1.err,
                   f"no clear sentence naming the path and the bytes needed: {r1}")
             check(sent == 0, f"{sent} bytes of the big file were fetched into a disk without room for it")
             small = Repo.__new__(Repo)

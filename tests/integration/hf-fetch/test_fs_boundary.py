@@ -76,7 +76,7 @@ def test_planted_partial_link_is_not_followed():
     repo = repo_with_big()
     d, victim = outside_dir()
     os.makedirs(os.path.dirname(repo.blob(BIG)), exist_ok=True)
-    os.symlink(victim, repo.blob(BIG) + ".provkit-partial")
+    os.symlink(victim, repo.blob(BIG) + ".provkit-partial.incomplete")
     with HubSim(repo.repos_json) as sim:
         r = fetch(repo, sim)
     untouched(d, victim)
@@ -149,7 +149,7 @@ def test_local_dir_state_directory_link_is_not_followed():
 
 def test_bytes_renamed_onto_the_partial_are_never_published():
     repo = repo_with_big(size=4 << 20)
-    partial = repo.blob(BIG) + ".provkit-partial"
+    partial = repo.blob(BIG) + ".provkit-partial.incomplete"
     forged = os.path.join(repo.tmp, "forged")
     with HubSim(repo.repos_json) as sim:
         sim.set_faults([{"kind": "throttle", "origin": "cdn", "bytes_per_second": 2 << 20, "times": -1}])
@@ -196,7 +196,7 @@ def test_fifo_as_refs_main_never_hangs():
 
 def test_ranges_sidecar_linked_to_dev_zero_is_unreadable_not_endless():
     repo = repo_with_big(size=40 << 20)  # split into ranges: it has a sidecar
-    partial = repo.blob(BIG) + ".provkit-partial"
+    partial = repo.blob(BIG) + ".provkit-partial.incomplete"
     os.makedirs(os.path.dirname(partial), exist_ok=True)
     with open(partial, "wb") as f:
         f.write(repo.files[BIG][: 1 << 20])

@@ -113,7 +113,7 @@ def test_local_dir_metadata_and_sha256sums():
         check(float(lines[2]) >= os.path.getmtime(os.path.join(out, path)) - 1, "metadata timestamp older than the file")
     with open(os.path.join(out, ".cache", "huggingface", ".gitignore")) as f:
         check(f.read().strip() == "*", ".gitignore should hold *")
-    c = subprocess.run(["sha256sum", "-c", "SHA256SUMS"], cwd=out, capture_output=True, text=True)
+    c = subprocess.run(["sha256sum", "-c", ".cache/huggingface/SHA256SUMS"], cwd=out, capture_output=True, text=True)
     check(c.returncode == 0, f"sha256sum -c failed: {c.stdout}{c.stderr}")
     check(c.stdout.count(": OK") == len(repo.files), f"sha256sum checked {c.stdout.count(': OK')} files: {c.stdout}")
 
@@ -124,7 +124,7 @@ def test_sigkill_mid_file_then_resume():
     size, at = 8 << 20, 3 << 20
     files = {"big.safetensors": blob(size, "big")}
     repo = Repo(files, lfs={"big.safetensors"})
-    partial = repo.blob("big.safetensors") + ".provkit-partial"
+    partial = repo.blob("big.safetensors") + ".provkit-partial.incomplete"
     with HubSim(repo.repos_json) as sim:
         sim.set_faults([{"kind": "stall", "origin": "cdn", "at": at, "seconds": 60}])
         proc = subprocess.Popen([HF_FETCH, "--manifest", repo.manifest, "--endpoint", sim.hub, "--cache-dir", repo.cache],
@@ -175,7 +175,7 @@ def test_connection_closed_mid_body_resumes_within_the_run():
 def test_range_answered_with_200_starts_over():
     repo = small_repo()
     path = "weights/model-00001-of-00002.safetensors"
-    partial = repo.blob(path) + ".provkit-partial"
+    partial = repo.blob(path) + ".provkit-partial.incomplete"
     with HubSim(repo.repos_json) as sim:
         # First run: the connection drops after 100000 bytes and retries are exhausted: a partial is kept.
         sim.set_faults([{"kind": "close_mid_body", "origin": "cdn", "at": 100_000, "path_contains": sha256(repo.files[path])}])
@@ -367,10 +367,23 @@ def test_token_sources():
         ]:
             r = hf_fetch("--manifest", repo.manifest, "--endpoint", sim.hub, "--check-upstream", *extra, env=env)
             check(r.rc == 0, f"token from {how} not used: {r}")
-        # HF_TOKEN comes first: a wrong HF_TOKEN is not rescued by a good --token-file.
+        # huggingface_hub's order: the token given (--token-file) beats a stale HF_TOKEN, which beats the token
+        # file; a refusal names the source of the token refused, never the token.
         r = hf_fetch("--manifest", repo.manifest, "--endpoint", sim.hub, "--check-upstream", "--token-file", token_file,
-                     env=clean_env(HF_TOKEN="hf_wrong"))
-        check(r.rc == 4, f"HF_TOKEN should take precedence: {r}")
+                     env=clean_env(HF_TOKEN="hf_wrongStaleToken"))
+        check(r.rc == 0, f"--token-file should beat HF_TOKEN: {r}")
+        r = hf_fetch("--manifest", repo.manifest, "--endpoint", sim.hub, "--check-upstream",
+                     env=clean_env(HF_TOKEN="hf_wrongStaleToken", HF_TOKEN_PATH=token_file))
+        check(r.rc == 4 and "the token from HF_TOKEN has no access" in r.err, f"HF_TOKEN should beat HF_TOKEN_PATH: {r}")
+        check("hf_wrongStaleToken" not in r.all, f"the token was printed: {r}")
+        wrong_file = os.path.join(repo.tmp, "wrong-token")
+        with open(wrong_file, "w") as f:
+            f.write("hf_wrongFileToken\n")
+        r = hf_fetch("--manifest", repo.manifest, "--endpoint", sim.hub, "--check-upstream", "--token-file", wrong_file,
+                     env=clean_env(HF_TOKEN=TOKEN))
+        check(r.rc == 4 and f"the token from --token-file {wrong_file} has no access" in r.err,
+              f"the refusal should name --token-file: {r}")
+        check("hf_wrongFileToken" not in r.all, f"the token was printed: {r}")
 
 
 def test_token_never_printed():

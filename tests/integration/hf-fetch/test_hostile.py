@@ -8,6 +8,7 @@ Run one: python3 test_hostile.py test_tree_oid_with_dot_dot_writes_nothing_outsi
 import json
 import os
 import sys
+import subprocess
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
@@ -157,7 +158,7 @@ def test_partial_longer_than_the_blob_is_never_published():
     half = 1 << 20
     # What a run killed after the first range leaves, then grown by someone: a sidecar that says the first
     # range is done, and a partial file longer than the blob.
-    partial = repo.blob(big) + ".provkit-partial"
+    partial = repo.blob(big) + ".provkit-partial.incomplete"
     os.makedirs(os.path.dirname(partial), exist_ok=True)
     with open(partial, "wb") as f:
         f.write(data[:half] + b"\0" * half + b"EXTRA BYTES" * 100)
@@ -192,8 +193,20 @@ def local_dir_collision(path):
     check_correct_or_absent(repo)
 
 
-def test_local_dir_repo_file_named_sha256sums_is_refused():
-    local_dir_collision("SHA256SUMS")
+def test_local_dir_repo_file_named_sha256sums_is_placed():
+    """A repo that ships its own SHA256SUMS (many GGUF repos do) goes into a local dir as the repo has it;
+    hf-fetch's own list is .cache/huggingface/SHA256SUMS, where no repo file can be."""
+    theirs = b"0000000000000000000000000000000000000000000000000000000000000000  model.gguf\n"
+    files = {"config.json": CONFIG, "SHA256SUMS": theirs}
+    repo = Repo(files)
+    local = os.path.join(repo.tmp, "local")
+    with HubSim(repo.repos_json) as sim:
+        r = hf_fetch("--manifest", repo.manifest, "--endpoint", sim.hub, "--local-dir", local)
+    check(r.rc == 0, f"a repo's own SHA256SUMS was refused: {r}")
+    with open(os.path.join(local, "SHA256SUMS"), "rb") as f:
+        check(f.read() == theirs, "the repo's SHA256SUMS was overwritten")
+    c = subprocess.run(["sha256sum", "-c", ".cache/huggingface/SHA256SUMS"], cwd=local, capture_output=True, text=True)
+    check(c.returncode == 0 and c.stdout.count(": OK") == 2, f"hf-fetch's list: {c.stdout}{c.stderr}")
 
 
 def test_local_dir_repo_file_under_cache_huggingface_is_refused():

@@ -45,7 +45,7 @@ def key(repo):
 
 
 def partial_path(repo):
-    return repo.blob(BIG) + ".provkit-partial"
+    return repo.blob(BIG) + ".provkit-partial.incomplete"
 
 
 def sidecar_path(repo):

@@ -139,6 +139,10 @@ def test_ratelimit_few_left_spaces_requests_out():
         hub = sim.requests("hub")
     check(r.rc == 0, f"fetch failed: {r}")
     check_all_in_place(repo)
+    # After the files, one question about main (is it the pinned commit? then refs/main may point there).
+    check([q["path"] for q in hub if "/revision/" in q["path"]] == [f"/api/models/{repo.repo_id}/revision/main"],
+          f"expected one revision request, for main: {[q['path'] for q in hub]}")
+    hub = [q for q in hub if "/revision/" not in q["path"]]
     check(len(hub) == 1 + len(repo.files), f"expected the listing and one resolve per file: {len(hub)}")
     gaps = [b["time"] - a["time"] for a, b in zip(hub, hub[1:])]
     # Without pacing the four resolves leave together, within milliseconds.
@@ -194,10 +198,10 @@ def test_offline_local_dir():
     with HubSim(repo.repos_json) as sim:
         r = hf_fetch("--manifest", repo.manifest, "--endpoint", sim.hub, "--local-dir", local)
         check(r.rc == 0, f"fetch failed: {r}")
-    os.unlink(os.path.join(local, "SHA256SUMS"))
+    os.unlink(os.path.join(local, ".cache", "huggingface", "SHA256SUMS"))
     r = hf_fetch("--manifest", repo.manifest, "--endpoint", dead_endpoint(), "--local-dir", local, "--offline")
     check(r.rc == 0, f"offline run failed: {r}")
-    with open(os.path.join(local, "SHA256SUMS")) as f:
+    with open(os.path.join(local, ".cache", "huggingface", "SHA256SUMS")) as f:
         sums = f.read()
     check(f"{sha256(whole)}  whole.gguf" in sums and f"{sha256(repo.files['config.json'])}  config.json" in sums,
           f"SHA256SUMS not written offline: {sums}")

@@ -197,7 +197,7 @@ TEST_CASE("the token goes only to the origin it was issued for", "[download][htt
 
 TEST_CASE("HubSource: a 403/410 from the CDN is expiry, from the Hub it is a refusal; the token stays home",
           "[download][hub]") {
-  hub::HubSource source({hub::RepoType::model, "org/m"}, kToken);
+  hub::HubSource source({hub::RepoType::model, "org/m"}, hub::Token{kToken, "HF_TOKEN"});
   std::string resolved = "http://127.0.0.1:1/org/m/resolve/abc/f";
   http::Result cdn_refused;
   cdn_refused.response.status = 403;

@@ -34,3 +34,24 @@ TEST_CASE("progress: bytes done, rate, time left and the first file in flight", 
   t.finish("a.bin", 600);
   CHECK_FALSE(t.view(t0 + std::chrono::seconds(2)));
 }
+
+TEST_CASE("progress: the run's totals also between transfers (progress lines, an interruption's summary)", "[progress]") {
+  ProgressTally t;
+  auto t0 = ProgressTally::Clock::now();
+  t.begin(1000, 2, t0);
+  auto v = t.totals(t0);
+  CHECK(v.files_done == 0);
+  CHECK(v.files == 2);
+  CHECK(v.done == 0);
+  t.start("a.bin", 600, 0);
+  t.progress("a.bin", 600);
+  t.finish("a.bin", 600);
+  CHECK_FALSE(t.view(t0 + std::chrono::seconds(2)));  // nothing in flight: no bar
+  v = t.totals(t0 + std::chrono::seconds(2));
+  CHECK(v.files_done == 1);
+  CHECK(v.done == 600);
+  CHECK(v.rate == Approx(300));
+  REQUIRE(v.seconds_left);
+  CHECK(*v.seconds_left == 1);
+  CHECK(t.transferred() == 600);
+}

@@ -250,7 +250,7 @@ TEST_CASE("profile: every key fills the request", "[envcheck]") {
   CHECK(r.elfs == std::vector<std::string>{"/usr/bin/true"});
   REQUIRE(r.disks.size() == 1);
   CHECK(r.disks[0].bytes == 200ull << 30);
-  CHECK(r.ports == std::vector<int>{8000, 8001});
+  CHECK(r.ports == std::vector<host::PortGate>{{"0.0.0.0", 8000}, {"0.0.0.0", 8001}});
   REQUIRE(r.files.size() == 2);
   CHECK(r.files[0].sha256.empty());
   CHECK(r.files[1].sha256 == std::string(64, 'a'));

@@ -60,7 +60,7 @@ TEST_CASE("cache layout: blobs, snapshot symlinks, refs", "[hfcache]") {
   CacheLayout c(root, {hub::RepoType::model, "org/name"}, kCommit);
   fs::path repo = root / "models--org--name";
   CHECK(c.content_path("a/b.bin", "e1") == repo / "blobs" / "e1");
-  CHECK(c.partial_path("a/b.bin", "e1") == repo / "blobs" / "e1.provkit-partial");
+  CHECK(c.partial_path("a/b.bin", "e1") == repo / "blobs" / "e1.provkit-partial.incomplete");
   CHECK(c.lock_path("a/b.bin", "e1") == root / ".locks" / "models--org--name" / "e1.lock");  // huggingface_hub's
   CHECK(c.file_path("a/b.bin") == repo / "snapshots" / kCommit / "a" / "b.bin");
   util::write_file_atomic(c.content_path("a/b.bin", "e1"), "data");
@@ -71,8 +71,25 @@ TEST_CASE("cache layout: blobs, snapshot symlinks, refs", "[hfcache]") {
   util::write_file_atomic(c.content_path("a/b.bin", "e2"), "new");
   c.publish("a/b.bin", "e2");  // a changed etag replaces the link
   CHECK(util::read_file(c.file_path("a/b.bin")) == "new");
-  c.finish({});
+  c.finish({}, {{"main"}, false});
   CHECK(util::read_file(repo / "refs" / "main") == kCommit);
+  // Only the names given; main_if_absent never over a refs/main that is there (huggingface_hub's or ours).
+  const std::string other(40, 'f');
+  util::write_file_atomic(repo / "refs" / "main", other);
+  c.finish({}, {{"v1"}, true});
+  CHECK(util::read_file(repo / "refs" / "v1") == kCommit);
+  CHECK(util::read_file(repo / "refs" / "main") == other);
+  fs::remove(repo / "refs" / "main");
+  c.finish({}, {{}, true});
+  CHECK(util::read_file(repo / "refs" / "main") == kCommit);
+  // begin(): the snapshot folder and huggingface_hub's CACHEDIR.TAG, never over one already there.
+  fs::remove_all(c.snapshot_dir());
+  c.begin();
+  CHECK(fs::is_directory(c.snapshot_dir()));
+  CHECK(util::read_file(root / "CACHEDIR.TAG") == std::string(hub::hfcache::kCachedirTag));
+  util::write_file_atomic(root / "CACHEDIR.TAG", "Signature: 8a477f597d28d172789f06886806bc55\n# mine\n");
+  c.begin();
+  CHECK_THAT(util::read_file(root / "CACHEDIR.TAG"), Catch::Contains("# mine"));
 }
 
 TEST_CASE("local dir layout: metadata, .gitignore, SHA256SUMS", "[hfcache]") {
@@ -90,8 +107,9 @@ TEST_CASE("local dir layout: metadata, .gitignore, SHA256SUMS", "[hfcache]") {
   double ts = std::stod(meta.substr(kCommit.size() + 7));
   CHECK(ts > 1.6e9);  // a unix time in seconds, as huggingface_hub writes it
   CHECK(util::read_file(root / ".cache/huggingface/.gitignore") == "*");
-  l.finish({{"z.bin", std::string(64, 'b')}, {"x/y.json", std::string(64, 'a')}});
-  CHECK(util::read_file(root / "SHA256SUMS") == std::string(64, 'a') + "  x/y.json\n" + std::string(64, 'b') + "  z.bin\n");
+  l.finish({{"z.bin", std::string(64, 'b')}, {"x/y.json", std::string(64, 'a')}}, {});
+  CHECK_FALSE(fs::exists(root / "SHA256SUMS"));  // the repo's own, if it has one, goes there
+  CHECK(util::read_file(root / ".cache/huggingface/SHA256SUMS") == std::string(64, 'a') + "  x/y.json\n" + std::string(64, 'b') + "  z.bin\n");
 }
 
 TEST_CASE("derived names fit NAME_MAX and stay the same from run to run", "[hfcache]") {
@@ -116,7 +134,7 @@ TEST_CASE("derived names fit NAME_MAX and stay the same from run to run", "[hfca
 
 TEST_CASE("local dir: paths hf-fetch writes itself are reserved", "[hfcache]") {
   LocalDirLayout local("/l", "c");
-  CHECK_FALSE(local.reserved_reason("SHA256SUMS").empty());
+  CHECK(local.reserved_reason("SHA256SUMS").empty());  // the repo's own: hf-fetch's list is under .cache/huggingface
   CHECK_FALSE(local.reserved_reason(".cache").empty());
   CHECK_FALSE(local.reserved_reason(".cache/huggingface").empty());
   CHECK_FALSE(local.reserved_reason(".cache/huggingface/download/x.metadata").empty());

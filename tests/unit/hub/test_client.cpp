@@ -89,23 +89,25 @@ TEST_CASE("refused answers become sentences naming the repo, with exit codes", "
   };
   http::Headers odd;
   odd.add("X-Error-Message", "busy\x1b[2J now");
-  CHECK(std::string(hub_error(repo, "the tree", 500, odd, false).what()) ==
+  CHECK(std::string(hub_error(repo, "the tree", 500, odd, "").what()) ==
         "the tree: the Hub answered HTTP 500 (busy\\x1b[2J now)");  // upstream text is printed escaped
-  Error gated = hub_error(repo, "the tree", 401, with_code("GatedRepo"), false);
+  Error gated = hub_error(repo, "the tree", 401, with_code("GatedRepo"), "");
   CHECK(gated.code() == ExitCode::auth);
   CHECK_THAT(gated.what(), Catch::Contains("org/name is a gated repository") && Catch::Contains("HF_TOKEN"));
-  Error gated_tok = hub_error(repo, "the tree", 403, with_code("GatedRepo"), true);
+  Error gated_tok = hub_error(repo, "the tree", 403, with_code("GatedRepo"), "HF_TOKEN");
   CHECK(gated_tok.code() == ExitCode::auth);
-  CHECK_THAT(gated_tok.what(), Catch::Contains("no access"));
-  Error missing = hub_error(repo, "the tree", 401, with_code("RepoNotFound"), false);
+  CHECK_THAT(gated_tok.what(), Catch::Contains("the token from HF_TOKEN has no access"));
+  CHECK_THAT(hub_error(repo, "x", 404, with_code("RepoNotFound"), "--token-file /t").what(),
+             Catch::Contains("or the token from --token-file /t has no access"));
+  Error missing = hub_error(repo, "the tree", 401, with_code("RepoNotFound"), "");
   CHECK(missing.code() == ExitCode::auth);
   CHECK_THAT(missing.what(), Catch::Contains("repository org/name was not found") && Catch::Contains("private"));
-  CHECK(hub_error(repo, "x", 404, with_code("RevisionNotFound"), false).code() == ExitCode::check_failed);
-  CHECK(hub_error(repo, "x", 404, with_code("EntryNotFound"), false).code() == ExitCode::check_failed);
-  Error server = hub_error(repo, "x", 503, http::Headers{}, false);
+  CHECK(hub_error(repo, "x", 404, with_code("RevisionNotFound"), "").code() == ExitCode::check_failed);
+  CHECK(hub_error(repo, "x", 404, with_code("EntryNotFound"), "").code() == ExitCode::check_failed);
+  Error server = hub_error(repo, "x", 503, http::Headers{}, "");
   CHECK(server.code() == ExitCode::network);
   CHECK_THAT(server.what(), Catch::Contains("HTTP 503"));
-  CHECK_THAT(hub_error(Repo{RepoType::dataset, "o/d"}, "x", 401, with_code("GatedRepo"), false).what(),
+  CHECK_THAT(hub_error(Repo{RepoType::dataset, "o/d"}, "x", 401, with_code("GatedRepo"), "").what(),
              Catch::Contains("dataset o/d"));
 }
 
@@ -138,7 +140,7 @@ TEST_CASE("endpoint from flag, HF_ENDPOINT, default", "[hub]") {
   CHECK_THROWS_AS(endpoint_from("not a url"), Error);
 }
 
-TEST_CASE("token sources in order: HF_TOKEN, token file, --token-file", "[hub]") {
+TEST_CASE("token sources in huggingface_hub's order: --token-file, HF_TOKEN, HUGGING_FACE_HUB_TOKEN, token file", "[hub]") {
   namespace fs = std::filesystem;
   provkit::test::TempDir tmp("token-sources");
   const fs::path& dir = tmp.path;
@@ -148,19 +150,28 @@ TEST_CASE("token sources in order: HF_TOKEN, token file, --token-file", "[hub]")
   std::ofstream(dir / "home" / "token") << "hf_from_home";
   EnvGuard env;
   env.set("HF_TOKEN", nullptr);
+  env.set("HUGGING_FACE_HUB_TOKEN", nullptr);
   env.set("HF_TOKEN_PATH", nullptr);
   env.set("HF_HOME", (dir / "nothing-here").c_str());
   CHECK(find_token("").value.empty());
   CHECK(find_token((dir / "flag").string()).value == "hf_from_flag");
   CHECK_THROWS_AS(find_token((dir / "missing").string()), Error);
   env.set("HF_HOME", (dir / "home").c_str());
-  CHECK(find_token((dir / "flag").string()).value == "hf_from_home");
+  CHECK(find_token("").value == "hf_from_home");
+  CHECK(find_token("").source == (dir / "home" / "token").string());
   env.set("HF_TOKEN_PATH", (dir / "path").c_str());
-  CHECK(find_token((dir / "flag").string()).value == "hf_from_path");
+  CHECK(find_token("").value == "hf_from_path");  // HF_TOKEN_PATH replaces $HF_HOME/token
+  CHECK(find_token("").source == "HF_TOKEN_PATH (" + (dir / "path").string() + ")");
+  env.set("HUGGING_FACE_HUB_TOKEN", "hf_from_old_env");
+  CHECK(find_token("").value == "hf_from_old_env");
   env.set("HF_TOKEN", "hf_from_env");
+  CHECK(find_token("").value == "hf_from_env");
+  CHECK(find_token("").source == "HF_TOKEN");
+  // --token-file is the token given, as huggingface_hub's token= argument: it beats every other source.
   auto t = find_token((dir / "flag").string());
-  CHECK(t.value == "hf_from_env");
-  CHECK(t.source == "HF_TOKEN");
+  CHECK(t.value == "hf_from_flag");
+  CHECK(t.source == "--token-file " + (dir / "flag").string());
+  env.set("HUGGING_FACE_HUB_TOKEN", nullptr);
   // A control character inside a token (a CR/LF would inject a header) is refused, naming the source only.
   env.set("HF_TOKEN", "hf_secret\r\nX-Injected: yes");
   CHECK_THROWS_WITH(find_token(""), "the token from HF_TOKEN contains a control character (a line break?); nothing was sent");

@@ -252,6 +252,37 @@ TEST_CASE("REPO[@REVISION] and assembly specs over a manifest's files", "[manife
     FAIL("accepted no output");
   } catch (const provkit::hub::AssemblySpecError& err) {
     CHECK_FALSE(err.part);
-    CHECK(std::string(err.what()) == "'=a.bin' is not OUTPUT=PART,PART,...");
+    CHECK(std::string(err.what()) == "'=a.bin' is not OUTPUT=PART,PART,... or OUTPUT=GLOB");
   }
+}
+
+TEST_CASE("--assemble OUTPUT=GLOB in natural order, OUTPUT=...:SHA256SUMS from the repo's own list", "[manifest]") {
+  using provkit::hub::parse_assembly;
+  CHECK(provkit::hub::natural_less("part-2", "part-10"));
+  CHECK_FALSE(provkit::hub::natural_less("part-10", "part-2"));
+  CHECK(provkit::hub::natural_less("m.gguf.part2of12", "m.gguf.part10of12"));
+  CHECK(provkit::hub::natural_less("a-009", "a-10"));
+  CHECK_FALSE(provkit::hub::natural_less("a", "a"));
+  provkit::hub::Manifest m;
+  for (const char* p : {"q/m.gguf.part10of10", "q/m.gguf.part2of10", "q/m.gguf.part1of10", "config.json"})
+    m.files.push_back({p, 5, std::nullopt, std::nullopt, 0});
+  for (int i = 3; i <= 9; ++i) m.files.push_back({"q/m.gguf.part" + std::to_string(i) + "of10", 5, std::nullopt, std::nullopt, 0});
+  auto e = parse_assembly(m, "m.gguf=q/m.gguf.part*");
+  REQUIRE(e.parts.size() == 10);
+  CHECK(e.parts.front() == "q/m.gguf.part1of10");
+  CHECK(e.parts[1] == "q/m.gguf.part2of10");
+  CHECK(e.parts.back() == "q/m.gguf.part10of10");
+  CHECK(e.size == 50u);
+  CHECK_THROWS_AS(parse_assembly(m, "m.gguf=nothing/*"), provkit::hub::AssemblySpecError);
+  const std::string sha(64, 'c');
+  const std::string sums = std::string(64, 'd') + "  other.gguf\n" + std::string(64, 'C') + " *./m.gguf\r\n";
+  int asked = 0;
+  auto e2 = parse_assembly(m, "m.gguf=q/m.gguf.part*:SHA256SUMS", [&] { ++asked; return sums; });
+  CHECK(e2.sha256 == sha);
+  CHECK(asked == 1);
+  parse_assembly(m, "m.gguf=q/m.gguf.part*", [&] { ++asked; return sums; });
+  CHECK(asked == 1);  // asked only for :SHA256SUMS
+  CHECK_THROWS_WITH(parse_assembly(m, "x.gguf=q/m.gguf.part*:SHA256SUMS", [&] { return sums; }),
+                    Catch::Contains("the repo's SHA256SUMS has no line for it"));
+  CHECK(provkit::hub::checksum_from_sums(sums, "sub/other.gguf") == std::string(64, 'd'));
 }

@@ -108,7 +108,7 @@ TEST_CASE("check_in_place finds a blob by its git oid, its sha256 or the link's 
   // One file failed: the others are published, nothing is assembled, no ref is written.
   m.assemble.push_back({"both.bin", {"config.json", "model.bin"}, std::nullopt, std::nullopt, 0});
   fs::remove(c.file_path("model.bin"));
-  auto s = hub::publish_snapshot(m, c, files, rec);
+  auto s = hub::publish_snapshot(m, c, files, rec, {{"main"}, false});
   CHECK(s.present == 3);
   CHECK(s.failed == 1);
   CHECK(s.code == ExitCode::check_failed);
@@ -126,7 +126,7 @@ TEST_CASE("publish_snapshot assembles and finishes the layout only when everythi
   put(c, "p2", util::git_blob_id("cd"), "cd");
   Recorder rec;
   auto files = hub::check_in_place(m, c, rec);
-  auto s = hub::publish_snapshot(m, c, files, rec);
+  auto s = hub::publish_snapshot(m, c, files, rec, {{"main"}, false});
   CHECK(s.present == 2);
   CHECK(s.assembled == 1);
   CHECK(s.failed == 0);
@@ -135,14 +135,14 @@ TEST_CASE("publish_snapshot assembles and finishes the layout only when everythi
   CHECK(util::read_file(c.ref_path("main")) == kCommit);
   REQUIRE(rec.assembled.size() == 1);
   CHECK(rec.assembled[0].second == download::AssembleOutcome::assembled);
-  CHECK(hub::publish_snapshot(m, c, files, rec).assembled == 1);
+  CHECK(hub::publish_snapshot(m, c, files, rec, {{"main"}, false}).assembled == 1);
   CHECK(rec.assembled[1].second == download::AssembleOutcome::unchanged);
 
   SECTION("a wrong assembly fails the run and writes no ref") {
     fs::remove(c.ref_path("main"));
     m.assemble[0].output = "other";
     m.assemble[0].sha256 = std::string(64, 'f');
-    auto bad = hub::publish_snapshot(m, c, files, rec);
+    auto bad = hub::publish_snapshot(m, c, files, rec, {{"main"}, false});
     CHECK(bad.failed == 1);
     CHECK(bad.assembled == 0);
     CHECK(bad.code == ExitCode::check_failed);
@@ -160,7 +160,7 @@ TEST_CASE("publish_snapshot assembles and finishes the layout only when everythi
       failing.results.push_back(r);
       failing.etags.emplace_back();
     }
-    auto bad = hub::publish_snapshot(m, c, failing, rec);
+    auto bad = hub::publish_snapshot(m, c, failing, rec, {{"main"}, false});
     CHECK(bad.failed == 3);
     CHECK(bad.code == ExitCode::auth);
     CHECK(bad.bytes_transferred == 30);
@@ -197,7 +197,7 @@ TEST_CASE("check_upstream refutes a tree-given blob name held by other content w
 
 TEST_CASE("open_layout and the paths a layout writes itself", "[snapshot]") {
   TempDir d("snapshot");
-  auto m = manifest_of({pinned("config.json", "{}", true), {"SHA256SUMS", 1, std::string(64, 'a'), std::nullopt, 7}});
+  auto m = manifest_of({pinned("config.json", "{}", true), {".cache/huggingface/SHA256SUMS", 1, std::string(64, 'a'), std::nullopt, 7}});
   auto cache = hub::open_layout(m, d.path / "cache", {});
   CHECK(cache->root() == d.path / "cache" / "models--org--name" / "snapshots" / kCommit);
   CHECK_FALSE(hub::find_reserved_path(m, *cache));
@@ -205,7 +205,7 @@ TEST_CASE("open_layout and the paths a layout writes itself", "[snapshot]") {
   CHECK(local->root() == d.path / "local");
   auto r = hub::find_reserved_path(m, *local);
   REQUIRE(r);
-  CHECK(r->path == "SHA256SUMS");
+  CHECK(r->path == ".cache/huggingface/SHA256SUMS");
   CHECK(r->line == 7);
   CHECK_FALSE(r->reason.empty());
   m.files.pop_back();
@@ -253,4 +253,26 @@ TEST_CASE("pin_tree_files: globs, LFS by the tree's sha256, other files hashed a
   }
   tree.push_back({"file", "../escape", 2, util::git_blob_id("{}"), std::nullopt});
   CHECK_THROWS_AS(hub::pin_tree_files(tree, {"../*"}, {}, fetch_small, on_added), Error);
+}
+
+TEST_CASE("refs as huggingface_hub writes them: the name resolved, main only when it is main's commit", "[snapshot]") {
+  hub::Manifest m;
+  m.revision = kCommit;
+  const std::string other(40, 'e');
+  auto names = [](const hub::hfcache::RefPlan& p) { return p.names; };
+  using V = std::vector<std::string>;
+  CHECK(names(hub::plan_refs(m, kCommit, true)) == V{"main"});
+  CHECK(names(hub::plan_refs(m, other, true)).empty());          // main is another commit: refs/main stays
+  CHECK(names(hub::plan_refs(m, std::nullopt, true)).empty());   // the Hub has no main
+  CHECK(hub::plan_refs(m, std::nullopt, false).main_if_absent);  // offline
+  m.ref = "v1";
+  CHECK(names(hub::plan_refs(m, other, true)) == V{"v1"});
+  CHECK(names(hub::plan_refs(m, kCommit, true)) == V{"v1", "main"});
+  m.ref = "main";
+  CHECK(names(hub::plan_refs(m, std::nullopt, false)) == V{"main"});
+  CHECK_FALSE(hub::plan_refs(m, std::nullopt, false).main_if_absent);
+  CHECK(hub::ref_for_revision("v1", kCommit) == "v1");
+  CHECK_FALSE(hub::ref_for_revision(kCommit, kCommit));  // a commit is no name
+  CHECK_FALSE(hub::ref_for_revision("../x", kCommit));
+  CHECK(hub::ref_for_revision("refs/pr/1", kCommit) == "refs/pr/1");
 }

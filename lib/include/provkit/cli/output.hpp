@@ -28,6 +28,7 @@ enum class Reason {
   network,              // 3: a network or upstream failure after retries
   auth,                 // 4: authentication or access refused
   internal,             // 3: an error provkit did not expect (the catch of last resort)
+  interrupted,          // hf-fetch: stopped by a signal (its exit code: 128 + the signal)
 };
 std::string reason_name(Reason r);
 // The reason an Error of this exit code stands for when nothing more specific is known.

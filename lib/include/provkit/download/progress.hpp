@@ -20,6 +20,7 @@ class ProgressTally {
 
   struct View {
     std::size_t file_number = 0, files = 0;  // the first in flight is file_number of files
+    std::size_t files_done = 0;
     std::string path;                        // that one, with its bytes so far and size
     std::uint64_t have = 0, size = 0, done = 0, total = 0;
     double rate = 0;                         // bytes per second received (0 in the first 0.2 s)
@@ -27,6 +28,10 @@ class ProgressTally {
   };
   // Nothing when no transfer is in flight or there is nothing to show (no bytes to fetch).
   std::optional<View> view(Clock::time_point now) const;
+  // The run's totals (files done, bytes, rate, time left), also between transfers and before the first:
+  // the periodic progress lines and the summary of an interrupted run. No current file.
+  View totals(Clock::time_point now) const;
+  std::uint64_t transferred() const { return transferred_; }
   bool has_total() const { return total_bytes_ > 0; }
 
  private:

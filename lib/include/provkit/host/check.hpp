@@ -42,6 +42,8 @@ enum class Rule {
   peer_path,                    // a GPU pair's copies ran, direct or host-staged
   pcie_atomics_routing,         // every bridge up to the root port routes AtomicOps
   roce_gid_index,               // a RoCE v2 GID of this node's IPv4 on the port
+  gfx_target,                   // (threshold: the gfx target) every AMD GPU loads code built for it
+  kernel_image,                 // a cubin or code object for the GPU, else PTX the driver can JIT
 };
 
 struct Result {

@@ -23,6 +23,11 @@ struct DiskGate {
   std::uint64_t bytes = 0;
   std::string size_text;  // as written, for messages
 };
+struct PortGate {
+  std::string host = "0.0.0.0";  // the address to bind: an IPv4 or IPv6 literal
+  int port = 0;
+  bool operator==(const PortGate&) const = default;
+};
 struct FileGate {
   std::string path;
   std::string sha256;  // lower-case hex; empty: existence only
@@ -42,10 +47,12 @@ struct Request {
   std::optional<std::string> python;  // "" = any python3, else "X.Y"
   std::vector<std::string> libs;
   std::vector<std::string> elfs;
+  std::vector<std::string> kernels;  // --kernels: files or directories whose GPU kernels are listed and judged
   std::vector<DiskGate> disks;
-  std::vector<int> ports;
+  std::vector<PortGate> ports;  // --port-free PORT or HOST:PORT
   std::vector<FileGate> files;
   bool rocm = false;
+  std::vector<std::string> gfx;  // --gfx TARGET: every AMD GPU must load code built for it
   // The links (host/link_test, host/pcie, host/roce). --link-test alone adds
   // its measurements to the inventory; the rest are checks.
   std::optional<double> link_test;  // seconds per GPU
@@ -115,6 +122,8 @@ struct Environment {
   std::string cuda_home;            // CUDA_HOME
   std::string rocm_path;            // ROCM_PATH
   std::string ld_library_path;      // LD_LIBRARY_PATH
+  std::optional<std::string> cuda_visible_devices;  // CUDA_VISIBLE_DEVICES; nullopt when unset
+  std::optional<std::string> rocr_visible_devices, hip_visible_devices;  // ROCR_/HIP_VISIBLE_DEVICES
   static Environment from_process();
 };
 
@@ -129,6 +138,10 @@ struct Report {
   bool failed() const { return check::any_failed(results); }
 };
 Report run(const Request& request, const Environment& env);
+// envcheck --print FIELD: the value of data field FIELD of every check that ran and has it (not
+// null), in order: strings as they are, numbers and booleans as JSON writes them, arrays one element
+// per value, objects as compact JSON. Empty when none has it.
+std::vector<std::string> field_values(const Report& report, const std::string& field);
 // envcheck --json: check::to_json with envcheck's version, the mode and the exit code.
 nlohmann::json to_json(const Report& report);
 

@@ -99,4 +99,18 @@ bool is_compat_path(const fs::path& path);
 // Find a device by "0" (index) or "GPU-..." (UUID, or a unique prefix of it).
 const Device* select_device(const std::vector<Device>& devices, const std::string& selector);
 
+// The GPUs an engine sees under CUDA_VISIBLE_DEVICES, read as the CUDA runtime
+// reads it: comma-separated indices or GPU UUIDs (unique prefixes allowed),
+// the list ending at the first entry that names no GPU (a MIG- id names an
+// instance, not a whole GPU, and ends it too); "" hides every GPU. Indices are
+// the driver's (NVML's PCI order: CUDA_DEVICE_ORDER=PCI_BUS_ID).
+struct Visibility {
+  bool restricted = false;          // the variable is set
+  std::string text;                 // its value
+  std::vector<int> indices;         // the visible GPUs (driver indices), in the engine's order
+  std::vector<std::string> ignored; // the entries from the first unusable one on
+  bool visible(int index) const;
+};
+Visibility cuda_visibility(const std::vector<Device>& devices, const std::optional<std::string>& value);
+
 }  // namespace provkit::host::gpu

@@ -25,6 +25,8 @@ struct RdmaPort {
   std::string device;      // "mlx5_0"
   int port = 1;
   std::string link_layer;  // "Ethernet", "InfiniBand"; "" unknown
+  std::string state;       // the port's state file, "4: ACTIVE", "1: DOWN"; "" when absent
+  bool active() const { return state.empty() || state.find("ACTIVE") != std::string::npos; }
   std::vector<GidEntry> gids;  // occupied entries, by index
   std::vector<int> holes;      // empty (all-zero) or unreadable slots below the last occupied one
 };

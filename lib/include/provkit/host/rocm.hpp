@@ -19,7 +19,16 @@ struct AmdGpu {
   std::uint32_t gfx_target_version = 0;  // 90402
   std::string name;             // the node's "name" file, when present
   std::uint32_t device_id = 0;
+  int drm_render_minor = -1;    // the node's drm_render_minor: /sys/class/drm/renderD<N>
+  // amdgpu's mem_info_vram_total / mem_info_vram_used of that render node, bytes; nullopt unread.
+  std::optional<std::uint64_t> vram_total, vram_used;
 };
+
+// The KFD GPUs an engine sees under ROCR_VISIBLE_DEVICES, then HIP_VISIBLE_DEVICES
+// (each a comma-separated list of indices into the GPUs of the list before it,
+// the KFD order; the list ends at the first entry that is not one). Unset: all.
+std::vector<AmdGpu> visible_gpus(const std::vector<AmdGpu>& gpus, const std::optional<std::string>& rocr,
+                                 const std::optional<std::string>& hip);
 
 // 90402 -> "gfx942", 90010 -> "gfx90a", 110000 -> "gfx1100": major, then
 // minor and stepping as one hex digit each.

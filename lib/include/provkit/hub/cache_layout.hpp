@@ -31,6 +31,24 @@ std::string repo_folder_name(const hub::Repo& repo);
 // "../../blobs/<etag>", one more "../" per directory in `path`.
 std::string relative_blob_target(std::string_view path, std::string_view etag);
 
+// The refs a finished snapshot points at its commit, decided as huggingface_hub
+// decides them: the name a run resolved (refs/v1 for @v1), and refs/main only
+// when main is that commit, so refs/main never moves to another name's older
+// commit. `main_if_absent`: main is not known (offline), write refs/main only
+// where there is none yet.
+struct RefPlan {
+  std::vector<std::string> names;
+  bool main_if_absent = false;
+};
+
+// huggingface_hub's CACHEDIR.TAG (the Cache Directory Tagging Standard), so
+// backup tools skip the cache.
+inline constexpr std::string_view kCachedirTag =
+    "Signature: 8a477f597d28d172789f06886806bc55\n"
+    "# This file is a cache directory tag created by huggingface_hub.\n"
+    "# For information about cache directory tags, see:\n"
+    "#\thttps://bford.info/cachedir/\n";
+
 class Layout {
  public:
   virtual ~Layout() = default;
@@ -52,9 +70,13 @@ class Layout {
   virtual void publish(const std::string& path, const std::string& etag) = 0;
   // Where provkit keeps its own small state (assembly stamps).
   virtual fs::path state_dir() const = 0;
+  // Before the first byte of a fetch, where huggingface_hub makes them: the
+  // snapshot folder (cache), .cache/huggingface with its .gitignore (local
+  // dir), and CACHEDIR.TAG beside them (unwritable: skipped, as it does).
+  virtual void begin() = 0;
   // Once all files are in place: refs (cache) or SHA256SUMS (local dir).
   // `sums` are (path, sha256) of every verified file.
-  virtual void finish(const std::vector<std::pair<std::string, std::string>>& sums) = 0;
+  virtual void finish(const std::vector<std::pair<std::string, std::string>>& sums, const RefPlan& refs) = 0;
   // Human words for where the files are.
   virtual std::string describe() const = 0;
   // The directory every read and write of this layout stays below (the
@@ -86,9 +108,10 @@ class CacheLayout : public Layout {
   fs::path lock_path(const std::string& path, const std::string& etag) const override;
   void publish(const std::string& path, const std::string& etag) override;
   fs::path state_dir() const override { return repo_dir() / ".provkit" / commit_; }
-  // Writes refs/main with the pinned commit: loaders asked for the repo id
-  // alone read refs/main, and on this box the pin is what "main" means.
-  void finish(const std::vector<std::pair<std::string, std::string>>& sums) override;
+  // Creates snapshots/<commit>/ and <cache>/CACHEDIR.TAG.
+  void begin() override;
+  // Writes refs/<name> for each of `refs` holding another commit (or none).
+  void finish(const std::vector<std::pair<std::string, std::string>>& sums, const RefPlan& refs) override;
   std::string describe() const override;
 
  private:
@@ -112,11 +135,17 @@ class LocalDirLayout : public Layout {
   // Writes the three-line metadata file (commit, etag, timestamp) and .gitignore.
   void publish(const std::string& path, const std::string& etag) override;
   fs::path state_dir() const override { return dir_ / ".cache" / "huggingface" / "provkit"; }
-  // Writes SHA256SUMS ("<sha256>  <path>" lines, as sha256sum -c reads them).
-  void finish(const std::vector<std::pair<std::string, std::string>>& sums) override;
+  // Creates .cache/huggingface with its .gitignore and CACHEDIR.TAG.
+  void begin() override;
+  // hf-fetch's own checksum list, where no repo file can be: a repo's own
+  // SHA256SUMS is placed as the repo has it.
+  fs::path sums_path() const { return dir_ / ".cache" / "huggingface" / "SHA256SUMS"; }
+  // Writes sums_path() ("<sha256>  <path>" lines, paths relative to the dir:
+  // `sha256sum -c .cache/huggingface/SHA256SUMS` run in it).
+  void finish(const std::vector<std::pair<std::string, std::string>>& sums, const RefPlan& refs) override;
   std::string describe() const override;
-  // SHA256SUMS, and .cache/huggingface with everything under it (and
-  // .cache itself, a file there would block it).
+  // .cache/huggingface with everything under it (and .cache itself, a file
+  // there would block it).
   std::string reserved_reason(const std::string& path) const override;
 
  private:

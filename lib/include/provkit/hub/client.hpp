@@ -75,9 +75,10 @@ std::string endpoint_from(const std::string& flag);
 // HF_HUB_OFFLINE is set true, read the way huggingface_hub reads a boolean: 1, ON, YES or TRUE, in any case.
 bool offline_from_env();
 
-// The token and where it came from ("HF_TOKEN", a file path): HF_TOKEN, else
-// the token file (HF_TOKEN_PATH, else $HF_HOME/token), else `token_file`
-// (--token-file). An empty result means none. A named --token-file that
+// The token and where it came from ("--token-file F", "HF_TOKEN", a file path),
+// in huggingface_hub's order: `token_file` (--token-file, as its `token=`
+// argument), else HF_TOKEN, else HUGGING_FACE_HUB_TOKEN, else the token file
+// (HF_TOKEN_PATH, else $HF_HOME/token). An empty result means none. A named --token-file that
 // cannot be read, or a token with a control character inside (after
 // trimming the ends), is an Error(usage) naming the source, never the token.
 struct Token {
@@ -88,7 +89,8 @@ Token find_token(const std::string& token_file_flag);
 
 class HubClient {
  public:
-  HubClient(std::string endpoint, std::string token, http::Options options = {});
+  // `token.source` names it in refusals (never the token); empty value: none.
+  HubClient(std::string endpoint, Token token, http::Options options = {});
 
   // The commit a revision (branch, tag or commit) resolves to.
   std::string resolve_commit(const Repo& repo, const std::string& revision);
@@ -104,6 +106,7 @@ class HubClient {
 
   const std::string& endpoint() const { return endpoint_; }
   const std::string& token() const { return token_; }
+  const std::string& token_source() const { return token_source_; }
   const http::Options& options() const { return client_.options(); }
 
  private:
@@ -112,13 +115,14 @@ class HubClient {
   std::string get_json(const Repo& repo, const std::string& url, const std::string& what, http::Response* out = nullptr);
 
   std::string endpoint_;
-  std::string token_;
+  std::string token_, token_source_;
   http::Client client_;
 };
 
 // The sentence and exit code for a refused Hub answer (status + X-Error-Code).
-// `what` names the thing asked for ("the tree at <rev>"); `had_token` picks the advice.
+// `what` names the thing asked for ("the tree at <rev>"); `token_source`
+// (empty: no token was sent) picks the advice and is named in it.
 Error hub_error(const Repo& repo, const std::string& what, long status, const http::Headers& headers,
-                bool had_token);
+                const std::string& token_source);
 
 }  // namespace provkit::hub

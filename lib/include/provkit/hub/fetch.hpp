@@ -4,9 +4,12 @@
 // plan, download, publish and assemble). The tool gives the flags' values and says the sentences.
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
+#include "provkit/hub/plan.hpp"
 #include "provkit/hub/snapshot.hpp"
 
 namespace provkit::hub {
@@ -14,7 +17,11 @@ namespace provkit::hub {
 struct FetchOptions {
   enum class Mode { fetch, verify_only, check_upstream } mode = Mode::fetch;
   bool offline = false;                 // fetch without the network: every file must be in place
+  bool dry_run = false;                 // the pre-flight and the plan (on_space_plan), no blob request
+  // The tree at the manifest's commit when the caller already listed it (REPO[@REV]); null: listed here.
+  const std::vector<TreeEntry>* tree = nullptr;
   std::string endpoint, token_file;     // given values; empty: the environment's (endpoint_from, find_token)
+  std::vector<std::string> mirrors;     // tried in order before the endpoint (--mirror), never sent the token
   http::Options http;                   // retries, stall timeout, max bytes per second
   int jobs = 4, connections = 8;        // files at once, connections per large file
   // Asked only when files are to be downloaded (after the pre-flight); 0: the default split size.
@@ -25,12 +32,18 @@ class FetchObserver : public SnapshotObserver {
  public:
   // A pre-flight result: every one that is not OK, and with Mode::check_upstream every one.
   virtual void on_upstream(const UpstreamCheck&) {}
+  // The run turns to this source (a mirror, or the endpoint last).
+  virtual void on_source(const std::string& /*url*/, bool /*mirror*/) {}
+  // A mirror is left for the next source, and why.
+  virtual void on_source_failed(const std::string& /*url*/, const std::string& /*why*/) {}
+  // The plan on disk, before the disk gate; `dry_run`: it is all the run does.
+  virtual void on_space_plan(const SpacePlan&, bool /*dry_run*/) {}
   // The downloads are about to start.
   virtual void on_plan(const Manifest&, const hfcache::Layout&, const DownloadPlan&) {}
 };
 
 struct FetchReport {
-  enum class Stage { verified, upstream, published } stage = Stage::published;  // where the run ended
+  enum class Stage { verified, upstream, planned, published } stage = Stage::published;  // where the run ended
   FetchOptions::Mode mode = FetchOptions::Mode::fetch;
   bool offline = false;
   std::string location;             // the layout, described
@@ -38,11 +51,22 @@ struct FetchReport {
   std::size_t upstream_files = 0, upstream_problems = 0;  // Stage::upstream
   std::size_t files = 0;            // Stage::published: the manifest's files
   SnapshotSummary published;        // Stage::published
+  std::optional<SpacePlan> space;   // Stage::planned and published after the pre-flight
   int exit_code() const;
 };
 
+// Throws Error(check_failed) with no_space_sentence before any blob request
+// when the plan does not fit the target's free space (the disk gate).
 FetchReport fetch_snapshot(const Manifest& m, hfcache::Layout& layout, const FetchOptions& options,
                            FetchObserver& observer);
+
+// A manifest for REPO at `revision` from the Hub's tree, selected by
+// include/exclude globs (pin_tree_files' rules), without a blob request: LFS
+// files pinned by the tree's sha256, the others by its git blob id. `ref` is
+// the revision when it is a name (ref_for_revision). `tree` receives the listing.
+Manifest pin_from_tree(HubClient& client, const Repo& repo, const std::string& revision,
+                       const std::vector<std::string>& include, const std::vector<std::string>& exclude,
+                       std::vector<TreeEntry>& tree);
 
 // The fields of hf-fetch's JSON summary (without "event").
 nlohmann::json to_json(const FetchReport& report);

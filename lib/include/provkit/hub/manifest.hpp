@@ -5,6 +5,7 @@
 // Every refusal is provkit::input_error(file, line, what): exit 2.
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -37,6 +38,9 @@ struct Manifest {
 
   hub::Repo repo;
   std::string revision;  // 40-hex commit
+  // The branch or tag name that was resolved to `revision` (`ref:`), when the
+  // manifest was made from one: the cache's refs/<ref> is written for it.
+  std::optional<std::string> ref;
   std::vector<ManifestFile> files;
   std::vector<AssembleEntry> assemble;
   std::string source;    // file name it was read from
@@ -77,6 +81,11 @@ bool is_safe_relative_path(std::string_view path);
 
 // "REPO[@REVISION]" as {repo id, revision} (revision main when not given); nothing when it is not one.
 std::optional<std::pair<std::string, std::string>> split_repo_revision(const std::string& text);
+// A name refs/<name> may be written for: a safe relative path, not a 40-hex commit.
+bool is_valid_ref_name(std::string_view name);
+// The ref a run that resolved `revision` to `commit` records, as huggingface_hub
+// does: the name itself, none when `revision` was the commit.
+std::optional<std::string> ref_for_revision(const std::string& revision, const std::string& commit);
 // split_repo_revision, or Error(usage) saying the form.
 std::pair<std::string, std::string> parse_repo_revision(const std::string& text);
 
@@ -85,6 +94,13 @@ struct AssemblySpecError : Error {
   std::optional<std::string> part;  // the part that is not one of the manifest's files; none: `spec` is not of the form
   AssemblySpecError(const std::string& spec, std::optional<std::string> part);
 };
-AssembleEntry parse_assembly(const Manifest& m, std::string spec);
+// Also OUTPUT=GLOB: the files matching it (fnmatch) in natural order; and a
+// trailing ":SHA256SUMS" takes OUTPUT's sha256 from the repo's own SHA256SUMS
+// (its text from `repo_sums`, asked only then).
+AssembleEntry parse_assembly(const Manifest& m, std::string spec, const std::function<std::string()>& repo_sums = {});
+// "part-2" before "part-10": runs of digits compare as numbers.
+bool natural_less(std::string_view a, std::string_view b);
+// The sha256 a `sha256sum` list gives `name` (or a path with its basename), lower case.
+std::optional<std::string> checksum_from_sums(std::string_view sums, const std::string& name);
 
 }  // namespace provkit::hub

@@ -78,7 +78,7 @@ class SnapshotObserver : public download::Observer {
 // no `exclude` glob (huggingface_hub's allow/ignore patterns: fnmatch, '*'
 // crosses '/'), in tree order. An LFS file is pinned by the tree's sha256;
 // any other is fetched with `fetch_small`, hashed, and its size and git id
-// checked against the tree. `on_added` sees each file as it is pinned.
+// checked against the tree (no `fetch_small`: pinned by the tree's git id alone). `on_added` sees each file as it is pinned.
 // Throws Error(network) for an unusable path or content the tree does not
 // describe; an empty result is the caller's to refuse.
 std::vector<ManifestFile> pin_tree_files(const std::vector<TreeEntry>& tree, const std::vector<std::string>& include,
@@ -142,8 +142,14 @@ struct SnapshotSummary {
 };
 // Publishes every verified file into the layout; when none failed, assembles
 // (on_assembled for each) and, when none of those failed either, finishes the
-// layout (refs, SHA256SUMS).
+// layout (`refs`, SHA256SUMS).
 SnapshotSummary publish_snapshot(const Manifest& m, hfcache::Layout& layout, const SnapshotFiles& files,
-                                 SnapshotObserver& observer);
+                                 SnapshotObserver& observer, const hfcache::RefPlan& refs);
+
+// The refs a snapshot of `m` gets: m.ref when it names one, and main when
+// `main_known` and `main_commit` (the Hub's main now; none: the Hub has no
+// main) is m.revision; with main not known (offline), main only where
+// refs/main is absent.
+hfcache::RefPlan plan_refs(const Manifest& m, const std::optional<std::string>& main_commit, bool main_known);
 
 }  // namespace provkit::hub

@@ -13,7 +13,10 @@ namespace provkit::hub {
 class HubSource : public download::Source {
  public:
   // `repo`: for the sentences of refused answers; `token`: empty for none.
-  HubSource(Repo repo, std::string token) : repo_(std::move(repo)), token_(std::move(token)) {}
+  HubSource(Repo repo, Token token)
+      : repo_(std::move(repo)), token_(std::move(token.value)), token_source_(std::move(token.source)) {
+    if (!token_.empty() && token_source_.empty()) token_source_ = "the caller";
+  }
 
   // The job's URL, built by resolve_url.
   std::string resolve(const download::Job& job) override;
@@ -26,7 +29,7 @@ class HubSource : public download::Source {
 
  private:
   Repo repo_;
-  std::string token_;
+  std::string token_, token_source_;
 };
 
 }  // namespace provkit::hub

@@ -1,0 +1,149 @@
+#pragma once
+// The GPU kernels a library carries, read from its ELF sections without a
+// toolkit and without running anything: CUDA fatbins (.nv_fatbin,
+// __nv_relfatbin, as cuobjdump --list-elf --list-ptx lists them) and clang
+// offload bundles (.hip_fatbin, plain or CCOB-compressed, as
+// clang-offload-bundler --list does); and whether any of it runs on a GPU.
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "provkit/elf/elf.hpp"
+#include "provkit/elf/object_file.hpp"
+#include "provkit/elf/sections.hpp"
+#include "provkit/host/check.hpp"
+#include "provkit/host/cuda_compat.hpp"
+
+namespace provkit::host::kernels {
+
+namespace fs = std::filesystem;
+
+enum class Kind { cubin, ptx, code_object };
+
+// One image: a CUDA cubin or PTX entry of a fatbin, or one device code
+// object of an offload bundle.
+struct Image {
+  Kind kind = Kind::cubin;
+  std::string target;  // "sm_90a", "compute_90", "gfx90a:xnack-"
+  cudacompat::ArchTarget arch;  // CUDA images: 9.0 with variant 'a', ptx for PTX
+  std::string ptx_isa;          // PTX: its ISA version, "9.0"
+  std::string triple;           // code objects: "hipv4-amdgcn-amd-amdhsa--gfx90a:xnack-"
+  bool compressed = false;      // the entry (or its whole bundle) is compressed
+  std::string section;          // ".nv_fatbin"
+  // __nv_relfatbin: relocatable device code for a later device link (nvlink,
+  // nvJitLink); the runtime does not load it as it is, and cuobjdump does not
+  // list it. Listed, never counted as running.
+  bool relocatable = false;
+  // .ldata / .lrodata: fatbins a library keeps as data and loads itself
+  // (cuModuleLoadData; cuFFT keeps ~24000 there). They run; cuobjdump does not list them.
+  bool embedded = false;
+  // Where its payload is in the file, and its sizes (0 when not compressed).
+  std::uint64_t payload_offset = 0, payload_size = 0, compressed_size = 0, uncompressed_size = 0;
+  // A cubin's kernel count (its .text.* sections), read only when asked
+  // (count_cubin_kernels): nullopt when not read or not readable.
+  std::optional<std::size_t> kernel_count;
+};
+
+// Which images: those the CUDA runtime registers (.nv_fatbin, the HIP bundle),
+// those of __nv_relfatbin, or those a library keeps as data.
+enum class Origin { registered, relocatable, embedded };
+Origin origin_of(const Image& image);
+
+// Fatbin entries of a kind that is neither cubin (2) nor PTX (1), by kind and arch.
+struct OtherEntries {
+  std::uint16_t kind = 0;
+  int arch = 0;  // 90
+  std::size_t count = 0;
+};
+
+// What one object file carries. `problems`: containers that could not be
+// read to their end ("__nv_relfatbin at 0x2e50: ..."); what came before them is listed.
+struct Library {
+  fs::path path;
+  std::vector<Image> images;
+  std::vector<std::string> problems;
+  std::vector<OtherEntries> other;  // of the loadable sections (not __nv_relfatbin)
+  bool has_device_code() const { return !images.empty(); }
+};
+
+// The sections read, in this order.
+extern const char* const kCudaSections[];  // .nv_fatbin, __nv_relfatbin, .nvFatBinSegment is only pointers
+extern const char* const kHipSections[];   // .hip_fatbin
+extern const char* const kEmbeddedSections[];  // .ldata, .lrodata: scanned for fatbins kept as data
+
+// Fatbin containers (magic 0xBA55ED50) in [offset, offset + size) of `file`:
+// their 16-byte headers and each entry's header, never a payload.
+// `embedded`: a data section, where fatbins sit among other data (the whole
+// section is read for their magic); a header that does not fit ends the scan
+// quietly (the magic was data).
+void read_fatbins(const elf::ObjectFile& file, const elf::Section& section, Library& into, bool embedded = false);
+// Offload bundles (__CLANG_OFFLOAD_BUNDLE__ or CCOB) in a section: the
+// uncompressed bundle's entry table; of a compressed one, only as much of its
+// decompressed start as holds that table.
+void read_offload_bundles(const elf::ObjectFile& file, const elf::Section& section, Library& into);
+
+// One object's kernels from its section table. Throws provkit::Error
+// (check_failed) naming the file when it is not a readable ELF object.
+// `kept_as_data`: also scan .ldata/.lrodata, which reads those sections whole
+// (cuFFT's is 278 MB): callers ask for it only when the registered code
+// does not run on a GPU.
+Library list_kernels(const fs::path& object, bool kept_as_data = false);
+// Reads the section table of each cubin in `library` that `wanted` selects
+// (decompressing a zstd payload), to count its kernels: a cubin with none
+// is an empty module, which needs no GPU. LZ4 payloads stay unread.
+void count_cubin_kernels(Library& library, const std::function<bool(const Image&)>& wanted);
+// Whether the object has a section that list_kernels(..., true) would scan.
+bool has_data_sections(const fs::path& object);
+
+// The objects `paths` name: files as they are, directories walked for shared
+// objects (*.so, *.so.N), each file once (by its real path); with
+// `follow_needed`, the DT_NEEDED closure of each file named directly, as the
+// loader would resolve it. `unreadable`: "PATH: why" for what could not be read.
+struct Collected {
+  std::vector<fs::path> objects;
+  std::vector<std::string> unreadable;
+  std::size_t directories = 0;
+};
+Collected collect_objects(const std::vector<std::string>& paths, const elf::SearchContext& ctx, bool follow_needed = true);
+
+// The GPU a verdict is for.
+struct Gpu {
+  std::string label;                     // "GPU 0 (NVIDIA H200, 9.0)"
+  std::optional<cudacompat::Version> cc; // NVIDIA
+  std::string gfx;                       // AMD: "gfx90a"
+};
+
+// PASS: a cubin (or code object) runs on it; WARN: only PTX, which the driver
+// JIT-compiles at first start; FAIL: nothing runs; INFO: the library carries
+// nothing for this vendor's GPUs.
+struct Verdict {
+  check::Status status = check::Status::info;
+  std::string via;     // "sm_90", "compute_90 (PTX ISA 9.0)", "gfx90a:xnack-"
+  std::string reason;  // one clause: "runs sm_90 cubins", ...
+};
+// `driver_cuda`: the driver's CUDA version (1000*major + 10*minor), 0 when
+// unknown; PTX whose ISA needs a newer driver is not counted as running.
+Verdict judge(const Library& library, const Gpu& gpu, int driver_cuda);
+
+// The CUDA release that introduced a PTX ISA version ("9.0" -> 13.0, "8.8" -> 12.9); nullopt when unknown.
+std::optional<cudacompat::Version> cuda_for_ptx_isa(const std::string& isa);
+// Does a code object for `target_id` ("gfx90a:xnack-", "gfx11-generic") load on processor `gfx` ("gfx90a")?
+bool code_object_runs_on(const std::string& target_id, const std::string& gfx);
+
+// Distinct targets of a kind, in arch order: {"sm_75", "sm_80", "sm_90a"};
+// the loadable images, or with `relocatable` those of __nv_relfatbin.
+std::vector<std::string> distinct_targets(const Library& library, Kind kind, Origin origin = Origin::registered);
+
+// The kernels of many objects, read in parallel (the reads are scattered
+// small preads; a cold page cache answers them faster many at a time).
+// A file that cannot be read comes back with `error` set.
+struct Listing {
+  Library library;
+  std::string error;
+};
+std::vector<Listing> list_all(const std::vector<fs::path>& objects, unsigned threads);
+
+}  // namespace provkit::host::kernels

@@ -1,0 +1,57 @@
+#pragma once
+// A plan before bytes: what a fetch would do with each file (fetch, resume,
+// in place), how many bytes are still to come, how many the disk already
+// holds, what the assembly outputs add, and whether it fits in the free space
+// of the target file system. `hf-fetch --dry-run` shows it; every fetch
+// checks it first (the disk gate), so a disk that cannot hold the run is
+// refused before the first byte rather than failing at the assembly.
+#include <cstdint>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "provkit/hub/snapshot.hpp"
+
+namespace provkit::hub {
+
+struct FilePlan {
+  enum class Action { fetch, resume, in_place } action = Action::fetch;
+  std::string path;
+  std::uint64_t size = 0;
+  std::uint64_t have = 0;       // bytes already fetched (resume) or the whole file (in place)
+  std::uint64_t allocated = 0;  // disk blocks already held for it (a preallocated partial holds its full size)
+};
+
+struct AssemblyPlan {
+  std::string output;
+  std::uint64_t size = 0;
+  bool in_place = false;  // already there with its size: no new disk
+};
+
+struct SpacePlan {
+  std::vector<FilePlan> files;
+  std::vector<AssemblyPlan> assemblies;
+  std::uint64_t to_fetch = 0;        // bytes still to transfer
+  std::uint64_t held = 0;            // bytes the target already holds for these files
+  std::uint64_t assembly_bytes = 0;  // assembly outputs still to write
+  std::uint64_t needed = 0;          // new disk the run needs: files' unallocated bytes + assembly outputs
+  std::uint64_t free = 0;            // free to this user on the target file system
+  std::filesystem::path target;      // the directory whose file system was asked
+  bool fits() const { return needed <= free; }
+};
+
+// Looks at the disk only (sizes, partials and their range sidecars, statvfs);
+// no request. A file whose content is at its place with its size is
+// in_place (the fetch verifies it); a partial with bytes is a resume.
+SpacePlan plan_space(const Manifest& m, const hfcache::Layout& layout, const DownloadPlan& plan);
+
+std::string action_name(FilePlan::Action a);  // "FETCH", "RESUME", "IN PLACE"
+
+// The summary's fields: to_fetch_bytes, held_bytes, assembly_bytes, needed_bytes, free_bytes, fits.
+nlohmann::json to_json(const SpacePlan& plan);
+
+// The disk gate's sentence, when the plan does not fit.
+std::string no_space_sentence(const SpacePlan& plan);
+
+}  // namespace provkit::hub

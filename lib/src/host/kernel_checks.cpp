@@ -1,0 +1,207 @@
+// envcheck --kernels: every library under the given paths, what kernels it
+// carries, and whether any of them runs on each GPU of this box (kernels.hpp).
+#include <chrono>
+#include <map>
+
+#include "detail.hpp"
+#include "provkit/host/kernels.hpp"
+
+namespace provkit::host::detail {
+
+namespace {
+
+using kernels::Gpu;
+
+struct Target {
+  Gpu gpu;
+  nlohmann::json indices = nlohmann::json::array();
+};
+
+// One verdict per kind of GPU: the selected NVIDIA GPUs grouped by name and
+// compute capability, then the AMD GPUs of KFD grouped by gfx target.
+std::vector<Target> targets(const Request& req, Probes& probes) {
+  std::vector<Target> out;
+  std::map<std::string, std::size_t> by_key;
+  std::vector<const gpu::Device*> devices;
+  const auto visible = probes.engine_gpus();  // CUDA_VISIBLE_DEVICES honoured
+  if (req.gpus.empty()) {
+    for (const auto& d : visible) devices.push_back(&d);
+  } else {
+    for (const auto& sel : req.gpus)
+      if (const auto* d = gpu::select_device(visible, sel)) devices.push_back(d);  // gpu_checks names the unknown ones
+  }
+  std::map<std::string, std::vector<int>> members;
+  for (const auto* d : devices) {
+    if (d->cc_major < 0) continue;
+    const std::string key = (d->name.empty() ? "unnamed" : d->name) + ", sm_" + std::to_string(d->cc_major) + std::to_string(d->cc_minor);
+    if (!by_key.count(key)) {
+      by_key[key] = out.size();
+      out.push_back({Gpu{.label = "", .cc = cudacompat::Version{d->cc_major, d->cc_minor}}});
+    }
+    auto& t = out[by_key[key]];
+    t.indices.push_back(d->index);
+    members[key].push_back(d->index);
+  }
+  for (auto& [key, idx] : members) {
+    std::string list = std::to_string(idx.front());
+    if (idx.size() > 1) list = (idx.back() - idx.front() + 1 == static_cast<int>(idx.size()))
+                                   ? std::to_string(idx.front()) + "-" + std::to_string(idx.back())
+                                   : [&] { std::string l; for (int i : idx) l += (l.empty() ? "" : ",") + std::to_string(i); return l; }();
+    out[by_key[key]].gpu.label = "GPU " + list + " (" + key + ")";
+  }
+  std::map<std::string, std::size_t> by_gfx;
+  for (const auto& g : probes.engine_amd_gpus()) {  // ROCR_/HIP_VISIBLE_DEVICES honoured
+    if (g.gfx_target.empty()) continue;
+    if (!by_gfx.count(g.gfx_target)) {
+      by_gfx[g.gfx_target] = out.size();
+      out.push_back({Gpu{.label = "AMD " + g.gfx_target, .gfx = g.gfx_target}});
+    }
+    out[by_gfx[g.gfx_target]].indices.push_back(g.node);
+  }
+  return out;
+}
+
+int severity(Status s) { return s == Status::fail ? 3 : s == Status::warn ? 2 : s == Status::pass ? 1 : 0; }
+
+std::string fix_for(const kernels::Library& lib, const Gpu& gpu, const std::string& reason) {
+  const auto file = lib.path.filename().string();
+  if (!gpu.gfx.empty())
+    return "install a build of " + file + " for " + gpu.gfx + " (hipcc --offload-arch=" + gpu.gfx + ")";
+  const auto arch = std::to_string(gpu.cc->major) + std::to_string(gpu.cc->minor);
+  std::string fix = "install a build of " + file + " that carries sm_" + std::to_string(gpu.cc->major) + "X cubins (X <= " +
+                    std::to_string(gpu.cc->minor) + ") or PTX at or below compute_" + arch +
+                    " (nvcc -gencode arch=compute_" + arch + ",code=sm_" + arch + ")";
+  if (reason.find("needs a driver") != std::string::npos) fix = "update the NVIDIA driver to one for the CUDA release its PTX needs, or " + fix;
+  return fix;
+}
+
+}  // namespace
+
+void kernel_checks(const Request& req, Probes& probes, std::vector<Result>& out) {
+  const auto started = std::chrono::steady_clock::now();
+  auto collected = kernels::collect_objects(req.kernels, probes.search_context());
+  auto gpus = targets(req, probes);
+  const int driver_cuda = probes.driver().driver_cuda;
+  std::size_t with_code = 0, images = 0;
+  nlohmann::json unreadable = nlohmann::json::array();
+  for (const auto& u : collected.unreadable) unreadable.push_back(u);
+  for (const auto& arg : req.kernels) {
+    std::error_code ec;
+    if (!fs::exists(arg, ec))
+      out.push_back({.name = "kernels " + arg, .status = Status::fail, .rule = Rule::elf_readable,
+                     .reason = arg + " does not exist", .fix = "name a library or a directory of libraries (a site-packages)",
+                     .data = {{"path", arg}}});
+  }
+  std::vector<Result> rows;
+  // I/O bound (scattered small reads): more threads than cores pays on a cold page cache.
+  auto listings = kernels::list_all(collected.objects, 16);
+  for (auto& listing : listings) {
+    const auto& object = listing.library.path;
+    if (!listing.error.empty()) {
+      unreadable.push_back(listing.error);
+      continue;
+    }
+    // Fatbins kept as data (.ldata) are looked for only when what the runtime registers does not run.
+    if (listing.library.has_device_code()) {
+      bool settled = true;
+      for (const auto& t : gpus)
+        settled &= kernels::judge(listing.library, t.gpu, driver_cuda).status != Status::fail;
+      try {
+        if (!settled && kernels::has_data_sections(object)) listing.library = kernels::list_kernels(object, true);
+      } catch (const Error&) {
+      }
+      // Still nothing runs: are its cubins empty modules (the headers do not say; the cubins' section tables do)?
+      settled = true;
+      for (const auto& t : gpus) settled &= kernels::judge(listing.library, t.gpu, driver_cuda).status != Status::fail;
+      if (!settled) kernels::count_cubin_kernels(listing.library, [](const kernels::Image& i) { return !i.relocatable; });
+    }
+    const auto& lib = listing.library;
+    std::size_t empty_modules = 0;
+    for (const auto& i : lib.images) empty_modules += i.kernel_count == std::size_t(0);
+    if (!lib.has_device_code() && lib.problems.empty() && lib.other.empty()) continue;
+    ++with_code;
+    images += lib.images.size();
+    Result r{.name = "kernels " + object.string(), .status = Status::info, .rule = Rule::kernel_image};
+    nlohmann::json ptx = nlohmann::json::array(), sections = nlohmann::json::array();
+    std::map<std::string, std::string> isa_of;
+    std::size_t compressed = 0;
+    std::size_t relocatable = 0, embedded = 0;
+    for (const auto& i : lib.images) {
+      compressed += i.compressed;
+      relocatable += i.relocatable;
+      embedded += i.embedded;
+      if (i.kind == kernels::Kind::ptx && kernels::origin_of(i) == kernels::Origin::registered) isa_of.emplace(i.target, i.ptx_isa);
+      if (std::find(sections.begin(), sections.end(), i.section) == sections.end()) sections.push_back(i.section);
+    }
+    for (const auto& t : kernels::distinct_targets(lib, kernels::Kind::ptx)) ptx.push_back({{"target", t}, {"isa", isa_of[t]}});
+    const auto cubins = kernels::distinct_targets(lib, kernels::Kind::cubin);
+    const auto objects = kernels::distinct_targets(lib, kernels::Kind::code_object);
+    nlohmann::json other = nlohmann::json::array();
+    for (const auto& o : lib.other) other.push_back({{"kind", o.kind}, {"arch", "sm_" + std::to_string(o.arch)}, {"count", o.count}});
+    using kernels::Origin;
+    const auto reloc_cubins = kernels::distinct_targets(lib, kernels::Kind::cubin, Origin::relocatable);
+    const auto reloc_ptx = kernels::distinct_targets(lib, kernels::Kind::ptx, Origin::relocatable);
+    const auto kept_cubins = kernels::distinct_targets(lib, kernels::Kind::cubin, Origin::embedded);
+    const auto kept_ptx = kernels::distinct_targets(lib, kernels::Kind::ptx, Origin::embedded);
+    r.data = {{"path", object.string()}, {"cubins", cubins}, {"ptx", ptx}, {"code_objects", objects},
+              {"images", lib.images.size() - relocatable - embedded}, {"compressed", compressed}, {"sections", sections},
+              {"relocatable", {{"images", relocatable}, {"cubins", reloc_cubins}, {"ptx", reloc_ptx}}},
+              {"kept_as_data", {{"images", embedded}, {"cubins", kept_cubins}, {"ptx", kept_ptx}}},
+              {"other_entries", other}, {"empty_modules", empty_modules}, {"problems", lib.problems}, {"gpus", nlohmann::json::array()}};
+    std::string carries;
+    auto add = [&](const std::string& what, const std::vector<std::string>& list) {
+      if (list.empty()) return;
+      std::string l;
+      for (const auto& s : list) l += (l.empty() ? "" : " ") + s;
+      carries += (carries.empty() ? "" : ", ") + what + " " + l;
+    };
+    add("cubins", cubins);
+    std::vector<std::string> ptx_text;
+    for (const auto& p : ptx) ptx_text.push_back(p["target"].get<std::string>() + " (ISA " + p["isa"].get<std::string>() + ")");
+    add("PTX", ptx_text);
+    add("code objects", objects);
+    if (relocatable) {
+      auto both = reloc_cubins;
+      both.insert(both.end(), reloc_ptx.begin(), reloc_ptx.end());
+      add("relocatable (__nv_relfatbin, not loaded as it is)", both);
+    }
+    if (embedded) {
+      auto both = kept_cubins;
+      both.insert(both.end(), kept_ptx.begin(), kept_ptx.end());
+      carries += (carries.empty() ? "" : ", ") + std::to_string(embedded) + " more kept as data (.ldata, loaded by the library itself): ";
+      for (std::size_t k = 0; k < both.size(); ++k) carries += (k ? " " : "") + both[k];
+    }
+    std::size_t others = 0;
+    for (const auto& o : lib.other) others += o.count;
+    if (others) carries += (carries.empty() ? "" : ", ") + std::to_string(others) + " entries neither cubin nor PTX";
+    r.reason = std::to_string(lib.images.size() - relocatable - embedded) + " images: " + (carries.empty() ? "none readable" : carries);
+    for (const auto& t : gpus) {
+      auto v = kernels::judge(lib, t.gpu, driver_cuda);
+      r.data["gpus"].push_back({{"gpu", t.gpu.label}, {"indices", t.indices}, {"status", check::status_word(v.status)},
+                                {"via", v.via}, {"reason", v.reason}});
+      if (v.status == Status::info) continue;
+      r.reason += "; " + v.reason;
+      if (severity(v.status) > severity(r.status)) {
+        r.status = v.status;
+        if (v.status == Status::fail) r.fix = fix_for(lib, t.gpu, v.reason);
+      }
+    }
+    if (!lib.problems.empty()) {
+      r.reason += "; could not read all of it: " + lib.problems.front();
+      if (severity(r.status) < severity(Status::warn)) r.status = Status::warn;
+    }
+    rows.push_back(std::move(r));
+  }
+  const auto ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+  std::string where = std::to_string(collected.objects.size()) + " objects read, " + std::to_string(with_code) +
+                      " with GPU kernels (" + std::to_string(images) + " images)";
+  if (gpus.empty()) where += "; no GPU to judge them against (listed only)";
+  out.push_back({.name = "kernels",
+                 .status = Status::info,
+                 .reason = where,
+                 .data = {{"objects", collected.objects.size()}, {"with_device_code", with_code}, {"images", images},
+                          {"milliseconds", ms}, {"unreadable", unreadable}}});
+  for (auto& r : rows) out.push_back(std::move(r));
+}
+
+}  // namespace provkit::host::detail

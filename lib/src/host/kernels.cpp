@@ -1,0 +1,300 @@
+// Which objects to read, what each carries, and what runs where (kernels.hpp).
+#include "provkit/host/kernels.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "provkit/error.hpp"
+#include "provkit/util/parallel.hpp"
+
+namespace provkit::host::kernels {
+
+const char* const kCudaSections[] = {".nv_fatbin", "__nv_relfatbin", nullptr};
+const char* const kHipSections[] = {".hip_fatbin", nullptr};
+const char* const kEmbeddedSections[] = {".ldata", ".lrodata", nullptr};
+
+Origin origin_of(const Image& image) {
+  return image.relocatable ? Origin::relocatable : image.embedded ? Origin::embedded : Origin::registered;
+}
+
+Library list_kernels(const fs::path& object, bool kept_as_data) {
+  Library lib;
+  lib.path = object;
+  elf::ObjectFile file(object);
+  file.advise_random();  // headers megabytes apart: read-ahead would read the payloads
+  auto sections = elf::read_sections(file);
+  for (const auto& s : sections) {
+    for (auto* n = kCudaSections; *n; ++n)
+      if (s.name == *n) read_fatbins(file, s, lib);
+    for (auto* n = kHipSections; *n; ++n)
+      if (s.name == *n) read_offload_bundles(file, s, lib);
+    for (auto* n = kEmbeddedSections; kept_as_data && *n; ++n)
+      if (s.name == *n) read_fatbins(file, s, lib, true);
+  }
+  return lib;
+}
+
+bool has_data_sections(const fs::path& object) {
+  elf::ObjectFile file(object);
+  for (const auto& s : elf::read_sections(file))
+    for (auto* n = kEmbeddedSections; *n; ++n)
+      if (s.name == *n && s.size) return true;
+  return false;
+}
+
+std::vector<Listing> list_all(const std::vector<fs::path>& objects, unsigned threads) {
+  std::vector<Listing> out(objects.size());
+  util::parallel_for(objects.size(), threads, [&](std::size_t i) {
+    try {
+      out[i].library = list_kernels(objects[i]);
+    } catch (const Error& e) {
+      out[i].library.path = objects[i];
+      out[i].error = e.what();
+    }
+  });
+  return out;
+}
+
+namespace {
+
+bool shared_object_name(const std::string& name) {
+  auto so = name.find(".so");
+  if (so == std::string::npos) return false;
+  auto rest = std::string_view(name).substr(so + 3);
+  return rest.empty() || rest.front() == '.';
+}
+
+}  // namespace
+
+Collected collect_objects(const std::vector<std::string>& paths, const elf::SearchContext& ctx, bool follow_needed) {
+  Collected out;
+  std::set<fs::path> seen;
+  auto add = [&](const fs::path& p) {
+    std::error_code ec;
+    auto real = fs::canonical(p, ec);
+    if (ec) return out.unreadable.push_back(p.string() + ": " + ec.message()), false;
+    if (!seen.insert(real).second) return false;
+    out.objects.push_back(p);
+    return true;
+  };
+  std::vector<fs::path> roots;
+  for (const auto& arg : paths) {
+    std::error_code ec;
+    auto st = fs::status(arg, ec);
+    if (ec || !fs::exists(st)) {
+      out.unreadable.push_back(arg + ": " + (ec ? ec.message() : "no such file or directory"));
+      continue;
+    }
+    if (fs::is_directory(st)) {
+      ++out.directories;
+      std::vector<fs::path> found;
+      fs::recursive_directory_iterator it(arg, fs::directory_options::skip_permission_denied, ec), end;
+      for (; !ec && it != end; it.increment(ec)) {
+        std::error_code fec;
+        if (it->is_regular_file(fec) && shared_object_name(it->path().filename().string())) found.push_back(it->path());
+      }
+      if (ec) out.unreadable.push_back(arg + ": " + ec.message());
+      std::sort(found.begin(), found.end());
+      for (const auto& f : found) add(f);
+    } else if (add(arg)) {
+      roots.push_back(arg);
+    }
+  }
+  if (!follow_needed) return out;
+  for (const auto& root : roots) {
+    try {
+      auto res = elf::resolve_needed(root, ctx);
+      for (const auto& e : res.resolved) add(*e.lookup.path);
+    } catch (const Error&) {
+      // Not an ELF object: list_kernels says so for it.
+    }
+  }
+  return out;
+}
+
+std::optional<cudacompat::Version> cuda_for_ptx_isa(const std::string& isa) {
+  auto v = cudacompat::parse_version(isa);
+  if (!v) return std::nullopt;
+  // From the PTX ISA's release notes: each toolkit release and the ISA it introduced.
+  static const std::map<std::pair<int, int>, cudacompat::Version> table = {
+      {{6, 0}, {9, 0}},  {{6, 1}, {9, 1}},  {{6, 2}, {9, 2}},  {{6, 3}, {10, 0}}, {{6, 4}, {10, 1}}, {{6, 5}, {10, 2}},
+      {{7, 0}, {11, 0}}, {{7, 1}, {11, 1}}, {{7, 2}, {11, 2}}, {{7, 3}, {11, 3}}, {{7, 4}, {11, 4}}, {{7, 5}, {11, 5}},
+      {{7, 6}, {11, 6}}, {{7, 7}, {11, 7}}, {{7, 8}, {11, 8}}, {{8, 0}, {12, 0}}, {{8, 1}, {12, 1}}, {{8, 2}, {12, 2}},
+      {{8, 3}, {12, 3}}, {{8, 4}, {12, 4}}, {{8, 5}, {12, 5}}, {{8, 6}, {12, 7}}, {{8, 7}, {12, 8}}, {{8, 8}, {12, 9}},
+      {{9, 0}, {13, 0}}, {{9, 1}, {13, 1}}, {{9, 2}, {13, 2}},
+  };
+  auto it = table.find({v->major, v->minor});
+  if (it == table.end()) return std::nullopt;
+  return it->second;
+}
+
+namespace {
+
+// LLVM's generic targets (AMDGPUUsage): the processors each one loads on.
+const std::map<std::string, std::vector<std::string>>& generic_targets() {
+  static const std::map<std::string, std::vector<std::string>> t = {
+      {"gfx9-generic", {"gfx900", "gfx902", "gfx904", "gfx906", "gfx909", "gfx90c"}},
+      {"gfx9-4-generic", {"gfx940", "gfx941", "gfx942", "gfx950"}},
+      {"gfx10-1-generic", {"gfx1010", "gfx1011", "gfx1012", "gfx1013"}},
+      {"gfx10-3-generic", {"gfx1030", "gfx1031", "gfx1032", "gfx1033", "gfx1034", "gfx1035", "gfx1036"}},
+      {"gfx11-generic", {"gfx1100", "gfx1101", "gfx1102", "gfx1103", "gfx1150", "gfx1151", "gfx1152", "gfx1153"}},
+      {"gfx12-generic", {"gfx1200", "gfx1201"}},
+  };
+  return t;
+}
+
+std::string join(const std::vector<std::string>& v, const char* sep = " ") {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : sep) + s;
+  return out;
+}
+
+}  // namespace
+
+bool code_object_runs_on(const std::string& target_id, const std::string& gfx) {
+  const auto processor = target_id.substr(0, target_id.find(':'));
+  if (processor == gfx) return true;
+  auto g = generic_targets().find(processor);
+  return g != generic_targets().end() && std::find(g->second.begin(), g->second.end(), gfx) != g->second.end();
+}
+
+std::vector<std::string> distinct_targets(const Library& library, Kind kind, Origin origin) {
+  std::vector<const Image*> images;
+  for (const auto& i : library.images)
+    if (i.kind == kind && origin_of(i) == origin) images.push_back(&i);
+  std::sort(images.begin(), images.end(), [](const Image* a, const Image* b) {
+    return std::tie(a->arch.arch, a->arch.variant, a->target) < std::tie(b->arch.arch, b->arch.variant, b->target);
+  });
+  std::vector<std::string> out;
+  for (const auto* i : images)
+    if (std::find(out.begin(), out.end(), i->target) == out.end()) out.push_back(i->target);
+  return out;
+}
+
+namespace {
+
+// Does this cubin or PTX run on `cc`? The rules of cudacompat::runs_on, with
+// family ('f') PTX kept within its family.
+bool cuda_runs(const Image& i, cudacompat::Version cc) {
+  if (i.arch.ptx && i.arch.variant == 'f') return i.arch.arch.major == cc.major && i.arch.arch.minor <= cc.minor;
+  return cudacompat::runs_on(i.arch, cc);
+}
+
+std::string carries_text(const Library& lib, bool amd) {
+  std::vector<std::string> parts;
+  if (amd) {
+    auto objects = distinct_targets(lib, Kind::code_object);
+    if (!objects.empty()) parts.push_back("code objects for " + join(objects));
+  } else {
+    auto cubins = distinct_targets(lib, Kind::cubin), ptx = distinct_targets(lib, Kind::ptx);
+    if (!cubins.empty()) parts.push_back("cubins " + join(cubins));
+    if (!ptx.empty()) parts.push_back("PTX " + join(ptx));
+    auto kept_cubins = distinct_targets(lib, Kind::cubin, Origin::embedded), kept_ptx = distinct_targets(lib, Kind::ptx, Origin::embedded);
+    if (!kept_cubins.empty()) parts.push_back("kept as data cubins " + join(kept_cubins));
+    if (!kept_ptx.empty()) parts.push_back("kept as data PTX " + join(kept_ptx));
+    if (cubins.empty() && ptx.empty() && !distinct_targets(lib, Kind::cubin, Origin::relocatable).empty())
+      parts.push_back("only relocatable device code (__nv_relfatbin) " + join(distinct_targets(lib, Kind::cubin, Origin::relocatable)));
+  }
+  return parts.empty() ? "nothing for this vendor's GPUs" : join(parts, " and ");
+}
+
+}  // namespace
+
+Verdict judge(const Library& lib, const Gpu& gpu, int driver_cuda) {
+  Verdict v;
+  const bool amd = !gpu.gfx.empty();
+  bool carries = !amd && !lib.other.empty();
+  std::size_t empty_modules = 0;
+  for (const auto& i : lib.images) {
+    if (!amd && i.kind == Kind::cubin && i.kernel_count == std::size_t(0)) {
+      empty_modules += !i.relocatable;
+      continue;  // an empty module: no kernel in it needs a GPU
+    }
+    carries |= amd ? i.kind == Kind::code_object : (i.kind != Kind::code_object && !i.relocatable);
+  }
+  if (!carries && empty_modules) {
+    v.status = check::Status::pass;
+    v.via = "no kernels";
+    v.reason = "carries no kernels for " + gpu.label + " to run: its " + std::to_string(empty_modules) +
+               " cubin" + (empty_modules > 1 ? "s are empty modules" : " is an empty module") + " (no .text sections)";
+    return v;
+  }
+  if (!carries) {
+    v.reason = "carries no " + std::string(amd ? "AMD" : "CUDA") + " kernels";
+    return v;
+  }
+  if (amd) {
+    for (const auto& i : lib.images)
+      if (i.kind == Kind::code_object && code_object_runs_on(i.target, gpu.gfx)) {
+        v.status = check::Status::pass;
+        v.via = i.target;
+        v.reason = "runs its " + i.target + " code object on " + gpu.label;
+        return v;
+      }
+    v.status = check::Status::fail;
+    v.reason = "nothing in it runs on " + gpu.label + ": it carries " + carries_text(lib, true);
+    return v;
+  }
+  if (!gpu.cc) {
+    v.reason = "the compute capability of " + gpu.label + " is unknown";
+    return v;
+  }
+  const Image* best_cubin = nullptr;
+  const Image* best_ptx = nullptr;
+  const Image* too_new_ptx = nullptr;
+  const auto driver = cudacompat::from_cuda_int(driver_cuda);
+  for (const auto& i : lib.images) {
+    if (i.kind == Kind::code_object || i.relocatable || i.kernel_count == std::size_t(0) || !cuda_runs(i, *gpu.cc)) continue;
+    if (i.kind == Kind::cubin) {
+      if (!best_cubin || i.arch.arch > best_cubin->arch.arch) best_cubin = &i;
+      continue;
+    }
+    auto needs = cuda_for_ptx_isa(i.ptx_isa);
+    if (driver_cuda && needs && driver < *needs) {
+      if (!too_new_ptx) too_new_ptx = &i;
+      continue;
+    }
+    if (!best_ptx || i.arch.arch > best_ptx->arch.arch) best_ptx = &i;
+  }
+  if (best_cubin) {
+    v.status = check::Status::pass;
+    v.via = best_cubin->target;
+    v.reason = "runs its " + best_cubin->target + " cubins on " + gpu.label;
+    return v;
+  }
+  if (best_ptx) {
+    auto needs = cuda_for_ptx_isa(best_ptx->ptx_isa);
+    v.status = check::Status::warn;
+    v.via = best_ptx->target + " (PTX ISA " + best_ptx->ptx_isa + ")";
+    v.reason = "only PTX runs on " + gpu.label + ": " + best_ptx->target + " (ISA " + best_ptx->ptx_isa +
+               (needs ? ", which needs a driver for CUDA " + needs->str() + " or newer" : "") +
+               (driver_cuda ? "; this driver supports CUDA " + driver.str() : "") +
+               ") is JIT-compiled by the driver at first start";
+    return v;
+  }
+  // Entries of a kind neither cuobjdump nor this reader knows, built for this
+  // GPU's major: what they are is unknown, so this is no proof of failure.
+  std::size_t unknown = 0;
+  int unknown_kind = 0;
+  for (const auto& o : lib.other)
+    if (o.arch / 10 == gpu.cc->major && o.arch % 10 <= gpu.cc->minor) unknown += o.count, unknown_kind = o.kind;
+  if (unknown) {
+    v.status = check::Status::warn;
+    v.via = "kind " + std::to_string(unknown_kind);
+    v.reason = "no cubin or PTX in it runs on " + gpu.label + " (it carries " + carries_text(lib, false) + "), but " +
+               std::to_string(unknown) + " fatbin entries of kind " + std::to_string(unknown_kind) +
+               " (neither cubin nor PTX: cuobjdump does not list them) are built for sm_" + std::to_string(gpu.cc->major) + "X";
+    return v;
+  }
+  v.status = check::Status::fail;
+  v.reason = "nothing in it runs on " + gpu.label + ": it carries " + carries_text(lib, false);
+  if (too_new_ptx) {
+    auto needs = cuda_for_ptx_isa(too_new_ptx->ptx_isa);
+    v.reason += "; its " + too_new_ptx->target + " PTX (ISA " + too_new_ptx->ptx_isa + ") needs a driver for CUDA " +
+                (needs ? needs->str() : "?") + ", this one supports " + driver.str();
+  }
+  return v;
+}
+
+}  // namespace provkit::host::kernels

@@ -1,0 +1,213 @@
+#!/usr/bin/env python3
+"""envcheck as a deploy gate (issue 23): --print FIELD for scripts without jq, --roce on a port that is
+not ACTIVE, --elf on a directory, --port-free HOST:PORT naming the process that holds the port. The real
+binary, real sockets, real shared objects built here, a sysfs tree for the RDMA devices.
+
+Usage: test_gates.py test_CASE...   (one ctest per `def test_...`, registered by ../discover.cmake)
+"""
+import os
+import socket
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from common import check, main  # noqa: E402
+from test_envcheck import checks_by_name, envcheck, expect, fake_gpu, row  # noqa: E402
+from test_links import make_rdma_tree, write  # noqa: E402
+from test_envcheck import make_kfd_tree  # noqa: E402
+
+
+def test_print_gives_the_value_and_keeps_the_verdict(tmp):
+    sysfs = os.path.join(tmp, "sys")
+    make_rdma_tree(sysfs)
+    env = {"ENVCHECK_SYSFS_ROOT": sysfs}
+    r = envcheck("--roce", "mlx5_1", "--print", "nccl_ib_gid_index", env=env)
+    expect(r, 0, "--print on a passing check")
+    check(r.out == "5\n", "--print prints the bare value", repr(r.out))
+    # mlx5_2 has no GID for this node: the index is null, the check fails, nothing is printed, exit 1.
+    r = envcheck("--roce", "mlx5_2", "--print", "nccl_ib_gid_index", env=env)
+    expect(r, 1, "--print on a failing check")
+    check(r.out == "", "--print prints no null", repr(r.out))
+    # A field no check has: said on stderr, exit 2.
+    r = envcheck("--roce", "mlx5_1", "--print", "no_such_field", env=env)
+    expect(r, 2, "--print of an unknown field")
+    check("no_such_field" in r.err, "--print names the field", r.err)
+    # The documented one-liner under set -euo pipefail stops instead of exporting "null".
+    sh = subprocess.run(["bash", "-c", "set -euo pipefail; idx=$(\"$EC\" --roce mlx5_2 --print nccl_ib_gid_index); "
+                         "export NCCL_IB_GID_INDEX=$idx; echo reached"],
+                        env=dict(os.environ, EC=BIN, ENVCHECK_SYSFS_ROOT=sysfs), capture_output=True, text=True)
+    check(sh.returncode == 1 and "reached" not in sh.stdout, "the gate one-liner stops", sh.stdout + sh.stderr)
+
+
+def test_roce_fails_a_port_that_is_not_active(tmp):
+    sysfs = os.path.join(tmp, "sys")
+    make_rdma_tree(sysfs)
+    write(os.path.join(sysfs, "class/infiniband/mlx5_0/ports/1/state"), "1: DOWN\n")
+    write(os.path.join(sysfs, "class/infiniband/mlx5_1/ports/1/state"), "4: ACTIVE\n")
+    env = {"ENVCHECK_SYSFS_ROOT": sysfs}
+    r = envcheck("--roce", "mlx5_0", "--json", env=env)
+    expect(r, 1, "--roce on a DOWN port")
+    row(r, "roce mlx5_0/1", "FAIL", "DOWN port", ["is not ACTIVE (state 1: DOWN)", "its NCCL_IB_GID_INDEX would be 3", "bring the port up"])
+    check(checks_by_name(r)["roce mlx5_0/1"]["data"]["nccl_ib_gid_index"] is None, "DOWN port exports no index", str(r))
+    r = envcheck("--roce", "mlx5_1", "--json", env=env)
+    expect(r, 0, "--roce on an ACTIVE port")
+    row(r, "roce mlx5_1/1", "PASS", "ACTIVE port", ["NCCL_IB_GID_INDEX=5"])
+    inv = envcheck("--json", env=env)
+    row(inv, "roce mlx5_0/1", "WARN", "inventory: DOWN port", ["not ACTIVE"])
+
+
+def cc(*args):
+    subprocess.run(["gcc", *args], check=True)
+
+
+def test_elf_walks_a_directory(tmp):
+    d = os.path.join(tmp, "lib")
+    os.makedirs(os.path.join(d, "sub"))
+    src = os.path.join(tmp, "a.c")
+    write(src, "int a(void) { return 1; }\n")
+    cc("-shared", "-fPIC", "-o", os.path.join(d, "libgood.so.1"), src)
+    gone = os.path.join(tmp, "gone")
+    os.makedirs(gone)
+    cc("-shared", "-fPIC", "-Wl,-soname,libgone.so.7", "-o", os.path.join(gone, "libgone.so.7"), src)
+    cc("-shared", "-fPIC", "-o", os.path.join(d, "sub", "libneedy.so"), src, "-Wl,--no-as-needed", "-L" + gone,
+       "-l:libgone.so.7")
+    os.remove(os.path.join(gone, "libgone.so.7"))
+    write(os.path.join(d, "libc.so"), "/* GNU ld script */\nGROUP ( libc.so.6 )\n")  # not an ELF object: skipped
+    r = envcheck("--elf", d, "--json")
+    expect(r, 1, "--elf DIR with one library whose dependency does not resolve")
+    rows = checks_by_name(r)
+    row(r, "elf " + os.path.join(d, "libgood.so.1"), "PASS", "--elf DIR: libgood")
+    row(r, "elf " + os.path.join(d, "sub", "libneedy.so") + ": libgone.so.7", "FAIL", "--elf DIR: libneedy", ["libgone.so.7"])
+    check(not any("libc.so" == os.path.basename(n) for n in rows), "the linker script is not an ELF row", str(list(rows)))
+    empty = os.path.join(tmp, "empty")
+    os.makedirs(empty)
+    r = envcheck("--elf", empty, "--json")
+    expect(r, 1, "--elf on a directory without libraries")
+    row(r, "elf " + empty, "FAIL", "--elf empty dir", ["no ELF shared object"])
+
+
+def test_port_free_host_and_holder(tmp):
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    s.listen()
+    port = s.getsockname()[1]
+    try:
+        r = envcheck("--port-free", f"127.0.0.1:{port}", "--json")
+        expect(r, 1, "--port-free on a held address")
+        name = f"port-free 127.0.0.1:{port}"
+        row(r, name, "FAIL", "held", [f"held by PID {os.getpid()}", "python", f"stop PID {os.getpid()}"])
+        check(checks_by_name(r)[name]["data"]["holder_pid"] == os.getpid(), "holder_pid", str(r))
+        expect(envcheck("--port-free", str(port)), 1, "--port-free PORT: 0.0.0.0 overlaps 127.0.0.1")
+        expect(envcheck("--port-free", f"127.0.0.2:{port}"), 0, "--port-free on another loopback address")
+        expect(envcheck("--port-free", f"localhost:{port}"), 1, "--port-free localhost:PORT")
+        expect(envcheck("--port-free", f"[::1]:{port}"), 0, "--port-free [::1]:PORT")
+        expect(envcheck("--port-free", f"example.com:{port}"), 2, "--port-free with a host name")
+        expect(envcheck("--port-free", "127.0.0.1:99999"), 2, "--port-free with a bad port")
+    finally:
+        s.close()
+
+
+from test_envcheck import BIN  # noqa: E402
+
+def test_gfx_gate_from_kfd(tmp):
+    sysfs = os.path.join(tmp, "sys")
+    make_kfd_tree(sysfs)  # node 1 gfx942, node 2 gfx1100
+    env = {"ENVCHECK_SYSFS_ROOT": sysfs}
+    r = envcheck("--gfx", "gfx942", "--json", env=env)
+    expect(r, 1, "--gfx gfx942 with a gfx1100 beside it")
+    row(r, "gfx gfx942", "FAIL", "mixed box", ["does not load on node 2 gfx1100", "it does on node 1 gfx942"])
+    os.remove(os.path.join(sysfs, "class/kfd/kfd/topology/nodes/2/properties"))
+    expect(envcheck("--gfx", "gfx942", env=env), 0, "--gfx gfx942 on gfx942 only")
+    expect(envcheck("--gfx", "gfx9-4-generic", env=env), 0, "--gfx gfx9-4-generic on gfx942")
+    expect(envcheck("--gfx", "gfx90a", env=env), 1, "--gfx gfx90a on gfx942")
+    expect(envcheck("--gfx", "mi300", env=env), 2, "--gfx with a marketing name")
+    r = envcheck("--gfx", "gfx942", "--json")  # no KFD tree at all
+    expect(r, 1, "--gfx without AMD GPUs")
+    row(r, "gfx gfx942", "FAIL", "no KFD", ["no AMD GPU"])
+
+
+def amd_box(root):
+    """Two AMD GPUs: KFD nodes 1 (gfx942, renderD128, 10 GiB free) and 2 (gfx90a, renderD129, 1 GiB free)."""
+    nodes = os.path.join(root, "class/kfd/kfd/topology/nodes")
+    for node, props in {"0": "cpu_cores_count 32\ngfx_target_version 0\n",
+                        "1": "simd_count 1216\ngfx_target_version 90402\ndrm_render_minor 128\n",
+                        "2": "simd_count 440\ngfx_target_version 90010\ndrm_render_minor 129\n"}.items():
+        os.makedirs(os.path.join(nodes, node))
+        write(os.path.join(nodes, node, "properties"), props)
+    for minor, total, used in ((128, 192 << 30, 182 << 30), (129, 64 << 30, 63 << 30)):
+        dev = os.path.join(root, f"class/drm/renderD{minor}/device")
+        os.makedirs(dev)
+        write(os.path.join(dev, "mem_info_vram_total"), f"{total}\n")
+        write(os.path.join(dev, "mem_info_vram_used"), f"{used}\n")
+
+
+def test_amd_vram_free_and_visible_devices(tmp):
+    sysfs = os.path.join(tmp, "sys")
+    amd_box(sysfs)
+    env = {"ENVCHECK_SYSFS_ROOT": sysfs}
+    r = envcheck("--vram-free", "5G", "--json", env=env)
+    expect(r, 1, "--vram-free on AMD: node 2 has 1 GiB")
+    row(r, "vram-free amd1", "PASS", "node 1", ["gfx942", "10.0 GiB free"])
+    row(r, "vram-free amd2", "FAIL", "node 2", ["1.0 GiB free < 5.0 GiB", "HIP_VISIBLE_DEVICES"])
+    for var in ("HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES"):
+        r = envcheck("--vram-free", "5G", "--json", env=dict(env, **{var: "0"}))
+        expect(r, 0, f"{var}=0")
+        check(list(checks_by_name(r)) == ["vram-free amd1"], f"{var}=0 leaves node 1", str(r))
+    r = envcheck("--gfx", "gfx942", env=dict(env, HIP_VISIBLE_DEVICES="0"))
+    expect(r, 0, "--gfx on the visible GPU only")
+    expect(envcheck("--gfx", "gfx942", env=env), 1, "--gfx with the gfx90a visible")
+
+
+def test_fix_lines_name_the_cause(tmp):
+    # NVML says 580.65.06 (CUDA 13.0); the libcuda the engine loads is another driver's (12.8).
+    env = fake_gpu(tmp, "driver_version=580.65.06\ncuda_version=13000\nlibcuda_version=12080\ngpu.0.uuid=GPU-1\ngpu.0.cc=9.0\n")
+    r = envcheck("--cuda", "13.0", "--json", env=env)
+    expect(r, 1, "libcuda/NVML mismatch")
+    fix = checks_by_name(r)["cuda 13.0"]["fix"]
+    check("install NVIDIA driver 580.65.06 or newer" not in fix and "the installed driver 580.65.06 supports CUDA 13.0" in fix
+          and "libcuda.so.1 the engine loads" in fix, "mismatch fix line", fix)
+    # gcc on PATH is cc-shim, and there is no zig: the fix is zig, not a gcc package.
+    bindir = os.path.join(tmp, "bin")
+    os.makedirs(bindir)
+    os.symlink(os.path.join(os.path.dirname(BIN), "cc-shim"), os.path.join(bindir, "gcc"))
+    r = envcheck("--cc", "--json", env={"PATH": bindir, "HOME": tmp, "CC": ""})
+    expect(r, 1, "cc-shim without zig")
+    fix = checks_by_name(r)["cc"]["fix"]
+    check("is cc-shim" in fix and "install zig" in fix and "reinstall" not in fix, "cc-shim fix line", fix)
+
+
+TWO_GPUS = "driver_version=580.159.04\ncuda_version=13000\n" + "".join(
+    f"gpu.{i}.uuid=GPU-{c * 8}-1111-2222-3333-444455556666\ngpu.{i}.name=NVIDIA H200\ngpu.{i}.cc=9.0\n"
+    f"gpu.{i}.memory_total=150000000000\ngpu.{i}.memory_free={free}\n" for i, c, free in ((0, "a", 140000000000), (1, "b", 10**9)))
+
+
+def test_cuda_visible_devices_limits_the_gpu_checks(tmp):
+    env = fake_gpu(tmp, TWO_GPUS)
+    expect(envcheck("--vram-free", "10G", env=env), 1, "both GPUs: GPU 1 is nearly full")
+    r = envcheck("--vram-free", "10G", "--json", env=dict(env, CUDA_VISIBLE_DEVICES="0"))
+    expect(r, 0, "CUDA_VISIBLE_DEVICES=0")
+    check(list(checks_by_name(r)) == ["vram-free gpu0"], "only GPU 0 is checked", str(r))
+    r = envcheck("--vram-free", "10G", "--json", env=dict(env, CUDA_VISIBLE_DEVICES="GPU-bbbbbbbb"))
+    expect(r, 1, "CUDA_VISIBLE_DEVICES by UUID prefix")
+    check(list(checks_by_name(r)) == ["vram-free gpu1"], "only GPU 1 is checked", str(r))
+    # The list ends at the first entry that names no GPU, as the CUDA runtime reads it.
+    r = envcheck("--vram-free", "10G", "--json", env=dict(env, CUDA_VISIBLE_DEVICES="0,7,1"))
+    expect(r, 0, "CUDA_VISIBLE_DEVICES=0,7,1")
+    for value in ("", "MIG-4c5b3f0e-aaaa-bbbb-cccc-000000000000"):
+        r = envcheck("--vram-free", "10G", "--json", env=dict(env, CUDA_VISIBLE_DEVICES=value))
+        expect(r, 1, f"CUDA_VISIBLE_DEVICES={value!r}")
+        row(r, "gpu", "FAIL", f"CUDA_VISIBLE_DEVICES={value!r}", ["leaves the engine no GPU"])
+    r = envcheck("--gpu", "1", "--json", env=dict(env, CUDA_VISIBLE_DEVICES="0"))
+    expect(r, 1, "--gpu naming a hidden GPU")
+    row(r, "gpu 1", "FAIL", "--gpu 1 hidden", ["not visible to the engine (CUDA_VISIBLE_DEVICES='0')"])
+    inv = envcheck("--json", env=dict(env, CUDA_VISIBLE_DEVICES="0"))
+    row(inv, "gpu 1", "INFO", "inventory", ["not visible to the engine"])
+    check(checks_by_name(inv)["gpu 1"]["data"]["visible"] is False, "inventory data.visible", str(inv))
+    r = envcheck("--kernels", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "data", "kernels", "libk_multi.so"),
+                 "--json", env=dict(env, CUDA_VISIBLE_DEVICES="1"))
+    data = [c for c in r.json()["checks"] if c["name"].startswith("kernels ")][0]["data"]
+    check(data["gpus"][0]["indices"] == [1], "--kernels judges the visible GPU only", str(data))
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+"""envcheck --kernels end to end: the real binary on the real libraries of
+tests/data/kernels (nvcc 13.0 fatbins, hipcc 5.2 offload bundles and their
+CCOB forms), judged against stand-in drivers (NVIDIA) and a KFD sysfs tree
+(AMD); the listing compared with clang-offload-bundler --list where that tool
+is installed.
+
+Usage: test_kernels.py test_CASE...   (one ctest per `def test_...`, registered by ../discover.cmake)
+"""
+import glob
+import os
+import shutil
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from common import SOURCE, check, main, skip  # noqa: E402
+from test_envcheck import checks_by_name, envcheck, expect, fake_gpu, make_kfd_tree, row  # noqa: E402
+
+DATA = os.path.join(SOURCE, "tests", "data", "kernels")
+H200_BOX = "driver_version=580.159.04\ncuda_version=13000\n" + "".join(
+    f"gpu.{i}.uuid=GPU-h200-{i}\ngpu.{i}.name=NVIDIA H200\ngpu.{i}.cc=9.0\n" for i in range(2))
+
+
+def lib(name):
+    return os.path.join(DATA, name)
+
+
+def test_h200_passes_a_library_with_sm_90a_and_fails_one_without(tmp):
+    env = fake_gpu(tmp, H200_BOX)
+    r = envcheck("--kernels", lib("libk_multi.so"), "--json", env=env)
+    expect(r, 0, "--kernels on an sm_90a build")
+    row(r, "kernels " + lib("libk_multi.so"), "PASS", "sm_90a on H200",
+        ["cubins sm_80 sm_90a sm_100f sm_120", "compute_90 (ISA 9.0)", "runs its sm_90a cubins on GPU 0-1 (NVIDIA H200, sm_90)"])
+    data = checks_by_name(r)["kernels " + lib("libk_multi.so")]["data"]
+    check(data["cubins"] == ["sm_80", "sm_90a", "sm_100f", "sm_120"] and data["images"] == 9, "--kernels data", str(data))
+    check(data["gpus"][0]["indices"] == [0, 1] and data["gpus"][0]["via"] == "sm_90a", "--kernels per-GPU data", str(data))
+    r = envcheck("--kernels", lib("libk_no_sm90.so"), "--json", env=env)
+    expect(r, 1, "--kernels on a build without sm_90")
+    row(r, "kernels " + lib("libk_no_sm90.so"), "FAIL", "no sm_90 on H200",
+        ["nothing in it runs on GPU 0-1", "sm_80 sm_86 sm_120", "compute_100", "code=sm_90"])
+    t = envcheck("--kernels", lib("libk_no_sm90.so"), env=env)
+    check(any(line.startswith("FAIL   kernels ") for line in t.out.splitlines()), "--kernels table row", str(t))
+
+
+B200_BOX = "driver_version=580.159.04\ncuda_version=13000\ngpu.0.uuid=GPU-b200\ngpu.0.name=NVIDIA B200\ngpu.0.cc=10.0\n"
+
+
+def test_ptx_only_warns_and_an_old_driver_cannot_jit_it(tmp):
+    r = envcheck("--kernels", lib("libk_no_sm90.so"), "--json", env=fake_gpu(tmp, B200_BOX))
+    expect(r, 0, "PTX only")
+    row(r, "kernels " + lib("libk_no_sm90.so"), "WARN", "compute_100 PTX on sm_100", ["compute_100", "JIT-compiled"])
+    old = B200_BOX.replace("580.159.04", "570.26").replace("13000", "12080")
+    r = envcheck("--kernels", lib("libk_no_sm90.so"), "--json", env=fake_gpu(tmp, old))
+    expect(r, 1, "PTX too new for the driver")
+    row(r, "kernels " + lib("libk_no_sm90.so"), "FAIL", "ISA 9.0 on a 12.8 driver", ["needs a driver for CUDA 13.0", "update the NVIDIA driver"])
+
+
+def test_relocatable_code_is_listed_not_counted(tmp):
+    # libk_rdc.so: the device-linked sm_86 cubin, and nvcc -rdc's sm_86 + compute_89 in __nv_relfatbin.
+    r = envcheck("--kernels", lib("libk_rdc.so"), "--json", env=fake_gpu(tmp, H200_BOX))
+    expect(r, 1, "relocatable PTX is not loaded")
+    name = "kernels " + lib("libk_rdc.so")
+    row(r, name, "FAIL", "rdc on sm_90", ["cubins sm_86", "relocatable (__nv_relfatbin, not loaded as it is) sm_86 compute_89"])
+    data = checks_by_name(r)[name]["data"]
+    check(data["images"] == 1 and data["relocatable"]["images"] == 2 and data["ptx"] == [], "rdc data", str(data))
+
+
+def test_a_directory_like_site_packages(tmp):
+    site = os.path.join(tmp, "site-packages")
+    os.makedirs(os.path.join(site, "torch", "lib"))
+    os.makedirs(os.path.join(site, "nvidia", "cu13", "lib"))
+    shutil.copy(lib("libk_multi.so"), os.path.join(site, "torch", "lib", "libtorch_cuda.so"))
+    shutil.copy(lib("libk_compressed.so"), os.path.join(site, "nvidia", "cu13", "lib", "libcublasLt.so.13"))
+    with open(os.path.join(site, "torch", "__init__.py"), "w") as f:
+        f.write("")
+    r = envcheck("--kernels", site, "--json", env=fake_gpu(tmp, H200_BOX))
+    expect(r, 0, "--kernels on a directory")
+    rows = checks_by_name(r)
+    check(rows["kernels"]["data"]["objects"] == 2 and rows["kernels"]["data"]["with_device_code"] == 2, "summary", str(rows["kernels"]))
+    row(r, "kernels " + os.path.join(site, "nvidia", "cu13", "lib", "libcublasLt.so.13"), "PASS", "compressed", ["sm_90"])
+    check(rows["kernels " + os.path.join(site, "nvidia", "cu13", "lib", "libcublasLt.so.13")]["data"]["compressed"] == 5,
+          "compressed count", str(r))
+    # Without a driver the kernels are listed, not judged.
+    r = envcheck("--kernels", site, "--json")
+    expect(r, 0, "--kernels without a GPU")
+    row(r, "kernels", "INFO", "no GPU", ["no GPU to judge them against"])
+    expect(envcheck("--kernels", os.path.join(tmp, "nowhere")), 1, "--kernels on a missing path")
+
+
+def test_amd_gpus_from_kfd(tmp):
+    sysfs = os.path.join(tmp, "sys")
+    make_kfd_tree(sysfs)  # gfx942 and gfx1100
+    r = envcheck("--kernels", lib("libh_multi.so"), "--json", env={"ENVCHECK_SYSFS_ROOT": sysfs})
+    expect(r, 1, "gfx90a/gfx908/gfx1030 bundle on gfx942 + gfx1100")
+    row(r, "kernels " + lib("libh_multi.so"), "FAIL", "no gfx942", ["nothing in it runs on AMD gfx942", "--offload-arch=gfx942"])
+    props = os.path.join(sysfs, "class/kfd/kfd/topology/nodes/1/properties")
+    with open(props, "w") as f:
+        f.write("cpu_cores_count 0\nsimd_count 440\ngfx_target_version 90010\n")  # gfx90a
+    shutil.rmtree(os.path.join(sysfs, "class/kfd/kfd/topology/nodes/2"))
+    for name in ("libh_multi.so", "libh_ccob_v3.so"):
+        r = envcheck("--kernels", lib(name), "--json", env={"ENVCHECK_SYSFS_ROOT": sysfs})
+        expect(r, 0, f"{name} on gfx90a")
+        row(r, "kernels " + lib(name), "PASS", f"{name} on gfx90a", ["gfx90a:xnack-"])
+
+
+def test_fatbins_kept_as_data_are_looked_for_when_the_registered_ones_fail(tmp):
+    # cuFFT registers one sm_75 cubin and keeps ~24000 fatbins in .ldata; libk_ldata.so is built the same way.
+    r = envcheck("--kernels", lib("libk_ldata.so"), "--json", env=fake_gpu(tmp, H200_BOX))
+    expect(r, 0, "kept as data")
+    name = "kernels " + lib("libk_ldata.so")
+    row(r, name, "PASS", "sm_90 in .ldata", ["kept as data (.ldata, loaded by the library itself): sm_75 sm_90 compute_90",
+                                              "runs its sm_90 cubins"])
+    check(checks_by_name(r)[name]["data"]["kept_as_data"]["images"] == 10, "kept-as-data count", str(r))
+
+
+def test_an_empty_module_needs_no_gpu(tmp):
+    # cuFFTW's only cubin is a module with no kernel; libk_empty.so is one (sm_75 only).
+    r = envcheck("--kernels", lib("libk_empty.so"), "--json", env=fake_gpu(tmp, H200_BOX))
+    expect(r, 0, "empty module")
+    name = "kernels " + lib("libk_empty.so")
+    row(r, name, "PASS", "empty module on sm_90", ["empty module"])
+    check(checks_by_name(r)[name]["data"]["empty_modules"] == 2, "empty_modules", str(r))
+
+
+def bundler():
+    for cand in [shutil.which("clang-offload-bundler")] + sorted(glob.glob("/usr/lib/llvm-*/bin/clang-offload-bundler"), key=lambda p: int(p.split("llvm-")[1].split("/")[0]), reverse=True):
+        # --list came with LLVM 15; an older bundler (Debian's llvm-14) cannot be compared with.
+        if cand and "-list" in subprocess.run([cand, "--help"], capture_output=True, text=True).stdout:
+            return cand
+    skip("clang-offload-bundler is not installed (apt-get install clang-15 or hipcc)")
+
+
+def test_listing_equals_clang_offload_bundler(tmp):
+    tool = bundler()
+    for name in ("libh_multi.so", "libh_two.so"):
+        section = os.path.join(tmp, name + ".hip_fatbin")
+        subprocess.run(["objcopy", "-O", "binary", "--only-section=.hip_fatbin", lib(name), section], check=True)
+        blob = open(section, "rb").read()
+        # The bundler lists the first bundle of a file: cut the section at each bundle (4096-aligned).
+        theirs = []
+        starts = [i for i in range(0, len(blob), 4096) if blob.startswith(b"__CLANG_OFFLOAD_BUNDLE__", i)] + [len(blob)]
+        for a, b in zip(starts, starts[1:]):
+            piece = os.path.join(tmp, f"{name}.{a}")
+            with open(piece, "wb") as f:
+                f.write(blob[a:b])
+            out = subprocess.run([tool, "--list", "--type=o", "--input=" + piece], capture_output=True, text=True, check=True).stdout
+            theirs += [t for t in out.split() if not t.startswith("host-")]
+        r = envcheck("--kernels", lib(name), "--json")
+        data = checks_by_name(r)["kernels " + lib(name)]["data"]
+        check(data["images"] == len(theirs), f"{name}: {data['images']} code objects, the bundler lists {len(theirs)}", str(theirs))
+        check(sorted(set(t.split("--", 1)[1] for t in theirs)) == sorted(data["code_objects"]),
+              f"{name}: ours {data['code_objects']} vs clang-offload-bundler {theirs}", str(r))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,312 @@
+// The kernel listing (host/kernels, fatbin, offload_bundle) on real output of
+// the toolchains: tests/data/kernels holds libraries built by nvcc 13.0
+// (make_cuda.sh) and Debian's hipcc 5.2 (make_hip.sh), and the CCOB forms of
+// the real bundle (make_ccob.py). Hostile variants are those files with a
+// header patched to lie.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "provkit/elf/sections.hpp"
+#include "provkit/error.hpp"
+#include "provkit/host/kernels.hpp"
+#include "support/temp_dir.hpp"
+
+using namespace provkit;
+using namespace provkit::host;
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path kData = fs::path(PROVKIT_TEST_DATA) / "kernels";
+
+std::vector<std::string> strings(std::initializer_list<const char*> l) { return {l.begin(), l.end()}; }
+
+kernels::Gpu nvidia(int major, int minor) {
+  return {.label = "GPU 0 (test, sm_" + std::to_string(major) + std::to_string(minor) + ")", .cc = cudacompat::Version{major, minor}};
+}
+kernels::Gpu amd(const std::string& gfx) { return {.label = "AMD " + gfx, .gfx = gfx}; }
+
+std::string read_all(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+// A copy of a test library with `bytes` written at `offset` of section `name` (+ `at`).
+fs::path patched(const test::TempDir& tmp, const std::string& lib, const std::string& name, std::uint64_t at,
+                 const std::string& bytes) {
+  elf::ObjectFile f(kData / lib);
+  auto s = elf::find_section(elf::read_sections(f), name);
+  REQUIRE(s);
+  auto data = read_all(kData / lib);
+  data.replace(s->offset + at, bytes.size(), bytes);
+  return tmp.write("patched-" + lib, data);
+}
+
+template <class T>
+std::string le(T v) {
+  std::string s(sizeof v, '\0');
+  std::memcpy(s.data(), &v, sizeof v);
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("kernels: nvcc's fatbin lists every -gencode target with its variant", "[kernels]") {
+  auto lib = kernels::list_kernels(kData / "libk_multi.so");
+  CHECK(lib.problems.empty());
+  // Built for sm_80, sm_90a, compute_90 (PTX), sm_120, sm_100f; nvcc writes two containers.
+  CHECK(kernels::distinct_targets(lib, kernels::Kind::cubin) == strings({"sm_80", "sm_90a", "sm_100f", "sm_120"}));
+  CHECK(kernels::distinct_targets(lib, kernels::Kind::ptx) == strings({"compute_90"}));
+  CHECK(lib.images.size() == 9);
+  for (const auto& i : lib.images) {
+    CHECK(i.section == ".nv_fatbin");
+    if (i.kind == kernels::Kind::ptx) {
+      CHECK(i.ptx_isa == "9.0");  // nvcc 13.0 writes PTX ISA 9.0
+      CHECK(i.compressed);        // nvcc compresses PTX by default
+    } else {
+      CHECK_FALSE(i.compressed);
+    }
+  }
+}
+
+TEST_CASE("kernels: compressed entries are listed from their headers", "[kernels]") {
+  auto lib = kernels::list_kernels(kData / "libk_compressed.so");  // -Xfatbin=-compress-all
+  CHECK(lib.problems.empty());
+  CHECK(kernels::distinct_targets(lib, kernels::Kind::cubin) == strings({"sm_75", "sm_90"}));
+  CHECK(kernels::distinct_targets(lib, kernels::Kind::ptx) == strings({"compute_90"}));
+  CHECK(std::all_of(lib.images.begin(), lib.images.end(), [](const auto& i) { return i.compressed; }));
+}
+
+TEST_CASE("kernels: relocatable device code is read from __nv_relfatbin, apart", "[kernels]") {
+  auto lib = kernels::list_kernels(kData / "libk_rdc.so");
+  CHECK(lib.problems.empty());
+  std::set<std::string> sections;
+  for (const auto& i : lib.images) {
+    sections.insert(i.section);
+    CHECK(i.relocatable == (i.section == "__nv_relfatbin"));
+  }
+  CHECK(sections == std::set<std::string>{".nv_fatbin", "__nv_relfatbin"});
+  // What the runtime loads (and cuobjdump lists): the device-linked sm_86 cubin.
+  CHECK(kernels::distinct_targets(lib, kernels::Kind::cubin) == strings({"sm_86"}));
+  CHECK(kernels::distinct_targets(lib, kernels::Kind::ptx).empty());
+  // What a later device link would use: nvcc's -rdc objects.
+  CHECK(kernels::distinct_targets(lib, kernels::Kind::cubin, kernels::Origin::relocatable) == strings({"sm_86"}));
+  CHECK(kernels::distinct_targets(lib, kernels::Kind::ptx, kernels::Origin::relocatable) == strings({"compute_89"}));
+}
+
+TEST_CASE("kernels: a verdict per GPU from the cubin and PTX rules", "[kernels]") {
+  auto multi = kernels::list_kernels(kData / "libk_multi.so");
+  auto no90 = kernels::list_kernels(kData / "libk_no_sm90.so");
+  auto rdc = kernels::list_kernels(kData / "libk_rdc.so");
+  const int cuda13 = 13000;
+  auto h200 = kernels::judge(multi, nvidia(9, 0), cuda13);
+  CHECK(h200.status == check::Status::pass);
+  CHECK(h200.via == "sm_90a");  // 'a' runs on its own arch
+  // sm_90a does not run on a 9.1 GPU (if one existed); compute_90 PTX does.
+  CHECK(kernels::judge(multi, nvidia(9, 1), cuda13).status == check::Status::warn);
+  CHECK(kernels::judge(multi, nvidia(8, 6), cuda13).via == "sm_80");   // same major, lower minor
+  CHECK(kernels::judge(multi, nvidia(12, 1), cuda13).via == "sm_120");  // the GB10 case: sm_120 on sm_121
+  CHECK(kernels::judge(multi, nvidia(10, 3), cuda13).via == "sm_100f"); // family
+  // compute_90 PTX JITs forward onto Blackwell when no cubin fits (sm_100f is not sm_11x).
+  CHECK(kernels::judge(multi, nvidia(11, 0), cuda13).status == check::Status::warn);
+  CHECK(kernels::judge(multi, nvidia(7, 5), cuda13).status == check::Status::fail);
+
+  auto fail = kernels::judge(no90, nvidia(9, 0), cuda13);
+  CHECK(fail.status == check::Status::fail);
+  CHECK_THAT(fail.reason, Catch::Contains("sm_80 sm_86 sm_120") && Catch::Contains("compute_100"));
+
+  CHECK(kernels::judge(rdc, nvidia(8, 9), cuda13).via == "sm_86");  // sm_86 runs on 8.9
+  // Its compute_89 PTX is relocatable (__nv_relfatbin): the runtime does not load it, so nothing runs on 9.0.
+  CHECK(kernels::judge(rdc, nvidia(9, 0), cuda13).status == check::Status::fail);
+  auto only_ptx = kernels::judge(no90, nvidia(10, 0), cuda13);  // B200: no sm_10X cubin, compute_100 PTX
+  CHECK(only_ptx.status == check::Status::warn);
+  CHECK_THAT(only_ptx.reason, Catch::Contains("compute_100") && Catch::Contains("ISA 9.0") && Catch::Contains("JIT"));
+  // A 12.8 driver cannot JIT ISA 9.0 (CUDA 13.0) PTX: nothing runs.
+  auto old_driver = kernels::judge(no90, nvidia(10, 0), 12080);
+  CHECK(old_driver.status == check::Status::fail);
+  CHECK_THAT(old_driver.reason, Catch::Contains("needs a driver for CUDA 13.0"));
+  // CUDA kernels say nothing about an AMD GPU.
+  CHECK(kernels::judge(multi, amd("gfx90a"), cuda13).status == check::Status::info);
+}
+
+TEST_CASE("kernels: PTX ISA versions map to the toolkit release that introduced them", "[kernels]") {
+  CHECK(kernels::cuda_for_ptx_isa("9.0") == cudacompat::Version{13, 0});
+  CHECK(kernels::cuda_for_ptx_isa("8.8") == cudacompat::Version{12, 9});
+  CHECK(kernels::cuda_for_ptx_isa("8.7") == cudacompat::Version{12, 8});
+  CHECK(kernels::cuda_for_ptx_isa("7.8") == cudacompat::Version{11, 8});
+  CHECK_FALSE(kernels::cuda_for_ptx_isa("99.0"));
+}
+
+TEST_CASE("kernels: hipcc's offload bundle lists every code object with its features", "[kernels]") {
+  auto lib = kernels::list_kernels(kData / "libh_multi.so");
+  CHECK(lib.problems.empty());
+  CHECK(kernels::distinct_targets(lib, kernels::Kind::code_object) ==
+        strings({"gfx1030", "gfx908:sramecc+:xnack-", "gfx90a:xnack-"}));
+  for (const auto& i : lib.images) {
+    CHECK(i.section == ".hip_fatbin");
+    CHECK_THAT(i.triple, Catch::StartsWith("hipv4-amdgcn-amd-amdhsa--"));
+    CHECK_FALSE(i.compressed);
+  }
+  // Two translation units, two bundles in one section.
+  auto two = kernels::list_kernels(kData / "libh_two.so");
+  CHECK(two.problems.empty());
+  CHECK(two.images.size() == 4);
+  CHECK(kernels::distinct_targets(two, kernels::Kind::code_object) == strings({"gfx1031", "gfx906"}));
+}
+
+TEST_CASE("kernels: CCOB bundles (v2, v3, zstd and zlib) are listed from their decompressed start", "[kernels]") {
+  for (const char* name : {"libh_ccob_v2.so", "libh_ccob_v3.so", "libh_ccob_zlib.so"}) {
+    INFO(name);
+    auto lib = kernels::list_kernels(kData / name);
+    CHECK(lib.problems.empty());
+    CHECK(kernels::distinct_targets(lib, kernels::Kind::code_object) ==
+          strings({"gfx1030", "gfx908:sramecc+:xnack-", "gfx90a:xnack-"}));
+    CHECK(std::all_of(lib.images.begin(), lib.images.end(), [](const auto& i) { return i.compressed; }));
+  }
+}
+
+TEST_CASE("kernels: code objects run on their processor, generic ones on their family", "[kernels]") {
+  auto lib = kernels::list_kernels(kData / "libh_multi.so");
+  auto mi210 = kernels::judge(lib, amd("gfx90a"), 0);
+  CHECK(mi210.status == check::Status::pass);
+  CHECK(mi210.via == "gfx90a:xnack-");
+  auto mi300 = kernels::judge(lib, amd("gfx942"), 0);
+  CHECK(mi300.status == check::Status::fail);
+  CHECK_THAT(mi300.reason, Catch::Contains("gfx1030 gfx908:sramecc+:xnack- gfx90a:xnack-"));
+  CHECK(kernels::code_object_runs_on("gfx11-generic", "gfx1151"));
+  CHECK(kernels::code_object_runs_on("gfx1201", "gfx1201"));
+  CHECK_FALSE(kernels::code_object_runs_on("gfx1200", "gfx1201"));
+  CHECK_FALSE(kernels::code_object_runs_on("gfx11-generic", "gfx1201"));
+  CHECK(kernels::judge(lib, nvidia(9, 0), 13000).status == check::Status::info);
+}
+
+TEST_CASE("kernels: headers that lie are reported, never followed", "[kernels]") {
+  test::TempDir tmp("kernels");
+  // The first container says its entries run far past the section.
+  auto big = patched(tmp, "libk_multi.so", ".nv_fatbin", 8, le<std::uint64_t>(1ull << 40));
+  auto lib = kernels::list_kernels(big);
+  REQUIRE(lib.problems.size() == 1);
+  CHECK_THAT(lib.problems[0], Catch::Contains(".nv_fatbin at 0x") && Catch::Contains("does not fit"));
+  // An entry whose payload size runs past its container.
+  auto entry = patched(tmp, "libk_multi.so", ".nv_fatbin", 16 + 8, le<std::uint64_t>(1ull << 32));
+  lib = kernels::list_kernels(entry);
+  REQUIRE(lib.problems.size() == 1);
+  CHECK_THAT(lib.problems[0], Catch::Contains("does not fit its container"));
+  // An entry header size of 0 would loop forever if it were believed.
+  auto zero = patched(tmp, "libk_multi.so", ".nv_fatbin", 16 + 4, le<std::uint32_t>(0));
+  CHECK(kernels::list_kernels(zero).problems.size() == 1);
+  // A bundle with 2^60 entries, and one whose entry lies beyond the bundle.
+  auto count = patched(tmp, "libh_multi.so", ".hip_fatbin", 24, le<std::uint64_t>(1ull << 60));
+  lib = kernels::list_kernels(count);
+  REQUIRE(lib.problems.size() == 1);
+  CHECK(lib.images.empty());
+  auto offset = patched(tmp, "libh_multi.so", ".hip_fatbin", 32, le<std::uint64_t>(1ull << 50));
+  CHECK_THAT(kernels::list_kernels(offset).problems.at(0), Catch::Contains("lies beyond"));
+  // A CCOB whose total size is larger than its section; one with an unknown method.
+  auto total = patched(tmp, "libh_ccob_v3.so", ".hip_fatbin", 8, le<std::uint64_t>(1ull << 40));
+  CHECK(kernels::list_kernels(total).problems.size() == 1);
+  auto method = patched(tmp, "libh_ccob_v3.so", ".hip_fatbin", 6, le<std::uint16_t>(7));
+  CHECK_THAT(kernels::list_kernels(method).problems.at(0), Catch::Contains("compression method 7"));
+  // Corrupt compressed data.
+  auto corrupt = patched(tmp, "libh_ccob_v3.so", ".hip_fatbin", 32, std::string(16, '\x55'));
+  CHECK(kernels::list_kernels(corrupt).problems.size() == 1);
+}
+
+TEST_CASE("kernels: a section table that points past the file is refused", "[kernels]") {
+  test::TempDir tmp("kernels");
+  auto data = read_all(kData / "libk_multi.so");
+  auto cut = tmp.write("cut.so", data.substr(0, data.size() / 2));  // the section table is at the end
+  CHECK_THROWS_AS(kernels::list_kernels(cut), Error);
+  auto text = tmp.write("text.so", "not an ELF object at all");
+  CHECK_THROWS_WITH(kernels::list_kernels(text), Catch::Contains("not an ELF object"));
+}
+
+TEST_CASE("kernels: directories are walked for shared objects, each file once", "[kernels]") {
+  test::TempDir tmp("kernels");
+  fs::create_directories(tmp / "site/torch/lib");
+  fs::copy_file(kData / "libk_multi.so", tmp / "site/torch/lib/libk_multi.so");
+  fs::create_symlink("libk_multi.so", tmp / "site/torch/lib/libk_multi.so.1");
+  fs::copy_file(kData / "libh_multi.so", tmp / "site/libh.so.2");
+  tmp.write("site/torch/__init__.py", "");
+  auto got = kernels::collect_objects({(tmp / "site").string(), (tmp / "missing").string()}, elf::SearchContext{});
+  CHECK(got.objects.size() == 2);
+  CHECK(got.directories == 1);
+  REQUIRE(got.unreadable.size() == 1);
+  CHECK_THAT(got.unreadable[0], Catch::Contains("missing"));
+}
+
+TEST_CASE("kernels: fatbins kept as data (.ldata) are read when asked, and count", "[kernels]") {
+  // libk_no_sm90.so with a .ldata holding libk_compressed.so's fatbin twice among other bytes (make_cuda.sh).
+  auto plain = kernels::list_kernels(kData / "libk_ldata.so");
+  CHECK(plain.images.size() == 7);  // not scanned unless asked: .ldata is read whole
+  CHECK(kernels::judge(plain, nvidia(9, 0), 13000).status == check::Status::fail);
+  CHECK(kernels::has_data_sections(kData / "libk_ldata.so"));
+  CHECK_FALSE(kernels::has_data_sections(kData / "libk_no_sm90.so"));
+  auto lib = kernels::list_kernels(kData / "libk_ldata.so", true);
+  CHECK(lib.problems.empty());
+  CHECK(lib.images.size() == 17);
+  CHECK(kernels::distinct_targets(lib, kernels::Kind::cubin, kernels::Origin::embedded) == strings({"sm_75", "sm_90"}));
+  CHECK(kernels::distinct_targets(lib, kernels::Kind::cubin) == strings({"sm_80", "sm_86", "sm_120"}));
+  auto v = kernels::judge(lib, nvidia(9, 0), 13000);
+  CHECK(v.status == check::Status::pass);
+  CHECK(v.via == "sm_90");
+}
+
+TEST_CASE("kernels: a cubin with no kernel is an empty module, which needs no GPU", "[kernels]") {
+  auto lib = kernels::list_kernels(kData / "libk_empty.so");  // sm_75 only, no kernel (make_cuda.sh)
+  CHECK(kernels::judge(lib, nvidia(9, 0), 13000).status == check::Status::fail);  // the headers cannot tell
+  kernels::count_cubin_kernels(lib, [](const kernels::Image&) { return true; });
+  for (const auto& i : lib.images) CHECK(i.kernel_count == std::size_t(0));
+  auto v = kernels::judge(lib, nvidia(9, 0), 13000);
+  CHECK(v.status == check::Status::pass);
+  CHECK_THAT(v.reason, Catch::Contains("empty module"));
+  // Cubins with kernels count them, read through zstd when compressed.
+  auto packed = kernels::list_kernels(kData / "libk_compressed.so");
+  kernels::count_cubin_kernels(packed, [](const kernels::Image&) { return true; });
+  std::size_t kernels_seen = 0;
+  for (const auto& i : packed.images)
+    if (i.kind == kernels::Kind::cubin) {
+      REQUIRE(i.kernel_count);
+      kernels_seen += *i.kernel_count;
+    }
+  CHECK(kernels_seen >= 2);  // saxpy for sm_75 and for sm_90
+  auto multi = kernels::list_kernels(kData / "libk_no_sm90.so");
+  kernels::count_cubin_kernels(multi, [](const kernels::Image&) { return true; });
+  CHECK(kernels::judge(multi, nvidia(9, 0), 13000).status == check::Status::fail);  // its cubins have kernels
+}
+
+TEST_CASE("kernels: the listing equals cuobjdump --list-elf --list-ptx, entry by entry", "[kernels]") {
+  // cuobjdump.txt: CUDA 13.0's cuobjdump on these libraries, run on the GPU host (it has no 'f' in its
+  // names: our sm_100f is its sm_100; relocatable __nv_relfatbin code it does not list).
+  std::ifstream in(kData / "cuobjdump.txt");
+  std::map<std::string, std::vector<std::string>> theirs;
+  std::string line, lib;
+  while (std::getline(in, line)) {
+    if (line.rfind("## ", 0) == 0) lib = line.substr(3), theirs[lib];
+    else if (line.rfind("ELF file", 0) == 0 || line.rfind("PTX file", 0) == 0) {
+      auto dot = line.rfind('.'), arch = line.rfind('.', dot - 1);
+      auto target = line.substr(arch + 1, dot - arch - 1);  // sm_90a
+      theirs[lib].push_back(line.rfind("PTX", 0) == 0 ? "compute_" + target.substr(3) : target);
+    }
+  }
+  REQUIRE(theirs.size() == 4);
+  for (const auto& [name, list] : theirs) {
+    INFO(name);
+    std::vector<std::string> ours;
+    // cuobjdump numbers ELF and PTX files apart but prints them in file order, as we read them.
+    for (const auto& i : kernels::list_kernels(kData / name).images) {
+      if (i.relocatable) continue;
+      auto t = i.target;
+      if (i.arch.variant == 'f') t.pop_back();
+      ours.push_back(t);
+    }
+    CHECK(ours == list);
+  }
+}

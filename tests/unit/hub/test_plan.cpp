@@ -1,0 +1,79 @@
+// The plan before bytes (hub/plan.hpp) on a real cache in a temp directory: what is in place, what a
+// partial already holds (a preallocated split partial holds its whole size on disk), what the
+// assembly outputs add, and the disk gate's arithmetic.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+
+#include "provkit/download/ranges.hpp"
+#include "provkit/hub/plan.hpp"
+#include "provkit/util/fs.hpp"
+#include "support/temp_dir.hpp"
+
+using namespace provkit;
+namespace fs = std::filesystem;
+using hub::FilePlan;
+
+namespace {
+const std::string kCommit = "5d0c7d5a1f0e4c3b9a8d7e6f5a4b3c2d1e0f9a8b";
+
+hub::ManifestFile file(const std::string& path, std::uint64_t size, char c) {
+  hub::ManifestFile f;
+  f.path = path;
+  f.size = size;
+  f.sha256 = std::string(64, c);
+  return f;
+}
+}  // namespace
+
+TEST_CASE("plan: in place, resume with what a partial holds, fetch, assembly outputs", "[plan]") {
+  provkit::test::TempDir tmp("plan");
+  hub::Manifest m;
+  m.repo = {hub::RepoType::model, "org/name"};
+  m.revision = kCommit;
+  m.files = {file("config.json", 100, 'a'), file("part-1", 1 << 20, 'b'), file("part-2", 1 << 20, 'c')};
+  hub::AssembleEntry whole;
+  whole.output = "whole.bin";
+  whole.parts = {"part-1", "part-2"};
+  m.assemble = {whole};
+  hub::hfcache::CacheLayout layout(tmp.path, m.repo, kCommit);
+  std::vector<hub::UpstreamCheck> checks;
+  for (const auto& f : m.files) checks.push_back({f.path, hub::UpstreamState::ok, "", nullptr, *f.sha256, {}});
+  auto plan = hub::plan_downloads(m, layout, checks, "http://127.0.0.1:1");
+  // config.json in place; part-1 a split partial: preallocated to its size, its sidecar saying 256 KiB are done.
+  util::write_file_atomic(plan.jobs[0].final_path, std::string(100, 'x'));
+  {
+    int fd = ::open(plan.jobs[1].partial_path.c_str(), O_CREAT | O_WRONLY, 0644);
+    REQUIRE(fd >= 0);
+    REQUIRE(::posix_fallocate(fd, 0, 1 << 20) == 0);
+    ::close(fd);
+    auto ranges = download::ranges::plan(1 << 20, 4, 256 << 10);
+    ranges[0].done = ranges[0].end - ranges[0].start;
+    util::write_file_atomic(util::path_with_suffix(plan.jobs[1].partial_path, ".ranges"),
+                            download::ranges::format_sidecar(1 << 20, ranges));
+  }
+  auto s = hub::plan_space(m, layout, plan);
+  REQUIRE(s.files.size() == 3);
+  CHECK(s.files[0].action == FilePlan::Action::in_place);
+  CHECK(s.files[1].action == FilePlan::Action::resume);
+  CHECK(s.files[1].have == 256 << 10);
+  CHECK(s.files[1].allocated == 1 << 20);  // the disk already holds all of it
+  CHECK(s.files[2].action == FilePlan::Action::fetch);
+  CHECK(s.to_fetch == (1u << 20) - (256u << 10) + (1u << 20));
+  CHECK(s.held == 100 + (1u << 20));
+  CHECK(s.assembly_bytes == 2u << 20);  // the output is new disk too
+  CHECK(s.needed == (1u << 20) + (2u << 20));
+  CHECK(s.free > 0);
+  CHECK(s.fits() == (s.needed <= s.free));
+  s.free = s.needed - 1;
+  CHECK_FALSE(s.fits());
+  CHECK_THAT(hub::no_space_sentence(s), Catch::Contains("3.0 MiB more") && Catch::Contains("nothing was downloaded"));
+  auto j = hub::to_json(s);
+  CHECK(j["needed_bytes"] == s.needed);
+  CHECK(j["fits"] == false);
+  // The assembly output already there with its size adds nothing.
+  util::write_file_atomic(layout.file_path("whole.bin"), std::string(2 << 20, 'w'));
+  CHECK(hub::plan_space(m, layout, plan).assembly_bytes == 0);
+}

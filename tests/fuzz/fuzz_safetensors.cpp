@@ -1,5 +1,6 @@
 // libFuzzer target: a safetensors file's header (provkit::checkpoint::parse_safetensors,
-// read_header) and the quantization check over its tensors. Any input parses or is
+// read_header; the header read as SAX events, checked against a JSON object read whole)
+// and the quantization check over its tensors. Any input parses or is
 // refused with provkit::Error(usage) naming the file; what parses lies inside the
 // file, each tensor's bytes matching its dtype and shape, none overlapping.
 #include <cstdint>
@@ -22,6 +23,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                                  return file.substr(at, n);
                                }, &got);
     if (h.header_bytes > file.size() || got != h.header_bytes) std::abort();
+    // The event reader (no DOM) accepts only what a JSON object read whole also is, with the same tensors,
+    // in name order, each once.
+    auto doc = nlohmann::json::parse(file.substr(8, h.header_bytes - 8), nullptr, false);
+    if (doc.is_discarded() || !doc.is_object() || doc.size() - doc.count("__metadata__") != h.tensors.size()) std::abort();
+    for (std::size_t i = 0; i < h.tensors.size(); ++i)
+      if ((i > 0 && !(h.tensors[i - 1].name < h.tensors[i].name)) || !doc.contains(h.tensors[i].name)) std::abort();
     std::uint64_t end = 0;
     for (const auto& t : h.tensors) {
       if (t.offset < h.header_bytes || t.offset + t.bytes > file.size()) std::abort();

@@ -98,15 +98,45 @@ class Run:
         return self.out + self.err
 
     def json(self):
-        return json.loads(self.out)
+        """The summary (the last JSON line), every line checked against docs/json.md's schema."""
+        return self.json_events()[-1]
 
     def json_events(self):
-        return [json.loads(line) for line in self.out.splitlines() if line.strip()]
+        """Every stdout line as JSON, checked against docs/json.md's schema: events, then one summary."""
+        lines = [json.loads(line) for line in self.out.splitlines() if line.strip()]
+        check_json_lines(lines, self)
+        return lines
 
     def __str__(self):
         return f"rc={self.rc}\n--- stdout\n{self.out}\n--- stderr\n{self.err}"
 
     __repr__ = __str__
+
+
+_schema = None
+
+
+def json_schema():
+    """The JSON Schema in docs/json.md (its one ```json block)."""
+    global _schema
+    if _schema is None:
+        text = open(os.path.join(SOURCE, "docs", "json.md"), encoding="utf-8").read()
+        _schema = json.loads(text.split("```json", 1)[1].split("```", 1)[0])
+    return _schema
+
+
+def check_json_lines(lines, shown=""):
+    """Fails the test unless `lines` are JSON lines of docs/json.md: each valid against the schema, the
+    last one, and only it, a summary."""
+    import jsonschema  # python3-jsonschema (scripts/deps.sh)
+    check(lines, "no JSON line", shown)
+    for line in lines:
+        try:
+            jsonschema.validate(line, json_schema())
+        except jsonschema.ValidationError as e:
+            check(False, f"a JSON line does not match docs/json.md's schema: {e.message}", f"{line}\n{shown}")
+    summaries = [i for i, line in enumerate(lines) if line["event"] == "summary"]
+    check(summaries == [len(lines) - 1], "not exactly one summary, last", shown)
 
 
 def run(args, expect=0, env=None, cwd=None, timeout=300, input=None, **popen):

@@ -5,6 +5,8 @@
 #include <iostream>
 
 #include "provkit/cli/convention.hpp"
+#include "provkit/cli/output.hpp"
+#include "provkit/util/text.hpp"
 #include "provkit/error.hpp"
 #include "provkit/python/capture.hpp"
 #include "provkit/python/dirs.hpp"
@@ -18,7 +20,10 @@ using namespace provkit;
 
 namespace {
 
-void warn(const std::string& message) { std::cerr << "envbuild: warning: " << message << "\n"; }
+void warn(const std::string& message) { std::cerr << cli::sentence("envbuild", "warning: " + message); }
+
+// Names from a lock, a wheel or an environment's files, for plain output (util::printable).
+std::string shown(const std::string& name) { return util::printable(name); }
 
 struct Args {
   std::string cache_dir, python_dir;                   // the global --cache-dir and --python-dir
@@ -42,13 +47,13 @@ int create(Args a) {
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   for (auto& w : r.warnings) warn(w);
   if (a.json) {
-    std::cout << python::to_json(r, a.env, secs).dump(2) << "\n";
+    cli::JsonLines("envbuild").summary(0, std::nullopt, python::to_json(r, a.env, secs));
   } else if (r.installed.empty() && r.removed.empty()) {
-    std::cout << a.env << " already matches the lock (" << r.unchanged.size() << " distributions)\n";
+    std::cout << shown(a.env) << " already matches the lock (" << r.unchanged.size() << " distributions)\n";
   } else {
-    for (auto& s : r.removed) std::cout << "- " << s << "\n";
-    for (auto& s : r.installed) std::cout << "+ " << s << "\n";
-    std::cout << a.env << ": " << r.installed.size() << " installed, " << r.removed.size() << " removed, "
+    for (auto& s : r.removed) std::cout << "- " << shown(s) << "\n";
+    for (auto& s : r.installed) std::cout << "+ " << shown(s) << "\n";
+    std::cout << shown(a.env) << ": " << r.installed.size() << " installed, " << r.removed.size() << " removed, "
               << r.unchanged.size() << " unchanged in " << std::fixed << std::setprecision(2) << secs << " s"
               << (r.link_mode.empty() ? "" : " (" + r.link_mode + ")") << "\n";
   }
@@ -60,25 +65,25 @@ int verify(const Args& a) {
   auto report = a.lock.empty() ? python::verify_env(a.env, jobs)
                                : python::verify_env(a.env, jobs, a.lock, {a.extras, a.groups, a.no_default_groups},
                                                     python::wheel_cache_dir(a.cache_dir));
-  if (a.json) {
-    std::cout << python::to_json(report, a.env, a.lock).dump(2) << "\n";
-    return report.clean() ? 0 : 1;
-  }
+  if (a.json)
+    return cli::JsonLines("envbuild").summary(report.clean() ? 0 : 1, cli::Reason::verification_failed,
+                                              python::to_json(report, a.env, a.lock));
   for (auto& d : report.dists) {
     if (d.check.clean()) continue;
-    std::cout << d.name << " " << d.version << ":\n";
-    for (auto& p : d.check.modified) std::cout << "  modified  " << p << "\n";
-    for (auto& p : d.check.missing) std::cout << "  missing   " << p << "\n";
-    for (auto& p : d.check.unlisted) std::cout << "  unlisted  " << p << "\n";
-    for (auto& p : d.check.outside) std::cout << "  outside   " << p << " (RECORD points outside the environment)\n";
+    std::cout << shown(d.name) << " " << shown(d.version) << ":\n";
+    for (auto& p : d.check.modified) std::cout << "  modified  " << shown(p) << "\n";
+    for (auto& p : d.check.missing) std::cout << "  missing   " << shown(p) << "\n";
+    for (auto& p : d.check.unlisted) std::cout << "  unlisted  " << shown(p) << "\n";
+    for (auto& p : d.check.outside) std::cout << "  outside   " << shown(p) << " (RECORD points outside the environment)\n";
   }
   if (report.lock) {
-    for (auto& s : report.lock->missing) std::cout << "not installed (in lock): " << s << "\n";
-    for (auto& s : report.lock->extra) std::cout << "not in lock (installed): " << s << "\n";
+    for (auto& s : report.lock->missing) std::cout << "not installed (in lock): " << shown(s) << "\n";
+    for (auto& s : report.lock->extra) std::cout << "not in lock (installed): " << shown(s) << "\n";
     for (auto& v : report.lock->other_version)
-      std::cout << "other version: " << v.name << " " << v.installed << " installed, " << v.locked << " locked\n";
+      std::cout << "other version: " << shown(v.name) << " " << shown(v.installed) << " installed, " << shown(v.locked)
+                << " locked\n";
   }
-  std::cout << a.env << (report.clean() ? " verifies clean" : " has drifted") << " (" << report.dists.size()
+  std::cout << shown(a.env) << (report.clean() ? " verifies clean" : " has drifted") << " (" << report.dists.size()
             << " distributions)\n";
   return report.clean() ? 0 : 1;
 }
@@ -88,7 +93,7 @@ int capture(const Args& a) {
                                    std::string("envbuild capture ") + PROVKIT_VERSION);
   for (auto& w : r.warnings) warn(w);
   for (auto& s : r.skipped) warn("skipped " + s);
-  std::cout << "captured " << r.entries.size() << " distributions into " << a.wheelhouse << "; lock " << a.lock
+  std::cout << "captured " << r.entries.size() << " distributions into " << shown(a.wheelhouse) << "; lock " << shown(a.lock)
             << (r.skipped.empty() ? "" : " (" + std::to_string(r.skipped.size()) + " skipped)") << "\n";
   return 0;
 }
@@ -96,17 +101,16 @@ int capture(const Args& a) {
 int diff(const Args& a) {
   auto rows = python::diff_versions(python::read_versions(a.a), python::read_versions(a.b));
   auto differing = python::count_differing(rows);
-  if (a.json) {
-    std::cout << python::to_json(rows, a.a, a.b).dump(2) << "\n";
-    return differing ? 1 : 0;
-  }
-  std::size_t wn = 7, wa = a.a.size(), wb = a.b.size();
+  if (a.json) return cli::JsonLines("envbuild").summary(differing ? 1 : 0, cli::Reason::differs, python::to_json(rows, a.a, a.b));
+  for (auto& r : rows) r.name = shown(r.name), r.a = shown(r.a), r.b = shown(r.b);
+  std::string side_a = shown(a.a), side_b = shown(a.b);
+  std::size_t wn = 7, wa = side_a.size(), wb = side_b.size();
   for (auto& r : rows) wn = std::max(wn, r.name.size()), wa = std::max(wa, r.a.size()), wb = std::max(wb, r.b.size());
   auto line = [&](const std::string& mark, const std::string& n, const std::string& x, const std::string& y) {
     std::cout << mark << " " << std::left << std::setw(static_cast<int>(wn)) << n << "  "
               << std::setw(static_cast<int>(wa)) << x << "  " << y << "\n";
   };
-  line(" ", "package", a.a, a.b);
+  line(" ", "package", side_a, side_b);
   for (auto& r : rows) line(r.differs ? "*" : " ", r.name, r.a.empty() ? "-" : r.a, r.b.empty() ? "-" : r.b);
   std::cout << differing << " of " << rows.size() << " differ\n";
   return differing ? 1 : 0;
@@ -114,15 +118,13 @@ int diff(const Args& a) {
 
 int python_install(const Args& a) {
   auto r = python::install_python(a.source, a.sha256, python::pythons_dir(a.python_dir), python::wheel_cache_dir(a.cache_dir));
-  std::cout << "Python " << r.version << (r.already ? " already installed at " : " installed at ") << r.dir.string()
-            << "\n" << "use: --python " << r.version.substr(0, r.version.rfind('.')) << " (or " << r.python.string()
+  std::cout << "Python " << shown(r.version) << (r.already ? " already installed at " : " installed at ") << shown(r.dir.string())
+            << "\n" << "use: --python " << shown(r.version.substr(0, r.version.rfind('.'))) << " (or " << shown(r.python.string())
             << ")\n";
   return 0;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   CLI::App app{"envbuild: build Python environments from a hashed lock, and prove later they have not drifted"};
   cli::Convention convention(app);
   app.set_version_flag("--version", std::string("envbuild ") + PROVKIT_VERSION);
@@ -180,20 +182,30 @@ int main(int argc, char** argv) {
   // Which commands read the wheel cache and the managed interpreters (docs/envbuild.md, "Command line").
   convention.global(cache_dir, {create, verify, install});
   convention.global(python_dir, {create, install, find});
-  if (auto stop = convention.parse(argc, argv)) return std::cout << stop->out, std::cerr << stop->err, stop->code;
+  if (auto stop = convention.parse(argc, argv)) return cli::finish(*stop, "envbuild", cli::wants_json(argc, argv));
   try {
     if (create->parsed()) return ::create(a);
     if (verify->parsed()) return ::verify(a);
     if (capture->parsed()) return ::capture(a);
     if (diff->parsed()) return ::diff(a);
     if (install->parsed()) return python_install(a);
-    std::cout << python::find_python(a.python, python::pythons_dir(a.python_dir)).string() << "\n";
+    std::cout << shown(python::find_python(a.python, python::pythons_dir(a.python_dir)).string()) << "\n";
     return 0;
   } catch (const Error& e) {
-    std::cerr << "envbuild: " << e.what() << "\n";
+    std::cerr << cli::sentence("envbuild", e.what());
+    if (a.json) cli::JsonLines("envbuild").failure(e);
     return static_cast<int>(e.code());
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
   } catch (const std::exception& e) {
-    std::cerr << "envbuild: " << e.what() << "\n";
-    return static_cast<int>(ExitCode::check_failed);
+    return cli::last_resort("envbuild", cli::wants_json(argc, argv), e.what());
+  } catch (...) {
+    return cli::last_resort("envbuild", cli::wants_json(argc, argv), "an unknown exception");
   }
 }

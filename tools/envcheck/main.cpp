@@ -7,6 +7,7 @@
 
 #include "provkit/host/envcheck.hpp"
 #include "provkit/cli/convention.hpp"
+#include "provkit/cli/output.hpp"
 #include "provkit/error.hpp"
 
 using namespace provkit;
@@ -27,9 +28,7 @@ std::string flag_for(host::Field field) {
   return "--" + key;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   CLI::App app(kDescription, "envcheck");
   provkit::cli::Convention convention(app);
   host::Request req;
@@ -73,7 +72,7 @@ int main(int argc, char** argv) {
   app.add_flag("--quiet", quiet, "print nothing; the exit code says it");
   app.set_version_flag("--version", std::string("envcheck ") + PROVKIT_VERSION);
 
-  if (auto stop = convention.parse(argc, argv)) return std::cout << stop->out, std::cerr << stop->err, stop->code;
+  if (auto stop = convention.parse(argc, argv)) return cli::finish(*stop, "envcheck", cli::wants_json(argc, argv));
 
   try {
     if (!profile.empty()) host::load_profile(profile, req);
@@ -94,7 +93,9 @@ int main(int argc, char** argv) {
       if (g.rfind("gfx", 0) != 0 || g.size() < 6) throw Error(ExitCode::usage, "--gfx wants a gfx target (like gfx942 or gfx11-generic), not '" + g + "'");
   } catch (const Error& e) {  // a bad value is said naming the flag it came from
     auto* bad = dynamic_cast<const host::InvalidValue*>(&e);
-    std::cerr << "envcheck: " << (bad ? bad->sentence(flag_for(bad->field)) : std::string(e.what())) << "\n";
+    std::string sentence = bad ? bad->sentence(flag_for(bad->field)) : std::string(e.what());
+    std::cerr << cli::sentence("envcheck", sentence);
+    if (json) cli::JsonLines("envcheck").summary(static_cast<int>(e.code()), cli::reason_for(e.code()), nlohmann::json::object(), sentence);
     return static_cast<int>(e.code());
   }
 
@@ -114,6 +115,21 @@ int main(int argc, char** argv) {
     }
     return static_cast<int>(ExitCode::ok);
   }
-  if (!quiet) std::cout << (json ? host::to_json(report).dump(2) + "\n" : host::check::render_table(report.results));
-  return static_cast<int>(report.failed() ? ExitCode::check_failed : ExitCode::ok);
+  int code = static_cast<int>(report.failed() ? ExitCode::check_failed : ExitCode::ok);
+  if (quiet) return code;
+  if (json) return cli::JsonLines("envcheck").summary(code, cli::Reason::check_failed, host::to_json(report));
+  std::cout << host::check::render_table(report.results);
+  return code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    return cli::last_resort("envcheck", cli::wants_json(argc, argv), e.what());
+  } catch (...) {
+    return cli::last_resort("envcheck", cli::wants_json(argc, argv), "an unknown exception");
+  }
 }

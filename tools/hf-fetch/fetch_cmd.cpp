@@ -11,6 +11,7 @@
 #include "commands.hpp"
 #include "provkit/util/fs.hpp"
 #include "provkit/util/size.hpp"
+#include "provkit/util/text.hpp"
 
 namespace hffetch {
 
@@ -31,8 +32,10 @@ std::uint64_t parse_rate(const std::string& text) {
 }
 
 // The summary's sentence. `offline_why`: how the run was told to stay offline; empty when it was not.
-std::string sentence(const hub::Manifest& m, const hub::FetchReport& r, const std::string& offline_why) {
+std::string sentence(const hub::Manifest& m, const hub::FetchReport& report, const std::string& offline_why) {
   auto n = [](std::size_t v) { return std::to_string(v); };
+  hub::FetchReport r = report;
+  r.location = util::printable(r.location);  // a directory given on the command line or by the environment
   if (r.stage == hub::FetchReport::Stage::verified)
     return r.verified.failed ? n(r.verified.failed) + " of " + n(r.verified.files) + " files failed verification in " + r.location
                              : "all " + n(r.verified.files) + " files verified in " + r.location;
@@ -183,8 +186,14 @@ int run_fetch(const FetchArgs& a, Output& out) {
                  : r.stage == Stage::verified   ? r.verified.failed > 0
                  : r.stage == Stage::upstream ? r.upstream_problems > 0
                                               : r.published.failed > 0;
-  out.summary(hub::to_json(r), sentence(m, r, why), problem);
-  return r.exit_code();
+  int code = r.exit_code();
+  std::optional<cli::Reason> reason;
+  if (code == static_cast<int>(ExitCode::check_failed))
+    reason = r.stage == Stage::upstream ? cli::Reason::upstream_changed : cli::Reason::verification_failed;
+  else if (code != 0)
+    reason = cli::reason_for(static_cast<ExitCode>(code));
+  out.summary(code, reason, hub::to_json(r), sentence(m, r, why), problem);
+  return code;
 }
 
 }  // namespace hffetch

@@ -68,7 +68,7 @@ int run_inspect(const InspectArgs& a, Output& out) {
   }
   if (r.files.empty()) throw Error(ExitCode::usage, "no .safetensors or .gguf file to inspect");
 
-  json j = json::parse(checkpoint::dump(r.to_json()));  // valid UTF-8 whatever the names were
+  json j = r.to_json();  // names as they are: the JSON lines escape what is not UTF-8, the plain lines the rest
   for (const auto& f : j["files"]) {
     std::string extra;
     if (f["format"] == "gguf")
@@ -98,8 +98,13 @@ int run_inspect(const InspectArgs& a, Output& out) {
                          : human_bytes(static_cast<std::uint64_t>(-r.fit->free_per_gpu)) + " more than the " +
                                human_bytes(r.fit->gpu_memory) + " each has: does not fit");
   text += "\ntransferred: " + std::to_string(r.transferred) + " bytes";
-  out.summary(j, text, false);  // the contradictions were said above, on stderr
-  return r.exit_code();
+  int code = r.exit_code();
+  // The contradictions were said above, on stderr; a failed consistency check is check_failed.
+  std::optional<cli::Reason> reason;
+  if (code == static_cast<int>(ExitCode::check_failed)) reason = cli::Reason::check_failed;
+  else if (code != 0) reason = cli::reason_for(static_cast<ExitCode>(code));
+  out.summary(code, reason, j, text, false);
+  return code;
 }
 
 }  // namespace hffetch

@@ -8,9 +8,12 @@
 
 #include "commands.hpp"
 #include "provkit/cli/convention.hpp"
+#include "provkit/cli/output.hpp"
 #include "provkit/error.hpp"
 
-int main(int argc, char** argv) {
+namespace {
+
+int run(int argc, char** argv) {
   CLI::App app{"hf-fetch: fetch Hugging Face Hub files pinned to a commit, sha256-verified and resumable"};
   provkit::cli::Convention convention(app, "--manifest FILE");
   app.set_version_flag("--version", std::string("hf-fetch ") + PROVKIT_VERSION);
@@ -111,7 +114,7 @@ int main(int argc, char** argv) {
   convention.global(manifest, {&app, export_cmd, inspect});
   convention.global(jobs, {&app, inspect});
   convention.global(cache, {&app, export_cmd});
-  if (auto stop = convention.parse(argc, argv)) return std::cout << stop->out, std::cerr << stop->err, stop->code;
+  if (auto stop = convention.parse(argc, argv)) return provkit::cli::finish(*stop, "hf-fetch", provkit::cli::wants_json(argc, argv));
   fetch.common = create_args.common = inspect_args.common = common;
   mirror_args.manifests = manifests;
   mirror_args.cache_dir = fetch.cache_dir;
@@ -162,8 +165,24 @@ int main(int argc, char** argv) {
   } catch (const provkit::Error& e) {
     out.error(e);
     return static_cast<int>(e.code());
+  } catch (const std::exception& e) {  // the catch of last resort: a summary and exit 3, never an abort
+    out.error(provkit::Error(provkit::ExitCode::network, std::string("internal error: ") + e.what()),
+              provkit::cli::Reason::internal);
+    return static_cast<int>(provkit::ExitCode::network);
+  } catch (...) {
+    out.error(provkit::Error(provkit::ExitCode::network, "internal error"), provkit::cli::Reason::internal);
+    return static_cast<int>(provkit::ExitCode::network);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
   } catch (const std::exception& e) {
-    out.error(provkit::Error(provkit::ExitCode::check_failed, e.what()));
-    return static_cast<int>(provkit::ExitCode::check_failed);
+    return provkit::cli::last_resort("hf-fetch", provkit::cli::wants_json(argc, argv), e.what());
+  } catch (...) {
+    return provkit::cli::last_resort("hf-fetch", provkit::cli::wants_json(argc, argv), "an unknown exception");
   }
 }

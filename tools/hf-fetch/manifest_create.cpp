@@ -4,6 +4,7 @@
 
 #include "commands.hpp"
 #include "provkit/util/fs.hpp"
+#include "provkit/util/text.hpp"
 
 namespace hffetch {
 
@@ -45,8 +46,10 @@ int run_manifest_create(const CreateArgs& a, Output& out) {
     std::cout << yaml << std::flush;
   } else {
     util::write_file_atomic(a.output, yaml);
-    out.note("wrote " + a.output + " (" + std::to_string(m.files.size()) + " files)");
   }
+  // Plain output to stdout is quiet here (the manifest is the output), so only -o FILE shows the sentence.
+  out.summary(0, std::nullopt, {{"repo", m.repo.id}, {"revision", m.revision}, {"files", m.files.size()}, {"output", a.output}},
+              "wrote " + util::printable(a.output) + " (" + std::to_string(m.files.size()) + " files)", false);
   return 0;
 }
 

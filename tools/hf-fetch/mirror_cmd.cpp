@@ -1,6 +1,7 @@
 // hf-fetch mirror export --manifest M... --to DIR [--cache-dir C]: the fleet mirror (hub/mirror.hpp).
 #include "commands.hpp"
 #include "provkit/hub/mirror.hpp"
+#include "provkit/util/text.hpp"
 
 namespace hffetch {
 
@@ -18,10 +19,11 @@ int run_mirror_export(const MirrorArgs& a, Output& out) {
   auto r = hub::mirror::export_tree(manifests, a.cache_dir.empty() ? hub::hfcache::default_hub_cache() : hub::fs::path(a.cache_dir), a.to);
   for (const auto& f : r.files)
     out.event("export", "OK", f.path, std::string(f.linked ? "linked" : "copied") + " and verified", false, hub::mirror::to_json(f));
-  out.summary(hub::mirror::to_json(r),
+  out.summary(0, std::nullopt, hub::mirror::to_json(r),
               "exported " + std::to_string(r.files.size()) + " verified files (" + human_bytes(r.bytes) + ", " +
                   std::to_string(r.linked) + " hard-linked, " + std::to_string(r.copied) + " copied) to " +
-                  r.root.string() + "; serve it with: server { listen PORT; include " + r.nginx_conf.string() + "; }",
+                  provkit::util::printable(r.root.string()) + "; serve it with: server { listen PORT; include " +
+                  provkit::util::printable(r.nginx_conf.string()) + "; }",
               false);
   return 0;
 }

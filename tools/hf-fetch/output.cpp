@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "provkit/download/progress.hpp"
+#include "provkit/util/text.hpp"
 #include "provkit/http/url.hpp"
 
 namespace hffetch {
@@ -35,19 +36,21 @@ class PlainOutput : public Output {
  public:
   using Output::Output;
   void note(const std::string& text) override {
-    if (!quiet_) print(text, false);
+    if (!quiet_) print(provkit::util::printable(text), false);
   }
-  void error(const provkit::Error& e) override {
+  void error(const provkit::Error& e, std::optional<provkit::cli::Reason>) override {
     std::lock_guard lock(mu_);
-    std::cerr << "hf-fetch: " << e.what() << std::endl;
+    std::cerr << provkit::cli::sentence("hf-fetch", e.what()) << std::flush;
   }
-  void summary(nlohmann::json, const std::string& text, bool problem) override {
+  void summary(int, std::optional<provkit::cli::Reason>, nlohmann::json, const std::string& text, bool problem) override {
     if (!quiet_ || problem) print(text, problem);
   }
+  // The path and the detail quote the Hub, the manifest and the disk: one line each, whatever they hold.
   void event(const std::string&, const std::string& status, const std::string& path, const std::string& detail,
              bool problem, nlohmann::json) override {
     if (quiet_ && !problem) return;
-    print(status + " " + path + (detail.empty() ? "" : ": " + detail), problem);
+    print(status + " " + provkit::util::printable(path) + (detail.empty() ? "" : ": " + provkit::util::printable(detail)),
+          problem);
   }
   virtual void print(const std::string& text, bool problem) {
     std::lock_guard lock(mu_);
@@ -59,16 +62,17 @@ class PlainOutput : public Output {
 class TerminalOutput : public PlainOutput {
  public:
   using PlainOutput::PlainOutput;
-  void error(const provkit::Error& e) override {
+  void error(const provkit::Error& e, std::optional<provkit::cli::Reason> reason) override {
     std::lock_guard lock(mu_);
     clear_progress();
-    PlainOutput::error(e);
+    PlainOutput::error(e, reason);
   }
-  void summary(nlohmann::json fields, const std::string& text, bool problem) override {
+  void summary(int exit_code, std::optional<provkit::cli::Reason> reason, nlohmann::json fields, const std::string& text,
+               bool problem) override {
     std::lock_guard lock(mu_);
     clear_progress();
     finished_ = true;
-    PlainOutput::summary(std::move(fields), text, problem);
+    PlainOutput::summary(exit_code, reason, std::move(fields), text, problem);
   }
   void on_progress(const Job& job, std::uint64_t have) override {
     std::lock_guard lock(mu_);
@@ -111,37 +115,40 @@ void TerminalOutput::draw_progress(bool force) {
   if (!v) return clear_progress();
   char eta[32] = "--:--";
   if (v->seconds_left) std::snprintf(eta, sizeof eta, "%ld:%02ld", *v->seconds_left / 60, *v->seconds_left % 60);
-  std::string name = v->path.size() > 40 ? "..." + v->path.substr(v->path.size() - 37) : v->path;
+  std::string path = provkit::util::printable(v->path);
+  std::string name = path.size() > 40 ? "..." + path.substr(path.size() - 37) : path;
   std::cout << "\r\033[K" << "[" << v->file_number << "/" << v->files << "] " << name << " " << human_bytes(v->have)
             << "/" << human_bytes(v->size) << " | total " << human_bytes(v->done) << "/" << human_bytes(v->total) << " "
             << human_bytes(static_cast<std::uint64_t>(v->rate)) << "/s ETA " << eta << std::flush;
   progress_shown_ = true;
 }
 
+// docs/json.md: events, then one summary (cli::JsonLines).
 class JsonOutput : public Output {
  public:
   using Output::Output;
   void note(const std::string&) override {}
-  void error(const provkit::Error& e) override {
+  void error(const provkit::Error& e, std::optional<provkit::cli::Reason> reason) override {
     std::lock_guard lock(mu_);
-    int code = static_cast<int>(e.code());
-    std::cout << nlohmann::json{{"event", "error"}, {"message", e.what()}, {"exit_code", code}}.dump() << "\n"
-              << nlohmann::json{{"event", "summary"}, {"error", e.what()}, {"exit_code", code}}.dump() << std::endl;
+    lines_.failure(e, reason);
   }
-  void summary(nlohmann::json fields, const std::string&, bool) override {
+  void summary(int exit_code, std::optional<provkit::cli::Reason> reason, nlohmann::json fields, const std::string&,
+               bool) override {
     std::lock_guard lock(mu_);
-    fields["event"] = "summary";
-    std::cout << fields.dump() << std::endl;
+    lines_.summary(exit_code, reason, std::move(fields));
   }
   void event(const std::string& kind, const std::string& status, const std::string& path, const std::string& detail,
              bool problem, nlohmann::json fields) override {
     if (quiet_ && !problem) return;
     std::lock_guard lock(mu_);
-    nlohmann::json ev = {{"event", kind}, {"status", status}, {"path", path}};
+    nlohmann::json ev = {{"status", status}, {"path", path}};
     if (!detail.empty()) ev["detail"] = detail;
     for (auto& [k, v] : fields.items()) ev[k] = v;
-    std::cout << ev.dump() << std::endl;
+    lines_.event(kind, ev);
   }
+
+ private:
+  provkit::cli::JsonLines lines_{"hf-fetch"};
 };
 
 }  // namespace
@@ -196,8 +203,9 @@ void Output::interrupted(const std::string& signal_name, int exit_code) {
   std::string text = "interrupted by " + signal_name + ": " + std::to_string(v.files_done) + " of " +
                      std::to_string(v.files) + " files done, " + human_bytes(tally_.transferred()) +
                      " transferred; partial files are kept and the next run resumes them";
-  summary({{"mode", "fetch"}, {"reason", "interrupted"}, {"signal", signal_name}, {"files", v.files},
-           {"downloaded", v.files_done}, {"bytes_transferred", tally_.transferred()}, {"exit_code", exit_code}},
+  summary(exit_code, provkit::cli::Reason::interrupted,
+          {{"mode", "fetch"}, {"signal", signal_name}, {"files", v.files}, {"downloaded", v.files_done},
+           {"bytes_transferred", tally_.transferred()}},
           text, true);
 }
 

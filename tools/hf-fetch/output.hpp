@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "provkit/cli/output.hpp"
 #include "provkit/download/progress.hpp"
 
 #include "provkit/error.hpp"
@@ -33,10 +34,12 @@ class Output : public hub::FetchObserver {
                      const std::string& detail, bool problem, nlohmann::json fields = nlohmann::json::object()) = 0;
   // A sentence for people (not shown with --json or --quiet).
   virtual void note(const std::string& text) = 0;
-  // A fatal error: the sentence on stderr, or an "error" JSON event.
-  virtual void error(const provkit::Error& e) = 0;
-  // The last word: JSON summary object, or `text` on stdout.
-  virtual void summary(nlohmann::json fields, const std::string& text, bool problem) = 0;
+  // A fatal error: the sentence on stderr, or the summary (its exit code, `reason`, the sentence).
+  virtual void error(const provkit::Error& e, std::optional<provkit::cli::Reason> reason = std::nullopt) = 0;
+  // The last word: the JSON summary (`exit_code`, `reason` when it is not 0, `fields`), or `text` on stdout.
+  // Names from outside in `text` are escaped by the caller (util::printable); the text's own newlines stay.
+  virtual void summary(int exit_code, std::optional<provkit::cli::Reason> reason, nlohmann::json fields,
+                       const std::string& text, bool problem) = 0;
   virtual void begin_downloads(std::uint64_t total_bytes, std::size_t files);
 
   // --progress lines: one line on stderr with the run's numbers (called every

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <limits>
+#include <type_traits>
+#include <unordered_map>
 
 #include "provkit/error.hpp"
 
@@ -18,6 +20,164 @@ Error bad(const std::string& path, const std::string& what) {
 bool mul_overflows(std::uint64_t a, std::uint64_t b, std::uint64_t& out) {
   return __builtin_mul_overflow(a, b, &out);
 }
+
+// The header read as SAX events, keeping only what a FileHeader holds: a header that is one huge array, or
+// nests arrays a million deep, is refused at its first wrong token instead of being built as a DOM (which
+// took 17 times the header's size). Memory: the tensors' names, shapes and the metadata strings.
+class HeaderReader : public nlohmann::json_sax<json> {
+ public:
+  HeaderReader(const std::string& path, FileHeader& h, std::uint64_t data_start, std::uint64_t data_size)
+      : path_(path), h_(h), data_start_(data_start), data_size_(data_size) {}
+
+  bool null() override { return scalar(nullptr); }
+  bool boolean(bool v) override { return scalar(v); }
+  bool number_integer(number_integer_t v) override { return scalar(v); }
+  bool number_unsigned(number_unsigned_t v) override { return scalar(v); }
+  bool number_float(number_float_t v, const string_t&) override { return scalar(v); }
+  bool string(string_t& v) override { return scalar(v); }
+  bool binary(binary_t&) override { return scalar(nullptr); }
+
+  bool start_object(std::size_t) override {
+    if (depth_ == 0) return ++depth_, true;
+    if (depth_ == 1) {  // a tensor, or the metadata
+      ++depth_;
+      if (entry_name_ != "__metadata__") start_tensor();
+      return true;
+    }
+    if (depth_ == 2 && in_metadata()) throw bad(path_, "__metadata__ value '" + key_ + "' is not a string");
+    return nest();
+  }
+  bool end_object() override {
+    if (depth_ == 2 && !in_metadata()) end_tensor();
+    --depth_;
+    return true;
+  }
+  bool start_array(std::size_t) override {
+    if (depth_ == 0) throw bad(path_, "the header is not a JSON object");
+    if (depth_ == 1) throw bad(path_, entry_name_ == "__metadata__" ? "__metadata__ is not an object"
+                                                                     : where() + " is not an object");
+    if (depth_ == 2 && in_metadata()) throw bad(path_, "__metadata__ value '" + key_ + "' is not a string");
+    if (depth_ == 2 && (key_ == "shape" || key_ == "data_offsets")) {
+      array_ = key_ == "shape" ? Array::shape : Array::offsets;
+      (array_ == Array::shape ? has_shape_ : has_offsets_) = true;
+      if (array_ == Array::offsets) offsets_.clear();
+      else tensor_.shape.clear();
+      ++depth_;
+      return true;
+    }
+    return nest();
+  }
+  bool end_array() override {
+    if (depth_ == 3) array_ = Array::none;  // the shape's or the offsets' own end
+    --depth_;
+    return true;
+  }
+  bool key(string_t& k) override {
+    if (depth_ == 1) entry_name_ = k;
+    else if (depth_ == 2) key_ = k;
+    return true;
+  }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override {
+    throw bad(path_, "the header is not a JSON object");
+  }
+
+  void finish() {
+    std::sort(h_.tensors.begin(), h_.tensors.end(), [](const Tensor& a, const Tensor& b) { return a.name < b.name; });
+  }
+
+ private:
+  enum class Array { none, shape, offsets };
+  // Values nested deeper than a tensor's fields are ignored (as the safetensors crate ignores unknown
+  // fields), but only this deep.
+  static constexpr int kMaxDepth = 64;
+
+  bool in_metadata() const { return entry_name_ == "__metadata__"; }
+  std::string where() const { return "tensor '" + entry_name_ + "'"; }
+  bool nest() {
+    if (depth_ == 3 && array_ != Array::none) (array_ == Array::shape ? bad_shape_ : bad_offsets_) = true;
+    if (++depth_ > kMaxDepth) throw bad(path_, "the header nests more than " + std::to_string(kMaxDepth) + " levels");
+    return true;
+  }
+
+  template <class T>
+  bool scalar(T&& v) {
+    if (depth_ == 0) throw bad(path_, "the header is not a JSON object");
+    if (depth_ == 1) throw bad(path_, in_metadata() ? "__metadata__ is not an object" : where() + " is not an object");
+    if (depth_ == 2 && in_metadata()) {
+      if constexpr (!std::is_same_v<std::decay_t<T>, std::string>) {
+        throw bad(path_, "__metadata__ value '" + key_ + "' is not a string");
+      } else {
+        h_.metadata[key_] = std::move(v);
+        return true;
+      }
+    }
+    if (depth_ == 2 && key_ == "dtype") {
+      if constexpr (std::is_same_v<std::decay_t<T>, std::string>) {
+        tensor_.dtype = v, has_dtype_ = true;
+      } else {
+        has_dtype_ = false;
+        bad_dtype_ = true;
+      }
+    }
+    if (depth_ == 3 && array_ != Array::none) {
+      if constexpr (std::is_same_v<std::decay_t<T>, std::uint64_t>) {
+        if (array_ == Array::shape) tensor_.shape.push_back(v);
+        else offsets_.push_back(v);
+      } else {
+        (array_ == Array::shape ? bad_shape_ : bad_offsets_) = true;
+      }
+    }
+    return true;
+  }
+
+  void start_tensor() {
+    tensor_ = Tensor{};
+    offsets_.clear();
+    has_dtype_ = has_shape_ = has_offsets_ = bad_dtype_ = bad_shape_ = bad_offsets_ = false;
+  }
+
+  void end_tensor() {
+    const std::string w = where();
+    if (!has_dtype_) throw bad(path_, w + " has no dtype");
+    if (!has_shape_) throw bad(path_, w + " has no shape");
+    if (!has_offsets_ || bad_offsets_ || offsets_.size() != 2) throw bad(path_, w + " has no data_offsets [begin, end]");
+    Tensor& t = tensor_;
+    t.name = entry_name_;
+    auto bits = safetensors_dtype_bits(t.dtype);
+    if (!bits) throw bad(path_, w + " has the unknown dtype '" + t.dtype + "'");
+    if (bad_shape_) throw bad(path_, w + " has a shape that is not a list of sizes");
+    t.elements = 1;
+    for (auto d : t.shape)
+      if (mul_overflows(t.elements, d, t.elements)) throw bad(path_, w + "'s shape overflows");
+    std::uint64_t begin = offsets_[0], end = offsets_[1];
+    if (begin > end || end > data_size_)
+      throw bad(path_, w + " has data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) + "] outside the " +
+                           std::to_string(data_size_) + " bytes of data");
+    std::uint64_t total_bits = 0;
+    if (mul_overflows(t.elements, *bits, total_bits) || total_bits % 8 != 0 || total_bits / 8 != end - begin)
+      throw bad(path_, w + " is " + std::to_string(end - begin) + " bytes, but " + std::to_string(t.elements) +
+                           " elements of " + t.dtype + " need " +
+                           (total_bits % 8 ? "a whole number of bytes" : std::to_string(total_bits / 8)));
+    t.bytes = end - begin;
+    t.offset = data_start_ + begin;
+    // A name given twice: the last one counts, as in a JSON object read whole.
+    auto at = index_.find(t.name);
+    if (at != index_.end()) h_.tensors[at->second] = std::move(t);
+    else index_.emplace(t.name, h_.tensors.size()), h_.tensors.push_back(std::move(t));
+  }
+
+  const std::string& path_;
+  FileHeader& h_;
+  std::uint64_t data_start_, data_size_;
+  int depth_ = 0;
+  std::string entry_name_, key_;
+  Array array_ = Array::none;
+  Tensor tensor_;
+  std::vector<std::uint64_t> offsets_;
+  bool has_dtype_ = false, has_shape_ = false, has_offsets_ = false;
+  bool bad_dtype_ = false, bad_shape_ = false, bad_offsets_ = false;
+  std::unordered_map<std::string, std::size_t> index_;
+};
 
 }  // namespace
 
@@ -44,56 +204,14 @@ ParseResult parse_safetensors(std::string_view have, std::uint64_t file_size, co
                         std::to_string(file_size) + " bytes)");
   if (have.size() < n + 8) return NeedBytes{n + 8};
 
-  json doc = json::parse(have.substr(8, n), nullptr, false);
-  if (doc.is_discarded() || !doc.is_object()) throw bad(path, "the header is not a JSON object");
   FileHeader h;
   h.path = path;
   h.format = Format::safetensors;
   h.file_size = file_size;
   h.header_bytes = n + 8;
-  const std::uint64_t data_size = file_size - n - 8;
-  for (auto& [name, entry] : doc.items()) {
-    if (name == "__metadata__") {
-      if (!entry.is_object()) throw bad(path, "__metadata__ is not an object");
-      for (auto& [k, v] : entry.items())
-        if (!v.is_string()) throw bad(path, "__metadata__ value '" + k + "' is not a string");
-      h.metadata = entry;
-      continue;
-    }
-    const std::string where = "tensor '" + name + "'";
-    if (!entry.is_object()) throw bad(path, where + " is not an object");
-    auto dt = entry.find("dtype");
-    auto sh = entry.find("shape");
-    auto off = entry.find("data_offsets");
-    if (dt == entry.end() || !dt->is_string()) throw bad(path, where + " has no dtype");
-    if (sh == entry.end() || !sh->is_array()) throw bad(path, where + " has no shape");
-    if (off == entry.end() || !off->is_array() || off->size() != 2 || !(*off)[0].is_number_unsigned() ||
-        !(*off)[1].is_number_unsigned())
-      throw bad(path, where + " has no data_offsets [begin, end]");
-    Tensor t;
-    t.name = name;
-    t.dtype = dt->get<std::string>();
-    auto bits = safetensors_dtype_bits(t.dtype);
-    if (!bits) throw bad(path, where + " has the unknown dtype '" + t.dtype + "'");
-    t.elements = 1;
-    for (const auto& d : *sh) {
-      if (!d.is_number_unsigned()) throw bad(path, where + " has a shape that is not a list of sizes");
-      t.shape.push_back(d.get<std::uint64_t>());
-      if (mul_overflows(t.elements, t.shape.back(), t.elements)) throw bad(path, where + "'s shape overflows");
-    }
-    std::uint64_t begin = (*off)[0].get<std::uint64_t>(), end = (*off)[1].get<std::uint64_t>();
-    if (begin > end || end > data_size)
-      throw bad(path, where + " has data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) +
-                          "] outside the " + std::to_string(data_size) + " bytes of data");
-    std::uint64_t total_bits = 0;
-    if (mul_overflows(t.elements, *bits, total_bits) || total_bits % 8 != 0 || total_bits / 8 != end - begin)
-      throw bad(path, where + " is " + std::to_string(end - begin) + " bytes, but " + std::to_string(t.elements) +
-                          " elements of " + t.dtype + " need " +
-                          (total_bits % 8 ? "a whole number of bytes" : std::to_string(total_bits / 8)));
-    t.bytes = end - begin;
-    t.offset = n + 8 + begin;
-    h.tensors.push_back(std::move(t));
-  }
+  HeaderReader reader(path, h, n + 8, file_size - n - 8);
+  json::sax_parse(have.substr(8, n), &reader, json::input_format_t::json, true, false);
+  reader.finish();
   if (auto o = first_overlap(h.tensors))
     throw bad(path, "tensors '" + o->first->name + "' and '" + o->second->name + "' overlap");
   return h;

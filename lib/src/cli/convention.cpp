@@ -2,10 +2,13 @@
 #include "provkit/cli/convention.hpp"
 
 #include <algorithm>
+#include <map>
 #include <sstream>
 #include <stdexcept>
 
+#include "provkit/cli/output.hpp"
 #include "provkit/error.hpp"
+#include "provkit/util/text.hpp"
 
 namespace provkit::cli {
 
@@ -58,6 +61,46 @@ std::string command_path(const CLI::App* command) {
 
 bool is_help_or_version(const CLI::App& app, const CLI::Option* opt) {
   return opt == app.get_help_ptr() || opt == app.get_help_all_ptr() || opt == app.get_version_ptr();
+}
+
+// An option's value as given: "--name=value" or the argument after "--name" / "-n". Refused when it is empty
+// or spells an option of the tool (`--cache-dir --offline`, `--cache-dir= --offline` from a script's empty
+// variable): CLI11 would take it as the value and the run would go on in a directory named "--offline".
+// An option whose value is optional (expected(0, 1)) is left to CLI11, which does not take an option as it.
+std::optional<std::string> bad_option_value(const std::vector<const CLI::App*>& commands, int argc,
+                                            const char* const* argv) {
+  std::map<std::string, const CLI::Option*> known;
+  for (const CLI::App* command : commands)
+    for (const CLI::Option* opt : command->get_options())
+      if (!opt->get_positional())
+        for (auto& s : spellings(opt)) known.emplace(s, opt);
+  auto takes_value = [](const CLI::Option* o) { return o->get_type_size_min() > 0 && o->get_expected_min() > 0; };
+  auto is_option = [&](const std::string& v) {
+    if (known.count(v)) return true;
+    auto eq = v.find('=');
+    return v.compare(0, 2, "--") == 0 && eq != std::string::npos && known.count(v.substr(0, eq));
+  };
+  auto quoted = [](const std::string& v) { return "'" + util::printable(v) + "'"; };
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i] ? argv[i] : "";
+    if (arg == "--") break;
+    std::string name = arg, value;
+    bool attached = false;
+    if (arg.compare(0, 2, "--") == 0 && arg.find('=') != std::string::npos) {
+      name = arg.substr(0, arg.find('=')), value = arg.substr(arg.find('=') + 1), attached = true;
+    }
+    auto it = known.find(name);
+    if (it == known.end() || !takes_value(it->second)) continue;
+    if (!attached) {
+      if (i + 1 >= argc) continue;  // CLI11 says the value is missing
+      value = argv[++i] ? argv[i] : "";
+    }
+    if (value.empty()) return name + " was given an empty value";
+    if (is_option(value))
+      return name + " needs a value, but was given " + quoted(value) + ", which is an option (a value that starts with '-' can be written " +
+             name + "=./" + util::printable(value) + " for a path)";
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -216,6 +259,7 @@ std::optional<Stop> Convention::parse(int argc, const char* const* argv) {
   prepare();
   const std::string tool = app_.get_name();
   const int usage = static_cast<int>(ExitCode::usage);
+  if (auto why = bad_option_value(all_commands(app_), argc, argv)) return Stop{usage, "", sentence(tool, *why)};
   try {
     app_.parse(argc, argv);
   } catch (const CLI::CallForAllHelp&) {
@@ -227,9 +271,9 @@ std::optional<Stop> Convention::parse(int argc, const char* const* argv) {
   } catch (const CLI::ParseError& e) {
     // A mistyped or misplaced option is the cause of whatever else went wrong (a value taken as a
     // positional, a required option seemingly missing): name it first.
-    return Stop{usage, "", tool + ": " + misplaced_option().value_or(e.what()) + "\n"};
+    return Stop{usage, "", sentence(tool, misplaced_option().value_or(e.what()))};
   }
-  if (auto sentence = inapplicable_option()) return Stop{usage, "", tool + ": " + *sentence + "\n"};
+  if (auto why = inapplicable_option()) return Stop{usage, "", sentence(tool, *why)};
   return std::nullopt;
 }
 

@@ -1,5 +1,7 @@
 #include "provkit/host/check.hpp"
 
+#include "provkit/util/text.hpp"
+
 #include <algorithm>
 
 namespace provkit::host::check {
@@ -58,16 +60,25 @@ bool any_failed(const std::vector<Result>& results) {
 }
 
 std::string render_table(const std::vector<Result>& results) {
+  // Names and sentences quote what the box has (DT_NEEDED names, paths, the driver's strings): escaped, so
+  // that a newline in a library's name cannot forge a row.
+  struct Row {
+    std::string name, reason, fix;
+  };
+  std::vector<Row> rows;
   std::size_t name_width = 5;  // "CHECK"
-  for (const auto& r : results) name_width = std::max(name_width, r.name.size());
+  for (const auto& r : results) {
+    rows.push_back({util::printable(r.name), util::printable(r.reason), util::printable(r.fix)});
+    name_width = std::max(name_width, rows.back().name.size());
+  }
   auto pad = [](std::string s, std::size_t width) {
     if (s.size() < width) s.append(width - s.size(), ' ');
     return s;
   };
   std::string out = pad("STATUS", 7) + pad("CHECK", name_width + 2) + "RESULT\n";
-  for (const auto& r : results) {
-    out += pad(status_word(r.status), 7) + pad(r.name, name_width + 2) + r.reason + "\n";
-    if (!r.fix.empty()) out += pad("", 7 + name_width + 2) + "fix: " + r.fix + "\n";
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    out += pad(status_word(results[i].status), 7) + pad(rows[i].name, name_width + 2) + rows[i].reason + "\n";
+    if (!rows[i].fix.empty()) out += pad("", 7 + name_width + 2) + "fix: " + rows[i].fix + "\n";
   }
   return out;
 }

@@ -56,13 +56,23 @@ checkpoint::Report read_all(const std::vector<InspectFile>& files, const Inspect
   checkpoint::Sidecars sidecars;
   std::mutex mutex;
   std::atomic<std::uint64_t> transferred{0};
+  util::ByteBudget budget(o.header_budget);
   util::parallel_for(jobs.size(), o.jobs, [&](std::size_t i) {
     const Job& j = jobs[i];
     if (j.header) {
+      struct Release {
+        util::ByteBudget& b;
+        std::size_t i;
+        ~Release() { b.release(i); }
+      } release{budget, i};
       std::uint64_t got = 0;
       auto h = checkpoint::read_header(
           j.file.path, j.format, j.file.size,
-          [&](std::uint64_t at, std::uint64_t n) { return read_at(j.file.path, at, n); }, &got);
+          [&](std::uint64_t at, std::uint64_t n) {
+            budget.acquire(i, n);  // the header grows by n bytes
+            return read_at(j.file.path, at, n);
+          },
+          &got);
       transferred += got;
       std::lock_guard lock(mutex);
       headers.push_back(std::move(h));
@@ -77,6 +87,7 @@ checkpoint::Report read_all(const std::vector<InspectFile>& files, const Inspect
   });
   auto report = checkpoint::make_report(std::move(headers), sidecars, o.fit, left_out);
   report.transferred = transferred;
+  report.header_bytes_peak = budget.peak();
   return report;
 }
 

@@ -145,6 +145,11 @@ def test_three_namespaced_clients_from_one_nginx():
     def export_to(to, cache):
         return subprocess.run([HF_FETCH, "mirror", "export", "--manifest", manifest, "--to", to, "--cache-dir", cache],
                               capture_output=True, text=True, timeout=60)
+    # A newline in --to would end the configuration's comment line and make what follows live directives.
+    forged = os.path.join(tmp, "x\nlocation /etc/ { root /; }\n#")
+    r = export_to(forged, origin_cache)
+    check(r.returncode == 2 and "newline or control byte" in r.stderr and not os.path.exists(forged),
+          "a --to holding a newline: %d %s" % (r.returncode, r.stderr))
     r = export_to(os.path.join(tmp, "export-empty"), os.path.join(tmp, "no-cache"))
     check(r.returncode == 1 and "not in the cache" in r.stderr, "export from an empty cache: %d %s" % (r.returncode, r.stderr))
     broken = os.path.join(tmp, "broken-cache")

@@ -93,3 +93,37 @@ TEST_CASE("safetensors: hostile headers are refused naming the file", "[checkpoi
              Catch::Contains("'a' and 'b' overlap"));
   CHECK_THAT(refusal(safetensors_file({{"__metadata__", {{"k", 1}}}}, 0)), Catch::Contains("not a string"));
 }
+
+TEST_CASE("safetensors: the header is read as events, keeping only what a header holds", "[checkpoint]") {
+  auto raw = [](const std::string& text, std::uint64_t data = 0) { return le(text.size(), 8) + text + std::string(data, 'z'); };
+  // Refused at the first wrong token, whatever follows: one big array, arrays nested a million deep.
+  CHECK_THAT(refusal(raw("[" + std::string(1'000'000, '[') )), Catch::Contains("not a JSON object"));
+  CHECK_THAT(refusal(raw(R"({"t": [)" + std::string(100'000, '[') + "]}")), Catch::Contains("tensor 't' is not an object"));
+  CHECK_THAT(refusal(raw(R"({"__metadata__": [1]})")), Catch::Contains("__metadata__ is not an object"));
+  CHECK_THAT(refusal(raw(R"({"__metadata__": {"k": {"a": 1}}})")), Catch::Contains("__metadata__ value 'k' is not a string"));
+  // A shape that nests arrays is not a list of sizes.
+  CHECK_THAT(refusal(raw(R"({"t": {"dtype": "U8", "shape": [[4]], "data_offsets": [0, 4]}})", 4)),
+             Catch::Contains("not a list of sizes"));
+  CHECK_THAT(refusal(raw(R"({"t": {"dtype": "U8", "shape": [4], "data_offsets": [0, [4]]}})", 4)),
+             Catch::Contains("no data_offsets"));
+  CHECK_THAT(refusal(raw(R"({"t": {"dtype": 8, "shape": [4], "data_offsets": [0, 4]}})", 4)), Catch::Contains("no dtype"));
+  CHECK_THAT(refusal(raw(R"({"t": {"dtype": "U8", "shape": 4, "data_offsets": [0, 4]}})", 4)), Catch::Contains("no shape"));
+  // Fields a tensor does not have are skipped, as the safetensors crate skips them, but only 64 levels deep.
+  auto h = parse_all(raw(R"({"t": {"dtype": "U8", "shape": [4], "x": {"y": [[1, 2], {"z": null}]}, "data_offsets": [0, 4]}})", 4));
+  REQUIRE(h.tensors.size() == 1);
+  CHECK(h.tensors[0].shape == std::vector<std::uint64_t>{4});
+  CHECK(h.tensors[0].bytes == 4);
+  CHECK_THAT(refusal(raw(R"({"t": {"x": )" + std::string(65, '[') + std::string(65, ']') + "}}")),
+             Catch::Contains("nests more than 64 levels"));
+  CHECK_THAT(refusal(raw(R"({"t": {"dtype": "U8", "shape": [4], "data_offsets": [0, 4]}} junk)", 4)),
+             Catch::Contains("not a JSON object"));
+  // Tensors come out by name (the order a JSON object read whole gave); a name given twice: the last counts.
+  auto two = parse_all(raw(R"({"b": {"dtype": "U8", "shape": [2], "data_offsets": [0, 2]},
+                              "a": {"dtype": "U8", "shape": [1], "data_offsets": [2, 3]},
+                              "b": {"dtype": "U8", "shape": [1], "data_offsets": [3, 4]}, "__metadata__": {"format": "pt"}})", 4));
+  REQUIRE(two.tensors.size() == 2);
+  CHECK(two.tensors[0].name == "a");
+  CHECK(two.tensors[1].name == "b");
+  CHECK(two.tensors[1].offset == 8 + two.header_bytes - 8 + 3);
+  CHECK(two.metadata == json{{"format", "pt"}});
+}

@@ -65,3 +65,24 @@ TEST_CASE("a global option reaches the app from after a subcommand, and is refus
   SECTION("refused") { CHECK(parse(c, {"tool", "other", "--cache-dir", "D"}) == 2); }
   SECTION("unknown") { CHECK(parse(c, {"tool", "used", "--cache-dri", "D"}) == 2); }
 }
+
+TEST_CASE("convention: an option's value that is empty or an option is refused, naming both", "[cli]") {
+  auto parse = [](std::vector<const char*> argv) {
+    CLI::App app{"t", "t"};
+    provkit::cli::Convention convention(app);
+    std::string dir;
+    bool offline = false;
+    app.add_option("--cache-dir", dir, "d");
+    app.add_flag("--offline", offline, "o");
+    auto stop = convention.parse(static_cast<int>(argv.size()), argv.data());
+    return stop ? stop->err : "ran with " + dir;
+  };
+  CHECK(parse({"t", "--cache-dir", "--offline"}) ==
+        "t: --cache-dir needs a value, but was given '--offline', which is an option (a value that starts with '-' can "
+        "be written --cache-dir=./--offline for a path)\n");
+  CHECK(parse({"t", "--cache-dir=", "--offline"}) == "t: --cache-dir was given an empty value\n");
+  CHECK(parse({"t", "--cache-dir", ""}) == "t: --cache-dir was given an empty value\n");
+  CHECK_THAT(parse({"t", "--cache-dir=--offline"}), Catch::Contains("which is an option"));
+  CHECK(parse({"t", "--cache-dir", "./--offline"}) == "ran with ./--offline");
+  CHECK(parse({"t", "--cache-dir", "-1"}) == "ran with -1");
+}

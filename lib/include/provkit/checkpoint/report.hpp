@@ -66,6 +66,7 @@ struct Report {
   SchemeCheck quantization;
   std::optional<Fit> fit;
   std::uint64_t transferred = 0;  // bytes read: header ranges and sidecars
+  std::uint64_t header_bytes_peak = 0;  // the most header bytes held at once (InspectOptions::header_budget)
 
   // A contradiction: a quantization finding, an index or split problem.
   bool contradicts() const;

@@ -19,6 +19,9 @@ namespace provkit::hub {
 struct InspectOptions {
   std::vector<std::string> include, exclude;  // fnmatch globs, as manifest create's
   unsigned jobs = 8;                          // files read at once
+  // Header bytes held at once by all jobs together (util::ByteBudget): sixteen jobs on 100 MB headers would
+  // otherwise hold 1.6 GB of buffers before the first is parsed.
+  std::uint64_t header_budget = 256ull << 20;
   std::optional<checkpoint::FitRequest> fit;
 };
 

@@ -1,0 +1,28 @@
+#pragma once
+// Text from outside (Hub, server, file, ELF, wheel, environment) on its way to a person or a script.
+// Two escapes, each the one place its kind of output goes through:
+// - printable(): for plain output. Valid UTF-8 stays as it is; control characters (C0, DEL, C1, and the
+//   line and paragraph separators U+2028/U+2029) become \n, \r, \t or \xNN per byte, and every byte that
+//   is not part of valid UTF-8 becomes \xNN. What comes out cannot end a line, start one, or move the cursor.
+// - json_dump(): one line of JSON that never throws on a string's bytes. Valid UTF-8 is written as it is;
+//   each byte that is not part of valid UTF-8 is written as the lone surrogate \udcNN (Python's
+//   "surrogateescape", PEP 383): json.loads gives the str os.fsdecode would, and os.fsencode (or
+//   .encode("utf-8", "surrogateescape")) gives the original bytes back (docs/json.md).
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+
+namespace provkit::util {
+
+// Whether `s` is well-formed UTF-8 (RFC 3629: no overlong forms, no surrogates, nothing past U+10FFFF).
+bool is_valid_utf8(std::string_view s);
+
+std::string printable(std::string_view s);
+
+// `s` as a JSON string literal, quotes included, escaped as above.
+std::string json_string(std::string_view s);
+
+// `j` as one line of JSON (no newline), every string and key through json_string.
+std::string json_dump(const nlohmann::json& j);
+
+}  // namespace provkit::util

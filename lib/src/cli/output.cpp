@@ -1,0 +1,109 @@
+#include "provkit/cli/output.hpp"
+
+#include <iostream>
+
+#include "provkit/util/text.hpp"
+
+namespace provkit::cli {
+
+std::string reason_name(Reason r) {
+  switch (r) {
+    case Reason::usage: return "usage";
+    case Reason::invalid_input: return "invalid_input";
+    case Reason::check_failed: return "check_failed";
+    case Reason::verification_failed: return "verification_failed";
+    case Reason::upstream_changed: return "upstream_changed";
+    case Reason::differs: return "differs";
+    case Reason::network: return "network";
+    case Reason::auth: return "auth";
+    case Reason::internal: return "internal";
+    case Reason::interrupted: return "interrupted";
+  }
+  return "internal";
+}
+
+Reason reason_for(ExitCode code) {
+  switch (code) {
+    case ExitCode::check_failed: return Reason::check_failed;
+    case ExitCode::usage: return Reason::invalid_input;
+    case ExitCode::network: return Reason::network;
+    case ExitCode::auth: return Reason::auth;
+    case ExitCode::ok: break;
+  }
+  return Reason::internal;
+}
+
+JsonLines::JsonLines(std::string tool, std::ostream* out) : tool_(std::move(tool)), out_(out ? *out : std::cout) {}
+
+void JsonLines::line(const nlohmann::json& j) {
+  out_ << util::json_dump(j) << '\n' << std::flush;
+}
+
+void JsonLines::event(std::string_view kind, const nlohmann::json& fields) {
+  nlohmann::json j = {{"event", kind}};
+  if (fields.is_object())
+    for (auto& [k, v] : fields.items())
+      if (k != "event") j[k] = v;
+  std::lock_guard lock(mutex_);
+  if (!summarized_) line(j);
+}
+
+int JsonLines::summary(int exit_code, std::optional<Reason> reason, nlohmann::json fields, const std::string& message) {
+  if (!fields.is_object()) fields = nlohmann::json::object();
+  fields["event"] = "summary";
+  fields["tool"] = tool_;
+  fields["exit_code"] = exit_code;
+  if (exit_code != 0) fields["reason"] = reason_name(reason.value_or(Reason::internal));
+  else fields.erase("reason");
+  if (!message.empty()) fields["message"] = message;
+  std::lock_guard lock(mutex_);
+  if (summarized_) return exit_code;
+  summarized_ = true;
+  line(fields);
+  return exit_code;
+}
+
+int JsonLines::failure(const Error& e, std::optional<Reason> reason) {
+  int code = static_cast<int>(e.code());
+  return summary(code, reason.value_or(reason_for(e.code())), nlohmann::json::object(), e.what());
+}
+
+bool JsonLines::summarized() const {
+  std::lock_guard lock(mutex_);
+  return summarized_;
+}
+
+bool wants_json(int argc, const char* const* argv) {
+  for (int i = 1; i < argc; ++i) {
+    std::string_view a = argv[i] ? argv[i] : "";
+    if (a == "--") return false;
+    if (a == "--json") return true;
+  }
+  return false;
+}
+
+int finish(const Stop& stop, std::string_view tool, bool json) {
+  std::cout << stop.out << std::flush;
+  std::cerr << stop.err << std::flush;
+  if (json && stop.code != 0) {
+    std::string message = stop.err;
+    if (message.compare(0, tool.size() + 2, std::string(tool) + ": ") == 0) message.erase(0, tool.size() + 2);
+    while (!message.empty() && message.back() == '\n') message.pop_back();
+    JsonLines(std::string(tool)).summary(stop.code, Reason::usage, nlohmann::json::object(), message);
+  }
+  return stop.code;
+}
+
+int last_resort(std::string_view tool, bool json, std::string_view what) {
+  std::string message = "internal error: " + std::string(what);
+  std::cerr << sentence(tool, message) << std::flush;
+  int code = static_cast<int>(ExitCode::network);
+  if (json) JsonLines(std::string(tool)).summary(code, Reason::internal, nlohmann::json::object(), message);
+  return code;
+}
+
+std::string sentence(std::string_view tool, std::string_view text) {
+  return std::string(tool) + ": " + util::printable(text) + "\n";
+}
+
+}  // namespace provkit::cli

@@ -24,7 +24,7 @@ libdir=$(dirname "$ENVBUILD")/lib
 [[ -d $libdir ]] && export LD_LIBRARY_PATH=$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 PY=${PY:-python3}
 UV=${UV:-/usr/local/bin/uv}
-work=${WORK:-$(mktemp -d "${TMPDIR:-/tmp}/envbuild-gpu.XXXXXX")}
+work=${WORK:-$(mktemp -d "${TMPDIR:-/tmp}/envbuild-gpu.XXXXXX")}; mkdir -p "$work"
 exec > >(tee "$OUT/envbuild-gpu.log") 2>&1
 
 now() { date +%s.%N; }
@@ -40,7 +40,7 @@ echo "python: $PY ($("$PY" -V 2>&1)); torch $("$PY" -c 'import torch; print(torc
 echo "work: $work ($(df -h "$work" | tail -1 | awk '{print $1, $6}'))"
 
 t0=$(now)
-"$ENVBUILD" --cache-dir "$work/capture-cache" capture "$site" --wheelhouse "$work/wheels" --lock "$work/lock.txt"
+"$ENVBUILD" capture "$site" --wheelhouse "$work/wheels" --lock "$work/lock.txt"
 t_capture=$(secs "$t0" "$(now)")
 n=$(grep -c '^[A-Za-z0-9]' "$work/lock.txt")
 size=$(du -sh "$work/wheels" | cut -f1)
@@ -57,6 +57,16 @@ t0=$(now); run_uv "$work/uv-warm"; t_uv_warm=$(secs "$t0" "$(now)")
 eb() { "$ENVBUILD" --cache-dir "$work/eb-cache" create "$1" --python "$PY" --lock "$work/lock.txt" --find-links "$work/wheels"; }
 t0=$(now); eb "$work/eb-cold"; t_eb_cold=$(secs "$t0" "$(now)")
 t0=$(now); eb "$work/eb-warm"; t_eb_warm=$(secs "$t0" "$(now)")
+# The same warm runs again with the page cache hot (right after the above) and dropped (each tool's cache
+# read back from disk), uv first, then envbuild, each into a new environment.
+drop() { sync; echo 3 > /proc/sys/vm/drop_caches 2>/dev/null && echo dropped || echo "NOT dropped"; }
+hot_uv=(); hot_eb=()
+for i in 1 2 3; do
+  t0=$(now); run_uv "$work/uv-hot$i"; hot_uv+=("$(secs "$t0" "$(now)")")
+  t0=$(now); eb "$work/eb-hot$i" >/dev/null; hot_eb+=("$(secs "$t0" "$(now)")")
+done
+state=$(drop); t0=$(now); run_uv "$work/uv-dropped"; t_uv_dropped=$(secs "$t0" "$(now)")
+state=$(drop); t0=$(now); eb "$work/eb-dropped" >/dev/null; t_eb_dropped=$(secs "$t0" "$(now)")
 t0=$(now); "$ENVBUILD" --cache-dir "$work/eb-cache" verify "$work/eb-warm" --lock "$work/lock.txt" | tail -1
 t_verify=$(secs "$t0" "$(now)")
 "$work/eb-warm/bin/python" -c 'import torch; print("torch imports from the envbuild environment:", torch.__version__, torch.__file__)' || echo "torch import FAILED"
@@ -74,6 +84,10 @@ $n distributions ($files files, $size of wheels) captured by envbuild from $site
 | envbuild create, cold cache | $t_eb_cold | $(ratio "$t_eb_cold" "$t_uv_cold") (target <= 1.2) |
 | uv venv + uv pip install, warm uv cache | $t_uv_warm | |
 | envbuild create, warm cache | $t_eb_warm | $(ratio "$t_eb_warm" "$t_uv_warm") (target <= 1.0) |
+| uv warm, page cache hot, 3 runs | ${hot_uv[*]} | |
+| envbuild warm, page cache hot, 3 runs | ${hot_eb[*]} | $(ratio "${hot_eb[1]}" "${hot_uv[1]}") (second runs) |
+| uv warm, page cache $state | $t_uv_dropped | |
+| envbuild warm, page cache $state | $t_eb_dropped | $(ratio "$t_eb_dropped" "$t_uv_dropped") |
 | envbuild verify --lock (every file hashed) | $t_verify | |
 TABLE
 cat "$OUT/envbuild-gpu.md"

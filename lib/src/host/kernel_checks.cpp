@@ -42,7 +42,9 @@ std::vector<Target> targets(const Request& req, Probes& probes) {
     t.indices.push_back(d->index);
     members[key].push_back(d->index);
   }
-  for (auto& [key, idx] : members) {
+  for (auto& member : members) {
+    const std::string& key = member.first;
+    const auto& idx = member.second;  // not a structured binding: clang 14 takes none into a lambda
     std::string list = std::to_string(idx.front());
     if (idx.size() > 1) list = (idx.back() - idx.front() + 1 == static_cast<int>(idx.size()))
                                    ? std::to_string(idx.front()) + "-" + std::to_string(idx.back())

@@ -41,7 +41,8 @@ step() {
 # top directory stripped, into DIR.
 unpack() {
   local tarball
-  tarball=$(compgen -G "$SOURCES/$1/*.orig.tar.*" | head -n 1) ||
+  # The tarball, not its detached signature (xz-utils ships .orig.tar.xz.asc beside it).
+  tarball=$(compgen -G "$SOURCES/$1/*.orig.tar.*" | grep -v '\.asc$' | head -n 1) ||
     fail "no source of $1 in $SOURCES (fixture cc-shim-sources)"
   mkdir -p "$2"
   tar -xf "$tarball" -C "$2" --strip-components=1

@@ -256,7 +256,7 @@ TEST_CASE("REPO[@REVISION] and assembly specs over a manifest's files", "[manife
   }
 }
 
-TEST_CASE("--assemble OUTPUT=GLOB in natural order, OUTPUT=...:SHA256SUMS from the repo's own list", "[manifest]") {
+TEST_CASE("assemble specs: OUTPUT=GLOB in natural order, OUTPUT=...:SHA256SUMS from the repo's own list", "[manifest]") {
   using provkit::hub::parse_assembly;
   CHECK(provkit::hub::natural_less("part-2", "part-10"));
   CHECK_FALSE(provkit::hub::natural_less("part-10", "part-2"));

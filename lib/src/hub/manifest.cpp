@@ -1,4 +1,5 @@
 #include "provkit/hub/manifest.hpp"
+#include "provkit/util/text.hpp"
 
 #include <fnmatch.h>
 #include <yaml-cpp/yaml.h>
@@ -16,24 +17,6 @@
 #include "provkit/util/yaml.hpp"
 
 namespace provkit::hub {
-
-namespace {
-// Decodes one UTF-8 code point at `i` (advancing it); -1 for invalid UTF-8.
-long next_code_point(std::string_view s, std::size_t& i) {
-  auto b = static_cast<unsigned char>(s[i++]);
-  if (b < 0x80) return b;
-  int extra = b >= 0xf0 && b < 0xf5 ? 3 : b >= 0xe0 ? 2 : b >= 0xc2 && b < 0xe0 ? 1 : -1;
-  if (extra < 0 || b >= 0xf5) return -1;
-  long cp = b & (0x3f >> extra);
-  for (int k = 0; k < extra; ++k) {
-    if (i >= s.size() || (static_cast<unsigned char>(s[i]) & 0xc0) != 0x80) return -1;
-    cp = (cp << 6) | (static_cast<unsigned char>(s[i++]) & 0x3f);
-  }
-  static const long min_for[] = {0, 0x80, 0x800, 0x10000};
-  if (cp < min_for[extra] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return -1;
-  return cp;
-}
-}  // namespace
 
 bool is_safe_relative_path(std::string_view path) { return util::is_safe_relative_path(path); }
 
@@ -169,7 +152,7 @@ std::string yaml_quoted(std::string_view s) {
   std::string out = "\"";
   for (std::size_t i = 0; i < s.size();) {
     std::size_t start = i;
-    long cp = next_code_point(s, i);
+    long cp = util::next_code_point(s, i);
     if (cp == '"' || cp == '\\') {
       out += '\\';
       out += static_cast<char>(cp);

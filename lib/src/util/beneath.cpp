@@ -1,4 +1,5 @@
 #include "provkit/util/beneath.hpp"
+#include "provkit/util/text.hpp"
 
 #include <fcntl.h>
 #include <linux/openat2.h>
@@ -92,8 +93,10 @@ Fd open_beneath(int root_fd, const fs::path& relative, int flags, mode_t mode, R
   return walk(root_fd, parts, flags, mode);
 }
 
-Fd open_regular_beneath(int root_fd, const fs::path& relative, int flags, mode_t mode, Resolver resolver) {
-  Fd fd = open_beneath(root_fd, relative, flags | O_NONBLOCK, mode, resolver);
+namespace {
+// `fd` if it names a regular file (errno EISDIR or kNotRegularFile otherwise), blocking again unless the
+// caller asked for O_NONBLOCK: the open was non-blocking so that a FIFO could not hang it.
+Fd only_regular(Fd fd, int flags) {
   if (!fd) return fd;
   struct stat st;
   if (::fstat(fd.get(), &st) != 0) return Fd();
@@ -104,6 +107,7 @@ Fd open_regular_beneath(int root_fd, const fs::path& relative, int flags, mode_t
   if (!(flags & O_NONBLOCK)) ::fcntl(fd.get(), F_SETFL, ::fcntl(fd.get(), F_GETFL) & ~O_NONBLOCK);
   return fd;
 }
+}  // namespace
 
 Fd make_dirs_beneath(int root_fd, const fs::path& relative) {
   std::vector<std::string> parts;
@@ -142,17 +146,11 @@ std::string describe_open_error(int err) {
   }
 }
 
+Fd open_regular_beneath(int root_fd, const fs::path& relative, int flags, mode_t mode, Resolver resolver) {
+  return only_regular(open_beneath(root_fd, relative, flags | O_NONBLOCK, mode, resolver), flags);
+}
 Fd open_regular(const fs::path& path, int flags) {
-  Fd fd(::open(path.c_str(), flags | O_NONBLOCK | O_CLOEXEC));
-  if (!fd) return fd;
-  struct stat st;
-  if (::fstat(fd.get(), &st) != 0) return Fd();
-  if (!S_ISREG(st.st_mode)) {
-    errno = S_ISDIR(st.st_mode) ? EISDIR : kNotRegularFile;
-    return Fd();
-  }
-  if (!(flags & O_NONBLOCK)) ::fcntl(fd.get(), F_SETFL, ::fcntl(fd.get(), F_GETFL) & ~O_NONBLOCK);
-  return fd;
+  return only_regular(Fd(::open(path.c_str(), flags | O_NONBLOCK | O_CLOEXEC)), flags);
 }
 
 // ---- Root -------------------------------------------------------------------------
@@ -297,23 +295,6 @@ fs::path common_directory(std::initializer_list<fs::path> paths) {
 
 // ---- the path rule ------------------------------------------------------------
 
-namespace {
-// The code point at s[i] (advancing i), or -1 for bytes that are not UTF-8.
-long next_code_point(std::string_view s, std::size_t& i) {
-  unsigned char c = static_cast<unsigned char>(s[i++]);
-  if (c < 0x80) return c;
-  int extra = c >= 0xf0 && c < 0xf8 ? 3 : c >= 0xe0 ? 2 : c >= 0xc0 ? 1 : -1;
-  if (extra < 0 || (extra == 3 && c > 0xf4)) return -1;
-  long cp = c & (0x3f >> extra);
-  for (int k = 0; k < extra; ++k) {
-    if (i >= s.size() || (static_cast<unsigned char>(s[i]) & 0xc0) != 0x80) return -1;
-    cp = (cp << 6) | (static_cast<unsigned char>(s[i++]) & 0x3f);
-  }
-  static const long min_for[] = {0, 0x80, 0x800, 0x10000};
-  if (cp < min_for[extra] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return -1;
-  return cp;
-}
-}  // namespace
 
 bool is_safe_relative_path(std::string_view path, Trailing trailing) {
   if (trailing == Trailing::slash_allowed && path.size() > 1 && path.back() == '/') path.remove_suffix(1);

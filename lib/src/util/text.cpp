@@ -128,4 +128,19 @@ std::string json_dump(const nlohmann::json& j) {
   }
 }
 
+long next_code_point(std::string_view s, std::size_t& i) {
+  unsigned char c = static_cast<unsigned char>(s[i++]);
+  if (c < 0x80) return c;
+  int extra = c >= 0xf0 && c < 0xf8 ? 3 : c >= 0xe0 ? 2 : c >= 0xc0 ? 1 : -1;
+  if (extra < 0 || (extra == 3 && c > 0xf4)) return -1;
+  long cp = c & (0x3f >> extra);
+  for (int k = 0; k < extra; ++k) {
+    if (i >= s.size() || (static_cast<unsigned char>(s[i]) & 0xc0) != 0x80) return -1;
+    cp = (cp << 6) | (static_cast<unsigned char>(s[i++]) & 0x3f);
+  }
+  static const long min_for[] = {0, 0x80, 0x800, 0x10000};
+  if (cp < min_for[extra] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return -1;
+  return cp;
+}
+
 }  // namespace provkit::util

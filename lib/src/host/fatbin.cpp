@@ -14,6 +14,7 @@
 // The arch and its variant are in the header even when the payload is
 // compressed, so nothing is decompressed.
 #include <zstd.h>
+#include "read_le.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -35,18 +36,8 @@ constexpr std::uint64_t kFlagZstd = 0x8000;
 constexpr std::uint64_t kFlagLz4 = 0x2000;
 constexpr std::size_t kEntryHeaderMin = 64;
 
-template <class T>
-T at(const unsigned char* p, std::size_t off) {
-  T v;
-  std::memcpy(&v, p + off, sizeof v);
-  return v;
-}
-
-std::string hex(std::uint64_t v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-  return buf;
-}
+using detail::at;
+using detail::hex;
 
 // The next 4-aligned offset (from the section's start) at or after `from`
 // where the container magic is, reading at most `limit` bytes of gap in

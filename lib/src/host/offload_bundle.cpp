@@ -9,6 +9,7 @@
 //    then the compressed plain bundle. Its ids are in the decompressed start,
 //    so only that much is decompressed.
 #include <zlib.h>
+#include "read_le.hpp"
 #include <zstd.h>
 
 #include <algorithm>
@@ -27,18 +28,8 @@ constexpr std::string_view kPlainMagic = "__CLANG_OFFLOAD_BUNDLE__";
 constexpr std::string_view kCompressedMagic = "CCOB";
 constexpr std::size_t kMaxTableBytes = 4 << 20;  // a bundle's entry table, at most (thousands of ids)
 
-template <class T>
-T at(const char* p, std::size_t off) {
-  T v;
-  std::memcpy(&v, p + off, sizeof v);
-  return v;
-}
-
-std::string hex(std::uint64_t v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-  return buf;
-}
+using detail::at;
+using detail::hex;
 
 // The target id of a bundle entry id: what follows the triple.
 std::string target_of(const std::string& id) {

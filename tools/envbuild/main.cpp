@@ -182,7 +182,11 @@ int run(int argc, char** argv) {
   // Which commands read the wheel cache and the managed interpreters (docs/envbuild.md, "Command line").
   convention.global(cache_dir, {create, verify, install});
   convention.global(python_dir, {create, install, find});
+  bool debug = false;
+  convention.global(app.add_flag("--debug", debug, "trace the plan's decisions, requests and files written, on stderr (also PROVKIT_LOG=debug)"),
+                    {create, verify, capture, diff, install, find});
   if (auto stop = convention.parse(argc, argv)) return cli::finish(*stop, "envbuild", cli::wants_json(argc, argv));
+  cli::start_trace("envbuild", debug);
   try {
     if (create->parsed()) return ::create(a);
     if (verify->parsed()) return ::verify(a);

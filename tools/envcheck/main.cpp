@@ -69,10 +69,13 @@ int run(int argc, char** argv) {
   app.add_option("--print", print_field, "print the data field FIELD of the checks that ran, one value per line (the exit status is still the verdict)")
       ->type_name("FIELD");
   app.add_flag("--json", json, "print the results as JSON");
+  bool debug = false;
+  app.add_flag("--debug", debug, "trace what each check reads and decides, on stderr (also PROVKIT_LOG=debug)");
   app.add_flag("--quiet", quiet, "print nothing; the exit code says it");
   app.set_version_flag("--version", std::string("envcheck ") + PROVKIT_VERSION);
 
   if (auto stop = convention.parse(argc, argv)) return cli::finish(*stop, "envcheck", cli::wants_json(argc, argv));
+  cli::start_trace("envcheck", debug);
 
   try {
     if (!profile.empty()) host::load_profile(profile, req);
@@ -95,7 +98,7 @@ int run(int argc, char** argv) {
     auto* bad = dynamic_cast<const host::InvalidValue*>(&e);
     std::string sentence = bad ? bad->sentence(flag_for(bad->field)) : std::string(e.what());
     std::cerr << cli::sentence("envcheck", sentence);
-    if (json) cli::JsonLines("envcheck").summary(static_cast<int>(e.code()), cli::reason_for(e.code()), nlohmann::json::object(), sentence);
+    if (json) cli::JsonLines("envcheck").summary(static_cast<int>(e.code()), e.reason(), nlohmann::json::object(), sentence);
     return static_cast<int>(e.code());
   }
 
@@ -117,7 +120,7 @@ int run(int argc, char** argv) {
   }
   int code = static_cast<int>(report.failed() ? ExitCode::check_failed : ExitCode::ok);
   if (quiet) return code;
-  if (json) return cli::JsonLines("envcheck").summary(code, cli::Reason::check_failed, host::to_json(report));
+  if (json) return cli::JsonLines("envcheck").summary(code, provkit::Reason::check_failed, host::to_json(report));
   std::cout << host::check::render_table(report.results);
   return code;
 }

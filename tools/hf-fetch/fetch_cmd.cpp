@@ -187,11 +187,11 @@ int run_fetch(const FetchArgs& a, Output& out) {
                  : r.stage == Stage::upstream ? r.upstream_problems > 0
                                               : r.published.failed > 0;
   int code = r.exit_code();
-  std::optional<cli::Reason> reason;
+  std::optional<ReasonId> reason;
   if (code == static_cast<int>(ExitCode::check_failed))
     reason = r.stage == Stage::upstream ? cli::Reason::upstream_changed : cli::Reason::verification_failed;
   else if (code != 0)
-    reason = cli::reason_for(static_cast<ExitCode>(code));
+    reason = reason_for(static_cast<ExitCode>(code));
   out.summary(code, reason, hub::to_json(r), sentence(m, r, why), problem);
   return code;
 }

@@ -100,9 +100,9 @@ int run_inspect(const InspectArgs& a, Output& out) {
   text += "\ntransferred: " + std::to_string(r.transferred) + " bytes";
   int code = r.exit_code();
   // The contradictions were said above, on stderr; a failed consistency check is check_failed.
-  std::optional<cli::Reason> reason;
-  if (code == static_cast<int>(ExitCode::check_failed)) reason = cli::Reason::check_failed;
-  else if (code != 0) reason = cli::reason_for(static_cast<ExitCode>(code));
+  std::optional<ReasonId> reason;
+  if (code == static_cast<int>(ExitCode::check_failed)) reason = provkit::Reason::check_failed;
+  else if (code != 0) reason = reason_for(static_cast<ExitCode>(code));
   out.summary(code, reason, j, text, false);
   return code;
 }

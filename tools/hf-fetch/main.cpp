@@ -65,6 +65,8 @@ int run(int argc, char** argv) {
       ->excludes(check_upstream);
   auto* json_flag = app.add_flag("--json", json, "JSON lines: one event per line and a final summary");
   auto* quiet_flag = app.add_flag("--quiet", quiet, "print only problems");
+  bool debug = false;
+  auto* debug_flag = app.add_flag("--debug", debug, "trace each request, engine and ramp step and file written, on stderr (also PROVKIT_LOG=debug)");
   auto* jobs = app.add_option("--jobs", fetch.jobs, "files downloaded at once (default 4; inspect: headers read at once, default 16)")
                    ->check(CLI::Range(1, 64));
   app.add_option("--connections", fetch.connections,
@@ -110,11 +112,12 @@ int run(int argc, char** argv) {
   // the Hub options where a request is made, the cache where one is read, output everywhere.
   const CLI::App* export_cmd = mirror_args.export_cmd;
   for (auto* hub_option : {endpoint, token_file, retries, stall_timeout}) convention.global(hub_option, {&app, create, inspect});
-  for (auto* output_option : {json_flag, quiet_flag}) convention.global(output_option, {&app, create, export_cmd, inspect});
+  for (auto* output_option : {json_flag, quiet_flag, debug_flag}) convention.global(output_option, {&app, create, export_cmd, inspect});
   convention.global(manifest, {&app, export_cmd, inspect});
   convention.global(jobs, {&app, inspect});
   convention.global(cache, {&app, export_cmd});
   if (auto stop = convention.parse(argc, argv)) return provkit::cli::finish(*stop, "hf-fetch", provkit::cli::wants_json(argc, argv));
+  provkit::cli::start_trace("hf-fetch", debug);
   fetch.common = create_args.common = inspect_args.common = common;
   mirror_args.manifests = manifests;
   mirror_args.cache_dir = fetch.cache_dir;
@@ -166,11 +169,10 @@ int run(int argc, char** argv) {
     out.error(e);
     return static_cast<int>(e.code());
   } catch (const std::exception& e) {  // the catch of last resort: a summary and exit 3, never an abort
-    out.error(provkit::Error(provkit::ExitCode::network, std::string("internal error: ") + e.what()),
-              provkit::cli::Reason::internal);
+    out.error(provkit::Error(provkit::Reason::internal, std::string("internal error: ") + e.what()));
     return static_cast<int>(provkit::ExitCode::network);
   } catch (...) {
-    out.error(provkit::Error(provkit::ExitCode::network, "internal error"), provkit::cli::Reason::internal);
+    out.error(provkit::Error(provkit::Reason::internal, "internal error"));
     return static_cast<int>(provkit::ExitCode::network);
   }
 }

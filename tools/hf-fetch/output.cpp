@@ -38,11 +38,11 @@ class PlainOutput : public Output {
   void note(const std::string& text) override {
     if (!quiet_) print(provkit::util::printable(text), false);
   }
-  void error(const provkit::Error& e, std::optional<provkit::cli::Reason>) override {
+  void error(const provkit::Error& e) override {
     std::lock_guard lock(mu_);
     std::cerr << provkit::cli::sentence("hf-fetch", e.what()) << std::flush;
   }
-  void summary(int, std::optional<provkit::cli::Reason>, nlohmann::json, const std::string& text, bool problem) override {
+  void summary(int, std::optional<provkit::ReasonId>, nlohmann::json, const std::string& text, bool problem) override {
     if (!quiet_ || problem) print(text, problem);
   }
   // The path and the detail quote the Hub, the manifest and the disk: one line each, whatever they hold.
@@ -62,12 +62,12 @@ class PlainOutput : public Output {
 class TerminalOutput : public PlainOutput {
  public:
   using PlainOutput::PlainOutput;
-  void error(const provkit::Error& e, std::optional<provkit::cli::Reason> reason) override {
+  void error(const provkit::Error& e) override {
     std::lock_guard lock(mu_);
     clear_progress();
-    PlainOutput::error(e, reason);
+    PlainOutput::error(e);
   }
-  void summary(int exit_code, std::optional<provkit::cli::Reason> reason, nlohmann::json fields, const std::string& text,
+  void summary(int exit_code, std::optional<provkit::ReasonId> reason, nlohmann::json fields, const std::string& text,
                bool problem) override {
     std::lock_guard lock(mu_);
     clear_progress();
@@ -128,11 +128,11 @@ class JsonOutput : public Output {
  public:
   using Output::Output;
   void note(const std::string&) override {}
-  void error(const provkit::Error& e, std::optional<provkit::cli::Reason> reason) override {
+  void error(const provkit::Error& e) override {
     std::lock_guard lock(mu_);
-    lines_.failure(e, reason);
+    lines_.failure(e);
   }
-  void summary(int exit_code, std::optional<provkit::cli::Reason> reason, nlohmann::json fields, const std::string&,
+  void summary(int exit_code, std::optional<provkit::ReasonId> reason, nlohmann::json fields, const std::string&,
                bool) override {
     std::lock_guard lock(mu_);
     lines_.summary(exit_code, reason, std::move(fields));
@@ -203,7 +203,7 @@ void Output::interrupted(const std::string& signal_name, int exit_code) {
   std::string text = "interrupted by " + signal_name + ": " + std::to_string(v.files_done) + " of " +
                      std::to_string(v.files) + " files done, " + human_bytes(tally_.transferred()) +
                      " transferred; partial files are kept and the next run resumes them";
-  summary(exit_code, provkit::cli::Reason::interrupted,
+  summary(exit_code, provkit::Reason::interrupted,
           {{"mode", "fetch"}, {"signal", signal_name}, {"files", v.files}, {"downloaded", v.files_done},
            {"bytes_transferred", tally_.transferred()}},
           text, true);

@@ -34,11 +34,11 @@ class Output : public hub::FetchObserver {
                      const std::string& detail, bool problem, nlohmann::json fields = nlohmann::json::object()) = 0;
   // A sentence for people (not shown with --json or --quiet).
   virtual void note(const std::string& text) = 0;
-  // A fatal error: the sentence on stderr, or the summary (its exit code, `reason`, the sentence).
-  virtual void error(const provkit::Error& e, std::optional<provkit::cli::Reason> reason = std::nullopt) = 0;
+  // A fatal error: the sentence on stderr, or the summary (its exit code, its reason, the sentence).
+  virtual void error(const provkit::Error& e) = 0;
   // The last word: the JSON summary (`exit_code`, `reason` when it is not 0, `fields`), or `text` on stdout.
   // Names from outside in `text` are escaped by the caller (util::printable); the text's own newlines stay.
-  virtual void summary(int exit_code, std::optional<provkit::cli::Reason> reason, nlohmann::json fields,
+  virtual void summary(int exit_code, std::optional<provkit::ReasonId> reason, nlohmann::json fields,
                        const std::string& text, bool problem) = 0;
   virtual void begin_downloads(std::uint64_t total_bytes, std::size_t files);
 

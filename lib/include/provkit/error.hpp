@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <typeinfo>
 
 namespace provkit {
 
@@ -16,14 +18,99 @@ enum class ExitCode : int {
   auth = 4,           // authentication or access refused
 };
 
+// Why something failed, for scripts to branch on (--json's "reason", docs/json.md). Each domain has its own
+// enum (hub::Reason, python::Reason, ...) with, in its namespace, `std::string_view reason_name(R)` and
+// `ExitCode exit_code(R)`; ReasonId carries any of them without the error knowing the domain. These are the
+// reasons every domain shares.
+enum class Reason {
+  usage,          // 2: the command line is wrong
+  invalid_input,  // 2: a file or value given is wrong (it names the file and line)
+  check_failed,   // 1: a check or verification failed (no more specific reason known)
+  network,        // 3: a network or upstream failure after retries
+  auth,           // 4: authentication or access refused
+  internal,       // 3: an error provkit did not expect
+  interrupted,    // stopped by a signal (exit code: 128 + the signal)
+};
+std::string_view reason_name(Reason r);
+ExitCode exit_code(Reason r);
+// The shared reason an exit code stands for when nothing more specific is known.
+Reason reason_for(ExitCode code);
+
+// One reason of any domain's enum, by type and value, with its name.
+class ReasonId {
+ public:
+  template <class R>
+    requires std::is_enum_v<R>
+  ReasonId(R r) : domain_(&typeid(R)), value_(static_cast<int>(r)), name_(reason_name(r)) {}
+  template <class R>
+    requires std::is_enum_v<R>
+  bool is(R r) const { return *domain_ == typeid(R) && value_ == static_cast<int>(r); }
+  std::string_view name() const { return name_; }
+  bool operator==(const ReasonId& o) const { return *domain_ == *o.domain_ && value_ == o.value_; }
+
+ private:
+  const std::type_info* domain_;
+  int value_;
+  std::string_view name_;
+};
+
 class Error : public std::runtime_error {
  public:
-  Error(ExitCode code, const std::string& message) : std::runtime_error(message), code_(code) {}
+  // The reason is the code's shared one (reason_for).
+  Error(ExitCode code, const std::string& message)
+      : std::runtime_error(message), code_(code), reason_(reason_for(code)) {}
+  // A domain's reason; the exit code is the reason's own.
+  template <class R>
+    requires std::is_enum_v<R>
+  Error(R reason, const std::string& message)
+      : std::runtime_error(message), code_(exit_code(reason)), reason_(reason) {}
   ExitCode code() const { return code_; }
+  const ReasonId& reason() const { return reason_; }
+  template <class R>
+    requires std::is_enum_v<R>
+  bool is(R r) const { return reason_.is(r); }
 
  private:
   ExitCode code_;
+  ReasonId reason_;
 };
+
+inline std::string_view reason_name(Reason r) {
+  switch (r) {
+    case Reason::usage: return "usage";
+    case Reason::invalid_input: return "invalid_input";
+    case Reason::check_failed: return "check_failed";
+    case Reason::network: return "network";
+    case Reason::auth: return "auth";
+    case Reason::internal: return "internal";
+    case Reason::interrupted: return "interrupted";
+  }
+  return "internal";
+}
+
+inline ExitCode exit_code(Reason r) {
+  switch (r) {
+    case Reason::usage:
+    case Reason::invalid_input: return ExitCode::usage;
+    case Reason::check_failed: return ExitCode::check_failed;
+    case Reason::auth: return ExitCode::auth;
+    case Reason::network:
+    case Reason::internal:
+    case Reason::interrupted: break;
+  }
+  return ExitCode::network;
+}
+
+inline Reason reason_for(ExitCode code) {
+  switch (code) {
+    case ExitCode::check_failed: return Reason::check_failed;
+    case ExitCode::usage: return Reason::invalid_input;
+    case ExitCode::network: return Reason::network;
+    case ExitCode::auth: return Reason::auth;
+    case ExitCode::ok: break;
+  }
+  return Reason::internal;
+}
 
 // Text from outside (file contents, names, upstream answers) made safe to
 // print: control bytes (C0, DEL) written as \n, \r, \t or \xNN, so that a
@@ -46,7 +133,7 @@ inline std::string escape_control(std::string_view s) {
 // An input file is wrong at a place: the message reads "FILE:LINE: what",
 // with control bytes escaped (what quotes the input).
 inline Error input_error(const std::string& file, int line, const std::string& what) {
-  return Error(ExitCode::usage,
+  return Error(Reason::invalid_input,
                escape_control(file) + (line > 0 ? ":" + std::to_string(line) : "") + ": " + escape_control(what));
 }
 

@@ -1,37 +1,23 @@
 #include "provkit/cli/output.hpp"
 
+#include <cstdlib>
 #include <iostream>
 
+#include "provkit/util/log.hpp"
 #include "provkit/util/text.hpp"
 
 namespace provkit::cli {
 
-std::string reason_name(Reason r) {
+std::string_view reason_name(Reason r) {
   switch (r) {
-    case Reason::usage: return "usage";
-    case Reason::invalid_input: return "invalid_input";
-    case Reason::check_failed: return "check_failed";
     case Reason::verification_failed: return "verification_failed";
     case Reason::upstream_changed: return "upstream_changed";
     case Reason::differs: return "differs";
-    case Reason::network: return "network";
-    case Reason::auth: return "auth";
-    case Reason::internal: return "internal";
-    case Reason::interrupted: return "interrupted";
   }
-  return "internal";
+  return "verification_failed";
 }
 
-Reason reason_for(ExitCode code) {
-  switch (code) {
-    case ExitCode::check_failed: return Reason::check_failed;
-    case ExitCode::usage: return Reason::invalid_input;
-    case ExitCode::network: return Reason::network;
-    case ExitCode::auth: return Reason::auth;
-    case ExitCode::ok: break;
-  }
-  return Reason::internal;
-}
+ExitCode exit_code(Reason) { return ExitCode::check_failed; }
 
 JsonLines::JsonLines(std::string tool, std::ostream* out) : tool_(std::move(tool)), out_(out ? *out : std::cout) {}
 
@@ -48,12 +34,12 @@ void JsonLines::event(std::string_view kind, const nlohmann::json& fields) {
   if (!summarized_) line(j);
 }
 
-int JsonLines::summary(int exit_code, std::optional<Reason> reason, nlohmann::json fields, const std::string& message) {
+int JsonLines::summary(int exit_code, std::optional<ReasonId> reason, nlohmann::json fields, const std::string& message) {
   if (!fields.is_object()) fields = nlohmann::json::object();
   fields["event"] = "summary";
   fields["tool"] = tool_;
   fields["exit_code"] = exit_code;
-  if (exit_code != 0) fields["reason"] = reason_name(reason.value_or(Reason::internal));
+  if (exit_code != 0) fields["reason"] = reason ? reason->name() : reason_name(provkit::Reason::internal);
   else fields.erase("reason");
   if (!message.empty()) fields["message"] = message;
   std::lock_guard lock(mutex_);
@@ -63,9 +49,8 @@ int JsonLines::summary(int exit_code, std::optional<Reason> reason, nlohmann::js
   return exit_code;
 }
 
-int JsonLines::failure(const Error& e, std::optional<Reason> reason) {
-  int code = static_cast<int>(e.code());
-  return summary(code, reason.value_or(reason_for(e.code())), nlohmann::json::object(), e.what());
+int JsonLines::failure(const Error& e) {
+  return summary(static_cast<int>(e.code()), e.reason(), nlohmann::json::object(), e.what());
 }
 
 bool JsonLines::summarized() const {
@@ -89,7 +74,7 @@ int finish(const Stop& stop, std::string_view tool, bool json) {
     std::string message = stop.err;
     if (message.compare(0, tool.size() + 2, std::string(tool) + ": ") == 0) message.erase(0, tool.size() + 2);
     while (!message.empty() && message.back() == '\n') message.pop_back();
-    JsonLines(std::string(tool)).summary(stop.code, Reason::usage, nlohmann::json::object(), message);
+    JsonLines(std::string(tool)).summary(stop.code, provkit::Reason::usage, nlohmann::json::object(), message);
   }
   return stop.code;
 }
@@ -98,8 +83,18 @@ int last_resort(std::string_view tool, bool json, std::string_view what) {
   std::string message = "internal error: " + std::string(what);
   std::cerr << sentence(tool, message) << std::flush;
   int code = static_cast<int>(ExitCode::network);
-  if (json) JsonLines(std::string(tool)).summary(code, Reason::internal, nlohmann::json::object(), message);
+  if (json) JsonLines(std::string(tool)).summary(code, provkit::Reason::internal, nlohmann::json::object(), message);
   return code;
+}
+
+bool start_trace(std::string_view tool, bool debug, std::ostream* err) {
+  const char* env = std::getenv("PROVKIT_LOG");
+  if (!debug && !(env && std::string_view(env) == "debug")) return false;
+  std::ostream& to = err ? *err : std::cerr;
+  util::log::set_sink([&to, prefix = std::string(tool) + ": debug: "](std::string_view domain, std::string_view message) {
+    to << prefix << util::printable(domain) << ": " << util::printable(message) << '\n' << std::flush;
+  });
+  return true;
 }
 
 std::string sentence(std::string_view tool, std::string_view text) {

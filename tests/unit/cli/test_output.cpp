@@ -1,8 +1,10 @@
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
 #include <sstream>
 
 #include "provkit/cli/output.hpp"
+#include "provkit/util/log.hpp"
 
 using namespace provkit;
 
@@ -17,11 +19,40 @@ TEST_CASE("output: events, then one summary with tool, exit_code and a reason on
                      "{\"event\":\"summary\",\"exit_code\":1,\"files\":2,\"reason\":\"verification_failed\",\"tool\":\"hf-fetch\"}\n");
 
   std::ostringstream ok;
-  cli::JsonLines(std::string("envcheck"), &ok).summary(0, cli::Reason::check_failed, {{"reason", "x"}});
+  cli::JsonLines(std::string("envcheck"), &ok).summary(0, provkit::Reason::check_failed, {{"reason", "x"}});
   CHECK(ok.str() == "{\"event\":\"summary\",\"exit_code\":0,\"tool\":\"envcheck\"}\n");  // no reason when 0
 
   std::ostringstream failed;
   cli::JsonLines("envbuild", &failed).failure(Error(ExitCode::auth, "refused"));
   CHECK(failed.str() == "{\"event\":\"summary\",\"exit_code\":4,\"message\":\"refused\",\"reason\":\"auth\",\"tool\":\"envbuild\"}\n");
-  CHECK(cli::reason_name(cli::reason_for(ExitCode::usage)) == "invalid_input");
+  CHECK(reason_name(reason_for(ExitCode::usage)) == "invalid_input");
+}
+
+TEST_CASE("output: a domain's typed reason travels in the Error to the summary", "[cli]") {
+  Error shared(provkit::Reason::network, "down");
+  CHECK(shared.code() == ExitCode::network);
+  CHECK(shared.is(provkit::Reason::network));
+  CHECK_FALSE(shared.is(provkit::Reason::auth));
+  CHECK_FALSE(shared.is(cli::Reason::differs));
+  Error domain(cli::Reason::upstream_changed, "changed");
+  CHECK(domain.code() == ExitCode::check_failed);
+  CHECK(domain.is(cli::Reason::upstream_changed));
+  std::ostringstream out;
+  cli::JsonLines("hf-fetch", &out).failure(domain);
+  CHECK(out.str() == "{\"event\":\"summary\",\"exit_code\":1,\"message\":\"changed\",\"reason\":\"upstream_changed\",\"tool\":\"hf-fetch\"}\n");
+  CHECK(Error(ExitCode::usage, "x").is(provkit::Reason::invalid_input));
+}
+
+TEST_CASE("output: the trace goes to stderr only when asked, its names made printable", "[cli][log]") {
+  std::ostringstream err;
+  ::unsetenv("PROVKIT_LOG");
+  CHECK_FALSE(cli::start_trace("hf-fetch", false, &err));
+  CHECK(cli::start_trace("hf-fetch", true, &err));
+  util::log::debug("download", "GET a\nb");
+  util::log::set_sink({});
+  CHECK(err.str() == "hf-fetch: debug: download: GET a\\nb\n");
+  ::setenv("PROVKIT_LOG", "debug", 1);
+  CHECK(cli::start_trace("envbuild", false, &err));
+  util::log::set_sink({});
+  ::unsetenv("PROVKIT_LOG");
 }

@@ -2,7 +2,7 @@
 // The one machine-readable shape of every tool's --json (docs/json.md, with its JSON Schema): JSON lines,
 // zero or more events ({"event": KIND, ...}), then exactly one summary, the last line:
 //   {"event": "summary", "tool": "hf-fetch", "exit_code": N, "reason": "...", "message": "...", ...}
-// `reason` (failures only) is a Reason's name, for scripts to branch on; `message` the sentence a person
+// `reason` (failures only) is a reason's name (ReasonId, provkit/error.hpp), for scripts to branch on; `message` the sentence a person
 // reads. Every line goes through util::json_dump, so no byte of a name can abort it or break the line.
 // Plain output's names go through util::printable (say()).
 #include <iosfwd>
@@ -17,22 +17,15 @@
 
 namespace provkit::cli {
 
-// Why a run failed, one per kind of failure (docs/json.md lists them with their exit codes).
+// Reasons of the tools' own verdicts that no library domain names yet (the shared ones are provkit::Reason,
+// the domains' their own enums; docs/json.md lists every name with its exit code).
 enum class Reason {
-  usage,                // 2: the command line is wrong
-  invalid_input,        // 2: a file or value given is wrong (it names the file and line)
-  check_failed,         // 1: envcheck: a check failed
   verification_failed,  // 1: a file or environment does not match what it must be
   upstream_changed,     // 1: hf-fetch: the Hub's tree differs from the manifest
   differs,              // 1: envbuild diff: the two sides differ
-  network,              // 3: a network or upstream failure after retries
-  auth,                 // 4: authentication or access refused
-  internal,             // 3: an error provkit did not expect (the catch of last resort)
-  interrupted,          // hf-fetch: stopped by a signal (its exit code: 128 + the signal)
 };
-std::string reason_name(Reason r);
-// The reason an Error of this exit code stands for when nothing more specific is known.
-Reason reason_for(ExitCode code);
+std::string_view reason_name(Reason r);
+ExitCode exit_code(Reason r);
 
 class JsonLines {
  public:
@@ -43,10 +36,10 @@ class JsonLines {
   void event(std::string_view kind, const nlohmann::json& fields = nlohmann::json::object());
   // The summary line, once: later calls (and events after it) write nothing. `fields` are the result's own;
   // "event", "tool", "exit_code", "reason" and "message" are set here. Returns `exit_code`.
-  int summary(int exit_code, std::optional<Reason> reason, nlohmann::json fields = nlohmann::json::object(),
+  int summary(int exit_code, std::optional<ReasonId> reason, nlohmann::json fields = nlohmann::json::object(),
               const std::string& message = "");
-  // The summary of a failure: the error's code, `reason` (else the code's), its sentence.
-  int failure(const Error& e, std::optional<Reason> reason = std::nullopt);
+  // The summary of a failure: the error's code, its reason, its sentence.
+  int failure(const Error& e);
   bool summarized() const;
 
  private:
@@ -68,6 +61,10 @@ int finish(const Stop& stop, std::string_view tool, bool json);
 // The catch of last resort of a tool's main: `what` said on stderr (and with --json as a summary with reason
 // "internal"); returns 3, so that a deploy script sees a failure it can retry, never an abort.
 int last_resort(std::string_view tool, bool json, std::string_view what);
+
+// Turns the trace (util/log.hpp) on when `debug` (the tool's --debug) or PROVKIT_LOG=debug: each line to
+// `err` (std::cerr when null) as "TOOL: debug: DOMAIN: message", through util::printable. Returns whether on.
+bool start_trace(std::string_view tool, bool debug, std::ostream* err = nullptr);
 
 // "TOOL: sentence" for stderr, the sentence through util::printable.
 std::string sentence(std::string_view tool, std::string_view text);

@@ -1,4 +1,4 @@
-#include "provkit/download/engine.hpp"
+#include "engine.hpp"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <cerrno>
 
-#include "provkit/download/digest.hpp"
-#include "provkit/download/io.hpp"
+#include "digest.hpp"
+#include "io.hpp"
 #include "provkit/util/fs.hpp"
 #include "provkit/util/hash.hpp"
 #include "provkit/http/token.hpp"

@@ -144,7 +144,7 @@ void FileTransfer::complete() {
     result_.rejected = keep_aside(root, job_.partial_path, job_.rejected_prefix, c.sha256);
     result_.message = c.message + "; the downloaded bytes are kept at " + result_.rejected.string();
   } else {
-    root.rename(job_.partial_path, job_.final_path);
+    root.publish(partial_.fd(), job_.partial_path, job_.final_path);
     remove_rejected(root, job_.rejected_prefix);  // the good copy is in place: earlier wrong ones go
     download::Verification v;
     v.state = download::FileState::ok;

@@ -192,7 +192,17 @@ TEST_CASE("Root::publish links the descriptor's own file: bytes renamed onto its
     CHECK(slurp(tmp / "cache/blobs/x") == "hashed bytes");
     CHECK(!fs::exists(tmp / "cache/blobs/x.partial"));
   }
-  SECTION("other bytes renamed onto the name after the hash: the hashed ones are published, the others stay") {
+  SECTION("other bytes renamed onto the name after the hash: refused, nothing published, the others stay") {
+    // The rename unlinked the hashed file (no name is left to link: the kernel refuses a link to an
+    // unlinked inode), so the only right outcome is a refusal; the next run fetches again.
+    tmp.write("cache/blobs/planted", "attacker bytes");
+    fs::rename(tmp / "cache/blobs/planted", tmp / "cache/blobs/x.partial");
+    CHECK_THROWS_AS(root.publish(held.get(), tmp / "cache/blobs/x.partial", tmp / "cache/blobs/x"), Error);
+    CHECK(!fs::exists(tmp / "cache/blobs/x"));
+    CHECK(slurp(tmp / "cache/blobs/x.partial") == "attacker bytes");
+  }
+  SECTION("other bytes renamed onto the name while the hashed file keeps another name: the hashed ones are published") {
+    fs::create_hard_link(tmp / "cache/blobs/x.partial", tmp / "cache/blobs/kept");
     tmp.write("cache/blobs/planted", "attacker bytes");
     fs::rename(tmp / "cache/blobs/planted", tmp / "cache/blobs/x.partial");
     root.publish(held.get(), tmp / "cache/blobs/x.partial", tmp / "cache/blobs/x");

@@ -101,7 +101,7 @@ def test_clean_fp8_model():
         check(report["transferred"] == want, f"transferred {report['transferred']}, expected {want}")
         # Text mode says the same in sentences.
         t = hf_fetch("inspect", REPO, "--endpoint", sim.hub)
-        check(t.rc == 0 and "quantization: fp8 (weight_block_size [128, 128]), findings: 0 over 29 linear modules" in t.out, "text", t)
+        check(t.rc == 0 and "quantization: fp8 (weight_block_size [128, 128]) (method fp8, format e4m3, block size [128,128]), findings: 0 over 29 linear modules" in t.out, "text", t)
         check(f"transferred: {want} bytes" in t.out, "text transferred", t)
 
 

@@ -73,10 +73,14 @@ int run_inspect(const InspectArgs& a, Output& out) {
     std::string extra;
     if (f["format"] == "gguf")
       extra = ", GGUF v" + std::to_string(f["gguf_version"].get<int>()) +
-              (f["architecture"].is_string() ? ", architecture " + f["architecture"].get<std::string>() : "");
+              (f["architecture"].is_string() ? ", architecture " + f["architecture"].get<std::string>() : "") +
+              (f["file_type"].is_string() ? ", file type " + f["file_type"].get<std::string>() : "");
     out.event("file", "READ", f["path"], f["format"].get<std::string>() + extra + ": " + counts(f), false,
               {{"tensors", f["tensors"]}, {"bytes", f["bytes"]}});
   }
+  for (const auto& n : j["not_read"])
+    out.event("file", "NOT READ", n["path"], human_bytes(n["size"].get<std::uint64_t>()) + ": " + n["why"].get<std::string>(), false,
+              {{"size", n["size"]}, {"why", n["why"]}});
   for (const auto& i : j["indexes"])
     for (const auto& p : i["problems"]) out.event("index", "CONTRADICTS", i["path"], p, true);
   for (const auto& p : j["gguf_split_problems"]) out.event("gguf-split", "CONTRADICTS", "", p, true);
@@ -86,8 +90,16 @@ int run_inspect(const InspectArgs& a, Output& out) {
               "stored " + (f["dtype"].get<std::string>().empty() ? std::string("nothing") : f["dtype"].get<std::string>()) +
                   ", expected " + f["expected"].get<std::string>() + ": " + f["why"].get<std::string>(),
               true, f);
-  std::string text = "total: " + std::to_string(j["files"].size()) + " files, " + counts(j["total"]) + "\nquantization: " +
-                     q["scheme"].get<std::string>() +
+  // The files' own bytes beside the tensors': a total that leaves files out says how much.
+  std::string text = "total: " + std::to_string(j["files"].size()) + " files of " + human_bytes(r.read_bytes) +
+                     (r.not_read.empty() ? std::string()
+                                         : " (of the " + human_bytes(r.listed_bytes) + " listed; " +
+                                               std::to_string(r.not_read.size()) + " files not read, above)") +
+                     ", " + counts(j["total"]) + "\nquantization: " + q["scheme"].get<std::string>() +
+                     (q["method"].is_string() ? " (method " + q["method"].get<std::string>() +
+                                                    (q["format"].is_string() ? ", format " + q["format"].get<std::string>() : "") +
+                                                    (q["block_size"].is_array() ? ", block size " + q["block_size"].dump() : "") + ")"
+                                              : "") +
                      (q["checked"].get<bool>() ? ", findings: " + std::to_string(q["findings"].size()) + " over " +
                                                      std::to_string(q["linear_modules"].get<int>()) + " linear modules"
                                                : "");

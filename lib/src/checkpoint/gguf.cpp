@@ -113,6 +113,24 @@ std::optional<GgmlType> ggml_type(std::uint32_t id) {
   return table[id];
 }
 
+std::optional<GgufFileType> gguf_file_type(std::uint32_t id) {
+  // llama.h's enum llama_ftype (LLAMA_FTYPE_MOSTLY_*), with the ggml type
+  // llama-quant.cpp stores most weights in for each.
+  static const GgufFileType table[] = {
+      {"F32", "F32", 1},          {"F16", "F16", 1},          {"Q4_0", "Q4_0", 32},       {"Q4_1", "Q4_1", 32},
+      {"Q4_1_SOME_F16", "Q4_1", 32}, {"", "", 0},             {"", "", 0},                {"Q8_0", "Q8_0", 32},
+      {"Q5_0", "Q5_0", 32},       {"Q5_1", "Q5_1", 32},       {"Q2_K", "Q2_K", 256},      {"Q3_K_S", "Q3_K", 256},
+      {"Q3_K_M", "Q3_K", 256},    {"Q3_K_L", "Q3_K", 256},    {"Q4_K_S", "Q4_K", 256},    {"Q4_K_M", "Q4_K", 256},
+      {"Q5_K_S", "Q5_K", 256},    {"Q5_K_M", "Q5_K", 256},    {"Q6_K", "Q6_K", 256},      {"IQ2_XXS", "IQ2_XXS", 256},
+      {"IQ2_XS", "IQ2_XS", 256},  {"Q2_K_S", "Q2_K", 256},    {"IQ3_XS", "IQ3_S", 256},   {"IQ3_XXS", "IQ3_XXS", 256},
+      {"IQ1_S", "IQ1_S", 256},    {"IQ4_NL", "IQ4_NL", 32},   {"IQ3_S", "IQ3_S", 256},    {"IQ3_M", "IQ3_S", 256},
+      {"IQ2_S", "IQ2_S", 256},    {"IQ2_M", "IQ2_S", 256},    {"IQ4_XS", "IQ4_XS", 256},  {"IQ1_M", "IQ1_M", 256},
+      {"BF16", "BF16", 1},        {"", "", 0},                {"", "", 0},                {"", "", 0},
+      {"TQ1_0", "TQ1_0", 256},    {"TQ2_0", "TQ2_0", 256},    {"MXFP4_MOE", "MXFP4", 32}};
+  if (id >= std::size(table) || table[id].block_size == 0) return std::nullopt;
+  return table[id];
+}
+
 ParseResult parse_gguf(std::string_view have, std::uint64_t file_size, const std::string& path) {
   Cursor c{have, file_size, path};
   try {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "provkit/checkpoint/gguf.hpp"
 #include "provkit/error.hpp"
 
 namespace provkit::checkpoint {
@@ -102,6 +103,8 @@ std::vector<std::string> check_splits(const std::vector<FileHeader>& files, cons
     std::string key = f.path;
     if (auto dash = key.rfind("-of-"); dash != std::string::npos && dash >= 6) key = key.substr(0, dash - 6);
     Set& s = sets[key];
+    // llama.cpp's gguf-split numbers the parts from 0 (split.no) in files named from 00001.
+    if (*no >= *count) s.problems.push_back(f.path + " says split.no " + std::to_string(*no) + " of split.count " + std::to_string(*count));
     if (s.count && s.count != *count) s.problems.push_back(f.path + " says split.count " + std::to_string(*count) + ", another part " + std::to_string(s.count));
     s.count = *count;
     if (!s.parts.insert(*no).second) s.problems.push_back(f.path + " repeats split.no " + std::to_string(*no));
@@ -123,6 +126,33 @@ std::vector<std::string> check_splits(const std::vector<FileHeader>& files, cons
   return out;
 }
 
+// GGUF files with no declared scheme of their own: the file type of the
+// files holding the most tensor bytes (a model beside its F16 mmproj is the model's).
+void gguf_scheme(const std::vector<FileHeader>& files, SchemeCheck& q) {
+  std::map<std::uint32_t, std::uint64_t> bytes_by_type;
+  std::map<std::uint32_t, std::string> first_file;
+  for (const auto& f : files) {
+    if (f.format != Format::gguf || !f.metadata.contains("general.file_type") || !f.metadata["general.file_type"].is_number_unsigned())
+      continue;
+    auto id = f.metadata["general.file_type"].get<std::uint64_t>();
+    if (id > 0xffffffffu || !gguf_file_type(static_cast<std::uint32_t>(id))) continue;
+    std::uint64_t bytes = 0;
+    for (const auto& t : f.tensors) bytes += t.bytes;
+    bytes_by_type[static_cast<std::uint32_t>(id)] += bytes;
+    first_file.emplace(static_cast<std::uint32_t>(id), f.path);
+  }
+  if (bytes_by_type.empty()) return;
+  auto most = std::max_element(bytes_by_type.begin(), bytes_by_type.end(), [](auto& a, auto& b) { return a.second < b.second; });
+  auto type = *gguf_file_type(most->first);
+  q.scheme = "gguf " + std::string(type.name);
+  q.source = first_file[most->first];
+  q.method = "gguf";
+  q.format = type.name;
+  q.weight_type = type.weight_type;
+  q.block_size = {type.block_size};
+  q.checked = false;  // GGUF carries each tensor's type: nothing to check against
+}
+
 json totals_json(const Totals& t) {
   return {{"tensors", t.tensors}, {"elements", t.elements}, {"bytes", t.bytes}, {"bytes_by_dtype", t.bytes_by_dtype}};
 }
@@ -134,6 +164,15 @@ void Totals::add(const Tensor& t) {
   elements += t.elements;
   bytes += t.bytes;
   bytes_by_dtype[t.dtype] += t.bytes;
+}
+
+std::optional<std::string> gguf_file_type_name(const FileHeader& f) {
+  if (f.format != Format::gguf || !f.metadata.contains("general.file_type") || !f.metadata["general.file_type"].is_number_unsigned())
+    return std::nullopt;
+  auto id = f.metadata["general.file_type"].get<std::uint64_t>();
+  auto type = id <= 0xffffffffu ? gguf_file_type(static_cast<std::uint32_t>(id)) : std::nullopt;
+  if (!type) return std::nullopt;
+  return std::string(type->name);
 }
 
 bool is_sidecar_name(const std::string& path) {
@@ -166,6 +205,7 @@ Report make_report(std::vector<FileHeader> files, const Sidecars& sidecars, cons
   std::map<std::string, const FileHeader*> by_path;
   std::vector<const Tensor*> safetensors;
   for (const auto& f : r.files) {
+    r.read_bytes += f.file_size;
     by_path[f.path] = &f;
     for (const auto& t : f.tensors) {
       r.total.add(t);
@@ -181,6 +221,7 @@ Report make_report(std::vector<FileHeader> files, const Sidecars& sidecars, cons
   }
   r.split_problems = check_splits(r.files, left_out);
   r.quantization = check_quantization(config, hf_quant, safetensors);
+  if (r.quantization.method.empty()) gguf_scheme(r.files, r.quantization);
   if (fit_request) r.fit = fit(r.files, *fit_request);
   return r;
 }
@@ -208,11 +249,18 @@ json Report::to_json() const {
     if (f.format == Format::gguf) {
       fj["gguf_version"] = f.gguf_version;
       fj["architecture"] = f.metadata.contains("general.architecture") ? f.metadata["general.architecture"] : json();
+      auto type = gguf_file_type_name(f);
+      fj["file_type"] = type ? json(*type) : json();
     }
     fj["metadata"] = f.metadata;
     j["files"].push_back(std::move(fj));
   }
   j["total"] = totals_json(total);
+  j["total"]["files"] = files.size();
+  j["total"]["file_bytes"] = read_bytes;
+  j["listed_bytes"] = listed_bytes;
+  j["not_read"] = json::array();
+  for (const auto& n : not_read) j["not_read"].push_back({{"path", n.path}, {"size", n.size}, {"why", n.why}});
   j["indexes"] = json::array();
   for (const auto& i : indexes)
     j["indexes"].push_back({{"path", i.path}, {"total_size", i.total_size ? json(*i.total_size) : json()},
@@ -222,6 +270,10 @@ json Report::to_json() const {
   for (const auto& f : quantization.findings)
     findings.push_back({{"tensor", f.tensor}, {"dtype", f.dtype}, {"expected", f.expected}, {"why", f.why}});
   j["quantization"] = {{"scheme", quantization.scheme}, {"source", quantization.source}, {"checked", quantization.checked},
+                       {"method", quantization.method.empty() ? json() : json(quantization.method)},
+                       {"format", quantization.format.empty() ? json() : json(quantization.format)},
+                       {"weight_type", quantization.weight_type.empty() ? json() : json(quantization.weight_type)},
+                       {"block_size", quantization.block_size.empty() ? json() : json(quantization.block_size)},
                        {"linear_modules", quantization.linear_modules}, {"quantized_modules", quantization.quantized_modules},
                        {"findings", findings}};
   j["fit"] = fit ? json{{"gpus", fit->gpus}, {"gpu_memory", fit->gpu_memory}, {"tp", fit->tp},

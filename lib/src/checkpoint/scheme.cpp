@@ -49,6 +49,8 @@ struct Storage {
 // One scheme: which modules it quantizes, which it leaves alone by the config's word, and how.
 struct Scheme {
   std::string name, source, exclusion_list;
+  std::string method, format;
+  std::vector<std::uint64_t> block_size;
   bool checked = false;
   std::function<const Storage*(const std::string& module)> storage_for;  // nullptr: not quantized
   std::function<bool(const std::string& module)> excluded;               // named by an exclusion list
@@ -134,6 +136,9 @@ Scheme make_scheme(const json& config, const json& hf_quant, const std::string& 
   if (!mo.is_null()) {
     std::string algo = string_of(mo, "quant_algo", "?");
     s.name = "modelopt " + algo;
+    s.method = "modelopt";
+    s.format = algo;
+    if (algo == "NVFP4") s.block_size = {16};  // NVFP4's micro-block: 16 values share an FP8 scale
     auto patterns = strings_of(mo, "exclude_modules");
     s.exclusion_list = "exclude_modules";
     if (patterns.empty() && mo.contains("ignore")) patterns = strings_of(mo, "ignore"), s.exclusion_list = "ignore";
@@ -152,6 +157,7 @@ Scheme make_scheme(const json& config, const json& hf_quant, const std::string& 
   if (method.empty()) return s;
   s.source = config_name;
   s.name = method;
+  s.method = method;
   auto hf_excluded = [](std::vector<std::string> keys) {
     return [keys](const std::string& m) {
       for (const auto& k : keys)
@@ -162,6 +168,7 @@ Scheme make_scheme(const json& config, const json& hf_quant, const std::string& 
   if (method == "fp8") {
     std::string fmt = string_of(qc, "fmt", "e4m3");
     std::string dtype = fmt == "e5m2" ? "F8_E5M2" : "F8_E4M3";
+    s.format = fmt;
     Storage st{{{"weight", {dtype}}, {"weight_scale_inv", {"F32", "BF16"}}}, 0, 0};
     if (qc.contains("weight_block_size") && !qc["weight_block_size"].is_null()) {
       const auto& b = qc["weight_block_size"];
@@ -171,6 +178,7 @@ Scheme make_scheme(const json& config, const json& hf_quant, const std::string& 
       st.block_rows = b[0].get<std::uint64_t>();
       st.block_cols = b[1].get<std::uint64_t>();
       s.name += " (weight_block_size [" + std::to_string(st.block_rows) + ", " + std::to_string(st.block_cols) + "])";
+      s.block_size = {st.block_rows, st.block_cols};
     } else {
       st.parts[1] = {"weight_scale", {}};  // per-tensor or per-channel scales (vLLM's serialized fp8)
     }
@@ -186,6 +194,7 @@ Scheme make_scheme(const json& config, const json& hf_quant, const std::string& 
   } else if (method == "compressed-tensors") {
     std::string top_format = string_of(qc, "format", "dense");
     s.name += " (" + top_format + ")";
+    s.format = top_format;
     std::vector<std::pair<Matcher, const Storage*>> groups;
     if (qc.contains("config_groups") && qc["config_groups"].is_object()) {
       for (auto& [gname, g] : qc["config_groups"].items()) {
@@ -195,6 +204,11 @@ Scheme make_scheme(const json& config, const json& hf_quant, const std::string& 
         const Storage* st = nullptr;
         if (w.is_object()) {
           std::string type = string_of(w, "type", "int");
+          if (s.block_size.empty() && w.contains("group_size") && w["group_size"].is_number_unsigned())
+            s.block_size = {w["group_size"].get<std::uint64_t>()};
+          if (s.block_size.empty() && w.contains("block_structure") && w["block_structure"].is_array() &&
+              w["block_structure"].size() == 2 && w["block_structure"][0].is_number_unsigned() && w["block_structure"][1].is_number_unsigned())
+            s.block_size = {w["block_structure"][0].get<std::uint64_t>(), w["block_structure"][1].get<std::uint64_t>()};
           if (format == "float-quantized") st = fp8_scale;
           else if (format == "naive-quantized" || format == "int-quantized")
             st = storage({{"weight", {type == "float" ? "F8_E4M3" : "I8"}}, {"weight_scale", {}}});
@@ -218,6 +232,7 @@ Scheme make_scheme(const json& config, const json& hf_quant, const std::string& 
   } else if (method == "bitsandbytes") {
     bool four = flag_of(qc, "load_in_4bit"), eight = flag_of(qc, "load_in_8bit");
     s.name += four ? " 4-bit" : eight ? " 8-bit" : "";
+    s.format = four ? string_of(qc, "bnb_4bit_quant_type", "4-bit") : eight ? "8-bit" : "";
     auto keys = strings_of(qc, "llm_int8_skip_modules");
     auto more = strings_of(qc, "modules_to_not_convert");
     keys.insert(keys.end(), more.begin(), more.end());
@@ -228,7 +243,11 @@ Scheme make_scheme(const json& config, const json& hf_quant, const std::string& 
     s.checked = st != nullptr;
     s.storage_for = [st](const std::string&) { return st; };
   } else if (method == "gptq" || method == "awq") {
-    if (qc.contains("bits") && qc["bits"].is_number()) s.name += " " + std::to_string(qc["bits"].get<int>()) + "-bit";
+    if (qc.contains("bits") && qc["bits"].is_number()) {
+      s.name += " " + std::to_string(qc["bits"].get<int>()) + "-bit";
+      s.format = std::to_string(qc["bits"].get<int>()) + "-bit";
+    }
+    if (qc.contains("group_size") && qc["group_size"].is_number_unsigned()) s.block_size = {qc["group_size"].get<std::uint64_t>()};
     s.exclusion_list = "modules_to_not_convert";
     s.excluded = hf_excluded(strings_of(qc, "modules_to_not_convert"));
     const Storage* st = storage({{"qweight", {"I32"}}, {"scales", {"F16", "BF16", "F32"}}});
@@ -270,6 +289,9 @@ SchemeCheck check_quantization(const json& config, const json& hf_quant_config, 
   SchemeCheck out;
   out.scheme = scheme.name.empty() ? "none" : scheme.name;
   out.source = scheme.source;
+  out.method = scheme.method;
+  out.format = scheme.format;
+  out.block_size = scheme.block_size;
   out.checked = scheme.checked;
   if (!scheme.checked) return out;
 

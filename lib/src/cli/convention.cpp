@@ -241,7 +241,7 @@ std::string Convention::help_all() const {
     if (command == &app_ || !command->get_subcommands([](const CLI::App*) { return true; }).empty()) continue;
     // The lines a command's --help has, but one block per command and without --help itself.
     auto formatter = std::dynamic_pointer_cast<CLI::Formatter>(command->get_formatter());
-    if (!formatter) throw std::logic_error("cli: --help-all needs CLI11's own formatter");
+    if (!formatter) throw Error(provkit::Reason::internal, "cli: --help-all needs CLI11's own formatter");
     out += "\n" + command_name(command) + ":\n  " + command->get_description() + "\n\n";
     out += "  " + formatter->make_usage(command, command_path(command)) + "\n";
     for (bool positional : {true, false})

@@ -6,7 +6,7 @@
 #include <cerrno>
 #include <memory>
 
-#include "provkit/download/io.hpp"
+#include "io.hpp"
 #include "provkit/download/downloader.hpp"
 #include "provkit/util/fs.hpp"
 #include "provkit/util/hash.hpp"

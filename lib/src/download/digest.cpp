@@ -1,4 +1,4 @@
-#include "provkit/download/digest.hpp"
+#include "digest.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 
-#include "provkit/download/io.hpp"
+#include "io.hpp"
 
 namespace provkit::download {
 

@@ -1,4 +1,4 @@
-#include "provkit/download/engine.hpp"
+#include "engine.hpp"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <cerrno>
 
-#include "provkit/download/digest.hpp"
-#include "provkit/download/io.hpp"
+#include "digest.hpp"
+#include "io.hpp"
 #include "provkit/util/fs.hpp"
 #include "provkit/util/hash.hpp"
 #include "provkit/http/token.hpp"
@@ -144,7 +144,7 @@ void FileTransfer::complete() {
     result_.rejected = keep_aside(root, job_.partial_path, job_.rejected_prefix, c.sha256);
     result_.message = c.message + "; the downloaded bytes are kept at " + result_.rejected.string();
   } else {
-    root.rename(job_.partial_path, job_.final_path);
+    root.publish(partial_.fd(), job_.partial_path, job_.final_path);
     remove_rejected(root, job_.rejected_prefix);  // the good copy is in place: earlier wrong ones go
     download::Verification v;
     v.state = download::FileState::ok;

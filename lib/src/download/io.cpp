@@ -1,4 +1,4 @@
-#include "provkit/download/io.hpp"
+#include "io.hpp"
 
 #include <fcntl.h>
 #include <dirent.h>

@@ -1,4 +1,4 @@
-#include "provkit/download/partial.hpp"
+#include "partial.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>

@@ -1,4 +1,4 @@
-#include "provkit/download/prefix_hasher.hpp"
+#include "prefix_hasher.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -7,7 +7,7 @@
 #include <cerrno>
 #include <memory>
 
-#include "provkit/download/io.hpp"
+#include "io.hpp"
 #include "provkit/error.hpp"
 
 namespace provkit::download {

@@ -8,7 +8,7 @@
 #include <optional>
 #include <sstream>
 
-#include "provkit/download/digest.hpp"
+#include "digest.hpp"
 #include "provkit/download/downloader.hpp"
 #include "provkit/util/fs.hpp"
 

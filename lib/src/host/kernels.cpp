@@ -2,6 +2,7 @@
 #include "provkit/host/kernels.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 #include <set>
 
@@ -26,13 +27,32 @@ Library list_kernels(const fs::path& object, bool kept_as_data) {
   auto sections = elf::read_sections(file);
   for (const auto& s : sections) {
     for (auto* n = kCudaSections; *n; ++n)
-      if (s.name == *n) read_fatbins(file, s, lib);
+      if (s.name == *n) read_fatbins(file, s, lib, false, s.name == ".nv_fatbin" ? registered_fatbins(file, sections, s) : std::vector<std::uint64_t>{});
     for (auto* n = kHipSections; *n; ++n)
       if (s.name == *n) read_offload_bundles(file, s, lib);
     for (auto* n = kEmbeddedSections; kept_as_data && *n; ++n)
       if (s.name == *n) read_fatbins(file, s, lib, true);
   }
   return lib;
+}
+
+std::vector<std::uint64_t> registered_fatbins(const elf::ObjectFile& file, const std::vector<elf::Section>& sections,
+                                              const elf::Section& fatbin) {
+  std::vector<std::uint64_t> out;
+  auto table = elf::find_section(sections, ".nvFatBinSegment");
+  if (!table || table->size % 24 || table->size > (1u << 24) || !fatbin.address) return out;
+  auto bytes = file.read(table->offset, table->size, "the fatbin registration table");
+  for (std::size_t i = 0; i + 24 <= bytes.size(); i += 24) {
+    std::uint32_t magic;
+    std::uint64_t address;
+    std::memcpy(&magic, bytes.data() + i, 4);
+    std::memcpy(&address, bytes.data() + i + 8, 8);
+    if (magic != 0x466243B1 || address < fatbin.address || address - fatbin.address >= fatbin.size) return {};
+    out.push_back(fatbin.offset + (address - fatbin.address));
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
 }
 
 bool has_data_sections(const fs::path& object) {

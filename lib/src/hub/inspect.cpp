@@ -2,6 +2,7 @@
 
 #include <fnmatch.h>
 
+#include <algorithm>
 #include <atomic>
 #include <fstream>
 #include <map>
@@ -13,6 +14,7 @@
 #include "provkit/http/http.hpp"
 #include "provkit/util/fs.hpp"
 #include "provkit/util/hash.hpp"
+#include "provkit/util/log.hpp"
 #include "provkit/util/parallel.hpp"
 #include "provkit/util/strings.hpp"
 
@@ -31,23 +33,76 @@ bool matches_any(const std::vector<std::string>& globs, const std::string& path)
 }
 
 // Reads every file of `files` with `read` (header files by their header,
-// sidecars whole), `jobs` at once, and builds the report.
+// sidecars whole), `jobs` at once, and builds the report. An `assemble` entry
+// whose output is a checkpoint file is read as that file, its bytes taken
+// from its parts in order (the header lies in the first part's leading bytes);
+// the parts themselves are then not read, and are listed with why.
 checkpoint::Report read_all(const std::vector<InspectFile>& files, const InspectOptions& o,
-                            const std::function<std::string(const std::string&, std::uint64_t, std::uint64_t)>& read_at,
-                            const std::function<std::string(const InspectFile&)>& read_whole) {
+                            const std::function<std::string(const std::string&, std::uint64_t, std::uint64_t)>& read_part,
+                            const std::function<std::string(const InspectFile&)>& read_whole,
+                            const std::vector<AssembleEntry>& assemble = {}) {
   struct Job {
     InspectFile file;
     bool header = false;
     Format format{};
   };
+  std::map<std::string, std::uint64_t> size_of;
+  for (const auto& f : files) size_of[f.path] = f.size;
+  std::map<std::string, const AssembleEntry*> assembled;  // output -> its entry
+  std::map<std::string, std::string> part_of;              // part -> output
+  std::vector<InspectFile> all = files;
+  std::vector<checkpoint::NotRead> not_read;
+  std::uint64_t listed = 0;
+  for (const auto& f : files) listed += f.size;
+  for (const auto& a : assemble) {
+    if (!checkpoint::is_checkpoint_name(a.output) || size_of.count(a.output)) continue;
+    std::uint64_t size = 0;
+    bool whole = true;
+    for (const auto& p : a.parts) {
+      auto it = size_of.find(p);
+      if (it == size_of.end()) whole = false;
+      else size += it->second;
+    }
+    if (!whole) continue;  // Manifest::parse names only its own files; a caller's list may lack one
+    assembled[a.output] = &a;
+    for (const auto& p : a.parts) part_of[p] = a.output;
+    all.push_back({a.output, size});
+    util::log::debug("hub", [&] {
+      return "inspect: " + a.output + " read from its " + std::to_string(a.parts.size()) + " parts (" + std::to_string(size) + " bytes)";
+    });
+  }
+  // [at, at + n) of a file, or of an assembled one across its parts.
+  auto read_at = [&](const std::string& path, std::uint64_t at, std::uint64_t n) {
+    auto a = assembled.find(path);
+    if (a == assembled.end()) return read_part(path, at, n);
+    std::string out;
+    std::uint64_t base = 0;
+    for (const auto& p : a->second->parts) {
+      std::uint64_t size = size_of.at(p);
+      if (at + out.size() < base + size && out.size() < n) {
+        std::uint64_t from = at + out.size() - base;
+        out += read_part(p, from, std::min<std::uint64_t>(n - out.size(), size - from));
+      }
+      base += size;
+    }
+    return out;
+  };
   std::vector<Job> jobs;
   std::set<std::string> left_out;
-  for (const auto& f : files) {
+  for (const auto& f : all) {
     Job j{f};
+    if (auto p = part_of.find(f.path); p != part_of.end()) {
+      not_read.push_back({f.path, f.size, "a part of " + p->second + ", read as that file"});
+      continue;
+    }
     if (checkpoint::is_checkpoint_name(f.path, &j.format)) j.header = true;
-    else if (!checkpoint::is_sidecar_name(f.path)) continue;
+    else if (!checkpoint::is_sidecar_name(f.path)) {
+      not_read.push_back({f.path, f.size, "not a safetensors or GGUF file"});
+      continue;
+    }
     if ((!o.include.empty() && !matches_any(o.include, f.path)) || matches_any(o.exclude, f.path)) {
       if (j.header) left_out.insert(f.path);
+      not_read.push_back({f.path, f.size, "left out by the include/exclude globs"});
       continue;
     }
     jobs.push_back(std::move(j));
@@ -86,6 +141,9 @@ checkpoint::Report read_all(const std::vector<InspectFile>& files, const Inspect
     }
   });
   auto report = checkpoint::make_report(std::move(headers), sidecars, o.fit, left_out);
+  std::sort(not_read.begin(), not_read.end(), [](const auto& a, const auto& b) { return a.path < b.path; });
+  report.not_read = std::move(not_read);
+  report.listed_bytes = listed;
   report.transferred = transferred;
   report.header_bytes_peak = budget.peak();
   return report;
@@ -195,7 +253,8 @@ std::optional<fs::path> cache_snapshot(const fs::path& dir) {
 }  // namespace
 
 checkpoint::Report inspect_files(HubClient& client, const Repo& repo, const std::string& commit,
-                                 const std::vector<InspectFile>& files, const InspectOptions& options) {
+                                 const std::vector<InspectFile>& files, const InspectOptions& options,
+                                 const std::vector<AssembleEntry>& assemble) {
   std::atomic<std::uint64_t> extra{0};
   SessionPool pool(client.options());
   auto report = read_all(
@@ -203,7 +262,7 @@ checkpoint::Report inspect_files(HubClient& client, const Repo& repo, const std:
       [&](const std::string& path, std::uint64_t at, std::uint64_t n) {
         return read_range(client, pool, repo, commit, path, at, n, extra);
       },
-      [&](const InspectFile& f) { return client.download_small(repo, commit, f.path); });
+      [&](const InspectFile& f) { return client.download_small(repo, commit, f.path); }, assemble);
   report.repo = repo.id;
   report.revision = commit;
   // What came over the wire: the bytes of an answer that ignored the Range count too.
@@ -223,7 +282,7 @@ checkpoint::Report inspect_repo(HubClient& client, const Repo& repo, const std::
 checkpoint::Report inspect_manifest(HubClient& client, const Manifest& manifest, const InspectOptions& options) {
   std::vector<InspectFile> files;
   for (const auto& f : manifest.files) files.push_back({f.path, f.size});
-  return inspect_files(client, manifest.repo, manifest.revision, files, options);
+  return inspect_files(client, manifest.repo, manifest.revision, files, options, manifest.assemble);
 }
 
 checkpoint::Report inspect_paths(const std::vector<fs::path>& paths, const InspectOptions& options) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "provkit/error.hpp"
+#include "provkit/util/log.hpp"
 
 namespace provkit::util {
 
@@ -159,6 +160,18 @@ namespace {
 [[noreturn]] void fail(const fs::path& p, const std::string& what, int err) {
   throw Error(ExitCode::check_failed, p.string() + ": " + what + ": " + describe_open_error(err));
 }
+
+bool writes(int flags) { return (flags & (O_WRONLY | O_RDWR | O_CREAT | O_TRUNC)) != 0; }
+
+// The trace of each file opened for writing below a root, and what came of it.
+void trace_open(const fs::path& dir, const fs::path& rel, int flags, const Fd& fd) {
+  if (!writes(flags)) return;
+  int err = errno;
+  log::debug("fs", [&] {
+    return "open for writing " + (dir / rel).string() + (fd ? "" : ": " + describe_open_error(err));
+  });
+  errno = err;
+}
 }  // namespace
 
 int Root::fd(bool create) const {
@@ -186,13 +199,19 @@ fs::path Root::relative(const fs::path& p) const {
 Fd Root::open(const fs::path& p, int flags, mode_t mode) const {
   int root = fd((flags & O_CREAT) != 0);
   if (root < 0) return Fd();
-  return open_beneath(root, relative(p), flags, mode);
+  fs::path rel = relative(p);
+  Fd f = open_beneath(root, rel, flags, mode);
+  trace_open(dir_, rel, flags, f);
+  return f;
 }
 
 Fd Root::open_regular(const fs::path& p, int flags, mode_t mode) const {
   int root = fd((flags & O_CREAT) != 0);
   if (root < 0) return Fd();
-  return open_regular_beneath(root, relative(p), flags, mode);
+  fs::path rel = relative(p);
+  Fd f = open_regular_beneath(root, rel, flags, mode);
+  trace_open(dir_, rel, flags, f);
+  return f;
 }
 
 Fd Root::make_dirs(const fs::path& p) const {
@@ -231,6 +250,7 @@ void Root::write_atomic(const fs::path& p, std::string_view content, fs::perms m
   Fd dir = parent(p, true);
   std::string name = p.filename().string();
   std::string tmp = temp_path_beside(name).string();
+  log::debug("fs", [&] { return "write " + p.string() + " (through " + tmp + ", renamed over it)"; });
   Fd out(::openat(dir.get(), tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
                   static_cast<mode_t>(mode)));
   if (!out) fail(p.parent_path() / tmp, "cannot create", errno);
@@ -249,8 +269,67 @@ void Root::write_atomic(const fs::path& p, std::string_view content, fs::perms m
 void Root::rename(const fs::path& from, const fs::path& to, bool durable) const {
   Fd from_dir = parent(from, false);
   Fd to_dir = parent(to, true);
+  log::debug("fs", [&] { return "rename " + from.string() + " -> " + to.string(); });
   if (::renameat(from_dir.get(), from.filename().c_str(), to_dir.get(), to.filename().c_str()) != 0)
     fail(to, "cannot rename " + from.string() + " to it", errno);
+  if (durable) ::fsync(to_dir.get());
+}
+
+namespace {
+bool same_file(const struct stat& a, const struct stat& b) { return a.st_dev == b.st_dev && a.st_ino == b.st_ino; }
+
+// A new name for the file `fd` is open on, in `dir`: linkat through /proc/self/fd (the descriptor's own
+// inode, whatever its old name names now). 0, or errno (ENOENT: no /proc).
+int link_descriptor(int fd, int dir, const char* name) {
+  std::string proc = "/proc/self/fd/" + std::to_string(fd);
+  if (::linkat(AT_FDCWD, proc.c_str(), dir, name, AT_SYMLINK_FOLLOW) == 0) return 0;
+  return errno;
+}
+}  // namespace
+
+void Root::publish(int file_fd, const fs::path& from, const fs::path& to, bool durable) const {
+  struct stat held;
+  if (::fstat(file_fd, &held) != 0) fail(from, "cannot stat", errno);
+  Fd from_dir = parent(from, false);
+  Fd to_dir = parent(to, true);
+  log::debug("fs", [&] { return "publish " + from.string() + " -> " + to.string() + " (the descriptor's own file)"; });
+  // Not there yet (the usual case): the descriptor's inode linked at the final name, so what appears there is
+  // what was hashed, with no window at all. There already (a copy being replaced): linked at a fresh temporary
+  // name beside it, then renamed over it.
+  std::string target = to.filename().string();
+  int err = link_descriptor(file_fd, to_dir.get(), target.c_str());
+  if (err == EEXIST) {
+    std::string tmp = temp_path_beside(target).string();
+    err = link_descriptor(file_fd, to_dir.get(), tmp.c_str());
+    if (err == 0) {
+      struct stat named;
+      // The one window left: between the link and the rename, someone with write access to the directory
+      // could rename other bytes onto the temporary name; the check shrinks it to the two calls.
+      if (::fstatat(to_dir.get(), tmp.c_str(), &named, AT_SYMLINK_NOFOLLOW) != 0) err = errno;
+      else if (!same_file(named, held)) err = ESTALE;
+      else if (::renameat(to_dir.get(), tmp.c_str(), to_dir.get(), target.c_str()) != 0) err = errno;
+      if (err != 0) {
+        ::unlinkat(to_dir.get(), tmp.c_str(), 0);
+        fail(to, "cannot publish " + from.string() + " at it", err);
+      }
+    }
+  }
+  if (err == ENOENT || err == EPERM || err == EXDEV || err == EMLINK || err == ENOTSUP) {
+    // No /proc, or a file system without hard links: the name is checked, then renamed (the window is the
+    // two calls).
+    struct stat named;
+    if (::fstatat(from_dir.get(), from.filename().c_str(), &named, AT_SYMLINK_NOFOLLOW) != 0 || !same_file(named, held))
+      fail(from, "replaced before it could be published", ESTALE);
+    if (::renameat(from_dir.get(), from.filename().c_str(), to_dir.get(), target.c_str()) != 0)
+      fail(to, "cannot rename " + from.string() + " to it", errno);
+    if (durable) ::fsync(to_dir.get());
+    return;
+  }
+  if (err != 0) fail(to, "cannot publish " + from.string() + " at it", err);
+  // The old name goes only if it is still the descriptor's file (anything renamed onto it stays, unpublished).
+  struct stat named;
+  if (::fstatat(from_dir.get(), from.filename().c_str(), &named, AT_SYMLINK_NOFOLLOW) == 0 && same_file(named, held))
+    ::unlinkat(from_dir.get(), from.filename().c_str(), 0);
   if (durable) ::fsync(to_dir.get());
 }
 

@@ -14,6 +14,7 @@
 #include "provkit/error.hpp"
 #include "provkit/util/beneath.hpp"
 #include "provkit/util/fd.hpp"
+#include "provkit/util/log.hpp"
 
 namespace provkit::util {
 
@@ -63,6 +64,7 @@ void fsync_path(const fs::path& path) {
 }
 
 void rename_durable(const fs::path& from, const fs::path& to) {
+  log::debug("fs", [&] { return "rename " + from.string() + " -> " + to.string(); });
   if (::rename(from.c_str(), to.c_str()) != 0) throw_errno(to, "cannot rename " + from.string() + " to it");
   fsync_path(to.parent_path().empty() ? fs::path(".") : to.parent_path());
 }
@@ -74,6 +76,7 @@ void write_file_atomic(const fs::path& target, std::string_view content, fs::per
     if (ec) throw Error(ExitCode::check_failed, target.parent_path().string() + ": cannot create directory: " + ec.message());
   }
   auto tmp = temp_path_beside(target);
+  log::debug("fs", [&] { return "write " + target.string() + " (through " + tmp.filename().string() + ", renamed over it)"; });
   Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, static_cast<mode_t>(mode)));
   if (!fd) throw_errno(tmp, "cannot create");
   bool durable = durability == Durability::power_loss;

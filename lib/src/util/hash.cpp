@@ -93,12 +93,6 @@ std::string sha256_hex(std::string_view data) {
   return h.hex_digest();
 }
 
-std::string sha1_hex(std::string_view data) {
-  Hasher h(DigestKind::sha1);
-  h.update(data);
-  return h.hex_digest();
-}
-
 std::string git_blob_id(std::string_view content) {
   Hasher h(DigestKind::sha1);
   std::string header = "blob " + std::to_string(content.size());
@@ -125,8 +119,6 @@ std::string sha256_file(const std::filesystem::path& path) {
   read_file_blocks(path, [&](const char* p, std::size_t n) { h.update(p, n); });
   return h.hex_digest();
 }
-
-std::string git_blob_id_file(const std::filesystem::path& path) { return digest_file(path).git_oid; }
 
 FileDigests digest_file(const std::filesystem::path& path) {
   std::error_code ec;

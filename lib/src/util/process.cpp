@@ -10,6 +10,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "provkit/util/fd.hpp"
+
 extern char** environ;
 
 namespace provkit::util {
@@ -25,11 +27,12 @@ RunResult run(const std::vector<std::string>& argv, const RunOptions& options) {
     r.start_error = std::string("cannot create a pipe: ") + std::strerror(errno);
     return r;
   }
+  Fd read_end(fds[0]), write_end(fds[1]);
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
-  if (options.stderr_to == StderrTo::output) posix_spawn_file_actions_adddup2(&actions, fds[1], 2);
+  posix_spawn_file_actions_adddup2(&actions, write_end.get(), 1);
+  if (options.stderr_to == StderrTo::output) posix_spawn_file_actions_adddup2(&actions, write_end.get(), 2);
   if (options.stderr_to == StderrTo::discard) posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
@@ -42,9 +45,8 @@ RunResult run(const std::vector<std::string>& argv, const RunOptions& options) {
   pid_t pid = 0;
   int rc = ::posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), options.env ? envp.data() : environ);
   posix_spawn_file_actions_destroy(&actions);
-  ::close(fds[1]);
+  write_end.reset();  // the child holds the write end now: EOF when it exits
   if (rc != 0) {
-    ::close(fds[0]);
     r.start_error = std::strerror(rc);
     return r;
   }
@@ -61,16 +63,16 @@ RunResult run(const std::vector<std::string>& argv, const RunOptions& options) {
       }
       wait_ms = static_cast<int>(left.count());
     }
-    pollfd p{fds[0], POLLIN, 0};
+    pollfd p{read_end.get(), POLLIN, 0};
     int n = ::poll(&p, 1, wait_ms);
     if (n < 0 && errno != EINTR) break;
     if (n <= 0) continue;  // EINTR, or the time limit (checked above)
-    ssize_t got = ::read(fds[0], buf, sizeof buf);
+    ssize_t got = ::read(read_end.get(), buf, sizeof buf);
     if (got < 0 && errno == EINTR) continue;
     if (got <= 0) break;
     r.output.append(buf, static_cast<std::size_t>(got));
   }
-  ::close(fds[0]);
+  read_end.reset();
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }

@@ -3,6 +3,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <stdexcept>
 
 #include "provkit/error.hpp"
 
@@ -10,7 +11,7 @@ namespace provkit::util {
 
 std::uint64_t parse_size(std::string_view text) {
   auto bad = [&]() {
-    return Error(ExitCode::usage, "'" + std::string(text) + "' is not a size (expected e.g. 500M, 24G, 24GiB, 80GB, 1.5T)");
+    return Error(Reason::invalid_input, "'" + std::string(text) + "' is not a size (expected e.g. 500M, 24G, 24GiB, 80GB, 1.5T)");
   };
   std::size_t i = 0;
   while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.')) ++i;
@@ -19,7 +20,12 @@ std::uint64_t parse_size(std::string_view text) {
   if (number.empty() || number.front() == '.' || number.back() == '.' ||
       number.find('.') != number.rfind('.'))
     throw bad();
-  double value = std::stod(number);
+  double value = 0;
+  try {
+    value = std::stod(number);
+  } catch (const std::out_of_range&) {  // hundreds of digits: no size, and no std exception out of the library
+    throw bad();
+  }
   if (!unit.empty() && unit.front() == ' ') unit.erase(0, 1);
   static const std::string letters = "KMGTP";
   double scale = 1;

@@ -57,6 +57,8 @@ def _value(v):
         return struct.pack("<I", 8) + _str(v)
     if isinstance(v, tuple) and v[0] == "u32":
         return struct.pack("<II", 4, v[1])
+    if isinstance(v, tuple) and v[0] == "i32":
+        return struct.pack("<Ii", 5, v[1])
     if isinstance(v, tuple) and v[0] == "u16":
         return struct.pack("<IH", 2, v[1])
     if isinstance(v, list):  # a list of strings
@@ -65,7 +67,7 @@ def _value(v):
 
 
 def gguf(metadata, tensors, alignment=32):
-    """metadata: key -> value (int: UINT64, ("u32", n), ("u16", n), float, str, bool, list of str);
+    """metadata: key -> value (int: UINT64, ("u32", n), ("i32", n), ("u16", n), float, str, bool, list of str);
     tensors: list of (name, ggml type id, shape in ggml order)."""
     out = b"GGUF" + struct.pack("<IQQ", 3, len(tensors), len(metadata))
     for k, v in metadata.items():

@@ -16,7 +16,7 @@
 #include <mutex>
 #include <thread>
 
-#include "provkit/download/engine.hpp"
+#include "download/engine.hpp"
 #include "provkit/download/downloader.hpp"
 #include "provkit/util/fs.hpp"
 #include "provkit/util/hash.hpp"

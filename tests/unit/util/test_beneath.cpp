@@ -29,26 +29,6 @@ std::string slurp(const fs::path& p) {
 }
 }  // namespace
 
-TEST_CASE("Fd owns its descriptor: closed when it goes, moved, never twice", "[util][beneath]") {
-  int raw = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-  REQUIRE(raw >= 0);
-  {
-    util::Fd a(raw);
-    util::Fd b(std::move(a));
-    CHECK(!a);
-    CHECK(b.get() == raw);
-    util::Fd c;
-    c = std::move(b);
-    CHECK(c.get() == raw);
-    CHECK(::fcntl(raw, F_GETFD) >= 0);
-  }
-  CHECK(::fcntl(raw, F_GETFD) == -1);  // closed by the last owner
-  util::Fd d(::open("/dev/null", O_RDONLY | O_CLOEXEC));
-  CHECK(d.close() == 0);
-  CHECK(!d);
-  CHECK(d.close() == 0);
-}
-
 TEST_CASE("open_beneath: every planted shape against every open, both resolvers", "[util][beneath]") {
   test::TempDir tmp("beneath");
   fs::path root = tmp / "root", outside = tmp / "outside";
@@ -200,18 +180,50 @@ TEST_CASE("Root: reads bounded and regular, writes and renames never leave it", 
   CHECK(S_ISLNK(st.st_mode));
 }
 
-TEST_CASE("read_file and the file hashers take regular files only, bounded", "[util][beneath]") {
-  test::TempDir tmp("beneath-read");
-  REQUIRE(::mkfifo((tmp / "fifo").c_str(), 0644) == 0);
-  tmp.write("file", "abc");
-  fs::create_symlink(tmp / "file", tmp / "link");
-  CHECK(util::read_file(tmp / "link") == "abc");  // a path the user named: its links are theirs
-  CHECK_THROWS_WITH(util::read_file(tmp / "fifo"), Catch::Contains("not a regular file"));
-  CHECK_THROWS_WITH(util::read_file("/dev/zero"), Catch::Contains("not a regular file"));
-  CHECK_THROWS_WITH(util::read_file(tmp / "file", 2), Catch::Contains("larger than 2 bytes"));
-  CHECK(util::read_file(tmp / "file", 3) == "abc");
-  CHECK_THROWS_WITH(util::sha256_file(tmp / "fifo"), Catch::Contains("not a regular file"));
-  CHECK_THROWS_WITH(util::sha256_file("/dev/zero"), Catch::Contains("not a regular file"));
+TEST_CASE("Root::publish links the descriptor's own file: bytes renamed onto its name are never published",
+          "[util][beneath]") {
+  test::TempDir tmp("beneath-publish");
+  util::Root root(tmp / "cache");
+  root.write_atomic(tmp / "cache/blobs/x.partial", "hashed bytes");
+  util::Fd held = root.open_regular(tmp / "cache/blobs/x.partial", O_RDWR);
+  REQUIRE(held);
+  SECTION("the name still names it: published, the old name gone") {
+    root.publish(held.get(), tmp / "cache/blobs/x.partial", tmp / "cache/blobs/x");
+    CHECK(slurp(tmp / "cache/blobs/x") == "hashed bytes");
+    CHECK(!fs::exists(tmp / "cache/blobs/x.partial"));
+  }
+  SECTION("other bytes renamed onto the name after the hash: refused, nothing published, the others stay") {
+    // The rename unlinked the hashed file (no name is left to link: the kernel refuses a link to an
+    // unlinked inode), so the only right outcome is a refusal; the next run fetches again.
+    tmp.write("cache/blobs/planted", "attacker bytes");
+    fs::rename(tmp / "cache/blobs/planted", tmp / "cache/blobs/x.partial");
+    CHECK_THROWS_AS(root.publish(held.get(), tmp / "cache/blobs/x.partial", tmp / "cache/blobs/x"), Error);
+    CHECK(!fs::exists(tmp / "cache/blobs/x"));
+    CHECK(slurp(tmp / "cache/blobs/x.partial") == "attacker bytes");
+  }
+  SECTION("other bytes renamed onto the name while the hashed file keeps another name: the hashed ones are published") {
+    fs::create_hard_link(tmp / "cache/blobs/x.partial", tmp / "cache/blobs/kept");
+    tmp.write("cache/blobs/planted", "attacker bytes");
+    fs::rename(tmp / "cache/blobs/planted", tmp / "cache/blobs/x.partial");
+    root.publish(held.get(), tmp / "cache/blobs/x.partial", tmp / "cache/blobs/x");
+    CHECK(slurp(tmp / "cache/blobs/x") == "hashed bytes");
+    CHECK(slurp(tmp / "cache/blobs/x.partial") == "attacker bytes");
+  }
+  SECTION("a copy already at the target is replaced by the hashed file") {
+    tmp.write("cache/blobs/x", "old copy");
+    root.publish(held.get(), tmp / "cache/blobs/x.partial", tmp / "cache/blobs/x");
+    CHECK(slurp(tmp / "cache/blobs/x") == "hashed bytes");
+    CHECK(fs::directory_iterator(tmp / "cache/blobs") != fs::directory_iterator());
+    int entries = 0;
+    for ([[maybe_unused]] auto& e : fs::directory_iterator(tmp / "cache/blobs")) ++entries;
+    CHECK(entries == 1);  // no temporary left beside it
+  }
+  SECTION("a link planted at the target's directory is not followed") {
+    fs::create_directories(tmp / "outside");
+    fs::create_symlink(tmp / "outside", tmp / "cache/snap");
+    CHECK_THROWS_AS(root.publish(held.get(), tmp / "cache/blobs/x.partial", tmp / "cache/snap/x"), Error);
+    CHECK(!fs::exists(tmp / "outside/x"));
+  }
 }
 
 // One table for the path rule: the names real inputs carry (Hub paths with

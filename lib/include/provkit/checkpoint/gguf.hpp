@@ -24,6 +24,16 @@ struct GgmlType {
 // nullopt for ids ggml does not define (or has retired, e.g. 4, 5, 31-33, 36-38).
 std::optional<GgmlType> ggml_type(std::uint32_t id);
 
+// general.file_type: llama.cpp's llama_ftype ("Q4_K_M" = 15) and the ggml
+// type most of its weights are stored in (Q4_K, blocks of 256).
+struct GgufFileType {
+  std::string_view name;         // "Q4_K_M"
+  std::string_view weight_type;  // "Q4_K"
+  std::uint32_t block_size = 1;  // elements per block of weight_type
+};
+// nullopt for ids llama.cpp does not define (or has retired, e.g. 5, 6, 33-35).
+std::optional<GgufFileType> gguf_file_type(std::uint32_t id);
+
 inline constexpr std::uint64_t kMaxGgufTensors = 1u << 20;
 inline constexpr std::uint64_t kMaxGgufKeys = 1u << 20;
 inline constexpr std::uint64_t kMaxGgufString = 64u << 20;

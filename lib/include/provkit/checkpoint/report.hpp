@@ -57,10 +57,24 @@ struct Fit {
 // a multiple of tp.
 Fit fit(const std::vector<FileHeader>& files, const FitRequest& request);
 
+// A file of the checkpoint whose header was not read, and why (its bytes are
+// not in the totals: the report says so rather than give a short total).
+struct NotRead {
+  std::string path;
+  std::uint64_t size = 0;
+  std::string why;
+};
+
+// A GGUF file's general.file_type, named (nullopt: absent, or an id llama.cpp does not define).
+std::optional<std::string> gguf_file_type_name(const FileHeader& file);
+
 struct Report {
   std::string repo, revision;  // empty for local paths
   std::vector<FileHeader> files;
   Totals total;
+  std::uint64_t read_bytes = 0;    // the sizes of the files read (an assembled file counts whole)
+  std::uint64_t listed_bytes = 0;  // the sizes of every file listed, read or not
+  std::vector<NotRead> not_read;
   std::vector<IndexCheck> indexes;
   std::vector<std::string> split_problems;  // gguf-split sets
   SchemeCheck quantization;

@@ -38,7 +38,14 @@ struct Finding {
 
 struct SchemeCheck {
   std::string scheme = "none";  // "fp8 (weight_block_size [128, 128])", "modelopt NVFP4", ...
-  std::string source;           // "config.json", "hf_quant_config.json"; empty: none declared
+  std::string source;           // "config.json", "hf_quant_config.json", a GGUF file; empty: none declared
+  // The scheme as fields beside the display string: method "fp8", "compressed-tensors", "modelopt",
+  // "bitsandbytes", "gptq", "awq", "gguf" (empty: none); format "e4m3", "float-quantized", "NVFP4", "4-bit",
+  // "Q4_K_M"...; block_size the elements sharing one scale ([128, 128] for fp8 blocks, [256] for a K-quant,
+  // [group_size] for gptq/awq; empty: per tensor or channel, or not stated); weight_type the ggml type most
+  // weights are stored in (GGUF only).
+  std::string method, format, weight_type;
+  std::vector<std::uint64_t> block_size;
   bool checked = false;         // false: no scheme, or one this reader does not know
   std::size_t linear_modules = 0;
   std::size_t quantized_modules = 0;

@@ -78,8 +78,17 @@ extern const char* const kEmbeddedSections[];  // .ldata, .lrodata: scanned for 
 // their 16-byte headers and each entry's header, never a payload.
 // `embedded`: a data section, where fatbins sit among other data (the whole
 // section is read for their magic); a header that does not fit ends the scan
-// quietly (the magic was data).
-void read_fatbins(const elf::ObjectFile& file, const elf::Section& section, Library& into, bool embedded = false);
+// quietly (the magic was data). `starts`: the file offsets of the containers
+// the runtime registers (registered_fatbins), ascending; they are read side by
+// side, the listing the same as the scan's.
+void read_fatbins(const elf::ObjectFile& file, const elf::Section& section, Library& into, bool embedded = false,
+                  const std::vector<std::uint64_t>& starts = {});
+// The file offsets of the containers in `fatbin` (.nv_fatbin) that
+// `.nvFatBinSegment`'s wrappers (u32 magic 0x466243B1, u32 version, u64
+// address of the fatbin, u64) point at, ascending; empty when the table is
+// absent or its addresses are not in the file (left to the dynamic linker).
+std::vector<std::uint64_t> registered_fatbins(const elf::ObjectFile& file, const std::vector<elf::Section>& sections,
+                                              const elf::Section& fatbin);
 // Offload bundles (__CLANG_OFFLOAD_BUNDLE__ or CCOB) in a section: the
 // uncompressed bundle's entry table; of a compressed one, only as much of its
 // decompressed start as holds that table.

@@ -34,11 +34,14 @@ struct InspectFile {
 // `revision` resolved to its commit, its tree listed, then as inspect_files.
 checkpoint::Report inspect_repo(HubClient& client, const Repo& repo, const std::string& revision,
                                 const InspectOptions& options);
-// The manifest's repo at its commit, its files (sizes from the manifest).
+// The manifest's repo at its commit, its files (sizes from the manifest); an
+// `assemble` output that is a checkpoint file is read from its parts.
 checkpoint::Report inspect_manifest(HubClient& client, const Manifest& manifest, const InspectOptions& options);
-// The checkpoint and sidecar files among `files`, at `commit`.
+// The checkpoint and sidecar files among `files`, at `commit`; every other
+// file is listed in the report's not_read, with why.
 checkpoint::Report inspect_files(HubClient& client, const Repo& repo, const std::string& commit,
-                                 const std::vector<InspectFile>& files, const InspectOptions& options);
+                                 const std::vector<InspectFile>& files, const InspectOptions& options,
+                                 const std::vector<AssembleEntry>& assemble = {});
 
 // Paths on disk: a directory (a snapshot, a plain tree, or an hf cache's
 // repository folder "models--org--name", whose refs/main or only snapshot is

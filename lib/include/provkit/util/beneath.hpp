@@ -106,6 +106,12 @@ class Root {
   // in any directory on the way; the target's directory is fsynced.
   // Throws naming both.
   void rename(const fs::path& from, const fs::path& to, bool durable = true) const;
+  // Publishes the file `file_fd` is open on (the bytes that were hashed through it) at `to`, and removes
+  // `from`, its name until now, if that still names it: linkat of the descriptor itself (/proc/self/fd)
+  // where /proc and hard links are there, so bytes renamed onto `from` meanwhile are never published;
+  // else the name is checked to be the descriptor's inode right before a rename. Both below the root, no
+  // link followed on the way; throws naming both.
+  void publish(int file_fd, const fs::path& from, const fs::path& to, bool durable = true) const;
   // Removes the file `p` (not a directory); false when it was not there.
   bool remove(const fs::path& p) const;
   // lstat of `p` (fstatat AT_SYMLINK_NOFOLLOW in its parent): false and errno when absent or unreachable.

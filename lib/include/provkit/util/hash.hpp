@@ -34,14 +34,12 @@ class Hasher {
 };
 
 std::string sha256_hex(std::string_view data);
-std::string sha1_hex(std::string_view data);
 
 // sha256 of a whole file, read sequentially with a large buffer.
 std::string sha256_file(const std::filesystem::path& path);
 
 // git blob id: sha1("blob <size>\0" + content), the `oid` of a non-LFS tree entry.
 std::string git_blob_id(std::string_view content);
-std::string git_blob_id_file(const std::filesystem::path& path);
 
 // Both sha256 and the git blob id of a file in one read.
 struct FileDigests {

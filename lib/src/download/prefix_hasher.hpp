@@ -12,7 +12,7 @@
 #include <mutex>
 #include <thread>
 
-#include "provkit/download/digest.hpp"
+#include "digest.hpp"
 #include "provkit/util/fd.hpp"
 
 namespace provkit::download {

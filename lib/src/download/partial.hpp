@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "provkit/download/io.hpp"
-#include "provkit/download/prefix_hasher.hpp"
+#include "io.hpp"
+#include "prefix_hasher.hpp"
 #include "provkit/download/downloader.hpp"
 #include "provkit/download/ranges.hpp"
 #include "provkit/download/write_behind.hpp"

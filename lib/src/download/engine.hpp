@@ -6,7 +6,7 @@
 //   its state written out (TransferState);
 // - RangeAttempt: one HTTP transfer of one byte range of a file.
 // Where files come from and what the answers mean is the Source's
-// (download_source.hpp); the bytes' bookkeeping is PartialFile's.
+// (download/source.hpp); the bytes' bookkeeping is PartialFile's.
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-#include "provkit/download/partial.hpp"
+#include "partial.hpp"
 #include "provkit/download/ramp.hpp"
 #include "provkit/download/source.hpp"
 #include "provkit/download/downloader.hpp"

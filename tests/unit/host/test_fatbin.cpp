@@ -1,0 +1,86 @@
+// host/fatbin.cpp: the fatbin containers of a section, read by the scan and
+// side by side from the registration table (.nvFatBinSegment), the same listing either way.
+#include <catch2/catch.hpp>
+
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "provkit/elf/sections.hpp"
+#include "provkit/host/kernels.hpp"
+#include "support/temp_dir.hpp"
+
+using namespace provkit;
+using namespace provkit::host;
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path kData = fs::path(PROVKIT_TEST_DATA) / "kernels";
+
+std::string read_all(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+// What a listing says, entry by entry, in its order.
+std::vector<std::string> entries(const kernels::Library& lib) {
+  std::vector<std::string> out;
+  for (const auto& i : lib.images) out.push_back(i.target + "@" + std::to_string(i.payload_offset) + "+" + std::to_string(i.payload_size));
+  return out;
+}
+
+kernels::Library listed(const fs::path& path, const std::vector<std::uint64_t>& starts) {
+  elf::ObjectFile f(path);
+  auto sections = elf::read_sections(f);
+  auto fatbin = elf::find_section(sections, ".nv_fatbin");
+  REQUIRE(fatbin);
+  kernels::Library lib;
+  kernels::read_fatbins(f, *fatbin, lib, false, starts);
+  return lib;
+}
+
+}  // namespace
+
+TEST_CASE("fatbin: nvcc's registration table points at the containers the runtime registers", "[kernels][fatbin]") {
+  const auto path = kData / "libk_multi.so";  // nvcc 13.0 and GNU ld: one registered container of two
+  elf::ObjectFile f(path);
+  auto sections = elf::read_sections(f);
+  auto fatbin = elf::find_section(sections, ".nv_fatbin");
+  REQUIRE(fatbin);
+  auto starts = kernels::registered_fatbins(f, sections, *fatbin);
+  REQUIRE(starts.size() == 1);
+  for (auto s : starts) {
+    CHECK(s >= fatbin->offset);
+    CHECK(s < fatbin->offset + fatbin->size);
+    CHECK(f.read(s, 4, "magic") == std::string("\x50\xed\x55\xba", 4));
+  }
+  // Read side by side, read by the scan, read from a table naming only some: one listing.
+  const auto scanned = entries(listed(path, {}));
+  CHECK(scanned.size() == 9);
+  CHECK(entries(listed(path, starts)) == scanned);
+  // A table naming a container the scan would not come to first is not taken.
+  CHECK(entries(listed(path, {starts[0] + 8})) == scanned);
+  CHECK(entries(kernels::list_kernels(path)) == scanned);
+}
+
+TEST_CASE("fatbin: a registration table the linker left to relocations is not followed", "[kernels][fatbin]") {
+  // lld leaves a RELA target's bytes zero: the addresses are then not in the file.
+  test::TempDir tmp;
+  const auto source = kData / "libk_multi.so";
+  std::uint64_t table_offset = 0, table_size = 0;
+  {
+    elf::ObjectFile f(source);
+    auto table = elf::find_section(elf::read_sections(f), ".nvFatBinSegment");
+    REQUIRE(table);
+    table_offset = table->offset, table_size = table->size;
+  }
+  auto data = read_all(source);
+  for (std::uint64_t w = 0; w + 24 <= table_size; w += 24) std::memset(data.data() + table_offset + w + 8, 0, 8);
+  auto path = tmp.write("zeroed.so", data);
+  elf::ObjectFile f(path);
+  auto sections = elf::read_sections(f);
+  CHECK(kernels::registered_fatbins(f, sections, *elf::find_section(sections, ".nv_fatbin")).empty());
+  CHECK(entries(kernels::list_kernels(path)) == entries(kernels::list_kernels(source)));
+}

@@ -1,0 +1,73 @@
+// provkit::util fs: files by the user's path (bounded, regular only), atomic writes, sibling names.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "provkit/error.hpp"
+#include "provkit/util/beneath.hpp"
+#include "provkit/util/fd.hpp"
+#include "provkit/util/fs.hpp"
+#include "provkit/util/hash.hpp"
+#include "support/temp_dir.hpp"
+
+namespace fs = std::filesystem;
+using namespace provkit;
+
+TEST_CASE("read_file and the file hashers take regular files only, bounded", "[util][fs]") {
+  test::TempDir tmp("beneath-read");
+  REQUIRE(::mkfifo((tmp / "fifo").c_str(), 0644) == 0);
+  tmp.write("file", "abc");
+  fs::create_symlink(tmp / "file", tmp / "link");
+  CHECK(util::read_file(tmp / "link") == "abc");  // a path the user named: its links are theirs
+  CHECK_THROWS_WITH(util::read_file(tmp / "fifo"), Catch::Contains("not a regular file"));
+  CHECK_THROWS_WITH(util::read_file("/dev/zero"), Catch::Contains("not a regular file"));
+  CHECK_THROWS_WITH(util::read_file(tmp / "file", 2), Catch::Contains("larger than 2 bytes"));
+  CHECK(util::read_file(tmp / "file", 3) == "abc");
+  CHECK_THROWS_WITH(util::sha256_file(tmp / "fifo"), Catch::Contains("not a regular file"));
+  CHECK_THROWS_WITH(util::sha256_file("/dev/zero"), Catch::Contains("not a regular file"));
+}
+
+TEST_CASE("write_file_atomic replaces a planted link at the target, never writes through it", "[util][fs]") {
+  test::TempDir tmp("fs-atomic");
+  tmp.write("outside", "keep");
+  fs::create_symlink(tmp / "outside", tmp / "target");
+  util::write_file_atomic(tmp / "target", "new");
+  CHECK(!fs::is_symlink(tmp / "target"));
+  std::ifstream in(tmp / "outside");
+  std::string s((std::istreambuf_iterator<char>(in)), {});
+  CHECK(s == "keep");
+  util::write_file_atomic(tmp / "sub/dir/file", "x");  // parents made
+  CHECK(fs::file_size(tmp / "sub/dir/file") == 1);
+}
+
+TEST_CASE("path_with_suffix keeps names within NAME_MAX and never cuts a UTF-8 character", "[util][fs]") {
+  CHECK(util::path_with_suffix("/a/b", ".lock") == "/a/b.lock");
+  std::string longname;
+  for (int i = 0; i < 127; ++i) longname += "\xc3\xa9";  // 254 bytes of é
+  auto p = util::path_with_suffix(fs::path("/d") / longname, ".provkit-partial");
+  std::string name = p.filename().string();
+  CHECK(name.size() <= 255);
+  CHECK(name.size() > 200);
+  CHECK(name.ends_with(".provkit-partial"));
+  auto tilde = name.find('~');
+  REQUIRE(tilde != std::string::npos);
+  CHECK(tilde % 2 == 0);  // whole two-byte characters before the tag
+  CHECK(util::path_with_suffix(fs::path("/d") / longname, ".x") != util::path_with_suffix(fs::path("/d") / (longname + "z"), ".x"));
+}
+
+TEST_CASE("rename_durable names both paths when it fails", "[util][fs]") {
+  test::TempDir tmp("fs-rename");
+  try {
+    util::rename_durable(tmp / "missing", tmp / "to");
+    FAIL("renamed nothing");
+  } catch (const Error& e) {
+    CHECK(e.is(Reason::check_failed));
+    CHECK(std::string(e.what()).find("missing") != std::string::npos);
+  }
+}

@@ -13,7 +13,7 @@ packages=(
   python3 python3-venv python3-pip python3-dev python3-setuptools-whl python3-pip-whl
   nginx-light iproute2 binutils zstd xz-utils curl openssl
   autoconf meson python3-setuptools python3-jsonschema
-  ccache python3-tqdm valgrind
+  ccache python3-tqdm valgrind clang-format clang-tidy
 )
 # Other releases name two of them differently: clang's runtime libraries
 # (libFuzzer, sanitizers) follow the default clang, and nginx-light is gone.

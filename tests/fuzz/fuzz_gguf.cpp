@@ -16,11 +16,13 @@ using namespace provkit::checkpoint;
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   std::string file(reinterpret_cast<const char*>(data), size);
   try {
-    FileHeader h = read_header("f.gguf", Format::gguf, file.size(),
-                               [&](std::uint64_t at, std::uint64_t n) {
-                                 if (at + n > file.size()) std::abort();
-                                 return file.substr(at, n);
-                               }, nullptr, 64);
+    FileHeader h = read_header(
+        "f.gguf", Format::gguf, file.size(),
+        [&](std::uint64_t at, std::uint64_t n) {
+          if (at + n > file.size()) std::abort();
+          return file.substr(at, n);
+        },
+        nullptr, 64);
     if (h.header_bytes > file.size()) std::abort();
     for (const auto& t : h.tensors) {
       auto type = ggml_type(0);

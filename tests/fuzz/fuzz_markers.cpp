@@ -12,11 +12,17 @@
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace provkit::python;
   std::string_view text(reinterpret_cast<const char*>(data), size);
-  static const std::map<std::string, std::string> env = {
-      {"implementation_name", "cpython"}, {"implementation_version", "3.11.2"}, {"os_name", "posix"},
-      {"platform_machine", "x86_64"}, {"platform_release", "6.1.0-18-amd64"}, {"platform_system", "Linux"},
-      {"platform_version", "#1 SMP Debian"}, {"python_full_version", "3.11.2"},
-      {"platform_python_implementation", "CPython"}, {"python_version", "3.11"}, {"sys_platform", "linux"}};
+  static const std::map<std::string, std::string> env = {{"implementation_name", "cpython"},
+                                                         {"implementation_version", "3.11.2"},
+                                                         {"os_name", "posix"},
+                                                         {"platform_machine", "x86_64"},
+                                                         {"platform_release", "6.1.0-18-amd64"},
+                                                         {"platform_system", "Linux"},
+                                                         {"platform_version", "#1 SMP Debian"},
+                                                         {"python_full_version", "3.11.2"},
+                                                         {"platform_python_implementation", "CPython"},
+                                                         {"python_version", "3.11"},
+                                                         {"sys_platform", "linux"}};
   static const MarkerSets sets{{"cli", "cpu"}, {"dev"}};
   Marker m;
   try {
@@ -27,8 +33,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   for (auto context : {MarkerContext::metadata, MarkerContext::requirement, MarkerContext::lock_file}) {
     try {
       (void)m.evaluate(env, context, &sets);
-    } catch (const std::invalid_argument&) {
-    }
+    } catch (const std::invalid_argument&) {}
   }
   return 0;
 }

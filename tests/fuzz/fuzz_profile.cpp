@@ -8,8 +8,8 @@
 #include <string>
 #include <string_view>
 
-#include "provkit/host/envcheck.hpp"
 #include "provkit/error.hpp"
+#include "provkit/host/envcheck.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);

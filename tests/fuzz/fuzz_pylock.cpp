@@ -16,11 +16,17 @@
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace provkit::python;
   std::string text(reinterpret_cast<const char*>(data), size);
-  static const std::map<std::string, std::string> env = {
-      {"implementation_name", "cpython"}, {"implementation_version", "3.11.2"}, {"os_name", "posix"},
-      {"platform_machine", "x86_64"}, {"platform_release", "6.1.0"}, {"platform_system", "Linux"},
-      {"platform_version", "#1"}, {"python_full_version", "3.11.2"}, {"platform_python_implementation", "CPython"},
-      {"python_version", "3.11"}, {"sys_platform", "linux"}};
+  static const std::map<std::string, std::string> env = {{"implementation_name", "cpython"},
+                                                         {"implementation_version", "3.11.2"},
+                                                         {"os_name", "posix"},
+                                                         {"platform_machine", "x86_64"},
+                                                         {"platform_release", "6.1.0"},
+                                                         {"platform_system", "Linux"},
+                                                         {"platform_version", "#1"},
+                                                         {"python_full_version", "3.11.2"},
+                                                         {"platform_python_implementation", "CPython"},
+                                                         {"python_version", "3.11"},
+                                                         {"sys_platform", "linux"}};
   Lock lock;
   try {
     lock = parse_pylock(text, "pylock.toml");

@@ -13,10 +13,13 @@
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace provkit::python;
   std::string text(reinterpret_cast<const char*>(data), size);
-  static const std::map<std::string, std::string> env = {
-      {"implementation_name", "cpython"}, {"os_name", "posix"}, {"platform_machine", "x86_64"},
-      {"platform_system", "Linux"}, {"python_full_version", "3.11.2"}, {"python_version", "3.11"},
-      {"sys_platform", "linux"}};
+  static const std::map<std::string, std::string> env = {{"implementation_name", "cpython"},
+                                                         {"os_name", "posix"},
+                                                         {"platform_machine", "x86_64"},
+                                                         {"platform_system", "Linux"},
+                                                         {"python_full_version", "3.11.2"},
+                                                         {"python_version", "3.11"},
+                                                         {"sys_platform", "linux"}};
   Lock lock;
   try {
     lock = parse_requirements(text, "requirements.txt");

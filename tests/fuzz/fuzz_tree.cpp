@@ -11,9 +11,9 @@
 #include <string_view>
 
 #include "provkit/error.hpp"
+#include "provkit/hub/client.hpp"
 #include "provkit/util/fs.hpp"
 #include "provkit/util/hash.hpp"
-#include "provkit/hub/client.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);

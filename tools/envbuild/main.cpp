@@ -6,7 +6,6 @@
 
 #include "provkit/cli/convention.hpp"
 #include "provkit/cli/output.hpp"
-#include "provkit/util/text.hpp"
 #include "provkit/error.hpp"
 #include "provkit/python/capture.hpp"
 #include "provkit/python/dirs.hpp"
@@ -15,6 +14,7 @@
 #include "provkit/python/env_verify.hpp"
 #include "provkit/python/interpreter_install.hpp"
 #include "provkit/util/parallel.hpp"
+#include "provkit/util/text.hpp"
 
 using namespace provkit;
 
@@ -31,7 +31,7 @@ struct Args {
   python::CreateOptions create;                        // create's other flags, bound as they are
   std::vector<std::string> extras, groups;
   bool no_default_groups = false, json = false;
-  std::string source, wheelhouse, a, b, sha256;        // capture, diff, python
+  std::string source, wheelhouse, a, b, sha256;  // capture, diff, python
 };
 
 int create(Args a) {
@@ -66,15 +66,16 @@ int verify(const Args& a) {
                                : python::verify_env(a.env, jobs, a.lock, {a.extras, a.groups, a.no_default_groups},
                                                     python::wheel_cache_dir(a.cache_dir));
   if (a.json)
-    return cli::JsonLines("envbuild").summary(report.clean() ? 0 : 1, cli::Reason::verification_failed,
-                                              python::to_json(report, a.env, a.lock));
+    return cli::JsonLines("envbuild")
+        .summary(report.clean() ? 0 : 1, cli::Reason::verification_failed, python::to_json(report, a.env, a.lock));
   for (auto& d : report.dists) {
     if (d.check.clean()) continue;
     std::cout << shown(d.name) << " " << shown(d.version) << ":\n";
     for (auto& p : d.check.modified) std::cout << "  modified  " << shown(p) << "\n";
     for (auto& p : d.check.missing) std::cout << "  missing   " << shown(p) << "\n";
     for (auto& p : d.check.unlisted) std::cout << "  unlisted  " << shown(p) << "\n";
-    for (auto& p : d.check.outside) std::cout << "  outside   " << shown(p) << " (RECORD points outside the environment)\n";
+    for (auto& p : d.check.outside)
+      std::cout << "  outside   " << shown(p) << " (RECORD points outside the environment)\n";
   }
   if (report.lock) {
     for (auto& s : report.lock->missing) std::cout << "not installed (in lock): " << shown(s) << "\n";
@@ -93,15 +94,17 @@ int capture(const Args& a) {
                                    std::string("envbuild capture ") + PROVKIT_VERSION);
   for (auto& w : r.warnings) warn(w);
   for (auto& s : r.skipped) warn("skipped " + s);
-  std::cout << "captured " << r.entries.size() << " distributions into " << shown(a.wheelhouse) << "; lock " << shown(a.lock)
-            << (r.skipped.empty() ? "" : " (" + std::to_string(r.skipped.size()) + " skipped)") << "\n";
+  std::cout << "captured " << r.entries.size() << " distributions into " << shown(a.wheelhouse) << "; lock "
+            << shown(a.lock) << (r.skipped.empty() ? "" : " (" + std::to_string(r.skipped.size()) + " skipped)")
+            << "\n";
   return 0;
 }
 
 int diff(const Args& a) {
   auto rows = python::diff_versions(python::read_versions(a.a), python::read_versions(a.b));
   auto differing = python::count_differing(rows);
-  if (a.json) return cli::JsonLines("envbuild").summary(differing ? 1 : 0, cli::Reason::differs, python::to_json(rows, a.a, a.b));
+  if (a.json)
+    return cli::JsonLines("envbuild").summary(differing ? 1 : 0, cli::Reason::differs, python::to_json(rows, a.a, a.b));
   for (auto& r : rows) r.name = shown(r.name), r.a = shown(r.a), r.b = shown(r.b);
   std::string side_a = shown(a.a), side_b = shown(a.b);
   std::size_t wn = 7, wa = side_a.size(), wb = side_b.size();
@@ -117,10 +120,12 @@ int diff(const Args& a) {
 }
 
 int python_install(const Args& a) {
-  auto r = python::install_python(a.source, a.sha256, python::pythons_dir(a.python_dir), python::wheel_cache_dir(a.cache_dir));
-  std::cout << "Python " << shown(r.version) << (r.already ? " already installed at " : " installed at ") << shown(r.dir.string())
-            << "\n" << "use: --python " << shown(r.version.substr(0, r.version.rfind('.'))) << " (or " << shown(r.python.string())
-            << ")\n";
+  auto r = python::install_python(a.source, a.sha256, python::pythons_dir(a.python_dir),
+                                  python::wheel_cache_dir(a.cache_dir));
+  std::cout << "Python " << shown(r.version) << (r.already ? " already installed at " : " installed at ")
+            << shown(r.dir.string()) << "\n"
+            << "use: --python " << shown(r.version.substr(0, r.version.rfind('.'))) << " (or "
+            << shown(r.python.string()) << ")\n";
   return 0;
 }
 
@@ -132,8 +137,9 @@ int run(int argc, char** argv) {
   Args a;
   auto* cache_dir = app.add_option("--cache-dir", a.cache_dir,
                                    "wheel cache (default $ENVBUILD_CACHE_DIR or ~/.cache/provkit/envbuild)");
-  auto* python_dir = app.add_option("--python-dir", a.python_dir,
-                                    "managed interpreters (default $ENVBUILD_PYTHON_DIR or ~/.local/share/provkit/pythons)");
+  auto* python_dir =
+      app.add_option("--python-dir", a.python_dir,
+                     "managed interpreters (default $ENVBUILD_PYTHON_DIR or ~/.local/share/provkit/pythons)");
 
   auto* create = app.add_subcommand("create", "create or update an environment so it matches a lock");
   create->add_option("DIR", a.env, "environment directory")->required();
@@ -146,7 +152,8 @@ int run(int argc, char** argv) {
   create->add_option("--find-links,-f", a.create.find_links, "directory of wheels (repeatable)");
   create->add_option("--index-url,-i", a.create.index_urls, "simple index URL (PEP 503/691; repeatable)");
   create->add_option("--link-mode", a.link_mode, "clone (reflink, falling back), hardlink, or copy");
-  create->add_flag("--allow-bad-record", a.create.allow_bad_record, "install wheels whose RECORD does not match (warns)");
+  create->add_flag("--allow-bad-record", a.create.allow_bad_record,
+                   "install wheels whose RECORD does not match (warns)");
   create->add_flag("--allow-empty", a.create.allow_empty,
                    "let a lock that selects nothing remove every distribution of a non-empty environment");
   create->add_flag("--compile", a.create.compile, "compile bytecode after installing");
@@ -161,19 +168,22 @@ int run(int argc, char** argv) {
   verify->add_flag("--no-default-groups", a.no_default_groups, "it was created without the lock's default-groups");
   verify->add_flag("--json", a.json, "print the report as JSON");
 
-  auto* capture = app.add_subcommand("capture", "pack an environment's distributions back into wheels and write a hashed lock");
+  auto* capture = app.add_subcommand("capture",
+                                     "pack an environment's distributions back into wheels and write a hashed lock");
   capture->add_option("VENV", a.source, "environment, Python prefix, or site-packages directory")->required();
   capture->add_option("--wheelhouse", a.wheelhouse, "directory for the wheels")->required();
   capture->add_option("--lock", a.lock, "lock to write: pylock.toml (PEP 751) or a requirements file")->required();
 
-  auto* diff = app.add_subcommand("diff", "side-by-side version table of two environments or locks (exit 1 when they differ)");
+  auto* diff = app.add_subcommand("diff",
+                                  "side-by-side version table of two environments or locks (exit 1 when they differ)");
   diff->add_option("A", a.a, "environment or lock")->required();
   diff->add_option("B", a.b, "environment or lock")->required();
   diff->add_flag("--json", a.json, "print the table as JSON");
 
   auto* python_cmd = app.add_subcommand("python", "manage standalone CPython builds");
   python_cmd->require_subcommand(1);
-  auto* install = python_cmd->add_subcommand("install", "unpack a python-build-standalone archive (.tar.gz, .tar.zst) checked by sha256");
+  auto* install = python_cmd->add_subcommand(
+      "install", "unpack a python-build-standalone archive (.tar.gz, .tar.zst) checked by sha256");
   install->add_option("ARCHIVE", a.source, "archive path or http(s) URL")->required();
   install->add_option("--sha256", a.sha256, "sha256 of the archive (hex)")->required();
   auto* find = python_cmd->add_subcommand("find", "print the interpreter --python SPEC would use");
@@ -183,8 +193,10 @@ int run(int argc, char** argv) {
   convention.global(cache_dir, {create, verify, install});
   convention.global(python_dir, {create, install, find});
   bool debug = false;
-  convention.global(app.add_flag("--debug", debug, "trace the plan's decisions, requests and files written, on stderr (also PROVKIT_LOG=debug)"),
-                    {create, verify, capture, diff, install, find});
+  convention.global(
+      app.add_flag("--debug", debug,
+                   "trace the plan's decisions, requests and files written, on stderr (also PROVKIT_LOG=debug)"),
+      {create, verify, capture, diff, install, find});
   if (auto stop = convention.parse(argc, argv)) return cli::finish(*stop, "envbuild", cli::wants_json(argc, argv));
   cli::start_trace("envbuild", debug);
   try {

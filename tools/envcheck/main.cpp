@@ -5,10 +5,10 @@
 #include <algorithm>
 #include <iostream>
 
-#include "provkit/host/envcheck.hpp"
 #include "provkit/cli/convention.hpp"
 #include "provkit/cli/output.hpp"
 #include "provkit/error.hpp"
+#include "provkit/host/envcheck.hpp"
 
 using namespace provkit;
 
@@ -38,35 +38,56 @@ int run(int argc, char** argv) {
 
   app.add_option("--cuda", cuda, "does the driver support a CUDA X.Y runtime?")->type_name("X.Y");
   app.add_flag("--strict", req.strict, "minor-version compatibility fails instead of warning");
-  app.add_option("--gpu", req.gpus, "GPU to check, by index or UUID (repeatable; default all)")->type_name("INDEX|UUID");
-  app.add_option("--need", needs, "capability the GPUs must have natively: fp8 (cc >= 8.9), nvfp4 (cc >= 10.0)")->type_name("fp8|nvfp4");
+  app.add_option("--gpu", req.gpus, "GPU to check, by index or UUID (repeatable; default all)")
+      ->type_name("INDEX|UUID");
+  app.add_option("--need", needs, "capability the GPUs must have natively: fp8 (cc >= 8.9), nvfp4 (cc >= 10.0)")
+      ->type_name("fp8|nvfp4");
   app.add_option("--min-cc", min_cc, "minimum compute capability")->type_name("X.Y");
-  app.add_option("--arch-list", arch_list, "a framework's compiled architectures: every GPU must run one")->type_name("sm_80,sm_90,...");
+  app.add_option("--arch-list", arch_list, "a framework's compiled architectures: every GPU must run one")
+      ->type_name("sm_80,sm_90,...");
   app.add_option("--vram-free", vram_free, "free memory each selected GPU must have")->type_name("SIZE");
   app.add_flag("--cc", req.cc, "find the C compiler as Triton does and build a tiny shared object with it");
   app.add_flag("--nvcc", req.nvcc, "find nvcc (CUDA_HOME, PATH, /usr/local/cuda) and report its release");
-  auto* python = app.add_option("--python", python_version,
-                                "find the interpreter (X.Y or a path, as envbuild finds it; python3 when bare), its version and Python.h")
-                     ->expected(0, 1)->type_name("[X.Y|PATH]");
+  auto* python =
+      app.add_option(
+             "--python", python_version,
+             "find the interpreter (X.Y or a path, as envbuild finds it; python3 when bare), its version and Python.h")
+          ->expected(0, 1)
+          ->type_name("[X.Y|PATH]");
   app.add_option("--lib", req.libs, "would the dynamic loader find this library? (repeatable)")->type_name("NAME");
-  app.add_option("--elf", req.elfs, "resolve every DT_NEEDED of this executable or library, recursively (repeatable)")->type_name("PATH");
-  app.add_option("--kernels", req.kernels, "list the GPU kernels of these libraries (directories walked, DT_NEEDED followed) and judge them per GPU")
+  app.add_option("--elf", req.elfs, "resolve every DT_NEEDED of this executable or library, recursively (repeatable)")
+      ->type_name("PATH");
+  app.add_option(
+         "--kernels", req.kernels,
+         "list the GPU kernels of these libraries (directories walked, DT_NEEDED followed) and judge them per GPU")
       ->type_name("PATH...");
   app.add_option("--disk", disks, "free space on the file system of PATH (repeatable)")->type_name("PATH=SIZE");
   app.add_option("--port-free", ports, "TCP port that must be free to bind (repeatable)")->type_name("PORT");
-  app.add_option("--file", files, "file that must exist, with this sha256 when given (repeatable)")->type_name("PATH[=SHA256]");
-  app.add_option("--gfx", req.gfx, "every AMD GPU (KFD) must load code built for this target (repeatable)")->type_name("gfx942");
+  app.add_option("--file", files, "file that must exist, with this sha256 when given (repeatable)")
+      ->type_name("PATH[=SHA256]");
+  app.add_option("--gfx", req.gfx, "every AMD GPU (KFD) must load code built for this target (repeatable)")
+      ->type_name("gfx942");
   app.add_flag("--rocm", req.rocm, "ROCm runtime libraries and at least one AMD GPU must be present");
-  auto* link_test = app.add_option("--link-test", link_seconds, "copy host<->GPU and GPU<->GPU for SECONDS per GPU (default 1): GB/s, the PCIe link under load, peer paths")
-                        ->expected(0, 1)->type_name("[SECONDS]");
-  app.add_option("--min-pcie", min_pcie, "the link under load must train at least this (runs --link-test)")->type_name("GEN:WIDTH");
+  auto* link_test = app.add_option("--link-test", link_seconds,
+                                   "copy host<->GPU and GPU<->GPU for SECONDS per GPU (default 1): GB/s, the PCIe link "
+                                   "under load, peer paths")
+                        ->expected(0, 1)
+                        ->type_name("[SECONDS]");
+  app.add_option("--min-pcie", min_pcie, "the link under load must train at least this (runs --link-test)")
+      ->type_name("GEN:WIDTH");
   app.add_option("--min-h2d", min_h2d, "host-to-device copies must reach this (runs --link-test)")->type_name("GB/s");
-  app.add_flag("--pcie-atomics", req.pcie_atomics, "every bridge from each GPU to its root port must route PCIe AtomicOps (root reads them)");
-  auto* roce = app.add_option("--roce", roce_device, "RoCE GID tables and the NCCL_IB_GID_INDEX of this node's IPv4 (every RDMA device, or DEV)")
-                   ->expected(0, 1)->type_name("[DEV]");
+  app.add_flag("--pcie-atomics", req.pcie_atomics,
+               "every bridge from each GPU to its root port must route PCIe AtomicOps (root reads them)");
+  auto* roce =
+      app.add_option("--roce", roce_device,
+                     "RoCE GID tables and the NCCL_IB_GID_INDEX of this node's IPv4 (every RDMA device, or DEV)")
+          ->expected(0, 1)
+          ->type_name("[DEV]");
   app.add_option("--profile", profile, "run the checks listed in a YAML profile")->type_name("FILE.yaml");
   std::string print_field;
-  app.add_option("--print", print_field, "print the data field FIELD of the checks that ran, one value per line (the exit status is still the verdict)")
+  app.add_option(
+         "--print", print_field,
+         "print the data field FIELD of the checks that ran, one value per line (the exit status is still the verdict)")
       ->type_name("FIELD");
   app.add_flag("--json", json, "print the results as JSON");
   bool debug = false;
@@ -93,12 +114,14 @@ int run(int argc, char** argv) {
     if (!min_h2d.empty()) host::set_min_h2d(req, min_h2d);
     if (roce->count() > 0) req.roce = roce_device;
     for (const auto& g : req.gfx)
-      if (g.rfind("gfx", 0) != 0 || g.size() < 6) throw Error(ExitCode::usage, "--gfx wants a gfx target (like gfx942 or gfx11-generic), not '" + g + "'");
+      if (g.rfind("gfx", 0) != 0 || g.size() < 6)
+        throw Error(ExitCode::usage, "--gfx wants a gfx target (like gfx942 or gfx11-generic), not '" + g + "'");
   } catch (const Error& e) {  // a bad value is said naming the flag it came from
     auto* bad = dynamic_cast<const host::InvalidValue*>(&e);
     std::string sentence = bad ? bad->sentence(flag_for(bad->field)) : std::string(e.what());
     std::cerr << cli::sentence("envcheck", sentence);
-    if (json) cli::JsonLines("envcheck").summary(static_cast<int>(e.code()), e.reason(), nlohmann::json::object(), sentence);
+    if (json)
+      cli::JsonLines("envcheck").summary(static_cast<int>(e.code()), e.reason(), nlohmann::json::object(), sentence);
     return static_cast<int>(e.code());
   }
 

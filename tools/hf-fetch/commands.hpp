@@ -31,17 +31,17 @@ struct FetchArgs {
   std::string save_manifest;                  // write the manifest used here
   std::vector<std::string> mirrors;           // --mirror URL, tried in order before the endpoint
   bool dry_run = false;
-  bool progress_lines = false;   // --progress lines: a line on stderr every progress_interval_s
+  bool progress_lines = false;  // --progress lines: a line on stderr every progress_interval_s
   long progress_interval_s = 10;
   std::string cache_dir;
   std::string local_dir;
   bool verify_only = false;
   bool check_upstream = false;
-  int jobs = 4;                // files at once
-  int connections = 8;         // parallel ranges per large file
-  std::string min_split_size;  // SIZE; empty: the library's default
-  std::string max_rate;        // SIZE per second for the whole run; empty: no cap
-  bool offline = false;        // no network: files must be in place
+  int jobs = 4;                   // files at once
+  int connections = 8;            // parallel ranges per large file
+  std::string min_split_size;     // SIZE; empty: the library's default
+  std::string max_rate;           // SIZE per second for the whole run; empty: no cap
+  bool offline = false;           // no network: files must be in place
   bool offline_from_env = false;  // offline because HF_HUB_OFFLINE is set, not --offline
 };
 
@@ -62,7 +62,7 @@ struct InspectArgs {
   std::vector<std::string> include, exclude;
   unsigned gpus = 0, tp = 0;
   std::string gpu_memory;  // SIZE
-  int jobs = 16;  // headers read at once
+  int jobs = 16;           // headers read at once
   CLI::App* cmd = nullptr;
 };
 void add_inspect_command(CLI::App& app, InspectArgs& args);
@@ -71,8 +71,8 @@ int run_inspect(const InspectArgs& args, Output& out);
 struct MirrorArgs {
   std::vector<std::string> manifests;  // the global --manifest, repeatable here
   std::string to;
-  std::string cache_dir;               // the global --cache-dir
-  CLI::App* export_cmd = nullptr;      // parsed() when this command was asked for
+  std::string cache_dir;           // the global --cache-dir
+  CLI::App* export_cmd = nullptr;  // parsed() when this command was asked for
 };
 
 int run_fetch(const FetchArgs& args, Output& out);

@@ -37,8 +37,9 @@ std::string sentence(const hub::Manifest& m, const hub::FetchReport& report, con
   hub::FetchReport r = report;
   r.location = util::printable(r.location);  // a directory given on the command line or by the environment
   if (r.stage == hub::FetchReport::Stage::verified)
-    return r.verified.failed ? n(r.verified.failed) + " of " + n(r.verified.files) + " files failed verification in " + r.location
-                             : "all " + n(r.verified.files) + " files verified in " + r.location;
+    return r.verified.failed
+               ? n(r.verified.failed) + " of " + n(r.verified.files) + " files failed verification in " + r.location
+               : "all " + n(r.verified.files) + " files verified in " + r.location;
   if (r.stage == hub::FetchReport::Stage::planned) {
     const auto& p = *r.space;
     auto h = [](std::uint64_t v) { return util::format_size(v); };
@@ -49,20 +50,23 @@ std::string sentence(const hub::Manifest& m, const hub::FetchReport& report, con
   }
   bool check_only = r.mode == hub::FetchOptions::Mode::check_upstream;
   if (r.stage == hub::FetchReport::Stage::upstream)
-    return r.upstream_problems ? n(r.upstream_problems) + " of " + n(r.upstream_files) + " files differ from the Hub tree of " +
-                                     m.repo.id + " at " + m.revision + (check_only ? "" : "; nothing was downloaded")
-                               : "all " + n(r.upstream_files) + " files match the Hub tree of " + m.repo.id + " at " + m.revision;
+    return r.upstream_problems
+               ? n(r.upstream_problems) + " of " + n(r.upstream_files) + " files differ from the Hub tree of " +
+                     m.repo.id + " at " + m.revision + (check_only ? "" : "; nothing was downloaded")
+               : "all " + n(r.upstream_files) + " files match the Hub tree of " + m.repo.id + " at " + m.revision;
   const auto& s = r.published;
-  std::string text = s.failed ? n(s.failed) + " of " + n(m.files.size() + m.assemble.size()) +
-                                    " files failed; the others are verified in " + r.location
-                              : "all " + n(m.files.size()) + " files verified (" + n(s.downloaded) + " downloaded, " +
-                                    n(s.present) + " already in place" +
-                                    (m.assemble.empty() ? "" : ", " + n(s.assembled) + " assembled") + ") in " + r.location;
+  std::string text = s.failed
+                         ? n(s.failed) + " of " + n(m.files.size() + m.assemble.size()) +
+                               " files failed; the others are verified in " + r.location
+                         : "all " + n(m.files.size()) + " files verified (" + n(s.downloaded) + " downloaded, " +
+                               n(s.present) + " already in place" +
+                               (m.assemble.empty() ? "" : ", " + n(s.assembled) + " assembled") + ") in " + r.location;
   if (!offline_why.empty())
-    text += s.failed ? ". This run was offline (" + offline_why +
-                           "), so nothing was downloaded: run hf-fetch again with network access and without " +
-                           (offline_why == "--offline" ? "--offline" : "HF_HUB_OFFLINE set") + " to fetch what is missing"
-                     : ", offline (" + offline_why + ")";
+    text += s.failed
+                ? ". This run was offline (" + offline_why +
+                      "), so nothing was downloaded: run hf-fetch again with network access and without " +
+                      (offline_why == "--offline" ? "--offline" : "HF_HUB_OFFLINE set") + " to fetch what is missing"
+                : ", offline (" + offline_why + ")";
   return text;
 }
 
@@ -123,16 +127,20 @@ int run_fetch(const FetchArgs& a, Output& out) {
   std::vector<hub::TreeEntry> tree;
   if (!a.repo.empty()) {
     if (a.verify_only || a.offline)
-      throw Error(ExitCode::usage, std::string("REPO[@REV] is resolved on the Hub, but ") +
-                                       (a.verify_only ? "--verify-only" : a.offline_from_env ? "HF_HUB_OFFLINE is set" : "--offline") +
-                                       ": give the manifest of the fetch instead (--manifest FILE, written by --save-manifest)");
+      throw Error(ExitCode::usage,
+                  std::string("REPO[@REV] is resolved on the Hub, but ") +
+                      (a.verify_only        ? "--verify-only"
+                       : a.offline_from_env ? "HF_HUB_OFFLINE is set"
+                                            : "--offline") +
+                      ": give the manifest of the fetch instead (--manifest FILE, written by --save-manifest)");
     auto [id, revision] = hub::parse_repo_revision(a.repo);
     auto type = hub::parse_repo_type(a.repo_type);
     if (!type) throw Error(ExitCode::usage, "--repo-type must be model, dataset or space");
     hub::HubClient client(hub::endpoint_from(a.common.endpoint), hub::find_token(a.common.token_file), o.http);
     m = hub::pin_from_tree(client, {*type, id}, revision, a.include, a.exclude, tree);
     if (m.files.empty())
-      throw Error(ExitCode::usage, "no file of " + id + " at " + revision + " matches the --include/--exclude patterns");
+      throw Error(ExitCode::usage,
+                  "no file of " + id + " at " + revision + " matches the --include/--exclude patterns");
     out.note("revision " + revision + " of " + id + " is commit " + m.revision + "; " + std::to_string(m.files.size()) +
              " files selected");
     try {
@@ -149,7 +157,9 @@ int run_fetch(const FetchArgs& a, Output& out) {
     o.tree = &tree;
   } else {
     if (!a.include.empty() || !a.exclude.empty() || !a.assemble.empty())
-      throw Error(ExitCode::usage, "--include/--exclude/--assemble go with hf-fetch REPO[@REV]; a manifest names its files and assemblies itself");
+      throw Error(ExitCode::usage,
+                  "--include/--exclude/--assemble go with hf-fetch REPO[@REV]; a manifest names its files and "
+                  "assemblies itself");
     m = hub::Manifest::load(a.manifest);
     if (!a.save_manifest.empty()) util::write_file_atomic(a.save_manifest, m.to_yaml());
   }
@@ -157,8 +167,9 @@ int run_fetch(const FetchArgs& a, Output& out) {
   auto layout = hub::open_layout(m, a.cache_dir, a.local_dir);
   // Never a silent overwrite of a path the layout writes itself, either way.
   if (auto r = hub::find_reserved_path(m, *layout))
-    throw input_error(m.source, r->line, "'" + r->path + "' cannot be placed in " + layout->describe() + ": " +
-                                             r->reason + "; fetch into the cache (--cache-dir) instead");
+    throw input_error(m.source, r->line,
+                      "'" + r->path + "' cannot be placed in " + layout->describe() + ": " + r->reason +
+                          "; fetch into the cache (--cache-dir) instead");
   using Mode = hub::FetchOptions::Mode;
   o.mode = a.verify_only ? Mode::verify_only : a.check_upstream ? Mode::check_upstream : Mode::fetch;
   o.offline = a.offline && !a.verify_only;
@@ -182,16 +193,15 @@ int run_fetch(const FetchArgs& a, Output& out) {
   };
   auto r = hub::fetch_snapshot(m, *layout, o, out);
   using Stage = hub::FetchReport::Stage;
-  bool problem = r.stage == Stage::planned ? !r.space->fits()
-                 : r.stage == Stage::verified   ? r.verified.failed > 0
+  bool problem = r.stage == Stage::planned    ? !r.space->fits()
+                 : r.stage == Stage::verified ? r.verified.failed > 0
                  : r.stage == Stage::upstream ? r.upstream_problems > 0
                                               : r.published.failed > 0;
   int code = r.exit_code();
   std::optional<ReasonId> reason;
   if (code == static_cast<int>(ExitCode::check_failed))
     reason = r.stage == Stage::upstream ? cli::Reason::upstream_changed : cli::Reason::verification_failed;
-  else if (code != 0)
-    reason = reason_for(static_cast<ExitCode>(code));
+  else if (code != 0) reason = reason_for(static_cast<ExitCode>(code));
   out.summary(code, reason, hub::to_json(r), sentence(m, r, why), problem);
   return code;
 }

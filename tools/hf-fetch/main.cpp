@@ -24,8 +24,8 @@ int run(int argc, char** argv) {
   std::vector<std::string> manifests;
   bool json = false, quiet = false;
   app.add_option("repo", fetch.repo,
-                                  "REPO[@REVISION] (default revision main): fetch from the Hub's tree at that revision, "
-                                  "as `hf download REPO --revision REV` does (instead of --manifest)");
+                 "REPO[@REVISION] (default revision main): fetch from the Hub's tree at that revision, "
+                 "as `hf download REPO --revision REV` does (instead of --manifest)");
   app.add_option("--include", fetch.include,
                  "with REPO: only paths matching this glob (repeatable; fnmatch, '*' crosses '/', as hf download)");
   app.add_option("--exclude", fetch.exclude, "with REPO: leave out paths matching this glob (repeatable)");
@@ -56,9 +56,9 @@ int run(int argc, char** argv) {
   app.add_option("--local-dir", fetch.local_dir, "write a plain tree here instead of the cache")->excludes(cache);
   auto* verify = app.add_flag("--verify-only", fetch.verify_only,
                               "check the files on disk against the manifest; no network");
-  auto* check_upstream =
-      app.add_flag("--check-upstream", fetch.check_upstream, "compare the manifest with the Hub's tree; download nothing")
-          ->excludes(verify);
+  auto* check_upstream = app.add_flag("--check-upstream", fetch.check_upstream,
+                                      "compare the manifest with the Hub's tree; download nothing")
+                             ->excludes(verify);
   app.add_flag("--offline", fetch.offline,
                "no network at all: every file must already be in place and verify; then publish and assemble as "
                "usual (also when HF_HUB_OFFLINE=1 is set)")
@@ -66,8 +66,11 @@ int run(int argc, char** argv) {
   auto* json_flag = app.add_flag("--json", json, "JSON lines: one event per line and a final summary");
   auto* quiet_flag = app.add_flag("--quiet", quiet, "print only problems");
   bool debug = false;
-  auto* debug_flag = app.add_flag("--debug", debug, "trace each request, engine and ramp step and file written, on stderr (also PROVKIT_LOG=debug)");
-  auto* jobs = app.add_option("--jobs", fetch.jobs, "files downloaded at once (default 4; inspect: headers read at once, default 16)")
+  auto* debug_flag =
+      app.add_flag("--debug", debug,
+                   "trace each request, engine and ramp step and file written, on stderr (also PROVKIT_LOG=debug)");
+  auto* jobs = app.add_option("--jobs", fetch.jobs,
+                              "files downloaded at once (default 4; inspect: headers read at once, default 16)")
                    ->check(CLI::Range(1, 64));
   app.add_option("--connections", fetch.connections,
                  "connections per large file, each fetching its own byte ranges (default 8)")
@@ -111,12 +114,15 @@ int run(int argc, char** argv) {
   // Global options, and the commands each means something for (docs/hf-fetch.md, "Command line"):
   // the Hub options where a request is made, the cache where one is read, output everywhere.
   const CLI::App* export_cmd = mirror_args.export_cmd;
-  for (auto* hub_option : {endpoint, token_file, retries, stall_timeout}) convention.global(hub_option, {&app, create, inspect});
-  for (auto* output_option : {json_flag, quiet_flag, debug_flag}) convention.global(output_option, {&app, create, export_cmd, inspect});
+  for (auto* hub_option : {endpoint, token_file, retries, stall_timeout})
+    convention.global(hub_option, {&app, create, inspect});
+  for (auto* output_option : {json_flag, quiet_flag, debug_flag})
+    convention.global(output_option, {&app, create, export_cmd, inspect});
   convention.global(manifest, {&app, export_cmd, inspect});
   convention.global(jobs, {&app, inspect});
   convention.global(cache, {&app, export_cmd});
-  if (auto stop = convention.parse(argc, argv)) return provkit::cli::finish(*stop, "hf-fetch", provkit::cli::wants_json(argc, argv));
+  if (auto stop = convention.parse(argc, argv))
+    return provkit::cli::finish(*stop, "hf-fetch", provkit::cli::wants_json(argc, argv));
   provkit::cli::start_trace("hf-fetch", debug);
   fetch.common = create_args.common = inspect_args.common = common;
   mirror_args.manifests = manifests;
@@ -133,7 +139,7 @@ int run(int argc, char** argv) {
   bool creating = create->parsed();
   // A manifest written to stdout must not be mixed with event lines.
   auto output = hffetch::Output::make(mode == Mode::tty && creating ? Mode::plain : mode,
-                                     quiet || (creating && create_args.output.empty() && !json));
+                                      quiet || (creating && create_args.output.empty() && !json));
   hffetch::Output& out = *output;
   try {
     if (creating) {
@@ -154,15 +160,17 @@ int run(int argc, char** argv) {
     }
     if (!fetch.repo.empty()) {
       if (!manifests.empty())
-        throw provkit::Error(provkit::ExitCode::usage,
-                             "give REPO[@REV] or --manifest FILE, not both (--save-manifest writes the manifest of a REPO fetch)");
+        throw provkit::Error(
+            provkit::ExitCode::usage,
+            "give REPO[@REV] or --manifest FILE, not both (--save-manifest writes the manifest of a REPO fetch)");
       return hffetch::run_fetch(fetch, out);
     }
     if (manifests.size() != 1)
       throw provkit::Error(provkit::ExitCode::usage,
-                           manifests.empty() ? "REPO[@REV] or --manifest FILE is required (or: hf-fetch manifest create ...)"
-                                             : "a fetch takes one manifest; --manifest was given " +
-                                                   std::to_string(manifests.size()) + " times");
+                           manifests.empty()
+                               ? "REPO[@REV] or --manifest FILE is required (or: hf-fetch manifest create ...)"
+                               : "a fetch takes one manifest; --manifest was given " +
+                                     std::to_string(manifests.size()) + " times");
     fetch.manifest = manifests.front();
     return hffetch::run_fetch(fetch, out);
   } catch (const provkit::Error& e) {

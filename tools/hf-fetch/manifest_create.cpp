@@ -18,8 +18,7 @@ int run_manifest_create(const CreateArgs& a, Output& out) {
   if (!type) throw Error(ExitCode::usage, "--type must be model, dataset or space");
   m.repo.type = *type;
 
-  hub::HubClient client(hub::endpoint_from(a.common.endpoint), hub::find_token(a.common.token_file),
-                        a.common.http());
+  hub::HubClient client(hub::endpoint_from(a.common.endpoint), hub::find_token(a.common.token_file), a.common.http());
   m.revision = client.resolve_commit(m.repo, revision);
   m.ref = hub::ref_for_revision(revision, m.revision);  // refs/<name> is written for it, as huggingface_hub does
   out.note("revision " + revision + " of " + m.repo.id + " is commit " + m.revision);
@@ -32,7 +31,8 @@ int run_manifest_create(const CreateArgs& a, Output& out) {
                   {{"size", f.size}, {"sha256", *f.sha256}, {"lfs", e.lfs.has_value()}});
       });
   if (m.files.empty())
-    throw Error(ExitCode::usage, "no file of " + m.repo.id + " at " + m.revision + " matches the --include/--exclude patterns");
+    throw Error(ExitCode::usage,
+                "no file of " + m.repo.id + " at " + m.revision + " matches the --include/--exclude patterns");
   try {
     auto repo_sums = [&] { return client.download_small(m.repo, m.revision, "SHA256SUMS"); };
     for (const auto& spec : a.assemble) m.assemble.push_back(hub::parse_assembly(m, spec, repo_sums));
@@ -48,7 +48,8 @@ int run_manifest_create(const CreateArgs& a, Output& out) {
     util::write_file_atomic(a.output, yaml);
   }
   // Plain output to stdout is quiet here (the manifest is the output), so only -o FILE shows the sentence.
-  out.summary(0, std::nullopt, {{"repo", m.repo.id}, {"revision", m.revision}, {"files", m.files.size()}, {"output", a.output}},
+  out.summary(0, std::nullopt,
+              {{"repo", m.repo.id}, {"revision", m.revision}, {"files", m.files.size()}, {"output", a.output}},
               "wrote " + util::printable(a.output) + " (" + std::to_string(m.files.size()) + " files)", false);
   return 0;
 }

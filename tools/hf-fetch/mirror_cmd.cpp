@@ -16,9 +16,13 @@ void add_mirror_command(CLI::App& app, MirrorArgs& a) {
 int run_mirror_export(const MirrorArgs& a, Output& out) {
   std::vector<hub::Manifest> manifests;
   for (const auto& m : a.manifests) manifests.push_back(hub::Manifest::load(m));
-  auto r = hub::mirror::export_tree(manifests, a.cache_dir.empty() ? hub::hfcache::default_hub_cache() : hub::fs::path(a.cache_dir), a.to);
+  auto r = hub::mirror::export_tree(manifests,
+                                    a.cache_dir.empty() ? hub::hfcache::default_hub_cache()
+                                                        : hub::fs::path(a.cache_dir),
+                                    a.to);
   for (const auto& f : r.files)
-    out.event("export", "OK", f.path, std::string(f.linked ? "linked" : "copied") + " and verified", false, hub::mirror::to_json(f));
+    out.event("export", "OK", f.path, std::string(f.linked ? "linked" : "copied") + " and verified", false,
+              hub::mirror::to_json(f));
   out.summary(0, std::nullopt, hub::mirror::to_json(r),
               "exported " + std::to_string(r.files.size()) + " verified files (" + human_bytes(r.bytes) + ", " +
                   std::to_string(r.linked) + " hard-linked, " + std::to_string(r.copied) + " copied) to " +

@@ -5,8 +5,8 @@
 #include <iostream>
 
 #include "provkit/download/progress.hpp"
-#include "provkit/util/text.hpp"
 #include "provkit/http/url.hpp"
+#include "provkit/util/text.hpp"
 
 namespace hffetch {
 
@@ -49,7 +49,8 @@ class PlainOutput : public Output {
   void event(const std::string&, const std::string& status, const std::string& path, const std::string& detail,
              bool problem, nlohmann::json) override {
     if (quiet_ && !problem) return;
-    print(status + " " + provkit::util::printable(path) + (detail.empty() ? "" : ": " + provkit::util::printable(detail)),
+    print(status + " " + provkit::util::printable(path) +
+              (detail.empty() ? "" : ": " + provkit::util::printable(detail)),
           problem);
   }
   virtual void print(const std::string& text, bool problem) {
@@ -117,8 +118,9 @@ void TerminalOutput::draw_progress(bool force) {
   if (v->seconds_left) std::snprintf(eta, sizeof eta, "%ld:%02ld", *v->seconds_left / 60, *v->seconds_left % 60);
   std::string path = provkit::util::printable(v->path);
   std::string name = path.size() > 40 ? "..." + path.substr(path.size() - 37) : path;
-  std::cout << "\r\033[K" << "[" << v->file_number << "/" << v->files << "] " << name << " " << human_bytes(v->have)
-            << "/" << human_bytes(v->size) << " | total " << human_bytes(v->done) << "/" << human_bytes(v->total) << " "
+  std::cout << "\r\033[K"
+            << "[" << v->file_number << "/" << v->files << "] " << name << " " << human_bytes(v->have) << "/"
+            << human_bytes(v->size) << " | total " << human_bytes(v->done) << "/" << human_bytes(v->total) << " "
             << human_bytes(static_cast<std::uint64_t>(v->rate)) << "/s ETA " << eta << std::flush;
   progress_shown_ = true;
 }
@@ -204,7 +206,10 @@ void Output::interrupted(const std::string& signal_name, int exit_code) {
                      std::to_string(v.files) + " files done, " + human_bytes(tally_.transferred()) +
                      " transferred; partial files are kept and the next run resumes them";
   summary(exit_code, provkit::Reason::interrupted,
-          {{"mode", "fetch"}, {"signal", signal_name}, {"files", v.files}, {"downloaded", v.files_done},
+          {{"mode", "fetch"},
+           {"signal", signal_name},
+           {"files", v.files},
+           {"downloaded", v.files_done},
            {"bytes_transferred", tally_.transferred()}},
           text, true);
 }
@@ -213,8 +218,9 @@ void Output::start_event(const Job& job, std::uint64_t resume_from, std::size_t 
   std::string split = ranges > 1 ? " in " + std::to_string(ranges) + " ranges" : "";
   if (resume_from > 0)
     event("file", "RESUME", job.spec.path,
-          (ranges > 1 ? std::to_string(resume_from) + " of " + std::to_string(job.spec.size) + " bytes already there" + split
-                      : "from byte " + std::to_string(resume_from) + " of " + std::to_string(job.spec.size)),
+          (ranges > 1
+               ? std::to_string(resume_from) + " of " + std::to_string(job.spec.size) + " bytes already there" + split
+               : "from byte " + std::to_string(resume_from) + " of " + std::to_string(job.spec.size)),
           false, {{"from", resume_from}, {"size", job.spec.size}, {"ranges", ranges}});
   else
     event("file", "FETCH", job.spec.path, human_bytes(job.spec.size) + split, false,
@@ -265,7 +271,8 @@ void Output::on_finish(const Job& job, const JobResult& r) {
     case Outcome::downloaded:
       return event("file", "OK", job.spec.path,
                    "downloaded and verified (" + human_bytes(r.bytes_transferred) + " transferred)", false, f);
-    case Outcome::mismatch: return event("file", download::mismatch_name(r.mismatch), job.spec.path, r.message, true, f);
+    case Outcome::mismatch:
+      return event("file", download::mismatch_name(r.mismatch), job.spec.path, r.message, true, f);
     case Outcome::failed: return event("file", "FAILED", job.spec.path, r.message, true, f);
   }
 }

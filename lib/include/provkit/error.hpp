@@ -12,10 +12,10 @@ namespace provkit {
 
 enum class ExitCode : int {
   ok = 0,
-  check_failed = 1,   // a verification or check failed
-  usage = 2,          // usage error or invalid input file (names file and line)
-  network = 3,        // network or upstream failure after retries
-  auth = 4,           // authentication or access refused
+  check_failed = 1,  // a verification or check failed
+  usage = 2,         // usage error or invalid input file (names file and line)
+  network = 3,       // network or upstream failure after retries
+  auth = 4,          // authentication or access refused
 };
 
 // Why something failed, for scripts to branch on (--json's "reason", docs/json.md). Each domain has its own
@@ -40,10 +40,9 @@ Reason reason_for(ExitCode code);
 class ReasonId {
  public:
   template <class R>
-    requires std::is_enum_v<R>
-  ReasonId(R r) : domain_(&typeid(R)), value_(static_cast<int>(r)), name_(reason_name(r)) {}
+  requires std::is_enum_v<R> ReasonId(R r) : domain_(&typeid(R)), value_(static_cast<int>(r)), name_(reason_name(r)) {}
   template <class R>
-    requires std::is_enum_v<R>
+  requires std::is_enum_v<R>
   bool is(R r) const { return *domain_ == typeid(R) && value_ == static_cast<int>(r); }
   std::string_view name() const { return name_; }
   bool operator==(const ReasonId& o) const { return *domain_ == *o.domain_ && value_ == o.value_; }
@@ -61,13 +60,12 @@ class Error : public std::runtime_error {
       : std::runtime_error(message), code_(code), reason_(reason_for(code)) {}
   // A domain's reason; the exit code is the reason's own.
   template <class R>
-    requires std::is_enum_v<R>
-  Error(R reason, const std::string& message)
+  requires std::is_enum_v<R> Error(R reason, const std::string& message)
       : std::runtime_error(message), code_(exit_code(reason)), reason_(reason) {}
   ExitCode code() const { return code_; }
   const ReasonId& reason() const { return reason_; }
   template <class R>
-    requires std::is_enum_v<R>
+  requires std::is_enum_v<R>
   bool is(R r) const { return reason_.is(r); }
 
  private:

@@ -98,31 +98,53 @@ constexpr std::array<GccOption, 74> gcc_option_table = {{
 // never read as an option, and `-Wl,-rpath DIR` (the value as gcc's next
 // argument) is paired as ld pairs it.
 constexpr std::array<LinkerOption, 46> linker_option_table = {{
-    {"-rpath", true, false, false},         {"-R", true, false, false},
-    {"-soname", true, false, false},        {"-h", true, false, false},
-    {"-e", true, false, false},             {"--entry", true, false, false},
-    {"-u", true, false, false},             {"--undefined", true, false, false},
-    {"-T", true, false, false},             {"--script", true, false, false},
-    {"-Map", true, false, false},           {"--version-script", true, false, false},
-    {"-o", true, false, false},             {"--output", true, false, false},
-    {"-L", true, false, false},             {"-l", true, false, false},
-    {"--library", true, false, false},      {"--library-path", true, false, false},
-    {"--dynamic-linker", true, false, false}, {"-I", true, false, false},
-    {"-y", true, false, false},             {"--trace-symbol", true, false, false},
-    {"--defsym", true, false, false},       {"--wrap", true, false, false},
-    {"--exclude-libs", true, false, false}, {"--dynamic-list", true, false, false},
-    {"-m", true, false, false},             {"--hash-style", true, false, false},
-    {"--rpath-link", true, true, false},    {"-rpath-link", true, true, false},
-    {"-stats", false, true, false},         {"--stats", false, true, false},
-    {"--no-undefined-version", false, true, false}, {"--fatal-warnings", false, true, false},
-    {"--warn-common", false, true, false},  {"--enable-new-dtags", false, true, false},
-    {"-Bsymbolic-functions", false, true, false}, {"--no-add-needed", false, true, false},
-    {"--no-copy-dt-needed-entries", false, true, false}, {"--threads", false, true, true},
-    {"--no-threads", false, true, true},    {"-plugin-opt", false, true, true},
-    {"--plugin-opt", false, true, true},    {"--icf=", false, true, true},
-    {"-rpath-link=", false, true, true},    {"--rpath-link=", false, true, true},
+    {"-rpath", true, false, false},
+    {"-R", true, false, false},
+    {"-soname", true, false, false},
+    {"-h", true, false, false},
+    {"-e", true, false, false},
+    {"--entry", true, false, false},
+    {"-u", true, false, false},
+    {"--undefined", true, false, false},
+    {"-T", true, false, false},
+    {"--script", true, false, false},
+    {"-Map", true, false, false},
+    {"--version-script", true, false, false},
+    {"-o", true, false, false},
+    {"--output", true, false, false},
+    {"-L", true, false, false},
+    {"-l", true, false, false},
+    {"--library", true, false, false},
+    {"--library-path", true, false, false},
+    {"--dynamic-linker", true, false, false},
+    {"-I", true, false, false},
+    {"-y", true, false, false},
+    {"--trace-symbol", true, false, false},
+    {"--defsym", true, false, false},
+    {"--wrap", true, false, false},
+    {"--exclude-libs", true, false, false},
+    {"--dynamic-list", true, false, false},
+    {"-m", true, false, false},
+    {"--hash-style", true, false, false},
+    {"--rpath-link", true, true, false},
+    {"-rpath-link", true, true, false},
+    {"-stats", false, true, false},
+    {"--stats", false, true, false},
+    {"--no-undefined-version", false, true, false},
+    {"--fatal-warnings", false, true, false},
+    {"--warn-common", false, true, false},
+    {"--enable-new-dtags", false, true, false},
+    {"-Bsymbolic-functions", false, true, false},
+    {"--no-add-needed", false, true, false},
+    {"--no-copy-dt-needed-entries", false, true, false},
+    {"--threads", false, true, true},
+    {"--no-threads", false, true, true},
+    {"-plugin-opt", false, true, true},
+    {"--plugin-opt", false, true, true},
+    {"--icf=", false, true, true},
+    {"-rpath-link=", false, true, true},
+    {"--rpath-link=", false, true, true},
 }};
-
 
 // One row per clang 16 warning that gcc 12 does not give under the same
 // flags (warnings_mirror_gcc); docs/cc-shim.md, "warnings", lists them.
@@ -144,16 +166,17 @@ constexpr std::array<QuietWarning, 16> quiet_warning_table = {{
     {"expansion-to-defined", {"-Wextra", "-W", "-Wpedantic", "-pedantic"}},
     // clang's -Wall path analysis; gcc's -Wmaybe-uninitialized is another one.
     {"sometimes-uninitialized", {}},
-    {"self-assign", {}},                                // clang's -Wall: `x = x;`
-    {"single-bit-bitfield-constant-conversion", {}},    // clang 16, by default
-    {"compound-token-split-by-macro", {}},              // clang, by default
+    {"self-assign", {}},                                                                 // clang's -Wall: `x = x;`
+    {"single-bit-bitfield-constant-conversion", {}},                                     // clang 16, by default
+    {"compound-token-split-by-macro", {}},                                               // clang, by default
     {"tautological-constant-out-of-range-compare", {"-Wextra", "-W", "-Wtype-limits"}},  // gcc's -Wtype-limits
 }};
 
 // Errors in clang 16 that gcc 12 gives as warnings; `-Wno-error=<name>`
 // goes first (so a caller's own -Werror=<name> wins), unless -Werror is given.
-constexpr std::array<std::string_view, 4> warnings_not_errors_table = {
-    "implicit-function-declaration", "implicit-int", "int-conversion", "incompatible-function-pointer-types"};
+constexpr std::array<std::string_view, 4> warnings_not_errors_table = {"implicit-function-declaration", "implicit-int",
+                                                                       "int-conversion",
+                                                                       "incompatible-function-pointer-types"};
 
 }  // namespace
 
@@ -179,8 +202,8 @@ bool is_option(const ParsedArg& p, std::string_view name) { return p.option && p
 
 // A C/C++/assembler source gcc would compile (so it is not a linker operand).
 bool is_source_file(std::string_view a) {
-  static constexpr std::array<std::string_view, 14> suffixes = {
-      ".c", ".cc", ".cpp", ".cxx", ".c++", ".C", ".cp", ".i", ".ii", ".m", ".mm", ".s", ".S", ".sx"};
+  static constexpr std::array<std::string_view, 14> suffixes = {".c", ".cc", ".cpp", ".cxx", ".c++", ".C", ".cp",
+                                                                ".i", ".ii", ".m",   ".mm",  ".s",   ".S", ".sx"};
   auto dot = a.rfind('.');
   if (dot == std::string_view::npos) return false;
   return std::find(suffixes.begin(), suffixes.end(), a.substr(dot)) != suffixes.end();
@@ -193,8 +216,8 @@ const LinkerOption* find_linker_option(std::string_view t) {
 }
 
 bool is_droppable_z_keyword(std::string_view k) {
-  static constexpr std::array<std::string_view, 5> keywords = {
-      "separate-code", "noseparate-code", "combreloc", "pack-relative-relocs", "nopack-relative-relocs"};
+  static constexpr std::array<std::string_view, 5> keywords = {"separate-code", "noseparate-code", "combreloc",
+                                                               "pack-relative-relocs", "nopack-relative-relocs"};
   return std::find(keywords.begin(), keywords.end(), k) != keywords.end();
 }
 

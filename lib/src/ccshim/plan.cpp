@@ -60,9 +60,9 @@ Reply shim_info(const std::string& argv0, bool cxx, bool json) {
   }
   if (!search.zig) return not_found(search);
   return {0,
-          "zig: " + search.zig->string() + " (found via " + search.how + ")\n" + "zig version: " +
-              zig_version(*search.zig) + "\n" + "mode: zig " + (cxx ? "c++" : "cc") + "\n" + "global cache: " +
-              caches.global + "\n" + "local cache: " + caches.local + "\n",
+          "zig: " + search.zig->string() + " (found via " + search.how + ")\n" +
+              "zig version: " + zig_version(*search.zig) + "\n" + "mode: zig " + (cxx ? "c++" : "cc") + "\n" +
+              "global cache: " + caches.global + "\n" + "local cache: " + caches.local + "\n",
           ""};
 }
 
@@ -101,7 +101,9 @@ Reply warm(bool json) {
   const auto c = (fs::path(dir) / "warm.c").string(), cxx = (fs::path(dir) / "warm.cpp").string();
   try {
     util::write_file_atomic(c, "#include <stdio.h>\nint main(void) { puts(\"warm\"); return 0; }\n");
-    util::write_file_atomic(cxx, "#include <iostream>\n#include <string>\nint main() { std::cout << std::string(\"warm\") << std::endl; }\n");
+    util::write_file_atomic(
+        cxx,
+        "#include <iostream>\n#include <string>\nint main() { std::cout << std::string(\"warm\") << std::endl; }\n");
   } catch (const Error& e) {
     return fail(e.what(), static_cast<int>(e.code()));
   }
@@ -172,13 +174,16 @@ Plan plan(std::vector<std::string> args, const std::string& argv0) {
     args.erase(args.begin());
   }
   if (!args.empty() && args[0] == "--shim-help") return Reply{0, help_text, ""};
-  if (!args.empty() && args[0] == "--shim-version") return Reply{0, std::string("cc-shim (provkit) ") + PROVKIT_VERSION + "\n", ""};
+  if (!args.empty() && args[0] == "--shim-version")
+    return Reply{0, std::string("cc-shim (provkit) ") + PROVKIT_VERSION + "\n", ""};
   if (!args.empty() && args[0] == "--shim-warm") {
-    if (args.size() > 2 || (args.size() == 2 && args[1] != "--json")) return fail("usage: cc-shim --shim-warm [--json]");
+    if (args.size() > 2 || (args.size() == 2 && args[1] != "--json"))
+      return fail("usage: cc-shim --shim-warm [--json]");
     return warm(args.size() == 2);
   }
   if (!args.empty() && args[0] == "--shim-info") {
-    if (args.size() > 2 || (args.size() == 2 && args[1] != "--json")) return fail("usage: cc-shim --shim-info [--json]");
+    if (args.size() > 2 || (args.size() == 2 && args[1] != "--json"))
+      return fail("usage: cc-shim --shim-info [--json]");
     return shim_info(argv0, cxx, args.size() == 2);
   }
   if (fs::path(argv0).filename() == "cc-shim" && !args.empty() && args[0] == "install") return install(args);
@@ -254,8 +259,8 @@ Plan plan(std::vector<std::string> args, const std::string& argv0) {
       return fail(sentence);
     };
     if (!pack_error.empty())
-      return failed("cannot hold the " + std::to_string(args.size()) + " arguments for zig in a response file: " +
-                  pack_error);
+      return failed("cannot hold the " + std::to_string(args.size()) +
+                    " arguments for zig in a response file: " + pack_error);
     // The host's C library for zig to link against, in a memfd as well.
     if (zig_libc) {
       libc_path = response_memfd(*zig_libc);

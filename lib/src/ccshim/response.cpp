@@ -27,9 +27,11 @@ std::vector<std::string> split_response_text(const std::string& text) {
       escaped = true;
       in_arg = true;
     } else if (squote) {
-      if (c == '\'') squote = false; else arg += c;
+      if (c == '\'') squote = false;
+      else arg += c;
     } else if (dquote) {
-      if (c == '"') dquote = false; else arg += c;
+      if (c == '"') dquote = false;
+      else arg += c;
     } else if (c == '\'') {
       squote = in_arg = true;
     } else if (c == '"') {

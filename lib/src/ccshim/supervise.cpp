@@ -74,12 +74,15 @@ bool copy_into(const std::string& from, const std::string& to, const std::functi
   if (ok) {
     std::array<char, 65536> buf;
     try {
-      util::read_blocks(in, buf, [&](const char* data, std::size_t size) {
-        if (ok && util::write_all(out, data, size) != 0) {
-          why = std::strerror(errno);
-          ok = false;
-        }
-      }, from);
+      util::read_blocks(
+          in, buf,
+          [&](const char* data, std::size_t size) {
+            if (ok && util::write_all(out, data, size) != 0) {
+              why = std::strerror(errno);
+              ok = false;
+            }
+          },
+          from);
     } catch (const Error& e) {
       why = e.what();
       ok = false;
@@ -154,8 +157,7 @@ int supervise(const Exec& run, const std::function<void(std::string_view)>& to_s
     ::close(pipe_fds[0]);
   }
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
   zig_pid = 0;
   if (WIFSIGNALED(status)) {
     int sig = WTERMSIG(status);

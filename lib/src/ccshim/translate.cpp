@@ -278,8 +278,8 @@ struct CommandFacts {
   std::vector<fs::path> l_dirs;  // -L applies to every -l, wherever it stands
   bool caller_sanitizes = false, caller_target = false, caller_cpu = false, static_link = false,
        no_std_includes = false, warnings_are_errors = false, m32 = false;
-  bool caller_pic = false;  // any -f[no-]pic/PIC/pie/PIE: the caller chose the code model
-  bool links = true;        // not -c, -S, -E, -M, -MM, -fsyntax-only
+  bool caller_pic = false;   // any -f[no-]pic/PIC/pie/PIE: the caller chose the code model
+  bool links = true;         // not -c, -S, -E, -M, -MM, -fsyntax-only
   bool no_pie_link = false;  // -shared, -r, -static, -static-pie, -no-pie, -pie: the link is not gcc's default PIE
 };
 
@@ -393,7 +393,8 @@ std::string gcc_driver_warnings(const std::vector<std::string>& raw_args, bool c
   }
   std::string out;
   for (int n = 0; n < c_sources; ++n)
-    for (const auto& r : rtti) out += "cc1: warning: command-line option '" + r + "' is valid for C++/D/ObjC++ but not for C\n";
+    for (const auto& r : rtti)
+      out += "cc1: warning: command-line option '" + r + "' is valid for C++/D/ObjC++ but not for C\n";
   return out;
 }
 
@@ -429,8 +430,8 @@ std::vector<std::string> translate(const std::vector<std::string>& raw_args, con
   // headers. gcc builds against the host's glibc: tell zig which one (never
   // newer than zig can build stubs for, or zig warns on every link), for the
   // host's architecture spelled out (zig hands a `native` triple to clang
-  // unresolved when it reads stdin) and gcc's baseline CPU. An explicit target drops zig's native search dirs, so gcc's system
-  // dirs are given at the end.
+  // unresolved when it reads stdin) and gcc's baseline CPU. An explicit target drops zig's native search dirs, so gcc's
+  // system dirs are given at the end.
   const auto glibc = shim_glibc(facts, ctx);
   const auto arch = glibc ? zig_arch(ctx.host) : std::string();
   if (glibc && !arch.empty()) {
@@ -490,9 +491,7 @@ std::vector<std::string> translate(const std::vector<std::string>& raw_args, con
     switch (p.option->rule) {
       case Rule::pass:
       case Rule::library_dir:
-      case Rule::target:
-        as_given();
-        break;
+      case Rule::target: as_given(); break;
       case Rule::drop:
         if (p.value_separate) ++i;
         break;
@@ -534,9 +533,7 @@ std::vector<std::string> translate(const std::vector<std::string>& raw_args, con
       }
       case Rule::tune:  // gcc tunes scheduling only; zig takes it as the CPU to build for
         break;
-      case Rule::linker:
-        emit_linker(linker.filter(split(p.value, ',')), false);
-        break;
+      case Rule::linker: emit_linker(linker.filter(split(p.value, ',')), false); break;
       case Rule::linker_arg:
         if (p.value_separate) {
           emit_linker(linker.filter({p.value}), true);
@@ -545,9 +542,7 @@ std::vector<std::string> translate(const std::vector<std::string>& raw_args, con
           out.push_back(a);
         }
         break;
-      case Rule::preprocessor:
-        translate_preprocessor_args(a, out);
-        break;
+      case Rule::preprocessor: translate_preprocessor_args(a, out); break;
     }
   }
 

@@ -174,12 +174,12 @@ bool called_as_cxx(const std::string& argv0) {
 }
 
 std::string shell_quote(const std::string& arg) {
-  static constexpr std::string_view safe =
-      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_@%+=:,./-";
+  static constexpr std::string_view safe = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_@%+=:,./-";
   if (!arg.empty() && arg.find_first_not_of(safe) == std::string::npos) return arg;
   std::string out = "'";
   for (char c : arg) {
-    if (c == '\'') out += "'\\''"; else out += c;
+    if (c == '\'') out += "'\\''";
+    else out += c;
   }
   return out + "'";
 }

@@ -43,7 +43,9 @@ struct Cursor {
   }
   std::string_view string(const char* what, std::uint64_t max = kMaxGgufString) {
     auto n = get<std::uint64_t>(what);
-    if (n > max) throw bad(path, std::string(what) + " is " + std::to_string(n) + " bytes long (at most " + std::to_string(max) + ")");
+    if (n > max)
+      throw bad(path,
+                std::string(what) + " is " + std::to_string(n) + " bytes long (at most " + std::to_string(max) + ")");
     need(n, what);
     auto s = have.substr(pos, n);
     pos += n;
@@ -53,16 +55,23 @@ struct Cursor {
 
 enum ValueType : std::uint32_t { u8, i8, u16, i16, u32, i32, f32, boolean, str, array, u64, i64, f64 };
 const char* value_type_name(std::uint32_t t) {
-  static const char* names[] = {"UINT8", "INT8",   "UINT16", "INT16", "UINT32", "INT32", "FLOAT32",
-                                "BOOL",  "STRING", "ARRAY",  "UINT64", "INT64", "FLOAT64"};
+  static const char* names[] = {"UINT8", "INT8",   "UINT16", "INT16",  "UINT32", "INT32",  "FLOAT32",
+                                "BOOL",  "STRING", "ARRAY",  "UINT64", "INT64",  "FLOAT64"};
   return t <= f64 ? names[t] : "?";
 }
 std::uint64_t fixed_size(std::uint32_t t) {
   switch (t) {
-    case u8: case i8: case boolean: return 1;
-    case u16: case i16: return 2;
-    case u32: case i32: case f32: return 4;
-    case u64: case i64: case f64: return 8;
+    case u8:
+    case i8:
+    case boolean: return 1;
+    case u16:
+    case i16: return 2;
+    case u32:
+    case i32:
+    case f32: return 4;
+    case u64:
+    case i64:
+    case f64: return 8;
     default: return 0;
   }
 }
@@ -82,11 +91,17 @@ nlohmann::json scalar(Cursor& c, std::uint32_t type, const char* what) {
     case i16: return bits_as<std::int16_t>(c.get<std::uint16_t>(what));
     case u32: return c.get<std::uint32_t>(what);
     case i32: return bits_as<std::int32_t>(c.get<std::uint32_t>(what));
-    case f32: { float f = bits_as<float>(c.get<std::uint32_t>(what)); return std::isfinite(f) ? nlohmann::json(f) : nlohmann::json(nullptr); }
+    case f32: {
+      float f = bits_as<float>(c.get<std::uint32_t>(what));
+      return std::isfinite(f) ? nlohmann::json(f) : nlohmann::json(nullptr);
+    }
     case boolean: return c.get<std::uint8_t>(what) != 0;
     case u64: return c.get<std::uint64_t>(what);
     case i64: return bits_as<std::int64_t>(c.get<std::uint64_t>(what));
-    case f64: { double d = bits_as<double>(c.get<std::uint64_t>(what)); return std::isfinite(d) ? nlohmann::json(d) : nlohmann::json(nullptr); }
+    case f64: {
+      double d = bits_as<double>(c.get<std::uint64_t>(what));
+      return std::isfinite(d) ? nlohmann::json(d) : nlohmann::json(nullptr);
+    }
     case str: {
       auto s = c.string(what);
       // Kept as text only when short and valid enough to print; the JSON dump replaces bad UTF-8.
@@ -101,14 +116,14 @@ nlohmann::json scalar(Cursor& c, std::uint32_t type, const char* what) {
 std::optional<GgmlType> ggml_type(std::uint32_t id) {
   // id -> name, elements per block, bytes per block (ggml.c, type_traits).
   static const GgmlType table[] = {
-      {"F32", 1, 4},        {"F16", 1, 2},       {"Q4_0", 32, 18},    {"Q4_1", 32, 20},   {"", 0, 0},
-      {"", 0, 0},           {"Q5_0", 32, 22},    {"Q5_1", 32, 24},    {"Q8_0", 32, 34},   {"Q8_1", 32, 36},
-      {"Q2_K", 256, 84},    {"Q3_K", 256, 110},  {"Q4_K", 256, 144},  {"Q5_K", 256, 176}, {"Q6_K", 256, 210},
-      {"Q8_K", 256, 292},   {"IQ2_XXS", 256, 66}, {"IQ2_XS", 256, 74}, {"IQ3_XXS", 256, 98}, {"IQ1_S", 256, 50},
-      {"IQ4_NL", 32, 18},   {"IQ3_S", 256, 110}, {"IQ2_S", 256, 82},  {"IQ4_XS", 256, 136}, {"I8", 1, 1},
-      {"I16", 1, 2},        {"I32", 1, 4},       {"I64", 1, 8},       {"F64", 1, 8},      {"IQ1_M", 256, 56},
-      {"BF16", 1, 2},       {"", 0, 0},          {"", 0, 0},          {"", 0, 0},         {"TQ1_0", 256, 54},
-      {"TQ2_0", 256, 66},   {"", 0, 0},          {"", 0, 0},          {"", 0, 0},         {"MXFP4", 32, 17}};
+      {"F32", 1, 4},      {"F16", 1, 2},        {"Q4_0", 32, 18},    {"Q4_1", 32, 20},     {"", 0, 0},
+      {"", 0, 0},         {"Q5_0", 32, 22},     {"Q5_1", 32, 24},    {"Q8_0", 32, 34},     {"Q8_1", 32, 36},
+      {"Q2_K", 256, 84},  {"Q3_K", 256, 110},   {"Q4_K", 256, 144},  {"Q5_K", 256, 176},   {"Q6_K", 256, 210},
+      {"Q8_K", 256, 292}, {"IQ2_XXS", 256, 66}, {"IQ2_XS", 256, 74}, {"IQ3_XXS", 256, 98}, {"IQ1_S", 256, 50},
+      {"IQ4_NL", 32, 18}, {"IQ3_S", 256, 110},  {"IQ2_S", 256, 82},  {"IQ4_XS", 256, 136}, {"I8", 1, 1},
+      {"I16", 1, 2},      {"I32", 1, 4},        {"I64", 1, 8},       {"F64", 1, 8},        {"IQ1_M", 256, 56},
+      {"BF16", 1, 2},     {"", 0, 0},           {"", 0, 0},          {"", 0, 0},           {"TQ1_0", 256, 54},
+      {"TQ2_0", 256, 66}, {"", 0, 0},           {"", 0, 0},          {"", 0, 0},           {"MXFP4", 32, 17}};
   if (id >= std::size(table) || table[id].block_size == 0) return std::nullopt;
   return table[id];
 }
@@ -116,17 +131,45 @@ std::optional<GgmlType> ggml_type(std::uint32_t id) {
 std::optional<GgufFileType> gguf_file_type(std::uint32_t id) {
   // llama.h's enum llama_ftype (LLAMA_FTYPE_MOSTLY_*), with the ggml type
   // llama-quant.cpp stores most weights in for each.
-  static const GgufFileType table[] = {
-      {"F32", "F32", 1},          {"F16", "F16", 1},          {"Q4_0", "Q4_0", 32},       {"Q4_1", "Q4_1", 32},
-      {"Q4_1_SOME_F16", "Q4_1", 32}, {"", "", 0},             {"", "", 0},                {"Q8_0", "Q8_0", 32},
-      {"Q5_0", "Q5_0", 32},       {"Q5_1", "Q5_1", 32},       {"Q2_K", "Q2_K", 256},      {"Q3_K_S", "Q3_K", 256},
-      {"Q3_K_M", "Q3_K", 256},    {"Q3_K_L", "Q3_K", 256},    {"Q4_K_S", "Q4_K", 256},    {"Q4_K_M", "Q4_K", 256},
-      {"Q5_K_S", "Q5_K", 256},    {"Q5_K_M", "Q5_K", 256},    {"Q6_K", "Q6_K", 256},      {"IQ2_XXS", "IQ2_XXS", 256},
-      {"IQ2_XS", "IQ2_XS", 256},  {"Q2_K_S", "Q2_K", 256},    {"IQ3_XS", "IQ3_S", 256},   {"IQ3_XXS", "IQ3_XXS", 256},
-      {"IQ1_S", "IQ1_S", 256},    {"IQ4_NL", "IQ4_NL", 32},   {"IQ3_S", "IQ3_S", 256},    {"IQ3_M", "IQ3_S", 256},
-      {"IQ2_S", "IQ2_S", 256},    {"IQ2_M", "IQ2_S", 256},    {"IQ4_XS", "IQ4_XS", 256},  {"IQ1_M", "IQ1_M", 256},
-      {"BF16", "BF16", 1},        {"", "", 0},                {"", "", 0},                {"", "", 0},
-      {"TQ1_0", "TQ1_0", 256},    {"TQ2_0", "TQ2_0", 256},    {"MXFP4_MOE", "MXFP4", 32}};
+  static const GgufFileType table[] = {{"F32", "F32", 1},
+                                       {"F16", "F16", 1},
+                                       {"Q4_0", "Q4_0", 32},
+                                       {"Q4_1", "Q4_1", 32},
+                                       {"Q4_1_SOME_F16", "Q4_1", 32},
+                                       {"", "", 0},
+                                       {"", "", 0},
+                                       {"Q8_0", "Q8_0", 32},
+                                       {"Q5_0", "Q5_0", 32},
+                                       {"Q5_1", "Q5_1", 32},
+                                       {"Q2_K", "Q2_K", 256},
+                                       {"Q3_K_S", "Q3_K", 256},
+                                       {"Q3_K_M", "Q3_K", 256},
+                                       {"Q3_K_L", "Q3_K", 256},
+                                       {"Q4_K_S", "Q4_K", 256},
+                                       {"Q4_K_M", "Q4_K", 256},
+                                       {"Q5_K_S", "Q5_K", 256},
+                                       {"Q5_K_M", "Q5_K", 256},
+                                       {"Q6_K", "Q6_K", 256},
+                                       {"IQ2_XXS", "IQ2_XXS", 256},
+                                       {"IQ2_XS", "IQ2_XS", 256},
+                                       {"Q2_K_S", "Q2_K", 256},
+                                       {"IQ3_XS", "IQ3_S", 256},
+                                       {"IQ3_XXS", "IQ3_XXS", 256},
+                                       {"IQ1_S", "IQ1_S", 256},
+                                       {"IQ4_NL", "IQ4_NL", 32},
+                                       {"IQ3_S", "IQ3_S", 256},
+                                       {"IQ3_M", "IQ3_S", 256},
+                                       {"IQ2_S", "IQ2_S", 256},
+                                       {"IQ2_M", "IQ2_S", 256},
+                                       {"IQ4_XS", "IQ4_XS", 256},
+                                       {"IQ1_M", "IQ1_M", 256},
+                                       {"BF16", "BF16", 1},
+                                       {"", "", 0},
+                                       {"", "", 0},
+                                       {"", "", 0},
+                                       {"TQ1_0", "TQ1_0", 256},
+                                       {"TQ2_0", "TQ2_0", 256},
+                                       {"MXFP4_MOE", "MXFP4", 32}};
   if (id >= std::size(table) || table[id].block_size == 0) return std::nullopt;
   return table[id];
 }
@@ -156,7 +199,8 @@ ParseResult parse_gguf(std::string_view have, std::uint64_t file_size, const std
       if (type == array) {
         auto item_type = c.get<std::uint32_t>("an array's item type");
         auto count = c.get<std::uint64_t>("an array's length");
-        if (count > kMaxGgufArray) throw bad(path, "the array '" + key + "' claims " + std::to_string(count) + " items");
+        if (count > kMaxGgufArray)
+          throw bad(path, "the array '" + key + "' claims " + std::to_string(count) + " items");
         if (item_type == array) throw bad(path, "the array '" + key + "' holds arrays");
         if (auto size = fixed_size(item_type)) {
           c.need(size * count, "an array");
@@ -172,8 +216,8 @@ ParseResult parse_gguf(std::string_view have, std::uint64_t file_size, const std
       }
       nlohmann::json v = scalar(c, type, "a metadata value");
       if (key == "general.alignment") {
-        if (!v.is_number_unsigned() || v.get<std::uint64_t>() == 0 || (v.get<std::uint64_t>() & (v.get<std::uint64_t>() - 1)) ||
-            v.get<std::uint64_t>() > (1u << 20))
+        if (!v.is_number_unsigned() || v.get<std::uint64_t>() == 0 ||
+            (v.get<std::uint64_t>() & (v.get<std::uint64_t>() - 1)) || v.get<std::uint64_t>() > (1u << 20))
           throw bad(path, "general.alignment is not a power of two up to 1 MiB");
         alignment = v.get<std::uint64_t>();
       }
@@ -187,7 +231,8 @@ ParseResult parse_gguf(std::string_view have, std::uint64_t file_size, const std
       Tensor t;
       t.name = c.string("a tensor name", 65535);
       auto dims = c.get<std::uint32_t>("a tensor's dimension count");
-      if (dims > 4) throw bad(path, "tensor '" + t.name + "' has " + std::to_string(dims) + " dimensions (ggml has at most 4)");
+      if (dims > 4)
+        throw bad(path, "tensor '" + t.name + "' has " + std::to_string(dims) + " dimensions (ggml has at most 4)");
       t.elements = 1;
       for (std::uint32_t d = 0; d < dims; ++d) {
         t.shape.push_back(c.get<std::uint64_t>("a tensor's dimension"));
@@ -199,13 +244,15 @@ ParseResult parse_gguf(std::string_view have, std::uint64_t file_size, const std
       if (!type) throw bad(path, "tensor '" + t.name + "' has the unknown ggml type " + std::to_string(type_id));
       t.dtype = type->name;
       if (!t.shape.empty() && t.shape[0] % type->block_size != 0)
-        throw bad(path, "tensor '" + t.name + "' has " + std::to_string(t.shape[0]) + " elements per row, not a multiple of " +
-                            t.dtype + "'s block of " + std::to_string(type->block_size));
+        throw bad(path, "tensor '" + t.name + "' has " + std::to_string(t.shape[0]) +
+                            " elements per row, not a multiple of " + t.dtype + "'s block of " +
+                            std::to_string(type->block_size));
       if (t.elements % type->block_size != 0)
         throw bad(path, "tensor '" + t.name + "' is not a whole number of " + t.dtype + " blocks");
       t.bytes = t.elements / type->block_size * type->block_bytes;
       t.offset = c.get<std::uint64_t>("a tensor's offset");  // relative to the data, fixed below
-      if (t.offset % alignment != 0) throw bad(path, "tensor '" + t.name + "' is not aligned to " + std::to_string(alignment));
+      if (t.offset % alignment != 0)
+        throw bad(path, "tensor '" + t.name + "' is not aligned to " + std::to_string(alignment));
       h.tensors.push_back(std::move(t));
     }
     std::uint64_t data_start = (c.pos + alignment - 1) / alignment * alignment;
@@ -214,8 +261,9 @@ ParseResult parse_gguf(std::string_view have, std::uint64_t file_size, const std
     const std::uint64_t data_size = file_size - data_start;
     for (auto& t : h.tensors) {
       if (t.offset > data_size || t.bytes > data_size - t.offset)
-        throw bad(path, "tensor '" + t.name + "' (" + std::to_string(t.bytes) + " bytes at " + std::to_string(t.offset) +
-                            ") lies outside the " + std::to_string(data_size) + " bytes of data");
+        throw bad(path, "tensor '" + t.name + "' (" + std::to_string(t.bytes) + " bytes at " +
+                            std::to_string(t.offset) + ") lies outside the " + std::to_string(data_size) +
+                            " bytes of data");
       t.offset += data_start;
     }
     if (auto o = first_overlap(h.tensors))

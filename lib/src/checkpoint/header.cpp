@@ -43,15 +43,18 @@ FileHeader read_header(const std::string& path, Format format, std::uint64_t fil
       if (read_bytes) *read_bytes += more.size();
       if (more.size() != want - have.size())
         throw Error(ExitCode::network, escape_control(path) + ": asked for " + std::to_string(want - have.size()) +
-                                           " bytes at " + std::to_string(have.size()) + ", got " + std::to_string(more.size()));
+                                           " bytes at " + std::to_string(have.size()) + ", got " +
+                                           std::to_string(more.size()));
       have += more;
     }
-    ParseResult r = format == Format::gguf ? parse_gguf(have, file_size, path) : parse_safetensors(have, file_size, path);
+    ParseResult r = format == Format::gguf ? parse_gguf(have, file_size, path)
+                                           : parse_safetensors(have, file_size, path);
     if (auto* h = std::get_if<FileHeader>(&r)) return std::move(*h);
     auto need = std::get<NeedBytes>(r).bytes;
     // Every answer needs more bytes than the last (the parsers guarantee it);
     // GGUF vocabularies are read a few at a time, so ask for at least twice as much.
-    if (need <= have.size() || round > 64) throw Error(ExitCode::usage, escape_control(path) + ": the header cannot be read to its end");
+    if (need <= have.size() || round > 64)
+      throw Error(ExitCode::usage, escape_control(path) + ": the header cannot be read to its end");
     want = format == Format::gguf ? std::max(need, std::min<std::uint64_t>(have.size() * 2, kMaxGgufHeader)) : need;
     want = std::min(file_size, want);
   }

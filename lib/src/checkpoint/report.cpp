@@ -35,8 +35,8 @@ json parse_sidecar(const std::string& path, const std::string& text) {
   return j;
 }
 
-IndexCheck check_index(const std::string& path, const json& doc, const std::map<std::string, const FileHeader*>& by_path,
-                       const std::set<std::string>& left_out) {
+IndexCheck check_index(const std::string& path, const json& doc,
+                       const std::map<std::string, const FileHeader*>& by_path, const std::set<std::string>& left_out) {
   IndexCheck c;
   c.path = path;
   std::size_t dropped = 0;
@@ -64,21 +64,26 @@ IndexCheck check_index(const std::string& path, const json& doc, const std::map<
       continue;
     }
     if (f == by_path.end()) {
-      problem(c.problems, dropped, "weight_map names " + file + " (" + std::to_string(names.size()) + " tensors), which is not in the checkpoint");
+      problem(c.problems, dropped,
+              "weight_map names " + file + " (" + std::to_string(names.size()) +
+                  " tensors), which is not in the checkpoint");
       continue;
     }
     std::set<std::string> stored;
     for (const auto& t : f->second->tensors) {
       stored.insert(t.name);
       c.tensor_bytes += t.bytes;
-      if (!names.count(t.name)) problem(c.problems, dropped, "tensor " + t.name + " of " + file + " is not in the weight_map under that file");
+      if (!names.count(t.name))
+        problem(c.problems, dropped, "tensor " + t.name + " of " + file + " is not in the weight_map under that file");
     }
     for (const auto& n : names)
-      if (!stored.count(n)) problem(c.problems, dropped, "weight_map puts tensor " + n + " in " + file + ", which does not hold it");
+      if (!stored.count(n))
+        problem(c.problems, dropped, "weight_map puts tensor " + n + " in " + file + ", which does not hold it");
   }
   if (c.total_size && *c.total_size != c.tensor_bytes && c.not_read.empty())
-    problem(c.problems, dropped, "metadata.total_size is " + std::to_string(*c.total_size) + " bytes, the tensors of the files it names hold " +
-                                     std::to_string(c.tensor_bytes));
+    problem(c.problems, dropped,
+            "metadata.total_size is " + std::to_string(*c.total_size) +
+                " bytes, the tensors of the files it names hold " + std::to_string(c.tensor_bytes));
   close_list(c.problems, dropped);
   return c;
 }
@@ -104,8 +109,12 @@ std::vector<std::string> check_splits(const std::vector<FileHeader>& files, cons
     if (auto dash = key.rfind("-of-"); dash != std::string::npos && dash >= 6) key = key.substr(0, dash - 6);
     Set& s = sets[key];
     // llama.cpp's gguf-split numbers the parts from 0 (split.no) in files named from 00001.
-    if (*no >= *count) s.problems.push_back(f.path + " says split.no " + std::to_string(*no) + " of split.count " + std::to_string(*count));
-    if (s.count && s.count != *count) s.problems.push_back(f.path + " says split.count " + std::to_string(*count) + ", another part " + std::to_string(s.count));
+    if (*no >= *count)
+      s.problems.push_back(f.path + " says split.no " + std::to_string(*no) + " of split.count " +
+                           std::to_string(*count));
+    if (s.count && s.count != *count)
+      s.problems.push_back(f.path + " says split.count " + std::to_string(*count) + ", another part " +
+                           std::to_string(s.count));
     s.count = *count;
     if (!s.parts.insert(*no).second) s.problems.push_back(f.path + " repeats split.no " + std::to_string(*no));
     if (auto declared = num(f.metadata, "split.tensors.count")) s.tensors_declared = *declared;
@@ -115,10 +124,12 @@ std::vector<std::string> check_splits(const std::vector<FileHeader>& files, cons
   for (auto& [key, s] : sets) {
     out.insert(out.end(), s.problems.begin(), s.problems.end());
     const std::string& prefix = key;
-    bool parts_left_out = std::any_of(left_out.begin(), left_out.end(), [&](const std::string& p) { return p.rfind(prefix, 0) == 0; });
+    bool parts_left_out = std::any_of(left_out.begin(), left_out.end(),
+                                      [&](const std::string& p) { return p.rfind(prefix, 0) == 0; });
     if (parts_left_out) continue;  // not all read: nothing to say about the whole
     if (s.parts.size() != s.count)
-      out.push_back(key + ": " + std::to_string(s.parts.size()) + " of the " + std::to_string(s.count) + " gguf-split parts are here");
+      out.push_back(key + ": " + std::to_string(s.parts.size()) + " of the " + std::to_string(s.count) +
+                    " gguf-split parts are here");
     else if (s.tensors_declared && s.tensors != s.tensors_declared)
       out.push_back(key + ": the parts hold " + std::to_string(s.tensors) + " tensors, split.tensors.count says " +
                     std::to_string(s.tensors_declared));
@@ -132,7 +143,8 @@ void gguf_scheme(const std::vector<FileHeader>& files, SchemeCheck& q) {
   std::map<std::uint32_t, std::uint64_t> bytes_by_type;
   std::map<std::uint32_t, std::string> first_file;
   for (const auto& f : files) {
-    if (f.format != Format::gguf || !f.metadata.contains("general.file_type") || !f.metadata["general.file_type"].is_number_unsigned())
+    if (f.format != Format::gguf || !f.metadata.contains("general.file_type") ||
+        !f.metadata["general.file_type"].is_number_unsigned())
       continue;
     auto id = f.metadata["general.file_type"].get<std::uint64_t>();
     if (id > 0xffffffffu || !gguf_file_type(static_cast<std::uint32_t>(id))) continue;
@@ -142,7 +154,8 @@ void gguf_scheme(const std::vector<FileHeader>& files, SchemeCheck& q) {
     first_file.emplace(static_cast<std::uint32_t>(id), f.path);
   }
   if (bytes_by_type.empty()) return;
-  auto most = std::max_element(bytes_by_type.begin(), bytes_by_type.end(), [](auto& a, auto& b) { return a.second < b.second; });
+  auto most = std::max_element(bytes_by_type.begin(), bytes_by_type.end(),
+                               [](auto& a, auto& b) { return a.second < b.second; });
   auto type = *gguf_file_type(most->first);
   q.scheme = "gguf " + std::string(type.name);
   q.source = first_file[most->first];
@@ -167,7 +180,8 @@ void Totals::add(const Tensor& t) {
 }
 
 std::optional<std::string> gguf_file_type_name(const FileHeader& f) {
-  if (f.format != Format::gguf || !f.metadata.contains("general.file_type") || !f.metadata["general.file_type"].is_number_unsigned())
+  if (f.format != Format::gguf || !f.metadata.contains("general.file_type") ||
+      !f.metadata["general.file_type"].is_number_unsigned())
     return std::nullopt;
   auto id = f.metadata["general.file_type"].get<std::uint64_t>();
   auto type = id <= 0xffffffffu ? gguf_file_type(static_cast<std::uint32_t>(id)) : std::nullopt;
@@ -197,8 +211,8 @@ Fit fit(const std::vector<FileHeader>& files, const FitRequest& r) {
   return f;
 }
 
-Report make_report(std::vector<FileHeader> files, const Sidecars& sidecars, const std::optional<FitRequest>& fit_request,
-                   const std::set<std::string>& left_out) {
+Report make_report(std::vector<FileHeader> files, const Sidecars& sidecars,
+                   const std::optional<FitRequest>& fit_request, const std::set<std::string>& left_out) {
   Report r;
   std::sort(files.begin(), files.end(), [](const auto& a, const auto& b) { return a.path < b.path; });
   r.files = std::move(files);
@@ -263,22 +277,34 @@ json Report::to_json() const {
   for (const auto& n : not_read) j["not_read"].push_back({{"path", n.path}, {"size", n.size}, {"why", n.why}});
   j["indexes"] = json::array();
   for (const auto& i : indexes)
-    j["indexes"].push_back({{"path", i.path}, {"total_size", i.total_size ? json(*i.total_size) : json()},
-                            {"tensor_bytes", i.tensor_bytes}, {"entries", i.entries}, {"not_read", i.not_read}, {"problems", i.problems}});
+    j["indexes"].push_back({{"path", i.path},
+                            {"total_size", i.total_size ? json(*i.total_size) : json()},
+                            {"tensor_bytes", i.tensor_bytes},
+                            {"entries", i.entries},
+                            {"not_read", i.not_read},
+                            {"problems", i.problems}});
   j["gguf_split_problems"] = split_problems;
   json findings = json::array();
   for (const auto& f : quantization.findings)
     findings.push_back({{"tensor", f.tensor}, {"dtype", f.dtype}, {"expected", f.expected}, {"why", f.why}});
-  j["quantization"] = {{"scheme", quantization.scheme}, {"source", quantization.source}, {"checked", quantization.checked},
+  j["quantization"] = {{"scheme", quantization.scheme},
+                       {"source", quantization.source},
+                       {"checked", quantization.checked},
                        {"method", quantization.method.empty() ? json() : json(quantization.method)},
                        {"format", quantization.format.empty() ? json() : json(quantization.format)},
                        {"weight_type", quantization.weight_type.empty() ? json() : json(quantization.weight_type)},
                        {"block_size", quantization.block_size.empty() ? json() : json(quantization.block_size)},
-                       {"linear_modules", quantization.linear_modules}, {"quantized_modules", quantization.quantized_modules},
+                       {"linear_modules", quantization.linear_modules},
+                       {"quantized_modules", quantization.quantized_modules},
                        {"findings", findings}};
-  j["fit"] = fit ? json{{"gpus", fit->gpus}, {"gpu_memory", fit->gpu_memory}, {"tp", fit->tp},
-                        {"sharded_bytes", fit->sharded_bytes}, {"replicated_bytes", fit->replicated_bytes},
-                        {"weights_per_gpu", fit->weights_per_gpu}, {"free_per_gpu", fit->free_per_gpu}, {"fits", fit->fits}}
+  j["fit"] = fit ? json{{"gpus", fit->gpus},
+                        {"gpu_memory", fit->gpu_memory},
+                        {"tp", fit->tp},
+                        {"sharded_bytes", fit->sharded_bytes},
+                        {"replicated_bytes", fit->replicated_bytes},
+                        {"weights_per_gpu", fit->weights_per_gpu},
+                        {"free_per_gpu", fit->free_per_gpu},
+                        {"fits", fit->fits}}
                  : json();
   j["transferred"] = transferred;
   j["exit_code"] = exit_code();

@@ -17,9 +17,7 @@ Error bad(const std::string& path, const std::string& what) {
   return input_error(path, 0, "not a valid safetensors file: " + what);
 }
 
-bool mul_overflows(std::uint64_t a, std::uint64_t b, std::uint64_t& out) {
-  return __builtin_mul_overflow(a, b, &out);
-}
+bool mul_overflows(std::uint64_t a, std::uint64_t b, std::uint64_t& out) { return __builtin_mul_overflow(a, b, &out); }
 
 // The header read as SAX events, keeping only what a FileHeader holds: a header that is one huge array, or
 // nests arrays a million deep, is refused at its first wrong token instead of being built as a DOM (which
@@ -54,8 +52,8 @@ class HeaderReader : public nlohmann::json_sax<json> {
   }
   bool start_array(std::size_t) override {
     if (depth_ == 0) throw bad(path_, "the header is not a JSON object");
-    if (depth_ == 1) throw bad(path_, entry_name_ == "__metadata__" ? "__metadata__ is not an object"
-                                                                     : where() + " is not an object");
+    if (depth_ == 1)
+      throw bad(path_, entry_name_ == "__metadata__" ? "__metadata__ is not an object" : where() + " is not an object");
     if (depth_ == 2 && in_metadata()) throw bad(path_, "__metadata__ value '" + key_ + "' is not a string");
     if (depth_ == 2 && (key_ == "shape" || key_ == "data_offsets")) {
       array_ = key_ == "shape" ? Array::shape : Array::offsets;
@@ -140,7 +138,8 @@ class HeaderReader : public nlohmann::json_sax<json> {
     const std::string w = where();
     if (!has_dtype_) throw bad(path_, w + " has no dtype");
     if (!has_shape_) throw bad(path_, w + " has no shape");
-    if (!has_offsets_ || bad_offsets_ || offsets_.size() != 2) throw bad(path_, w + " has no data_offsets [begin, end]");
+    if (!has_offsets_ || bad_offsets_ || offsets_.size() != 2)
+      throw bad(path_, w + " has no data_offsets [begin, end]");
     Tensor& t = tensor_;
     t.name = entry_name_;
     auto bits = safetensors_dtype_bits(t.dtype);
@@ -151,8 +150,8 @@ class HeaderReader : public nlohmann::json_sax<json> {
       if (mul_overflows(t.elements, d, t.elements)) throw bad(path_, w + "'s shape overflows");
     std::uint64_t begin = offsets_[0], end = offsets_[1];
     if (begin > end || end > data_size_)
-      throw bad(path_, w + " has data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) + "] outside the " +
-                           std::to_string(data_size_) + " bytes of data");
+      throw bad(path_, w + " has data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) +
+                           "] outside the " + std::to_string(data_size_) + " bytes of data");
     std::uint64_t total_bits = 0;
     if (mul_overflows(t.elements, *bits, total_bits) || total_bits % 8 != 0 || total_bits / 8 != end - begin)
       throw bad(path_, w + " is " + std::to_string(end - begin) + " bytes, but " + std::to_string(t.elements) +
@@ -183,16 +182,17 @@ class HeaderReader : public nlohmann::json_sax<json> {
 
 std::optional<unsigned> safetensors_dtype_bits(std::string_view d) {
   static const std::pair<std::string_view, unsigned> table[] = {
-      {"BOOL", 8}, {"U8", 8},   {"I8", 8},   {"F8_E5M2", 8}, {"F8_E4M3", 8}, {"F8_E8M0", 8}, {"I16", 16},
+      {"BOOL", 8}, {"U8", 8},   {"I8", 8},    {"F8_E5M2", 8}, {"F8_E4M3", 8}, {"F8_E8M0", 8}, {"I16", 16},
       {"U16", 16}, {"F16", 16}, {"BF16", 16}, {"I32", 32},    {"U32", 32},    {"F32", 32},    {"F64", 64},
-      {"I64", 64}, {"U64", 64}, {"F4", 4},   {"F6_E2M3", 6}, {"F6_E3M2", 6}, {"C64", 64}};
+      {"I64", 64}, {"U64", 64}, {"F4", 4},    {"F6_E2M3", 6}, {"F6_E3M2", 6}, {"C64", 64}};
   for (const auto& [name, bits] : table)
     if (name == d) return bits;
   return std::nullopt;
 }
 
 ParseResult parse_safetensors(std::string_view have, std::uint64_t file_size, const std::string& path) {
-  if (file_size < 8) throw bad(path, "the file is " + std::to_string(file_size) + " bytes, shorter than the 8-byte header length");
+  if (file_size < 8)
+    throw bad(path, "the file is " + std::to_string(file_size) + " bytes, shorter than the 8-byte header length");
   if (have.size() < 8) return NeedBytes{8};
   std::uint64_t n = 0;
   for (int i = 7; i >= 0; --i) n = (n << 8) | static_cast<unsigned char>(have[i]);

@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <functional>
-#include <memory>
 #include <map>
+#include <memory>
 #include <optional>
 #include <regex>
 
@@ -28,7 +28,9 @@ std::string last_component(const std::string& module) {
   return dot == std::string::npos ? module : module.substr(dot + 1);
 }
 
-bool is_float(const std::string& dtype) { return dtype == "BF16" || dtype == "F16" || dtype == "F32" || dtype == "F64"; }
+bool is_float(const std::string& dtype) {
+  return dtype == "BF16" || dtype == "F16" || dtype == "F32" || dtype == "F64";
+}
 
 // The part of a tensor name after its module ("weight", "weight_scale_inv", "weight.absmax").
 std::string suffix_of(const std::string& tensor) {
@@ -42,7 +44,7 @@ struct Part {
   std::vector<std::string> dtypes;  // any of these; empty: any dtype
 };
 struct Storage {
-  std::vector<Part> parts;                    // parts[0] is the weight
+  std::vector<Part> parts;                       // parts[0] is the weight
   std::uint64_t block_rows = 0, block_cols = 0;  // fp8 block scale of parts[1]; 0: none
 };
 
@@ -63,7 +65,9 @@ bool names_module(const std::string& key, const std::string& module) {
 std::string string_of(const json& j, const char* key, const char* fallback) {
   return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : fallback;
 }
-bool flag_of(const json& j, const char* key) { return j.is_object() && j.contains(key) && j[key].is_boolean() && j[key].get<bool>(); }
+bool flag_of(const json& j, const char* key) {
+  return j.is_object() && j.contains(key) && j[key].is_boolean() && j[key].get<bool>();
+}
 std::vector<std::string> strings_of(const json& j, const char* key) {
   std::vector<std::string> out;
   if (j.is_object() && j.contains(key) && j[key].is_array())
@@ -207,7 +211,8 @@ Scheme make_scheme(const json& config, const json& hf_quant, const std::string& 
           if (s.block_size.empty() && w.contains("group_size") && w["group_size"].is_number_unsigned())
             s.block_size = {w["group_size"].get<std::uint64_t>()};
           if (s.block_size.empty() && w.contains("block_structure") && w["block_structure"].is_array() &&
-              w["block_structure"].size() == 2 && w["block_structure"][0].is_number_unsigned() && w["block_structure"][1].is_number_unsigned())
+              w["block_structure"].size() == 2 && w["block_structure"][0].is_number_unsigned() &&
+              w["block_structure"][1].is_number_unsigned())
             s.block_size = {w["block_structure"][0].get<std::uint64_t>(), w["block_structure"][1].get<std::uint64_t>()};
           if (format == "float-quantized") st = fp8_scale;
           else if (format == "naive-quantized" || format == "int-quantized")
@@ -215,7 +220,8 @@ Scheme make_scheme(const json& config, const json& hf_quant, const std::string& 
           else if (format == "pack-quantized") st = storage({{"weight_packed", {"I32"}}, {"weight_scale", {}}});
           else if (format == "nvfp4-pack-quantized")
             st = storage({{"weight_packed", {"U8"}}, {"weight_scale", {"F8_E4M3"}}, {"weight_global_scale", {}}});
-          else if (format == "mxfp4-pack-quantized") st = storage({{"weight_packed", {"U8"}}, {"weight_scale", {"U8"}}});
+          else if (format == "mxfp4-pack-quantized")
+            st = storage({{"weight_packed", {"U8"}}, {"weight_scale", {"U8"}}});
         }
         if (st) groups.emplace_back(Matcher(strings_of(g, "targets"), config_name), st);
       }
@@ -238,8 +244,9 @@ Scheme make_scheme(const json& config, const json& hf_quant, const std::string& 
     keys.insert(keys.end(), more.begin(), more.end());
     s.exclusion_list = "llm_int8_skip_modules";
     s.excluded = hf_excluded(keys);
-    const Storage* st = four ? storage({{"weight", {"U8"}}, {"weight.absmax", {}}})
-                        : eight ? storage({{"weight", {"I8"}}, {"SCB", {}}}) : nullptr;
+    const Storage* st = four    ? storage({{"weight", {"U8"}}, {"weight.absmax", {}}})
+                        : eight ? storage({{"weight", {"I8"}}, {"SCB", {}}})
+                                : nullptr;
     s.checked = st != nullptr;
     s.storage_for = [st](const std::string&) { return st; };
   } else if (method == "gptq" || method == "awq") {
@@ -247,7 +254,8 @@ Scheme make_scheme(const json& config, const json& hf_quant, const std::string& 
       s.name += " " + std::to_string(qc["bits"].get<int>()) + "-bit";
       s.format = std::to_string(qc["bits"].get<int>()) + "-bit";
     }
-    if (qc.contains("group_size") && qc["group_size"].is_number_unsigned()) s.block_size = {qc["group_size"].get<std::uint64_t>()};
+    if (qc.contains("group_size") && qc["group_size"].is_number_unsigned())
+      s.block_size = {qc["group_size"].get<std::uint64_t>()};
     s.exclusion_list = "modules_to_not_convert";
     s.excluded = hf_excluded(strings_of(qc, "modules_to_not_convert"));
     const Storage* st = storage({{"qweight", {"I32"}}, {"scales", {"F16", "BF16", "F32"}}});
@@ -262,7 +270,8 @@ Scheme make_scheme(const json& config, const json& hf_quant, const std::string& 
 
 bool is_linear(const std::string& module, const std::map<std::string, const Tensor*>& parts) {
   std::string last = last_component(module);
-  if (last.find("embed") != std::string::npos || last.find("norm") != std::string::npos || last == "wte" || last == "wpe")
+  if (last.find("embed") != std::string::npos || last.find("norm") != std::string::npos || last == "wte" ||
+      last == "wpe")
     return false;
   if (parts.count("qweight") || parts.count("weight_packed")) return true;
   auto w = parts.find("weight");
@@ -282,8 +291,8 @@ bool is_router_module(const std::string& module) {
   return last == "gate" || last == "router";
 }
 
-SchemeCheck check_quantization(const json& config, const json& hf_quant_config, const std::vector<const Tensor*>& tensors,
-                               const std::string& config_name) {
+SchemeCheck check_quantization(const json& config, const json& hf_quant_config,
+                               const std::vector<const Tensor*>& tensors, const std::string& config_name) {
   std::vector<std::unique_ptr<Storage>> keep;
   Scheme scheme = make_scheme(config, hf_quant_config, config_name, keep);
   SchemeCheck out;
@@ -310,10 +319,12 @@ SchemeCheck check_quantization(const json& config, const json& hf_quant_config, 
     if (stored_quantized) ++out.quantized_modules;
     if (!st) {
       if (excluded && stored_quantized) {
-        const Tensor* t = weight != parts.end() ? weight->second
-                          : parts.count("qweight") ? parts.at("qweight") : parts.at("weight_packed");
-        out.findings.push_back({t->name, t->dtype, "BF16, F16 or F32 (not quantized)",
-                                module + " is in " + scheme.exclusion_list + " of " + declared + ", but its weight is stored quantized"});
+        const Tensor* t = weight != parts.end()    ? weight->second
+                          : parts.count("qweight") ? parts.at("qweight")
+                                                   : parts.at("weight_packed");
+        out.findings.push_back(
+            {t->name, t->dtype, "BF16, F16 or F32 (not quantized)",
+             module + " is in " + scheme.exclusion_list + " of " + declared + ", but its weight is stored quantized"});
       }
       continue;
     }
@@ -343,12 +354,14 @@ SchemeCheck check_quantization(const json& config, const json& hf_quant_config, 
       const Part& p = st->parts[i];
       auto c = parts.find(p.suffix);
       if (c == parts.end()) {
-        out.findings.push_back({wt->name, wt->dtype, name_of + want(p), "a " + wt->dtype + " weight of " + declared +
-                                                                             " needs its scale tensor " + name_of + p.suffix + ", which is not stored"});
+        out.findings.push_back({wt->name, wt->dtype, name_of + want(p),
+                                "a " + wt->dtype + " weight of " + declared + " needs its scale tensor " + name_of +
+                                    p.suffix + ", which is not stored"});
         continue;
       }
       if (!p.dtypes.empty() && std::find(p.dtypes.begin(), p.dtypes.end(), c->second->dtype) == p.dtypes.end()) {
-        out.findings.push_back({c->second->name, c->second->dtype, join(p.dtypes), declared + " stores this scale as " + join(p.dtypes)});
+        out.findings.push_back(
+            {c->second->name, c->second->dtype, join(p.dtypes), declared + " stores this scale as " + join(p.dtypes)});
         continue;
       }
       if (i == 1 && st->block_rows && wt->shape.size() == 2) {
@@ -357,8 +370,9 @@ SchemeCheck check_quantization(const json& config, const json& hf_quant_config, 
         if (c->second->shape != expect)
           out.findings.push_back({c->second->name, c->second->dtype,
                                   "shape [" + std::to_string(expect[0]) + ", " + std::to_string(expect[1]) + "]",
-                                  "the block scales of a [" + std::to_string(wt->shape[0]) + ", " + std::to_string(wt->shape[1]) +
-                                      "] weight in blocks of [" + std::to_string(b0) + ", " + std::to_string(b1) + "]"});
+                                  "the block scales of a [" + std::to_string(wt->shape[0]) + ", " +
+                                      std::to_string(wt->shape[1]) + "] weight in blocks of [" + std::to_string(b0) +
+                                      ", " + std::to_string(b1) + "]"});
       }
     }
   }

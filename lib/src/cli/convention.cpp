@@ -97,8 +97,9 @@ std::optional<std::string> bad_option_value(const std::vector<const CLI::App*>& 
     }
     if (value.empty()) return name + " was given an empty value";
     if (is_option(value))
-      return name + " needs a value, but was given " + quoted(value) + ", which is an option (a value that starts with '-' can be written " +
-             name + "=./" + util::printable(value) + " for a path)";
+      return name + " needs a value, but was given " + quoted(value) +
+             ", which is an option (a value that starts with '-' can be written " + name + "=./" +
+             util::printable(value) + " for a path)";
   }
   return std::nullopt;
 }
@@ -210,8 +211,7 @@ std::optional<std::string> Convention::misplaced_option() const {
       for (const CLI::Option* opt : command->get_options())
         for (auto& s : spellings(opt))
           if (s == *name && std::find(owners.begin(), owners.end(), command) == owners.end()) owners.push_back(command);
-    if (!owners.empty())
-      return *name + " is an option of " + names(owners) + "; give it after the subcommand's name";
+    if (!owners.empty()) return *name + " is an option of " + names(owners) + "; give it after the subcommand's name";
     std::string sentence = "unknown option " + *name;
     if (name->compare(0, 2, "--") == 0)
       if (auto near = nearest_name(known_long, *name)) return sentence + "; did you mean " + *near + "?";
@@ -245,9 +245,8 @@ std::string Convention::help_all() const {
     out += "\n" + command_name(command) + ":\n  " + command->get_description() + "\n\n";
     out += "  " + formatter->make_usage(command, command_path(command)) + "\n";
     for (bool positional : {true, false})
-      for (const CLI::Option* opt : command->get_options([positional](const CLI::Option* o) {
-             return positional ? o->get_positional() : o->nonpositional();
-           }))
+      for (const CLI::Option* opt : command->get_options(
+               [positional](const CLI::Option* o) { return positional ? o->get_positional() : o->nonpositional(); }))
         if (opt != command->get_help_ptr()) out += formatter->make_option(opt, positional);
     if (!command->get_footer().empty()) out += "\n  " + command->get_footer() + "\n";
   }

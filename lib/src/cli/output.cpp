@@ -21,9 +21,7 @@ ExitCode exit_code(Reason) { return ExitCode::check_failed; }
 
 JsonLines::JsonLines(std::string tool, std::ostream* out) : tool_(std::move(tool)), out_(out ? *out : std::cout) {}
 
-void JsonLines::line(const nlohmann::json& j) {
-  out_ << util::json_dump(j) << '\n' << std::flush;
-}
+void JsonLines::line(const nlohmann::json& j) { out_ << util::json_dump(j) << '\n' << std::flush; }
 
 void JsonLines::event(std::string_view kind, const nlohmann::json& fields) {
   nlohmann::json j = {{"event", kind}};
@@ -34,7 +32,8 @@ void JsonLines::event(std::string_view kind, const nlohmann::json& fields) {
   if (!summarized_) line(j);
 }
 
-int JsonLines::summary(int exit_code, std::optional<ReasonId> reason, nlohmann::json fields, const std::string& message) {
+int JsonLines::summary(int exit_code, std::optional<ReasonId> reason, nlohmann::json fields,
+                       const std::string& message) {
   if (!fields.is_object()) fields = nlohmann::json::object();
   fields["event"] = "summary";
   fields["tool"] = tool_;
@@ -91,9 +90,10 @@ bool start_trace(std::string_view tool, bool debug, std::ostream* err) {
   const char* env = std::getenv("PROVKIT_LOG");
   if (!debug && !(env && std::string_view(env) == "debug")) return false;
   std::ostream& to = err ? *err : std::cerr;
-  util::log::set_sink([&to, prefix = std::string(tool) + ": debug: "](std::string_view domain, std::string_view message) {
-    to << prefix << util::printable(domain) << ": " << util::printable(message) << '\n' << std::flush;
-  });
+  util::log::set_sink(
+      [&to, prefix = std::string(tool) + ": debug: "](std::string_view domain, std::string_view message) {
+        to << prefix << util::printable(domain) << ": " << util::printable(message) << '\n' << std::flush;
+      });
   return true;
 }
 

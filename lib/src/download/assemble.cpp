@@ -8,9 +8,9 @@
 
 #include "io.hpp"
 #include "provkit/download/downloader.hpp"
+#include "provkit/util/fd.hpp"
 #include "provkit/util/fs.hpp"
 #include "provkit/util/hash.hpp"
-#include "provkit/util/fd.hpp"
 
 namespace provkit::download {
 
@@ -45,8 +45,7 @@ AssembleResult assemble(const AssembleJob& job) {
     std::string stamp;
     try {
       stamp = root.read_if_present(job.stamp, kStampMax);
-    } catch (const Error&) {
-    }
+    } catch (const Error&) {}
     std::string state = describe_state(job);
     // Stamp = state + "result <sha256> <size>\n".
     if (stamp.starts_with(state)) {
@@ -74,10 +73,13 @@ AssembleResult assemble(const AssembleJob& job) {
       if (!in)
         throw Error(ExitCode::check_failed, part.string() + ": cannot open part: " + util::describe_open_error(errno));
       ::posix_fadvise(in.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
-      r.size += util::read_blocks(in.get(), {buf.get(), kReadBuffer}, [&](const char* data, std::size_t n) {
-        sha.update(data, n);
-        write_all(out.get(), data, n, tmp);
-      }, part.string());
+      r.size += util::read_blocks(
+          in.get(), {buf.get(), kReadBuffer},
+          [&](const char* data, std::size_t n) {
+            sha.update(data, n);
+            write_all(out.get(), data, n, tmp);
+          },
+          part.string());
     }
     if (::fsync(out.get()) != 0) io_error(tmp, "cannot fsync");
     if (out.close() != 0) io_error(tmp, "write error");

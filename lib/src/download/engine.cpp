@@ -8,9 +8,9 @@
 
 #include "digest.hpp"
 #include "io.hpp"
+#include "provkit/http/token.hpp"
 #include "provkit/util/fs.hpp"
 #include "provkit/util/hash.hpp"
-#include "provkit/http/token.hpp"
 
 namespace provkit::download {
 
@@ -132,8 +132,9 @@ void FileTransfer::complete() {
   // someone else are never published under the verified name).
   struct stat named;
   if (!root.stat(job_.partial_path, named) || named.st_dev != st.st_dev || named.st_ino != st.st_ino) {
-    fail(ExitCode::check_failed, job_.partial_path.string() +
-                                     ": replaced while it was being fetched and hashed; nothing published (a rerun fetches it again)");
+    fail(ExitCode::check_failed,
+         job_.partial_path.string() +
+             ": replaced while it was being fetched and hashed; nothing published (a rerun fetches it again)");
     finish();
     return;
   }
@@ -305,7 +306,8 @@ void RangeAttempt::on_done(http::Result& res) {
 
 // ---- Run --------------------------------------------------------------------------
 
-Run::Run(const download::Options& options, Source& source, download::Observer& observer, const std::vector<download::Job>& jobs)
+Run::Run(const download::Options& options, Source& source, download::Observer& observer,
+         const std::vector<download::Job>& jobs)
     : options_(options),
       source_(source),
       observer_(observer),
@@ -338,8 +340,8 @@ std::vector<download::JobResult> Run::run() {
   for (std::size_t i = 0; i < jobs_.size(); ++i) {
     const download::Job& job = jobs_[i];
     results_[i].path = job.spec.path;
-    download::Verification v =
-        download::verify_file_stamped(files_[i]->root(), job.final_path, job.spec, job.verified_stamp);
+    download::Verification v = download::verify_file_stamped(files_[i]->root(), job.final_path, job.spec,
+                                                             job.verified_stamp);
     if (v.state == download::FileState::ok) {
       files_[i]->take_present(v);
       continue;
@@ -392,8 +394,7 @@ void Run::launch_next() {
       observer_.on_restart(job, "the copy in place is wrong (" +
                                     (v.state == download::FileState::missing ? std::string("not a regular file")
                                                                              : download::state_name(v.state)) +
-                                    "); kept at " +
-                                    aside.string() + ", fetching it again");
+                                    "); kept at " + aside.string() + ", fetching it again");
     }
     ++in_flight_;
     f.start();

@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "partial.hpp"
+#include "provkit/download/downloader.hpp"
 #include "provkit/download/ramp.hpp"
 #include "provkit/download/source.hpp"
-#include "provkit/download/downloader.hpp"
 #include "provkit/http/http.hpp"
 
 namespace provkit::download {
@@ -107,7 +107,7 @@ class RangeAttempt : public std::enable_shared_from_this<RangeAttempt> {
 
   FileTransfer& file_;
   std::size_t range_;
-  std::string url_;                        // asked for (the resolved URL or where it led)
+  std::string url_;                          // asked for (the resolved URL or where it led)
   ExitCode abort_code_ = ExitCode::network;  // for an http::Abort thrown by on_head/on_body
   std::uint64_t written_ = 0;
   bool stopped_ = false;  // aborted on purpose (range full, or whole file refused): no failure
@@ -115,7 +115,8 @@ class RangeAttempt : public std::enable_shared_from_this<RangeAttempt> {
 
 class Run {
  public:
-  Run(const download::Options& options, Source& source, download::Observer& observer, const std::vector<download::Job>& jobs);
+  Run(const download::Options& options, Source& source, download::Observer& observer,
+      const std::vector<download::Job>& jobs);
   // Results in the order of the jobs.
   std::vector<download::JobResult> run();
 

@@ -1,7 +1,7 @@
 #include "io.hpp"
 
-#include <fcntl.h>
 #include <dirent.h>
+#include <fcntl.h>
 #include <sys/file.h>
 #include <unistd.h>
 
@@ -12,8 +12,8 @@
 
 #include "provkit/download/downloader.hpp"
 #include "provkit/error.hpp"
-#include "provkit/util/fs.hpp"
 #include "provkit/util/fd.hpp"
+#include "provkit/util/fs.hpp"
 
 namespace provkit::download {
 
@@ -66,7 +66,8 @@ void make_parent(const fs::path& p) {
 
 fs::path job_root(const download::Job& job) {
   if (!job.root.empty()) return job.root;
-  return util::common_directory({job.final_path, job.partial_path, job.lock_path, job.verified_stamp, job.rejected_prefix});
+  return util::common_directory(
+      {job.final_path, job.partial_path, job.lock_path, job.verified_stamp, job.rejected_prefix});
 }
 
 fs::path keep_aside(const util::Root& root, const fs::path& from, const fs::path& prefix, const std::string& sha256) {
@@ -94,10 +95,10 @@ bool BlobLock::acquire(const util::Root& root, const fs::path& path, bool wait) 
   if (path.empty()) return true;
   root.parent(path, true);
   fd_ = root.open_regular(path, O_RDWR | O_CREAT, 0644);
-  if (!fd_) throw Error(ExitCode::check_failed, path.string() + ": cannot open lock file: " + util::describe_open_error(errno));
+  if (!fd_)
+    throw Error(ExitCode::check_failed, path.string() + ": cannot open lock file: " + util::describe_open_error(errno));
   int rc;
-  while ((rc = ::flock(fd_.get(), LOCK_EX | (wait ? 0 : LOCK_NB))) != 0 && errno == EINTR) {
-  }
+  while ((rc = ::flock(fd_.get(), LOCK_EX | (wait ? 0 : LOCK_NB))) != 0 && errno == EINTR) {}
   if (rc == 0) return true;
   int e = errno;
   release();

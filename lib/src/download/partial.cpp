@@ -28,7 +28,8 @@ void PartialFile::open(int connections, std::uint64_t min_split, download::Obser
   // file elsewhere is refused, never truncated and written through.
   fd_ = root_.open_regular(job_.partial_path, O_RDWR | O_CREAT, 0644);
   if (!fd_)
-    throw Error(ExitCode::check_failed, job_.partial_path.string() + ": cannot open: " + util::describe_open_error(errno));
+    throw Error(ExitCode::check_failed,
+                job_.partial_path.string() + ": cannot open: " + util::describe_open_error(errno));
   struct stat st;
   if (::fstat(fd_.get(), &st) != 0) io_error(job_.partial_path, "cannot stat");
   std::uint64_t length = static_cast<std::uint64_t>(st.st_size);
@@ -41,8 +42,7 @@ void PartialFile::open(int connections, std::uint64_t min_split, download::Obser
     try {
       // A sidecar is a few lines per range; a link, FIFO or huge file there is unreadable, never read.
       kept = ranges::parse_sidecar(root_.read(sidecar_, kSidecarMax), size);
-    } catch (const Error&) {
-    }
+    } catch (const Error&) {}
   }
   if (kept && length < size) {
     // Shorter than the sidecar's file (cut by someone): trust only what is there.

@@ -92,8 +92,8 @@ class PartialFile {
   std::filesystem::path sidecar_;      // "<partial>.ranges"
   std::chrono::steady_clock::time_point sidecar_written_{};
   std::size_t frontier_ = 0;
-  std::uint64_t have_ = 0;  // bytes written, all ranges
-  std::vector<std::string> pending_;          // per range: received, not yet written
+  std::uint64_t have_ = 0;                   // bytes written, all ranges
+  std::vector<std::string> pending_;         // per range: received, not yet written
   std::vector<std::uint64_t> written_back_;  // per range: write-back started up to this offset
   PrefixHasher hasher_;
   WriteBehind write_behind_;

@@ -86,7 +86,8 @@ std::optional<std::string> file_identity(const fs::path& path) {
          resolved + "\n";
 }
 
-std::string record_verified(const util::Root& root, const fs::path& path, const Verification& v, const fs::path& stamp) {
+std::string record_verified(const util::Root& root, const fs::path& path, const Verification& v,
+                            const fs::path& stamp) {
   if (stamp.empty() || v.state != FileState::ok) return {};
   auto identity = file_identity(path);
   if (!identity) return {};

@@ -42,8 +42,7 @@ void WriteBehind::loop() {
     std::uint64_t upto = written_;
     lock.unlock();
     int rc;
-    while ((rc = ::fdatasync(fd_)) != 0 && errno == EINTR) {
-    }
+    while ((rc = ::fdatasync(fd_)) != 0 && errno == EINTR) {}
     int err = rc == 0 ? 0 : errno;
     lock.lock();
     flushed_ = upto;

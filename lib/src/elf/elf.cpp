@@ -157,10 +157,13 @@ DynamicInfo read_dynamic_as(const ObjectFile& f, const std::string& head, Identi
   if (head.size() < sizeof(Ehdr)) f.fail("truncated ELF: the file is shorter than its ELF header");
   auto eh = load<Ehdr>(head, 0);
   if (eh.e_phnum == 0) return info;
-  if (eh.e_phentsize != sizeof(Phdr)) f.fail("malformed ELF: unexpected program header size " + std::to_string(eh.e_phentsize));
+  if (eh.e_phentsize != sizeof(Phdr))
+    f.fail("malformed ELF: unexpected program header size " + std::to_string(eh.e_phentsize));
   auto phdrs = f.read(eh.e_phoff, std::uint64_t(eh.e_phnum) * sizeof(Phdr), "the program headers");
 
-  struct Load { std::uint64_t vaddr, offset, filesz; };
+  struct Load {
+    std::uint64_t vaddr, offset, filesz;
+  };
   std::vector<Load> loads;
   std::optional<Phdr> dynamic;
   for (std::size_t i = 0; i < eh.e_phnum; ++i) {
@@ -432,8 +435,9 @@ Resolution resolve_needed(const fs::path& object, SearchContext ctx) {
     queue.pop_front();
     // The loader ignores an object's RPATH when it has a RUNPATH; its
     // dependencies still inherit the RPATHs of its loaders.
-    auto rpath = current.info.runpath.empty() ? search.extend(current.loaders, expand_all(current.info.rpath, current.path))
-                                              : current.loaders;
+    auto rpath = current.info.runpath.empty()
+                     ? search.extend(current.loaders, expand_all(current.info.rpath, current.path))
+                     : current.loaders;
     auto runpath = expand_all(current.info.runpath, current.path);
     for (const auto& name : current.info.needed) {
       if (loaded_names.count(name)) continue;

@@ -60,6 +60,8 @@ void ObjectFile::read_into(void* out, std::uint64_t offset, std::uint64_t length
 
 void ObjectFile::advise_random() const { ::posix_fadvise(fd_.get(), 0, 0, POSIX_FADV_RANDOM); }
 
-void ObjectFile::fail(const std::string& why) const { throw Error(ExitCode::check_failed, path_.string() + ": " + why); }
+void ObjectFile::fail(const std::string& why) const {
+  throw Error(ExitCode::check_failed, path_.string() + ": " + why);
+}
 
 }  // namespace provkit::elf

@@ -1,7 +1,7 @@
 #include "provkit/host/cuda_compat.hpp"
 
-#include <charconv>
 #include <cctype>
+#include <charconv>
 
 #include "provkit/error.hpp"
 
@@ -90,10 +90,11 @@ Verdict judge_cuda(const DriverFacts& driver, Version asked, bool strict) {
   const Version have = from_cuda_int(driver.cuda);
   const std::string asked_s = "CUDA " + asked.str();
   const auto minimum = minimum_driver_for(asked);
-  const std::string need_driver =
-      minimum ? std::string("driver ") + minimum->driver + " or newer" + (minimum->uncertain ? " (table entry uncertain)" : "")
-              : "a driver whose CUDA version is " + asked.str() + " or newer (the minimum for " + asked_s +
-                    " is not in envcheck's table)";
+  const std::string need_driver = minimum
+                                      ? std::string("driver ") + minimum->driver + " or newer" +
+                                            (minimum->uncertain ? " (table entry uncertain)" : "")
+                                      : "a driver whose CUDA version is " + asked.str() +
+                                            " or newer (the minimum for " + asked_s + " is not in envcheck's table)";
   const std::string fix_upgrade = "install NVIDIA " + need_driver + ", or use a build of the engine for CUDA " +
                                   have.str() + " or older";
 
@@ -109,8 +110,8 @@ Verdict judge_cuda(const DriverFacts& driver, Version asked, bool strict) {
       compare_driver_versions(driver.driver_version, *floor) >= 0) {
     v.status = strict ? check::Status::fail : check::Status::warn;
     v.rule = check::Rule::minor_version_compatibility;
-    v.reason = "driver " + driver.driver_version + " supports CUDA " + have.str() + " < " + asked.str() +
-               "; " + asked_s + " runs under minor-version compatibility (same major, driver >= " + *floor +
+    v.reason = "driver " + driver.driver_version + " supports CUDA " + have.str() + " < " + asked.str() + "; " +
+               asked_s + " runs under minor-version compatibility (same major, driver >= " + *floor +
                "), but PTX compiled for " + asked.str() +
                " will not JIT (cudaErrorUnsupportedPtxVersion) and calls needing the newer driver fail "
                "(cudaErrorCallRequiresNewerDriver)" +
@@ -172,7 +173,8 @@ std::vector<ArchTarget> parse_arch_list(std::string_view text) {
     if (token.empty()) return;
     auto t = parse_arch(token);
     if (!t)
-      throw Error(ExitCode::usage, "'" + token + "' is not a CUDA architecture (expected sm_90, sm_90a, compute_90 or 9.0+PTX)");
+      throw Error(ExitCode::usage,
+                  "'" + token + "' is not a CUDA architecture (expected sm_90, sm_90a, compute_90 or 9.0+PTX)");
     out.push_back(*t);
     token.clear();
   };

@@ -65,7 +65,8 @@ struct CudaDriver::Api {
 CudaError::CudaError(const std::string& call_, int result_, const std::string& words)
     : Error(ExitCode::check_failed,
             result_ < 0 ? words  // dlopen/dlsym: their own words name the file
-                        : call_ + " failed with CUDA error " + std::to_string(result_) + (words.empty() ? "" : " (" + words + ")")),
+                        : call_ + " failed with CUDA error " + std::to_string(result_) +
+                              (words.empty() ? "" : " (" + words + ")")),
       call(call_),
       result(result_) {}
 
@@ -75,7 +76,9 @@ namespace {
 struct DeviceBuffer {
   CudaDriver::Api& api;
   CUdeviceptr ptr = 0;
-  DeviceBuffer(CudaDriver::Api& a, std::size_t bytes) : api(a) { api.check(api.mem_alloc(&ptr, bytes), "cuMemAlloc_v2"); }
+  DeviceBuffer(CudaDriver::Api& a, std::size_t bytes) : api(a) {
+    api.check(api.mem_alloc(&ptr, bytes), "cuMemAlloc_v2");
+  }
   ~DeviceBuffer() { api.mem_free(ptr); }
 };
 struct HostBuffer {
@@ -95,7 +98,8 @@ struct Stream {
 
 // Runs batches of `copy` (which enqueues one) until the budget has passed.
 template <class Copy>
-CopyTiming timed(CudaDriver::Api& api, CUstream stream, std::size_t chunk, std::chrono::duration<double> budget, Copy copy) {
+CopyTiming timed(CudaDriver::Api& api, CUstream stream, std::size_t chunk, std::chrono::duration<double> budget,
+                 Copy copy) {
   copy();  // one untimed copy: the first pays for lazy set-up
   api.check(api.stream_synchronize(stream), "cuStreamSynchronize");
   CopyTiming t;
@@ -181,8 +185,7 @@ CopyTiming CudaDriver::time_host_copies(int ordinal, CopyDirection direction, st
   return timed(a, s.stream, chunk, budget, [&] {
     if (direction == CopyDirection::host_to_device)
       a.check(a.memcpy_htod_async(dev.ptr, host.ptr, chunk, s.stream), "cuMemcpyHtoDAsync_v2");
-    else
-      a.check(a.memcpy_dtoh_async(host.ptr, dev.ptr, chunk, s.stream), "cuMemcpyDtoHAsync_v2");
+    else a.check(a.memcpy_dtoh_async(host.ptr, dev.ptr, chunk, s.stream), "cuMemcpyDtoHAsync_v2");
   });
 }
 
@@ -200,7 +203,8 @@ CopyTiming CudaDriver::time_peer_copies(int src, int dst, bool direct, std::size
     if (CUresult rc = a.ctx_enable_peer_access(a.context(dst), 0); rc != 0 && rc != 704)
       a.check(rc, "cuCtxEnablePeerAccess");
     return timed(a, s.stream, chunk, budget, [&] {
-      a.check(a.memcpy_peer_async(to.ptr, a.context(dst), from.ptr, a.context(src), chunk, s.stream), "cuMemcpyPeerAsync");
+      a.check(a.memcpy_peer_async(to.ptr, a.context(dst), from.ptr, a.context(src), chunk, s.stream),
+              "cuMemcpyPeerAsync");
     });
   }
   // Host-staged: both halves on one stream (a copy of dst's memory from src's

@@ -61,8 +61,9 @@ const elf::SearchContext& Probes::search_context() {
 }
 
 const RocmFacts& Probes::rocm() {
-  if (!rocm_) rocm_ = RocmFacts{rocm::find_runtime_libraries(search_context(), env_.rocm_path),
-                                rocm::read_kfd_topology(env_.sysfs_root)};
+  if (!rocm_)
+    rocm_ = RocmFacts{rocm::find_runtime_libraries(search_context(), env_.rocm_path),
+                      rocm::read_kfd_topology(env_.sysfs_root)};
   return *rocm_;
 }
 

@@ -69,20 +69,20 @@ std::string toolkit_version(const fs::path& root);
 std::string rocm_text(const RocmFacts& f, nlohmann::json& data);
 
 // ---- The check families --------------------------------------------------------
-Result cuda_check(const Request& req, Probes& probes);                    // host_gpu_checks.cpp
+Result cuda_check(const Request& req, Probes& probes);  // host_gpu_checks.cpp
 void gpu_checks(const Request& req, Probes& probes, std::vector<Result>& out);
-Result cc_check(Probes& probes);                                          // host_toolchain_checks.cpp
+Result cc_check(Probes& probes);  // host_toolchain_checks.cpp
 Result nvcc_check(Probes& probes);
 Result python_check(const std::string& want, Probes& probes);
-Result lib_check(const std::string& name, Probes& probes);                // host_library_checks.cpp
+Result lib_check(const std::string& name, Probes& probes);  // host_library_checks.cpp
 void elf_checks(const std::string& path, Probes& probes, std::vector<Result>& out);
-Result disk_check(const DiskGate& gate);                                  // host_system_checks.cpp
+Result disk_check(const DiskGate& gate);  // host_system_checks.cpp
 Result port_check(const PortGate& gate);
 Result file_check(const FileGate& gate);
 Result rocm_check(Probes& probes);
-Result gfx_check(const std::string& target, Probes& probes);   // --gfx TARGET
+Result gfx_check(const std::string& target, Probes& probes);  // --gfx TARGET
 // --vram-free on the AMD GPUs the engine sees (amdgpu's mem_info_vram_*), when there is no NVIDIA driver.
-void amd_vram_checks(const Request& req, Probes& probes, std::vector<Result>& out);                                        // host_rocm_checks.cpp
+void amd_vram_checks(const Request& req, Probes& probes, std::vector<Result>& out);  // host_rocm_checks.cpp
 // --kernels (host/kernel_checks.cpp): a summary row, then a row per library that carries GPU code.
 void kernel_checks(const Request& req, Probes& probes, std::vector<Result>& out);
 // The links (host/link_checks.cpp). `as_check`: a verdict was asked; without

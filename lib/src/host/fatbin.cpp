@@ -118,7 +118,8 @@ Image entry_image(const unsigned char* h, const std::string& section) {
 }
 
 void add_other(Library& into, const OtherEntries& e) {
-  auto it = std::find_if(into.other.begin(), into.other.end(), [&](const OtherEntries& o) { return o.kind == e.kind && o.arch == e.arch; });
+  auto it = std::find_if(into.other.begin(), into.other.end(),
+                         [&](const OtherEntries& o) { return o.kind == e.kind && o.arch == e.arch; });
   if (it == into.other.end()) into.other.push_back(e);
   else it->count += e.count;
 }
@@ -141,8 +142,8 @@ std::uint64_t read_container(HeaderReader& reader, std::uint64_t pos, std::uint6
   const auto entries_size = at<std::uint64_t>(head, 8);
   const std::string where = section.name + " at " + hex(pos);
   if (version != 1 || header_size < 16 || header_size > end - pos || entries_size > end - pos - header_size) {
-    into.problems.push_back(where + ": a fatbin header that does not fit its section (version " + std::to_string(version) +
-                            ", " + std::to_string(entries_size) + " bytes of entries)");
+    into.problems.push_back(where + ": a fatbin header that does not fit its section (version " +
+                            std::to_string(version) + ", " + std::to_string(entries_size) + " bytes of entries)");
     return 0;
   }
   const std::uint64_t container_end = pos + header_size + entries_size;
@@ -152,9 +153,11 @@ std::uint64_t read_container(HeaderReader& reader, std::uint64_t pos, std::uint6
     const auto kind = at<std::uint16_t>(h, 0);
     const auto entry_header = at<std::uint32_t>(h, 4);
     const auto payload = at<std::uint64_t>(h, 8);
-    if (entry_header < kEntryHeaderMin || entry_header > container_end - e || payload > container_end - e - entry_header) {
+    if (entry_header < kEntryHeaderMin || entry_header > container_end - e ||
+        payload > container_end - e - entry_header) {
       into.problems.push_back(where + ": an entry at " + hex(e) + " that does not fit its container (" +
-                              std::to_string(entry_header) + "-byte header, " + std::to_string(payload) + "-byte payload)");
+                              std::to_string(entry_header) + "-byte header, " + std::to_string(payload) +
+                              "-byte payload)");
       return 0;
     }
     if (kind == 1 || kind == 2) {
@@ -219,8 +222,9 @@ void read_fatbins(const elf::ObjectFile& f, const elf::Section& section, Library
       pos = parts[i].next;
     }
     util::log::debug("host", [&] {
-      return f.path().string() + ": " + section.name + ": " + std::to_string(i) + " of " + std::to_string(starts.size()) +
-             " registered containers read side by side" + (pos < end ? ", the rest scanned" : "");
+      return f.path().string() + ": " + section.name + ": " + std::to_string(i) + " of " +
+             std::to_string(starts.size()) + " registered containers read side by side" +
+             (pos < end ? ", the rest scanned" : "");
     });
   }
   while (pos + 16 <= end) {
@@ -229,8 +233,8 @@ void read_fatbins(const elf::ObjectFile& f, const elf::Section& section, Library
     pos = find_magic(reader, start, container_end, end);
   }
   util::log::debug("host", [&] {
-    return f.path().string() + ": " + section.name + ": " + std::to_string(into.images.size()) + " images so far, headers in " +
-           std::to_string(reads + reader.reads()) + " reads";
+    return f.path().string() + ": " + section.name + ": " + std::to_string(into.images.size()) +
+           " images so far, headers in " + std::to_string(reads + reader.reads()) + " reads";
   });
 }
 
@@ -238,11 +242,18 @@ namespace {
 
 // The number of .text.<kernel> sections of a cubin (an ELF object) in `elf`; nullopt when it does not parse.
 std::optional<std::size_t> text_sections(std::string_view elf) {
-  if (elf.size() < 64 || elf.compare(0, 4, "\x7f" "ELF") != 0 || elf[4] != 2) return std::nullopt;
+  if (elf.size() < 64 ||
+      elf.compare(0, 4,
+                  "\x7f"
+                  "ELF") != 0 ||
+      elf[4] != 2)
+    return std::nullopt;
   const auto* p = reinterpret_cast<const unsigned char*>(elf.data());
   const auto shoff = at<std::uint64_t>(p, 0x28);
-  const auto shentsize = at<std::uint16_t>(p, 0x3a), shnum = at<std::uint16_t>(p, 0x3c), shstrndx = at<std::uint16_t>(p, 0x3e);
-  if (shentsize != 64 || shoff > elf.size() || std::uint64_t(shnum) * 64 > elf.size() - shoff || shstrndx >= shnum) return std::nullopt;
+  const auto shentsize = at<std::uint16_t>(p, 0x3a), shnum = at<std::uint16_t>(p, 0x3c),
+             shstrndx = at<std::uint16_t>(p, 0x3e);
+  if (shentsize != 64 || shoff > elf.size() || std::uint64_t(shnum) * 64 > elf.size() - shoff || shstrndx >= shnum)
+    return std::nullopt;
   auto sh = [&](std::size_t i) { return p + shoff + i * 64; };
   const auto names_off = at<std::uint64_t>(sh(shstrndx), 0x18), names_size = at<std::uint64_t>(sh(shstrndx), 0x20);
   if (names_off > elf.size() || names_size > elf.size() - names_off) return std::nullopt;
@@ -278,8 +289,7 @@ void count_cubin_kernels(Library& lib, const std::function<bool(const Image&)>& 
       if (ZSTD_isError(n)) continue;
       out.resize(n);
       img.kernel_count = text_sections(out);
-    } catch (const Error&) {
-    }
+    } catch (const Error&) {}
   }
 }
 

@@ -29,8 +29,8 @@ struct nvmlPciInfo_t {  // nvmlDeviceGetPciInfo_v3's
   unsigned domain, bus, device, pciDeviceId, pciSubSystemId;
   char busId[32];
 };
-constexpr int kP2PCapsRead = 0;    // NVML_P2P_CAPS_INDEX_READ
-constexpr int kP2PCapsNvlink = 2;  // NVML_P2P_CAPS_INDEX_NVLINK
+constexpr int kP2PCapsRead = 0;         // NVML_P2P_CAPS_INDEX_READ
+constexpr int kP2PCapsNvlink = 2;       // NVML_P2P_CAPS_INDEX_NVLINK
 constexpr unsigned kStringBuffer = 96;  // >= NVML_DEVICE_UUID_V2_BUFFER_SIZE, NAME_V2, DRIVER_VERSION (80)
 
 std::string p2p_words(int status) {
@@ -136,12 +136,14 @@ bool probe_nvml(const ProbeOptions& options, Snapshot& s) {
 void probe_nvidia_smi(const ProbeOptions& options, Snapshot& s) {
   auto smi = util::find_executable(options.nvidia_smi, util::getenv_str("PATH"));
   if (!smi) {
-    s.smi_error = options.nvidia_smi + (options.nvidia_smi.find('/') == std::string::npos ? " is not on PATH" : " does not exist");
+    s.smi_error = options.nvidia_smi +
+                  (options.nvidia_smi.find('/') == std::string::npos ? " is not on PATH" : " does not exist");
     return;
   }
   util::RunOptions run_options;
   run_options.timeout = std::chrono::seconds(20);
-  auto query = util::run({smi->string(), std::string("--query-gpu=") + kSmiQueryFields, "--format=csv,noheader,nounits"},
+  auto query = util::run({smi->string(), std::string("--query-gpu=") + kSmiQueryFields,
+                          "--format=csv,noheader,nounits"},
                          run_options);
   if (query.exit_status != 0) {
     auto first_line = query.output.substr(0, query.output.find('\n'));
@@ -192,7 +194,8 @@ void probe_libcuda(const ProbeOptions& options, Snapshot& s) {
   auto get_version = lib.symbol<int (*)(int*)>("cuDriverGetVersion");
   int v = 0;
   if (!get_version) s.libcuda_error = options.cuda_library + " has no cuDriverGetVersion";
-  else if (int rc = get_version(&v); rc != 0) s.libcuda_error = "cuDriverGetVersion failed with CUDA error " + std::to_string(rc);
+  else if (int rc = get_version(&v); rc != 0)
+    s.libcuda_error = "cuDriverGetVersion failed with CUDA error " + std::to_string(rc);
   else s.libcuda_cuda = v;
 }
 
@@ -220,7 +223,8 @@ SmiQuery parse_smi_query(std::string_view csv) {
     std::size_t start = 0;
     for (;;) {
       auto comma = line.find(',', start);
-      f.push_back(trim(std::string_view(line).substr(start, comma == std::string::npos ? std::string::npos : comma - start)));
+      f.push_back(
+          trim(std::string_view(line).substr(start, comma == std::string::npos ? std::string::npos : comma - start)));
       if (comma == std::string::npos) break;
       start = comma + 1;
     }
@@ -229,7 +233,8 @@ SmiQuery parse_smi_query(std::string_view csv) {
                                               std::to_string(f.size()) + ": " + line);
     Device d;
     auto index = to_number(f[0]);
-    if (!index) throw Error(ExitCode::check_failed, "nvidia-smi line " + std::to_string(line_no) + ": bad index '" + f[0] + "'");
+    if (!index)
+      throw Error(ExitCode::check_failed, "nvidia-smi line " + std::to_string(line_no) + ": bad index '" + f[0] + "'");
     d.index = static_cast<int>(*index);
     d.uuid = f[1];
     d.name = f[2];
@@ -289,9 +294,7 @@ std::vector<CompatLibrary> find_compat_libraries(const fs::path& cuda_root) {
   return out;
 }
 
-bool is_compat_path(const fs::path& path) {
-  return path.parent_path().filename() == "compat";
-}
+bool is_compat_path(const fs::path& path) { return path.parent_path().filename() == "compat"; }
 
 const Device* select_device(const std::vector<Device>& devices, const std::string& selector) {
   if (auto index = to_number(selector)) {

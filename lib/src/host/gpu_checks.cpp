@@ -25,10 +25,11 @@ nlohmann::json device_json(const gpu::Device& d) {
                       {"name", d.name},
                       {"pci_bus_id", d.pci_bus_id},
                       {"compute_capability", d.cc_major >= 0 ? cc_text(d.cc_major, d.cc_minor) : ""},
-                      {"pcie", {{"gen_current", d.pcie.gen_current},
-                                {"gen_max", d.pcie.gen_max},
-                                {"width_current", d.pcie.width_current},
-                                {"width_max", d.pcie.width_max}}}};
+                      {"pcie",
+                       {{"gen_current", d.pcie.gen_current},
+                        {"gen_max", d.pcie.gen_max},
+                        {"width_current", d.pcie.width_current},
+                        {"width_max", d.pcie.width_max}}}};
   j["memory_total"] = d.memory_total ? nlohmann::json(*d.memory_total) : nlohmann::json(nullptr);
   j["memory_free"] = d.memory_free ? nlohmann::json(*d.memory_free) : nlohmann::json(nullptr);
   return j;
@@ -68,13 +69,16 @@ std::string gpu_label(const gpu::Device& d) {
 }
 
 // The GPUs the checks apply to; unknown selectors become failures.
-std::vector<gpu::Device> selected_gpus(const Request& req, const gpu::Snapshot& s, Probes& probes, std::vector<Result>& out) {
+std::vector<gpu::Device> selected_gpus(const Request& req, const gpu::Snapshot& s, Probes& probes,
+                                       std::vector<Result>& out) {
   auto visible = probes.engine_gpus();
   if (req.gpus.empty()) return visible;
   std::vector<gpu::Device> picked;
   for (const auto& sel : req.gpus) {
     if (const auto* hidden = gpu::select_device(s.devices, sel); hidden && !gpu::select_device(visible, sel)) {
-      out.push_back({.name = "gpu " + sel, .status = Status::fail, .rule = Rule::gpu_selector,
+      out.push_back({.name = "gpu " + sel,
+                     .status = Status::fail,
+                     .rule = Rule::gpu_selector,
                      .reason = gpu_label(*hidden) + " is not visible to the engine (CUDA_VISIBLE_DEVICES='" +
                                probes.visibility().text + "')",
                      .fix = "add it to CUDA_VISIBLE_DEVICES, or check the GPUs the engine is given",
@@ -88,12 +92,13 @@ std::vector<gpu::Device> selected_gpus(const Request& req, const gpu::Snapshot& 
     }
     std::string have;
     for (const auto& d : s.devices) have += (have.empty() ? "" : ", ") + std::to_string(d.index) + " " + d.uuid;
-    out.push_back({.name = "gpu " + sel,
-                   .status = Status::fail,
-                   .rule = Rule::gpu_selector,
-                   .reason = "no GPU matches '" + sel + "' (index or UUID); the driver lists " + (have.empty() ? "none" : have),
-                   .fix = "name GPUs by UUID (indices can change across boots): see `envcheck` for the list",
-                   .data = {{"selector", sel}}});
+    out.push_back(
+        {.name = "gpu " + sel,
+         .status = Status::fail,
+         .rule = Rule::gpu_selector,
+         .reason = "no GPU matches '" + sel + "' (index or UUID); the driver lists " + (have.empty() ? "none" : have),
+         .fix = "name GPUs by UUID (indices can change across boots): see `envcheck` for the list",
+         .data = {{"selector", sel}}});
   }
   return picked;
 }
@@ -109,14 +114,16 @@ Result need_check(const std::string& need, const gpu::Device& d, const std::stri
            .threshold = min.str(),
            .data = device_json(d)};
   if (cc >= min) {
-    r.reason = gpu_label(d) + " has native " + what + " arithmetic (compute capability " + cc.str() + " >= " + min.str() + ")";
+    r.reason = gpu_label(d) + " has native " + what + " arithmetic (compute capability " + cc.str() +
+               " >= " + min.str() + ")";
     return r;
   }
   r.status = Status::fail;
   r.reason = gpu_label(d) + " has no native " + what + " arithmetic (compute capability " + cc.str() + " < " +
              min.str() + "); engines fall back to weight-only kernels (" +
              (fp8 ? "FP8 weights, bf16 arithmetic: slower" : "FP4 weights, higher-precision arithmetic") + ")";
-  r.fix = fp8 ? "run a bf16 or weight-only quantised checkpoint on this GPU, or use a GPU of compute capability 8.9 or newer (Ada, Hopper, Blackwell)"
+  r.fix = fp8 ? "run a bf16 or weight-only quantised checkpoint on this GPU, or use a GPU of compute capability 8.9 or "
+                "newer (Ada, Hopper, Blackwell)"
               : "use a Blackwell GPU (compute capability 10.0 or newer) for NVFP4, or an FP8/bf16 checkpoint here";
   return r;
 }
@@ -133,7 +140,8 @@ Result min_cc_check(const Version& min_cc, const gpu::Device& d, const std::stri
           .data = device_json(d)};
 }
 
-Result arch_list_check(const std::vector<cudacompat::ArchTarget>& arch_list, const gpu::Device& d, const std::string& idx) {
+Result arch_list_check(const std::vector<cudacompat::ArchTarget>& arch_list, const gpu::Device& d,
+                       const std::string& idx) {
   const Version cc{d.cc_major, d.cc_minor};
   std::string list;
   for (const auto& t : arch_list) list += (list.empty() ? "" : ",") + t.text;
@@ -146,8 +154,8 @@ Result arch_list_check(const std::vector<cudacompat::ArchTarget>& arch_list, con
     return r;
   }
   r.status = Status::fail;
-  r.reason = gpu_label(d) + " has no kernel in " + list + " (no cubin sm_" + std::to_string(cc.major) + "x with x <= " +
-             std::to_string(cc.minor) + ", no PTX for " + cc.str() +
+  r.reason = gpu_label(d) + " has no kernel in " + list + " (no cubin sm_" + std::to_string(cc.major) +
+             "x with x <= " + std::to_string(cc.minor) + ", no PTX for " + cc.str() +
              " or older): expect \"no kernel image is available for execution on the device\"";
   r.fix = "use a build compiled for sm_" + std::to_string(cc.major) + std::to_string(cc.minor) +
           " (e.g. TORCH_CUDA_ARCH_LIST including " + cc.str() + "), or one that carries PTX for an older architecture";
@@ -164,13 +172,15 @@ Result vram_free_check(const Request& req, const gpu::Device& d, const std::stri
     r.status = Status::fail;
     r.reason = gpu_label(d) + ": the driver did not report its free memory";
   } else if (*d.memory_free >= *req.vram_free) {
-    r.reason = gpu_label(d) + " has " + util::format_size(*d.memory_free) + " free >= " +
-               util::format_size(*req.vram_free);
+    r.reason = gpu_label(d) + " has " + util::format_size(*d.memory_free) +
+               " free >= " + util::format_size(*req.vram_free);
   } else {
     r.status = Status::fail;
     r.reason = gpu_label(d) + " has " + util::format_size(*d.memory_free) + " free < " +
                util::format_size(*req.vram_free) + " needed";
-    r.fix = "stop what holds the GPU's memory (nvidia-smi --query-compute-apps=pid,used_memory --format=csv) or pick another GPU";
+    r.fix =
+        "stop what holds the GPU's memory (nvidia-smi --query-compute-apps=pid,used_memory --format=csv) or pick "
+        "another GPU";
   }
   return r;
 }
@@ -180,9 +190,11 @@ Result vram_free_check(const Request& req, const gpu::Device& d, const std::stri
 Result cuda_check(const Request& req, Probes& probes) {
   const auto& s = probes.driver();
   Result r{.name = "cuda " + req.cuda->str(),
-           .data = {{"asked", req.cuda->str()}, {"driver_version", s.driver_version},
+           .data = {{"asked", req.cuda->str()},
+                    {"driver_version", s.driver_version},
                     {"driver_cuda", s.driver_cuda ? cuda_text(s.driver_cuda) : ""},
-                    {"libcuda_cuda", s.libcuda_cuda ? cuda_text(s.libcuda_cuda) : ""}, {"libcuda_path", s.libcuda_path}}};
+                    {"libcuda_cuda", s.libcuda_cuda ? cuda_text(s.libcuda_cuda) : ""},
+                    {"libcuda_path", s.libcuda_path}}};
   if (s.driver_version.empty() && s.libcuda_cuda == 0) {
     auto min = cudacompat::minimum_driver_for(*req.cuda);
     r.status = Status::fail;
@@ -199,8 +211,9 @@ Result cuda_check(const Request& req, Probes& probes) {
     r.reason = "driver " + s.driver_version + " (CUDA " + cuda_text(s.driver_cuda) +
                ") is there, but libcuda.so.1 cannot be used: " + s.libcuda_error +
                "; the CUDA runtime of the engine will not find the driver";
-    r.fix = "install the driver's user-mode CUDA library (libcuda.so.1, e.g. the libnvidia-compute package of the "
-            "same driver branch) or put its directory on the loader path";
+    r.fix =
+        "install the driver's user-mode CUDA library (libcuda.so.1, e.g. the libnvidia-compute package of the "
+        "same driver branch) or put its directory on the loader path";
     return r;
   }
   // What the engine's runtime sees is libcuda's answer (a compat libcuda included).
@@ -214,8 +227,10 @@ Result cuda_check(const Request& req, Probes& probes) {
     r.reason += "; the kernel driver (NVML) reports CUDA " + cuda_text(s.driver_cuda) + " but libcuda reports " +
                 cuda_text(s.libcuda_cuda);
     // The driver is new enough; the libcuda the engine loads is not this driver's: say that, not "install the driver".
-    if (v.status != Status::pass && cudacompat::from_cuda_int(s.driver_cuda) >= *req.cuda && !gpu::is_compat_path(s.libcuda_path))
-      r.fix = "the installed driver " + s.driver_version + " supports CUDA " + cuda_text(s.driver_cuda) + ", but the libcuda.so.1 the engine loads (" +
+    if (v.status != Status::pass && cudacompat::from_cuda_int(s.driver_cuda) >= *req.cuda &&
+        !gpu::is_compat_path(s.libcuda_path))
+      r.fix = "the installed driver " + s.driver_version + " supports CUDA " + cuda_text(s.driver_cuda) +
+              ", but the libcuda.so.1 the engine loads (" +
               (s.libcuda_path.empty() ? std::string("the loader's") : s.libcuda_path) + ") is another driver's (CUDA " +
               cuda_text(s.libcuda_cuda) + "): install the user-mode driver of " + s.driver_version +
               " (libnvidia-compute of the same version) or remove the stale libcuda from the loader path";
@@ -229,28 +244,30 @@ void gpu_checks(const Request& req, Probes& probes, std::vector<Result>& out) {
   if (!wanted) return;
   const auto& s = probes.driver();
   // No NVIDIA GPU but AMD ones: --vram-free is read from amdgpu (the other asks are NVIDIA's).
-  if ((s.driver_version.empty() || s.devices.empty()) && req.vram_free && !probes.rocm().gpus.empty() && req.gpus.empty() &&
-      req.needs.empty() && !req.min_cc && req.arch_list.empty())
+  if ((s.driver_version.empty() || s.devices.empty()) && req.vram_free && !probes.rocm().gpus.empty() &&
+      req.gpus.empty() && req.needs.empty() && !req.min_cc && req.arch_list.empty())
     return amd_vram_checks(req, probes, out);
   if (s.driver_version.empty() || s.devices.empty()) {
-    out.push_back({.name = "gpu",
-                   .status = Status::fail,
-                   .rule = Rule::no_gpu,
-                   .reason = s.driver_version.empty() ? no_driver_reason(s) : "driver " + s.driver_version + " lists no GPU",
-                   .fix = kInstallDriver});
+    out.push_back(
+        {.name = "gpu",
+         .status = Status::fail,
+         .rule = Rule::no_gpu,
+         .reason = s.driver_version.empty() ? no_driver_reason(s) : "driver " + s.driver_version + " lists no GPU",
+         .fix = kInstallDriver});
     return;
   }
   const auto& vis = probes.visibility();
   if (vis.restricted && vis.indices.empty()) {
     std::string ignored;
     for (const auto& e : vis.ignored) ignored += (ignored.empty() ? "" : ", ") + e;
-    out.push_back({.name = "gpu",
-                   .status = Status::fail,
-                   .rule = Rule::no_gpu,
-                   .reason = "CUDA_VISIBLE_DEVICES='" + vis.text + "' leaves the engine no GPU" +
-                             (ignored.empty() ? "" : " (no whole GPU matches " + ignored + "; a MIG instance is not checked)"),
-                     .fix = "set CUDA_VISIBLE_DEVICES to the indices or UUIDs of the engine's GPUs (see `envcheck`), or unset it",
-                   .data = {{"cuda_visible_devices", vis.text}, {"ignored", vis.ignored}}});
+    out.push_back(
+        {.name = "gpu",
+         .status = Status::fail,
+         .rule = Rule::no_gpu,
+         .reason = "CUDA_VISIBLE_DEVICES='" + vis.text + "' leaves the engine no GPU" +
+                   (ignored.empty() ? "" : " (no whole GPU matches " + ignored + "; a MIG instance is not checked)"),
+         .fix = "set CUDA_VISIBLE_DEVICES to the indices or UUIDs of the engine's GPUs (see `envcheck`), or unset it",
+         .data = {{"cuda_visible_devices", vis.text}, {"ignored", vis.ignored}}});
     return;
   }
   auto gpus = selected_gpus(req, s, probes, out);

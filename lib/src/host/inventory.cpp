@@ -32,7 +32,8 @@ Result driver_fact(const gpu::Snapshot& s) {
 }
 
 Result libcuda_fact(const gpu::Snapshot& s, const Environment& env) {
-  Result r{.name = "libcuda", .data = {{"path", s.libcuda_path}, {"cuda", s.libcuda_cuda ? cuda_text(s.libcuda_cuda) : ""}}};
+  Result r{.name = "libcuda",
+           .data = {{"path", s.libcuda_path}, {"cuda", s.libcuda_cuda ? cuda_text(s.libcuda_cuda) : ""}}};
   if (s.libcuda_cuda) {
     r.reason = s.libcuda_path + ": cuDriverGetVersion says CUDA " + cuda_text(s.libcuda_cuda);
   } else {
@@ -50,11 +51,13 @@ Result gpu_fact(const gpu::Device& d) {
   auto link = [](int gen, int width) {
     return "gen " + (gen >= 0 ? std::to_string(gen) : "?") + " x" + (width >= 0 ? std::to_string(width) : "?");
   };
-  std::string reason = d.name + ", " + d.uuid + ", compute capability " + (d.cc_major >= 0 ? cc_text(d.cc_major, d.cc_minor) : "?");
+  std::string reason = d.name + ", " + d.uuid + ", compute capability " +
+                       (d.cc_major >= 0 ? cc_text(d.cc_major, d.cc_minor) : "?");
   if (d.memory_total)
     reason += ", memory " + util::format_size(*d.memory_total) + " total / " +
               (d.memory_free ? util::format_size(*d.memory_free) : "?") + " free";
-  reason += ", PCIe " + link(d.pcie.gen_current, d.pcie.width_current) + " now / " + link(d.pcie.gen_max, d.pcie.width_max) + " max";
+  reason += ", PCIe " + link(d.pcie.gen_current, d.pcie.width_current) + " now / " +
+            link(d.pcie.gen_max, d.pcie.width_max) + " max";
   if (d.pcie.gen_current < d.pcie.gen_max || d.pcie.width_current < d.pcie.width_max)
     reason += " (idle links train down: read the link under load before blaming the slot)";
   return {.name = "gpu " + std::to_string(d.index), .reason = reason, .data = device_json(d)};
@@ -77,10 +80,12 @@ Result nvcc_fact(Probes& probes) {
   const auto& nvcc = probes.nvcc();
   if (!nvcc)
     return {.name = "nvcc",
-            .reason = "no nvcc (CUDA_HOME, PATH, " + (probes.env().cuda_root / "cuda").string() + "): only engines' JIT paths need it"};
+            .reason = "no nvcc (CUDA_HOME, PATH, " + (probes.env().cuda_root / "cuda").string() +
+                      "): only engines' JIT paths need it"};
   std::string release = toolkit_version(nvcc->path.parent_path().parent_path());
   return {.name = "nvcc",
-          .reason = nvcc->path.string() + " (from " + nvcc->origin + ")" + (release.empty() ? "" : ", version " + release),
+          .reason = nvcc->path.string() + " (from " + nvcc->origin + ")" +
+                    (release.empty() ? "" : ", version " + release),
           .data = {{"path", nvcc->path.string()}, {"origin", nvcc->origin}, {"version", release}}};
 }
 
@@ -94,7 +99,8 @@ Result python_fact(Probes& probes) {
     r.reason = "no python3 on PATH";
   } else if (!look.header) {
     r.status = Status::warn;
-    r.reason = "python3 at " + look.interpreter->string() + ", but no Python.h found (--python asks it for its own include directory)";
+    r.reason = "python3 at " + look.interpreter->string() +
+               ", but no Python.h found (--python asks it for its own include directory)";
     r.fix = "install the Python headers (apt-get install python3-dev)";
   } else {
     r.reason = "python3 at " + look.interpreter->string() + "; a Python.h at " + look.header->string() +

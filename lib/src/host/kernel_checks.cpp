@@ -33,7 +33,8 @@ std::vector<Target> targets(const Request& req, Probes& probes) {
   std::map<std::string, std::vector<int>> members;
   for (const auto* d : devices) {
     if (d->cc_major < 0) continue;
-    const std::string key = (d->name.empty() ? "unnamed" : d->name) + ", sm_" + std::to_string(d->cc_major) + std::to_string(d->cc_minor);
+    const std::string key = (d->name.empty() ? "unnamed" : d->name) + ", sm_" + std::to_string(d->cc_major) +
+                            std::to_string(d->cc_minor);
     if (!by_key.count(key)) {
       by_key[key] = out.size();
       out.push_back({Gpu{.label = "", .cc = cudacompat::Version{d->cc_major, d->cc_minor}}});
@@ -46,9 +47,14 @@ std::vector<Target> targets(const Request& req, Probes& probes) {
     const std::string& key = member.first;
     const auto& idx = member.second;  // not a structured binding: clang 14 takes none into a lambda
     std::string list = std::to_string(idx.front());
-    if (idx.size() > 1) list = (idx.back() - idx.front() + 1 == static_cast<int>(idx.size()))
-                                   ? std::to_string(idx.front()) + "-" + std::to_string(idx.back())
-                                   : [&] { std::string l; for (int i : idx) l += (l.empty() ? "" : ",") + std::to_string(i); return l; }();
+    if (idx.size() > 1)
+      list = (idx.back() - idx.front() + 1 == static_cast<int>(idx.size()))
+                 ? std::to_string(idx.front()) + "-" + std::to_string(idx.back())
+                 : [&] {
+                     std::string l;
+                     for (int i : idx) l += (l.empty() ? "" : ",") + std::to_string(i);
+                     return l;
+                   }();
     out[by_key[key]].gpu.label = "GPU " + list + " (" + key + ")";
   }
   std::map<std::string, std::size_t> by_gfx;
@@ -70,10 +76,11 @@ std::string fix_for(const kernels::Library& lib, const Gpu& gpu, const std::stri
   if (!gpu.gfx.empty())
     return "install a build of " + file + " for " + gpu.gfx + " (hipcc --offload-arch=" + gpu.gfx + ")";
   const auto arch = std::to_string(gpu.cc->major) + std::to_string(gpu.cc->minor);
-  std::string fix = "install a build of " + file + " that carries sm_" + std::to_string(gpu.cc->major) + "X cubins (X <= " +
-                    std::to_string(gpu.cc->minor) + ") or PTX at or below compute_" + arch +
+  std::string fix = "install a build of " + file + " that carries sm_" + std::to_string(gpu.cc->major) +
+                    "X cubins (X <= " + std::to_string(gpu.cc->minor) + ") or PTX at or below compute_" + arch +
                     " (nvcc -gencode arch=compute_" + arch + ",code=sm_" + arch + ")";
-  if (reason.find("needs a driver") != std::string::npos) fix = "update the NVIDIA driver to one for the CUDA release its PTX needs, or " + fix;
+  if (reason.find("needs a driver") != std::string::npos)
+    fix = "update the NVIDIA driver to one for the CUDA release its PTX needs, or " + fix;
   return fix;
 }
 
@@ -90,8 +97,11 @@ void kernel_checks(const Request& req, Probes& probes, std::vector<Result>& out)
   for (const auto& arg : req.kernels) {
     std::error_code ec;
     if (!fs::exists(arg, ec))
-      out.push_back({.name = "kernels " + arg, .status = Status::fail, .rule = Rule::elf_readable,
-                     .reason = arg + " does not exist", .fix = "name a library or a directory of libraries (a site-packages)",
+      out.push_back({.name = "kernels " + arg,
+                     .status = Status::fail,
+                     .rule = Rule::elf_readable,
+                     .reason = arg + " does not exist",
+                     .fix = "name a library or a directory of libraries (a site-packages)",
                      .data = {{"path", arg}}});
   }
   std::vector<Result> rows;
@@ -106,16 +116,15 @@ void kernel_checks(const Request& req, Probes& probes, std::vector<Result>& out)
     // Fatbins kept as data (.ldata) are looked for only when what the runtime registers does not run.
     if (listing.library.has_device_code()) {
       bool settled = true;
-      for (const auto& t : gpus)
-        settled &= kernels::judge(listing.library, t.gpu, driver_cuda).status != Status::fail;
+      for (const auto& t : gpus) settled &= kernels::judge(listing.library, t.gpu, driver_cuda).status != Status::fail;
       try {
         if (!settled && kernels::has_data_sections(object)) listing.library = kernels::list_kernels(object, true);
-      } catch (const Error&) {
-      }
+      } catch (const Error&) {}
       // Still nothing runs: are its cubins empty modules (the headers do not say; the cubins' section tables do)?
       settled = true;
       for (const auto& t : gpus) settled &= kernels::judge(listing.library, t.gpu, driver_cuda).status != Status::fail;
-      if (!settled) kernels::count_cubin_kernels(listing.library, [](const kernels::Image& i) { return !i.relocatable; });
+      if (!settled)
+        kernels::count_cubin_kernels(listing.library, [](const kernels::Image& i) { return !i.relocatable; });
     }
     const auto& lib = listing.library;
     std::size_t empty_modules = 0;
@@ -132,24 +141,35 @@ void kernel_checks(const Request& req, Probes& probes, std::vector<Result>& out)
       compressed += i.compressed;
       relocatable += i.relocatable;
       embedded += i.embedded;
-      if (i.kind == kernels::Kind::ptx && kernels::origin_of(i) == kernels::Origin::registered) isa_of.emplace(i.target, i.ptx_isa);
+      if (i.kind == kernels::Kind::ptx && kernels::origin_of(i) == kernels::Origin::registered)
+        isa_of.emplace(i.target, i.ptx_isa);
       if (std::find(sections.begin(), sections.end(), i.section) == sections.end()) sections.push_back(i.section);
     }
-    for (const auto& t : kernels::distinct_targets(lib, kernels::Kind::ptx)) ptx.push_back({{"target", t}, {"isa", isa_of[t]}});
+    for (const auto& t : kernels::distinct_targets(lib, kernels::Kind::ptx))
+      ptx.push_back({{"target", t}, {"isa", isa_of[t]}});
     const auto cubins = kernels::distinct_targets(lib, kernels::Kind::cubin);
     const auto objects = kernels::distinct_targets(lib, kernels::Kind::code_object);
     nlohmann::json other = nlohmann::json::array();
-    for (const auto& o : lib.other) other.push_back({{"kind", o.kind}, {"arch", "sm_" + std::to_string(o.arch)}, {"count", o.count}});
+    for (const auto& o : lib.other)
+      other.push_back({{"kind", o.kind}, {"arch", "sm_" + std::to_string(o.arch)}, {"count", o.count}});
     using kernels::Origin;
     const auto reloc_cubins = kernels::distinct_targets(lib, kernels::Kind::cubin, Origin::relocatable);
     const auto reloc_ptx = kernels::distinct_targets(lib, kernels::Kind::ptx, Origin::relocatable);
     const auto kept_cubins = kernels::distinct_targets(lib, kernels::Kind::cubin, Origin::embedded);
     const auto kept_ptx = kernels::distinct_targets(lib, kernels::Kind::ptx, Origin::embedded);
-    r.data = {{"path", object.string()}, {"cubins", cubins}, {"ptx", ptx}, {"code_objects", objects},
-              {"images", lib.images.size() - relocatable - embedded}, {"compressed", compressed}, {"sections", sections},
+    r.data = {{"path", object.string()},
+              {"cubins", cubins},
+              {"ptx", ptx},
+              {"code_objects", objects},
+              {"images", lib.images.size() - relocatable - embedded},
+              {"compressed", compressed},
+              {"sections", sections},
               {"relocatable", {{"images", relocatable}, {"cubins", reloc_cubins}, {"ptx", reloc_ptx}}},
               {"kept_as_data", {{"images", embedded}, {"cubins", kept_cubins}, {"ptx", kept_ptx}}},
-              {"other_entries", other}, {"empty_modules", empty_modules}, {"problems", lib.problems}, {"gpus", nlohmann::json::array()}};
+              {"other_entries", other},
+              {"empty_modules", empty_modules},
+              {"problems", lib.problems},
+              {"gpus", nlohmann::json::array()}};
     std::string carries;
     auto add = [&](const std::string& what, const std::vector<std::string>& list) {
       if (list.empty()) return;
@@ -159,7 +179,8 @@ void kernel_checks(const Request& req, Probes& probes, std::vector<Result>& out)
     };
     add("cubins", cubins);
     std::vector<std::string> ptx_text;
-    for (const auto& p : ptx) ptx_text.push_back(p["target"].get<std::string>() + " (ISA " + p["isa"].get<std::string>() + ")");
+    for (const auto& p : ptx)
+      ptx_text.push_back(p["target"].get<std::string>() + " (ISA " + p["isa"].get<std::string>() + ")");
     add("PTX", ptx_text);
     add("code objects", objects);
     if (relocatable) {
@@ -170,17 +191,22 @@ void kernel_checks(const Request& req, Probes& probes, std::vector<Result>& out)
     if (embedded) {
       auto both = kept_cubins;
       both.insert(both.end(), kept_ptx.begin(), kept_ptx.end());
-      carries += (carries.empty() ? "" : ", ") + std::to_string(embedded) + " more kept as data (.ldata, loaded by the library itself): ";
+      carries += (carries.empty() ? "" : ", ") + std::to_string(embedded) +
+                 " more kept as data (.ldata, loaded by the library itself): ";
       for (std::size_t k = 0; k < both.size(); ++k) carries += (k ? " " : "") + both[k];
     }
     std::size_t others = 0;
     for (const auto& o : lib.other) others += o.count;
     if (others) carries += (carries.empty() ? "" : ", ") + std::to_string(others) + " entries neither cubin nor PTX";
-    r.reason = std::to_string(lib.images.size() - relocatable - embedded) + " images: " + (carries.empty() ? "none readable" : carries);
+    r.reason = std::to_string(lib.images.size() - relocatable - embedded) +
+               " images: " + (carries.empty() ? "none readable" : carries);
     for (const auto& t : gpus) {
       auto v = kernels::judge(lib, t.gpu, driver_cuda);
-      r.data["gpus"].push_back({{"gpu", t.gpu.label}, {"indices", t.indices}, {"status", check::status_word(v.status)},
-                                {"via", v.via}, {"reason", v.reason}});
+      r.data["gpus"].push_back({{"gpu", t.gpu.label},
+                                {"indices", t.indices},
+                                {"status", check::status_word(v.status)},
+                                {"via", v.via},
+                                {"reason", v.reason}});
       if (v.status == Status::info) continue;
       r.reason += "; " + v.reason;
       if (severity(v.status) > severity(r.status)) {
@@ -201,8 +227,11 @@ void kernel_checks(const Request& req, Probes& probes, std::vector<Result>& out)
   out.push_back({.name = "kernels",
                  .status = Status::info,
                  .reason = where,
-                 .data = {{"objects", collected.objects.size()}, {"with_device_code", with_code}, {"images", images},
-                          {"milliseconds", ms}, {"unreadable", unreadable}}});
+                 .data = {{"objects", collected.objects.size()},
+                          {"with_device_code", with_code},
+                          {"images", images},
+                          {"milliseconds", ms},
+                          {"unreadable", unreadable}}});
   for (auto& r : rows) out.push_back(std::move(r));
 }
 

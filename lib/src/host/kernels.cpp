@@ -27,7 +27,9 @@ Library list_kernels(const fs::path& object, bool kept_as_data) {
   auto sections = elf::read_sections(file);
   for (const auto& s : sections) {
     for (auto* n = kCudaSections; *n; ++n)
-      if (s.name == *n) read_fatbins(file, s, lib, false, s.name == ".nv_fatbin" ? registered_fatbins(file, sections, s) : std::vector<std::uint64_t>{});
+      if (s.name == *n)
+        read_fatbins(file, s, lib, false,
+                     s.name == ".nv_fatbin" ? registered_fatbins(file, sections, s) : std::vector<std::uint64_t>{});
     for (auto* n = kHipSections; *n; ++n)
       if (s.name == *n) read_offload_bundles(file, s, lib);
     for (auto* n = kEmbeddedSections; kept_as_data && *n; ++n)
@@ -210,11 +212,13 @@ std::string carries_text(const Library& lib, bool amd) {
     auto cubins = distinct_targets(lib, Kind::cubin), ptx = distinct_targets(lib, Kind::ptx);
     if (!cubins.empty()) parts.push_back("cubins " + join(cubins));
     if (!ptx.empty()) parts.push_back("PTX " + join(ptx));
-    auto kept_cubins = distinct_targets(lib, Kind::cubin, Origin::embedded), kept_ptx = distinct_targets(lib, Kind::ptx, Origin::embedded);
+    auto kept_cubins = distinct_targets(lib, Kind::cubin, Origin::embedded),
+         kept_ptx = distinct_targets(lib, Kind::ptx, Origin::embedded);
     if (!kept_cubins.empty()) parts.push_back("kept as data cubins " + join(kept_cubins));
     if (!kept_ptx.empty()) parts.push_back("kept as data PTX " + join(kept_ptx));
     if (cubins.empty() && ptx.empty() && !distinct_targets(lib, Kind::cubin, Origin::relocatable).empty())
-      parts.push_back("only relocatable device code (__nv_relfatbin) " + join(distinct_targets(lib, Kind::cubin, Origin::relocatable)));
+      parts.push_back("only relocatable device code (__nv_relfatbin) " +
+                      join(distinct_targets(lib, Kind::cubin, Origin::relocatable)));
   }
   return parts.empty() ? "nothing for this vendor's GPUs" : join(parts, " and ");
 }
@@ -236,8 +240,8 @@ Verdict judge(const Library& lib, const Gpu& gpu, int driver_cuda) {
   if (!carries && empty_modules) {
     v.status = check::Status::pass;
     v.via = "no kernels";
-    v.reason = "carries no kernels for " + gpu.label + " to run: its " + std::to_string(empty_modules) +
-               " cubin" + (empty_modules > 1 ? "s are empty modules" : " is an empty module") + " (no .text sections)";
+    v.reason = "carries no kernels for " + gpu.label + " to run: its " + std::to_string(empty_modules) + " cubin" +
+               (empty_modules > 1 ? "s are empty modules" : " is an empty module") + " (no .text sections)";
     return v;
   }
   if (!carries) {
@@ -265,7 +269,8 @@ Verdict judge(const Library& lib, const Gpu& gpu, int driver_cuda) {
   const Image* too_new_ptx = nullptr;
   const auto driver = cudacompat::from_cuda_int(driver_cuda);
   for (const auto& i : lib.images) {
-    if (i.kind == Kind::code_object || i.relocatable || i.kernel_count == std::size_t(0) || !cuda_runs(i, *gpu.cc)) continue;
+    if (i.kind == Kind::code_object || i.relocatable || i.kernel_count == std::size_t(0) || !cuda_runs(i, *gpu.cc))
+      continue;
     if (i.kind == Kind::cubin) {
       if (!best_cubin || i.arch.arch > best_cubin->arch.arch) best_cubin = &i;
       continue;
@@ -304,7 +309,8 @@ Verdict judge(const Library& lib, const Gpu& gpu, int driver_cuda) {
     v.via = "kind " + std::to_string(unknown_kind);
     v.reason = "no cubin or PTX in it runs on " + gpu.label + " (it carries " + carries_text(lib, false) + "), but " +
                std::to_string(unknown) + " fatbin entries of kind " + std::to_string(unknown_kind) +
-               " (neither cubin nor PTX: cuobjdump does not list them) are built for sm_" + std::to_string(gpu.cc->major) + "X";
+               " (neither cubin nor PTX: cuobjdump does not list them) are built for sm_" +
+               std::to_string(gpu.cc->major) + "X";
     return v;
   }
   v.status = check::Status::fail;

@@ -52,7 +52,9 @@ void elf_checks(const std::string& path, Probes& probes, std::vector<Result>& ou
       elf_checks(object.string(), probes, out);
     }
     if (objects == 0)
-      out.push_back({.name = "elf " + path, .status = Status::fail, .rule = Rule::elf_readable,
+      out.push_back({.name = "elf " + path,
+                     .status = Status::fail,
+                     .rule = Rule::elf_readable,
                      .reason = "no ELF shared object (*.so, *.so.N) under " + path,
                      .fix = "name the library's directory (a site-packages, a lib/) or the library itself",
                      .data = {{"path", path}}});
@@ -73,19 +75,25 @@ void elf_checks(const std::string& path, Probes& probes, std::vector<Result>& ou
   }
   nlohmann::json resolved = nlohmann::json::array();
   for (const auto& e : res.resolved)
-    resolved.push_back({{"name", e.name}, {"path", e.lookup.path->string()}, {"via", e.lookup.via}, {"needed_by", e.needed_by.string()}});
+    resolved.push_back({{"name", e.name},
+                        {"path", e.lookup.path->string()},
+                        {"via", e.lookup.via},
+                        {"needed_by", e.needed_by.string()}});
   for (const auto& m : res.missing) {
     std::string reason = m.name + ", needed by " + m.needed_by.string() + ", will not resolve";
     if (!m.lookup.skipped.empty()) reason += "; passed over " + skipped_text(m.lookup.skipped);
-    out.push_back({.name = name + ": " + m.name,
-                   .status = Status::fail,
-                   .rule = Rule::needed_resolution,
-                   .reason = reason,
-                   .fix = "install " + m.name + ", or add its directory to the needing object's RUNPATH or LD_LIBRARY_PATH",
-                   .data = {{"name", m.name}, {"needed_by", m.needed_by.string()}}});
+    out.push_back(
+        {.name = name + ": " + m.name,
+         .status = Status::fail,
+         .rule = Rule::needed_resolution,
+         .reason = reason,
+         .fix = "install " + m.name + ", or add its directory to the needing object's RUNPATH or LD_LIBRARY_PATH",
+         .data = {{"name", m.name}, {"needed_by", m.needed_by.string()}}});
   }
   for (const auto& u : res.unreadable)
-    out.push_back({.name = name, .status = Status::warn, .rule = Rule::elf_readable,
+    out.push_back({.name = name,
+                   .status = Status::warn,
+                   .rule = Rule::elf_readable,
                    .reason = "a dependency could not be read: " + u});
   if (res.missing.empty()) {
     out.push_back({.name = name,

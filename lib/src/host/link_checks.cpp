@@ -39,8 +39,12 @@ Result link_row(const host::GpuLinkTest& g, const std::string& who) {
   Result r{.name = "link " + who,
            .status = Status::pass,
            .rule = Rule::link_copies,
-           .data = {{"pci_bus_id", g.pci_bus_id}, {"cuda_ordinal", g.ordinal}, {"idle", link_json(g.idle)},
-                    {"under_load", link_json(g.under_load)}, {"max", link_json(g.max)}, {"samples", g.samples},
+           .data = {{"pci_bus_id", g.pci_bus_id},
+                    {"cuda_ordinal", g.ordinal},
+                    {"idle", link_json(g.idle)},
+                    {"under_load", link_json(g.under_load)},
+                    {"max", link_json(g.max)},
+                    {"samples", g.samples},
                     {"nvml_error", g.nvml_error}}};
   if (!g.error.empty()) {
     r.status = Status::fail;
@@ -59,8 +63,8 @@ Result link_row(const host::GpuLinkTest& g, const std::string& who) {
   r.reason = who + ": H2D " + gbps(g.h2d_gb_per_s) + " GB/s, D2H " + gbps(g.d2h_gb_per_s) + " GB/s";
   if (theory > 0)
     r.reason += " (" + std::to_string(static_cast<int>(std::lround(100 * g.h2d_gb_per_s / theory))) + "% / " +
-                std::to_string(static_cast<int>(std::lround(100 * g.d2h_gb_per_s / theory))) + "% of " + link_text(basis) +
-                "'s " + gbps(theory) + " GB/s)";
+                std::to_string(static_cast<int>(std::lround(100 * g.d2h_gb_per_s / theory))) + "% of " +
+                link_text(basis) + "'s " + gbps(theory) + " GB/s)";
   if (g.under_load.known())
     r.reason += "; PCIe " + link_text(g.under_load) + " under load (" + std::to_string(g.samples) + " readings), " +
                 link_text(g.idle) + " idle, " + link_text(g.max) + " max";
@@ -78,11 +82,14 @@ void link_checks(const Request& req, Probes& probes, std::vector<Result>& out) {
                                 .nvml_library = probes.env().driver.nvml_library,
                                 .seconds_per_gpu = req.link_test_seconds()};
   for (const auto& sel : req.gpus)
-    if (const auto* d = gpu::select_device(s.devices, sel); d && !d->pci_bus_id.empty()) options.bus_ids.push_back(d->pci_bus_id);
+    if (const auto* d = gpu::select_device(s.devices, sel); d && !d->pci_bus_id.empty())
+      options.bus_ids.push_back(d->pci_bus_id);
   if (!req.gpus.empty() && options.bus_ids.empty()) {
     // An unknown selector has its own row; a known GPU without a bus id cannot be matched to libcuda's.
     if (std::any_of(req.gpus.begin(), req.gpus.end(), [&](const auto& g) { return gpu::select_device(s.devices, g); }))
-      out.push_back({.name = "link test", .status = Status::fail, .rule = Rule::link_copies,
+      out.push_back({.name = "link test",
+                     .status = Status::fail,
+                     .rule = Rule::link_copies,
                      .reason = "the selected GPUs' PCI bus ids are unknown (NVML was not usable: " + s.nvml_error +
                                "), so they cannot be found among libcuda's devices",
                      .fix = kInstallDriver});
@@ -90,19 +97,23 @@ void link_checks(const Request& req, Probes& probes, std::vector<Result>& out) {
   }
   auto report = host::run_link_test(options);
   if (!report.error.empty() || report.gpus.empty()) {
-    out.push_back({.name = "link test",
-                   .status = Status::fail,
-                   .rule = Rule::link_copies,
-                   .reason = report.error.empty() ? "libcuda lists no GPU to copy to" : "no copies could run: " + report.error,
-                   .fix = kInstallDriver});
+    out.push_back(
+        {.name = "link test",
+         .status = Status::fail,
+         .rule = Rule::link_copies,
+         .reason = report.error.empty() ? "libcuda lists no GPU to copy to" : "no copies could run: " + report.error,
+         .fix = kInstallDriver});
     return;
   }
   for (const auto& g : report.gpus) {
     const auto who = gpu_name(s, g.pci_bus_id, g.ordinal);
     out.push_back(link_row(g, who));
     if (req.min_pcie) {
-      Result r{.name = "min-pcie " + who, .status = Status::pass, .rule = Rule::min_pcie_link,
-               .threshold = req.min_pcie_text, .data = {{"under_load", link_json(g.under_load)}, {"max", link_json(g.max)}}};
+      Result r{.name = "min-pcie " + who,
+               .status = Status::pass,
+               .rule = Rule::min_pcie_link,
+               .threshold = req.min_pcie_text,
+               .data = {{"under_load", link_json(g.under_load)}, {"max", link_json(g.max)}}};
       if (!g.under_load.known()) {
         r.status = Status::fail;
         r.reason = who + ": the link under load could not be read (" + (g.error.empty() ? g.nvml_error : g.error) + ")";
@@ -119,7 +130,10 @@ void link_checks(const Request& req, Probes& probes, std::vector<Result>& out) {
       out.push_back(r);
     }
     if (req.min_h2d) {
-      Result r{.name = "min-h2d " + who, .status = Status::pass, .rule = Rule::min_h2d, .threshold = req.min_h2d_text,
+      Result r{.name = "min-h2d " + who,
+               .status = Status::pass,
+               .rule = Rule::min_h2d,
+               .threshold = req.min_h2d_text,
                .data = {{"h2d_gb_per_s", rounded(g.h2d_gb_per_s, 0.01)}}};
       r.reason = who + " copies host to device at " + gbps(g.h2d_gb_per_s) + " GB/s";
       if (!g.error.empty() || g.h2d_gb_per_s < *req.min_h2d) {
@@ -135,17 +149,22 @@ void link_checks(const Request& req, Probes& probes, std::vector<Result>& out) {
     Result r{.name = "peer " + a.substr(a.find(' ') + 1) + "-" + b.substr(b.find(' ') + 1),
              .status = p.can_access ? Status::pass : Status::warn,
              .rule = Rule::peer_path,
-             .data = {{"a", p.a_bus_id}, {"b", p.b_bus_id}, {"direct", p.can_access},
+             .data = {{"a", p.a_bus_id},
+                      {"b", p.b_bus_id},
+                      {"direct", p.can_access},
                       {"gb_per_s", p.gb_per_s ? json(rounded(*p.gb_per_s, 0.01)) : json(nullptr)}}};
     r.reason = a + " -> " + b + ": " +
-               (p.can_access ? "direct peer access (cuDeviceCanAccessPeer)"
-                             : "no direct peer access (cuDeviceCanAccessPeer says no): copies are staged through host memory");
+               (p.can_access
+                    ? "direct peer access (cuDeviceCanAccessPeer)"
+                    : "no direct peer access (cuDeviceCanAccessPeer says no): copies are staged through host memory");
     if (p.gb_per_s) r.reason += ", " + gbps(*p.gb_per_s) + " GB/s measured";
     if (!p.error.empty()) {
       r.status = Status::fail;
       r.reason += "; the copies did not run: " + p.error;
     }
-    if (!p.can_access) r.fix = "every all-reduce between these two goes through host memory: expect this bandwidth, or use GPUs with P2P";
+    if (!p.can_access)
+      r.fix =
+          "every all-reduce between these two goes through host memory: expect this bandwidth, or use GPUs with P2P";
     out.push_back(r);
   }
 }
@@ -157,19 +176,27 @@ void pcie_atomics_rows(Probes& probes, bool as_check, std::vector<Result>& out) 
     if (!d.pci_bus_id.empty()) gpus.emplace_back("gpu " + std::to_string(d.index), d.pci_bus_id);
   for (const auto& id : host::amd_gpu_bus_ids(sysfs)) gpus.emplace_back("amd " + id, id);
   if (gpus.empty() && as_check)
-    out.push_back({.name = "pcie-atomics", .status = Status::fail, .rule = Rule::pcie_atomics_routing,
+    out.push_back({.name = "pcie-atomics",
+                   .status = Status::fail,
+                   .rule = Rule::pcie_atomics_routing,
                    .reason = "no GPU to look at: NVML gave no PCI bus id and " + (sysfs / "class/drm").string() +
                              " has no AMD device",
                    .fix = kInstallDriver});
   auto function_json = [](const host::PcieFunction& f) {
-    return json{{"bdf", f.bdf}, {"readable", f.readable}, {"why", f.why}, {"type", host::port_type_name(f.type)},
-                {"routing", f.caps.routing}, {"completer32", f.caps.completer32}, {"completer64", f.caps.completer64},
+    return json{{"bdf", f.bdf},
+                {"readable", f.readable},
+                {"why", f.why},
+                {"type", host::port_type_name(f.type)},
+                {"routing", f.caps.routing},
+                {"completer32", f.caps.completer32},
+                {"completer64", f.caps.completer64},
                 {"cas128", f.caps.cas128}};
   };
   for (const auto& [who, id] : gpus) {
     auto path = host::read_atomics_path(sysfs, id);
     if (!as_check && !path.readable()) continue;  // the inventory shows only what it could read
-    Result r{.name = "pcie-atomics " + who, .status = as_check ? Status::pass : Status::info,
+    Result r{.name = "pcie-atomics " + who,
+             .status = as_check ? Status::pass : Status::info,
              .rule = as_check ? Rule::pcie_atomics_routing : Rule::none,
              .data = {{"bdf", id}, {"device", function_json(path.device)}, {"bridges", json::array()}}};
     for (const auto& b : path.bridges) r.data["bridges"].push_back(function_json(b));
@@ -177,8 +204,8 @@ void pcie_atomics_rows(Probes& probes, bool as_check, std::vector<Result>& out) 
     r.data["first_blocking_bridge"] = blocking ? json(blocking->bdf) : json(nullptr);
     const auto& c = path.device.caps;
     auto bits = [](const host::AtomicCaps& k) {
-      return std::string("32bit") + (k.completer32 ? "+" : "-") + " 64bit" + (k.completer64 ? "+" : "-") + " 128bitCAS" +
-             (k.cas128 ? "+" : "-");
+      return std::string("32bit") + (k.completer32 ? "+" : "-") + " 64bit" + (k.completer64 ? "+" : "-") +
+             " 128bitCAS" + (k.cas128 ? "+" : "-");
     };
     if (!path.error.empty()) {
       r.status = Status::fail;
@@ -192,14 +219,18 @@ void pcie_atomics_rows(Probes& probes, bool as_check, std::vector<Result>& out) 
       r.fix = "run envcheck --pcie-atomics as root (sudo): config space past 64 bytes is root's";
     } else if (path.bridges.empty()) {
       r.status = as_check ? Status::warn : Status::info;
-      r.reason = who + " (" + id + ") sits on the host bridge's bus with no root port in sysfs (a virtual machine's flat "
-                 "bus?): routing cannot be read; the device completes AtomicOps " + bits(c);
+      r.reason = who + " (" + id +
+                 ") sits on the host bridge's bus with no root port in sysfs (a virtual machine's flat "
+                 "bus?): routing cannot be read; the device completes AtomicOps " +
+                 bits(c);
     } else if (blocking) {
       r.status = as_check ? Status::fail : Status::warn;
-      r.reason = who + " (" + id + "): AtomicOps stop at " + blocking->bdf + " (" + host::port_type_name(blocking->type) +
-                 ", AtomicOp Routing-) on the way to root port " + path.bridges.back().bdf;
-      r.fix = "put the GPU in a slot on a CPU root port whose path routes AtomicOps (lspci -vv: AtomicOpsCap: Routing+); "
-              "ROCm's multi-GPU runtimes need them";
+      r.reason = who + " (" + id + "): AtomicOps stop at " + blocking->bdf + " (" +
+                 host::port_type_name(blocking->type) + ", AtomicOp Routing-) on the way to root port " +
+                 path.bridges.back().bdf;
+      r.fix =
+          "put the GPU in a slot on a CPU root port whose path routes AtomicOps (lspci -vv: AtomicOpsCap: Routing+); "
+          "ROCm's multi-GPU runtimes need them";
     } else {
       r.reason = who + " (" + id + "): every bridge up to root port " + path.bridges.back().bdf + " (" +
                  std::to_string(path.bridges.size()) + " in all) routes AtomicOps; the device completes " + bits(c);
@@ -213,18 +244,27 @@ void roce_rows(const std::string& device, Probes& probes, bool as_check, std::ve
   auto ports = host::read_rdma_ports(sysfs, device);
   if (ports.empty()) {
     if (as_check)
-      out.push_back({.name = "roce", .status = Status::fail, .rule = Rule::roce_gid_index,
-                     .reason = "no RDMA device" + (device.empty() ? "" : " '" + escape_control(device) + "'") + " in " +
-                               (sysfs / "class/infiniband").string(),
-                     .fix = "load the RDMA driver of the NIC (mlx5_ib, bnxt_re, irdma) or name a device that is there"});
+      out.push_back(
+          {.name = "roce",
+           .status = Status::fail,
+           .rule = Rule::roce_gid_index,
+           .reason = "no RDMA device" + (device.empty() ? "" : " '" + escape_control(device) + "'") + " in " +
+                     (sysfs / "class/infiniband").string(),
+           .fix = "load the RDMA driver of the NIC (mlx5_ib, bnxt_re, irdma) or name a device that is there"});
     return;
   }
   const auto ipv4 = host::node_ipv4_addresses();
   for (const auto& p : ports) {
-    Result r{.name = "roce " + p.device + "/" + std::to_string(p.port), .status = as_check ? Status::pass : Status::info,
+    Result r{.name = "roce " + p.device + "/" + std::to_string(p.port),
+             .status = as_check ? Status::pass : Status::info,
              .rule = as_check ? Rule::roce_gid_index : Rule::none,
-             .data = {{"device", p.device}, {"port", p.port}, {"link_layer", p.link_layer}, {"state", p.state}, {"holes", p.holes},
-                      {"node_ipv4", ipv4}, {"gids", json::array()}}};
+             .data = {{"device", p.device},
+                      {"port", p.port},
+                      {"link_layer", p.link_layer},
+                      {"state", p.state},
+                      {"holes", p.holes},
+                      {"node_ipv4", ipv4},
+                      {"gids", json::array()}}};
     std::string table;
     for (const auto& g : p.gids) {
       r.data["gids"].push_back({{"index", g.index}, {"gid", g.gid}, {"type", g.type}, {"netdev", g.netdev}});
@@ -239,27 +279,30 @@ void roce_rows(const std::string& device, Probes& probes, bool as_check, std::ve
     if (p.link_layer == "InfiniBand") {
       r.status = Status::info;
       r.rule = Rule::none;
-      r.reason = p.device + " port " + std::to_string(p.port) + " is InfiniBand: NCCL_IB_GID_INDEX does not apply; " + table;
+      r.reason = p.device + " port " + std::to_string(p.port) + " is InfiniBand: NCCL_IB_GID_INDEX does not apply; " +
+                 table;
     } else if (!p.active()) {
       // A GID entry on a port that is not up carries no traffic: NCCL would time out on it.
       r.status = as_check ? Status::fail : Status::warn;
       r.reason = p.device + " port " + std::to_string(p.port) + " is not ACTIVE (state " + p.state + ")" +
                  (index ? "; its NCCL_IB_GID_INDEX would be " + std::to_string(*index) : "") + "; " + table;
       r.data["nccl_ib_gid_index"] = nullptr;  // not a value to export: the port carries nothing
-      r.fix = "bring the port up: check the cable and the switch port, `ip link set <netdev> up`, and `rdma link show " +
-              p.device + "/" + std::to_string(p.port) + "`";
+      r.fix =
+          "bring the port up: check the cable and the switch port, `ip link set <netdev> up`, and `rdma link show " +
+          p.device + "/" + std::to_string(p.port) + "`";
     } else if (index) {
       const auto& g = *std::find_if(p.gids.begin(), p.gids.end(), [&](const auto& e) { return e.index == *index; });
-      r.reason = "NCCL_IB_GID_INDEX=" + std::to_string(*index) + ": RoCE v2 " + g.gid + (g.netdev.empty() ? "" : " on " + g.netdev) +
-                 "; " + table;
+      r.reason = "NCCL_IB_GID_INDEX=" + std::to_string(*index) + ": RoCE v2 " + g.gid +
+                 (g.netdev.empty() ? "" : " on " + g.netdev) + "; " + table;
     } else {
       std::string addrs;
       for (const auto& a : ipv4) addrs += (addrs.empty() ? "" : ", ") + a;
       r.status = as_check ? Status::fail : Status::warn;
       r.reason = p.device + " port " + std::to_string(p.port) + " has no RoCE v2 GID for this node's IPv4 addresses (" +
                  (addrs.empty() ? "none" : addrs) + "); " + table;
-      r.fix = "give the port's netdev its IPv4 address (ip addr add) and check `rdma link`; do not pin NCCL_IB_GID_INDEX: "
-              "a link-local IPv6 entry regenerates and a hole shifts the index";
+      r.fix =
+          "give the port's netdev its IPv4 address (ip addr add) and check `rdma link`; do not pin NCCL_IB_GID_INDEX: "
+          "a link-local IPv6 entry regenerates and a hole shifts the index";
     }
     out.push_back(r);
   }

@@ -116,7 +116,8 @@ LinkTestReport run_link_test(const LinkTestOptions& options) {
     const int n = cuda->device_count();
     for (int i = 0; i < n; ++i) {
       auto id = cuda->pci_bus_id(i);
-      if (options.bus_ids.empty() || std::find(options.bus_ids.begin(), options.bus_ids.end(), id) != options.bus_ids.end())
+      if (options.bus_ids.empty() ||
+          std::find(options.bus_ids.begin(), options.bus_ids.end(), id) != options.bus_ids.end())
         report.gpus.push_back({.ordinal = i, .pci_bus_id = id});
     }
   } catch (const Error& e) {
@@ -131,8 +132,10 @@ LinkTestReport run_link_test(const LinkTestOptions& options) {
     g.max = sampler.max();
     try {
       sample_during(sampler, g, [&] {
-        g.h2d_gb_per_s = cuda->time_host_copies(g.ordinal, CopyDirection::host_to_device, options.chunk_bytes, half).gb_per_s();
-        g.d2h_gb_per_s = cuda->time_host_copies(g.ordinal, CopyDirection::device_to_host, options.chunk_bytes, half).gb_per_s();
+        g.h2d_gb_per_s =
+            cuda->time_host_copies(g.ordinal, CopyDirection::host_to_device, options.chunk_bytes, half).gb_per_s();
+        g.d2h_gb_per_s =
+            cuda->time_host_copies(g.ordinal, CopyDirection::device_to_host, options.chunk_bytes, half).gb_per_s();
       });
     } catch (const Error& e) {
       g.error = e.what();

@@ -9,8 +9,8 @@
 //    then the compressed plain bundle. Its ids are in the decompressed start,
 //    so only that much is decompressed.
 #include <zlib.h>
-#include "read_le.hpp"
 #include <zstd.h>
+#include "read_le.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -48,8 +48,9 @@ std::uint64_t parse_table(std::string_view head, std::uint64_t available, bool c
   need = 0;
   if (head.size() < kPlainMagic.size() + 8) return need = kPlainMagic.size() + 8, 0;
   const auto count = at<std::uint64_t>(head.data(), kPlainMagic.size());
-  if (count > available / 24) throw std::string("a bundle of " + std::to_string(count) + " entries cannot fit in " +
-                                                std::to_string(available) + " bytes");
+  if (count > available / 24)
+    throw std::string("a bundle of " + std::to_string(count) + " entries cannot fit in " + std::to_string(available) +
+                      " bytes");
   std::size_t p = kPlainMagic.size() + 8;
   std::uint64_t bundle_end = p;
   std::vector<Image> images;
@@ -106,7 +107,10 @@ std::string inflate_start(const elf::ObjectFile& f, std::uint64_t from, std::uin
   if (method == 0) {
     z_stream z{};
     if (inflateInit(&z) != Z_OK) throw std::string("zlib: cannot start inflating");
-    struct End { z_stream* z; ~End() { inflateEnd(z); } } end{&z};
+    struct End {
+      z_stream* z;
+      ~End() { inflateEnd(z); }
+    } end{&z};
     while (from < to && out.size() < kMaxTableBytes) {
       std::uint64_t n = std::min<std::uint64_t>(in.size(), to - from);
       f.read_into(in.data(), from, n, "a compressed offload bundle");
@@ -162,7 +166,10 @@ void read_offload_bundles(const elf::ObjectFile& f, const elf::Section& section,
         for (;;) {
           head = f.read(pos, std::min<std::uint64_t>({need, available, kMaxTableBytes}), "an offload bundle table");
           auto size = parse_table(head, available, false, section.name, into.images, need);
-          if (size) { next = pos + size; break; }
+          if (size) {
+            next = pos + size;
+            break;
+          }
           if (need > available || need > kMaxTableBytes) throw std::string("its entry table runs past the section");
           need = std::max<std::size_t>(need, head.size() * 2);
         }
@@ -177,7 +184,8 @@ void read_offload_bundles(const elf::ObjectFile& f, const elf::Section& section,
         else if (version == 3) header = 32, total = at<std::uint64_t>(h, 8), uncompressed = at<std::uint64_t>(h, 16);
         else throw std::string("a compressed bundle of version " + std::to_string(version) + " (1-3 are known)");
         if (header > available || (total && (total < header || total > available)))
-          throw std::string("a compressed bundle of " + std::to_string(total) + " bytes in " + std::to_string(available));
+          throw std::string("a compressed bundle of " + std::to_string(total) + " bytes in " +
+                            std::to_string(available));
         const std::uint64_t data_end = total ? pos + total : end;
         std::vector<Image> images;
         std::size_t need = 0;

@@ -12,13 +12,14 @@ namespace provkit::host {
 
 namespace {
 
-constexpr std::size_t kHeaderBytes = 64;          // what an unprivileged read of `config` returns
-constexpr std::size_t kConfigBytes = 4096;        // extended config space
-constexpr unsigned kCapPcie = 0x10;               // PCI Express capability id
-constexpr unsigned kDevCap2 = 0x24;               // Device Capabilities 2, from the capability
+constexpr std::size_t kHeaderBytes = 64;    // what an unprivileged read of `config` returns
+constexpr std::size_t kConfigBytes = 4096;  // extended config space
+constexpr unsigned kCapPcie = 0x10;         // PCI Express capability id
+constexpr unsigned kDevCap2 = 0x24;         // Device Capabilities 2, from the capability
 
 bool is_hex_digits(std::string_view s, std::size_t n) {
-  return s.size() == n && std::all_of(s.begin(), s.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); });
+  return s.size() == n &&
+         std::all_of(s.begin(), s.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); });
 }
 
 unsigned byte_at(std::string_view c, std::size_t at) { return static_cast<unsigned char>(c[at]); }
@@ -35,7 +36,8 @@ std::string canonical_bus_id(std::string_view text) {
   auto dot = parts[2].find('.');
   // Linux prints the domain with 4 digits at least (VMD domains have 5).
   if (!(is_hex_digits(domain, 4) || is_hex_digits(domain, 5)) || !is_hex_digits(parts[1], 2) || dot != 2 ||
-      !is_hex_digits(parts[2].substr(0, 2), 2) || parts[2].size() != 4 || !std::isdigit(static_cast<unsigned char>(parts[2][3])) || parts[2][3] > '7')
+      !is_hex_digits(parts[2].substr(0, 2), 2) || parts[2].size() != 4 ||
+      !std::isdigit(static_cast<unsigned char>(parts[2][3])) || parts[2][3] > '7')
     return {};
   return domain + ":" + parts[1] + ":" + parts[2];
 }
@@ -71,15 +73,23 @@ PcieFunction parse_config(std::string_view bdf, std::string_view config) {
     if (at + 2 > config.size()) break;
     if (byte_at(config, at) == kCapPcie) {
       if (at + kDevCap2 + 4 > config.size()) break;
-      static const PortType types[] = {PortType::endpoint,        PortType::legacy_endpoint,   PortType::other,
-                                       PortType::other,           PortType::root_port,         PortType::upstream_port,
-                                       PortType::downstream_port, PortType::pcie_to_pci_bridge, PortType::pci_to_pcie_bridge,
+      static const PortType types[] = {PortType::endpoint,
+                                       PortType::legacy_endpoint,
+                                       PortType::other,
+                                       PortType::other,
+                                       PortType::root_port,
+                                       PortType::upstream_port,
+                                       PortType::downstream_port,
+                                       PortType::pcie_to_pci_bridge,
+                                       PortType::pci_to_pcie_bridge,
                                        PortType::root_complex_endpoint};
       unsigned type = (u16_at(config, at + 2) >> 4) & 0xf;
       f.type = type < std::size(types) ? types[type] : PortType::other;
       unsigned cap2 = u32_at(config, at + kDevCap2);
-      f.caps = {.routing = (cap2 >> 6 & 1) != 0, .completer32 = (cap2 >> 7 & 1) != 0,
-                .completer64 = (cap2 >> 8 & 1) != 0, .cas128 = (cap2 >> 9 & 1) != 0};
+      f.caps = {.routing = (cap2 >> 6 & 1) != 0,
+                .completer32 = (cap2 >> 7 & 1) != 0,
+                .completer64 = (cap2 >> 8 & 1) != 0,
+                .cas128 = (cap2 >> 9 & 1) != 0};
       f.readable = true;
       return f;
     }

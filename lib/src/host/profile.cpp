@@ -5,8 +5,8 @@
 #include <functional>
 #include <map>
 
-#include "provkit/host/envcheck.hpp"
 #include "provkit/error.hpp"
+#include "provkit/host/envcheck.hpp"
 #include "provkit/util/fs.hpp"
 #include "provkit/util/yaml.hpp"
 
@@ -21,54 +21,77 @@ class ProfileReader {
 
   void read(std::string_view text) {
     YAML::Node root = util::load_single_yaml_document(text, file_);
-    if (!root.IsMap()) throw input_error(file_, line(root), "a profile is a mapping of check names to values (see docs/envcheck.md)");
+    if (!root.IsMap())
+      throw input_error(file_, line(root), "a profile is a mapping of check names to values (see docs/envcheck.md)");
     const std::map<std::string, std::function<void(const YAML::Node&)>> keys = {
-        {"envcheck", [&](const YAML::Node& n) {
+        {"envcheck",
+         [&](const YAML::Node& n) {
            if (scalar(n, "envcheck") != "1") throw input_error(file_, line(n), "this envcheck reads profile version 1");
          }},
         {"description", [&](const YAML::Node& n) { scalar(n, "description"); }},
         {"cuda", [&](const YAML::Node& n) { at(n, "cuda", [&] { set_cuda(r_, scalar(n, "cuda")); }); }},
         {"strict", [&](const YAML::Node& n) { r_.strict = boolean(n, "strict"); }},
-        {"gpus", [&](const YAML::Node& n) { for (const auto& s : list(n, "gpus")) r_.gpus.push_back(s.first); }},
-        {"need", [&](const YAML::Node& n) { for (const auto& item : list(n, "need")) at(item.second, "need", [&] { add_need(r_, item.first); }); }},
+        {"gpus",
+         [&](const YAML::Node& n) {
+           for (const auto& s : list(n, "gpus")) r_.gpus.push_back(s.first);
+         }},
+        {"need",
+         [&](const YAML::Node& n) {
+           for (const auto& item : list(n, "need")) at(item.second, "need", [&] { add_need(r_, item.first); });
+         }},
         {"min_cc", [&](const YAML::Node& n) { at(n, "min_cc", [&] { set_min_cc(r_, scalar(n, "min_cc")); }); }},
-        {"arch_list", [&](const YAML::Node& n) {
+        {"arch_list",
+         [&](const YAML::Node& n) {
            std::string joined;
            for (const auto& [v, l] : list(n, "arch_list")) joined += v + ",";
            at(n, "arch_list", [&] { set_arch_list(r_, joined); });
          }},
-        {"vram_free", [&](const YAML::Node& n) { at(n, "vram_free", [&] { set_vram_free(r_, scalar(n, "vram_free")); }); }},
+        {"vram_free",
+         [&](const YAML::Node& n) { at(n, "vram_free", [&] { set_vram_free(r_, scalar(n, "vram_free")); }); }},
         {"cc", [&](const YAML::Node& n) { r_.cc = boolean(n, "cc"); }},
         {"nvcc", [&](const YAML::Node& n) { r_.nvcc = boolean(n, "nvcc"); }},
-        {"python", [&](const YAML::Node& n) {
+        {"python",
+         [&](const YAML::Node& n) {
            auto v = scalar(n, "python");
            if (v == "true") r_.python = "";
            else if (v != "false") at(n, "python", [&] { set_python(r_, v); });
          }},
-        {"libs", [&](const YAML::Node& n) { for (const auto& s : list(n, "libs")) r_.libs.push_back(s.first); }},
-        {"elf", [&](const YAML::Node& n) { for (const auto& s : list(n, "elf")) r_.elfs.push_back(s.first); }},
-        {"disk", [&](const YAML::Node& n) {
+        {"libs",
+         [&](const YAML::Node& n) {
+           for (const auto& s : list(n, "libs")) r_.libs.push_back(s.first);
+         }},
+        {"elf",
+         [&](const YAML::Node& n) {
+           for (const auto& s : list(n, "elf")) r_.elfs.push_back(s.first);
+         }},
+        {"disk",
+         [&](const YAML::Node& n) {
            for (const auto& entry : mapping(n, "disk"))
              at(entry.second, "disk", [&] { add_disk(r_, entry.first, scalar(entry.second, "disk: " + entry.first)); });
          }},
-        {"ports_free", [&](const YAML::Node& n) {
-           for (const auto& item : list(n, "ports_free")) at(item.second, "ports_free", [&] { add_port(r_, item.first); });
+        {"ports_free",
+         [&](const YAML::Node& n) {
+           for (const auto& item : list(n, "ports_free"))
+             at(item.second, "ports_free", [&] { add_port(r_, item.first); });
          }},
-        {"files", [&](const YAML::Node& n) {
+        {"files",
+         [&](const YAML::Node& n) {
            for (const auto& entry : mapping(n, "files"))
              at(entry.second, "files", [&] {
                add_file(r_, entry.first, entry.second.IsNull() ? "" : scalar(entry.second, "files: " + entry.first));
              });
          }},
         {"rocm", [&](const YAML::Node& n) { r_.rocm = boolean(n, "rocm"); }},
-        {"link_test", [&](const YAML::Node& n) {
+        {"link_test",
+         [&](const YAML::Node& n) {
            auto v = scalar(n, "link_test");
            if (v != "false") at(n, "link_test", [&] { set_link_test(r_, v == "true" ? "" : v); });
          }},
         {"min_pcie", [&](const YAML::Node& n) { at(n, "min_pcie", [&] { set_min_pcie(r_, scalar(n, "min_pcie")); }); }},
         {"min_h2d", [&](const YAML::Node& n) { at(n, "min_h2d", [&] { set_min_h2d(r_, scalar(n, "min_h2d")); }); }},
         {"pcie_atomics", [&](const YAML::Node& n) { r_.pcie_atomics = boolean(n, "pcie_atomics"); }},
-        {"roce", [&](const YAML::Node& n) {
+        {"roce",
+         [&](const YAML::Node& n) {
            auto v = scalar(n, "roce");
            if (v == "true") r_.roce = "";
            else if (v != "false") r_.roce = v;
@@ -135,8 +158,9 @@ class ProfileReader {
     for (const auto& kv : n) {
       std::string name = scalar(kv.first, key);
       if (auto [it, fresh] = first_line.emplace(name, line(kv.first)); !fresh)
-        throw input_error(file_, line(kv.first), "'" + key + ": " + name + "' is given twice (first at line " +
-                                                     std::to_string(it->second) + ")");
+        throw input_error(file_, line(kv.first),
+                          "'" + key + ": " + name + "' is given twice (first at line " + std::to_string(it->second) +
+                              ")");
       out.emplace_back(std::move(name), kv.second);
     }
     return out;
@@ -148,7 +172,9 @@ class ProfileReader {
 
 }  // namespace
 
-void parse_profile(std::string_view text, const std::string& file, Request& into) { ProfileReader(file, into).read(text); }
+void parse_profile(std::string_view text, const std::string& file, Request& into) {
+  ProfileReader(file, into).read(text);
+}
 
 void load_profile(const fs::path& file, Request& into) {
   std::string text;

@@ -21,8 +21,7 @@ std::vector<std::string> field_values(const Report& report, const std::string& f
     const auto& v = r.data[field];
     if (v.is_array())
       for (const auto& e : v) add(e);
-    else
-      add(v);
+    else add(v);
   }
   return out;
 }

@@ -5,18 +5,18 @@
 #include <cstdlib>
 
 #include "provkit/host/envcheck.hpp"
+#include "provkit/host/system.hpp"
 #include "provkit/util/fs.hpp"
 #include "provkit/util/hash.hpp"
-#include "provkit/host/system.hpp"
 #include "provkit/util/size.hpp"
 #include "provkit/util/strings.hpp"
 
 namespace provkit::host {
 
 bool Request::asks_anything() const {
-  return cuda || !needs.empty() || min_cc || !arch_list.empty() || vram_free || cc || nvcc || python ||
-         !libs.empty() || !elfs.empty() || !kernels.empty() || !disks.empty() || !ports.empty() || !files.empty() || rocm || !gfx.empty() ||
-         min_pcie || min_h2d || pcie_atomics || roce;
+  return cuda || !needs.empty() || min_cc || !arch_list.empty() || vram_free || cc || nvcc || python || !libs.empty() ||
+         !elfs.empty() || !kernels.empty() || !disks.empty() || !ports.empty() || !files.empty() || rocm ||
+         !gfx.empty() || min_pcie || min_h2d || pcie_atomics || roce;
 }
 
 std::string field_key(Field field) {
@@ -87,7 +87,8 @@ std::optional<double> positive_number(const std::string& text) {
 void set_link_test(Request& r, const std::string& seconds) {
   if (seconds.empty()) return void(r.link_test = 1.0);
   auto v = positive_number(seconds);
-  if (!v || *v > 60) throw InvalidValue(Field::link_test, seconds, "seconds per GPU, more than 0 and at most 60 (like 1 or 0.5)");
+  if (!v || *v > 60)
+    throw InvalidValue(Field::link_test, seconds, "seconds per GPU, more than 0 and at most 60 (like 1 or 0.5)");
   r.link_test = v;
 }
 
@@ -127,10 +128,12 @@ void add_port(Request& r, const std::string& text) {
   if (colon != std::string::npos) {
     gate.host = text.substr(0, colon);
     port_text = text.substr(colon + 1);
-    if (gate.host.size() >= 2 && gate.host.front() == '[' && gate.host.back() == ']') gate.host = gate.host.substr(1, gate.host.size() - 2);
+    if (gate.host.size() >= 2 && gate.host.front() == '[' && gate.host.back() == ']')
+      gate.host = gate.host.substr(1, gate.host.size() - 2);
     if (gate.host == "localhost") gate.host = "127.0.0.1";
     if (!host::is_address_literal(gate.host))
-      throw Error(ExitCode::usage, "'" + text + "' names no address to bind: HOST must be an IPv4 or IPv6 address (or localhost)");
+      throw Error(ExitCode::usage,
+                  "'" + text + "' names no address to bind: HOST must be an IPv4 or IPv6 address (or localhost)");
   }
   int port = 0;
   auto [p, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);

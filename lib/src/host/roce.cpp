@@ -46,7 +46,9 @@ int number_of(const std::string& name) {
 }
 
 RdmaPort read_port(const fs::path& dir, const std::string& device, int port) {
-  RdmaPort p{.device = device, .port = port, .link_layer = first_line(dir / "link_layer").value_or(""),
+  RdmaPort p{.device = device,
+             .port = port,
+             .link_layer = first_line(dir / "link_layer").value_or(""),
              .state = first_line(dir / "state").value_or("")};
   std::vector<int> empty;
   for (int i = 0; i < kMaxGids; ++i) {
@@ -98,8 +100,9 @@ std::vector<RdmaPort> read_rdma_ports(const fs::path& sysfs_root, const std::str
       if (n >= 0) out.push_back(read_port(port->path(), name, n));
     }
   }
-  std::sort(out.begin(), out.end(),
-            [](const RdmaPort& a, const RdmaPort& b) { return std::tie(a.device, a.port) < std::tie(b.device, b.port); });
+  std::sort(out.begin(), out.end(), [](const RdmaPort& a, const RdmaPort& b) {
+    return std::tie(a.device, a.port) < std::tie(b.device, b.port);
+  });
   return out;
 }
 

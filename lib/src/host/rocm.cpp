@@ -71,7 +71,8 @@ std::vector<AmdGpu> visible_gpus(const std::vector<AmdGpu>& gpus, const std::opt
       std::size_t i = 0;
       auto [p, e] = std::from_chars(entry.data(), entry.data() + entry.size(), i);
       if (entry.empty() || e != std::errc() || p != entry.data() + entry.size() || i >= from.size()) break;
-      if (std::none_of(out.begin(), out.end(), [&](const AmdGpu& g) { return g.node == from[i].node; })) out.push_back(from[i]);
+      if (std::none_of(out.begin(), out.end(), [&](const AmdGpu& g) { return g.node == from[i].node; }))
+        out.push_back(from[i]);
     }
     return out;
   };

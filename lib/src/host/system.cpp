@@ -8,12 +8,12 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <sstream>
-#include <cstdio>
-#include <cstring>
 
 #include "provkit/error.hpp"
 
@@ -86,7 +86,8 @@ std::optional<PortHolder> port_holder(int port, const fs::path& proc) {
     while (std::getline(in, line)) {
       std::istringstream f(line);
       std::string sl, local, remote, st, queues, timer, retr, uid, timeout, inode;
-      if (!(f >> sl >> local >> remote >> st >> queues >> timer >> retr >> uid >> timeout >> inode) || st != "0A") continue;
+      if (!(f >> sl >> local >> remote >> st >> queues >> timer >> retr >> uid >> timeout >> inode) || st != "0A")
+        continue;
       auto colon = local.rfind(':');
       if (colon == std::string::npos || std::strtol(local.c_str() + colon + 1, nullptr, 16) != port) continue;
       const auto hex = local.substr(0, colon);
@@ -124,7 +125,8 @@ std::optional<PortHolder> port_holder(int port, const fs::path& proc) {
       std::string raw((std::istreambuf_iterator<char>(cmd)), {});
       while (!raw.empty() && raw.back() == '\0') raw.pop_back();
       // One line for a sentence: control characters (a `python -c` script's newlines) become spaces.
-      for (auto& c : raw) if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
+      for (auto& c : raw)
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
       if (raw.size() > 160) raw = raw.substr(0, 157) + "...";
       h.command = raw;
       return h;

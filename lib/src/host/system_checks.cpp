@@ -1,8 +1,8 @@
 // envcheck's host gates: free disk space (--disk), a free TCP port
 // (--port-free), a file present with its sha256 (--file).
 #include "detail.hpp"
-#include "provkit/util/hash.hpp"
 #include "provkit/host/system.hpp"
+#include "provkit/util/hash.hpp"
 #include "provkit/util/size.hpp"
 
 namespace provkit::host::detail {
@@ -35,11 +35,17 @@ Result port_check(const PortGate& gate) {
   const std::string p = std::to_string(port);
   const bool any = gate.host == "0.0.0.0";
   const std::string where = any ? "port " + p : gate.host + " port " + p;
-  const std::string name = "port-free " + (any ? p : (gate.host.find(':') != std::string::npos ? "[" + gate.host + "]" : gate.host) + ":" + p);
+  const std::string name = "port-free " +
+                           (any ? p
+                                : (gate.host.find(':') != std::string::npos ? "[" + gate.host + "]" : gate.host) + ":" +
+                                      p);
   std::string why;
   if (host::port_free(gate.host, port, why))
-    return {.name = name, .status = Status::pass, .rule = Rule::port_bindable,
-            .reason = where + " is free", .data = {{"port", port}, {"host", gate.host}}};
+    return {.name = name,
+            .status = Status::pass,
+            .rule = Rule::port_bindable,
+            .reason = where + " is free",
+            .data = {{"port", port}, {"host", gate.host}}};
   Result r{.name = name,
            .status = Status::fail,
            .rule = Rule::port_bindable,
@@ -50,7 +56,8 @@ Result port_check(const PortGate& gate) {
     r.data["holder_address"] = h->address;
     if (h->pid) {
       r.reason += "; held by PID " + std::to_string(h->pid) + " (" + h->command + ") listening on " + h->address;
-      r.fix = "stop PID " + std::to_string(h->pid) + " (" + h->command + "; ss -ltnp 'sport = :" + p + "' shows it), or choose another port";
+      r.fix = "stop PID " + std::to_string(h->pid) + " (" + h->command + "; ss -ltnp 'sport = :" + p +
+              "' shows it), or choose another port";
       r.data["holder_pid"] = h->pid;
       r.data["holder_command"] = h->command;
     } else {

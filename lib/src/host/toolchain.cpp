@@ -62,9 +62,10 @@ std::optional<Python> probe_python(const std::string& want, std::string_view pat
     return std::nullopt;
   }
   // -E -s -S: ignore PYTHON* variables, user site and site: the facts of the interpreter itself.
-  auto r = run({path->string(), "-E", "-s", "-S", "-c",
-                "import sys, sysconfig; print('%d.%d.%d' % sys.version_info[:3]); print(sysconfig.get_paths()['include'])"},
-               std::chrono::seconds(20));
+  auto r =
+      run({path->string(), "-E", "-s", "-S", "-c",
+           "import sys, sysconfig; print('%d.%d.%d' % sys.version_info[:3]); print(sysconfig.get_paths()['include'])"},
+          std::chrono::seconds(20));
   auto nl = r.output.find('\n');
   if (r.exit_status != 0 || nl == std::string::npos) {
     why = path->string() + " did not answer: " + (r.start_error.empty() ? r.output.substr(0, 200) : r.start_error);

@@ -16,8 +16,7 @@ std::string toolkit_version(const fs::path& root) {
   try {
     auto j = nlohmann::json::parse(util::read_file(root / "version.json"));
     return j.at("cuda_nvcc").at("version").get<std::string>();
-  } catch (...) {
-  }
+  } catch (...) {}
   // cuda.h is over 1 MB; CUDA_VERSION is defined in its first few kilobytes.
   std::ifstream in(root / "include" / "cuda.h", std::ios::binary);
   std::string header(32 * 1024, '\0');
@@ -36,14 +35,18 @@ Result cc_check(Probes& probes) {
   Result r{.name = "cc", .status = Status::fail, .rule = Rule::c_compiler_search};
   const auto& compiler = probes.c_compiler();
   if (!compiler) {
-    r.reason = "no C compiler: CC is not set and neither gcc nor clang is on PATH; Triton will fail with \"Failed to find C compiler\"";
+    r.reason =
+        "no C compiler: CC is not set and neither gcc nor clang is on PATH; Triton will fail with \"Failed to find C "
+        "compiler\"";
     r.fix = "install gcc (apt-get install gcc) or set CC to a working C compiler";
     return r;
   }
-  r.data = {{"command", compiler->command}, {"origin", compiler->origin},
+  r.data = {{"command", compiler->command},
+            {"origin", compiler->origin},
             {"path", compiler->path ? compiler->path->string() : ""}};
   if (!compiler->path) {
-    r.reason = "CC=" + compiler->command + " is not an executable file (nor on PATH); Triton will fail to build its kernels' launchers";
+    r.reason = "CC=" + compiler->command +
+               " is not an executable file (nor on PATH); Triton will fail to build its kernels' launchers";
     r.fix = "set CC to a working C compiler, or unset it to use gcc or clang from PATH";
     return r;
   }
@@ -67,15 +70,17 @@ Result cc_check(Probes& probes) {
   std::string first = proof.output.substr(0, proof.output.find('\n'));
   if (first.size() > 300) first = first.substr(0, 300) + "...";
   r.reason = who + " failed to build a shared object with -O3 -shared -fPIC: " + (first.empty() ? "no output" : first);
-  r.fix = compiler->origin == "CC" ? "fix or unset CC (Triton uses it as it is)"
-                                    : "repair the compiler installation (apt-get install --reinstall " + compiler->origin + ")";
+  r.fix = compiler->origin == "CC"
+              ? "fix or unset CC (Triton uses it as it is)"
+              : "repair the compiler installation (apt-get install --reinstall " + compiler->origin + ")";
   // The compiler is provkit's cc-shim (installed as gcc or cc): what it lacks is zig, not a gcc package.
   std::error_code real_ec;
   const auto real = fs::canonical(*compiler->path, real_ec).filename().string();
   if (real == "cc-shim" || proof.output.find("cc-shim: ") != std::string::npos) {
     const bool no_zig = proof.output.find("no zig found") != std::string::npos;
     r.fix = compiler->path->string() + " is cc-shim, which compiles with zig" +
-            (no_zig ? ", and it found none: install zig (pip install ziglang, or a zig release on PATH) or set CC_SHIM_ZIG to its path"
+            (no_zig ? ", and it found none: install zig (pip install ziglang, or a zig release on PATH) or set "
+                      "CC_SHIM_ZIG to its path"
                     : ": its message above says what it lacks (docs/cc-shim.md)");
     r.data["cc_shim"] = true;
   }
@@ -116,7 +121,9 @@ Result python_check(const std::string& want, Probes& probes) {
     r.fix = "install " + label + " (and " + label + "-dev for its headers)";
     return r;
   }
-  r.data = {{"path", py->path.string()}, {"version", py->version}, {"include", py->include_dir.string()},
+  r.data = {{"path", py->path.string()},
+            {"version", py->version},
+            {"include", py->include_dir.string()},
             {"headers", py->has_headers}};
   const bool is_path = want.find('/') != std::string::npos;
   if (!want.empty() && !is_path && !(py->version == want || py->version.starts_with(want + "."))) {

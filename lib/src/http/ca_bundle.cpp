@@ -21,9 +21,8 @@ const std::vector<std::string>& ca_bundle_candidates() {
   return paths;
 }
 
-std::optional<CaLocation> find_ca_location(
-    const std::function<std::optional<std::string>(const char*)>& getenv,
-    const std::function<bool(const std::string&)>& exists) {
+std::optional<CaLocation> find_ca_location(const std::function<std::optional<std::string>(const char*)>& getenv,
+                                           const std::function<bool(const std::string&)>& exists) {
   auto set = [&](const char* name) -> std::optional<std::string> {
     auto v = getenv(name);
     if (v && v->empty()) return std::nullopt;

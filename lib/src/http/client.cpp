@@ -6,10 +6,10 @@
 #include <cstring>
 
 #include "provkit/error.hpp"
-#include "provkit/util/fd.hpp"
-#include "provkit/util/fs.hpp"
 #include "provkit/http/client.hpp"
 #include "provkit/http/url.hpp"
+#include "provkit/util/fd.hpp"
+#include "provkit/util/fs.hpp"
 
 namespace provkit::http {
 

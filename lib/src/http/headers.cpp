@@ -35,11 +35,12 @@ std::optional<std::string> parse_link_next(std::string_view header) {
     // Parameters run to the next comma that is followed by another "<".
     auto next_link = header.find('<', close);
     std::string_view params = header.substr(close + 1, next_link == std::string_view::npos ? std::string_view::npos
-                                                                                          : next_link - close - 1);
+                                                                                           : next_link - close - 1);
     std::size_t p = 0;
     while (p < params.size()) {
       auto semi = params.find(';', p);
-      std::string_view param = trim_view(params.substr(p, semi == std::string_view::npos ? std::string_view::npos : semi - p));
+      std::string_view param = trim_view(
+          params.substr(p, semi == std::string_view::npos ? std::string_view::npos : semi - p));
       p = semi == std::string_view::npos ? params.size() : semi + 1;
       while (!param.empty() && param.back() == ',') param = trim_view(param.substr(0, param.size() - 1));
       auto eq = param.find('=');
@@ -82,6 +83,8 @@ std::optional<ContentRange> parse_content_range(std::string_view value) {
   return r;
 }
 
-bool is_safe_header_value(std::string_view value) { return value.find_first_of(std::string_view("\r\n\0", 3)) == std::string_view::npos; }
+bool is_safe_header_value(std::string_view value) {
+  return value.find_first_of(std::string_view("\r\n\0", 3)) == std::string_view::npos;
+}
 
 }  // namespace provkit::http

@@ -156,7 +156,7 @@ void RateLimitPacer::observe(const std::string& origin, const RateLimitState& st
 }
 
 std::optional<RateLimitPacer::Clock::time_point> RateLimitPacer::try_start(const std::string& origin,
-                                                                          Clock::time_point now) {
+                                                                           Clock::time_point now) {
   Origin& o = at(origin);
   if (now < o.next_start) return o.next_start;
   o.last_start = now;

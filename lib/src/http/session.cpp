@@ -9,13 +9,13 @@
 #include <list>
 #include <mutex>
 
-#include "provkit/util/strings.hpp"
 #include "provkit/error.hpp"
 #include "provkit/http/ca_bundle.hpp"
 #include "provkit/http/client.hpp"
 #include "provkit/http/ratelimit.hpp"
 #include "provkit/http/token.hpp"
 #include "provkit/http/url.hpp"
+#include "provkit/util/strings.hpp"
 
 namespace provkit::http {
 
@@ -50,7 +50,8 @@ void check_multi(CURLMcode code, const char* call) {
 curl_slist* append_header(curl_slist* list, const std::string& line) {
   curl_slist* longer = curl_slist_append(list, line.c_str());
   if (!longer)
-    throw CurlError("curl_slist_append", static_cast<int>(CURLE_OUT_OF_MEMORY), curl_easy_strerror(CURLE_OUT_OF_MEMORY));
+    throw CurlError("curl_slist_append", static_cast<int>(CURLE_OUT_OF_MEMORY),
+                    curl_easy_strerror(CURLE_OUT_OF_MEMORY));
   return longer;
 }
 
@@ -84,8 +85,8 @@ struct Session::Impl {
     Impl* session = nullptr;
     Transfer t;
     int attempt = 0;
-    Request current;     // this attempt's request, after before_attempt
-    std::string url;     // this hop's URL
+    Request current;  // this attempt's request, after before_attempt
+    std::string url;  // this hop's URL
     int redirects = 0;
     CURL* easy = nullptr;
     curl_slist* header_list = nullptr;
@@ -221,8 +222,7 @@ struct Session::Impl {
       case BodyMode::collect:
         if (a->body.size() < kErrorBodyCap) a->body.append(data, std::min(len, kErrorBodyCap - a->body.size()));
         break;
-      default:
-        break;
+      default: break;
     }
     return len;
   }
@@ -545,7 +545,6 @@ struct Session::Impl {
 
 Session::Session(Options options) : impl_(std::make_unique<Impl>(options)), options_(std::move(options)) {}
 Session::~Session() = default;
-
 
 void Session::add(Transfer transfer) {
   // Refused here, before anything is sent: a line break in a value would

@@ -6,9 +6,9 @@
 #include <curl/curl.h>
 
 #include <climits>
+#include <memory>
 #include <new>
 #include <stdexcept>
-#include <memory>
 
 #include "provkit/util/strings.hpp"
 

@@ -4,8 +4,8 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 
@@ -54,8 +54,7 @@ void write_cachedir_tag(const util::Root& guard, const fs::path& dir) {
     struct stat st;
     if (guard.stat(dir / "CACHEDIR.TAG", st)) return;
     guard.write_atomic(dir / "CACHEDIR.TAG", kCachedirTag);
-  } catch (const Error&) {
-  }
+  } catch (const Error&) {}
 }
 }  // namespace
 
@@ -96,7 +95,8 @@ void CacheLayout::publish(const std::string& path, const std::string& etag) {
   // Replace atomically: a new link beside it, renamed over the old one.
   std::string tmp = util::temp_path_beside(name, "link").string();
   if (::symlinkat(target.c_str(), dir.get(), tmp.c_str()) != 0)
-    throw Error(ExitCode::check_failed, (link.parent_path() / tmp).string() + ": cannot create symlink: " + std::strerror(errno));
+    throw Error(ExitCode::check_failed,
+                (link.parent_path() / tmp).string() + ": cannot create symlink: " + std::strerror(errno));
   if (::renameat(dir.get(), tmp.c_str(), dir.get(), name.c_str()) != 0) {
     int e = errno;
     ::unlinkat(dir.get(), tmp.c_str(), 0);

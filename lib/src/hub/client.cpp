@@ -4,10 +4,10 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "provkit/http/token.hpp"
+#include "provkit/hub/cache_layout.hpp"
 #include "provkit/util/fs.hpp"
 #include "provkit/util/hash.hpp"
-#include "provkit/hub/cache_layout.hpp"
-#include "provkit/http/token.hpp"
 #include "provkit/util/strings.hpp"
 
 namespace provkit::hub {
@@ -80,7 +80,9 @@ std::string revision_url(const std::string& endpoint, const Repo& repo, std::str
 }
 
 std::vector<TreeEntry> parse_tree_page(std::string_view json_text) {
-  auto bad = [](const std::string& what) { return Error(ExitCode::network, "malformed tree listing from the Hub: " + what); };
+  auto bad = [](const std::string& what) {
+    return Error(ExitCode::network, "malformed tree listing from the Hub: " + what);
+  };
   nlohmann::json doc = nlohmann::json::parse(json_text.begin(), json_text.end(), nullptr, false);
   if (doc.is_discarded()) throw bad("not JSON");
   if (!doc.is_array()) throw bad("not a JSON array");
@@ -203,16 +205,21 @@ Error hub_error(const Repo& repo, const std::string& what, long status, const ht
   const std::string token_hint = "HF_TOKEN, HF_TOKEN_PATH or --token-file";
   if (code == "GatedRepo") {
     if (had_token)
-      return Error(ExitCode::auth, name + " is a gated repository and " + the_token + " has no access to it: request "
-                                          "access on the repository's Hub page with the account of that token");
-    return Error(ExitCode::auth, name + " is a gated repository: accept its conditions on the repository's Hub page and "
-                                        "provide a token of that account (" + token_hint + ")");
+      return Error(ExitCode::auth, name + " is a gated repository and " + the_token +
+                                       " has no access to it: request "
+                                       "access on the repository's Hub page with the account of that token");
+    return Error(ExitCode::auth, name +
+                                     " is a gated repository: accept its conditions on the repository's Hub page and "
+                                     "provide a token of that account (" +
+                                     token_hint + ")");
   }
   if (code == "RepoNotFound" || status == 401) {
     if (had_token)
       return Error(ExitCode::auth, "repository " + name + " was not found, or " + the_token + " has no access to it");
-    return Error(ExitCode::auth, "repository " + name + " was not found, or it is private and needs a token with "
-                                 "access to it (" + token_hint + ")");
+    return Error(ExitCode::auth, "repository " + name +
+                                     " was not found, or it is private and needs a token with "
+                                     "access to it (" +
+                                     token_hint + ")");
   }
   if (status == 403)
     return Error(ExitCode::auth, "access to " + name + " refused (HTTP 403) for " + what +
@@ -222,12 +229,14 @@ Error hub_error(const Repo& repo, const std::string& what, long status, const ht
     return Error(ExitCode::check_failed, what + ": not found in " + name + " (HTTP 404)");
   std::string msg = escape_control(headers.get("x-error-message").value_or(""));  // upstream text
   if (msg.size() > 200) msg.resize(200);
-  return Error(ExitCode::network, what + ": the Hub answered HTTP " + std::to_string(status) +
-                                      (msg.empty() ? "" : " (" + msg + ")"));
+  return Error(ExitCode::network,
+               what + ": the Hub answered HTTP " + std::to_string(status) + (msg.empty() ? "" : " (" + msg + ")"));
 }
 
 HubClient::HubClient(std::string endpoint, Token token, http::Options options)
-    : endpoint_(std::move(endpoint)), token_(std::move(token.value)), token_source_(std::move(token.source)),
+    : endpoint_(std::move(endpoint)),
+      token_(std::move(token.value)),
+      token_source_(std::move(token.source)),
       client_(std::move(options)) {
   if (!token_.empty() && token_source_.empty()) token_source_ = "the caller";
 }
@@ -275,8 +284,8 @@ std::vector<TreeEntry> HubClient::list_tree(const Repo& repo, const std::string&
     http::Response resp;
     std::string body = get_json(repo, url, what, &resp);
     if ((listed_bytes += body.size()) > kMaxTreeBytes)
-      throw Error(ExitCode::network, what + ": the Hub's listing is longer than " + std::to_string(kMaxTreeBytes >> 20) +
-                                         " MiB; giving up");
+      throw Error(ExitCode::network, what + ": the Hub's listing is longer than " +
+                                         std::to_string(kMaxTreeBytes >> 20) + " MiB; giving up");
     auto page = parse_tree_page(body);
     all.insert(all.end(), std::make_move_iterator(page.begin()), std::make_move_iterator(page.end()));
     url.clear();

@@ -24,7 +24,8 @@ hfcache::RefPlan refs_online(const Manifest& m, const hfcache::Layout& layout, H
   auto* cache = dynamic_cast<const hfcache::CacheLayout*>(&layout);
   if (!cache || m.ref == "main") return plan_refs(m, m.revision, true);
   try {
-    if (cache->guard().read_if_present(cache->ref_path("main"), 4096) == m.revision) return plan_refs(m, m.revision, true);
+    if (cache->guard().read_if_present(cache->ref_path("main"), 4096) == m.revision)
+      return plan_refs(m, m.revision, true);
   } catch (const Error&) {  // not a plain file: asked of the Hub as if absent
   }
   std::optional<std::string> main;
@@ -86,7 +87,8 @@ FetchReport fetch_snapshot(const Manifest& m, hfcache::Layout& layout, const Fet
     std::size_t problems = 0;
     for (const auto& c : checks) problems += c.state != UpstreamState::ok;
     if (mirror && problems) {
-      observer.on_source_failed(sources[si], std::to_string(problems) + " of the manifest's files differ from its tree");
+      observer.on_source_failed(sources[si],
+                                std::to_string(problems) + " of the manifest's files differ from its tree");
       continue;
     }
     for (const auto& c : checks) {
@@ -122,7 +124,8 @@ FetchReport fetch_snapshot(const Manifest& m, hfcache::Layout& layout, const Fet
     });
     if (mirror && !all_ok) {
       for (const auto& j : results)
-        if (j.outcome == download::Outcome::downloaded) ++earlier.downloaded, earlier.bytes_transferred += j.bytes_transferred;
+        if (j.outcome == download::Outcome::downloaded)
+          ++earlier.downloaded, earlier.bytes_transferred += j.bytes_transferred;
       observer.on_source_failed(sources[si], "some files failed from it");
       continue;
     }
@@ -155,23 +158,34 @@ nlohmann::json to_json(const FetchReport& r) {
   using Stage = FetchReport::Stage;
   const int code = r.exit_code();
   if (r.stage == Stage::verified)
-    return {{"mode", "verify-only"}, {"files", r.verified.files}, {"ok", r.verified.files - r.verified.failed},
-            {"failed", r.verified.failed}, {"exit_code", code}, {"location", r.location}};
+    return {{"mode", "verify-only"},       {"files", r.verified.files}, {"ok", r.verified.files - r.verified.failed},
+            {"failed", r.verified.failed}, {"exit_code", code},         {"location", r.location}};
   if (r.stage == Stage::upstream)
     return {{"mode", r.mode == FetchOptions::Mode::check_upstream ? "check-upstream" : "fetch"},
-            {"files", r.upstream_files}, {"upstream_problems", r.upstream_problems}, {"bytes_transferred", 0},
+            {"files", r.upstream_files},
+            {"upstream_problems", r.upstream_problems},
+            {"bytes_transferred", 0},
             {"exit_code", code}};
   if (r.stage == Stage::planned) {
-    nlohmann::json j = {{"mode", "dry-run"}, {"files", r.files}, {"bytes_transferred", 0}, {"exit_code", code},
+    nlohmann::json j = {{"mode", "dry-run"},
+                        {"files", r.files},
+                        {"bytes_transferred", 0},
+                        {"exit_code", code},
                         {"location", r.location}};
     nlohmann::json plan = to_json(*r.space);
     for (auto& [k, v] : plan.items()) j[k] = v;
     return j;
   }
   const auto& s = r.published;
-  nlohmann::json j = {{"mode", "fetch"}, {"files", r.files}, {"downloaded", s.downloaded}, {"present", s.present},
-                      {"failed", s.failed}, {"assembled", s.assembled}, {"bytes_transferred", s.bytes_transferred},
-                      {"location", r.location}, {"exit_code", code}};
+  nlohmann::json j = {{"mode", "fetch"},
+                      {"files", r.files},
+                      {"downloaded", s.downloaded},
+                      {"present", s.present},
+                      {"failed", s.failed},
+                      {"assembled", s.assembled},
+                      {"bytes_transferred", s.bytes_transferred},
+                      {"location", r.location},
+                      {"exit_code", code}};
   if (r.offline) j["offline"] = true;
   if (r.space) {
     nlohmann::json plan = to_json(*r.space);

@@ -37,10 +37,10 @@ bool matches_any(const std::vector<std::string>& globs, const std::string& path)
 // whose output is a checkpoint file is read as that file, its bytes taken
 // from its parts in order (the header lies in the first part's leading bytes);
 // the parts themselves are then not read, and are listed with why.
-checkpoint::Report read_all(const std::vector<InspectFile>& files, const InspectOptions& o,
-                            const std::function<std::string(const std::string&, std::uint64_t, std::uint64_t)>& read_part,
-                            const std::function<std::string(const InspectFile&)>& read_whole,
-                            const std::vector<AssembleEntry>& assemble = {}) {
+checkpoint::Report read_all(
+    const std::vector<InspectFile>& files, const InspectOptions& o,
+    const std::function<std::string(const std::string&, std::uint64_t, std::uint64_t)>& read_part,
+    const std::function<std::string(const InspectFile&)>& read_whole, const std::vector<AssembleEntry>& assemble = {}) {
   struct Job {
     InspectFile file;
     bool header = false;
@@ -49,7 +49,7 @@ checkpoint::Report read_all(const std::vector<InspectFile>& files, const Inspect
   std::map<std::string, std::uint64_t> size_of;
   for (const auto& f : files) size_of[f.path] = f.size;
   std::map<std::string, const AssembleEntry*> assembled;  // output -> its entry
-  std::map<std::string, std::string> part_of;              // part -> output
+  std::map<std::string, std::string> part_of;             // part -> output
   std::vector<InspectFile> all = files;
   std::vector<checkpoint::NotRead> not_read;
   std::uint64_t listed = 0;
@@ -68,7 +68,8 @@ checkpoint::Report read_all(const std::vector<InspectFile>& files, const Inspect
     for (const auto& p : a.parts) part_of[p] = a.output;
     all.push_back({a.output, size});
     util::log::debug("hub", [&] {
-      return "inspect: " + a.output + " read from its " + std::to_string(a.parts.size()) + " parts (" + std::to_string(size) + " bytes)";
+      return "inspect: " + a.output + " read from its " + std::to_string(a.parts.size()) + " parts (" +
+             std::to_string(size) + " bytes)";
     });
   }
   // [at, at + n) of a file, or of an assembled one across its parts.
@@ -219,7 +220,9 @@ std::string read_range(const HubClient& client, SessionPool& pool, const Repo& r
   extra += received - std::min<std::uint64_t>(received, body.size());
   if (enough && body.size() == n) return body;
   if (result.failure != http::FailureKind::none) throw Error(ExitCode::network, result.message);
-  if (!result.ok()) throw hub_error(repo, path + " at " + commit, result.response.status, result.response.headers, client.token_source());
+  if (!result.ok())
+    throw hub_error(repo, path + " at " + commit, result.response.status, result.response.headers,
+                    client.token_source());
   if (body.size() != n)
     throw Error(ExitCode::network, escape_control(path) + ": the Hub sent " + std::to_string(body.size()) + " of the " +
                                        std::to_string(n) + " bytes asked for");
@@ -230,7 +233,8 @@ std::string read_local(const fs::path& file, std::uint64_t at, std::uint64_t n) 
   std::ifstream in(file, std::ios::binary);
   std::string out(n, '\0');
   if (!in || !in.seekg(static_cast<std::streamoff>(at)) || !in.read(out.data(), static_cast<std::streamsize>(n)))
-    throw Error(ExitCode::usage, escape_control(file.string()) + ": cannot read " + std::to_string(n) + " bytes at " + std::to_string(at));
+    throw Error(ExitCode::usage, escape_control(file.string()) + ": cannot read " + std::to_string(n) + " bytes at " +
+                                     std::to_string(at));
   return out;
 }
 
@@ -246,8 +250,9 @@ std::optional<fs::path> cache_snapshot(const fs::path& dir) {
   for (const auto& e : fs::directory_iterator(dir / "snapshots", ec))
     if (e.is_directory()) snapshots.push_back(e.path());
   if (snapshots.size() == 1) return snapshots.front();
-  throw Error(ExitCode::usage, escape_control(dir.string()) + " holds " + std::to_string(snapshots.size()) +
-                                   " snapshots and no refs/main; name one: " + escape_control((dir / "snapshots").string()) + "/COMMIT");
+  throw Error(ExitCode::usage,
+              escape_control(dir.string()) + " holds " + std::to_string(snapshots.size()) +
+                  " snapshots and no refs/main; name one: " + escape_control((dir / "snapshots").string()) + "/COMMIT");
 }
 
 }  // namespace
@@ -292,7 +297,8 @@ checkpoint::Report inspect_paths(const std::vector<fs::path>& paths, const Inspe
     std::error_code ec;
     if (fs::is_directory(arg, ec)) {
       fs::path root = cache_snapshot(arg).value_or(arg);
-      for (auto it = fs::recursive_directory_iterator(root, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+      for (auto it = fs::recursive_directory_iterator(root, ec); !ec && it != fs::recursive_directory_iterator();
+           it.increment(ec)) {
         if (it->path().filename() == ".cache") {
           it.disable_recursion_pending();
           continue;
@@ -314,7 +320,8 @@ checkpoint::Report inspect_paths(const std::vector<fs::path>& paths, const Inspe
     }
   }
   return read_all(
-      files, options, [&](const std::string& path, std::uint64_t at, std::uint64_t n) { return read_local(where.at(path), at, n); },
+      files, options,
+      [&](const std::string& path, std::uint64_t at, std::uint64_t n) { return read_local(where.at(path), at, n); },
       [&](const InspectFile& f) { return util::read_file(where.at(f.path)); });
 }
 

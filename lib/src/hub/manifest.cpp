@@ -26,7 +26,9 @@ struct Parser {
   const std::string& file;
 
   int line_of(const YAML::Node& n) const { return util::yaml_line(n); }
-  [[noreturn]] void fail(const YAML::Node& n, const std::string& what) const { throw input_error(file, line_of(n), what); }
+  [[noreturn]] void fail(const YAML::Node& n, const std::string& what) const {
+    throw input_error(file, line_of(n), what);
+  }
 
   std::string scalar(const YAML::Node& n, const std::string& key) const {
     if (!n.IsScalar()) fail(n, key + " must be a single value");
@@ -60,7 +62,8 @@ struct Parser {
 
   Manifest parse(std::string_view text) {
     YAML::Node root = util::load_single_yaml_document(text, file);
-    if (!root.IsMap()) throw input_error(file, root.IsDefined() ? line_of(root) : 0, "a manifest must be a YAML mapping");
+    if (!root.IsMap())
+      throw input_error(file, root.IsDefined() ? line_of(root) : 0, "a manifest must be a YAML mapping");
     check_keys(root, {"manifest", "repo", "type", "revision", "ref", "files", "assemble"}, "the manifest");
 
     Manifest m;
@@ -85,7 +88,8 @@ struct Parser {
     YAML::Node rev = need("revision");
     m.revision = scalar(rev, "revision");
     if (!util::is_hex(m.revision, 40) || m.revision.find_first_of("ABCDEF") != std::string::npos)
-      fail(rev, "revision must be a 40-hex commit id ('" + m.revision + "' is not; manifests pin commits, not branches or tags)");
+      fail(rev, "revision must be a 40-hex commit id ('" + m.revision +
+                    "' is not; manifests pin commits, not branches or tags)");
     if (YAML::Node ref = root["ref"]) {
       m.ref = scalar(ref, "ref");
       if (!is_valid_ref_name(*m.ref))
@@ -126,7 +130,8 @@ struct Parser {
         if (!a["output"]) fail(a, "an assemble entry has no output");
         e.output = scalar(a["output"], "output");
         if (!is_safe_relative_path(e.output))
-          fail(a["output"], "output '" + e.output + "' must be relative, without '..', '.', empty segments or backslashes");
+          fail(a["output"],
+               "output '" + e.output + "' must be relative, without '..', '.', empty segments or backslashes");
         if (first_line.count(e.output)) fail(a["output"], "output '" + e.output + "' is also one of the files");
         if (!outputs.insert(e.output).second) fail(a["output"], "output '" + e.output + "' is assembled twice");
         YAML::Node parts = a["parts"];
@@ -238,11 +243,13 @@ std::vector<UpstreamCheck> compare_with_tree(const Manifest& manifest, const std
     c.entry = &e;
     std::vector<std::string> diffs;
     if (e.content_size() != f.size)
-      diffs.push_back("size " + std::to_string(e.content_size()) + " upstream, " + std::to_string(f.size) + " in the manifest");
+      diffs.push_back("size " + std::to_string(e.content_size()) + " upstream, " + std::to_string(f.size) +
+                      " in the manifest");
     if (e.lfs) {
       // The LFS oid is the content's sha256; the tree's git oid is the pointer's.
       if (!f.sha256) diffs.push_back("an LFS file upstream, but the manifest has no sha256 for it");
-      else if (*f.sha256 != e.lfs->oid) diffs.push_back("sha256 " + e.lfs->oid + " upstream, " + *f.sha256 + " in the manifest");
+      else if (*f.sha256 != e.lfs->oid)
+        diffs.push_back("sha256 " + e.lfs->oid + " upstream, " + *f.sha256 + " in the manifest");
     } else if (f.git_oid && *f.git_oid != e.oid) {
       diffs.push_back("git oid " + e.oid + " upstream, " + *f.git_oid + " in the manifest");
     }
@@ -347,7 +354,10 @@ std::optional<std::string> checksum_from_sums(std::string_view sums, const std::
     if (!file.empty() && (file[0] == ' ' || file[0] == '*')) file.remove_prefix(1);  // text or binary mode
     if (file.starts_with("./")) file.remove_prefix(2);
     if (!util::is_hex(hex, 64)) continue;
-    auto base = [](std::string_view p) { auto s = p.rfind('/'); return s == std::string_view::npos ? p : p.substr(s + 1); };
+    auto base = [](std::string_view p) {
+      auto s = p.rfind('/');
+      return s == std::string_view::npos ? p : p.substr(s + 1);
+    };
     if (file == name || base(file) == base(name)) return hex;
   }
   return std::nullopt;

@@ -39,8 +39,7 @@ std::uint64_t partial_have(const util::Root& guard, const fs::path& partial, con
     std::string text = guard.read_if_present(sidecar, 1 << 20);
     if (text.empty()) return std::min(d.size, size);
     if (auto r = download::ranges::parse_sidecar(text, size)) return download::ranges::done_bytes(*r);
-  } catch (const Error&) {
-  }
+  } catch (const Error&) {}
   return 0;
 }
 
@@ -113,8 +112,9 @@ std::string action_name(FilePlan::Action a) {
 }
 
 nlohmann::json to_json(const SpacePlan& p) {
-  nlohmann::json j = {{"to_fetch_bytes", p.to_fetch}, {"held_bytes", p.held}, {"assembly_bytes", p.assembly_bytes},
-                      {"needed_bytes", p.needed}, {"target", p.target.string()}, {"fits", p.fits()}};
+  nlohmann::json j = {{"to_fetch_bytes", p.to_fetch},       {"held_bytes", p.held},
+                      {"assembly_bytes", p.assembly_bytes}, {"needed_bytes", p.needed},
+                      {"target", p.target.string()},        {"fits", p.fits()}};
   if (p.free != UINT64_MAX) j["free_bytes"] = p.free;
   return j;
 }

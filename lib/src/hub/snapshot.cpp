@@ -129,7 +129,8 @@ SnapshotFiles check_in_place(const Manifest& m, const hfcache::Layout& layout, S
     for (const auto& c : candidates) {
       fs::path content = layout.content_path(f.path, c);
       if (!fs::exists(content, ec)) continue;
-      auto v = download::verify_file_stamped(layout.guard(), content, check.spec, stamp_path(layout, "verified", f.path));
+      auto v = download::verify_file_stamped(layout.guard(), content, check.spec,
+                                             stamp_path(layout, "verified", f.path));
       if (!found || v.state == download::FileState::ok) {
         check.verification = v;
         etag = c;
@@ -188,8 +189,7 @@ DownloadPlan plan_downloads(const Manifest& m, const hfcache::Layout& layout, co
     if (checks[i].git_oid_to_verify) spec.git_oid = checks[i].git_oid_to_verify;
     plan.jobs.push_back({spec, resolve_url(endpoint, m.repo, m.revision, f.path), layout.content_path(f.path, etag),
                          layout.partial_path(f.path, etag), layout.rejected_prefix(f.path, etag),
-                         layout.lock_path(f.path, etag), stamp_path(layout, "verified", f.path),
-                         layout.guard().dir()});
+                         layout.lock_path(f.path, etag), stamp_path(layout, "verified", f.path), layout.guard().dir()});
     plan.etags.push_back(etag);
     plan.total_bytes += f.size;
   }

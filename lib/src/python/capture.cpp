@@ -8,16 +8,16 @@
 #include <sstream>
 
 #include "provkit/error.hpp"
-#include "provkit/util/beneath.hpp"
-#include "provkit/util/fs.hpp"
-#include "provkit/util/hash.hpp"
 #include "provkit/python/installed.hpp"
-#include "provkit/util/parallel.hpp"
 #include "provkit/python/record.hpp"
 #include "provkit/python/venv.hpp"
 #include "provkit/python/wheel_install.hpp"
 #include "provkit/python/wheel_name.hpp"
 #include "provkit/python/wheel_zip.hpp"
+#include "provkit/util/beneath.hpp"
+#include "provkit/util/fs.hpp"
+#include "provkit/util/hash.hpp"
+#include "provkit/util/parallel.hpp"
 
 namespace provkit::python {
 
@@ -89,7 +89,6 @@ std::string restore_python_shebang(const std::string& content) {
   return content;
 }
 
-
 }  // namespace
 
 CaptureResult capture_env(const fs::path& source, const fs::path& wheelhouse, const fs::path& lock_dir, unsigned jobs) {
@@ -152,7 +151,8 @@ CaptureResult capture_env(const fs::path& source, const fs::path& wheelhouse, co
       if (util::is_within(p, site)) {
         name = p.lexically_relative(site).generic_string();
         if (name == dist_info + "/RECORD" || name == dist_info + "/INSTALLER" || name == dist_info + "/REQUESTED" ||
-            name == dist_info + "/direct_url.json" || name == dist_info + "/RECORD.jws" || name == dist_info + "/RECORD.p7s")
+            name == dist_info + "/direct_url.json" || name == dist_info + "/RECORD.jws" ||
+            name == dist_info + "/RECORD.p7s")
           continue;
       } else if (util::is_within(p, prefix / "bin")) {
         if (launchers.count(p.filename().string())) continue;
@@ -167,9 +167,10 @@ CaptureResult capture_env(const fs::path& source, const fs::path& wheelhouse, co
         continue;
       }
       if (!names.insert(name).second) continue;
-      struct stat st{};
+      struct stat st {};
       if (::lstat(p.c_str(), &st) != 0)
-        throw Error(ExitCode::check_failed, label + ": " + row.path + " is missing; the environment has drifted (envbuild verify)");
+        throw Error(ExitCode::check_failed,
+                    label + ": " + row.path + " is missing; the environment has drifted (envbuild verify)");
       PackEntry e;
       e.name = name;
       e.executable = (st.st_mode & 0111) != 0;
@@ -229,12 +230,13 @@ CaptureResult capture_to_lock(const fs::path& source, const fs::path& wheelhouse
                               const std::string& created_by) {
   bool toml = lock.filename().string().ends_with(".toml") && lock.filename() != ".toml";
   if (toml && !is_pylock_name(lock))
-    throw Error(ExitCode::usage, lock.string() + ": a PEP 751 lock must be named pylock.toml or "
-                                                 "pylock.NAME.toml (NAME without dots)");
+    throw Error(ExitCode::usage, lock.string() +
+                                     ": a PEP 751 lock must be named pylock.toml or "
+                                     "pylock.NAME.toml (NAME without dots)");
   auto r = capture_env(source, wheelhouse, fs::absolute(lock).parent_path(), jobs);
   util::write_file_atomic(lock, toml ? format_pylock(r.entries, created_by)
-                                     : format_requirements(r.entries, "written by " + created_by + " from " +
-                                                                          source.string()));
+                                     : format_requirements(r.entries,
+                                                           "written by " + created_by + " from " + source.string()));
   return r;
 }
 

@@ -7,13 +7,13 @@
 #include "provkit/error.hpp"
 #include "provkit/http/http.hpp"
 #include "provkit/python/installed.hpp"
-#include "provkit/util/parallel.hpp"
 #include "provkit/python/simple_index.hpp"
-#include "provkit/util/process.hpp"
 #include "provkit/python/venv.hpp"
 #include "provkit/python/wheel_cache.hpp"
 #include "provkit/python/wheel_install.hpp"
 #include "provkit/python/wheel_tags.hpp"
+#include "provkit/util/parallel.hpp"
+#include "provkit/util/process.hpp"
 
 namespace provkit::python {
 
@@ -39,7 +39,8 @@ std::map<std::string, std::vector<WheelCandidate>> scan_find_links(const std::ve
   std::map<std::string, std::vector<WheelCandidate>> out;
   for (auto& dir : dirs) {
     std::error_code ec;
-    if (!fs::is_directory(dir, ec)) throw Error(ExitCode::usage, dir.string() + ": no such wheel directory (find-links)");
+    if (!fs::is_directory(dir, ec))
+      throw Error(ExitCode::usage, dir.string() + ": no such wheel directory (find-links)");
     for (auto& e : fs::directory_iterator(dir, ec)) {
       auto wn = parse_wheel_name(e.path().filename().string());
       if (!wn || !e.is_regular_file(ec)) continue;  // a FIFO or device named like a wheel is none
@@ -55,21 +56,22 @@ std::map<std::string, std::vector<WheelCandidate>> scan_find_links(const std::ve
 }  // namespace
 
 WheelCandidate choose_wheel(const LockEntry& entry, const std::vector<WheelCandidate>& candidates,
-                                   const std::vector<std::string>& tags,
-                                   const std::function<std::string(const WheelCandidate&)>& sha256_of) {
+                            const std::vector<std::string>& tags,
+                            const std::function<std::string(const WheelCandidate&)>& sha256_of) {
   TagRanking ranking(tags);
   std::vector<std::pair<int, const WheelCandidate*>> ranked;
   std::string seen;
   for (auto& c : candidates) {
-    if (normalize_name(c.wheel.name) != normalize_name(entry.name) || !same_version(c.wheel.version, entry.version)) continue;
+    if (normalize_name(c.wheel.name) != normalize_name(entry.name) || !same_version(c.wheel.version, entry.version))
+      continue;
     seen += (seen.empty() ? "" : ", ") + c.wheel.filename;
     int r = ranking.rank(c.wheel);
     if (r >= 0) ranked.emplace_back(r, &c);
   }
   if (ranked.empty())
-    throw Error(ExitCode::check_failed, "no compatible wheel for " + entry.name + "==" + entry.version + " (wheels seen: " +
-                                            (seen.empty() ? "none" : seen) + "; the interpreter accepts " +
-                                            tags_summary(tags) + ")");
+    throw Error(ExitCode::check_failed, "no compatible wheel for " + entry.name + "==" + entry.version +
+                                            " (wheels seen: " + (seen.empty() ? "none" : seen) +
+                                            "; the interpreter accepts " + tags_summary(tags) + ")");
   std::stable_sort(ranked.begin(), ranked.end(), [](auto& a, auto& b) { return a.first < b.first; });
   std::string mismatches;
   for (auto& [rank, c] : ranked) {
@@ -83,8 +85,8 @@ WheelCandidate choose_wheel(const LockEntry& entry, const std::vector<WheelCandi
     }
     mismatches += (mismatches.empty() ? "" : ", ") + c->wheel.filename + " has sha256 " + sha;
   }
-  throw Error(ExitCode::check_failed, "no wheel for " + entry.name + "==" + entry.version +
-                                          " matches the lock's hashes: " + mismatches);
+  throw Error(ExitCode::check_failed,
+              "no wheel for " + entry.name + "==" + entry.version + " matches the lock's hashes: " + mismatches);
 }
 
 CreateResult create_env(const CreateOptions& o) {
@@ -118,7 +120,8 @@ CreateResult create_env(const CreateOptions& o) {
       c.wheel = *parse_wheel_name(w.filename);
       c.sha256 = w.sha256;
       c.size = w.size;
-      if (!w.path.empty()) c.local = fs::path(w.path).is_absolute() ? fs::path(w.path) : lock.file.parent_path() / w.path;
+      if (!w.path.empty())
+        c.local = fs::path(w.path).is_absolute() ? fs::path(w.path) : lock.file.parent_path() / w.path;
       else if (w.url.rfind("file://", 0) == 0) c.local = http::percent_decode(w.url.substr(7));
       else c.url = w.url;
       // The same file offered by --find-links saves a download.
@@ -144,8 +147,8 @@ CreateResult create_env(const CreateOptions& o) {
       std::error_code size_ec;
       auto on_disk = fs::file_size(c.local, size_ec);
       if (c.size && !size_ec && on_disk != *c.size)
-        throw Error(ExitCode::check_failed, c.local.string() + " is " + std::to_string(on_disk) + " bytes; the lock says " +
-                                                std::to_string(*c.size));
+        throw Error(ExitCode::check_failed, c.local.string() + " is " + std::to_string(on_disk) +
+                                                " bytes; the lock says " + std::to_string(*c.size));
       return cache.local_wheel_sha256(c.local);
     });
     plan[i].entry = &e;
@@ -214,7 +217,8 @@ CreateResult create_env(const CreateOptions& o) {
     Planned& p = plan[to_install[k]];
     fs::path wheel_file = p.wheel.local;
     std::error_code ec;
-    if (wheel_file.empty() && fs::exists(cache.downloaded_wheel(p.sha256), ec)) wheel_file = cache.downloaded_wheel(p.sha256);
+    if (wheel_file.empty() && fs::exists(cache.downloaded_wheel(p.sha256), ec))
+      wheel_file = cache.downloaded_wheel(p.sha256);
     auto found = cache.find(p.sha256);
     if (found) {
       // An entry edited since it was extracted (through a hardlink from an
@@ -224,9 +228,10 @@ CreateResult create_env(const CreateOptions& o) {
         cache.evict(p.sha256);
         found.reset();
         std::lock_guard lock(warn_mutex);
-        result.warnings.push_back("the cache's copy of " + p.wheel.wheel.filename + " had " + std::to_string(changed.size()) +
-                                  " file" + (changed.size() > 1 ? "s" : "") + " changed since it was unpacked (first: " +
-                                  changed.front() + "; an edit through a hardlink?); unpacked again from the verified wheel");
+        result.warnings.push_back("the cache's copy of " + p.wheel.wheel.filename + " had " +
+                                  std::to_string(changed.size()) + " file" + (changed.size() > 1 ? "s" : "") +
+                                  " changed since it was unpacked (first: " + changed.front() +
+                                  "; an edit through a hardlink?); unpacked again from the verified wheel");
       }
     }
     if (!found && wheel_file.empty()) wheel_file = download_wheel(p.wheel.url, p.sha256, p.wheel.size, cache);
@@ -270,9 +275,9 @@ CreateResult create_env(const CreateOptions& o) {
   for (auto& d : to_remove) {
     auto left = uninstall_dist(layout.root, d);
     if (!left.empty())
-      result.warnings.push_back(d.name + " " + d.version + ": RECORD lists " + std::to_string(left.size()) +
-                                " path" + (left.size() > 1 ? "s" : "") + " outside the environment or through a link, left alone (first: " +
-                                left.front() + ")");
+      result.warnings.push_back(d.name + " " + d.version + ": RECORD lists " + std::to_string(left.size()) + " path" +
+                                (left.size() > 1 ? "s" : "") +
+                                " outside the environment or through a link, left alone (first: " + left.front() + ")");
     if (!wanted.count(normalize_name(d.name))) result.removed.push_back(d.name + "==" + d.version);
   }
   Linker linker(o.link_mode);
@@ -283,8 +288,8 @@ CreateResult create_env(const CreateOptions& o) {
   for (auto i : to_install) result.installed.push_back(plan[i].entry->name + "==" + plan[i].entry->version);
   if (!to_install.empty()) result.link_mode = link_mode_name(linker.mode());
   // The fallback belongs to the cache's file system: said once per cache.
-  if (auto w = linker.warning();
-      !w.empty() && cache.first_fallback_notice(std::string(link_mode_name(o.link_mode)) + ">" + link_mode_name(linker.mode())))
+  if (auto w = linker.warning(); !w.empty() && cache.first_fallback_notice(std::string(link_mode_name(o.link_mode)) +
+                                                                           ">" + link_mode_name(linker.mode())))
     result.warnings.insert(result.warnings.begin(), w + " (said once for this cache)");
 
   if (o.compile && !to_install.empty()) {
@@ -298,7 +303,7 @@ CreateResult create_env(const CreateOptions& o) {
 }
 
 nlohmann::json to_json(const CreateResult& r, const std::string& env, double seconds) {
-  return {{"environment", env}, {"installed", r.installed}, {"removed", r.removed}, {"unchanged", r.unchanged},
+  return {{"environment", env},     {"installed", r.installed}, {"removed", r.removed}, {"unchanged", r.unchanged},
           {"warnings", r.warnings}, {"link_mode", r.link_mode}, {"seconds", seconds}};
 }
 

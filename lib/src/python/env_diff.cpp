@@ -2,9 +2,9 @@
 
 #include <set>
 
-#include "provkit/python/lock.hpp"
 #include "provkit/error.hpp"
 #include "provkit/python/installed.hpp"
+#include "provkit/python/lock.hpp"
 #include "provkit/python/venv.hpp"
 #include "provkit/python/wheel_name.hpp"
 
@@ -17,7 +17,8 @@ std::map<std::string, std::pair<std::string, std::string>> read_versions(const f
     for (auto& e : read_lock(source).entries) out[normalize_name(e.name)] = {e.name, e.version};
     return out;
   }
-  if (!fs::is_directory(source, ec)) throw Error(ExitCode::usage, source.string() + ": neither an environment nor a lock file");
+  if (!fs::is_directory(source, ec))
+    throw Error(ExitCode::usage, source.string() + ": neither an environment nor a lock file");
   bool is_site = false;
   for (auto& e : fs::directory_iterator(source, ec))
     if (e.path().extension() == ".dist-info") is_site = true;

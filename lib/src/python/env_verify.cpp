@@ -3,9 +3,9 @@
 #include <map>
 
 #include "provkit/python/interpreter.hpp"
-#include "provkit/util/parallel.hpp"
 #include "provkit/python/venv.hpp"
 #include "provkit/python/wheel_name.hpp"
+#include "provkit/util/parallel.hpp"
 
 namespace provkit::python {
 
@@ -32,7 +32,8 @@ VerifyReport verify_env(const fs::path& env_root, unsigned jobs, const fs::path&
   VerifyReport report = verify_env(env_root, jobs);
   Lock locked = read_lock(lock);
   Interpreter base = query_interpreter(base_interpreter(env_root), cache_dir);
-  report.lock = compare_with_lock(list_installed(report.site_packages), applicable_entries(locked, base.markers, selection));
+  report.lock = compare_with_lock(list_installed(report.site_packages),
+                                  applicable_entries(locked, base.markers, selection));
   return report;
 }
 
@@ -42,14 +43,20 @@ nlohmann::json to_json(const VerifyReport& report, const std::string& env, const
   j["clean"] = report.clean();
   j["distributions"] = nlohmann::json::array();
   for (auto& d : report.dists)
-    j["distributions"].push_back({{"name", d.name}, {"version", d.version}, {"clean", d.check.clean()},
-                                  {"modified", d.check.modified}, {"missing", d.check.missing},
-                                  {"unlisted", d.check.unlisted}, {"outside", d.check.outside}});
+    j["distributions"].push_back({{"name", d.name},
+                                  {"version", d.version},
+                                  {"clean", d.check.clean()},
+                                  {"modified", d.check.modified},
+                                  {"missing", d.check.missing},
+                                  {"unlisted", d.check.unlisted},
+                                  {"outside", d.check.outside}});
   if (report.lock) {
     nlohmann::json other = nlohmann::json::array();
     for (auto& v : report.lock->other_version)
       other.push_back({{"name", v.name}, {"installed", v.installed}, {"locked", v.locked}});
-    j["lock"] = {{"file", lock_file}, {"missing", report.lock->missing}, {"extra", report.lock->extra},
+    j["lock"] = {{"file", lock_file},
+                 {"missing", report.lock->missing},
+                 {"extra", report.lock->extra},
                  {"other_version", other}};
   }
   return j;

@@ -8,15 +8,15 @@
 #include <algorithm>
 #include <cerrno>
 #include <optional>
-#include <utility>
 #include <set>
 #include <sstream>
+#include <utility>
 
 #include "provkit/error.hpp"
+#include "provkit/python/record.hpp"
 #include "provkit/util/beneath.hpp"
 #include "provkit/util/fs.hpp"
 #include "provkit/util/hash.hpp"
-#include "provkit/python/record.hpp"
 
 namespace provkit::python {
 
@@ -46,9 +46,7 @@ fs::path resolve(const fs::path& site_packages, const std::string& p) {
   return (path.is_absolute() ? path : site_packages / path).lexically_normal();
 }
 
-bool is_bytecode(const fs::path& p) {
-  return p.extension() == ".pyc" || p.parent_path().filename() == "__pycache__";
-}
+bool is_bytecode(const fs::path& p) { return p.extension() == ".pyc" || p.parent_path().filename() == "__pycache__"; }
 
 using util::Fd;
 
@@ -182,7 +180,7 @@ DistCheck check_dist(const fs::path& env_root, const InstalledDist& dist, const 
       (errno == ENOENT ? check.missing : check.modified).push_back(row.path);
       continue;
     }
-    struct stat st{};
+    struct stat st {};
     if (::fstat(file.get(), &st) != 0 || !S_ISREG(st.st_mode) ||
         (!row.size.empty() && std::to_string(st.st_size) != row.size)) {
       check.modified.push_back(row.path);
@@ -203,7 +201,8 @@ DistCheck check_dist(const fs::path& env_root, const InstalledDist& dist, const 
       // A top directory that is a link was reported through its files; its
       // target is not walked.
       if (fs::is_symlink(dir, ec) || !fs::is_directory(dir, ec)) continue;
-      for (auto it = fs::recursive_directory_iterator(dir, ec); it != fs::recursive_directory_iterator(); it.increment(ec)) {
+      for (auto it = fs::recursive_directory_iterator(dir, ec); it != fs::recursive_directory_iterator();
+           it.increment(ec)) {
         if (ec) break;
         if (it->is_directory(ec)) {
           if (it->path().filename() == "__pycache__") it.disable_recursion_pending();
@@ -245,7 +244,8 @@ std::vector<std::string> uninstall_dist(const fs::path& env_root, const Installe
             std::vector<std::string> names;
             while (auto* e = ::readdir(d)) {
               std::string n = e->d_name;
-              if (n.rfind(prefix, 0) == 0 && n.size() > 4 && n.compare(n.size() - 4, 4, ".pyc") == 0) names.push_back(n);
+              if (n.rfind(prefix, 0) == 0 && n.size() > 4 && n.compare(n.size() - 4, 4, ".pyc") == 0)
+                names.push_back(n);
             }
             ::closedir(d);
             for (auto& n : names) ::unlinkat(cache.get(), n.c_str(), 0);

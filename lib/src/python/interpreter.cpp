@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <regex>
 
 #include "provkit/error.hpp"
@@ -14,7 +14,6 @@
 #include "provkit/util/hash.hpp"
 #include "provkit/util/paths.hpp"
 #include "provkit/util/process.hpp"
-
 
 namespace provkit::python {
 
@@ -103,18 +102,16 @@ std::string Interpreter::version() const {
   return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(micro);
 }
 std::string Interpreter::xy() const { return std::to_string(major) + "." + std::to_string(minor); }
-std::string Interpreter::version_info() const {
-  return version() + "." + releaselevel + "." + std::to_string(serial);
-}
+std::string Interpreter::version_info() const { return version() + "." + releaselevel + "." + std::to_string(serial); }
 
 Interpreter query_interpreter(const fs::path& python, const fs::path& cache_dir) {
   std::error_code ec;
   fs::path resolved = fs::canonical(python, ec);
   if (ec) throw Error(ExitCode::usage, python.string() + ": no such interpreter");
-  struct stat st{};
+  struct stat st {};
   if (::stat(resolved.c_str(), &st) != 0) throw Error(ExitCode::usage, python.string() + ": cannot stat interpreter");
   std::string key = util::sha256_hex(resolved.string() + "\n" + std::to_string(st.st_mtim.tv_sec) + "." +
-                               std::to_string(st.st_mtim.tv_nsec) + "\n" + std::to_string(st.st_size) + "\nv1");
+                                     std::to_string(st.st_mtim.tv_nsec) + "\n" + std::to_string(st.st_size) + "\nv1");
   fs::path cached = cache_dir / "interpreters" / (key + ".json");
   // A script (a pyenv shim) may start another interpreter tomorrow: never cached.
   bool is_script = false;
@@ -135,7 +132,8 @@ Interpreter query_interpreter(const fs::path& python, const fs::path& cache_dir)
   auto ran = util::run({python.string(), "-I", "-S", "-c", kQueryScript}, run_options);
   const std::string& out = ran.output;
   int rc = util::shell_status(ran);
-  if (rc != 0) throw Error(ExitCode::usage, python.string() + ": interpreter failed to answer (exit " + std::to_string(rc) + ")");
+  if (rc != 0)
+    throw Error(ExitCode::usage, python.string() + ": interpreter failed to answer (exit " + std::to_string(rc) + ")");
   Interpreter it;
   try {
     it = from_json(nlohmann::json::parse(out));

@@ -8,12 +8,12 @@
 #include <memory>
 
 #include "provkit/error.hpp"
+#include "provkit/python/interpreter.hpp"
+#include "provkit/python/simple_index.hpp"
+#include "provkit/python/wheel_zip.hpp"
+#include "provkit/util/beneath.hpp"
 #include "provkit/util/fs.hpp"
 #include "provkit/util/hash.hpp"
-#include "provkit/python/interpreter.hpp"
-#include "provkit/python/wheel_zip.hpp"
-#include "provkit/python/simple_index.hpp"
-#include "provkit/util/beneath.hpp"
 #include "provkit/util/strings.hpp"
 
 namespace provkit::python {
@@ -26,15 +26,17 @@ void extract_tar(const fs::path& archive_path, const fs::path& dest) {
   if (archive_read_open_filename(in.get(), archive_path.c_str(), 1 << 20) != ARCHIVE_OK)
     throw Error(ExitCode::usage, archive_path.string() + ": cannot open as a tar archive: " + archive_error(in.get()));
   std::unique_ptr<archive, int (*)(archive*)> out(archive_write_disk_new(), archive_write_free);
-  archive_write_disk_set_options(out.get(), ARCHIVE_EXTRACT_TIME | ARCHIVE_EXTRACT_PERM | ARCHIVE_EXTRACT_SECURE_NODOTDOT |
-                                                ARCHIVE_EXTRACT_SECURE_SYMLINKS);  // names are checked above, then prefixed with dest
+  archive_write_disk_set_options(
+      out.get(), ARCHIVE_EXTRACT_TIME | ARCHIVE_EXTRACT_PERM | ARCHIVE_EXTRACT_SECURE_NODOTDOT |
+                     ARCHIVE_EXTRACT_SECURE_SYMLINKS);  // names are checked above, then prefixed with dest
   archive_entry* entry = nullptr;
   int r;
   while ((r = archive_read_next_header(in.get(), &entry)) == ARCHIVE_OK) {
     std::string name = archive_entry_pathname(entry) ? archive_entry_pathname(entry) : "";
     fs::path rel(name);
     if (!util::is_safe_relative_path(name, util::Trailing::slash_allowed))
-      throw Error(ExitCode::check_failed, archive_path.filename().string() + ": entry '" + name + "' escapes the target; refused");
+      throw Error(ExitCode::check_failed,
+                  archive_path.filename().string() + ": entry '" + name + "' escapes the target; refused");
     if (const char* link = archive_entry_symlink(entry)) {
       fs::path target = rel.parent_path() / link;
       if (fs::path(link).is_absolute() || !util::is_within(target, dest))
@@ -42,13 +44,14 @@ void extract_tar(const fs::path& archive_path, const fs::path& dest) {
                                                 "' points outside the archive; refused");
     }
     if (const char* hard = archive_entry_hardlink(entry)) {
-      if (!util::is_safe_relative_path(hard)) throw Error(ExitCode::check_failed, archive_path.filename().string() + ": hard link '" + name + "' refused");
+      if (!util::is_safe_relative_path(hard))
+        throw Error(ExitCode::check_failed, archive_path.filename().string() + ": hard link '" + name + "' refused");
       archive_entry_set_hardlink(entry, (dest / hard).c_str());
     }
     archive_entry_set_pathname(entry, (dest / rel).c_str());
     if (archive_write_header(out.get(), entry) != ARCHIVE_OK)
-      throw Error(ExitCode::check_failed, archive_path.filename().string() + ": cannot extract '" + name +
-                                              "': " + archive_error(out.get()));
+      throw Error(ExitCode::check_failed,
+                  archive_path.filename().string() + ": cannot extract '" + name + "': " + archive_error(out.get()));
     const void* block;
     size_t size;
     la_int64_t offset;
@@ -64,13 +67,15 @@ void extract_tar(const fs::path& archive_path, const fs::path& dest) {
     archive_write_finish_entry(out.get());
   }
   if (r != ARCHIVE_EOF)
-    throw Error(ExitCode::check_failed, archive_path.filename().string() + ": corrupt archive: " + archive_error(in.get()));
+    throw Error(ExitCode::check_failed,
+                archive_path.filename().string() + ": corrupt archive: " + archive_error(in.get()));
 }
 
 PythonInstall install_python(const std::string& source, const std::string& sha256_in, const fs::path& managed_dir,
                              const fs::path& cache_dir) {
   std::string sha256 = util::lower(sha256_in);
-  if (!util::is_hex(sha256, 64)) throw Error(ExitCode::usage, "the sha256 given for " + source + " is not 64 hex digits");
+  if (!util::is_hex(sha256, 64))
+    throw Error(ExitCode::usage, "the sha256 given for " + source + " is not 64 hex digits");
   std::error_code ec;
   fs::create_directories(managed_dir / ".tmp", ec);
   if (ec) throw Error(ExitCode::usage, managed_dir.string() + ": cannot create: " + ec.message());
@@ -84,7 +89,8 @@ PythonInstall install_python(const std::string& source, const std::string& sha25
     archive_path = downloaded;
   } else {
     archive_path = source.rfind("file://", 0) == 0 ? fs::path(source.substr(7)) : fs::path(source);
-    if (!fs::is_regular_file(archive_path, ec)) throw Error(ExitCode::usage, archive_path.string() + ": archive not found");
+    if (!fs::is_regular_file(archive_path, ec))
+      throw Error(ExitCode::usage, archive_path.string() + ": archive not found");
     std::string got = util::sha256_file(archive_path);
     if (got != sha256)
       throw Error(ExitCode::check_failed, archive_path.string() + " has sha256 " + got + ", expected " + sha256);
@@ -105,7 +111,8 @@ PythonInstall install_python(const std::string& source, const std::string& sha25
       fs::rename(work / "install", root, ec);
     }
     if (!fs::exists(root / "bin" / "python3", ec))
-      throw Error(ExitCode::usage, archive_path.filename().string() + ": no python/bin/python3 inside; not a standalone CPython archive");
+      throw Error(ExitCode::usage, archive_path.filename().string() +
+                                       ": no python/bin/python3 inside; not a standalone CPython archive");
     Interpreter it = query_interpreter(root / "bin" / "python3", cache_dir);
     PythonInstall out;
     out.version = it.version();
@@ -114,7 +121,8 @@ PythonInstall install_python(const std::string& source, const std::string& sha25
     if (fs::exists(out.dir / "python" / "bin" / "python3", ec)) {
       out.already = true;
     } else {
-      if (!fs::exists(root / "bin" / ("python" + it.xy()), ec)) fs::create_symlink("python3", root / "bin" / ("python" + it.xy()), ec);
+      if (!fs::exists(root / "bin" / ("python" + it.xy()), ec))
+        fs::create_symlink("python3", root / "bin" / ("python" + it.xy()), ec);
       // Published by rename: a half-unpacked interpreter is never found by --python.
       util::rename_durable(work, out.dir);
     }

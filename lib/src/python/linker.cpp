@@ -39,7 +39,7 @@ using util::Fd;
 bool open_pair(const fs::path& from, const fs::path& to, Fd& src, Fd& dst) {
   src = util::open_regular(from);  // a FIFO or device is no file to copy
   if (!src) return false;
-  struct stat st{};
+  struct stat st {};
   if (::fstat(src.get(), &st) != 0) return false;
   dst.reset(::open(to.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, st.st_mode & 07777));
   return static_cast<bool>(dst);
@@ -93,7 +93,8 @@ void copy_file_contents(const fs::path& from, const fs::path& to) {
       ::unlink(to.c_str());
       if (copy_bytes(from, to)) return;
     }
-    throw Error(ExitCode::check_failed, "cannot copy " + from.string() + " to " + to.string() + ": " + std::strerror(errno));
+    throw Error(ExitCode::check_failed,
+                "cannot copy " + from.string() + " to " + to.string() + ": " + std::strerror(errno));
   }
 }
 
@@ -134,14 +135,16 @@ void Linker::link(const fs::path& from, const fs::path& to) {
         if (candidate == LinkMode::copy) break;
         if (err == ENOENT) break;  // the source is missing: no mode will help
       }
-      throw Error(ExitCode::check_failed, "cannot place " + to.string() + " from " + from.string() + ": " + std::strerror(err));
+      throw Error(ExitCode::check_failed,
+                  "cannot place " + to.string() + " from " + from.string() + ": " + std::strerror(err));
     }
     m = mode_;
   }
   if (try_mode(m, from, to, err)) return;
   // One file that cannot be linked (e.g. too many links) is copied instead.
   if (m != LinkMode::copy && err != ENOENT && try_mode(LinkMode::copy, from, to, err)) return;
-  throw Error(ExitCode::check_failed, "cannot place " + to.string() + " from " + from.string() + ": " + std::strerror(err));
+  throw Error(ExitCode::check_failed,
+              "cannot place " + to.string() + " from " + from.string() + ": " + std::strerror(err));
 }
 
 std::string Linker::warning() const {

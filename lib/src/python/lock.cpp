@@ -1,20 +1,20 @@
 #include "provkit/python/lock.hpp"
 
+#include <toml++/toml.h>
 #include <algorithm>
 #include <cctype>
 #include <map>
 #include <set>
 #include <sstream>
-#include <toml++/toml.h>
 #include <unordered_map>
 
 #include "provkit/error.hpp"
-#include "provkit/util/fs.hpp"
-#include "provkit/util/hash.hpp"
 #include "provkit/http/http.hpp"
 #include "provkit/python/markers.hpp"
-#include "provkit/util/strings.hpp"
 #include "provkit/python/wheel_name.hpp"
+#include "provkit/util/fs.hpp"
+#include "provkit/util/hash.hpp"
+#include "provkit/util/strings.hpp"
 
 namespace provkit::python {
 
@@ -36,7 +36,8 @@ std::string parse_hash(const std::string& value, const std::string& file, int li
   std::string algo = value.substr(0, colon), hex = util::lower(value.substr(colon + 1));
   if (algo == "md5" || algo == "sha1" || algo == "sha224")
     throw input_error(file, line, algo + " hashes are too weak; use sha256");
-  if (algo != "sha256") throw input_error(file, line, "unsupported hash algorithm '" + algo + "' (envbuild checks sha256)");
+  if (algo != "sha256")
+    throw input_error(file, line, "unsupported hash algorithm '" + algo + "' (envbuild checks sha256)");
   if (!util::is_hex(hex, 64)) throw input_error(file, line, "sha256 hash must be 64 hex digits, got '" + hex + "'");
   return hex;
 }
@@ -65,7 +66,9 @@ std::string expand_env_vars(const std::string& s) {
 // "name[extras] == version" (or ===): the name, then the pinned version; false
 // for anything else. One pass, no regex: a requirement can be any length.
 bool split_pin(const std::string& req, std::string& name, std::string& version) {
-  auto name_char = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-'; };
+  auto name_char = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
+  };
   auto version_char = [&](char c) { return name_char(c) || c == '!' || c == '+'; };
   auto space = [](char c) { return c == ' ' || c == '\t'; };
   std::size_t i = 0, n = req.size();
@@ -99,7 +102,7 @@ Lock parse_requirements(const std::string& text, const fs::path& path) {
   std::string raw;
   int lineno = 0;
   bool any_hash = false;
-  std::vector<std::pair<int, std::string>> unhashed;  // requirement lines without a hash
+  std::vector<std::pair<int, std::string>> unhashed;   // requirement lines without a hash
   std::vector<std::pair<int, std::string>> no_binary;  // --no-binary values, in order
   std::unordered_map<std::string, int> seen;           // name + marker -> line
   while (std::getline(in, raw)) {
@@ -134,7 +137,8 @@ Lock parse_requirements(const std::string& text, const fs::path& path) {
       for (std::size_t t = 0; t < tokens.size(); ++t) {
         std::string opt = tokens[t], value;
         bool has_value = false;
-        if (opt[0] != '-') throw input_error(file, start_line, "'" + opt + "' follows options; a requirement goes on its own line");
+        if (opt[0] != '-')
+          throw input_error(file, start_line, "'" + opt + "' follows options; a requirement goes on its own line");
         if (auto eq = opt.find('='); eq != std::string::npos && opt.rfind("--", 0) == 0) {
           value = expand_env_vars(opt.substr(eq + 1));
           opt = opt.substr(0, eq);
@@ -163,9 +167,10 @@ Lock parse_requirements(const std::string& text, const fs::path& path) {
           // Already how envbuild works (wheels only, hashes required, exact pins
           // that may name pre-releases) or irrelevant to it.
         } else if (opt == "-e" || opt == "--editable") {
-          throw input_error(file, start_line, "editable requirements ('" + opt + (t + 1 < tokens.size() ? " " + tokens[t + 1] : "") +
-                                                  "') cannot be locked by hash; envbuild installs wheels only (uv export: "
-                                                  "--no-emit-project; or build the project into a wheel and lock that)");
+          throw input_error(file, start_line,
+                            "editable requirements ('" + opt + (t + 1 < tokens.size() ? " " + tokens[t + 1] : "") +
+                                "') cannot be locked by hash; envbuild installs wheels only (uv export: "
+                                "--no-emit-project; or build the project into a wheel and lock that)");
         } else if (opt == "-r" || opt == "-c" || opt == "--requirement" || opt == "--constraint") {
           throw input_error(file, start_line, "included files (" + opt + ") are not supported; give one complete lock");
         } else {
@@ -223,7 +228,8 @@ Lock parse_requirements(const std::string& text, const fs::path& path) {
     if (entry.sha256.empty()) unhashed.emplace_back(start_line, entry.name);
     else any_hash = true;
     auto [prev, fresh] = seen.emplace(normalize_name(entry.name) + '\0' + entry.marker, start_line);
-    if (!fresh) throw input_error(file, start_line, entry.name + " is already locked at line " + std::to_string(prev->second));
+    if (!fresh)
+      throw input_error(file, start_line, entry.name + " is already locked at line " + std::to_string(prev->second));
     lock.entries.push_back(std::move(entry));
   }
   if (!unhashed.empty())
@@ -256,7 +262,8 @@ Lock parse_requirements(const std::string& text, const fs::path& path) {
 bool is_pylock_name(const fs::path& file) {
   const std::string name = file.filename().string();
   if (name == "pylock.toml") return true;
-  if (name.size() <= 12 || name.rfind("pylock.", 0) != 0 || name.compare(name.size() - 5, 5, ".toml") != 0) return false;
+  if (name.size() <= 12 || name.rfind("pylock.", 0) != 0 || name.compare(name.size() - 5, 5, ".toml") != 0)
+    return false;
   return name.substr(7, name.size() - 12).find('.') == std::string::npos;
 }
 
@@ -274,9 +281,10 @@ Lock read_lock(const fs::path& file) {
     auto after = key == std::string::npos ? key : line.find_first_not_of(" \t", key + 12);
     if (key != std::string::npos && line.compare(key, 12, "lock-version") == 0 && after != std::string::npos &&
         line[after] == '=')
-      throw input_error(file.string(), lineno,
-                        "this is a PEP 751 lock (" + trim(line) + "), but it is named '" + name +
-                            "'; PEP 751 locks must be named pylock.toml or pylock.NAME.toml (NAME without dots): rename it");
+      throw input_error(
+          file.string(), lineno,
+          "this is a PEP 751 lock (" + trim(line) + "), but it is named '" + name +
+              "'; PEP 751 locks must be named pylock.toml or pylock.NAME.toml (NAME without dots): rename it");
   }
   return parse_requirements(text, file);
 }
@@ -305,8 +313,9 @@ std::vector<LockEntry> applicable_entries(const Lock& lock, const std::map<std::
   // 1. Extras and groups (PEP 751: extras none by default, groups default-groups).
   MarkerSets sets;
   if (!lock.pylock && (!selection.extras.empty() || !selection.groups.empty()))
-    throw Error(ExitCode::usage, file + ": --extra and --group choose among a pylock.toml's extras and dependency "
-                                        "groups; a requirements file has none");
+    throw Error(ExitCode::usage, file +
+                                     ": --extra and --group choose among a pylock.toml's extras and dependency "
+                                     "groups; a requirements file has none");
   auto offered = [](const std::vector<std::string>& names) {
     std::set<std::string> out;
     for (auto& n : names) out.insert(normalize_name(n));
@@ -317,8 +326,9 @@ std::vector<LockEntry> applicable_entries(const Lock& lock, const std::map<std::
   for (auto& g : lock.default_groups) groups.insert(normalize_name(g));
   for (auto& x : selection.extras) {
     if (!extras.count(normalize_name(x)))
-      throw Error(ExitCode::usage, file + ": the lock has no extra '" + x + "' (" +
-                                       (lock.extras.empty() ? "it offers none" : "it offers: " + joined(lock.extras, ", ")) + ")");
+      throw Error(ExitCode::usage,
+                  file + ": the lock has no extra '" + x + "' (" +
+                      (lock.extras.empty() ? "it offers none" : "it offers: " + joined(lock.extras, ", ")) + ")");
     sets.extras.insert(normalize_name(x));
   }
   std::vector<std::string> group_names = lock.dependency_groups;
@@ -326,8 +336,9 @@ std::vector<LockEntry> applicable_entries(const Lock& lock, const std::map<std::
     if (std::find(group_names.begin(), group_names.end(), g) == group_names.end()) group_names.push_back(g);
   for (auto& g : selection.groups) {
     if (!groups.count(normalize_name(g)))
-      throw Error(ExitCode::usage, file + ": the lock has no dependency group '" + g + "' (" +
-                                       (group_names.empty() ? "it offers none" : "it offers: " + joined(group_names, ", ")) + ")");
+      throw Error(ExitCode::usage,
+                  file + ": the lock has no dependency group '" + g + "' (" +
+                      (group_names.empty() ? "it offers none" : "it offers: " + joined(group_names, ", ")) + ")");
     sets.dependency_groups.insert(normalize_name(g));
   }
   if (!selection.no_default_groups)
@@ -363,11 +374,12 @@ std::vector<LockEntry> applicable_entries(const Lock& lock, const std::map<std::
     bool any = false;
     for (auto& m : lock.environments) any = environment_true(m, lock.environments_line) || any;
     if (!any)
-      throw Error(ExitCode::check_failed,
-                  at(file, lock.environments_line) + "the lock is for the environments " +
-                      joined(lock.environments, " | ") + ", and this interpreter is in none of them (sys_platform '" +
-                      value("sys_platform") + "', platform_machine '" + value("platform_machine") +
-                      "', python_full_version '" + python + "', implementation_name '" + value("implementation_name") + "')");
+      throw Error(ExitCode::check_failed, at(file, lock.environments_line) + "the lock is for the environments " +
+                                              joined(lock.environments, " | ") +
+                                              ", and this interpreter is in none of them (sys_platform '" +
+                                              value("sys_platform") + "', platform_machine '" +
+                                              value("platform_machine") + "', python_full_version '" + python +
+                                              "', implementation_name '" + value("implementation_name") + "')");
   }
 
   // 3. Entries: marker, then the entry's own requires-python, one per name.
@@ -381,9 +393,9 @@ std::vector<LockEntry> applicable_entries(const Lock& lock, const std::map<std::
     if (!e.unusable.empty()) throw input_error(file, e.unusable_line, e.unusable);
     auto [it, fresh] = selected.emplace(normalize_name(e.name), e.line);
     if (!fresh)
-      throw input_error(file, e.line, e.name + " is locked twice for this environment (lines " +
-                                          std::to_string(it->second) + " and " + std::to_string(e.line) +
-                                          "); at most one entry per name may apply");
+      throw input_error(file, e.line,
+                        e.name + " is locked twice for this environment (lines " + std::to_string(it->second) +
+                            " and " + std::to_string(e.line) + "); at most one entry per name may apply");
     out.push_back(e);
   }
   return out;

@@ -13,9 +13,7 @@ namespace {
 
 [[noreturn]] void fail(const std::string& why) { throw std::invalid_argument(why); }
 
-bool is_word(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-}
+bool is_word(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'; }
 int hex_value(char c) {
   if (c >= '0' && c <= '9') return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
@@ -59,7 +57,8 @@ std::string python_string(std::string_view body) {
       std::uint32_t cp = 0;
       for (std::size_t k = 0; k < digits; ++k) {
         int h = i + 1 < body.size() ? hex_value(body[i + 1]) : -1;
-        if (h < 0) fail(std::string("invalid quoted string (\\") + e + " needs " + std::to_string(digits) + " hex digits)");
+        if (h < 0)
+          fail(std::string("invalid quoted string (\\") + e + " needs " + std::to_string(digits) + " hex digits)");
         cp = cp * 16 + static_cast<std::uint32_t>(h);
         ++i;
       }
@@ -81,7 +80,8 @@ std::string python_string(std::string_view body) {
       case 'u': hex(4); break;
       case 'U': hex(8); break;
       case 'N': fail("invalid quoted string (\\N{...} escapes are not supported)");
-      case '\n': case '\r': fail("invalid quoted string (a line break inside it)");
+      case '\n':
+      case '\r': fail("invalid quoted string (a line break inside it)");
       default:
         if (e >= '0' && e <= '7') {
           std::uint32_t cp = static_cast<std::uint32_t>(e - '0');
@@ -100,12 +100,26 @@ std::string python_string(std::string_view body) {
 // packaging's VARIABLE token, with its dotted PEP 345 spellings; the canonical
 // name ('.' as '_', python_implementation as platform_python_implementation).
 bool canonical_variable(std::string_view written, std::string& name) {
-  static const char* const names[] = {
-      "python_version", "python_full_version", "os_name", "os.name", "sys_platform", "sys.platform",
-      "platform_release", "platform_system", "platform_version", "platform.version", "platform_machine",
-      "platform.machine", "platform_python_implementation", "platform.python_implementation",
-      "python_implementation", "implementation_name", "implementation_version", "extra", "extras",
-      "dependency_groups"};
+  static const char* const names[] = {"python_version",
+                                      "python_full_version",
+                                      "os_name",
+                                      "os.name",
+                                      "sys_platform",
+                                      "sys.platform",
+                                      "platform_release",
+                                      "platform_system",
+                                      "platform_version",
+                                      "platform.version",
+                                      "platform_machine",
+                                      "platform.machine",
+                                      "platform_python_implementation",
+                                      "platform.python_implementation",
+                                      "python_implementation",
+                                      "implementation_name",
+                                      "implementation_version",
+                                      "extra",
+                                      "extras",
+                                      "dependency_groups"};
   if (std::find(std::begin(names), std::end(names), written) == std::end(names)) return false;
   name = std::string(written);
   std::replace(name.begin(), name.end(), '.', '_');
@@ -300,8 +314,7 @@ bool Marker::eval_atom(const Atom& a, const Scope& scope) const {
     if (key == "python_full_version" && !value.empty() && value.back() == '+') value += "local";
   }
   if (a.lhs_var) {
-    if (set)
-      fail("'" + key + "' is a set: write 'NAME' in " + key + " or 'NAME' not in " + key);
+    if (set) fail("'" + key + "' is a set: write 'NAME' in " + key + " or 'NAME' not in " + key);
     return eval_op(value, a.op, a.rhs, key);
   }
   if (set) {

@@ -91,7 +91,8 @@ std::optional<Version> parse_version(std::string_view text) {
   }
   int kind = -1;
   std::string num;
-  if (sc.labelled({{"alpha", 0}, {"beta", 1}, {"preview", 2}, {"pre", 2}, {"rc", 2}, {"a", 0}, {"b", 1}, {"c", 2}}, kind, num)) {
+  if (sc.labelled({{"alpha", 0}, {"beta", 1}, {"preview", 2}, {"pre", 2}, {"rc", 2}, {"a", 0}, {"b", 1}, {"c", 2}},
+                  kind, num)) {
     v.pre_kind = kind;
     v.pre_num = num;
   }
@@ -275,7 +276,8 @@ std::vector<Specifier> parse_specifier_set(std::string_view text) {
   std::size_t start = 0;
   for (;;) {
     auto comma = text.find(',', start);
-    std::string_view clause = text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+    std::string_view clause = text.substr(start,
+                                          comma == std::string_view::npos ? std::string_view::npos : comma - start);
     if (clause.find_first_not_of(" \t\n\r\f\v") != std::string_view::npos) {
       auto spec = parse_specifier(clause);
       if (!spec) {

@@ -57,7 +57,8 @@ void check_toml_depth(const std::string& text, const std::string& file) {
       }
     } else if (c == '[' || c == '{') {
       if (++depth > max_toml_depth)
-        throw input_error(file, line, "arrays and tables nest deeper than " + std::to_string(max_toml_depth) + " levels");
+        throw input_error(file, line,
+                          "arrays and tables nest deeper than " + std::to_string(max_toml_depth) + " levels");
       dots = 0;
     } else if (c == ']' || c == '}') {
       if (depth) --depth;
@@ -101,8 +102,10 @@ bool is_normalized(const std::string& name) {
 // An sdist file name: NAME-VERSION.tar.gz or .zip, split at the last '-'.
 bool parse_sdist_name(const std::string& filename, std::string& name, std::string& version) {
   std::string stem;
-  if (filename.size() > 7 && filename.compare(filename.size() - 7, 7, ".tar.gz") == 0) stem = filename.substr(0, filename.size() - 7);
-  else if (filename.size() > 4 && filename.compare(filename.size() - 4, 4, ".zip") == 0) stem = filename.substr(0, filename.size() - 4);
+  if (filename.size() > 7 && filename.compare(filename.size() - 7, 7, ".tar.gz") == 0)
+    stem = filename.substr(0, filename.size() - 7);
+  else if (filename.size() > 4 && filename.compare(filename.size() - 4, 4, ".zip") == 0)
+    stem = filename.substr(0, filename.size() - 4);
   else return false;
   auto dash = stem.rfind('-');
   if (dash == std::string::npos || dash == 0) return false;
@@ -139,9 +142,12 @@ class Validator {
       return nullptr;
     }
     if (n->type() != want) {
-      const char* wanted = want == toml::node_type::string ? "string" : want == toml::node_type::integer ? "integer"
-                           : want == toml::node_type::boolean ? "boolean" : want == toml::node_type::array ? "array"
-                           : want == toml::node_type::date_time ? "datetime" : "table";
+      const char* wanted = want == toml::node_type::string      ? "string"
+                           : want == toml::node_type::integer   ? "integer"
+                           : want == toml::node_type::boolean   ? "boolean"
+                           : want == toml::node_type::array     ? "array"
+                           : want == toml::node_type::date_time ? "datetime"
+                                                                : "table";
       fail(n, std::string("Unexpected type ") + type_name(*n) + " (expected " + wanted + ")", key(ctx, k));
     }
     return n;
@@ -194,9 +200,12 @@ class Validator {
     auto* h = n->as_table();
     const std::string hctx = key(ctx, "hashes");
     if (h->empty())
-      fail(n, "At least one hash must be provided: the lock has no hash for " + filename + " (hashes = {}: uv writes that for wheels from a local --find-links "
-              "directory); envbuild needs a sha256 for every wheel: lock from an index that serves hashes, or write a "
-              "hashed requirements lock with `uv pip compile --generate-hashes --find-links DIR`, which hashes local wheels",
+      fail(n,
+           "At least one hash must be provided: the lock has no hash for " + filename +
+               " (hashes = {}: uv writes that for wheels from a local --find-links "
+               "directory); envbuild needs a sha256 for every wheel: lock from an index that serves hashes, or write a "
+               "hashed requirements lock with `uv pip compile --generate-hashes --find-links DIR`, which hashes local "
+               "wheels",
            hctx);
     for (auto& [name, value] : *h)
       if (!value.is_string()) fail(&value, "Hash values must be strings", hctx);
@@ -269,11 +278,13 @@ Lock parse_pylock(const std::string& text, const fs::path& path) {
   if (auto* extras = v.array_of(doc, "extras", T::string, "")) {
     for (std::size_t i = 0; i < extras->size(); ++i) {
       std::string x = **(*extras)[i].as_string();
-      if (!is_normalized(x)) v.fail(&(*extras)[i], "Name '" + x + "' is not normalized", "extras[" + std::to_string(i) + "]");
+      if (!is_normalized(x))
+        v.fail(&(*extras)[i], "Name '" + x + "' is not normalized", "extras[" + std::to_string(i) + "]");
       lock.extras.push_back(x);
     }
   }
-  for (auto [k, out] : {std::pair{"dependency-groups", &lock.dependency_groups}, {"default-groups", &lock.default_groups}})
+  for (auto [k, out] :
+       {std::pair{"dependency-groups", &lock.dependency_groups}, {"default-groups", &lock.default_groups}})
     if (auto* a = v.array_of(doc, k, T::string, ""))
       for (auto& item : *a) out->push_back(**item.as_string());
   v.str(doc, "created-by", "", true);
@@ -291,7 +302,8 @@ Lock parse_pylock(const std::string& text, const fs::path& path) {
     LockEntry entry;
     entry.line = v.line(&pkg);
     entry.name = v.str(pkg, "name", ctx, true);
-    if (!is_normalized(entry.name)) v.fail(pkg.get("name"), "Name '" + entry.name + "' is not normalized", ctx + ".name");
+    if (!is_normalized(entry.name))
+      v.fail(pkg.get("name"), "Name '" + entry.name + "' is not normalized", ctx + ".name");
     auto* ver = v.get(pkg, "version", T::string, ctx);
     std::optional<Version> pkg_version;
     if (ver) {
@@ -366,8 +378,8 @@ Lock parse_pylock(const std::string& text, const fs::path& path) {
       if (wheel_version.empty()) wheel_version = wn->version;
       else if (!pkg_version && compare(*parse_version(wheel_version), *wv) != 0 && entry.unusable.empty()) {
         entry.unusable_line = v.line(at);
-        entry.unusable = entry.name + " has no version and its wheels name different ones (" + wheel_version +
-                         ", " + wn->version + "); envbuild installs one pinned version";
+        entry.unusable = entry.name + " has no version and its wheels name different ones (" + wheel_version + ", " +
+                         wn->version + "); envbuild installs one pinned version";
       }
     };
     for (std::size_t i = 0; i < wheels.size(); ++i)
@@ -375,11 +387,13 @@ Lock parse_pylock(const std::string& text, const fs::path& path) {
     if (sdist) {
       std::string fname = v.filename(*sdist), sname, sversion;
       const toml::node* at = pkg.get("sdist");
-      if (!parse_sdist_name(fname, sname, sversion)) v.fail(at, "Invalid sdist filename '" + fname + "'", ctx + ".sdist");
+      if (!parse_sdist_name(fname, sname, sversion))
+        v.fail(at, "Invalid sdist filename '" + fname + "'", ctx + ".sdist");
       if (normalize_name(sname) != entry.name)
         v.fail(at, "Name in '" + fname + "' is not consistent with package name '" + entry.name + "'", ctx + ".sdist");
       if (pkg_version && compare(*parse_version(sversion), *pkg_version) != 0)
-        v.fail(at, "Version in '" + fname + "' is not consistent with package version '" + entry.version + "'", ctx + ".sdist");
+        v.fail(at, "Version in '" + fname + "' is not consistent with package version '" + entry.version + "'",
+               ctx + ".sdist");
     }
 
     // What envbuild installs: the wheels, or an archive that is a wheel
@@ -400,7 +414,8 @@ Lock parse_pylock(const std::string& text, const fs::path& path) {
         check_wheel(as_wheel, at, ctx + ".archive");
         installable.emplace_back(as_wheel, at);
       } else {
-        unusable(entry.line, entry.name + " is the archive '" + fname + "', which is not a wheel; envbuild installs wheels only");
+        unusable(entry.line,
+                 entry.name + " is the archive '" + fname + "', which is not a wheel; envbuild installs wheels only");
       }
     }
     if (dir)
@@ -408,7 +423,8 @@ Lock parse_pylock(const std::string& text, const fs::path& path) {
                                "', not a wheel; envbuild installs wheels only (uv: export with --no-emit-project, or "
                                "build the project into a wheel and lock that)");
     if (vcs) unusable(entry.line, entry.name + " has only a vcs source and no wheels; envbuild installs wheels only");
-    if (installable.empty() && sdist) unusable(entry.line, entry.name + " has only an sdist and no wheels; envbuild installs wheels only");
+    if (installable.empty() && sdist)
+      unusable(entry.line, entry.name + " has only an sdist and no wheels; envbuild installs wheels only");
     if (entry.version.empty()) entry.version = wheel_version;
     for (auto& [f, at] : installable) {
       LockedWheel lw;

@@ -7,9 +7,9 @@
 #include <cstring>
 
 #include "provkit/error.hpp"
-#include "provkit/util/hash.hpp"
 #include "provkit/util/beneath.hpp"
 #include "provkit/util/fd.hpp"
+#include "provkit/util/hash.hpp"
 
 namespace provkit::python {
 
@@ -58,7 +58,8 @@ std::vector<RecordRow> parse_record(std::string_view text, const std::string& fi
       }
     }
     if (fields.size() == 1 && fields[0].empty()) continue;  // blank line
-    if (fields.size() != 3) throw input_error(file, row_line, "expected 3 fields (path,hash,size), got " + std::to_string(fields.size()));
+    if (fields.size() != 3)
+      throw input_error(file, row_line, "expected 3 fields (path,hash,size), got " + std::to_string(fields.size()));
     if (fields[0].empty()) throw input_error(file, row_line, "empty path");
     rows.push_back({std::move(fields[0]), std::move(fields[1]), std::move(fields[2])});
   }
@@ -88,7 +89,8 @@ std::string record_hash(std::string_view raw_sha256) { return "sha256=" + util::
 std::string record_hash_of_fd(int fd, const std::string& what) {
   util::Hasher h;
   static thread_local char buf[1 << 17];
-  util::read_blocks(fd, buf, [&](const char* p, std::size_t n) { h.update(p, n); }, what);
+  util::read_blocks(
+      fd, buf, [&](const char* p, std::size_t n) { h.update(p, n); }, what);
   return record_hash(h.raw_digest());
 }
 

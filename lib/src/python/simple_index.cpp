@@ -9,10 +9,10 @@
 #include <nlohmann/json.hpp>
 
 #include "provkit/error.hpp"
-#include "provkit/util/fs.hpp"
-#include "provkit/util/hash.hpp"
 #include "provkit/http/http.hpp"
 #include "provkit/util/fd.hpp"
+#include "provkit/util/fs.hpp"
+#include "provkit/util/hash.hpp"
 
 namespace provkit::python {
 
@@ -25,8 +25,8 @@ void copy_file_contents_to(const fs::path& from, const fs::path& to) {
 }
 
 std::string html_unescape(std::string s) {
-  static const std::pair<const char*, const char*> entities[] = {
-      {"&amp;", "&"}, {"&lt;", "<"}, {"&gt;", ">"}, {"&quot;", "\""}, {"&#39;", "'"}, {"&#x27;", "'"}};
+  static const std::pair<const char*, const char*> entities[] = {{"&amp;", "&"},   {"&lt;", "<"},  {"&gt;", ">"},
+                                                                 {"&quot;", "\""}, {"&#39;", "'"}, {"&#x27;", "'"}};
   for (auto [from, to] : entities)
     for (std::size_t pos; (pos = s.find(from)) != std::string::npos;) s.replace(pos, std::strlen(from), to);
   return s;
@@ -109,7 +109,8 @@ std::vector<WheelCandidate> parse_simple_page(const std::string& body, const std
       link = link.substr(0, hash);
     }
     std::string path = link.substr(0, link.find('?'));
-    std::string filename = http::percent_decode(path.substr(path.rfind('/') == std::string::npos ? 0 : path.rfind('/') + 1));
+    std::string filename = http::percent_decode(
+        path.substr(path.rfind('/') == std::string::npos ? 0 : path.rfind('/') + 1));
     std::string sha;
     if (fragment.rfind("sha256=", 0) == 0) sha = fragment.substr(7);
     add_candidate(out, filename, http::resolve_reference(page_url, link), sha, std::nullopt);
@@ -132,8 +133,8 @@ std::vector<WheelCandidate> simple_index_wheels(const std::string& index_url, co
   if (status == 401 || status == 403)
     throw Error(ExitCode::auth, http::redact_url(url) + ": index refused access (HTTP " + std::to_string(status) + ")");
   if (!r.ok())
-    throw Error(ExitCode::network, http::redact_url(url) + ": index answered HTTP " + std::to_string(status) + " after " +
-                                       std::to_string(r.response.attempts) + " attempt(s)");
+    throw Error(ExitCode::network, http::redact_url(url) + ": index answered HTTP " + std::to_string(status) +
+                                       " after " + std::to_string(r.response.attempts) + " attempt(s)");
   return parse_simple_page(r.response.body, r.response.headers.get("Content-Type").value_or("text/html"),
                            r.response.url.empty() ? url : r.response.url);
 }
@@ -176,13 +177,15 @@ std::string download_verified(const std::string& url, const std::string& sha256,
   t.on_head = [&](const http::Hop&) {
     hasher = util::Hasher();
     received = 0;
-    if (::ftruncate(fd.get(), 0) != 0 || ::lseek(fd.get(), 0, SEEK_SET) != 0) throw http::Abort("cannot reset " + tmp.string());
+    if (::ftruncate(fd.get(), 0) != 0 || ::lseek(fd.get(), 0, SEEK_SET) != 0)
+      throw http::Abort("cannot reset " + tmp.string());
   };
   t.on_body = [&](const char* data, std::size_t n) {
     hasher.update(data, n);
     received += n;
     if (size && received > *size) throw http::Abort("more bytes than the lock's size " + std::to_string(*size));
-    if (int e = util::write_all(fd.get(), data, n); e != 0) throw http::Abort(std::string("cannot write: ") + std::strerror(e));
+    if (int e = util::write_all(fd.get(), data, n); e != 0)
+      throw http::Abort(std::string("cannot write: ") + std::strerror(e));
   };
   t.on_done = [&](http::Result& r) { result = std::move(r); };
   try {
@@ -203,12 +206,15 @@ std::string download_verified(const std::string& url, const std::string& sha256,
   if (result.failure == http::FailureKind::aborted) fail(ExitCode::check_failed, result.message);
   if (result.failure != http::FailureKind::none) fail(ExitCode::network, result.message);
   if (status == 401 || status == 403) fail(ExitCode::auth, "access refused (HTTP " + std::to_string(status) + ")");
-  if (!result.ok()) fail(ExitCode::network, "HTTP " + std::to_string(status) + " after " +
-                                                std::to_string(result.response.attempts) + " attempt(s)");
+  if (!result.ok())
+    fail(ExitCode::network,
+         "HTTP " + std::to_string(status) + " after " + std::to_string(result.response.attempts) + " attempt(s)");
   std::string got = hasher.hex_digest();
-  if (!sha256.empty() && got != sha256) fail(ExitCode::check_failed, "download has sha256 " + got + ", expected " + sha256);
+  if (!sha256.empty() && got != sha256)
+    fail(ExitCode::check_failed, "download has sha256 " + got + ", expected " + sha256);
   if (size && received != *size)
-    fail(ExitCode::check_failed, "downloaded " + std::to_string(received) + " bytes, expected " + std::to_string(*size));
+    fail(ExitCode::check_failed,
+         "downloaded " + std::to_string(received) + " bytes, expected " + std::to_string(*size));
   util::rename_durable(tmp, target);
   return got;
 }

@@ -83,7 +83,8 @@ deactivate () {
 
 deactivate nondestructive
 
-VIRTUAL_ENV=)" + sh_quote(l.root.string()) + R"(
+VIRTUAL_ENV=)" +
+         sh_quote(l.root.string()) + R"(
 export VIRTUAL_ENV
 
 _OLD_VIRTUAL_PATH="$PATH"
@@ -97,9 +98,11 @@ fi
 
 if [ -z "${VIRTUAL_ENV_DISABLE_PROMPT:-}" ] ; then
     _OLD_VIRTUAL_PS1="${PS1:-}"
-    PS1=)" + sh_quote("(" + name + ") ") + R"("${PS1:-}"
+    PS1=)" +
+         sh_quote("(" + name + ") ") + R"("${PS1:-}"
     export PS1
-    VIRTUAL_ENV_PROMPT=)" + sh_quote("(" + name + ") ") + R"(
+    VIRTUAL_ENV_PROMPT=)" +
+         sh_quote("(" + name + ") ") + R"(
     export VIRTUAL_ENV_PROMPT
 fi
 
@@ -144,12 +147,10 @@ void create_venv(const VenvLayout& l, const Interpreter& it, const std::string& 
   replace_symlink(it.executable, l.scripts / "python");
   replace_symlink("python", l.scripts / "python3");
   replace_symlink("python", l.scripts / ("python" + it.xy()));
-  std::string cfg = "home = " + it.executable.parent_path().string() + "\n" +
-                    "implementation = " + (it.implementation == "cpython" ? std::string("CPython") : it.implementation) + "\n" +
-                    "version_info = " + it.version_info() + "\n" +
-                    "version = " + it.version() + "\n" +
-                    "include-system-site-packages = false\n" +
-                    "executable = " + it.executable.string() + "\n" +
+  std::string cfg = "home = " + it.executable.parent_path().string() + "\n" + "implementation = " +
+                    (it.implementation == "cpython" ? std::string("CPython") : it.implementation) + "\n" +
+                    "version_info = " + it.version_info() + "\n" + "version = " + it.version() + "\n" +
+                    "include-system-site-packages = false\n" + "executable = " + it.executable.string() + "\n" +
                     "envbuild = " + tool_version + "\n";
   write_if_changed(l.root / "pyvenv.cfg", cfg);
   write_if_changed(l.scripts / "activate", activate_script(l));
@@ -197,7 +198,8 @@ fs::path find_site_packages(const fs::path& root) {
   std::error_code ec;
   for (auto lib : {"lib", "lib64"}) {
     for (auto& e : fs::directory_iterator(root / lib, ec)) {
-      if (std::regex_match(e.path().filename().string(), python_dir) && fs::is_directory(e.path() / "site-packages", ec))
+      if (std::regex_match(e.path().filename().string(), python_dir) &&
+          fs::is_directory(e.path() / "site-packages", ec))
         return e.path() / "site-packages";
     }
   }

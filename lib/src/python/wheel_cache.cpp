@@ -38,7 +38,8 @@ CacheEntry from_json(const nlohmann::json& j, fs::path tree) {
   w.dist_info = j.at("dist_info").get<std::string>();
   bool all_mtimes = true;
   for (auto& f : j.at("files")) {
-    w.files.push_back({f.at(0).get<std::string>(), f.at(1).get<std::string>(), f.at(2).get<std::uint64_t>(), f.at(3).get<bool>()});
+    w.files.push_back(
+        {f.at(0).get<std::string>(), f.at(1).get<std::string>(), f.at(2).get<std::uint64_t>(), f.at(3).get<bool>()});
     all_mtimes = all_mtimes && f.size() > 4;
     e.mtimes.push_back(f.size() > 4 ? f.at(4).get<std::int64_t>() : 0);
   }
@@ -94,7 +95,7 @@ WheelCache::Staged WheelCache::stage(const std::string& sha256, const fs::path& 
     staged.entry.info = unpack_wheel(wheel_file, staged.dir / "tree");
     // What each file is right after extraction, to know later whether it still is.
     for (auto& f : staged.entry.info.files) {
-      struct stat st{};
+      struct stat st {};
       if (::lstat((staged.dir / "tree" / f.path).c_str(), &st) != 0)
         throw Error(ExitCode::check_failed, (staged.dir / "tree" / f.path).string() + ": unpacked file is missing");
       staged.entry.mtimes.push_back(mtime_ns(st));
@@ -152,7 +153,7 @@ std::vector<std::string> WheelCache::changed_files(const CacheEntry& entry) cons
   std::vector<std::string> changed;
   const auto& files = entry.info.files;
   for (std::size_t i = 0; i < files.size(); ++i) {
-    struct stat st{};
+    struct stat st {};
     bool same = ::lstat((entry.tree / files[i].path).c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
                 static_cast<std::uint64_t>(st.st_size) == files[i].size &&
                 (entry.mtimes.empty() || mtime_ns(st) == entry.mtimes[i]);
@@ -173,7 +174,7 @@ std::string WheelCache::local_wheel_sha256(const fs::path& wheel) {
   // A regular file, judged and hashed through one descriptor: a FIFO or a
   // device named as a wheel (a lock's path, a --find-links entry) never blocks or reads forever.
   util::Fd fd = util::open_regular(wheel);
-  struct stat st{};
+  struct stat st {};
   if (!fd || ::fstat(fd.get(), &st) != 0)
     throw Error(ExitCode::usage, wheel.string() + ": cannot read wheel: " + util::describe_open_error(errno));
   std::error_code ec;
@@ -187,16 +188,15 @@ std::string WheelCache::local_wheel_sha256(const fs::path& wheel) {
       auto j = nlohmann::json::parse(text);
       if (j.at("stamp").get<std::string>() == stamp) return j.at("sha256").get<std::string>();
     }
-  } catch (const std::exception&) {
-  }
+  } catch (const std::exception&) {}
   util::Hasher h(util::DigestKind::sha256);
   std::vector<char> buf(1 << 20);
-  util::read_blocks(fd.get(), buf, [&](const char* p, std::size_t n) { h.update(p, n); }, wheel.string());
+  util::read_blocks(
+      fd.get(), buf, [&](const char* p, std::size_t n) { h.update(p, n); }, wheel.string());
   std::string sha = h.hex_digest();
   try {
     cache.write_atomic(index, nlohmann::json{{"path", abs.string()}, {"stamp", stamp}, {"sha256", sha}}.dump());
-  } catch (const Error&) {
-  }
+  } catch (const Error&) {}
   return sha;
 }
 

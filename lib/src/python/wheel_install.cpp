@@ -10,12 +10,12 @@
 #include <unordered_set>
 
 #include "provkit/error.hpp"
-#include "provkit/util/fs.hpp"
-#include "provkit/util/hash.hpp"
 #include "provkit/python/installed.hpp"
 #include "provkit/python/record.hpp"
 #include "provkit/python/wheel_name.hpp"
 #include "provkit/util/fd.hpp"
+#include "provkit/util/fs.hpp"
+#include "provkit/util/hash.hpp"
 #include "provkit/util/strings.hpp"
 
 namespace provkit::python {
@@ -62,17 +62,21 @@ std::string launcher_script(const std::string& python, const std::string& entry_
   if (bracket != std::string::npos) value = value.substr(0, bracket);
   value = trim(value);
   auto colon = value.find(':');
-  if (colon == std::string::npos) throw Error(ExitCode::check_failed, "entry point '" + entry_point + "' has no module:attribute");
+  if (colon == std::string::npos)
+    throw Error(ExitCode::check_failed, "entry point '" + entry_point + "' has no module:attribute");
   std::string module = trim(value.substr(0, colon)), attr = trim(value.substr(colon + 1));
   std::string import_name = attr.substr(0, attr.find('.'));
   return script_shebang(python) +
          "# -*- coding: utf-8 -*-\n"
          "import re\n"
          "import sys\n"
-         "from " + module + " import " + import_name + "\n"
+         "from " +
+         module + " import " + import_name +
+         "\n"
          "if __name__ == '__main__':\n"
          "    sys.argv[0] = re.sub(r'(-script\\.pyw|\\.exe)?$', '', sys.argv[0])\n"
-         "    sys.exit(" + attr + "())\n";
+         "    sys.exit(" +
+         attr + "())\n";
 }
 
 std::vector<EntryPoint> script_entry_points(const std::string& text) {
@@ -151,7 +155,8 @@ InstallPlan plan_install(const CacheEntry& entry, const std::string& wheel, cons
       if (line.rfind("Wheel-Version:", 0) == 0) {
         saw_version = true;
         auto v = trim(line.substr(14));
-        if (v.substr(0, v.find('.')) != "1") bad_wheel(wheel, "Wheel-Version " + v + " is not supported (major 1 only)");
+        if (v.substr(0, v.find('.')) != "1")
+          bad_wheel(wheel, "Wheel-Version " + v + " is not supported (major 1 only)");
       } else if (line.rfind("Root-Is-Purelib:", 0) == 0) {
         auto v = trim(line.substr(16));
         purelib = v == "true" || v == "True";
@@ -168,8 +173,8 @@ InstallPlan plan_install(const CacheEntry& entry, const std::string& wheel, cons
   auto check_not_skeleton = [&](const fs::path& dest, const std::string& from) {
     auto normal = dest.lexically_normal();
     if (std::find(skeleton.begin(), skeleton.end(), normal) != skeleton.end())
-      bad_wheel(wheel, from + " would replace the environment's own " + normal.lexically_relative(layout.root).string() +
-                           "; refused");
+      bad_wheel(wheel, from + " would replace the environment's own " +
+                           normal.lexically_relative(layout.root).string() + "; refused");
   };
 
   for (const auto& f : info.files) {
@@ -231,7 +236,8 @@ fs::path install_wheel(const CacheEntry& entry, const std::string& wheel, const 
     if (made_dirs.insert(dir.string()).second) {
       std::error_code ec;
       fs::create_directories(dir, ec);
-      if (ec && !fs::is_directory(dir)) throw Error(ExitCode::check_failed, dir.string() + ": cannot create: " + ec.message());
+      if (ec && !fs::is_directory(dir))
+        throw Error(ExitCode::check_failed, dir.string() + ": cannot create: " + ec.message());
     }
   };
   auto record_rel = [&](const fs::path& dest) { return dest.lexically_relative(site).generic_string(); };

@@ -6,9 +6,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <algorithm>
 #include <memory>
 #include <optional>
 #include <set>
@@ -16,13 +16,13 @@
 #include <unordered_set>
 
 #include "provkit/error.hpp"
+#include "provkit/host/system.hpp"
+#include "provkit/python/record.hpp"
 #include "provkit/util/beneath.hpp"
+#include "provkit/util/fd.hpp"
 #include "provkit/util/fs.hpp"
 #include "provkit/util/hash.hpp"
-#include "provkit/host/system.hpp"
 #include "provkit/util/size.hpp"
-#include "provkit/python/record.hpp"
-#include "provkit/util/fd.hpp"
 
 namespace provkit::python {
 
@@ -59,8 +59,8 @@ void check_ratio(const fs::path& wheel, std::uint64_t total, const UnpackLimits&
   if (ec || packed == 0) packed = 1;
   double ratio = static_cast<double>(total) / static_cast<double>(packed);
   if (ratio > limits.max_ratio)
-    refuse(wheel, "unpacks to " + util::format_size(total) + " from " + util::format_size(packed) +
-                      " (more than " + std::to_string(static_cast<int>(limits.max_ratio)) +
+    refuse(wheel, "unpacks to " + util::format_size(total) + " from " + util::format_size(packed) + " (more than " +
+                      std::to_string(static_cast<int>(limits.max_ratio)) +
                       " times its size), a compression bomb; refused");
 }
 
@@ -84,7 +84,7 @@ std::vector<EntryHeader> read_headers(const fs::path& wheel, const UnpackLimits&
   ReadArchive ar;
   open_zip(ar, wheel);
   std::vector<EntryHeader> headers;
-  std::unordered_map<std::string, std::size_t> by_name;  // clean name -> index
+  std::unordered_map<std::string, std::size_t> by_name;       // clean name -> index
   std::unordered_map<std::string, std::size_t> implied_dirs;  // parent dir -> first entry under it
   std::set<std::string> dist_infos;
   std::uint64_t declared = 0;
@@ -100,7 +100,8 @@ std::vector<EntryHeader> read_headers(const fs::path& wheel, const UnpackLimits&
     h.clean = h.name;
     while (!h.clean.empty() && h.clean.back() == '/') h.clean.pop_back();
     if (!h.clean.empty() && h.clean[0] == '/') refuse(wheel, "absolute path '" + h.name + "' refused");
-    if (!util::is_safe_relative_path(h.clean)) refuse(wheel, "path '" + h.name + "' escapes the target or is malformed; refused");
+    if (!util::is_safe_relative_path(h.clean))
+      refuse(wheel, "path '" + h.name + "' escapes the target or is malformed; refused");
     if (type == AE_IFLNK || archive_entry_symlink(entry) || archive_entry_hardlink(entry))
       refuse(wheel, "link entry '" + h.name + "' refused");
     if (!h.is_dir && type != AE_IFREG && type != 0) refuse(wheel, "special file '" + h.name + "' refused");
@@ -119,8 +120,8 @@ std::vector<EntryHeader> read_headers(const fs::path& wheel, const UnpackLimits&
       h.size = static_cast<std::uint64_t>(std::max<la_int64_t>(0, archive_entry_size(entry)));
       declared += *h.size;
       if (declared > limits.max_total_bytes)
-        refuse(wheel, "unpacks to more than " + util::format_size(limits.max_total_bytes) +
-                          " (declared sizes up to '" + h.name + "'); refused");
+        refuse(wheel, "unpacks to more than " + util::format_size(limits.max_total_bytes) + " (declared sizes up to '" +
+                          h.name + "'); refused");
     }
     headers.push_back(std::move(h));
   }
@@ -185,11 +186,12 @@ UnpackedWheel unpack_wheel(const fs::path& wheel, const fs::path& dest, const Un
       }
       // The declared sizes were judged; an entry holding more lies about them.
       if (h.size && written + size > *h.size) {
-        refuse(wheel, "entry '" + name + "' holds more than its declared " + std::to_string(*h.size) + " bytes; refused");
+        refuse(wheel,
+               "entry '" + name + "' holds more than its declared " + std::to_string(*h.size) + " bytes; refused");
       }
       if (total + size > limits.max_total_bytes) {
-        refuse(wheel, "unpacks to more than " + util::format_size(limits.max_total_bytes) + " (at '" + name +
-                          "'); refused");
+        refuse(wheel,
+               "unpacks to more than " + util::format_size(limits.max_total_bytes) + " (at '" + name + "'); refused");
       }
       total += size;
       check_ratio(wheel, total, limits);
@@ -208,14 +210,16 @@ UnpackedWheel unpack_wheel(const fs::path& wheel, const fs::path& dest, const Un
     auto slash = f.path.find('/');
     if (slash == std::string::npos) continue;
     auto top = f.path.substr(0, slash);
-    if (top.size() > 10 && top.substr(top.size() - 10) == ".dist-info" && f.path == top + "/RECORD") out.dist_info = top;
+    if (top.size() > 10 && top.substr(top.size() - 10) == ".dist-info" && f.path == top + "/RECORD")
+      out.dist_info = top;
   }
   if (out.dist_info.empty()) refuse(wheel, "no .dist-info/RECORD inside; not a wheel");
 
   // Every file against RECORD (RECORD and its signatures excepted), and every
   // RECORD row must exist.
   const std::string record_name = out.dist_info + "/RECORD";
-  auto rows = parse_record(root.read(dest / record_name, util::kReadFileMax), wheel.filename().string() + ":" + record_name);
+  auto rows = parse_record(root.read(dest / record_name, util::kReadFileMax),
+                           wheel.filename().string() + ":" + record_name);
   std::unordered_map<std::string, const RecordRow*> by_path;
   for (auto& row : rows) by_path.emplace(row.path, &row);
   std::unordered_set<std::string> files_seen;
@@ -230,12 +234,14 @@ UnpackedWheel unpack_wheel(const fs::path& wheel, const fs::path& dest, const Un
     const RecordRow& row = *it->second;
     if (row.hash.empty()) {
       out.record_problems.push_back(f.path + ": no hash in RECORD");
-    } else if (row.hash.rfind("sha256=", 0) != 0 && row.hash.rfind("sha384=", 0) != 0 && row.hash.rfind("sha512=", 0) != 0) {
+    } else if (row.hash.rfind("sha256=", 0) != 0 && row.hash.rfind("sha384=", 0) != 0 &&
+               row.hash.rfind("sha512=", 0) != 0) {
       out.record_problems.push_back(f.path + ": RECORD hash '" + row.hash + "' is not sha256 or stronger");
     } else if (row.hash.rfind("sha256=", 0) == 0 && row.hash != f.hash) {
       out.record_problems.push_back(f.path + ": hash " + f.hash + " does not match RECORD's " + row.hash);
     } else if (!row.size.empty() && row.size != std::to_string(f.size)) {
-      out.record_problems.push_back(f.path + ": size " + std::to_string(f.size) + " does not match RECORD's " + row.size);
+      out.record_problems.push_back(f.path + ": size " + std::to_string(f.size) + " does not match RECORD's " +
+                                    row.size);
     }
   }
   for (auto& row : rows)
@@ -281,7 +287,7 @@ void pack_wheel(const fs::path& out, const std::vector<PackEntry>& entries) {
     util::Fd fd;
     if (!e.source.empty()) {
       fd = util::open_regular(e.source);
-      struct stat st{};
+      struct stat st {};
       if (!fd || ::fstat(fd.get(), &st) != 0)
         throw Error(ExitCode::check_failed, e.source.string() + ": cannot read: " + util::describe_open_error(errno));
       archive_entry_set_size(ae.get(), st.st_size);

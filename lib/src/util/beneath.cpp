@@ -167,9 +167,8 @@ bool writes(int flags) { return (flags & (O_WRONLY | O_RDWR | O_CREAT | O_TRUNC)
 void trace_open(const fs::path& dir, const fs::path& rel, int flags, const Fd& fd) {
   if (!writes(flags)) return;
   int err = errno;
-  log::debug("fs", [&] {
-    return "open for writing " + (dir / rel).string() + (fd ? "" : ": " + describe_open_error(err));
-  });
+  log::debug("fs",
+             [&] { return "open for writing " + (dir / rel).string() + (fd ? "" : ": " + describe_open_error(err)); });
   errno = err;
 }
 }  // namespace
@@ -366,14 +365,14 @@ fs::path common_directory(std::initializer_list<fs::path> paths) {
       continue;
     }
     fs::path shared;
-    for (auto a = common.begin(), b = dir.begin(); a != common.end() && b != dir.end() && *a == *b; ++a, ++b) shared /= *a;
+    for (auto a = common.begin(), b = dir.begin(); a != common.end() && b != dir.end() && *a == *b; ++a, ++b)
+      shared /= *a;
     common = shared;
   }
   return common;
 }
 
 // ---- the path rule ------------------------------------------------------------
-
 
 bool is_safe_relative_path(std::string_view path, Trailing trailing) {
   if (trailing == Trailing::slash_allowed && path.size() > 1 && path.back() == '/') path.remove_suffix(1);

@@ -67,8 +67,7 @@ std::string read_bounded(int fd, std::size_t max_bytes, const std::string& what)
     }
     if (n == 0) return out;
     if (out.size() + static_cast<std::size_t>(n) > max_bytes)
-      throw Error(ExitCode::check_failed,
-                  what + ": larger than " + std::to_string(max_bytes) + " bytes; not read");
+      throw Error(ExitCode::check_failed, what + ": larger than " + std::to_string(max_bytes) + " bytes; not read");
     out.append(buf, static_cast<std::size_t>(n));
   }
 }

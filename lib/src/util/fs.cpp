@@ -5,9 +5,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cstdint>
 #include <cstdio>
-#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 
@@ -54,8 +54,8 @@ fs::path path_with_suffix(const fs::path& path, std::string_view suffix) {
 
 fs::path temp_path_beside(const fs::path& target, std::string_view tag) {
   static std::atomic<unsigned> counter{0};
-  return path_with_suffix(target, "." + std::string(tag) + "-" + std::to_string(::getpid()) + "-" +
-                                      std::to_string(counter++));
+  return path_with_suffix(target,
+                          "." + std::string(tag) + "-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
 }
 
 void fsync_path(const fs::path& path) {
@@ -73,10 +73,13 @@ void write_file_atomic(const fs::path& target, std::string_view content, fs::per
   if (target.has_parent_path()) {
     std::error_code ec;
     fs::create_directories(target.parent_path(), ec);
-    if (ec) throw Error(ExitCode::check_failed, target.parent_path().string() + ": cannot create directory: " + ec.message());
+    if (ec)
+      throw Error(ExitCode::check_failed, target.parent_path().string() + ": cannot create directory: " + ec.message());
   }
   auto tmp = temp_path_beside(target);
-  log::debug("fs", [&] { return "write " + target.string() + " (through " + tmp.filename().string() + ", renamed over it)"; });
+  log::debug("fs", [&] {
+    return "write " + target.string() + " (through " + tmp.filename().string() + ", renamed over it)";
+  });
   Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, static_cast<mode_t>(mode)));
   if (!fd) throw_errno(tmp, "cannot create");
   bool durable = durability == Durability::power_loss;

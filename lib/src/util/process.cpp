@@ -74,8 +74,7 @@ RunResult run(const std::vector<std::string>& argv, const RunOptions& options) {
   }
   read_end.reset();
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
   if (WIFEXITED(status)) {
     if (!r.timed_out) r.exit_status = WEXITSTATUS(status);
   } else if (WIFSIGNALED(status)) {

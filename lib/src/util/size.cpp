@@ -11,14 +11,14 @@ namespace provkit::util {
 
 std::uint64_t parse_size(std::string_view text) {
   auto bad = [&]() {
-    return Error(Reason::invalid_input, "'" + std::string(text) + "' is not a size (expected e.g. 500M, 24G, 24GiB, 80GB, 1.5T)");
+    return Error(Reason::invalid_input,
+                 "'" + std::string(text) + "' is not a size (expected e.g. 500M, 24G, 24GiB, 80GB, 1.5T)");
   };
   std::size_t i = 0;
   while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.')) ++i;
   std::string number(text.substr(0, i));
   std::string unit(text.substr(i));
-  if (number.empty() || number.front() == '.' || number.back() == '.' ||
-      number.find('.') != number.rfind('.'))
+  if (number.empty() || number.front() == '.' || number.back() == '.' || number.find('.') != number.rfind('.'))
     throw bad();
   double value = 0;
   try {

@@ -3,11 +3,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <catch2/catch.hpp>
+#include <gnu/libc-version.h>
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
-#include <gnu/libc-version.h>
 #include <map>
 #include <set>
 
@@ -153,8 +153,7 @@ TEST_CASE("exact library: a candidate of another ELF class or machine is skipped
   sys.elves["/lib/i386-linux-gnu/libcuda.so.1"] = i386;  // Triton passes such dirs first
   sys.elves["/usr/lib/arm/libcuda.so.1"] = aarch64;
   sys.elves["/real/libcuda.so.1"] = x86_64;
-  auto out = body(translate(
-      {"-l:libcuda.so.1", "-L/lib/i386-linux-gnu", "-L/usr/lib/arm", "-L/real"}, sys.context()));
+  auto out = body(translate({"-l:libcuda.so.1", "-L/lib/i386-linux-gnu", "-L/usr/lib/arm", "-L/real"}, sys.context()));
   CHECK(out[0] == "/real/libcuda.so.1");
   CHECK(sys.probed == Args{"/lib/i386-linux-gnu/libcuda.so.1", "/usr/lib/arm/libcuda.so.1", "/real/libcuda.so.1"});
 }
@@ -169,7 +168,8 @@ TEST_CASE("exact library: LIBRARY_PATH then ld.so.cache then the default dirs", 
   FakeSystem sys;
   auto ctx = sys.context();
   ctx.library_path = {"/lp1", "/lp2"};
-  sys.cache = {{"libcuda.so.1", "/cache32/libcuda.so.1"}, {"libcuda.so.1", "/cache64/libcuda.so.1"},
+  sys.cache = {{"libcuda.so.1", "/cache32/libcuda.so.1"},
+               {"libcuda.so.1", "/cache64/libcuda.so.1"},
                {"libother.so", "/cache64/libother.so"}};
   sys.elves["/cache32/libcuda.so.1"] = i386;
   sys.elves["/cache64/libcuda.so.1"] = x86_64;
@@ -280,8 +280,8 @@ TEST_CASE("response files: a cycle is refused naming the file", "[ccshim]") {
 TEST_CASE("response files: the total number of expansions is capped as gcc caps it", "[ccshim]") {
   FakeSystem sys;
   for (int level = 0; level < 30; ++level)
-    sys.response_files["f" + std::to_string(level)] =
-        "@f" + std::to_string(level + 1) + " @f" + std::to_string(level + 1);
+    sys.response_files["f" + std::to_string(level)] = "@f" + std::to_string(level + 1) + " @f" +
+                                                      std::to_string(level + 1);
   sys.response_files["f30"] = "-DLEAF";
   CHECK_THROWS_WITH(ccshim::expand_response_files({"@f0"}, sys.context()), Catch::Contains("too many @-files"));
   // Deep but narrow nesting within the limit is fine, as in gcc (no depth limit of its own).
@@ -308,8 +308,7 @@ TEST_CASE("response files read from disk by the system context", "[ccshim]") {
   CHECK(out == Args{"-DFROM_DISK", "-DQ=1 2", "@" + dir.string()});  // a directory is not readable as a file
 }
 
-TEST_CASE("response files: each file is read once per run, a pipe's arguments kept for every later use",
-          "[ccshim]") {
+TEST_CASE("response files: each file is read once per run, a pipe's arguments kept for every later use", "[ccshim]") {
   int reads = 0;
   auto once = ccshim::read_each_file_once([&](const fs::path& p) -> std::optional<std::string> {
     ++reads;
@@ -358,13 +357,28 @@ TEST_CASE("gcc spellings: any -mtune is dropped", "[ccshim]") {
 TEST_CASE("linker options zig rejects and that change nothing are dropped", "[ccshim]") {
   FakeSystem sys;
   auto t = [&](const std::string& a) { return body(translate({a}, sys.context())); };
-  for (const char* dropped : {"-Wl,-stats", "-Wl,--stats", "-Wl,--no-undefined-version", "-Wl,--fatal-warnings",
-                              "-Wl,--warn-common", "-Wl,--enable-new-dtags", "-Wl,-Bsymbolic-functions",
-                              "-Wl,--no-add-needed", "-Wl,--no-copy-dt-needed-entries", "-Wl,--threads=4",
-                              "-Wl,--no-threads", "-Wl,-plugin-opt=O2", "-Wl,--plugin-opt=mcpu=x",
-                              "-Wl,--icf=all", "-Wl,-rpath-link,/x", "-Wl,-rpath-link=/x", "-Wl,--rpath-link,/x",
-                              "-Wl,-z,separate-code", "-Wl,-z,noseparate-code", "-Wl,-zseparate-code",
-                              "-Wl,-z,combreloc", "-Wl,-z,pack-relative-relocs"}) {
+  for (const char* dropped : {"-Wl,-stats",
+                              "-Wl,--stats",
+                              "-Wl,--no-undefined-version",
+                              "-Wl,--fatal-warnings",
+                              "-Wl,--warn-common",
+                              "-Wl,--enable-new-dtags",
+                              "-Wl,-Bsymbolic-functions",
+                              "-Wl,--no-add-needed",
+                              "-Wl,--no-copy-dt-needed-entries",
+                              "-Wl,--threads=4",
+                              "-Wl,--no-threads",
+                              "-Wl,-plugin-opt=O2",
+                              "-Wl,--plugin-opt=mcpu=x",
+                              "-Wl,--icf=all",
+                              "-Wl,-rpath-link,/x",
+                              "-Wl,-rpath-link=/x",
+                              "-Wl,--rpath-link,/x",
+                              "-Wl,-z,separate-code",
+                              "-Wl,-z,noseparate-code",
+                              "-Wl,-zseparate-code",
+                              "-Wl,-z,combreloc",
+                              "-Wl,-z,pack-relative-relocs"}) {
     INFO(dropped);
     CHECK(t(dropped).empty());
   }
@@ -373,7 +387,8 @@ TEST_CASE("linker options zig rejects and that change nothing are dropped", "[cc
 TEST_CASE("linker options zig understands are kept in order", "[ccshim]") {
   FakeSystem sys;
   auto t = [&](const std::string& a) { return body(translate({a}, sys.context())); };
-  CHECK(t("-Wl,-O1,--sort-common,--as-needed,-z,relro,-z,now") == Args{"-Wl,-O1,--sort-common,--as-needed,-z,relro,-z,now"});
+  CHECK(t("-Wl,-O1,--sort-common,--as-needed,-z,relro,-z,now") ==
+        Args{"-Wl,-O1,--sort-common,--as-needed,-z,relro,-z,now"});
   CHECK(t("-Wl,-O1,-Bsymbolic-functions,-z,relro") == Args{"-Wl,-O1,-z,relro"});
   CHECK(t("-Wl,-z,separate-code,-z,now") == Args{"-Wl,-z,now"});
   CHECK(t("-Wl,-rpath-link,/a,-rpath,/b") == Args{"-Wl,-rpath,/b"});
@@ -409,9 +424,22 @@ TEST_CASE("values of options taking a separate argument are never translated", "
 
 TEST_CASE("the gcc spellings zig already reads right are not touched", "[ccshim]") {
   FakeSystem sys;
-  Args fine = {"-pthread", "-Wl,--as-needed", "-fstack-clash-protection", "-fcf-protection", "-Wp,-D_FORTIFY_SOURCE=2",
-               "-lgcc_s", "-e", "start", "--target=x86_64-linux-gnu", "-fno-semantic-interposition",
-               "-Wl,-z,relro", "-Wl,-O1", "-Wl,--hash-style=gnu", "-g3", "-gsplit-dwarf", "-march=native"};
+  Args fine = {"-pthread",
+               "-Wl,--as-needed",
+               "-fstack-clash-protection",
+               "-fcf-protection",
+               "-Wp,-D_FORTIFY_SOURCE=2",
+               "-lgcc_s",
+               "-e",
+               "start",
+               "--target=x86_64-linux-gnu",
+               "-fno-semantic-interposition",
+               "-Wl,-z,relro",
+               "-Wl,-O1",
+               "-Wl,--hash-style=gnu",
+               "-g3",
+               "-gsplit-dwarf",
+               "-march=native"};
   CHECK(body(translate(fine, sys.context())) == fine);
 }
 
@@ -430,8 +458,8 @@ TEST_CASE("glibc: zig is told the host's glibc, and given gcc's system dirs", "[
         Args{"-target", "x86_64-linux-gnu.2.36", "-fno-sanitize=all"});  // zig's baseline CPU: gcc's
   // gcc's order: the command line's -I/-L first, then LIBRARY_PATH, then the system dirs.
   CHECK(Args(out.end() - 9, out.end()) == Args{"-idirafter", "/usr/local/include", "-idirafter",
-                                                "/usr/include/x86_64-linux-gnu", "-idirafter", "/usr/include",
-                                                "-L/lp", "-L/lib/x86_64-linux-gnu", "-L/usr/lib"});
+                                               "/usr/include/x86_64-linux-gnu", "-idirafter", "/usr/include", "-L/lp",
+                                               "-L/lib/x86_64-linux-gnu", "-L/usr/lib"});
   CHECK(sys.glibc_reads == 1);
   // -nostdinc: no system headers, as in gcc; a sysroot has headers of its own.
   for (Args args : {Args{"-nostdinc", "a.c"}, Args{"--sysroot=/sr", "a.c"}, Args{"--sysroot", "/sr", "a.c"}}) {
@@ -472,7 +500,8 @@ TEST_CASE("glibc: the target names the host's architecture, so zig's clang reads
   sys.glibc = "2.36";
   auto ctx = sys.context();
   auto out = translate({"-E", "-dM", "-"}, ctx);
-  CHECK(Args(out.begin(), out.begin() + 3) == Args{"-target", "x86_64-linux-gnu.2.36", "-fno-sanitize=all"});  // gcc's baseline CPU
+  CHECK(Args(out.begin(), out.begin() + 3) ==
+        Args{"-target", "x86_64-linux-gnu.2.36", "-fno-sanitize=all"});  // gcc's baseline CPU
   ctx.host = aarch64;
   out = translate({"-E", "-dM", "-"}, ctx);
   CHECK(Args(out.begin(), out.begin() + 2) == Args{"-target", "aarch64-linux-gnu.2.36"});
@@ -613,7 +642,8 @@ TEST_CASE("linker version: -Wl,--version asks for the linker's version, as meson
     CHECK_FALSE(ccshim::asks_linker_version(args, sys.context()));
 }
 
-TEST_CASE("gcc option -Wl,-rpath DIR: a linker option's value as gcc's next argument is paired as ld pairs it", "[ccshim]") {
+TEST_CASE("gcc option -Wl,-rpath DIR: a linker option's value as gcc's next argument is paired as ld pairs it",
+          "[ccshim]") {
   FakeSystem sys;
   auto t = [&](const Args& a) { return body(translate(a, sys.context())); };
   // triton-cpu's build.py spelling
@@ -640,7 +670,8 @@ TEST_CASE("gcc option -lgcc and -lgcc_eh are dropped: zig links its compiler_rt 
   CHECK(body(translate({"-lgcc", "-l", "gcc", "-lgcc_eh", "-lgcc_s", "-lm"}, sys.context())) == Args{"-lgcc_s", "-lm"});
 }
 
-TEST_CASE("gcc option -lNAME: a library of another class first in the -L dirs is skipped as GNU ld skips it", "[ccshim]") {
+TEST_CASE("gcc option -lNAME: a library of another class first in the -L dirs is skipped as GNU ld skips it",
+          "[ccshim]") {
   FakeSystem sys;
   sys.elves["/lib/i386-linux-gnu/libfoo.so"] = i386;
   sys.elves["/l64/libfoo.so"] = x86_64;
@@ -657,7 +688,8 @@ TEST_CASE("gcc option -lNAME: a library of another class first in the -L dirs is
   sys.other_files.insert("/a/libfoo.a");
   CHECK(t({"-lfoo", "-L/lib/i386-linux-gnu", "-L/a", "-L/l64"})[0] == "/a/libfoo.a");
   // -static and -Wl,-Bstatic: only archives count, so the .so decoy is not in the way.
-  CHECK(t({"-static", "-lfoo", "-L/lib/i386-linux-gnu", "-L/a"}) == Args{"-static", "-lfoo", "-L/lib/i386-linux-gnu", "-L/a"});
+  CHECK(t({"-static", "-lfoo", "-L/lib/i386-linux-gnu", "-L/a"}) ==
+        Args{"-static", "-lfoo", "-L/lib/i386-linux-gnu", "-L/a"});
   CHECK(t({"-Wl,-Bstatic", "-lfoo", "-Wl,-Bdynamic", "-lfoo", "-L/lib/i386-linux-gnu", "-L/a"}) ==
         Args{"-Wl,-Bstatic", "-lfoo", "-Wl,-Bdynamic", "/a/libfoo.a", "-L/lib/i386-linux-gnu", "-L/a"});
   // Only a decoy anywhere: zig's (lld's) own error stays.
@@ -670,8 +702,10 @@ TEST_CASE("gcc option -dumpmachine and -print-multiarch are answered with the mu
   FakeSystem sys;
   sys.glibc = "2.36";
   CHECK(ccshim::answer_query({"-dumpmachine"}, sys.context()) == std::optional<std::string>("x86_64-linux-gnu\n"));
-  CHECK(ccshim::answer_query({"-m32", "-dumpmachine"}, sys.context()) == std::optional<std::string>("x86_64-linux-gnu\n"));
-  CHECK(ccshim::answer_query({"-m32", "-print-multiarch"}, sys.context()) == std::optional<std::string>("i386-linux-gnu\n"));
+  CHECK(ccshim::answer_query({"-m32", "-dumpmachine"}, sys.context()) ==
+        std::optional<std::string>("x86_64-linux-gnu\n"));
+  CHECK(ccshim::answer_query({"-m32", "-print-multiarch"}, sys.context()) ==
+        std::optional<std::string>("i386-linux-gnu\n"));
   CHECK_FALSE(ccshim::answer_query({"-c", "a.c"}, sys.context()));
   CHECK_FALSE(ccshim::answer_query({"--target=aarch64-linux-gnu", "-dumpmachine"}, sys.context()));
   CHECK_FALSE(ccshim::answer_query({"-o", "-dumpmachine", "a.c"}, sys.context()));  // a file name
@@ -723,9 +757,9 @@ TEST_CASE("response file for zig: quoting as zig's reader reads it", "[ccshim]")
   CHECK(quote_for_zig_response_file("plain") == std::optional<std::string>("\"plain\""));
   CHECK(quote_for_zig_response_file("a b\tc") == std::optional<std::string>("\"a b\tc\""));
   CHECK(quote_for_zig_response_file("-DS=\"x\"") == std::optional<std::string>("\"-DS=\\\"x\\\"\""));
-  CHECK(quote_for_zig_response_file("a\\b") == std::optional<std::string>("\"a\\b\""));        // literal before a letter
+  CHECK(quote_for_zig_response_file("a\\b") == std::optional<std::string>("\"a\\b\""));  // literal before a letter
   CHECK(quote_for_zig_response_file("a\\\"b") == std::optional<std::string>("\"a\\\\\\\"b\""));  // \" -> \\\"
-  CHECK(quote_for_zig_response_file("end\\") == std::optional<std::string>("\"end\\\\\""));    // before the closing quote
+  CHECK(quote_for_zig_response_file("end\\") == std::optional<std::string>("\"end\\\\\""));  // before the closing quote
   CHECK(quote_for_zig_response_file("#not-a-comment") == std::optional<std::string>("\"#not-a-comment\""));
   CHECK(quote_for_zig_response_file("") == std::optional<std::string>("\"\""));
   CHECK_FALSE(quote_for_zig_response_file("it's"));  // either quote toggles: a ' cannot be carried
@@ -829,10 +863,13 @@ TEST_CASE("called_as_cxx and shell_quote", "[ccshim]") {
 
 TEST_CASE("linker: lld's lines where GNU ld is silent", "[ccshim]") {
   using ccshim::silent_in_gnu_ld;
-  CHECK(silent_in_gnu_ld("ld.lld: warning: version script assignment of 'local' to symbol 'gz_intmax' failed: symbol not defined"));
-  CHECK(silent_in_gnu_ld("ld.lld: warning: version script assignment of 'V1' to symbol 'nosuch' failed: symbol not defined"));
+  CHECK(silent_in_gnu_ld(
+      "ld.lld: warning: version script assignment of 'local' to symbol 'gz_intmax' failed: symbol not defined"));
+  CHECK(silent_in_gnu_ld(
+      "ld.lld: warning: version script assignment of 'V1' to symbol 'nosuch' failed: symbol not defined"));
   CHECK_FALSE(silent_in_gnu_ld("ld.lld: error: undefined symbol: main"));
-  CHECK_FALSE(silent_in_gnu_ld("x.c:1:1: warning: version script assignment of 'local' to symbol 'a' failed: symbol not defined"));
+  CHECK_FALSE(silent_in_gnu_ld(
+      "x.c:1:1: warning: version script assignment of 'local' to symbol 'a' failed: symbol not defined"));
 }
 
 TEST_CASE("output: the -o value as gcc takes it", "[ccshim]") {
@@ -840,7 +877,7 @@ TEST_CASE("output: the -o value as gcc takes it", "[ccshim]") {
   using Found = std::optional<std::pair<std::size_t, std::string>>;
   CHECK(output_argument({"-c", "a.c", "-o", "a.o"}) == Found({3, "a.o"}));
   CHECK(output_argument({"-o/dev/null", "a.c"}) == Found({0, "/dev/null"}));
-  CHECK(output_argument({"-o", "x", "-o", "y"}) == Found({3, "y"}));     // the last one
-  CHECK(output_argument({"-D", "-o", "a.c"}) == std::nullopt);          // a -D value
+  CHECK(output_argument({"-o", "x", "-o", "y"}) == Found({3, "y"}));  // the last one
+  CHECK(output_argument({"-D", "-o", "a.c"}) == std::nullopt);        // a -D value
   CHECK(output_argument({"a.c"}) == std::nullopt);
 }

@@ -69,7 +69,8 @@ TEST_CASE("plan: gcc's self-queries are answered without zig; no zig is a senten
   CHECK(machine.out.find("linux") != std::string::npos);
   auto none = std::get<Reply>(plan({"-c", "x.c"}, "cc"));
   CHECK(none.code == 2);
-  CHECK(none.err.starts_with("cc-shim: no zig found (looked at: CC_SHIM_ZIG=/nonexistent/zig (not an executable file))"));
+  CHECK(
+      none.err.starts_with("cc-shim: no zig found (looked at: CC_SHIM_ZIG=/nonexistent/zig (not an executable file))"));
 }
 
 TEST_CASE("plan: the zig command line, its cache directories, the marker and the debug line", "[ccshim][plan]") {
@@ -92,9 +93,9 @@ TEST_CASE("plan: the zig command line, its cache directories, the marker and the
     CHECK(fs::path(run.scratch_dir).parent_path() == t.path / "g" / "cc-shim-runs");
     CHECK(fs::is_directory(run.scratch_dir));
     CHECK(env_of(run, "ZIG_LOCAL_CACHE_DIR") == run.scratch_dir);
-    CHECK(run.outputs.empty());                  // x.o is an ordinary file name
-    CHECK_FALSE(run.filter_linker_warnings);     // -c: no link
-    CHECK(env_of(run, "ZIG_LIBC") == "(unset)");                            // the caller's stays theirs
+    CHECK(run.outputs.empty());                   // x.o is an ordinary file name
+    CHECK_FALSE(run.filter_linker_warnings);      // -c: no link
+    CHECK(env_of(run, "ZIG_LIBC") == "(unset)");  // the caller's stays theirs
     CHECK(env_of(run, "CC_SHIM_ACTIVE") == zig.string());
     CHECK(run.debug.empty());
   }
@@ -115,7 +116,9 @@ TEST_CASE("plan: zig's object cache kept on request, -o into what is no regular 
   ::chmod(zig.c_str(), 0755);
   ScopedEnv use("CC_SHIM_ZIG", zig.c_str()), global("ZIG_GLOBAL_CACHE_DIR", (t.path / "g").c_str()),
       local("ZIG_LOCAL_CACHE_DIR", nullptr);
-  auto has = [](const Exec& e, const std::string& a) { return std::find(e.argv.begin(), e.argv.end(), a) != e.argv.end(); };
+  auto has = [](const Exec& e, const std::string& a) {
+    return std::find(e.argv.begin(), e.argv.end(), a) != e.argv.end();
+  };
   SECTION("CC_SHIM_ZIG_OBJECT_CACHE=1") {
     ScopedEnv keep("CC_SHIM_ZIG_OBJECT_CACHE", "1");
     auto run = std::get<Exec>(plan({"-c", "x.c"}, "cc"));

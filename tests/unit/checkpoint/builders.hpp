@@ -62,7 +62,9 @@ inline std::string gguf_file(const std::vector<std::string>& kv, const std::vect
   out += std::string((alignment - out.size() % alignment) % alignment, '\0');
   return out + std::string(off, '\x11');
 }
-inline std::string kv_string(const std::string& key, const std::string& value) { return gguf_str(key) + le(8, 4) + gguf_str(value); }
+inline std::string kv_string(const std::string& key, const std::string& value) {
+  return gguf_str(key) + le(8, 4) + gguf_str(value);
+}
 inline std::string kv_u32(const std::string& key, std::uint32_t v) { return gguf_str(key) + le(4, 4) + le(v, 4); }
 
 }  // namespace checkpoint_test

@@ -45,11 +45,11 @@ TEST_CASE("gguf: metadata of every type, tensors with their ggml bytes", "[check
   std::vector<std::string> kv = {
       kv_string("general.architecture", "llama"),
       kv_u32("llama.context_length", 4096),
-      gguf_str("f") + le(6, 4) + le(0x3f800000, 4),                   // FLOAT32 1.0
-      gguf_str("b") + le(7, 4) + le(1, 1),                            // BOOL
-      gguf_str("i8") + le(1, 4) + le(0xff, 1),                        // INT8 -1
-      gguf_str("u64") + le(10, 4) + le(1ull << 40, 8),                // UINT64
-      gguf_str("d") + le(12, 4) + le(0x4000000000000000ull, 8),        // FLOAT64 2.0
+      gguf_str("f") + le(6, 4) + le(0x3f800000, 4),                                          // FLOAT32 1.0
+      gguf_str("b") + le(7, 4) + le(1, 1),                                                   // BOOL
+      gguf_str("i8") + le(1, 4) + le(0xff, 1),                                               // INT8 -1
+      gguf_str("u64") + le(10, 4) + le(1ull << 40, 8),                                       // UINT64
+      gguf_str("d") + le(12, 4) + le(0x4000000000000000ull, 8),                              // FLOAT64 2.0
       gguf_str("tokens") + le(9, 4) + le(8, 4) + le(2, 8) + gguf_str("a") + gguf_str("bc"),  // ARRAY of STRING
       gguf_str("scores") + le(9, 4) + le(6, 4) + le(3, 8) + std::string(12, '\0'),           // ARRAY of FLOAT32
   };
@@ -89,8 +89,13 @@ TEST_CASE("gguf: metadata of every type, tensors with their ggml bytes", "[check
   }
   // read_header gets there from a small first read.
   int reads = 0;
-  auto again = read_header("m.gguf", Format::gguf, f.size(), [&](std::uint64_t at, std::uint64_t n) { ++reads; return f.substr(at, n); },
-                           nullptr, 16);
+  auto again = read_header(
+      "m.gguf", Format::gguf, f.size(),
+      [&](std::uint64_t at, std::uint64_t n) {
+        ++reads;
+        return f.substr(at, n);
+      },
+      nullptr, 16);
   CHECK(again.tensors.size() == 3);
   CHECK(reads > 1);
 }
@@ -100,8 +105,13 @@ TEST_CASE("gguf: a large vocabulary is read in a few ranges, not one per string"
   for (int i = 0; i < 5000; ++i) tokens += gguf_str("tok" + std::to_string(i));
   std::string f = gguf_file({tokens}, {{"t", 0, {16}, 64}});
   std::vector<std::uint64_t> sizes;
-  auto h = read_header("m.gguf", Format::gguf, f.size(), [&](std::uint64_t at, std::uint64_t n) { sizes.push_back(n); return f.substr(at, n); },
-                       nullptr, 64);
+  auto h = read_header(
+      "m.gguf", Format::gguf, f.size(),
+      [&](std::uint64_t at, std::uint64_t n) {
+        sizes.push_back(n);
+        return f.substr(at, n);
+      },
+      nullptr, 64);
   CHECK(h.metadata["tokenizer.ggml.tokens"] == "[5000 STRING]");
   // 64 bytes, then 8 bytes per announced string at once, then doubling: 4 reads (12 by doubling alone).
   CHECK(sizes.size() <= 4);
@@ -114,7 +124,8 @@ TEST_CASE("gguf: general.alignment moves the data", "[checkpoint]") {
   std::string f = gguf_file({gguf_str("general.alignment") + le(4, 4) + le(64, 4)}, {{"t", 0, {16}, 64}}, 3, 64);
   auto h = std::get<FileHeader>(parse_gguf(f, f.size(), "m.gguf"));
   CHECK(h.tensors[0].offset % 64 == 0);
-  CHECK_THAT(refusal(gguf_file({gguf_str("general.alignment") + le(4, 4) + le(48, 4)}, {})), Catch::Contains("power of two"));
+  CHECK_THAT(refusal(gguf_file({gguf_str("general.alignment") + le(4, 4) + le(48, 4)}, {})),
+             Catch::Contains("power of two"));
 }
 
 TEST_CASE("gguf: hostile headers are refused naming the file, without huge allocations", "[checkpoint]") {
@@ -127,13 +138,17 @@ TEST_CASE("gguf: hostile headers are refused naming the file, without huge alloc
   CHECK_THAT(refusal(header(3, 0, 1) + le(1ull << 60, 8)), Catch::Contains("bytes long"));
   // A string longer than the file: refused, not asked for.
   CHECK_THAT(refusal(header(3, 0, 1) + le(1000, 8) + "abc"), Catch::Contains("past the end of the file"));
-  CHECK_THAT(refusal(header(3, 0, 1) + gguf_str("a") + le(9, 4) + le(4, 4) + le(1ull << 50, 8)), Catch::Contains("claims"));
-  CHECK_THAT(refusal(header(3, 0, 1) + gguf_str("a") + le(9, 4) + le(9, 4) + le(1, 8)), Catch::Contains("holds arrays"));
+  CHECK_THAT(refusal(header(3, 0, 1) + gguf_str("a") + le(9, 4) + le(4, 4) + le(1ull << 50, 8)),
+             Catch::Contains("claims"));
+  CHECK_THAT(refusal(header(3, 0, 1) + gguf_str("a") + le(9, 4) + le(9, 4) + le(1, 8)),
+             Catch::Contains("holds arrays"));
   CHECK_THAT(refusal(header(3, 0, 1) + gguf_str("a") + le(13, 4) + le(0, 8)), Catch::Contains("unknown value type"));
   CHECK_THAT(refusal(gguf_file({}, {{"t", 77, {32}, 32}})), Catch::Contains("unknown ggml type 77"));
   CHECK_THAT(refusal(gguf_file({}, {{"t", 12, {100}, 144}})), Catch::Contains("not a multiple"));
-  CHECK_THAT(refusal(header(3, 1, 0) + gguf_str("t") + le(5, 4) + std::string(64, '\0')), Catch::Contains("5 dimensions"));
-  CHECK_THAT(refusal(header(3, 1000, 0) + std::string(64, '\0')), Catch::Contains("list of tensor infos runs past the end"));
+  CHECK_THAT(refusal(header(3, 1, 0) + gguf_str("t") + le(5, 4) + std::string(64, '\0')),
+             Catch::Contains("5 dimensions"));
+  CHECK_THAT(refusal(header(3, 1000, 0) + std::string(64, '\0')),
+             Catch::Contains("list of tensor infos runs past the end"));
   // Offsets that lie: past the data, into another tensor, unaligned.
   std::string one = header(3, 1, 0) + gguf_str("t") + le(1, 4) + le(8, 8) + le(0, 4) + le(32, 8);
   one += std::string(32 - one.size() % 32, '\0') + std::string(32, 'x');

@@ -23,7 +23,8 @@ std::vector<FileHeader> two_shards() {
 
 TEST_CASE("report: totals per file and per dtype, and an index that agrees", "[checkpoint]") {
   json index = {{"metadata", {{"total_size", 64 * 64 * 2 + 128 + 64 * 128 * 2}}},
-                {"weight_map", {{"a.weight", "m-1.safetensors"}, {"n.weight", "m-1.safetensors"}, {"b.weight", "m-2.safetensors"}}}};
+                {"weight_map",
+                 {{"a.weight", "m-1.safetensors"}, {"n.weight", "m-1.safetensors"}, {"b.weight", "m-2.safetensors"}}}};
   auto r = make_report(two_shards(), {{"model.safetensors.index.json", index.dump()}}, std::nullopt);
   CHECK(r.total.tensors == 3);
   CHECK(r.total.elements == 64 * 64 + 64 + 64 * 128);
@@ -41,10 +42,13 @@ TEST_CASE("report: totals per file and per dtype, and an index that agrees", "[c
 
 TEST_CASE("report: an index that lies is a contradiction", "[checkpoint]") {
   json index = {{"metadata", {{"total_size", 5}}},
-                {"weight_map", {{"a.weight", "m-1.safetensors"}, {"b.weight", "m-1.safetensors"}, {"c.weight", "m-3.safetensors"}}}};
+                {"weight_map",
+                 {{"a.weight", "m-1.safetensors"}, {"b.weight", "m-1.safetensors"}, {"c.weight", "m-3.safetensors"}}}};
   auto r = make_report(two_shards(), {{"model.safetensors.index.json", index.dump()}}, std::nullopt);
   auto& p = r.indexes.at(0).problems;
-  auto has = [&](const std::string& s) { return std::any_of(p.begin(), p.end(), [&](auto& x) { return x.find(s) != std::string::npos; }); };
+  auto has = [&](const std::string& s) {
+    return std::any_of(p.begin(), p.end(), [&](auto& x) { return x.find(s) != std::string::npos; });
+  };
   CHECK(has("weight_map puts tensor b.weight in m-1.safetensors, which does not hold it"));
   CHECK(has("tensor n.weight of m-1.safetensors is not in the weight_map"));
   CHECK(has("names m-3.safetensors (1 tensors), which is not in the checkpoint"));
@@ -56,7 +60,8 @@ TEST_CASE("report: an index that lies is a contradiction", "[checkpoint]") {
 
 TEST_CASE("report: files left out on purpose are not missing", "[checkpoint]") {
   json index = {{"metadata", {{"total_size", 1}}},
-                {"weight_map", {{"a.weight", "m-1.safetensors"}, {"n.weight", "m-1.safetensors"}, {"c.weight", "m-3.safetensors"}}}};
+                {"weight_map",
+                 {{"a.weight", "m-1.safetensors"}, {"n.weight", "m-1.safetensors"}, {"c.weight", "m-3.safetensors"}}}};
   auto files = two_shards();
   files.pop_back();
   auto r = make_report(files, {{"model.safetensors.index.json", index.dump()}}, std::nullopt, {"m-3.safetensors"});
@@ -66,9 +71,9 @@ TEST_CASE("report: files left out on purpose are not missing", "[checkpoint]") {
 }
 
 TEST_CASE("fit: matrices split across tp, vectors and routers whole on each GPU", "[checkpoint]") {
-  std::vector<FileHeader> files = {st("m.safetensors", {{"a.weight", "BF16", {1024, 1024}},
-                                                         {"n.weight", "BF16", {1024}},
-                                                         {"l.mlp.gate.weight", "BF16", {8, 1024}}})};
+  std::vector<FileHeader> files = {
+      st("m.safetensors",
+         {{"a.weight", "BF16", {1024, 1024}}, {"n.weight", "BF16", {1024}}, {"l.mlp.gate.weight", "BF16", {8, 1024}}})};
   auto f = fit(files, {4, 1u << 20, 2});
   CHECK(f.tp == 2);
   CHECK(f.sharded_bytes == 2u << 20);
@@ -93,16 +98,22 @@ TEST_CASE("gguf-split: a missing part or a wrong tensor count is a contradiction
     h.path = std::move(path);
     h.format = Format::gguf;
     h.metadata = {{"split.no", no}, {"split.count", 3}, {"split.tensors.count", 6}};
-    for (std::uint64_t i = 0; i < tensors; ++i) h.tensors.push_back({"t" + std::to_string(no) + std::to_string(i), "Q4_K", {256}, 256, 144, 0});
+    for (std::uint64_t i = 0; i < tensors; ++i)
+      h.tensors.push_back({"t" + std::to_string(no) + std::to_string(i), "Q4_K", {256}, 256, 144, 0});
     return h;
   };
-  auto whole = make_report({part("m-00001-of-00003.gguf", 0, 2), part("m-00002-of-00003.gguf", 1, 2), part("m-00003-of-00003.gguf", 2, 2)}, {}, std::nullopt);
+  auto whole = make_report({part("m-00001-of-00003.gguf", 0, 2), part("m-00002-of-00003.gguf", 1, 2),
+                            part("m-00003-of-00003.gguf", 2, 2)},
+                           {}, std::nullopt);
   CHECK(whole.split_problems.empty());
   CHECK(whole.total.bytes_by_dtype.at("Q4_K") == 6 * 144);
-  auto missing = make_report({part("m-00001-of-00003.gguf", 0, 2), part("m-00003-of-00003.gguf", 2, 2)}, {}, std::nullopt);
+  auto missing = make_report({part("m-00001-of-00003.gguf", 0, 2), part("m-00003-of-00003.gguf", 2, 2)}, {},
+                             std::nullopt);
   REQUIRE(missing.split_problems.size() == 1);
   CHECK_THAT(missing.split_problems[0], Catch::Contains("2 of the 3 gguf-split parts"));
-  auto counted = make_report({part("m-00001-of-00003.gguf", 0, 2), part("m-00002-of-00003.gguf", 1, 2), part("m-00003-of-00003.gguf", 2, 1)}, {}, std::nullopt);
+  auto counted = make_report({part("m-00001-of-00003.gguf", 0, 2), part("m-00002-of-00003.gguf", 1, 2),
+                              part("m-00003-of-00003.gguf", 2, 1)},
+                             {}, std::nullopt);
   REQUIRE(counted.split_problems.size() == 1);
   CHECK_THAT(counted.split_problems[0], Catch::Contains("hold 5 tensors, split.tensors.count says 6"));
 }

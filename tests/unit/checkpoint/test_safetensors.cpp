@@ -28,13 +28,12 @@ std::string refusal(const std::string& file, std::uint64_t size = 0) {
 }  // namespace
 
 TEST_CASE("safetensors: tensors, elements, bytes and offsets from the header", "[checkpoint]") {
-  std::string f = safetensors_file(
-      {{"__metadata__", {{"format", "pt"}}},
-       {"b", {{"dtype", "F8_E4M3"}, {"shape", {4, 8}}, {"data_offsets", {16, 48}}}},
-       {"a", {{"dtype", "BF16"}, {"shape", {2, 4}}, {"data_offsets", {0, 16}}}},
-       {"s", {{"dtype", "F32"}, {"shape", json::array()}, {"data_offsets", {48, 52}}}},
-       {"n", {{"dtype", "F4"}, {"shape", {3, 2}}, {"data_offsets", {52, 55}}}}},
-      55);
+  std::string f = safetensors_file({{"__metadata__", {{"format", "pt"}}},
+                                    {"b", {{"dtype", "F8_E4M3"}, {"shape", {4, 8}}, {"data_offsets", {16, 48}}}},
+                                    {"a", {{"dtype", "BF16"}, {"shape", {2, 4}}, {"data_offsets", {0, 16}}}},
+                                    {"s", {{"dtype", "F32"}, {"shape", json::array()}, {"data_offsets", {48, 52}}}},
+                                    {"n", {{"dtype", "F4"}, {"shape", {3, 2}}, {"data_offsets", {52, 55}}}}},
+                                   55);
   auto h = parse_all(f);
   std::uint64_t header = f.size() - 55;
   CHECK(h.header_bytes == header);
@@ -65,8 +64,13 @@ TEST_CASE("safetensors: asks for the length, then exactly the header", "[checkpo
   // read_header reads only those two ranges: no byte of tensor data.
   std::vector<std::pair<std::uint64_t, std::uint64_t>> reads;
   std::uint64_t got = 0;
-  auto h = read_header("m", Format::safetensors, f.size(),
-                       [&](std::uint64_t at, std::uint64_t n) { reads.emplace_back(at, n); return f.substr(at, n); }, &got);
+  auto h = read_header(
+      "m", Format::safetensors, f.size(),
+      [&](std::uint64_t at, std::uint64_t n) {
+        reads.emplace_back(at, n);
+        return f.substr(at, n);
+      },
+      &got);
   CHECK(reads == std::vector<std::pair<std::uint64_t, std::uint64_t>>{{0, 8}, {8, header - 8}});
   CHECK(got == header);
   CHECK(h.tensors.size() == 1);
@@ -79,13 +83,18 @@ TEST_CASE("safetensors: hostile headers are refused naming the file", "[checkpoi
   CHECK_THAT(refusal(le(1000, 8) + "{}"), Catch::Contains("runs past the end of the file"));
   CHECK_THAT(refusal(le(4, 8) + "nope"), Catch::Contains("not a JSON object"));
   auto one = [](json entry, std::uint64_t data) { return refusal(safetensors_file({{"t", entry}}, data)); };
-  CHECK_THAT(one({{"dtype", "BF16"}, {"shape", {4}}, {"data_offsets", {0, 8}}}, 4), Catch::Contains("outside the 4 bytes"));
+  CHECK_THAT(one({{"dtype", "BF16"}, {"shape", {4}}, {"data_offsets", {0, 8}}}, 4),
+             Catch::Contains("outside the 4 bytes"));
   CHECK_THAT(one({{"dtype", "BF16"}, {"shape", {4}}, {"data_offsets", {0, 6}}}, 8), Catch::Contains("need 8"));
   CHECK_THAT(one({{"dtype", "BF16"}, {"shape", {4}}, {"data_offsets", {8, 0}}}, 8), Catch::Contains("outside"));
-  CHECK_THAT(one({{"dtype", "Q9"}, {"shape", {4}}, {"data_offsets", {0, 4}}}, 4), Catch::Contains("unknown dtype 'Q9'"));
-  CHECK_THAT(one({{"dtype", "BF16"}, {"shape", {-1}}, {"data_offsets", {0, 4}}}, 4), Catch::Contains("not a list of sizes"));
-  CHECK_THAT(one({{"dtype", "U8"}, {"shape", {1ull << 40, 1ull << 40}}, {"data_offsets", {0, 4}}}, 4), Catch::Contains("overflows"));
-  CHECK_THAT(one({{"dtype", "F4"}, {"shape", {3}}, {"data_offsets", {0, 1}}}, 4), Catch::Contains("whole number of bytes"));
+  CHECK_THAT(one({{"dtype", "Q9"}, {"shape", {4}}, {"data_offsets", {0, 4}}}, 4),
+             Catch::Contains("unknown dtype 'Q9'"));
+  CHECK_THAT(one({{"dtype", "BF16"}, {"shape", {-1}}, {"data_offsets", {0, 4}}}, 4),
+             Catch::Contains("not a list of sizes"));
+  CHECK_THAT(one({{"dtype", "U8"}, {"shape", {1ull << 40, 1ull << 40}}, {"data_offsets", {0, 4}}}, 4),
+             Catch::Contains("overflows"));
+  CHECK_THAT(one({{"dtype", "F4"}, {"shape", {3}}, {"data_offsets", {0, 1}}}, 4),
+             Catch::Contains("whole number of bytes"));
   CHECK_THAT(one({{"dtype", "U8"}, {"shape", {4}}}, 4), Catch::Contains("no data_offsets"));
   CHECK_THAT(refusal(safetensors_file({{"a", {{"dtype", "U8"}, {"shape", {8}}, {"data_offsets", {0, 8}}}},
                                        {"b", {{"dtype", "U8"}, {"shape", {8}}, {"data_offsets", {4, 12}}}}},
@@ -95,21 +104,28 @@ TEST_CASE("safetensors: hostile headers are refused naming the file", "[checkpoi
 }
 
 TEST_CASE("safetensors: the header is read as events, keeping only what a header holds", "[checkpoint]") {
-  auto raw = [](const std::string& text, std::uint64_t data = 0) { return le(text.size(), 8) + text + std::string(data, 'z'); };
+  auto raw = [](const std::string& text, std::uint64_t data = 0) {
+    return le(text.size(), 8) + text + std::string(data, 'z');
+  };
   // Refused at the first wrong token, whatever follows: one big array, arrays nested a million deep.
-  CHECK_THAT(refusal(raw("[" + std::string(1'000'000, '[') )), Catch::Contains("not a JSON object"));
-  CHECK_THAT(refusal(raw(R"({"t": [)" + std::string(100'000, '[') + "]}")), Catch::Contains("tensor 't' is not an object"));
+  CHECK_THAT(refusal(raw("[" + std::string(1'000'000, '['))), Catch::Contains("not a JSON object"));
+  CHECK_THAT(refusal(raw(R"({"t": [)" + std::string(100'000, '[') + "]}")),
+             Catch::Contains("tensor 't' is not an object"));
   CHECK_THAT(refusal(raw(R"({"__metadata__": [1]})")), Catch::Contains("__metadata__ is not an object"));
-  CHECK_THAT(refusal(raw(R"({"__metadata__": {"k": {"a": 1}}})")), Catch::Contains("__metadata__ value 'k' is not a string"));
+  CHECK_THAT(refusal(raw(R"({"__metadata__": {"k": {"a": 1}}})")),
+             Catch::Contains("__metadata__ value 'k' is not a string"));
   // A shape that nests arrays is not a list of sizes.
   CHECK_THAT(refusal(raw(R"({"t": {"dtype": "U8", "shape": [[4]], "data_offsets": [0, 4]}})", 4)),
              Catch::Contains("not a list of sizes"));
   CHECK_THAT(refusal(raw(R"({"t": {"dtype": "U8", "shape": [4], "data_offsets": [0, [4]]}})", 4)),
              Catch::Contains("no data_offsets"));
-  CHECK_THAT(refusal(raw(R"({"t": {"dtype": 8, "shape": [4], "data_offsets": [0, 4]}})", 4)), Catch::Contains("no dtype"));
-  CHECK_THAT(refusal(raw(R"({"t": {"dtype": "U8", "shape": 4, "data_offsets": [0, 4]}})", 4)), Catch::Contains("no shape"));
+  CHECK_THAT(refusal(raw(R"({"t": {"dtype": 8, "shape": [4], "data_offsets": [0, 4]}})", 4)),
+             Catch::Contains("no dtype"));
+  CHECK_THAT(refusal(raw(R"({"t": {"dtype": "U8", "shape": 4, "data_offsets": [0, 4]}})", 4)),
+             Catch::Contains("no shape"));
   // Fields a tensor does not have are skipped, as the safetensors crate skips them, but only 64 levels deep.
-  auto h = parse_all(raw(R"({"t": {"dtype": "U8", "shape": [4], "x": {"y": [[1, 2], {"z": null}]}, "data_offsets": [0, 4]}})", 4));
+  auto h = parse_all(
+      raw(R"({"t": {"dtype": "U8", "shape": [4], "x": {"y": [[1, 2], {"z": null}]}, "data_offsets": [0, 4]}})", 4));
   REQUIRE(h.tensors.size() == 1);
   CHECK(h.tensors[0].shape == std::vector<std::uint64_t>{4});
   CHECK(h.tensors[0].bytes == 4);
@@ -120,7 +136,8 @@ TEST_CASE("safetensors: the header is read as events, keeping only what a header
   // Tensors come out by name (the order a JSON object read whole gave); a name given twice: the last counts.
   auto two = parse_all(raw(R"({"b": {"dtype": "U8", "shape": [2], "data_offsets": [0, 2]},
                               "a": {"dtype": "U8", "shape": [1], "data_offsets": [2, 3]},
-                              "b": {"dtype": "U8", "shape": [1], "data_offsets": [3, 4]}, "__metadata__": {"format": "pt"}})", 4));
+                              "b": {"dtype": "U8", "shape": [1], "data_offsets": [3, 4]}, "__metadata__": {"format": "pt"}})",
+                           4));
   REQUIRE(two.tensors.size() == 2);
   CHECK(two.tensors[0].name == "a");
   CHECK(two.tensors[1].name == "b");

@@ -85,7 +85,8 @@ TEST_CASE("fp8: a planted BF16 linear weight, a missing scale and a wrong block 
   CHECK_THAT(c.findings[2].why, Catch::Contains("not in modules_to_not_convert"));
 }
 
-TEST_CASE("fp8: modules_to_not_convert excuses a BF16 layer, and a quantized excluded layer is a finding", "[checkpoint]") {
+TEST_CASE("fp8: modules_to_not_convert excuses a BF16 layer, and a quantized excluded layer is a finding",
+          "[checkpoint]") {
   auto m = model(fp8_block);
   m.set("model.layers.1.mlp.down_proj.weight", "BF16");
   m.drop("model.layers.1.mlp.down_proj.weight_scale_inv");
@@ -104,11 +105,12 @@ TEST_CASE("compressed-tensors: groups by format, ignore with re: patterns", "[ch
   });
   m.add("model.layers.0.mlp.gate.weight", "BF16", {8, 256});  // a router
   m.add("model.layers.0.mlp.shared.weight", "BF16", {256, 256});
-  json cfg = {{"quantization_config",
-               {{"quant_method", "compressed-tensors"},
-                {"format", "float-quantized"},
-                {"config_groups", {{"group_0", {{"targets", {"Linear"}}, {"weights", {{"num_bits", 8}, {"type", "float"}}}}}}},
-                {"ignore", {"lm_head", "re:.*mlp\\.shared$"}}}}};
+  json cfg = {
+      {"quantization_config",
+       {{"quant_method", "compressed-tensors"},
+        {"format", "float-quantized"},
+        {"config_groups", {{"group_0", {{"targets", {"Linear"}}, {"weights", {{"num_bits", 8}, {"type", "float"}}}}}}},
+        {"ignore", {"lm_head", "re:.*mlp\\.shared$"}}}}};
   auto c = check_quantization(cfg, json(), m.refs());
   CHECK(c.scheme == "compressed-tensors (float-quantized)");
   CHECK(c.findings.empty());
@@ -121,17 +123,19 @@ TEST_CASE("compressed-tensors: groups by format, ignore with re: patterns", "[ch
   CHECK_THROWS_AS(check_quantization(cfg, json(), m.refs()), Error);
 }
 
-TEST_CASE("compressed-tensors nvfp4-pack-quantized wants weight_packed, weight_scale and weight_global_scale", "[checkpoint]") {
+TEST_CASE("compressed-tensors nvfp4-pack-quantized wants weight_packed, weight_scale and weight_global_scale",
+          "[checkpoint]") {
   auto m = model([](Model& m, const std::string& mod, std::vector<std::uint64_t> s) {
     m.add(mod + ".weight_packed", "U8", {s[0], s[1] / 2});
     m.add(mod + ".weight_scale", "F8_E4M3", {s[0], s[1] / 16});
     m.add(mod + ".weight_global_scale", "F32", {1});
   });
-  json cfg = {{"quantization_config",
-               {{"quant_method", "compressed-tensors"},
-                {"format", "nvfp4-pack-quantized"},
-                {"config_groups", {{"g", {{"targets", {"Linear"}}, {"weights", {{"num_bits", 4}, {"type", "float"}}}}}}},
-                {"ignore", {"lm_head"}}}}};
+  json cfg = {
+      {"quantization_config",
+       {{"quant_method", "compressed-tensors"},
+        {"format", "nvfp4-pack-quantized"},
+        {"config_groups", {{"g", {{"targets", {"Linear"}}, {"weights", {{"num_bits", 4}, {"type", "float"}}}}}}},
+        {"ignore", {"lm_head"}}}}};
   CHECK(check_quantization(cfg, json(), m.refs()).findings.empty());
   m.set("model.layers.0.mlp.down_proj.weight_scale", "F32");
   auto c = check_quantization(cfg, json(), m.refs());
@@ -148,7 +152,8 @@ TEST_CASE("ModelOpt NVFP4 from hf_quant_config.json: an extra BF16 layer not in 
   });
   m.add("model.layers.1.mlp.extra_proj.weight", "BF16", {256, 256});
   m.add("model.mtp.0.proj.weight", "BF16", {256, 256});
-  json hq = {{"producer", {{"name", "modelopt"}}}, {"quantization", {{"quant_algo", "NVFP4"}, {"exclude_modules", {"lm_head", "model.mtp*"}}}}};
+  json hq = {{"producer", {{"name", "modelopt"}}},
+             {"quantization", {{"quant_algo", "NVFP4"}, {"exclude_modules", {"lm_head", "model.mtp*"}}}}};
   auto c = check_quantization(json::object(), hq, m.refs());
   CHECK(c.scheme == "modelopt NVFP4");
   CHECK(c.source == "hf_quant_config.json");
@@ -175,7 +180,8 @@ TEST_CASE("bitsandbytes 4-bit and GPTQ: quantized storage inside the blocks", "[
     m.add(mod + ".weight.absmax", "F32", {s[0] * s[1] / 64});
     m.add(mod + ".weight.quant_state.bitsandbytes__nf4", "U8", {100});
   });
-  json cfg = {{"quantization_config", {{"quant_method", "bitsandbytes"}, {"load_in_4bit", true}, {"bnb_4bit_quant_type", "nf4"}}}};
+  json cfg = {{"quantization_config",
+               {{"quant_method", "bitsandbytes"}, {"load_in_4bit", true}, {"bnb_4bit_quant_type", "nf4"}}}};
   auto c = check_quantization(cfg, json(), bnb.refs());
   CHECK(c.scheme == "bitsandbytes 4-bit");
   CHECK(c.findings.empty());

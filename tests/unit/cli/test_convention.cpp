@@ -19,10 +19,10 @@ TEST_CASE("edit distance counts insertions, deletions and substitutions", "[cli]
 TEST_CASE("the nearest name: the only one extended, else a close one, else none", "[cli]") {
   std::vector<std::string> known{"--python", "--python-dir", "--lock", "--endpoint", "--json", "--jobs"};
   CHECK(nearest_name(known, "--pyton") == "--python");
-  CHECK(nearest_name(known, "--end") == "--endpoint");        // the only name it begins
-  CHECK(nearest_name(known, "--jso") == "--json");            // the only name it begins
-  CHECK(nearest_name(known, "--jo") == "--jobs");             // the only name it begins
-  CHECK(nearest_name(known, "--pyth") == "--python");         // begins two: the nearest of them
+  CHECK(nearest_name(known, "--end") == "--endpoint");               // the only name it begins
+  CHECK(nearest_name(known, "--jso") == "--json");                   // the only name it begins
+  CHECK(nearest_name(known, "--jo") == "--jobs");                    // the only name it begins
+  CHECK(nearest_name(known, "--pyth") == "--python");                // begins two: the nearest of them
   CHECK(nearest_name({"--cap", "--car"}, "--cat") == std::nullopt);  // two as near: no telling
   // A name several commands share is one name.
   CHECK(nearest_name({"--json", "--json", "--jobs"}, "--jsn") == "--json");
@@ -42,8 +42,7 @@ std::optional<int> parse(provkit::cli::Convention& c, std::vector<std::string> w
 }
 }  // namespace
 
-TEST_CASE("a global option reaches the app from after a subcommand, and is refused where it cannot apply",
-          "[cli]") {
+TEST_CASE("a global option reaches the app from after a subcommand, and is refused where it cannot apply", "[cli]") {
   CLI::App app{"test"};
   provkit::cli::Convention c(app);
   std::string cache;

@@ -15,8 +15,10 @@ TEST_CASE("output: events, then one summary with tool, exit_code and a reason on
   CHECK(lines.summary(1, cli::Reason::verification_failed, {{"files", 2}}) == 1);
   lines.summary(0, std::nullopt);  // a second summary writes nothing
   lines.event("file");
-  CHECK(out.str() == "{\"event\":\"file\",\"path\":\"a\\udcff\"}\n"
-                     "{\"event\":\"summary\",\"exit_code\":1,\"files\":2,\"reason\":\"verification_failed\",\"tool\":\"hf-fetch\"}\n");
+  CHECK(
+      out.str() ==
+      "{\"event\":\"file\",\"path\":\"a\\udcff\"}\n"
+      "{\"event\":\"summary\",\"exit_code\":1,\"files\":2,\"reason\":\"verification_failed\",\"tool\":\"hf-fetch\"}\n");
 
   std::ostringstream ok;
   cli::JsonLines(std::string("envcheck"), &ok).summary(0, provkit::Reason::check_failed, {{"reason", "x"}});
@@ -24,7 +26,8 @@ TEST_CASE("output: events, then one summary with tool, exit_code and a reason on
 
   std::ostringstream failed;
   cli::JsonLines("envbuild", &failed).failure(Error(ExitCode::auth, "refused"));
-  CHECK(failed.str() == "{\"event\":\"summary\",\"exit_code\":4,\"message\":\"refused\",\"reason\":\"auth\",\"tool\":\"envbuild\"}\n");
+  CHECK(failed.str() ==
+        "{\"event\":\"summary\",\"exit_code\":4,\"message\":\"refused\",\"reason\":\"auth\",\"tool\":\"envbuild\"}\n");
   CHECK(reason_name(reason_for(ExitCode::usage)) == "invalid_input");
 }
 
@@ -39,7 +42,9 @@ TEST_CASE("output: a domain's typed reason travels in the Error to the summary",
   CHECK(domain.is(cli::Reason::upstream_changed));
   std::ostringstream out;
   cli::JsonLines("hf-fetch", &out).failure(domain);
-  CHECK(out.str() == "{\"event\":\"summary\",\"exit_code\":1,\"message\":\"changed\",\"reason\":\"upstream_changed\",\"tool\":\"hf-fetch\"}\n");
+  CHECK(out.str() ==
+        "{\"event\":\"summary\",\"exit_code\":1,\"message\":\"changed\",\"reason\":\"upstream_changed\",\"tool\":\"hf-"
+        "fetch\"}\n");
   CHECK(Error(ExitCode::usage, "x").is(provkit::Reason::invalid_input));
 }
 

@@ -12,8 +12,8 @@
 #include "provkit/util/fs.hpp"
 #include "provkit/util/hash.hpp"
 
-#include "support/temp_dir.hpp"
 #include "support/recording_observer.hpp"
+#include "support/temp_dir.hpp"
 
 using namespace provkit;
 using namespace provkit::download;
@@ -143,7 +143,8 @@ TEST_CASE("assembly: concatenates in order, skips when unchanged, refuses a wron
   const fs::path& d = tmp.path;
   util::write_file_atomic(d / "p1", "hello ");
   util::write_file_atomic(d / "p2", "world");
-  AssembleJob job{d / "out" / "whole", {d / "p1", d / "p2"}, util::sha256_hex("hello world"), 11, d / "state" / "whole.stamp"};
+  AssembleJob job{
+      d / "out" / "whole", {d / "p1", d / "p2"}, util::sha256_hex("hello world"), 11, d / "state" / "whole.stamp"};
   auto r1 = assemble(job);
   CHECK(r1.outcome == AssembleOutcome::assembled);
   CHECK(util::read_file(job.output) == "hello world");
@@ -162,7 +163,8 @@ TEST_CASE("assembly: concatenates in order, skips when unchanged, refuses a wron
   auto bad = assemble(job);
   CHECK(bad.outcome == AssembleOutcome::mismatch);
   CHECK(bad.mismatch == Mismatch::sha256);
-  CHECK_THAT(bad.message, Catch::Contains(util::sha256_hex("hello World")) && Catch::Contains(util::sha256_hex("HELLO World")));
+  CHECK_THAT(bad.message,
+             Catch::Contains(util::sha256_hex("hello World")) && Catch::Contains(util::sha256_hex("HELLO World")));
   CHECK(util::read_file(job.output) == "hello World");
   CHECK(util::read_file(bad.rejected) == "HELLO World");
   // A wrong size is told as such, whatever the hash.
@@ -234,7 +236,8 @@ TEST_CASE("verified stamps key on the file, not on ctime or the cache's spelling
   // The same files through another spelling of the directory.
   fs::path spelled = dir / "." / "state" / ".." / j.final_path.lexically_relative(dir);
   util::Root spelled_root(dir / "state" / "..");
-  CHECK(verify_file_stamped(spelled_root, spelled, j.spec, dir / "state" / ".." / "state" / "verified" / "f.stamp").from_stamp);
+  CHECK(verify_file_stamped(spelled_root, spelled, j.spec, dir / "state" / ".." / "state" / "verified" / "f.stamp")
+            .from_stamp);
 
   // A stamp that cannot be written is a warning, and the file is verified all the same.
   fs::path blocked = dir / "blocked";

@@ -18,10 +18,10 @@
 
 #include "download/engine.hpp"
 #include "provkit/download/downloader.hpp"
-#include "provkit/util/fs.hpp"
-#include "provkit/util/hash.hpp"
 #include "provkit/http/token.hpp"
 #include "provkit/hub/source.hpp"
+#include "provkit/util/fs.hpp"
+#include "provkit/util/hash.hpp"
 #include "support/loopback_server.hpp"
 #include "support/temp_dir.hpp"
 

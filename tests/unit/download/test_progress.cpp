@@ -10,7 +10,7 @@ TEST_CASE("progress: bytes done, rate, time left and the first file in flight", 
   auto t0 = ProgressTally::Clock::now();
   CHECK_FALSE(t.has_total());
   t.begin(1000, 2, t0);
-  CHECK_FALSE(t.view(t0));  // nothing in flight
+  CHECK_FALSE(t.view(t0));     // nothing in flight
   t.start("a.bin", 600, 100);  // resumed: 100 bytes were there, not received now
   t.start("b.bin", 400, 0);
   t.progress("a.bin", 300);
@@ -23,8 +23,8 @@ TEST_CASE("progress: bytes done, rate, time left and the first file in flight", 
   CHECK(v->have == 300);
   CHECK(v->size == 600);
   CHECK(v->done == 400);
-  CHECK(v->rate == Approx(300.0));  // 200 + 100 received in one second
-  CHECK(v->seconds_left == 2L);     // 600 left at 300/s
+  CHECK(v->rate == Approx(300.0));                                // 200 + 100 received in one second
+  CHECK(v->seconds_left == 2L);                                   // 600 left at 300/s
   CHECK(t.view(t0 + std::chrono::milliseconds(100))->rate == 0);  // too early to tell
   t.restart("a.bin");
   t.finish("b.bin", 400);
@@ -35,7 +35,8 @@ TEST_CASE("progress: bytes done, rate, time left and the first file in flight", 
   CHECK_FALSE(t.view(t0 + std::chrono::seconds(2)));
 }
 
-TEST_CASE("progress: the run's totals also between transfers (progress lines, an interruption's summary)", "[progress]") {
+TEST_CASE("progress: the run's totals also between transfers (progress lines, an interruption's summary)",
+          "[progress]") {
   ProgressTally t;
   auto t0 = ProgressTally::Clock::now();
   t.begin(1000, 2, t0);

@@ -37,17 +37,18 @@ TEST_CASE("ramp: the ceiling holds when it is not a power of two", "[ramp]") {
   CHECK(drive(ramp, capped, 3) == std::vector<int>{1, 2, 4, 6});
 }
 
-TEST_CASE("ramp: an origin that does not cap connections stays at one, tried again less and less often",
-          "[ramp]") {
+TEST_CASE("ramp: an origin that does not cap connections stays at one, tried again less and less often", "[ramp]") {
   ConnectionRamp ramp(8);
   // Tried at once, again after 1 s, then after 2 s (not yet within 3 s).
-  CHECK(drive(ramp, [](int, double) { return 900e6; }, 3) == std::vector<int>{1, 2, 1, 2, 1});
+  CHECK(drive(
+            ramp, [](int, double) { return 900e6; }, 3) == std::vector<int>{1, 2, 1, 2, 1});
   CHECK(ramp.allowed() == 1);
 }
 
 TEST_CASE("ramp: stops where more connections stop paying", "[ramp]") {
   ConnectionRamp ramp(16);  // the link holds 180 MB/s: 4 connections of 50 MB/s fill it
-  auto seen = drive(ramp, [](int n, double) { return std::min(n * 50e6, 180e6); }, 2);
+  auto seen = drive(
+      ramp, [](int n, double) { return std::min(n * 50e6, 180e6); }, 2);
   CHECK(seen == std::vector<int>{1, 2, 4, 8, 4, 8, 4});
   CHECK(ramp.allowed() == 4);
 }
@@ -55,7 +56,8 @@ TEST_CASE("ramp: stops where more connections stop paying", "[ramp]") {
 TEST_CASE("ramp: an origin that starts to cap connections within the run is measured again", "[ramp]") {
   ConnectionRamp ramp(4);
   // Fast at first (the doubling looks useless), then 1 MB/s per connection.
-  auto seen = drive(ramp, [](int n, double s) { return s < 0.25 ? 1e9 : n * 1e6; }, 3);
+  auto seen = drive(
+      ramp, [](int n, double s) { return s < 0.25 ? 1e9 : n * 1e6; }, 3);
   CHECK(seen.back() == 4);
   CHECK(ramp.settled());
 }

@@ -73,14 +73,14 @@ TEST_CASE("sidecar: round trip, and anything that does not describe the file is 
   CHECK((*back)[0].done == 40);
   CHECK((*back)[1].complete());
 
-  CHECK_FALSE(parse_sidecar(text, 301));                                                        // another file's size
-  CHECK_FALSE(parse_sidecar("provkit-ranges 2\nsize 300\nrange 0 300 0\n", 300));              // unknown version
+  CHECK_FALSE(parse_sidecar(text, 301));                                           // another file's size
+  CHECK_FALSE(parse_sidecar("provkit-ranges 2\nsize 300\nrange 0 300 0\n", 300));  // unknown version
   CHECK_FALSE(parse_sidecar("provkit-ranges 1\nsize 300\nrange 0 100 0\nrange 150 300 0\n", 300));  // gap
   CHECK_FALSE(parse_sidecar("provkit-ranges 1\nsize 300\nrange 0 200 0\nrange 100 300 0\n", 300));  // overlap
-  CHECK_FALSE(parse_sidecar("provkit-ranges 1\nsize 300\nrange 0 200 0\n", 300));                  // short of the end
-  CHECK_FALSE(parse_sidecar("provkit-ranges 1\nsize 300\nrange 0 300 301\n", 300));                // done past the end
-  CHECK_FALSE(parse_sidecar("provkit-ranges 1\nsize 300\nrange 0 300 -1\n", 300));                 // not a number
-  CHECK_FALSE(parse_sidecar("provkit-ranges 1\nsize 300\nrange 0 300 0 9\n", 300));                // extra field
-  CHECK_FALSE(parse_sidecar("provkit-ranges 1\nsize 300\n", 300));                                 // no range
-  CHECK_FALSE(parse_sidecar("provkit-ranges 1\nsize 300\nrange 0 300", 300));                      // torn line
+  CHECK_FALSE(parse_sidecar("provkit-ranges 1\nsize 300\nrange 0 200 0\n", 300));                   // short of the end
+  CHECK_FALSE(parse_sidecar("provkit-ranges 1\nsize 300\nrange 0 300 301\n", 300));                 // done past the end
+  CHECK_FALSE(parse_sidecar("provkit-ranges 1\nsize 300\nrange 0 300 -1\n", 300));                  // not a number
+  CHECK_FALSE(parse_sidecar("provkit-ranges 1\nsize 300\nrange 0 300 0 9\n", 300));                 // extra field
+  CHECK_FALSE(parse_sidecar("provkit-ranges 1\nsize 300\n", 300));                                  // no range
+  CHECK_FALSE(parse_sidecar("provkit-ranges 1\nsize 300\nrange 0 300", 300));                       // torn line
 }

@@ -67,8 +67,8 @@ void write_shared_object(const fs::path& path, const ObjectSpec& spec) {
   eh.e_phentsize = sizeof(Elf64_Phdr);
   eh.e_phnum = 2;
   Elf64_Phdr load{PT_LOAD, PF_R, 0, 0, 0, size, size, 0x1000};
-  Elf64_Phdr dynamic{PT_DYNAMIC, PF_R, dyn_off, dyn_off, dyn_off, dyn.size() * sizeof(Elf64_Dyn),
-                     dyn.size() * sizeof(Elf64_Dyn), 8};
+  Elf64_Phdr dynamic{
+      PT_DYNAMIC, PF_R, dyn_off, dyn_off, dyn_off, dyn.size() * sizeof(Elf64_Dyn), dyn.size() * sizeof(Elf64_Dyn), 8};
   std::memcpy(out.data(), &eh, sizeof eh);
   std::memcpy(out.data() + sizeof eh, &load, sizeof load);
   std::memcpy(out.data() + sizeof eh + sizeof load, &dynamic, sizeof dynamic);
@@ -123,7 +123,10 @@ TEST_CASE("ELF: a deep chain of inherited RPATHs is resolved with linear probes"
   // lib0 (the root) carries the RPATH that finds everything; every other
   // object carries a build-tree RPATH of its own that does not exist here.
   for (int i = 0; i < n; ++i) {
-    ObjectSpec spec{name(i), {}, i == 0 ? dir.path.string() : "/nonexistent-provkit-build/" + std::to_string(i) + "/lib", ""};
+    ObjectSpec spec{name(i),
+                    {},
+                    i == 0 ? dir.path.string() : "/nonexistent-provkit-build/" + std::to_string(i) + "/lib",
+                    ""};
     if (i + 1 < n) spec.needed.push_back(name(i + 1));
     write_shared_object(dir.path / name(i), spec);
   }
@@ -154,7 +157,8 @@ TEST_CASE("ELF: an object with a RUNPATH has its needs searched without any RPAT
   fs::create_directories(dir.path / "b");
   // root (RPATH a) -> mid (RUNPATH b, RPATH ignored) -> leaf, found in a through root's RPATH.
   write_shared_object(dir.path / "root.so", {"", {"libmid.so"}, (dir.path / "a").string(), ""});
-  write_shared_object(dir.path / "a" / "libmid.so", {"libmid.so", {"libleaf.so"}, "/nowhere", (dir.path / "b").string()});
+  write_shared_object(dir.path / "a" / "libmid.so",
+                      {"libmid.so", {"libleaf.so"}, "/nowhere", (dir.path / "b").string()});
   write_shared_object(dir.path / "a" / "libleaf.so", {"libleaf.so", {}, "", ""});
   auto res = elf::resolve_needed(dir.path / "root.so", empty_context());
   // mid has a RUNPATH, so for its own needs only RUNPATH (b) is searched, not a.
@@ -166,4 +170,3 @@ TEST_CASE("ELF: an object with a RUNPATH has its needs searched without any RPAT
   REQUIRE(res.resolved.size() == 2);
   CHECK(res.resolved[1].lookup.via == "RUNPATH");
 }
-

@@ -7,14 +7,14 @@
 #include <filesystem>
 #include <fstream>
 
+#include "provkit/elf/elf.hpp"
+#include "provkit/error.hpp"
 #include "provkit/host/check.hpp"
 #include "provkit/host/cuda_compat.hpp"
-#include "provkit/elf/elf.hpp"
 #include "provkit/host/envcheck.hpp"
-#include "provkit/error.hpp"
 #include "provkit/host/gpu.hpp"
-#include "provkit/host/system.hpp"
 #include "provkit/host/rocm.hpp"
+#include "provkit/host/system.hpp"
 #include "provkit/host/toolchain.hpp"
 
 #include "support/temp_dir.hpp"
@@ -105,7 +105,8 @@ TEST_CASE("arch list: cubins run on the same major with an equal or higher minor
   CHECK(host::cudacompat::best_match(list, {12, 1})->text == "sm_120");
   CHECK_FALSE(host::cudacompat::best_match(list, {7, 5}));   // older major: nothing
   CHECK_FALSE(host::cudacompat::best_match(list, {10, 0}));  // sm_90 cubin does not run on 10.0
-  CHECK_FALSE(host::cudacompat::best_match(host::cudacompat::parse_arch_list("sm_86"), {8, 0}));  // higher minor does not run
+  CHECK_FALSE(
+      host::cudacompat::best_match(host::cudacompat::parse_arch_list("sm_86"), {8, 0}));  // higher minor does not run
 }
 
 TEST_CASE("arch list: PTX runs on anything newer, 'a' targets only on their own", "[envcheck]") {
@@ -133,7 +134,8 @@ TEST_CASE("capability minimums", "[envcheck]") {
 TEST_CASE("nvidia-smi --query-gpu output", "[envcheck]") {
   auto q = host::gpu::parse_smi_query(
       "0, GPU-6f1c8a2e-0000-1111-2222-333344445555, NVIDIA H200, 9.0, 143771, 143187, 5, 5, 16, 16, 580.159.04\n"
-      "1, GPU-deadbeef-0000-1111-2222-333344445555, NVIDIA GeForce RTX 3090, 8.6, 24576, [N/A], 1, 4, 16, 16, 580.159.04\n");
+      "1, GPU-deadbeef-0000-1111-2222-333344445555, NVIDIA GeForce RTX 3090, 8.6, 24576, [N/A], 1, 4, 16, 16, "
+      "580.159.04\n");
   REQUIRE(q.devices.size() == 2);
   CHECK(q.driver_version == "580.159.04");
   CHECK(q.devices[0].name == "NVIDIA H200");
@@ -146,7 +148,8 @@ TEST_CASE("nvidia-smi --query-gpu output", "[envcheck]") {
   CHECK(q.devices[1].pcie.gen_current == 1);
   CHECK(q.devices[1].pcie.gen_max == 4);
   CHECK_THROWS_WITH(host::gpu::parse_smi_query("0, GPU-x, name\n"), Catch::Contains("line 1"));
-  CHECK(host::gpu::parse_smi_cuda_version("| NVIDIA-SMI 580.159.04   Driver Version: 580.159.04   CUDA Version: 13.0     |") == 13000);
+  CHECK(host::gpu::parse_smi_cuda_version(
+            "| NVIDIA-SMI 580.159.04   Driver Version: 580.159.04   CUDA Version: 13.0     |") == 13000);
   CHECK(host::gpu::parse_smi_cuda_version("CUDA Version: 12.8") == 12080);
   CHECK(host::gpu::parse_smi_cuda_version("no banner") == 0);
 }
@@ -160,7 +163,7 @@ TEST_CASE("GPU selection by index and UUID", "[envcheck]") {
   CHECK(host::gpu::select_device(ds, "1")->index == 1);
   CHECK(host::gpu::select_device(ds, "GPU-aaaaaaaa-bbbb")->index == 1);
   CHECK(host::gpu::select_device(ds, "GPU-1111")->index == 0);  // unique prefix
-  CHECK(host::gpu::select_device(ds, "GPU-") == nullptr);        // too short to be a prefix
+  CHECK(host::gpu::select_device(ds, "GPU-") == nullptr);       // too short to be a prefix
   CHECK(host::gpu::select_device(ds, "7") == nullptr);
 }
 
@@ -178,11 +181,20 @@ TEST_CASE("forward-compatibility libcuda is found under cuda*/compat", "[envchec
 
 TEST_CASE("check table and JSON", "[envcheck]") {
   std::vector<host::check::Result> rs = {
-      {.name = "cuda 13.0", .status = Status::pass, .rule = host::check::Rule::driver_supports_runtime,
+      {.name = "cuda 13.0",
+       .status = Status::pass,
+       .rule = host::check::Rule::driver_supports_runtime,
        .reason = "driver 580.65.06 supports CUDA 13.0"},
-      {.name = "need fp8 gpu1", .status = Status::fail, .rule = host::check::Rule::native_fp8, .threshold = "8.9",
-       .reason = "GPU 1 has no native FP8", .fix = "use a newer GPU", .data = {{"index", 1}}},
-      {.name = "cuda 13.2", .status = Status::warn, .rule = host::check::Rule::minor_version_compatibility,
+      {.name = "need fp8 gpu1",
+       .status = Status::fail,
+       .rule = host::check::Rule::native_fp8,
+       .threshold = "8.9",
+       .reason = "GPU 1 has no native FP8",
+       .fix = "use a newer GPU",
+       .data = {{"index", 1}}},
+      {.name = "cuda 13.2",
+       .status = Status::warn,
+       .rule = host::check::Rule::minor_version_compatibility,
        .reason = "minor-version compatibility"},
   };
   auto table = host::check::render_table(rs);
@@ -232,8 +244,10 @@ TEST_CASE("profile: every key fills the request", "[envcheck]") {
                         "ports_free: [8000, 8001]\n"
                         "files:\n"
                         "  /etc/hostname: ~\n"
-                        "  /models/config.json: " + std::string(64, 'A') + "\n"
-                        "rocm: false\n");
+                        "  /models/config.json: " +
+                            std::string(64, 'A') +
+                            "\n"
+                            "rocm: false\n");
   host::Request r;
   host::load_profile(file, r);
   CHECK(*r.cuda == Version{13, 0});
@@ -261,12 +275,14 @@ TEST_CASE("profile: every key fills the request", "[envcheck]") {
 TEST_CASE("profile errors name the file and line", "[envcheck]") {
   CHECK(profile_error("cuda: 13.0\nneed: [fp8, fp16]\n") == "p.yaml:2: 'need' wants fp8 or nvfp4, not 'fp16'");
   CHECK(profile_error("cuda: 13.0\n\ncudaa: 13.0\n").starts_with("p.yaml:3: unknown key 'cudaa'"));
-  CHECK(profile_error("cuda: thirteen\n") == "p.yaml:1: 'cuda' wants a CUDA release as X.Y (like 13.0), not 'thirteen'");
+  CHECK(profile_error("cuda: thirteen\n") ==
+        "p.yaml:1: 'cuda' wants a CUDA release as X.Y (like 13.0), not 'thirteen'");
   CHECK(profile_error("cc: yes please\n") == "p.yaml:1: 'cc' wants true or false, not 'yes please'");
   CHECK(profile_error("disk:\n  /models: lots\n").starts_with("p.yaml:2: 'lots' is not a size"));
   CHECK(profile_error("ports_free:\n  - 8000\n  - 99999\n") == "p.yaml:3: '99999' is not a TCP port (1-65535)");
   CHECK(profile_error("cuda: [13.0\n").starts_with("p.yaml:2: not valid YAML"));
-  CHECK(profile_error("- cuda\n") == "p.yaml:1: a profile is a mapping of check names to values (see docs/envcheck.md)");
+  CHECK(profile_error("- cuda\n") ==
+        "p.yaml:1: a profile is a mapping of check names to values (see docs/envcheck.md)");
   CHECK(profile_error("files: {/x: nothex}\n").starts_with("p.yaml:1: the sha256 for /x must be 64 hex digits"));
 }
 
@@ -306,7 +322,9 @@ TEST_CASE("ELF: malformed and truncated files are refused naming the file", "[en
   TempDir dir;
   auto text = dir.write("notelf.so", "this is not an ELF object at all, just text\n");
   CHECK_THROWS_WITH(elf::read_dynamic(text), Catch::Contains("notelf.so: not an ELF file"));
-  auto tiny = dir.write("tiny.so", std::string("\x7f" "ELF\x02\x01\x01", 7));
+  auto tiny = dir.write("tiny.so", std::string("\x7f"
+                                               "ELF\x02\x01\x01",
+                                               7));
   CHECK_THROWS_WITH(elf::read_dynamic(tiny), Catch::Contains("tiny.so: truncated ELF"));
   // A real object cut after its ELF header: the program headers are missing.
   auto self = elf::read_dynamic("/proc/self/exe");
@@ -339,7 +357,7 @@ TEST_CASE("request setters refuse bad values with one sentence", "[envcheck]") {
 
 TEST_CASE("nvcc --version release and PATH lookup", "[envcheck]") {
   CHECK(*host::toolchain::parse_nvcc_release("nvcc: NVIDIA (R) Cuda compiler driver\n"
-                                       "Cuda compilation tools, release 13.0, V13.0.88\n") == "13.0");
+                                             "Cuda compilation tools, release 13.0, V13.0.88\n") == "13.0");
   CHECK(*host::toolchain::parse_nvcc_release("Cuda compilation tools, release 12.8, V12.8.93") == "12.8");
   CHECK_FALSE(host::toolchain::parse_nvcc_release("gcc (Debian 12.2.0-14) 12.2.0"));
   TempDir dir;
@@ -361,7 +379,8 @@ TEST_CASE("profile: a key given twice, a second document, control bytes", "[envc
         "p.yaml:3: 'cuda' is given twice (first at line 1)");
   CHECK(profile_error("disk:\n  /tmp: 1G\n  /tmp: 2G\n") == "p.yaml:3: 'disk: /tmp' is given twice (first at line 2)");
   CHECK(profile_error("cuda: \"12.4\"\n---\ncuda: \"13.0\"\n") ==
-        "p.yaml:2: more YAML after the first document (a second document after '---', or a stray character) starts here; the file must be one document");
+        "p.yaml:2: more YAML after the first document (a second document after '---', or a stray character) starts "
+        "here; the file must be one document");
   std::string esc = profile_error("\"bad\\e]0;x\\akey\": 1\n");
   CHECK(esc.find('\x1b') == std::string::npos);
   CHECK(esc.starts_with("p.yaml:1: unknown key 'bad\\x1b]0;x\\x07key'"));
@@ -393,8 +412,10 @@ TEST_CASE("a bad value names the request field as data, never a command-line fla
   CHECK(invalid([&] { host::add_file_assignment(r, "=abc"); }).field == host::Field::file);
   CHECK(host::field_key(host::Field::min_cc) == "min_cc");
   // A profile names the key it read the value under, with its place.
-  CHECK(profile_error("min_cc: eight\n") == "p.yaml:1: 'min_cc' wants a compute capability as X.Y (like 8.9), not 'eight'");
-  CHECK(profile_error("python: three\n") == "p.yaml:1: 'python' wants a version as X.Y (like 3.11) or an interpreter's path, not 'three'");
+  CHECK(profile_error("min_cc: eight\n") ==
+        "p.yaml:1: 'min_cc' wants a compute capability as X.Y (like 8.9), not 'eight'");
+  CHECK(profile_error("python: three\n") ==
+        "p.yaml:1: 'python' wants a version as X.Y (like 3.11) or an interpreter's path, not 'three'");
   CHECK(profile_error("disk:\n  \"\": 1G\n") == "p.yaml:2: 'disk' wants a path, not ''");
 }
 

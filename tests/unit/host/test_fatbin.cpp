@@ -27,7 +27,8 @@ std::string read_all(const fs::path& p) {
 // What a listing says, entry by entry, in its order.
 std::vector<std::string> entries(const kernels::Library& lib) {
   std::vector<std::string> out;
-  for (const auto& i : lib.images) out.push_back(i.target + "@" + std::to_string(i.payload_offset) + "+" + std::to_string(i.payload_size));
+  for (const auto& i : lib.images)
+    out.push_back(i.target + "@" + std::to_string(i.payload_offset) + "+" + std::to_string(i.payload_size));
   return out;
 }
 

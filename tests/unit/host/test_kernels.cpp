@@ -29,7 +29,8 @@ const fs::path kData = fs::path(PROVKIT_TEST_DATA) / "kernels";
 std::vector<std::string> strings(std::initializer_list<const char*> l) { return {l.begin(), l.end()}; }
 
 kernels::Gpu nvidia(int major, int minor) {
-  return {.label = "GPU 0 (test, sm_" + std::to_string(major) + std::to_string(minor) + ")", .cc = cudacompat::Version{major, minor}};
+  return {.label = "GPU 0 (test, sm_" + std::to_string(major) + std::to_string(minor) + ")",
+          .cc = cudacompat::Version{major, minor}};
 }
 kernels::Gpu amd(const std::string& gfx) { return {.label = "AMD " + gfx, .gfx = gfx}; }
 
@@ -111,9 +112,9 @@ TEST_CASE("kernels: a verdict per GPU from the cubin and PTX rules", "[kernels]"
   CHECK(h200.via == "sm_90a");  // 'a' runs on its own arch
   // sm_90a does not run on a 9.1 GPU (if one existed); compute_90 PTX does.
   CHECK(kernels::judge(multi, nvidia(9, 1), cuda13).status == check::Status::warn);
-  CHECK(kernels::judge(multi, nvidia(8, 6), cuda13).via == "sm_80");   // same major, lower minor
-  CHECK(kernels::judge(multi, nvidia(12, 1), cuda13).via == "sm_120");  // the GB10 case: sm_120 on sm_121
-  CHECK(kernels::judge(multi, nvidia(10, 3), cuda13).via == "sm_100f"); // family
+  CHECK(kernels::judge(multi, nvidia(8, 6), cuda13).via == "sm_80");     // same major, lower minor
+  CHECK(kernels::judge(multi, nvidia(12, 1), cuda13).via == "sm_120");   // the GB10 case: sm_120 on sm_121
+  CHECK(kernels::judge(multi, nvidia(10, 3), cuda13).via == "sm_100f");  // family
   // compute_90 PTX JITs forward onto Blackwell when no cubin fits (sm_100f is not sm_11x).
   CHECK(kernels::judge(multi, nvidia(11, 0), cuda13).status == check::Status::warn);
   CHECK(kernels::judge(multi, nvidia(7, 5), cuda13).status == check::Status::fail);

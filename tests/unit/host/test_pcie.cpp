@@ -64,7 +64,7 @@ TEST_CASE("a short or capability-less config space is reported, never guessed", 
   no_list[0x06] = 0;
   CHECK_THAT(host::parse_config("x", no_list).why, Catch::Contains("no capability list"));
   auto loop = config(4, 1u << 6);
-  loop[0x40] = 0x05;                  // not PCIe, and points at itself: the walk ends
+  loop[0x40] = 0x05;  // not PCIe, and points at itself: the walk ends
   loop[0x41] = 0x40;
   CHECK_THAT(host::parse_config("x", loop).why, Catch::Contains("no PCI Express capability"));
   auto past_end = config(4, 1u << 6, 0x70);  // the capability is there, its DevCap2 is cut off

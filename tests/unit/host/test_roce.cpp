@@ -55,8 +55,9 @@ TEST_CASE("a holed GID table: entries, holes, and the RoCE v2 entry of this node
 }
 
 TEST_CASE("a link-local RoCE v2 entry is never the index", "[host][roce]") {
-  host::RdmaPort p{.device = "d", .gids = {{.index = 0, .gid = "fe80::1", .type = "RoCE v2"},
-                                           {.index = 1, .gid = "::ffff:10.0.0.5", .type = "IB/RoCE v1"}}};
+  host::RdmaPort p{.device = "d",
+                   .gids = {{.index = 0, .gid = "fe80::1", .type = "RoCE v2"},
+                            {.index = 1, .gid = "::ffff:10.0.0.5", .type = "IB/RoCE v1"}}};
   CHECK_FALSE(host::nccl_gid_index(p, {"10.0.0.5"}));
 }
 

@@ -7,8 +7,8 @@
 #include <filesystem>
 
 #include "provkit/error.hpp"
-#include "provkit/util/fs.hpp"
 #include "provkit/http/http.hpp"
+#include "provkit/util/fs.hpp"
 
 #include "support/loopback_server.hpp"
 #include "support/temp_dir.hpp"
@@ -71,7 +71,8 @@ TEST_CASE("the token follows same-origin redirects and never another origin", "[
 TEST_CASE("another port on the same host is another origin", "[http]") {
   TinyServer other("127.0.0.1", [](const std::string&, const std::string&) { return ok("x"); });
   std::string target = other.base;
-  TinyServer hub("127.0.0.1", [&](const std::string&, const std::string&) { return status(302, "Location: " + target + "/x\r\n"); });
+  TinyServer hub("127.0.0.1",
+                 [&](const std::string&, const std::string&) { return status(302, "Location: " + target + "/x\r\n"); });
   Request req;
   req.url = hub.base + "/a";
   req.bearer_token = kToken;

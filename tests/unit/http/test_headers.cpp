@@ -47,9 +47,9 @@ TEST_CASE("Content-Range", "[http]") {
   auto star = parse_content_range("bytes 0-0/*");
   REQUIRE(star);
   CHECK_FALSE(star->total);
-  CHECK_FALSE(parse_content_range("bytes */1000"));      // the 416 form has no range
-  CHECK_FALSE(parse_content_range("bytes 10-5/100"));    // last before first
-  CHECK_FALSE(parse_content_range("bytes 0-100/100"));   // last beyond the end
+  CHECK_FALSE(parse_content_range("bytes */1000"));     // the 416 form has no range
+  CHECK_FALSE(parse_content_range("bytes 10-5/100"));   // last before first
+  CHECK_FALSE(parse_content_range("bytes 0-100/100"));  // last beyond the end
   CHECK_FALSE(parse_content_range("items 0-1/2"));
   CHECK_FALSE(parse_content_range("bytes -1-2/3"));
 }
@@ -110,9 +110,9 @@ TEST_CASE("RateLimit and RateLimit-Policy: remaining, reset, quota", "[http]") {
 }
 
 TEST_CASE("RateLimit: how long to wait before the next request", "[http]") {
-  CHECK(ratelimit_spacing_s({0, 30, 3000}) == Approx(30));     // none left: until the reset
-  CHECK(ratelimit_spacing_s({300, 30, 3000}) == Approx(0.1));  // 10% of the quota left: spread them out
-  CHECK(ratelimit_spacing_s({301, 30, 3000}) == Approx(0));    // more: no pacing
+  CHECK(ratelimit_spacing_s({0, 30, 3000}) == Approx(30));         // none left: until the reset
+  CHECK(ratelimit_spacing_s({300, 30, 3000}) == Approx(0.1));      // 10% of the quota left: spread them out
+  CHECK(ratelimit_spacing_s({301, 30, 3000}) == Approx(0));        // more: no pacing
   CHECK(ratelimit_spacing_s({9, 18, std::nullopt}) == Approx(2));  // no quota known: fewer than 10 is low
   CHECK(ratelimit_spacing_s({10, 18, std::nullopt}) == Approx(0));
 }

@@ -4,8 +4,8 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "provkit/util/fs.hpp"
 #include "provkit/hub/cache_layout.hpp"
+#include "provkit/util/fs.hpp"
 
 #include "support/temp_dir.hpp"
 
@@ -30,7 +30,10 @@ TEST_CASE("relative symlink targets climb one level per directory", "[hfcache]")
 }
 
 TEST_CASE("cache location from the environment", "[hfcache]") {
-  auto save = [](const char* n) { const char* v = std::getenv(n); return v ? std::optional<std::string>(v) : std::nullopt; };
+  auto save = [](const char* n) {
+    const char* v = std::getenv(n);
+    return v ? std::optional<std::string>(v) : std::nullopt;
+  };
   auto restore = [](const char* n, const std::optional<std::string>& v) {
     if (v) setenv(n, v->c_str(), 1);
     else unsetenv(n);
@@ -109,7 +112,8 @@ TEST_CASE("local dir layout: metadata, .gitignore, SHA256SUMS", "[hfcache]") {
   CHECK(util::read_file(root / ".cache/huggingface/.gitignore") == "*");
   l.finish({{"z.bin", std::string(64, 'b')}, {"x/y.json", std::string(64, 'a')}}, {});
   CHECK_FALSE(fs::exists(root / "SHA256SUMS"));  // the repo's own, if it has one, goes there
-  CHECK(util::read_file(root / ".cache/huggingface/SHA256SUMS") == std::string(64, 'a') + "  x/y.json\n" + std::string(64, 'b') + "  z.bin\n");
+  CHECK(util::read_file(root / ".cache/huggingface/SHA256SUMS") ==
+        std::string(64, 'a') + "  x/y.json\n" + std::string(64, 'b') + "  z.bin\n");
 }
 
 TEST_CASE("derived names fit NAME_MAX and stay the same from run to run", "[hfcache]") {
@@ -126,7 +130,8 @@ TEST_CASE("derived names fit NAME_MAX and stay the same from run to run", "[hfca
   // UTF-8 is never cut inside a character.
   std::string wide;
   for (int i = 0; i < 80; ++i) wide += "\xc3\xa9";  // 160 bytes
-  std::string cut = util::path_with_suffix("/d/" + wide + std::string(80, 'x'), "." + std::string(64, 'e') + ".part").filename();
+  std::string cut =
+      util::path_with_suffix("/d/" + wide + std::string(80, 'x'), "." + std::string(64, 'e') + ".part").filename();
   CHECK(cut.size() <= 255);
   CHECK((static_cast<unsigned char>(cut[cut.find('~') - 1]) & 0xc0) != 0xc0);
   CHECK(util::temp_path_beside("/d/" + name, "link").filename().string().size() <= 255);

@@ -21,7 +21,8 @@ TEST_CASE("revisions are encoded with no safe characters, paths keep '/'", "[hub
 TEST_CASE("Hub URLs", "[hub]") {
   Repo model{RepoType::model, "org/name"};
   Repo dataset{RepoType::dataset, "org/data"};
-  CHECK(resolve_url("http://h", model, "refs/pr/1", "a/b c.json") == "http://h/org/name/resolve/refs%2Fpr%2F1/a/b%20c.json");
+  CHECK(resolve_url("http://h", model, "refs/pr/1", "a/b c.json") ==
+        "http://h/org/name/resolve/refs%2Fpr%2F1/a/b%20c.json");
   CHECK(resolve_url("http://h", dataset, "main", "x") == "http://h/datasets/org/data/resolve/main/x");
   CHECK(tree_url("http://h", model, "main") == "http://h/api/models/org/name/tree/main?recursive=true&expand=false");
   CHECK(revision_url("http://h", dataset, "v1/x") == "http://h/api/datasets/org/data/revision/v1%2Fx");
@@ -57,17 +58,19 @@ TEST_CASE("tree pages parse as a pure function", "[hub]") {
   CHECK(entries[2].lfs->pointer_size == 134);
   CHECK(parse_tree_page("[]").empty());
 
-  for (const char* bad : {"", "{", "{}", "[1]", R"([{"path":"a"}])", R"([{"type":"file","path":"a"}])",
-                          R"([{"type":"file","path":"a","size":-1}])", R"([{"type":"file","path":"a","size":1.5}])",
-                          R"([{"type":"file","path":7,"size":1}])", R"([{"type":"file","path":"a","size":1,"lfs":[]}])",
-                          R"([{"type":"file","path":"a","size":1,"lfs":{"size":1}}])",
-                          // Ids name files on disk: exactly 40 / 64 lower-case hex, a file's oid required.
-                          R"([{"type":"file","path":"a","size":1}])",
-                          R"([{"type":"file","path":"a","size":1,"oid":"../../../../OUTSIDE"}])",
-                          R"([{"type":"file","path":"a","size":1,"oid":"EFA1237AC4B72B9AA43A2D3F05D5D8FF369FF242"}])",
-                          R"([{"type":"file","path":"a","size":1,"oid":"12b96cf9282daddd72ef7b6ac2e5b179d327117d915fc0b074e060744e7cdfbf"}])",
-                          R"([{"type":"directory","path":"d","oid":"../x"}])",
-                          R"([{"type":"file","path":"a","size":1,"oid":"efa1237ac4b72b9aa43a2d3f05d5d8ff369ff242",
+  for (
+      const char* bad :
+      {"", "{", "{}", "[1]", R"([{"path":"a"}])", R"([{"type":"file","path":"a"}])",
+       R"([{"type":"file","path":"a","size":-1}])", R"([{"type":"file","path":"a","size":1.5}])",
+       R"([{"type":"file","path":7,"size":1}])", R"([{"type":"file","path":"a","size":1,"lfs":[]}])",
+       R"([{"type":"file","path":"a","size":1,"lfs":{"size":1}}])",
+       // Ids name files on disk: exactly 40 / 64 lower-case hex, a file's oid required.
+       R"([{"type":"file","path":"a","size":1}])",
+       R"([{"type":"file","path":"a","size":1,"oid":"../../../../OUTSIDE"}])",
+       R"([{"type":"file","path":"a","size":1,"oid":"EFA1237AC4B72B9AA43A2D3F05D5D8FF369FF242"}])",
+       R"([{"type":"file","path":"a","size":1,"oid":"12b96cf9282daddd72ef7b6ac2e5b179d327117d915fc0b074e060744e7cdfbf"}])",
+       R"([{"type":"directory","path":"d","oid":"../x"}])",
+       R"([{"type":"file","path":"a","size":1,"oid":"efa1237ac4b72b9aa43a2d3f05d5d8ff369ff242",
                                "lfs":{"oid":"../../blobs/x","size":1}}])"}) {
     INFO(bad);
     try {
@@ -140,7 +143,8 @@ TEST_CASE("endpoint from flag, HF_ENDPOINT, default", "[hub]") {
   CHECK_THROWS_AS(endpoint_from("not a url"), Error);
 }
 
-TEST_CASE("token sources in huggingface_hub's order: --token-file, HF_TOKEN, HUGGING_FACE_HUB_TOKEN, token file", "[hub]") {
+TEST_CASE("token sources in huggingface_hub's order: --token-file, HF_TOKEN, HUGGING_FACE_HUB_TOKEN, token file",
+          "[hub]") {
   namespace fs = std::filesystem;
   provkit::test::TempDir tmp("token-sources");
   const fs::path& dir = tmp.path;
@@ -174,7 +178,8 @@ TEST_CASE("token sources in huggingface_hub's order: --token-file, HF_TOKEN, HUG
   env.set("HUGGING_FACE_HUB_TOKEN", nullptr);
   // A control character inside a token (a CR/LF would inject a header) is refused, naming the source only.
   env.set("HF_TOKEN", "hf_secret\r\nX-Injected: yes");
-  CHECK_THROWS_WITH(find_token(""), "the token from HF_TOKEN contains a control character (a line break?); nothing was sent");
+  CHECK_THROWS_WITH(find_token(""),
+                    "the token from HF_TOKEN contains a control character (a line break?); nothing was sent");
   env.set("HF_TOKEN", nullptr);
   std::ofstream(dir / "path") << "hf_secret\nX-Injected: yes\n";
   try {

@@ -16,8 +16,12 @@ const std::string kCommit = "5d0c7d5a1f0e4c3b9a8d7e6f5a4b3c2d1e0f9a8b";
 struct Recorder : hub::FetchObserver {
   std::vector<std::string> verified, in_place;
   void on_verified(const hub::FileCheck& c) override { verified.push_back(c.path); }
-  void on_checked_in_place(const hub::FileCheck& c, const hub::hfcache::Layout&) override { in_place.push_back(c.path); }
-  void on_plan(const hub::Manifest&, const hub::hfcache::Layout&, const hub::DownloadPlan&) override { FAIL("planned"); }
+  void on_checked_in_place(const hub::FileCheck& c, const hub::hfcache::Layout&) override {
+    in_place.push_back(c.path);
+  }
+  void on_plan(const hub::Manifest&, const hub::hfcache::Layout&, const hub::DownloadPlan&) override {
+    FAIL("planned");
+  }
 };
 
 hub::Manifest two_files() {
@@ -25,7 +29,8 @@ hub::Manifest two_files() {
   m.repo = {hub::RepoType::model, "org/name"};
   m.revision = kCommit;
   for (std::string content : {"{}", "weights"})
-    m.files.push_back({content == "{}" ? "config.json" : "w.bin", content.size(), util::sha256_hex(content), std::nullopt, 0});
+    m.files.push_back(
+        {content == "{}" ? "config.json" : "w.bin", content.size(), util::sha256_hex(content), std::nullopt, 0});
   m.source = "test.yaml";
   return m;
 }
@@ -41,7 +46,10 @@ TEST_CASE("fetch_snapshot --verify-only and --offline: no network, the report an
   // Nothing would answer: a run that tried the network would fail on this endpoint.
   hub::FetchOptions o;
   o.endpoint = "http://127.0.0.1:9";
-  o.min_split_size = [] () -> std::uint64_t { FAIL("asked for the split size"); return 0; };
+  o.min_split_size = []() -> std::uint64_t {
+    FAIL("asked for the split size");
+    return 0;
+  };
 
   SECTION("verify-only") {
     o.mode = hub::FetchOptions::Mode::verify_only;
@@ -53,7 +61,11 @@ TEST_CASE("fetch_snapshot --verify-only and --offline: no network, the report an
     CHECK(r.exit_code() == 1);
     CHECK(rec.verified == std::vector<std::string>{"config.json", "w.bin"});
     auto j = hub::to_json(r);
-    CHECK(j == nlohmann::json{{"mode", "verify-only"}, {"files", 2}, {"ok", 1}, {"failed", 1}, {"exit_code", 1},
+    CHECK(j == nlohmann::json{{"mode", "verify-only"},
+                              {"files", 2},
+                              {"ok", 1},
+                              {"failed", 1},
+                              {"exit_code", 1},
                               {"location", c.describe()}});
   }
   SECTION("offline") {
@@ -80,8 +92,9 @@ TEST_CASE("the summary of a run the pre-flight stopped", "[snapshot][fetch]") {
   r.upstream_files = 3;
   r.upstream_problems = 1;
   CHECK(r.exit_code() == 1);
-  CHECK(hub::to_json(r) == nlohmann::json{{"mode", "fetch"}, {"files", 3}, {"upstream_problems", 1},
-                                          {"bytes_transferred", 0}, {"exit_code", 1}});
+  CHECK(hub::to_json(r) ==
+        nlohmann::json{
+            {"mode", "fetch"}, {"files", 3}, {"upstream_problems", 1}, {"bytes_transferred", 0}, {"exit_code", 1}});
   r.mode = hub::FetchOptions::Mode::check_upstream;
   r.upstream_problems = 0;
   CHECK(r.exit_code() == 0);

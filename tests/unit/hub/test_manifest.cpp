@@ -30,9 +30,11 @@ std::string refusal(const std::string& text) {
 }  // namespace
 
 TEST_CASE("a valid manifest", "[manifest]") {
-  std::string text = "type: dataset\n" + head() + file("config.json", "    sha256: " + kSha + "\n    git_oid: " + kOid + "\n") +
+  std::string text = "type: dataset\n" + head() +
+                     file("config.json", "    sha256: " + kSha + "\n    git_oid: " + kOid + "\n") +
                      file("a/b.safetensors") + file("p/1") + file("p/2") +
-                     "assemble:\n  - output: whole.gguf\n    parts: [p/1, p/2]\n    sha256: " + kSha + "\n    size: 20\n";
+                     "assemble:\n  - output: whole.gguf\n    parts: [p/1, p/2]\n    sha256: " + kSha +
+                     "\n    size: 20\n";
   hub::Manifest m = hub::Manifest::parse(text, "m.yaml");
   CHECK(m.repo.id == "org/name");
   CHECK(m.repo.type == hub::RepoType::dataset);
@@ -80,10 +82,12 @@ TEST_CASE("every refusal names the file and line", "[manifest]") {
   CHECK_THAT(refusal("type: image\n" + head() + file("a")), Catch::Contains("m.yaml:1:") && Catch::Contains("type"));
   CHECK_THAT(refusal("manifest: 1\nrepo: org/name\nrevision: " + kRev + "\n"), Catch::Contains("missing 'files'"));
   CHECK_THAT(refusal(head() + "  []\n"), Catch::Contains("m.yaml:"));
-  CHECK_THAT(refusal(head() + "  - path: a\n    sha256: " + kSha + "\n"), Catch::Contains("m.yaml:5:") && Catch::Contains("no size"));
+  CHECK_THAT(refusal(head() + "  - path: a\n    sha256: " + kSha + "\n"),
+             Catch::Contains("m.yaml:5:") && Catch::Contains("no size"));
   CHECK_THAT(refusal(head() + "  - path: a\n    size: -1\n    sha256: " + kSha + "\n"), Catch::Contains("m.yaml:6:"));
   CHECK_THAT(refusal(head() + "  - path: a\n    size: 1.5\n    sha256: " + kSha + "\n"), Catch::Contains("m.yaml:6:"));
-  CHECK_THAT(refusal(head() + "  - path: a\n    size: 1\n"), Catch::Contains("m.yaml:5:") && Catch::Contains("sha256 or git_oid"));
+  CHECK_THAT(refusal(head() + "  - path: a\n    size: 1\n"),
+             Catch::Contains("m.yaml:5:") && Catch::Contains("sha256 or git_oid"));
   CHECK_THAT(refusal(head() + file("a", "    sha256: abc\n")), Catch::Contains("m.yaml:7:") && Catch::Contains("64"));
   CHECK_THAT(refusal(head() + file("a", "    git_oid: " + std::string(40, 'g') + "\n")), Catch::Contains("m.yaml:7:"));
   CHECK_THAT(refusal(head() + file("/etc/passwd")), Catch::Contains("m.yaml:5:") && Catch::Contains("relative"));
@@ -95,12 +99,14 @@ TEST_CASE("every refusal names the file and line", "[manifest]") {
              Catch::Contains("m.yaml:11:") && Catch::Contains("twice") && Catch::Contains("line 5"));
   CHECK_THAT(refusal(head() + file("a", "    sha256: " + kSha + "\n    md5: x\n")),
              Catch::Contains("m.yaml:8:") && Catch::Contains("unknown key 'md5'"));
-  CHECK_THAT(refusal(head() + file("a") + "extra: 1\n"), Catch::Contains("m.yaml:8:") && Catch::Contains("unknown key"));
+  CHECK_THAT(refusal(head() + file("a") + "extra: 1\n"),
+             Catch::Contains("m.yaml:8:") && Catch::Contains("unknown key"));
   CHECK_THAT(refusal(head() + file("a") + "assemble:\n  - output: o\n    parts: [a, b]\n"),
              Catch::Contains("m.yaml:10:") && Catch::Contains("part 'b'"));
   CHECK_THAT(refusal(head() + file("a") + "assemble:\n  - output: a\n    parts: [a]\n"),
              Catch::Contains("m.yaml:9:") && Catch::Contains("also one of the files"));
-  CHECK_THAT(refusal(head() + file("a") + "assemble:\n  - output: o\n"), Catch::Contains("m.yaml:9:") && Catch::Contains("no parts"));
+  CHECK_THAT(refusal(head() + file("a") + "assemble:\n  - output: o\n"),
+             Catch::Contains("m.yaml:9:") && Catch::Contains("no parts"));
   CHECK_THAT(refusal(head() + "  - path: [unclosed\n"), Catch::Contains("m.yaml:") && Catch::Contains("YAML"));
   CHECK_THAT(refusal("- just\n- a list\n"), Catch::Contains("m.yaml:1:") && Catch::Contains("mapping"));
   CHECK_THAT(refusal(""), Catch::Contains("m.yaml"));
@@ -117,16 +123,17 @@ TEST_CASE("safe relative paths", "[manifest]") {
   CHECK_FALSE(hub::is_safe_relative_path("a\\b"));
   CHECK_FALSE(hub::is_safe_relative_path("a\nb"));
   CHECK(hub::is_safe_relative_path("caf\xc3\xa9.txt"));
-  CHECK_FALSE(hub::is_safe_relative_path("bad\xc3"));           // truncated UTF-8
+  CHECK_FALSE(hub::is_safe_relative_path("bad\xc3"));          // truncated UTF-8
   CHECK_FALSE(hub::is_safe_relative_path("bad\xc0\xaf"));      // overlong
   CHECK_FALSE(hub::is_safe_relative_path("nel\xc2\x85x"));     // U+0085, a YAML line break
-  CHECK_FALSE(hub::is_safe_relative_path("ls\xe2\x80\xa8x")); // U+2028
+  CHECK_FALSE(hub::is_safe_relative_path("ls\xe2\x80\xa8x"));  // U+2028
 }
 
 TEST_CASE("the pre-flight compares exactly the manifest's files", "[manifest]") {
   hub::Manifest m = hub::Manifest::parse(head() + file("lfs.bin") + file("plain.json", "    git_oid: " + kOid + "\n") +
-                                   file("gone.bin") + file("bigger.bin") + file("plain2.json", "    git_oid: " + kOid + "\n"),
-                               "m.yaml");
+                                             file("gone.bin") + file("bigger.bin") +
+                                             file("plain2.json", "    git_oid: " + kOid + "\n"),
+                                         "m.yaml");
   std::vector<hub::TreeEntry> tree(6);
   tree[0] = {"file", "lfs.bin", 134, std::string(40, 'c'), hub::LfsInfo{kSha, 10, 134}};
   tree[1] = {"file", "plain.json", 10, kOid, std::nullopt};
@@ -147,7 +154,8 @@ TEST_CASE("the pre-flight compares exactly the manifest's files", "[manifest]") 
   CHECK(hub::upstream_state_name(hub::UpstreamState::not_in_tree) == "NOT IN HUB TREE");
   CHECK(hub::upstream_state_name(hub::UpstreamState::changed) == "UPSTREAM CHANGED");
 
-  hub::Manifest other = hub::Manifest::parse(head() + file("lfs.bin", "    sha256: " + std::string(64, 'f') + "\n"), "m.yaml");
+  hub::Manifest other = hub::Manifest::parse(head() + file("lfs.bin", "    sha256: " + std::string(64, 'f') + "\n"),
+                                             "m.yaml");
   auto c2 = hub::compare_with_tree(other, tree);
   CHECK(c2[0].state == hub::UpstreamState::changed);
   hub::Manifest only_oid = hub::Manifest::parse(head() + file("lfs.bin", "    git_oid: " + kOid + "\n"), "m.yaml");
@@ -159,7 +167,8 @@ TEST_CASE("the pre-flight compares exactly the manifest's files", "[manifest]") 
 TEST_CASE("a second YAML document is refused, naming its line", "[manifest]") {
   std::string one = head() + file("config.json");
   CHECK(refusal(one + "---\n" + head() + file("other.json")) ==
-        "m.yaml:8: more YAML after the first document (a second document after '---', or a stray character) starts here; the file must be one document");
+        "m.yaml:8: more YAML after the first document (a second document after '---', or a stray character) starts "
+        "here; the file must be one document");
   CHECK(refusal(one + "---\n").starts_with("m.yaml:"));
   CHECK_NOTHROW(hub::Manifest::parse("---\n" + one, "m.yaml"));  // one document with its marker is fine
   // yaml-cpp's LoadAll never ends on a lone "," (found by fuzz_manifest): refused at once.
@@ -191,11 +200,12 @@ hub::TreeEntry tree_file(const std::string& path, const std::string& oid, std::o
 TEST_CASE("blob names come from what the manifest pins, else are verified", "[manifest]") {
   const std::string sha_a(64, 'a'), sha_c(64, 'c'), oid_b(40, 'b'), oid_d(40, 'd');
   hub::Manifest m = hub::Manifest::parse(head() + file("lfs.bin", "    sha256: " + sha_a + "\n") +
-                                   file("git.json", "    sha256: " + sha_c + "\n    git_oid: " + oid_b + "\n") +
-                                   file("sha-only.json", "    sha256: " + sha_c.substr(0, 63) + "e\n"),
-                               "m.yaml");
+                                             file("git.json",
+                                                  "    sha256: " + sha_c + "\n    git_oid: " + oid_b + "\n") +
+                                             file("sha-only.json", "    sha256: " + sha_c.substr(0, 63) + "e\n"),
+                                         "m.yaml");
   auto checks = hub::compare_with_tree(m, {tree_file("lfs.bin", oid_d, sha_a), tree_file("git.json", oid_b),
-                                      tree_file("sha-only.json", oid_d)});
+                                           tree_file("sha-only.json", oid_d)});
   REQUIRE(checks.size() == 3);
   CHECK(checks[0].state == hub::UpstreamState::ok);
   CHECK(checks[0].etag == sha_a);  // the manifest's sha256, not the pointer's oid
@@ -209,8 +219,8 @@ TEST_CASE("blob names come from what the manifest pins, else are verified", "[ma
 TEST_CASE("two files given one blob name for different contents are upstream changed", "[manifest]") {
   const std::string oid(40, 'b');
   hub::Manifest m = hub::Manifest::parse(head() + file("a.json", "    sha256: " + std::string(64, 'a') + "\n") +
-                                   file("b.json", "    sha256: " + std::string(64, 'c') + "\n"),
-                               "m.yaml");
+                                             file("b.json", "    sha256: " + std::string(64, 'c') + "\n"),
+                                         "m.yaml");
   auto checks = hub::compare_with_tree(m, {tree_file("a.json", oid), tree_file("b.json", oid)});
   CHECK(checks[0].state == hub::UpstreamState::ok);
   CHECK(checks[1].state == hub::UpstreamState::changed);
@@ -256,7 +266,8 @@ TEST_CASE("REPO[@REVISION] and assembly specs over a manifest's files", "[manife
   }
 }
 
-TEST_CASE("assemble specs: OUTPUT=GLOB in natural order, OUTPUT=...:SHA256SUMS from the repo's own list", "[manifest]") {
+TEST_CASE("assemble specs: OUTPUT=GLOB in natural order, OUTPUT=...:SHA256SUMS from the repo's own list",
+          "[manifest]") {
   using provkit::hub::parse_assembly;
   CHECK(provkit::hub::natural_less("part-2", "part-10"));
   CHECK_FALSE(provkit::hub::natural_less("part-10", "part-2"));
@@ -266,7 +277,8 @@ TEST_CASE("assemble specs: OUTPUT=GLOB in natural order, OUTPUT=...:SHA256SUMS f
   provkit::hub::Manifest m;
   for (const char* p : {"q/m.gguf.part10of10", "q/m.gguf.part2of10", "q/m.gguf.part1of10", "config.json"})
     m.files.push_back({p, 5, std::nullopt, std::nullopt, 0});
-  for (int i = 3; i <= 9; ++i) m.files.push_back({"q/m.gguf.part" + std::to_string(i) + "of10", 5, std::nullopt, std::nullopt, 0});
+  for (int i = 3; i <= 9; ++i)
+    m.files.push_back({"q/m.gguf.part" + std::to_string(i) + "of10", 5, std::nullopt, std::nullopt, 0});
   auto e = parse_assembly(m, "m.gguf=q/m.gguf.part*");
   REQUIRE(e.parts.size() == 10);
   CHECK(e.parts.front() == "q/m.gguf.part1of10");
@@ -277,10 +289,16 @@ TEST_CASE("assemble specs: OUTPUT=GLOB in natural order, OUTPUT=...:SHA256SUMS f
   const std::string sha(64, 'c');
   const std::string sums = std::string(64, 'd') + "  other.gguf\n" + std::string(64, 'C') + " *./m.gguf\r\n";
   int asked = 0;
-  auto e2 = parse_assembly(m, "m.gguf=q/m.gguf.part*:SHA256SUMS", [&] { ++asked; return sums; });
+  auto e2 = parse_assembly(m, "m.gguf=q/m.gguf.part*:SHA256SUMS", [&] {
+    ++asked;
+    return sums;
+  });
   CHECK(e2.sha256 == sha);
   CHECK(asked == 1);
-  parse_assembly(m, "m.gguf=q/m.gguf.part*", [&] { ++asked; return sums; });
+  parse_assembly(m, "m.gguf=q/m.gguf.part*", [&] {
+    ++asked;
+    return sums;
+  });
   CHECK(asked == 1);  // asked only for :SHA256SUMS
   CHECK_THROWS_WITH(parse_assembly(m, "x.gguf=q/m.gguf.part*:SHA256SUMS", [&] { return sums; }),
                     Catch::Contains("the repo's SHA256SUMS has no line for it"));

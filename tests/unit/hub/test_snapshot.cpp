@@ -6,9 +6,9 @@
 #include <map>
 #include <utility>
 
+#include "provkit/hub/snapshot.hpp"
 #include "provkit/util/fs.hpp"
 #include "provkit/util/hash.hpp"
-#include "provkit/hub/snapshot.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace provkit;
@@ -59,7 +59,8 @@ TEST_CASE("verify_snapshot: every file and pinned assembly output, in manifest o
   TempDir d("snapshot");
   auto m = manifest_of({pinned("config.json", "{}", true), pinned("a/weights.bin", "weights", false),
                         pinned("gone.txt", "x", true), pinned("short.bin", "12345", false)});
-  m.assemble.push_back({"whole.bin", {"a/weights.bin", "short.bin"}, util::sha256_hex("weights12345"), std::nullopt, 0});
+  m.assemble.push_back(
+      {"whole.bin", {"a/weights.bin", "short.bin"}, util::sha256_hex("weights12345"), std::nullopt, 0});
   m.assemble.push_back({"unpinned.bin", {"a/weights.bin"}, std::nullopt, std::nullopt, 0});  // nothing to check
   hub::hfcache::CacheLayout c(d.path, m.repo, kCommit);
   put(c, "config.json", util::git_blob_id("{}"), "{}");
@@ -79,8 +80,7 @@ TEST_CASE("verify_snapshot: every file and pinned assembly output, in manifest o
                           {"whole.bin", FileState::ok}});
 }
 
-TEST_CASE("check_in_place finds a blob by its git oid, its sha256 or the link's target, then publishes",
-          "[snapshot]") {
+TEST_CASE("check_in_place finds a blob by its git oid, its sha256 or the link's target, then publishes", "[snapshot]") {
   TempDir d("snapshot");
   std::string other_name(40, 'c');  // a blob name neither id gives: only the snapshot link knows it
   auto m = manifest_of({pinned("config.json", "{}", true), pinned("model.bin", "lfs bytes", false),
@@ -93,7 +93,8 @@ TEST_CASE("check_in_place finds a blob by its git oid, its sha256 or the link's 
   Recorder rec;
   auto files = hub::check_in_place(m, c, rec);
   REQUIRE(files.results.size() == 4);
-  CHECK(files.etags == std::vector<std::string>{util::git_blob_id("{}"), util::sha256_hex("lfs bytes"), other_name, ""});
+  CHECK(files.etags ==
+        std::vector<std::string>{util::git_blob_id("{}"), util::sha256_hex("lfs bytes"), other_name, ""});
   for (int i = 0; i < 3; ++i) CHECK(files.results[i].outcome == download::Outcome::present);
   CHECK(files.results[0].sha256 == util::sha256_hex("{}"));
   CHECK(files.results[3].outcome == download::Outcome::failed);
@@ -197,7 +198,8 @@ TEST_CASE("check_upstream refutes a tree-given blob name held by other content w
 
 TEST_CASE("open_layout and the paths a layout writes itself", "[snapshot]") {
   TempDir d("snapshot");
-  auto m = manifest_of({pinned("config.json", "{}", true), {".cache/huggingface/SHA256SUMS", 1, std::string(64, 'a'), std::nullopt, 7}});
+  auto m = manifest_of(
+      {pinned("config.json", "{}", true), {".cache/huggingface/SHA256SUMS", 1, std::string(64, 'a'), std::nullopt, 7}});
   auto cache = hub::open_layout(m, d.path / "cache", {});
   CHECK(cache->root() == d.path / "cache" / "models--org--name" / "snapshots" / kCommit);
   CHECK_FALSE(hub::find_reserved_path(m, *cache));

@@ -8,11 +8,11 @@
 #include <functional>
 
 #include "provkit/error.hpp"
-#include "provkit/util/fs.hpp"
 #include "provkit/python/installed.hpp"
 #include "provkit/python/linker.hpp"
 #include "provkit/python/wheel_install.hpp"
 #include "provkit/python/wheel_zip.hpp"
+#include "provkit/util/fs.hpp"
 
 #include "support/temp_dir.hpp"
 
@@ -64,9 +64,10 @@ TEST_CASE("pack then unpack a wheel: hashes match RECORD, tampering is reported"
   std::vector<PackEntry> entries = {{"pkg/__init__.py", {}, "x = 1\n", false},
                                     {"pkg/tool", {}, "#!/bin/sh\n", true},
                                     {"pkg-1.0.dist-info/WHEEL", {}, "Wheel-Version: 1.0\n", false}};
-  std::string record = "pkg/__init__.py,sha256=nia_NpkRxFwkPGhBR7I_yeHc_PJX0pmhxjIBam_NM_Q,6\n"
-                       "pkg/tool,,\n"
-                       "pkg-1.0.dist-info/WHEEL,,\npkg-1.0.dist-info/RECORD,,\n";
+  std::string record =
+      "pkg/__init__.py,sha256=nia_NpkRxFwkPGhBR7I_yeHc_PJX0pmhxjIBam_NM_Q,6\n"
+      "pkg/tool,,\n"
+      "pkg-1.0.dist-info/WHEEL,,\npkg-1.0.dist-info/RECORD,,\n";
   entries.push_back({"pkg-1.0.dist-info/RECORD", {}, record, false});
   pack_wheel(t.path / "pkg-1.0-py3-none-any.whl", entries);
   fs::create_directories(t.path / "out");
@@ -138,8 +139,8 @@ TEST_CASE("unpack names entries that make one path both a file and a directory",
   auto msg = refusal([&] { unpack_wheel(t.path / "c-1.0-py3-none-any.whl", t.path / "out"); });
   CHECK(msg.find("entries 'demo/x' and 'demo/x/y' conflict") != std::string::npos);
   CHECK(is_empty_dir(t.path / "out"));
-  pack_wheel(t.path / "d-1.0-py3-none-any.whl", {{"d-1.0.dist-info/RECORD", {}, "", false},
-                                                 {"other-9.9.dist-info/METADATA", {}, "Name: other\n", false}});
+  pack_wheel(t.path / "d-1.0-py3-none-any.whl",
+             {{"d-1.0.dist-info/RECORD", {}, "", false}, {"other-9.9.dist-info/METADATA", {}, "Name: other\n", false}});
   msg = refusal([&] { unpack_wheel(t.path / "d-1.0-py3-none-any.whl", t.path / "out"); });
   CHECK(msg.find("more than one .dist-info directory (d-1.0.dist-info, other-9.9.dist-info)") != std::string::npos);
   CHECK(is_empty_dir(t.path / "out"));
@@ -156,9 +157,10 @@ TEST_CASE("uninstall follows the environment's own lib64 link but never a link b
   fs::create_directory_symlink(t.path / "outside", site / "demo" / "out");
   for (auto p : {site / "demo" / "__init__.py", env / "bin" / "demo", t.path / "outside" / "victim", t.path / "victim"})
     provkit::util::write_file_atomic(p, "x\n");
-  provkit::util::write_file_atomic(site / "demo-1.0.dist-info" / "RECORD",
-                             "demo/__init__.py,,\n../../../bin/demo,,\ndemo/out/victim,,\n../../../../victim,,\n" +
-                                 (t.path / "victim").string() + ",,\ndemo-1.0.dist-info/RECORD,,\n");
+  provkit::util::write_file_atomic(
+      site / "demo-1.0.dist-info" / "RECORD",
+      "demo/__init__.py,,\n../../../bin/demo,,\ndemo/out/victim,,\n../../../../victim,,\n" +
+          (t.path / "victim").string() + ",,\ndemo-1.0.dist-info/RECORD,,\n");
   // Listed through lib64, as a platlib of lib64/pythonX.Y/site-packages would be.
   InstalledDist d{"demo", "1.0", env / "lib64" / "python3.11" / "site-packages" / "demo-1.0.dist-info"};
   auto left = uninstall_dist(env, d);

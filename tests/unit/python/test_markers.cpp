@@ -7,11 +7,17 @@
 using provkit::python::evaluate_marker;
 
 namespace {
-const std::map<std::string, std::string> env = {
-    {"python_version", "3.11"}, {"python_full_version", "3.11.7"}, {"sys_platform", "linux"},
-    {"platform_machine", "x86_64"}, {"implementation_name", "cpython"}, {"os_name", "posix"},
-    {"platform_python_implementation", "CPython"}, {"implementation_version", "3.11.7"},
-    {"platform_system", "Linux"}, {"platform_release", "6.1"}, {"platform_version", "#1"}};
+const std::map<std::string, std::string> env = {{"python_version", "3.11"},
+                                                {"python_full_version", "3.11.7"},
+                                                {"sys_platform", "linux"},
+                                                {"platform_machine", "x86_64"},
+                                                {"implementation_name", "cpython"},
+                                                {"os_name", "posix"},
+                                                {"platform_python_implementation", "CPython"},
+                                                {"implementation_version", "3.11.7"},
+                                                {"platform_system", "Linux"},
+                                                {"platform_release", "6.1"},
+                                                {"platform_version", "#1"}};
 }
 
 TEST_CASE("markers compare versions as versions and strings as strings", "[envbuild]") {
@@ -42,7 +48,7 @@ TEST_CASE("PEP 751 set variables: 'NAME' in extras / dependency_groups", "[envbu
   CHECK_FALSE(evaluate_marker("'docs' in extras", env, &sets));
   CHECK(evaluate_marker("'docs' not in extras", env, &sets));
   CHECK(evaluate_marker("\"dev\" in dependency_groups", env, &sets));
-  CHECK(evaluate_marker("'Dev' in dependency_groups", env, &sets));  // names compare normalised
+  CHECK(evaluate_marker("'Dev' in dependency_groups", env, &sets));       // names compare normalised
   CHECK_FALSE(evaluate_marker("'de' in dependency_groups", env, &sets));  // membership, not a substring
   // pdm's and uv's combined shapes.
   CHECK(evaluate_marker("python_version >= \"3.6\" and \"cli\" in extras", env, &sets));
@@ -62,7 +68,7 @@ TEST_CASE("requires-python specifier sets", "[envbuild][locks]") {
   CHECK_FALSE(version_matches("3.12.1", ">=3.13"));
   CHECK(version_matches("3.12.1", ">=3.9, <3.14"));
   CHECK_FALSE(version_matches("3.14.0", ">=3.9,<3.14"));
-  CHECK(version_matches("3.12.1", "== 3.12.*"));  // PEP 751's example writes '== 3.12' with a space
+  CHECK(version_matches("3.12.1", "== 3.12.*"));      // PEP 751's example writes '== 3.12' with a space
   CHECK_FALSE(version_matches("3.12.1", "== 3.12"));  // PEP 440: == 3.12 is 3.12.0
   CHECK(version_matches("3.12.1", "~=3.10"));
   CHECK(version_matches("3.12.1", "!=3.12.0"));
@@ -89,7 +95,8 @@ bool eval_with(const std::string& m, std::map<std::string, std::string> env) {
 }
 }  // namespace
 
-TEST_CASE("markers: packaging's parse cases (every variable, operator and value; the invalid ones)", "[envbuild][markers]") {
+TEST_CASE("markers: packaging's parse cases (every variable, operator and value; the invalid ones)",
+          "[envbuild][markers]") {
   const char* variables[] = {"extra", "implementation_name", "implementation_version", "os_name", "platform_machine",
                              "platform_release", "platform_system", "platform_version", "python_full_version",
                              "python_version", "platform_python_implementation", "sys_platform",
@@ -106,9 +113,10 @@ TEST_CASE("markers: packaging's parse cases (every variable, operator and value;
         CHECK(parses(std::string(v) + " " + o + " " + quoted));
         CHECK(parses(quoted + " " + o + " " + v));
       }
-  for (auto bad : {"this_isnt_a_real_variable >= '1.0'", "python_version", "(python_version)",
-                   "python_version >= 1.0 and (python_version)", "(python_version == \"2.7\" and os_name == \"linux\"",
-                   "(python_version == \"2.7\") with random text", "platform.release == '6'", "python.version == '3'"}) {
+  for (auto bad :
+       {"this_isnt_a_real_variable >= '1.0'", "python_version", "(python_version)",
+        "python_version >= 1.0 and (python_version)", "(python_version == \"2.7\" and os_name == \"linux\"",
+        "(python_version == \"2.7\") with random text", "platform.release == '6'", "python.version == '3'"}) {
     INFO(bad);
     CHECK_FALSE(parses(bad));
   }
@@ -118,7 +126,9 @@ TEST_CASE("markers: packaging's parse cases (every variable, operator and value;
   CHECK_FALSE(parses("os_name == \"C:\\\""));
   CHECK_FALSE(parses("os_name == \"\\x\""));
   CHECK(eval_with("os_name == 'C:\\\\'", {{"os_name", "C:\\"}}));
-  CHECK(eval_with("os_name == '\\x41\\u00e9\\101'", {{"os_name", "A\xc3\xa9" "A"}}));
+  CHECK(eval_with("os_name == '\\x41\\u00e9\\101'", {{"os_name",
+                                                      "A\xc3\xa9"
+                                                      "A"}}));
   // One string, quotes of the other kind inside: 'a" == os_name ... "b' == os_name.
   CHECK(eval_with("'a\" == os_name or python_version >= \"0\" or \"b' == os_name",
                   {{"os_name", "a\" == os_name or python_version >= \"0\" or \"b"}}));

@@ -11,11 +11,17 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::map<std::string, std::string> linux311 = {
-    {"implementation_name", "cpython"}, {"implementation_version", "3.11.2"}, {"os_name", "posix"},
-    {"platform_machine", "x86_64"}, {"platform_release", "6.1.0"}, {"platform_system", "Linux"},
-    {"platform_version", "#1"}, {"python_full_version", "3.11.2"}, {"platform_python_implementation", "CPython"},
-    {"python_version", "3.11"}, {"sys_platform", "linux"}};
+const std::map<std::string, std::string> linux311 = {{"implementation_name", "cpython"},
+                                                     {"implementation_version", "3.11.2"},
+                                                     {"os_name", "posix"},
+                                                     {"platform_machine", "x86_64"},
+                                                     {"platform_release", "6.1.0"},
+                                                     {"platform_system", "Linux"},
+                                                     {"platform_version", "#1"},
+                                                     {"python_full_version", "3.11.2"},
+                                                     {"platform_python_implementation", "CPython"},
+                                                     {"python_version", "3.11"},
+                                                     {"sys_platform", "linux"}};
 
 // The verdict envbuild's reader gives a lock: "ok" or the refusal's message.
 std::string verdict(const std::string& text) {
@@ -90,22 +96,27 @@ TEST_CASE("pylock: a lock without 'packages' is refused, not read as empty", "[e
 // Why item 2: valid locks envbuild refused.
 TEST_CASE("pylock: archive wheels, wheels without a version, lock-version 01.0", "[envbuild][locks][pylock]") {
   // uv export / uv pip compile for `torch @ https://...whl`.
-  auto lock = parse_pylock(head("[[packages]]\nname = \"torch\"\nversion = \"2.6.0+cpu\"\narchive = { url = "
-                                "\"https://download.pytorch.org/whl/cpu/torch-2.6.0%2Bcpu-cp311-cp311-linux_x86_64.whl\", "
-                                "hashes = { sha256 = \"" + H + "\" } }\n"),
-                           "pylock.toml");
+  auto lock =
+      parse_pylock(head("[[packages]]\nname = \"torch\"\nversion = \"2.6.0+cpu\"\narchive = { url = "
+                        "\"https://download.pytorch.org/whl/cpu/torch-2.6.0%2Bcpu-cp311-cp311-linux_x86_64.whl\", "
+                        "hashes = { sha256 = \"" +
+                        H + "\" } }\n"),
+                   "pylock.toml");
   REQUIRE(lock.entries.at(0).wheels.size() == 1);
   CHECK(lock.entries[0].wheels[0].filename == "torch-2.6.0+cpu-cp311-cp311-linux_x86_64.whl");
   CHECK(applicable_entries(lock, linux311).size() == 1);
-  lock = parse_pylock(head("[[packages]]\nname = \"a\"\narchive = { path = \"w/a-1.0-py3-none-any.whl\", hashes = { sha256 = \"" +
-                           H + "\" } }\n"),
-                      "pylock.toml");
+  lock = parse_pylock(
+      head("[[packages]]\nname = \"a\"\narchive = { path = \"w/a-1.0-py3-none-any.whl\", hashes = { sha256 = \"" + H +
+           "\" } }\n"),
+      "pylock.toml");
   CHECK(lock.entries.at(0).version == "1.0");
   CHECK(lock.entries[0].wheels.at(0).path == "w/a-1.0-py3-none-any.whl");
   // An archive that is not a wheel is valid PEP 751, refused only if selected.
-  lock = parse_pylock(head("[[packages]]\nname = \"a\"\nmarker = \"os_name == 'nt'\"\narchive = { url = \"https://x/a-1.0.tar.gz\", "
-                           "hashes = { sha256 = \"" + H + "\" } }\n"),
-                      "pylock.toml");
+  lock = parse_pylock(
+      head("[[packages]]\nname = \"a\"\nmarker = \"os_name == 'nt'\"\narchive = { url = \"https://x/a-1.0.tar.gz\", "
+           "hashes = { sha256 = \"" +
+           H + "\" } }\n"),
+      "pylock.toml");
   CHECK(applicable_entries(lock, linux311).empty());
   // A version is optional in PEP 751: the wheel's name gives it.
   lock = parse_pylock(head("[[packages]]\nname = \"a\"\n" + wheel("a-1.2-py3-none-any.whl")), "pylock.toml");
@@ -125,16 +136,20 @@ TEST_CASE("pylock: invalid locks are refused, for every package, selected or not
   CHECK_THAT(verdict(head("[[packages]]\nname = \"A_b\"\nversion = \"1\"\n" + wheel("a_b-1-py3-none-any.whl"))),
              Catch::Contains("not normalized"));
   CHECK_THAT(verdict(head("extras = [\"Cli\"]\npackages = []\n")), Catch::Contains("not normalized in 'extras[0]'"));
-  CHECK_THAT(verdict(head("[[packages]]\nname = \"a\"\nversion = \"1\"\n" + other + wheel("a-1-py3-none-any.whl", ", size = \"3\""))),
+  CHECK_THAT(verdict(head("[[packages]]\nname = \"a\"\nversion = \"1\"\n" + other +
+                          wheel("a-1-py3-none-any.whl", ", size = \"3\""))),
              Catch::Contains("'packages[0].wheels[0].size'"));
   CHECK_THAT(verdict(head("[[packages]]\nname = \"a\"\nversion = \"1\"\n" + other +
                           wheel("a-1-py3-none-any.whl", ", upload-time = \"2024-01-01\""))),
              Catch::Contains("upload-time"));
-  CHECK_THAT(verdict(head("[[packages]]\nname = \"a\"\nversion = \"1\"\nindex = 1\n" + other + wheel("a-1-py3-none-any.whl"))),
+  CHECK_THAT(verdict(head("[[packages]]\nname = \"a\"\nversion = \"1\"\nindex = 1\n" + other +
+                          wheel("a-1-py3-none-any.whl"))),
              Catch::Contains("'packages[0].index'"));
-  CHECK_THAT(verdict(head("[[packages]]\nname = \"a\"\nversion = \"1\"\ndependencies = [\"b\"]\n" + other + wheel("a-1-py3-none-any.whl"))),
+  CHECK_THAT(verdict(head("[[packages]]\nname = \"a\"\nversion = \"1\"\ndependencies = [\"b\"]\n" + other +
+                          wheel("a-1-py3-none-any.whl"))),
              Catch::Contains("'packages[0].dependencies[0]'"));
-  CHECK_THAT(verdict(head("[[packages]]\nname = \"a\"\nversion = \"1\"\nmarker = \"python_version >> '3'\"\n" + wheel("a-1-py3-none-any.whl"))),
+  CHECK_THAT(verdict(head("[[packages]]\nname = \"a\"\nversion = \"1\"\nmarker = \"python_version >> '3'\"\n" +
+                          wheel("a-1-py3-none-any.whl"))),
              Catch::Contains("invalid marker") && Catch::Contains("'packages[0].marker'"));
   // environments = [] admits no interpreter.
   auto lock = parse_pylock(head("environments = []\npackages = []\n"), "pylock.toml");
@@ -146,12 +161,16 @@ TEST_CASE("pylock: wheel names and sources are checked where the lock is read", 
   CHECK_THAT(verdict(head("[[packages]]\nname = \"a\"\nversion = \"1\"\n" + wheel("b-1-py3-none-any.whl"))),
              Catch::Contains("pylock.toml:6") && Catch::Contains("not consistent with package name 'a'"));
   CHECK_THAT(verdict(head("[[packages]]\nname = \"a\"\nversion = \"1\"\nwheels = [{ name = \"a-1-py3-none-any.whl\", "
-                          "hashes = { sha256 = \"" + H + "\" } }]\n")),
+                          "hashes = { sha256 = \"" +
+                          H + "\" } }]\n")),
              Catch::Contains("path or url must be provided"));
-  auto lock = parse_pylock(head("[[packages]]\nname = \"a\"\nversion = \"1\"\nwheels = [{ name = \"a-1-py3-none-any.whl\", "
-                                "url = \"data:application/zip;base64,UEsFBg==\", hashes = { sha256 = \"" + H + "\" } }]\n"),
-                           "pylock.toml");
-  CHECK_THROWS_WITH(applicable_entries(lock, linux311), Catch::Contains("pylock.toml:6") && Catch::Contains("not 'data:'"));
+  auto lock =
+      parse_pylock(head("[[packages]]\nname = \"a\"\nversion = \"1\"\nwheels = [{ name = \"a-1-py3-none-any.whl\", "
+                        "url = \"data:application/zip;base64,UEsFBg==\", hashes = { sha256 = \"" +
+                        H + "\" } }]\n"),
+                   "pylock.toml");
+  CHECK_THROWS_WITH(applicable_entries(lock, linux311),
+                    Catch::Contains("pylock.toml:6") && Catch::Contains("not 'data:'"));
 }
 
 // issue 20, item 10: nesting and key depth bounded before toml++ sees the file.
@@ -162,9 +181,12 @@ TEST_CASE("pylock: deep nesting and long dotted keys are refused, not a crash", 
   for (int i = 0; i < 50000; ++i) key += ".a";
   CHECK_THAT(verdict(head(key + " = 1\npackages = []\n")), Catch::Contains("dotted key"));
   std::string marker = std::string(20000, '(') + "os_name == 'posix'" + std::string(20000, ')');
-  CHECK_THAT(verdict(head("[[packages]]\nname = \"a\"\nversion = \"1\"\nmarker = \"" + marker + "\"\n" + wheel("a-1-py3-none-any.whl"))),
+  CHECK_THAT(verdict(head("[[packages]]\nname = \"a\"\nversion = \"1\"\nmarker = \"" + marker + "\"\n" +
+                          wheel("a-1-py3-none-any.whl"))),
              Catch::Contains("parentheses nest deeper"));
   // Strings and comments are not structure.
   CHECK(verdict(head("# [[[[ a.b.c.d.e.f.g.h.i.j.k.l.m.n.o.p.q.r.s.t.u.v.w.x.y.z.a.b.c.d.e.f.g\n"
-                     "created = \"" + std::string(100, '[') + "\"\npackages = []\n[tool.x]\ny = '''" + std::string(64, '.') + "'''\n")) == "ok");
+                     "created = \"" +
+                     std::string(100, '[') + "\"\npackages = []\n[tool.x]\ny = '''" + std::string(64, '.') +
+                     "'''\n")) == "ok");
 }

@@ -6,7 +6,9 @@
 using namespace provkit::python;
 
 TEST_CASE("RECORD reads and writes with Python csv quoting", "[envbuild]") {
-  std::string text = "pkg/__init__.py,sha256=abc,12\r\n\"pkg/a,b.py\",sha256=def,3\n\"pkg/q\"\"uote.py\",,\npkg-1.dist-info/RECORD,,\n";
+  std::string text =
+      "pkg/__init__.py,sha256=abc,12\r\n\"pkg/a,b.py\",sha256=def,3\n\"pkg/q\"\"uote.py\",,\npkg-1.dist-info/"
+      "RECORD,,\n";
   auto rows = parse_record(text, "RECORD");
   REQUIRE(rows.size() == 4);
   CHECK(rows[1].path == "pkg/a,b.py");

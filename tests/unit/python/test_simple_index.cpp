@@ -6,11 +6,16 @@ using namespace provkit::python;
 
 TEST_CASE("PEP 503 pages: anchors, hash fragments, relative links, non-wheels skipped", "[envbuild]") {
   const std::string H(64, 'c');
-  std::string html = "<!DOCTYPE html><html><body>\n"
-                     "<a href=\"../../files/demo-1.0-py3-none-any.whl#sha256=" + H + "\" data-requires-python=\"&gt;=3.8\">demo-1.0-py3-none-any.whl</a><br/>\n"
-                     "<a href='https://cdn.example/demo-1.0%2Blocal-cp311-cp311-linux_x86_64.whl?x=1&amp;y=2'>x</a>\n"
-                     "<a href=\"/files/demo-1.0.tar.gz#sha256=" + H + "\">demo-1.0.tar.gz</a>\n"
-                     "<abbr href=\"nope.whl\">not an anchor</abbr></body></html>";
+  std::string html =
+      "<!DOCTYPE html><html><body>\n"
+      "<a href=\"../../files/demo-1.0-py3-none-any.whl#sha256=" +
+      H +
+      "\" data-requires-python=\"&gt;=3.8\">demo-1.0-py3-none-any.whl</a><br/>\n"
+      "<a href='https://cdn.example/demo-1.0%2Blocal-cp311-cp311-linux_x86_64.whl?x=1&amp;y=2'>x</a>\n"
+      "<a href=\"/files/demo-1.0.tar.gz#sha256=" +
+      H +
+      "\">demo-1.0.tar.gz</a>\n"
+      "<abbr href=\"nope.whl\">not an anchor</abbr></body></html>";
   auto c = parse_simple_page(html, "text/html", "https://idx.example/simple/demo/");
   REQUIRE(c.size() == 2);
   CHECK(c[0].url == "https://idx.example/files/demo-1.0-py3-none-any.whl");

@@ -18,7 +18,8 @@ namespace fs = std::filesystem;
 // environment) is found before it is linked again.
 TEST_CASE("wheel cache: an entry changed since it was unpacked is found", "[envbuild][cache]") {
   provkit::test::TempDir tmp("wheelcache");
-  const fs::path wheel = fs::path(PROVKIT_TEST_DATA) / "locks" / "uv-0.11.15" / "wheels" / "demopure-1.0-py3-none-any.whl";
+  const fs::path wheel = fs::path(PROVKIT_TEST_DATA) / "locks" / "uv-0.11.15" / "wheels" /
+                         "demopure-1.0-py3-none-any.whl";
   WheelCache cache(tmp / "cache");
   const std::string sha = provkit::util::sha256_file(wheel);
   CacheEntry entry = cache.unpacked(sha, wheel);

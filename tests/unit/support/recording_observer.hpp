@@ -21,11 +21,11 @@ class RecordingObserver : public download::Observer {
 
   // Every event but progress, in order: "start PATH RESUME_FROM", "retry PATH", "restart PATH", "finish PATH".
   std::vector<std::string> events;
-  std::vector<std::string> retry_reasons;    // on_retry's `why`, in order
-  std::vector<std::string> restart_reasons;  // on_restart's `why`, in order
-  std::map<std::string, std::size_t> ranges;            // path -> ranges announced at its start
-  std::map<std::string, std::uint64_t> progress;        // path -> the last `have` reported
-  std::map<std::string, download::JobResult> results;      // path -> what on_finish was given
+  std::vector<std::string> retry_reasons;              // on_retry's `why`, in order
+  std::vector<std::string> restart_reasons;            // on_restart's `why`, in order
+  std::map<std::string, std::size_t> ranges;           // path -> ranges announced at its start
+  std::map<std::string, std::uint64_t> progress;       // path -> the last `have` reported
+  std::map<std::string, download::JobResult> results;  // path -> what on_finish was given
 };
 
 }  // namespace provkit::test

@@ -36,11 +36,11 @@ TEST_CASE("open_beneath: every planted shape against every open, both resolvers"
   fs::create_directories(outside);
   tmp.write("outside/secret", "outside");
   tmp.write("root/dir/file", "inside");
-  fs::create_symlink(outside / "secret", root / "abs-link");            // a link out, absolute
-  fs::create_symlink("../outside/secret", root / "rel-out-link");       // a link out, relative
-  fs::create_symlink("dir/file", root / "rel-in-link");                 // a link that stays inside
-  fs::create_symlink(outside, root / "dir-link");                       // a directory link out
-  fs::create_symlink("dir", root / "dir-in-link");                      // a directory link inside
+  fs::create_symlink(outside / "secret", root / "abs-link");       // a link out, absolute
+  fs::create_symlink("../outside/secret", root / "rel-out-link");  // a link out, relative
+  fs::create_symlink("dir/file", root / "rel-in-link");            // a link that stays inside
+  fs::create_symlink(outside, root / "dir-link");                  // a directory link out
+  fs::create_symlink("dir", root / "dir-in-link");                 // a directory link inside
   fs::create_symlink("/dev/zero", root / "zero-link");
   REQUIRE(::mkfifo((root / "fifo").c_str(), 0644) == 0);
   bool have_device = ::mknod((root / "null-dev").c_str(), S_IFCHR | 0666, ::makedev(1, 3)) == 0;  // /dev/null's numbers
@@ -141,8 +141,8 @@ TEST_CASE("Root: reads bounded and regular, writes and renames never leave it", 
   fs::create_directories(root_dir / "snapshots");
   fs::create_directories(tmp / "outside");
   tmp.write("outside/victim", "keep");
-  fs::create_symlink(tmp / "outside", root_dir / "snapshots/sub");       // a planted directory link
-  fs::create_symlink(tmp / "outside/victim", root_dir / "stamp");        // a planted file link
+  fs::create_symlink(tmp / "outside", root_dir / "snapshots/sub");  // a planted directory link
+  fs::create_symlink(tmp / "outside/victim", root_dir / "stamp");   // a planted file link
   fs::create_symlink("/dev/zero", root_dir / "ranges");
   REQUIRE(::mkfifo((root_dir / "refs-main").c_str(), 0644) == 0);
   tmp.write("cache/big", std::string(5000, 'x'));
@@ -238,11 +238,11 @@ TEST_CASE("the path rule: one table for every name from outside", "[util][beneat
   const Row rows[] = {
       {"config.json", true, true},
       {"model-00001-of-00004.safetensors", true, true},
-      {"unet/diffusion_pytorch_model.fp16.safetensors", true, true},      // Hub subfolders
-      {"numpy-1.26.4.dist-info/RECORD", true, true},                      // wheel entries
+      {"unet/diffusion_pytorch_model.fp16.safetensors", true, true},  // Hub subfolders
+      {"numpy-1.26.4.dist-info/RECORD", true, true},                  // wheel entries
       {"numpy-1.26.4.data/scripts/f2py", true, true},
       {"python/install/lib/python3.12/site-packages/pip/__init__.py", true, true},  // python-build-standalone
-      {"python/install/bin/", false, true},                               // an archive's directory entry
+      {"python/install/bin/", false, true},                                         // an archive's directory entry
       {"日本語/モデル.bin", true, true},
       {".gitattributes", true, true},
       {"a..b", true, true},
@@ -261,11 +261,17 @@ TEST_CASE("the path rule: one table for every name from outside", "[util][beneat
       {std::string("a\0b", 3), false, false},
       {"a\x1b[2Jb", false, false},
       {"a\x7f", false, false},
-      {"a\xc2\x85" "b", false, false},  // NEL (C1)
-      {"a\xe2\x80\xa8" "b", false, false},  // LINE SEPARATOR
-      {"\xef\xbb\xbf" "a", false, false},   // BOM
-      {"a\xff", false, false},              // not UTF-8
-      {"a\xc0\xaf", false, false},          // overlong '/'
+      {"a\xc2\x85"
+       "b",
+       false, false},  // NEL (C1)
+      {"a\xe2\x80\xa8"
+       "b",
+       false, false},  // LINE SEPARATOR
+      {"\xef\xbb\xbf"
+       "a",
+       false, false},               // BOM
+      {"a\xff", false, false},      // not UTF-8
+      {"a\xc0\xaf", false, false},  // overlong '/'
       {std::string(4097, 'a'), false, false},
   };
   for (const auto& row : rows) {

@@ -68,7 +68,13 @@ TEST_CASE("read_blocks hands every block to the sink and counts them", "[util][f
   std::vector<char> buf(4096);
   std::string got;
   int calls = 0;
-  auto n = util::read_blocks(f.get(), buf, [&](const char* d, std::size_t k) { got.append(d, k); ++calls; }, "f");
+  auto n = util::read_blocks(
+      f.get(), buf,
+      [&](const char* d, std::size_t k) {
+        got.append(d, k);
+        ++calls;
+      },
+      "f");
   CHECK(n == 10000);
   CHECK(got == content);
   CHECK(calls >= 3);

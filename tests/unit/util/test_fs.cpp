@@ -58,7 +58,8 @@ TEST_CASE("path_with_suffix keeps names within NAME_MAX and never cuts a UTF-8 c
   auto tilde = name.find('~');
   REQUIRE(tilde != std::string::npos);
   CHECK(tilde % 2 == 0);  // whole two-byte characters before the tag
-  CHECK(util::path_with_suffix(fs::path("/d") / longname, ".x") != util::path_with_suffix(fs::path("/d") / (longname + "z"), ".x"));
+  CHECK(util::path_with_suffix(fs::path("/d") / longname, ".x") !=
+        util::path_with_suffix(fs::path("/d") / (longname + "z"), ".x"));
 }
 
 TEST_CASE("rename_durable names both paths when it fails", "[util][fs]") {

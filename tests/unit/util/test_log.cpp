@@ -19,7 +19,9 @@ TEST_CASE("log: lines reach the installed sink; with none, nothing is built", "[
   CHECK_FALSE(log::enabled());
 
   std::vector<std::string> lines;
-  log::set_sink([&](std::string_view domain, std::string_view text) { lines.push_back(std::string(domain) + ": " + std::string(text)); });
+  log::set_sink([&](std::string_view domain, std::string_view text) {
+    lines.push_back(std::string(domain) + ": " + std::string(text));
+  });
   CHECK(log::enabled());
   log::debug("download", message);
   log::debug("hub", "resolved main");

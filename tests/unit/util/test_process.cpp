@@ -51,7 +51,8 @@ TEST_CASE("write_all and read_blocks move every byte through a pipe", "[util]") 
   ::close(fds[1]);
   std::string got;
   char buf[4096];
-  auto total = util::read_blocks(fds[0], buf, [&](const char* p, std::size_t n) { got.append(p, n); }, "pipe");
+  auto total = util::read_blocks(
+      fds[0], buf, [&](const char* p, std::size_t n) { got.append(p, n); }, "pipe");
   ::close(fds[0]);
   CHECK(total == data.size());
   CHECK(got == data);

@@ -24,7 +24,6 @@ inline constexpr int max_response_file_expansions = 2000;
 // max_response_file_expansions files would be expanded.
 std::vector<std::string> expand_response_files(const std::vector<std::string>& args, const SearchContext& ctx);
 
-
 // Argument bytes above which they go to zig in a response file: below the
 // 128 KiB that exec allows for one argument, and far below the total
 // (ARG_MAX, a quarter of the stack limit, shared with the environment).

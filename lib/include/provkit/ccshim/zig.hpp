@@ -12,10 +12,10 @@ namespace provkit::ccshim {
 namespace fs = std::filesystem;
 
 struct ZigQuery {
-  std::string cc_shim_zig;         // $CC_SHIM_ZIG (empty when unset)
-  std::string path_env;            // $PATH
+  std::string cc_shim_zig;          // $CC_SHIM_ZIG (empty when unset)
+  std::string path_env;             // $PATH
   std::vector<fs::path> shim_dirs;  // directories the shim was started from
-  fs::path self_exe;               // the shim's own file, canonical
+  fs::path self_exe;                // the shim's own file, canonical
 };
 
 struct ZigSearch {

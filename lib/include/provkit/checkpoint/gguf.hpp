@@ -17,8 +17,8 @@
 namespace provkit::checkpoint {
 
 struct GgmlType {
-  std::string_view name;        // "Q4_K"
-  std::uint32_t block_size = 1; // elements per block
+  std::string_view name;         // "Q4_K"
+  std::uint32_t block_size = 1;  // elements per block
   std::uint32_t block_bytes = 0;
 };
 // nullopt for ids ggml does not define (or has retired, e.g. 4, 5, 31-33, 36-38).

@@ -26,7 +26,7 @@ struct Tensor {
   std::vector<std::uint64_t> shape;  // as stored (GGUF: ggml order, ne[0] first)
   std::uint64_t elements = 0;
   std::uint64_t bytes = 0;
-  std::uint64_t offset = 0;          // of its data, from the start of the file
+  std::uint64_t offset = 0;  // of its data, from the start of the file
 };
 
 // The first two tensors that share a byte (empty tensors take none), if any.
@@ -36,7 +36,7 @@ struct FileHeader {
   std::string path;
   Format format = Format::safetensors;
   std::uint64_t file_size = 0;
-  std::uint64_t header_bytes = 0;    // the header's length in the file (prefix included)
+  std::uint64_t header_bytes = 0;  // the header's length in the file (prefix included)
   std::vector<Tensor> tensors;
   // safetensors: "__metadata__" (string -> string); GGUF: every scalar key
   // (strings cut at 256 bytes) and, for arrays, "[N TYPE]".

@@ -79,7 +79,7 @@ struct Report {
   std::vector<std::string> split_problems;  // gguf-split sets
   SchemeCheck quantization;
   std::optional<Fit> fit;
-  std::uint64_t transferred = 0;  // bytes read: header ranges and sidecars
+  std::uint64_t transferred = 0;        // bytes read: header ranges and sidecars
   std::uint64_t header_bytes_peak = 0;  // the most header bytes held at once (InspectOptions::header_budget)
 
   // A contradiction: a quantization finding, an index or split problem.
@@ -93,8 +93,8 @@ struct Report {
 // malformed: Error(usage) naming the file). `left_out`: checkpoint files that
 // exist but were not read (--include/--exclude): an index naming one, or a
 // gguf-split set missing one, is not a contradiction for that.
-Report make_report(std::vector<FileHeader> files, const Sidecars& sidecars, const std::optional<FitRequest>& fit_request,
-                   const std::set<std::string>& left_out = {});
+Report make_report(std::vector<FileHeader> files, const Sidecars& sidecars,
+                   const std::optional<FitRequest>& fit_request, const std::set<std::string>& left_out = {});
 
 // JSON text that is always valid UTF-8 (names from a file may not be).
 std::string dump(const nlohmann::json& j);

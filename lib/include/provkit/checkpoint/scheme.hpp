@@ -46,7 +46,7 @@ struct SchemeCheck {
   // weights are stored in (GGUF only).
   std::string method, format, weight_type;
   std::vector<std::uint64_t> block_size;
-  bool checked = false;         // false: no scheme, or one this reader does not know
+  bool checked = false;  // false: no scheme, or one this reader does not know
   std::size_t linear_modules = 0;
   std::size_t quantized_modules = 0;
   std::vector<Finding> findings;
@@ -56,7 +56,8 @@ struct SchemeCheck {
 // `tensors` are every safetensors tensor of the checkpoint. Throws
 // Error(usage) for a scheme the config states malformed (naming `config_name`).
 SchemeCheck check_quantization(const nlohmann::json& config, const nlohmann::json& hf_quant_config,
-                               const std::vector<const Tensor*>& tensors, const std::string& config_name = "config.json");
+                               const std::vector<const Tensor*>& tensors,
+                               const std::string& config_name = "config.json");
 
 // Modules whose weights tensor parallelism keeps whole on every GPU (MoE routers).
 bool is_router_module(const std::string& module);

@@ -2,9 +2,9 @@
 // The one machine-readable shape of every tool's --json (docs/json.md, with its JSON Schema): JSON lines,
 // zero or more events ({"event": KIND, ...}), then exactly one summary, the last line:
 //   {"event": "summary", "tool": "hf-fetch", "exit_code": N, "reason": "...", "message": "...", ...}
-// `reason` (failures only) is a reason's name (ReasonId, provkit/error.hpp), for scripts to branch on; `message` the sentence a person
-// reads. Every line goes through util::json_dump, so no byte of a name can abort it or break the line.
-// Plain output's names go through util::printable (say()).
+// `reason` (failures only) is a reason's name (ReasonId, provkit/error.hpp), for scripts to branch on; `message` the
+// sentence a person reads. Every line goes through util::json_dump, so no byte of a name can abort it or break the
+// line. Plain output's names go through util::printable (say()).
 #include <iosfwd>
 #include <mutex>
 #include <nlohmann/json.hpp>

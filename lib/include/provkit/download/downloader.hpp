@@ -22,9 +22,9 @@
 #include <string>
 #include <vector>
 
+#include "provkit/download/source.hpp"
 #include "provkit/error.hpp"
 #include "provkit/http/http.hpp"
-#include "provkit/download/source.hpp"
 #include "provkit/util/beneath.hpp"
 
 namespace provkit::download {
@@ -45,14 +45,14 @@ enum class Mismatch { none, size, sha256, git_oid };
 // ---- verification (no network) ---------------------------------------------------
 
 enum class FileState { ok, missing, size_mismatch, sha256_mismatch, git_oid_mismatch };
-std::string state_name(FileState s);  // "OK", "MISSING", "SIZE MISMATCH", "SHA256 MISMATCH", "GIT OID MISMATCH"
+std::string state_name(FileState s);    // "OK", "MISSING", "SIZE MISMATCH", "SHA256 MISMATCH", "GIT OID MISMATCH"
 std::string mismatch_name(Mismatch m);  // as state_name says the mismatch states
 
 struct Verification {
   FileState state = FileState::missing;
   std::uint64_t size = 0;
-  std::string sha256;   // of what is on disk (computed unless missing or size differs)
-  std::string git_oid;  // computed when the spec has one
+  std::string sha256;       // of what is on disk (computed unless missing or size differs)
+  std::string git_oid;      // computed when the spec has one
   bool from_stamp = false;  // taken from a verified stamp, not read
   // The stamp could not be written (read-only cache, full disk): the file is
   // verified all the same; the next run hashes it again. Empty: none.
@@ -140,7 +140,7 @@ class Observer {
 
 struct Options {
   http::Options http;
-  int max_parallel = 1;      // files transferred at once
+  int max_parallel = 1;  // files transferred at once
   // Files of at least 2 x min_split_size are fetched as byte ranges of at
   // least that size over up to `connections` connections at once.
   int connections = 8;

@@ -21,10 +21,10 @@ class ProgressTally {
   struct View {
     std::size_t file_number = 0, files = 0;  // the first in flight is file_number of files
     std::size_t files_done = 0;
-    std::string path;                        // that one, with its bytes so far and size
+    std::string path;  // that one, with its bytes so far and size
     std::uint64_t have = 0, size = 0, done = 0, total = 0;
-    double rate = 0;                         // bytes per second received (0 in the first 0.2 s)
-    std::optional<long> seconds_left;        // while the rate is known and bytes remain
+    double rate = 0;                   // bytes per second received (0 in the first 0.2 s)
+    std::optional<long> seconds_left;  // while the rate is known and bytes remain
   };
   // Nothing when no transfer is in flight or there is nothing to show (no bytes to fetch).
   std::optional<View> view(Clock::time_point now) const;

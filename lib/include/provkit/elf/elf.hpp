@@ -13,7 +13,7 @@ namespace provkit::elf {
 namespace fs = std::filesystem;
 
 struct Identity {
-  int elf_class = 0;        // 1 = ELFCLASS32, 2 = ELFCLASS64
+  int elf_class = 0;          // 1 = ELFCLASS32, 2 = ELFCLASS64
   std::uint16_t machine = 0;  // e_machine (EM_X86_64 = 62, EM_386 = 3, EM_AARCH64 = 183)
   std::uint16_t type = 0;     // e_type (ET_EXEC = 2, ET_DYN = 3)
   bool operator==(const Identity&) const = default;
@@ -51,10 +51,10 @@ struct DynamicInfo {
   Identity identity;
   std::string soname;
   std::vector<std::string> needed;
-  std::vector<std::string> rpath;    // DT_RPATH, split on ':'
-  std::vector<std::string> runpath;  // DT_RUNPATH, split on ':'
+  std::vector<std::string> rpath;                // DT_RPATH, split on ':'
+  std::vector<std::string> runpath;              // DT_RUNPATH, split on ':'
   std::vector<std::string> version_definitions;  // DT_VERDEF names ("GLIBC_2.36", ...), in file order
-  bool has_dynamic = false;          // false for static executables
+  bool has_dynamic = false;                      // false for static executables
 };
 DynamicInfo read_dynamic(const fs::path& path);
 
@@ -97,8 +97,8 @@ Lookup find_library(const std::string& name, const SearchContext& ctx, const std
                     const std::vector<fs::path>& runpath = {});
 
 struct NeededEdge {
-  std::string name;   // the DT_NEEDED entry
-  fs::path needed_by; // the object that lists it
+  std::string name;    // the DT_NEEDED entry
+  fs::path needed_by;  // the object that lists it
   Lookup lookup;
 };
 struct Resolution {

@@ -13,11 +13,11 @@
 namespace provkit::elf {
 
 struct Section {
-  std::string name;          // ".nv_fatbin"
-  std::uint32_t type = 0;    // sh_type (SHT_PROGBITS = 1, SHT_NOBITS = 8)
-  std::uint64_t address = 0; // sh_addr
-  std::uint64_t offset = 0;  // sh_offset: where its bytes are in the file
-  std::uint64_t size = 0;    // its bytes in the file (0 for SHT_NOBITS)
+  std::string name;           // ".nv_fatbin"
+  std::uint32_t type = 0;     // sh_type (SHT_PROGBITS = 1, SHT_NOBITS = 8)
+  std::uint64_t address = 0;  // sh_addr
+  std::uint64_t offset = 0;   // sh_offset: where its bytes are in the file
+  std::uint64_t size = 0;     // its bytes in the file (0 for SHT_NOBITS)
 };
 
 // Every section of `file`, in table order; empty when it has no section

@@ -35,24 +35,24 @@ enum class Rule {
   port_bindable,                // bind(0.0.0.0:PORT)
   file_exists,
   file_sha256,
-  rocm_present,                 // ROCm runtime libraries and an AMD GPU in KFD
-  link_copies,                  // --link-test: the copies ran on the GPU
-  min_pcie_link,                // (threshold: GEN:WIDTH) the link trained under load
-  min_h2d,                      // (threshold: GB/s) measured host-to-device bandwidth
-  peer_path,                    // a GPU pair's copies ran, direct or host-staged
-  pcie_atomics_routing,         // every bridge up to the root port routes AtomicOps
-  roce_gid_index,               // a RoCE v2 GID of this node's IPv4 on the port
-  gfx_target,                   // (threshold: the gfx target) every AMD GPU loads code built for it
-  kernel_image,                 // a cubin or code object for the GPU, else PTX the driver can JIT
+  rocm_present,          // ROCm runtime libraries and an AMD GPU in KFD
+  link_copies,           // --link-test: the copies ran on the GPU
+  min_pcie_link,         // (threshold: GEN:WIDTH) the link trained under load
+  min_h2d,               // (threshold: GB/s) measured host-to-device bandwidth
+  peer_path,             // a GPU pair's copies ran, direct or host-staged
+  pcie_atomics_routing,  // every bridge up to the root port routes AtomicOps
+  roce_gid_index,        // a RoCE v2 GID of this node's IPv4 on the port
+  gfx_target,            // (threshold: the gfx target) every AMD GPU loads code built for it
+  kernel_image,          // a cubin or code object for the GPU, else PTX the driver can JIT
 };
 
 struct Result {
-  std::string name;    // "cuda 13.0", "need fp8 gpu 1", "lib libcudart.so.13"
+  std::string name;  // "cuda 13.0", "need fp8 gpu 1", "lib libcudart.so.13"
   Status status = Status::info;
   Rule rule = Rule::none;
   std::string threshold;  // what the rule compares against, as asked ("8.9", "200G"); empty when it has none
-  std::string reason;  // one plain sentence: what was found
-  std::string fix;     // what to do about it; empty when nothing is known
+  std::string reason;     // one plain sentence: what was found
+  std::string fix;        // what to do about it; empty when nothing is known
   nlohmann::json data = nlohmann::json::object();  // the facts behind it, for --json
 };
 

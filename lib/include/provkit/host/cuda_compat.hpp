@@ -52,7 +52,8 @@ struct DriverFacts {
 
 struct Verdict {
   check::Status status = check::Status::fail;
-  check::Rule rule = check::Rule::insufficient_driver;  // driver_supports_runtime, minor_version_compatibility or insufficient_driver
+  check::Rule rule =
+      check::Rule::insufficient_driver;  // driver_supports_runtime, minor_version_compatibility or insufficient_driver
   std::string reason;
   std::string fix;
 };

@@ -45,7 +45,8 @@ class CudaDriver {
   // Copies `chunk` bytes between pinned host memory (cuMemHostAlloc) and the
   // device, on one stream, in batches, until `budget` has passed; the clock
   // runs from the first copy issued to the last one synchronised.
-  CopyTiming time_host_copies(int ordinal, CopyDirection direction, std::size_t chunk, std::chrono::duration<double> budget);
+  CopyTiming time_host_copies(int ordinal, CopyDirection direction, std::size_t chunk,
+                              std::chrono::duration<double> budget);
   // Copies from `src` to `dst` the same way: with cuMemcpyPeerAsync after
   // cuCtxEnablePeerAccess when `direct`, else staged through pinned host
   // memory (device to host, host to device), as a runtime without P2P does.

@@ -8,9 +8,9 @@
 #include <string_view>
 #include <vector>
 
+#include "provkit/error.hpp"
 #include "provkit/host/check.hpp"
 #include "provkit/host/cuda_compat.hpp"
-#include "provkit/error.hpp"
 #include "provkit/host/gpu.hpp"
 #include "provkit/host/link_test.hpp"
 
@@ -57,8 +57,8 @@ struct Request {
   // its measurements to the inventory; the rest are checks.
   std::optional<double> link_test;  // seconds per GPU
   std::optional<host::LinkReading> min_pcie;
-  std::string min_pcie_text;        // "4:16", as written
-  std::optional<double> min_h2d;    // GB/s
+  std::string min_pcie_text;      // "4:16", as written
+  std::optional<double> min_h2d;  // GB/s
   std::string min_h2d_text;
   bool pcie_atomics = false;
   std::optional<std::string> roce;  // a device name, "" every one
@@ -94,7 +94,7 @@ void add_need(Request& r, const std::string& text);
 void set_min_cc(Request& r, const std::string& text);
 void set_arch_list(Request& r, const std::string& text);
 void set_vram_free(Request& r, const std::string& text);
-void set_python(Request& r, const std::string& version);  // "" or "X.Y"
+void set_python(Request& r, const std::string& version);     // "" or "X.Y"
 void set_link_test(Request& r, const std::string& seconds);  // "" = the default
 void set_min_pcie(Request& r, const std::string& text);      // "GEN:WIDTH"
 void set_min_h2d(Request& r, const std::string& text);       // GB/s
@@ -115,13 +115,13 @@ void parse_profile(std::string_view text, const std::string& file, Request& into
 // Where things are on this host; tests point these at stand-ins.
 struct Environment {
   gpu::ProbeOptions driver;
-  fs::path sysfs_root = "/sys";     // ENVCHECK_SYSFS_ROOT
-  fs::path cuda_root = "/usr/local";  // ENVCHECK_CUDA_ROOT: holds cuda/ (nvcc) and cuda*/compat/
-  std::string path_env;             // PATH
-  std::string cc_env;               // CC
-  std::string cuda_home;            // CUDA_HOME
-  std::string rocm_path;            // ROCM_PATH
-  std::string ld_library_path;      // LD_LIBRARY_PATH
+  fs::path sysfs_root = "/sys";                     // ENVCHECK_SYSFS_ROOT
+  fs::path cuda_root = "/usr/local";                // ENVCHECK_CUDA_ROOT: holds cuda/ (nvcc) and cuda*/compat/
+  std::string path_env;                             // PATH
+  std::string cc_env;                               // CC
+  std::string cuda_home;                            // CUDA_HOME
+  std::string rocm_path;                            // ROCM_PATH
+  std::string ld_library_path;                      // LD_LIBRARY_PATH
   std::optional<std::string> cuda_visible_devices;  // CUDA_VISIBLE_DEVICES; nullopt when unset
   std::optional<std::string> rocr_visible_devices, hip_visible_devices;  // ROCR_/HIP_VISIBLE_DEVICES
   static Environment from_process();

@@ -24,8 +24,8 @@ struct Device {
   int index = 0;
   std::string uuid;  // "GPU-8f0c..."
   std::string name;
-  std::string pci_bus_id;  // "0000:01:00.0" (sysfs's spelling); "" when not read
-  int cc_major = -1, cc_minor = -1;  // compute capability; -1 unknown
+  std::string pci_bus_id;                                  // "0000:01:00.0" (sysfs's spelling); "" when not read
+  int cc_major = -1, cc_minor = -1;                        // compute capability; -1 unknown
   std::optional<std::uint64_t> memory_total, memory_free;  // bytes
   PcieLink pcie;
 };
@@ -45,12 +45,12 @@ struct Snapshot {
   int driver_cuda = 0;         // the kernel driver's CUDA version (NVML / nvidia-smi), 1000*major+10*minor
   std::vector<Device> devices;
   std::vector<PeerLink> peers;
-  std::string nvml_error;      // why NVML could not be used
-  std::string smi_error;       // why the nvidia-smi fallback gave nothing
+  std::string nvml_error;  // why NVML could not be used
+  std::string smi_error;   // why the nvidia-smi fallback gave nothing
 
   // libcuda.so.1, what the CUDA runtime of an engine loads.
-  int libcuda_cuda = 0;        // cuDriverGetVersion; 0 when libcuda could not be used
-  std::string libcuda_path;    // the file the loader picked
+  int libcuda_cuda = 0;      // cuDriverGetVersion; 0 when libcuda could not be used
+  std::string libcuda_path;  // the file the loader picked
   std::string libcuda_error;
 };
 
@@ -105,10 +105,10 @@ const Device* select_device(const std::vector<Device>& devices, const std::strin
 // instance, not a whole GPU, and ends it too); "" hides every GPU. Indices are
 // the driver's (NVML's PCI order: CUDA_DEVICE_ORDER=PCI_BUS_ID).
 struct Visibility {
-  bool restricted = false;          // the variable is set
-  std::string text;                 // its value
-  std::vector<int> indices;         // the visible GPUs (driver indices), in the engine's order
-  std::vector<std::string> ignored; // the entries from the first unusable one on
+  bool restricted = false;           // the variable is set
+  std::string text;                  // its value
+  std::vector<int> indices;          // the visible GPUs (driver indices), in the engine's order
+  std::vector<std::string> ignored;  // the entries from the first unusable one on
   bool visible(int index) const;
 };
 Visibility cuda_visibility(const std::vector<Device>& devices, const std::optional<std::string>& value);

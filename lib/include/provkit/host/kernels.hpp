@@ -27,7 +27,7 @@ enum class Kind { cubin, ptx, code_object };
 // object of an offload bundle.
 struct Image {
   Kind kind = Kind::cubin;
-  std::string target;  // "sm_90a", "compute_90", "gfx90a:xnack-"
+  std::string target;           // "sm_90a", "compute_90", "gfx90a:xnack-"
   cudacompat::ArchTarget arch;  // CUDA images: 9.0 with variant 'a', ptx for PTX
   std::string ptx_isa;          // PTX: its ISA version, "9.0"
   std::string triple;           // code objects: "hipv4-amdgcn-amd-amdhsa--gfx90a:xnack-"
@@ -70,8 +70,8 @@ struct Library {
 };
 
 // The sections read, in this order.
-extern const char* const kCudaSections[];  // .nv_fatbin, __nv_relfatbin, .nvFatBinSegment is only pointers
-extern const char* const kHipSections[];   // .hip_fatbin
+extern const char* const kCudaSections[];      // .nv_fatbin, __nv_relfatbin, .nvFatBinSegment is only pointers
+extern const char* const kHipSections[];       // .hip_fatbin
 extern const char* const kEmbeddedSections[];  // .ldata, .lrodata: scanned for fatbins kept as data
 
 // Fatbin containers (magic 0xBA55ED50) in [offset, offset + size) of `file`:
@@ -116,13 +116,14 @@ struct Collected {
   std::vector<std::string> unreadable;
   std::size_t directories = 0;
 };
-Collected collect_objects(const std::vector<std::string>& paths, const elf::SearchContext& ctx, bool follow_needed = true);
+Collected collect_objects(const std::vector<std::string>& paths, const elf::SearchContext& ctx,
+                          bool follow_needed = true);
 
 // The GPU a verdict is for.
 struct Gpu {
-  std::string label;                     // "GPU 0 (NVIDIA H200, 9.0)"
-  std::optional<cudacompat::Version> cc; // NVIDIA
-  std::string gfx;                       // AMD: "gfx90a"
+  std::string label;                      // "GPU 0 (NVIDIA H200, 9.0)"
+  std::optional<cudacompat::Version> cc;  // NVIDIA
+  std::string gfx;                        // AMD: "gfx90a"
 };
 
 // PASS: a cubin (or code object) runs on it; WARN: only PTX, which the driver

@@ -22,29 +22,29 @@ struct LinkReading {
 double pcie_gb_per_s(const LinkReading& link);
 
 struct GpuLinkTest {
-  int ordinal = 0;          // CUDA's
-  std::string pci_bus_id;   // "0000:01:00.0"
-  std::string error;        // the copies could not run: why
-  LinkReading idle, max;    // NVML before the copies; the most GPU and slot allow
-  LinkReading under_load;   // the widest/fastest NVML reported while copies ran
-  int samples = 0;          // NVML readings taken while copies ran
-  std::string nvml_error;   // why there are no readings
+  int ordinal = 0;         // CUDA's
+  std::string pci_bus_id;  // "0000:01:00.0"
+  std::string error;       // the copies could not run: why
+  LinkReading idle, max;   // NVML before the copies; the most GPU and slot allow
+  LinkReading under_load;  // the widest/fastest NVML reported while copies ran
+  int samples = 0;         // NVML readings taken while copies ran
+  std::string nvml_error;  // why there are no readings
   double h2d_gb_per_s = 0, d2h_gb_per_s = 0;
 };
 
 struct PeerPath {
-  int a = 0, b = 0;                  // CUDA ordinals
+  int a = 0, b = 0;  // CUDA ordinals
   std::string a_bus_id, b_bus_id;
-  bool can_access = false;           // cuDeviceCanAccessPeer(a, b)
-  std::optional<double> gb_per_s;    // a -> b, direct when can_access, else host-staged
+  bool can_access = false;         // cuDeviceCanAccessPeer(a, b)
+  std::optional<double> gb_per_s;  // a -> b, direct when can_access, else host-staged
   std::string error;
 };
 
 struct LinkTestOptions {
   std::string cuda_library = "libcuda.so.1";
   std::string nvml_library = "libnvidia-ml.so.1";
-  double seconds_per_gpu = 1.0;       // split between H2D and D2H; a pair's copy gets half
-  std::vector<std::string> bus_ids;   // the GPUs to test; empty: all
+  double seconds_per_gpu = 1.0;      // split between H2D and D2H; a pair's copy gets half
+  std::vector<std::string> bus_ids;  // the GPUs to test; empty: all
   std::size_t chunk_bytes = 64u << 20;
 };
 

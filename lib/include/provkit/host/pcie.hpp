@@ -27,8 +27,17 @@ struct AtomicCaps {
   bool cas128 = false;       // bit 9
 };
 
-enum class PortType { endpoint, legacy_endpoint, root_port, upstream_port, downstream_port, pcie_to_pci_bridge,
-                      pci_to_pcie_bridge, root_complex_endpoint, other };
+enum class PortType {
+  endpoint,
+  legacy_endpoint,
+  root_port,
+  upstream_port,
+  downstream_port,
+  pcie_to_pci_bridge,
+  pci_to_pcie_bridge,
+  root_complex_endpoint,
+  other
+};
 std::string port_type_name(PortType t);  // "root port", "switch upstream port", ...
 
 // What one device's config space says; `readable` false with `why` when it
@@ -46,12 +55,13 @@ PcieFunction parse_config(std::string_view bdf, std::string_view config);
 
 // The device and every bridge above it, nearest first, up to the root port.
 struct AtomicsPath {
-  std::string bdf;                 // the device asked about
-  std::string error;               // set when the device is not in sysfs
+  std::string bdf;    // the device asked about
+  std::string error;  // set when the device is not in sysfs
   PcieFunction device;
   std::vector<PcieFunction> bridges;  // nearest first; the last is the root port
   bool readable() const;              // the device and every bridge were read
-  // The first bridge (from the device upwards) that does not route AtomicOps; nullptr when all do or some were unreadable.
+  // The first bridge (from the device upwards) that does not route AtomicOps; nullptr when all do or some were
+  // unreadable.
   const PcieFunction* first_blocking_bridge() const;
 };
 AtomicsPath read_atomics_path(const fs::path& sysfs_root, const std::string& bdf);

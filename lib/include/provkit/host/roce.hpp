@@ -14,15 +14,15 @@ namespace fs = std::filesystem;
 
 struct GidEntry {
   int index = 0;
-  std::string gid;     // "::ffff:10.0.0.5", "fe80::1e34:daff:fe5a:1b2c" (inet_ntop's spelling)
-  std::string type;    // "RoCE v2", "IB/RoCE v1"; "" when the kernel gives none
-  std::string netdev;  // "eth0"; "" when none
+  std::string gid;                          // "::ffff:10.0.0.5", "fe80::1e34:daff:fe5a:1b2c" (inet_ntop's spelling)
+  std::string type;                         // "RoCE v2", "IB/RoCE v1"; "" when the kernel gives none
+  std::string netdev;                       // "eth0"; "" when none
   std::optional<std::string> ipv4() const;  // "10.0.0.5" for an IPv4-mapped GID
   bool roce_v2() const { return type == "RoCE v2"; }
 };
 
 struct RdmaPort {
-  std::string device;      // "mlx5_0"
+  std::string device;  // "mlx5_0"
   int port = 1;
   std::string link_layer;  // "Ethernet", "InfiniBand"; "" unknown
   std::string state;       // the port's state file, "4: ACTIVE", "1: DOWN"; "" when absent

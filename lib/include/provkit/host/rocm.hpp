@@ -14,12 +14,12 @@ namespace provkit::host::rocm {
 namespace fs = std::filesystem;
 
 struct AmdGpu {
-  int node = 0;                 // KFD topology node number
-  std::string gfx_target;       // "gfx942"
+  int node = 0;                          // KFD topology node number
+  std::string gfx_target;                // "gfx942"
   std::uint32_t gfx_target_version = 0;  // 90402
-  std::string name;             // the node's "name" file, when present
+  std::string name;                      // the node's "name" file, when present
   std::uint32_t device_id = 0;
-  int drm_render_minor = -1;    // the node's drm_render_minor: /sys/class/drm/renderD<N>
+  int drm_render_minor = -1;  // the node's drm_render_minor: /sys/class/drm/renderD<N>
   // amdgpu's mem_info_vram_total / mem_info_vram_used of that render node, bytes; nullopt unread.
   std::optional<std::uint64_t> vram_total, vram_used;
 };
@@ -40,8 +40,8 @@ std::string gfx_target_name(std::uint32_t gfx_target_version);
 std::vector<AmdGpu> read_kfd_topology(const fs::path& sysfs_root = "/sys");
 
 struct RuntimeLibrary {
-  std::string name;               // "libamdhip64.so"
-  std::optional<fs::path> path;   // where the loader (or ROCm's own lib dir) has it
+  std::string name;              // "libamdhip64.so"
+  std::optional<fs::path> path;  // where the loader (or ROCm's own lib dir) has it
 };
 // libamdhip64 and libhsa-runtime64: through the loader's search, then in
 // $ROCM_PATH/lib and /opt/rocm/lib (ROCm's usual home, not always in the cache).

@@ -18,7 +18,8 @@ namespace fs = std::filesystem;
 // How the toolchain probes run a tool: util::run with stdout and stderr
 // captured together, killed after `timeout`.
 using util::RunResult;
-inline RunResult run(const std::vector<std::string>& argv, std::chrono::milliseconds timeout = std::chrono::seconds(30)) {
+inline RunResult run(const std::vector<std::string>& argv,
+                     std::chrono::milliseconds timeout = std::chrono::seconds(30)) {
   util::RunOptions options;
   options.timeout = timeout;
   return util::run(argv, options);
@@ -30,9 +31,9 @@ using util::find_executable;
 // Triton's rule: $CC when set (used as one program path or name), else gcc,
 // else clang on PATH.
 struct Compiler {
-  std::string command;  // as given: "gcc", "/usr/bin/clang", the value of CC
+  std::string command;           // as given: "gcc", "/usr/bin/clang", the value of CC
   std::optional<fs::path> path;  // resolved; nullopt when CC names nothing executable
-  std::string origin;   // "CC", "gcc" or "clang"
+  std::string origin;            // "CC", "gcc" or "clang"
 };
 std::optional<Compiler> find_c_compiler(std::string_view cc_env, std::string_view path_list);
 
@@ -58,8 +59,8 @@ std::optional<std::string> parse_nvcc_release(std::string_view version_output);
 // A Python interpreter as envcheck reports it.
 struct Python {
   fs::path path;
-  std::string version;  // "3.11.7"
-  fs::path include_dir; // sysconfig's include path
+  std::string version;       // "3.11.7"
+  fs::path include_dir;      // sysconfig's include path
   bool has_headers = false;  // include_dir/Python.h exists
 };
 // Finds pythonX.Y (or python3 when `want` is empty) on PATH and asks it for

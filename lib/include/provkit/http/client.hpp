@@ -19,10 +19,10 @@
 namespace provkit::http {
 
 struct Request {
-  std::string method = "GET";           // GET or HEAD
+  std::string method = "GET";  // GET or HEAD
   std::string url;
-  Headers headers;                       // extra request headers (never Authorization: use bearer_token)
-  std::string bearer_token;              // sent as Authorization only to the origin of `url`
+  Headers headers;                          // extra request headers (never Authorization: use bearer_token)
+  std::string bearer_token;                 // sent as Authorization only to the origin of `url`
   std::optional<std::uint64_t> range_from;  // sends "Range: bytes=N-"
   std::optional<std::uint64_t> range_to;    // with range_from: "Range: bytes=N-M" (M inclusive)
   bool follow_redirects = true;
@@ -38,10 +38,10 @@ struct Hop {
 
 struct Response {
   long status = 0;
-  Headers headers;         // of the final hop
-  std::string body;        // kept for non-2xx answers (capped) and, in Client::fetch, for 2xx
-  std::string url;         // final URL
-  std::vector<Hop> hops;   // every hop, redirects first, final last
+  Headers headers;        // of the final hop
+  std::string body;       // kept for non-2xx answers (capped) and, in Client::fetch, for 2xx
+  std::string url;        // final URL
+  std::vector<Hop> hops;  // every hop, redirects first, final last
   int attempts = 0;
 };
 

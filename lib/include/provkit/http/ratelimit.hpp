@@ -48,10 +48,10 @@ class RateLimitPacer {
 
  private:
   struct Origin {
-    Clock::time_point next_start{};    // no request before this
+    Clock::time_point next_start{};  // no request before this
     Clock::time_point last_start{};
-    double spacing_s = 0;              // between request starts ...
-    Clock::time_point spacing_until{}; // ... until the window resets
+    double spacing_s = 0;               // between request starts ...
+    Clock::time_point spacing_until{};  // ... until the window resets
   };
   std::vector<std::pair<std::string, Origin>> origins_;
   Origin& at(const std::string& origin);

@@ -36,7 +36,7 @@ std::string encode_revision(std::string_view revision);
 std::string encode_path(std::string_view path);
 
 // URL building (endpoint without trailing slash).
-std::string api_prefix(const Repo& repo);                       // "/api/models/org/name"
+std::string api_prefix(const Repo& repo);  // "/api/models/org/name"
 std::string resolve_url(const std::string& endpoint, const Repo& repo, std::string_view revision,
                         std::string_view path);
 std::string tree_url(const std::string& endpoint, const Repo& repo, std::string_view revision);
@@ -52,7 +52,7 @@ struct TreeEntry {
   std::string type;  // "file" or "directory"
   std::string path;
   std::uint64_t size = 0;
-  std::string oid;   // git blob id (of the pointer file for LFS files)
+  std::string oid;  // git blob id (of the pointer file for LFS files)
   std::optional<LfsInfo> lfs;
 
   bool is_file() const { return type == "file"; }
@@ -112,7 +112,8 @@ class HubClient {
  private:
   // Non-2xx final answer -> Error with exit code and sentence naming the repo.
   [[noreturn]] void fail(const Repo& repo, const std::string& what, const http::Response& response) const;
-  std::string get_json(const Repo& repo, const std::string& url, const std::string& what, http::Response* out = nullptr);
+  std::string get_json(const Repo& repo, const std::string& url, const std::string& what,
+                       http::Response* out = nullptr);
 
   std::string endpoint_;
   std::string token_, token_source_;

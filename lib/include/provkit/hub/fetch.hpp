@@ -4,8 +4,8 @@
 // plan, download, publish and assemble). The tool gives the flags' values and says the sentences.
 #include <cstdint>
 #include <functional>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,14 +16,14 @@ namespace provkit::hub {
 
 struct FetchOptions {
   enum class Mode { fetch, verify_only, check_upstream } mode = Mode::fetch;
-  bool offline = false;                 // fetch without the network: every file must be in place
-  bool dry_run = false;                 // the pre-flight and the plan (on_space_plan), no blob request
+  bool offline = false;  // fetch without the network: every file must be in place
+  bool dry_run = false;  // the pre-flight and the plan (on_space_plan), no blob request
   // The tree at the manifest's commit when the caller already listed it (REPO[@REV]); null: listed here.
   const std::vector<TreeEntry>* tree = nullptr;
-  std::string endpoint, token_file;     // given values; empty: the environment's (endpoint_from, find_token)
-  std::vector<std::string> mirrors;     // tried in order before the endpoint (--mirror), never sent the token
-  http::Options http;                   // retries, stall timeout, max bytes per second
-  int jobs = 4, connections = 8;        // files at once, connections per large file
+  std::string endpoint, token_file;  // given values; empty: the environment's (endpoint_from, find_token)
+  std::vector<std::string> mirrors;  // tried in order before the endpoint (--mirror), never sent the token
+  http::Options http;                // retries, stall timeout, max bytes per second
+  int jobs = 4, connections = 8;     // files at once, connections per large file
   // Asked only when files are to be downloaded (after the pre-flight); 0: the default split size.
   std::function<std::uint64_t()> min_split_size;
 };
@@ -46,12 +46,12 @@ struct FetchReport {
   enum class Stage { verified, upstream, planned, published } stage = Stage::published;  // where the run ended
   FetchOptions::Mode mode = FetchOptions::Mode::fetch;
   bool offline = false;
-  std::string location;             // the layout, described
-  VerifySummary verified;           // Stage::verified
+  std::string location;                                   // the layout, described
+  VerifySummary verified;                                 // Stage::verified
   std::size_t upstream_files = 0, upstream_problems = 0;  // Stage::upstream
-  std::size_t files = 0;            // Stage::published: the manifest's files
-  SnapshotSummary published;        // Stage::published
-  std::optional<SpacePlan> space;   // Stage::planned and published after the pre-flight
+  std::size_t files = 0;                                  // Stage::published: the manifest's files
+  SnapshotSummary published;                              // Stage::published
+  std::optional<SpacePlan> space;                         // Stage::planned and published after the pre-flight
   int exit_code() const;
 };
 

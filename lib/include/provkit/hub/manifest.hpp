@@ -43,7 +43,7 @@ struct Manifest {
   std::optional<std::string> ref;
   std::vector<ManifestFile> files;
   std::vector<AssembleEntry> assemble;
-  std::string source;    // file name it was read from
+  std::string source;  // file name it was read from
 
   // Pure: parses and validates `text`; errors name `filename` and the line.
   static Manifest parse(std::string_view text, const std::string& filename);
@@ -63,7 +63,7 @@ enum class UpstreamState { ok, not_in_tree, changed };
 struct UpstreamCheck {
   std::string path;
   UpstreamState state = UpstreamState::ok;
-  std::string detail;              // what differs, for `changed`
+  std::string detail;                     // what differs, for `changed`
   const hub::TreeEntry* entry = nullptr;  // into the tree given (ok and changed)
   // For ok files, the blob's name (huggingface_hub's etag), decided here and
   // only here: the sha256 the manifest pins for an LFS file, the git oid it

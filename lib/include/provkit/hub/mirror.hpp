@@ -28,15 +28,15 @@ namespace provkit::hub::mirror {
 namespace fs = std::filesystem;
 
 struct ExportedFile {
-  std::string repo;      // "org/name"
+  std::string repo;  // "org/name"
   std::string commit;
   std::string path;      // in the repository
   std::string url_path;  // "/org/name/resolve/<commit>/<path>" (not percent-encoded)
   std::uint64_t size = 0;
   std::string sha256;
-  std::string git_oid;   // of the content
+  std::string git_oid;  // of the content
   bool lfs = false;
-  bool linked = false;   // hard link (else a copy)
+  bool linked = false;  // hard link (else a copy)
 };
 
 struct ExportResult {

@@ -16,8 +16,8 @@
 #include <string_view>
 #include <vector>
 
-#include "provkit/error.hpp"
 #include "provkit/download/downloader.hpp"
+#include "provkit/error.hpp"
 #include "provkit/hub/cache_layout.hpp"
 #include "provkit/hub/client.hpp"
 #include "provkit/hub/manifest.hpp"
@@ -78,9 +78,9 @@ class SnapshotObserver : public download::Observer {
 // no `exclude` glob (huggingface_hub's allow/ignore patterns: fnmatch, '*'
 // crosses '/'), in tree order. An LFS file is pinned by the tree's sha256;
 // any other is fetched with `fetch_small`, hashed, and its size and git id
-// checked against the tree (no `fetch_small`: pinned by the tree's git id alone). `on_added` sees each file as it is pinned.
-// Throws Error(network) for an unusable path or content the tree does not
-// describe; an empty result is the caller's to refuse.
+// checked against the tree (no `fetch_small`: pinned by the tree's git id alone). `on_added` sees each file as it is
+// pinned. Throws Error(network) for an unusable path or content the tree does not describe; an empty result is the
+// caller's to refuse.
 std::vector<ManifestFile> pin_tree_files(const std::vector<TreeEntry>& tree, const std::vector<std::string>& include,
                                          const std::vector<std::string>& exclude,
                                          const std::function<std::string(const TreeEntry&)>& fetch_small,
@@ -124,8 +124,8 @@ std::vector<UpstreamCheck> check_upstream(const Manifest& m, const hfcache::Layo
                                           const std::vector<TreeEntry>& tree);
 
 struct DownloadPlan {
-  std::vector<download::Job> jobs;    // one per manifest file, in order
-  std::vector<std::string> etags;  // decided by the pre-flight alone
+  std::vector<download::Job> jobs;  // one per manifest file, in order
+  std::vector<std::string> etags;   // decided by the pre-flight alone
   std::uint64_t total_bytes = 0;
 };
 // `checks`: check_upstream's, all OK.

@@ -15,8 +15,8 @@ namespace provkit::python {
 namespace fs = std::filesystem;
 
 struct CaptureResult {
-  std::vector<LockEntry> entries;     // one per wheel written, wheels[0].path relative to lock_dir
-  std::vector<std::string> skipped;   // "name version: why"
+  std::vector<LockEntry> entries;    // one per wheel written, wheels[0].path relative to lock_dir
+  std::vector<std::string> skipped;  // "name version: why"
   std::vector<std::string> warnings;
 };
 

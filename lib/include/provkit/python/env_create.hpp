@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "provkit/python/lock.hpp"
 #include "provkit/python/interpreter.hpp"
 #include "provkit/python/linker.hpp"
+#include "provkit/python/lock.hpp"
 #include "provkit/python/wheel_name.hpp"
 
 namespace provkit::python {
@@ -57,8 +57,8 @@ struct WheelCandidate {
 // with its sha256 filled in. Throws Error(check_failed) naming the package,
 // the wheels seen and the tags.
 WheelCandidate choose_wheel(const LockEntry& entry, const std::vector<WheelCandidate>& candidates,
-                                   const std::vector<std::string>& tags,
-                                   const std::function<std::string(const WheelCandidate&)>& sha256_of);
+                            const std::vector<std::string>& tags,
+                            const std::function<std::string(const WheelCandidate&)>& sha256_of);
 
 CreateResult create_env(const CreateOptions& options);
 

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "provkit/python/lock.hpp"
 #include "provkit/python/installed.hpp"
+#include "provkit/python/lock.hpp"
 
 namespace provkit::python {
 

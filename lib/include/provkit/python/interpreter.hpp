@@ -4,8 +4,8 @@
 #include <filesystem>
 #include <map>
 #include <optional>
-#include <string_view>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace provkit::python {
@@ -13,14 +13,14 @@ namespace provkit::python {
 namespace fs = std::filesystem;
 
 struct Interpreter {
-  fs::path executable;        // the real binary (symlinks and shims resolved)
+  fs::path executable;         // the real binary (symlinks and shims resolved)
   std::string implementation;  // sys.implementation.name, "cpython"
   int major = 0, minor = 0, micro = 0;
-  std::string releaselevel;    // "final"
+  std::string releaselevel;  // "final"
   int serial = 0;
-  std::string abiflags;        // sys.abiflags ("" or "t" for free-threaded)
-  std::string machine;         // platform.machine(), "x86_64"
-  std::string glibc;           // "2.36", empty when not glibc
+  std::string abiflags;  // sys.abiflags ("" or "t" for free-threaded)
+  std::string machine;   // platform.machine(), "x86_64"
+  std::string glibc;     // "2.36", empty when not glibc
   bool is_64bit = true;
   // Install paths of the venv scheme, relative to the environment root:
   // purelib, platlib, scripts, include, data.
@@ -28,8 +28,8 @@ struct Interpreter {
   // PEP 508 environment markers (python_version, sys_platform, ...).
   std::map<std::string, std::string> markers;
 
-  std::string version() const;  // "3.12.3"
-  std::string xy() const;       // "3.12"
+  std::string version() const;       // "3.12.3"
+  std::string xy() const;            // "3.12"
   std::string version_info() const;  // "3.12.3.final.0" (pyvenv.cfg)
 };
 

@@ -11,8 +11,8 @@ namespace provkit::python {
 namespace fs = std::filesystem;
 
 struct PythonInstall {
-  fs::path dir;       // the published directory
-  fs::path python;    // dir/python/bin/python3.X
+  fs::path dir;     // the published directory
+  fs::path python;  // dir/python/bin/python3.X
   std::string version;
   bool already = false;  // it was installed before
 };

@@ -23,10 +23,10 @@ struct LockedWheel {
 };
 
 struct LockEntry {
-  std::string name;     // as written
+  std::string name;  // as written
   std::string version;
   std::vector<std::string> sha256;  // accepted wheel hashes, hex
-  std::string marker;   // empty: always
+  std::string marker;               // empty: always
   std::vector<LockedWheel> wheels;  // pylock only; empty for requirements
   int line = 0;
   std::string requires_python;  // pylock [[packages]] requires-python; empty: any

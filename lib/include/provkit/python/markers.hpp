@@ -49,8 +49,8 @@ class Marker {
   };
   // A node is an atom or a group: `or` of `and`-runs of nodes.
   struct Node {
-    int atom = -1;                            // index into atoms_, or -1 for a group
-    std::vector<std::vector<int>> any_of;     // group: OR over AND-lists of node indices
+    int atom = -1;                         // index into atoms_, or -1 for a group
+    std::vector<std::vector<int>> any_of;  // group: OR over AND-lists of node indices
   };
 
  private:

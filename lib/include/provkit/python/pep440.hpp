@@ -36,9 +36,9 @@ std::optional<Version> parse_version(std::string_view text);
 int compare(const Version& a, const Version& b);
 
 struct Specifier {
-  std::string op;       // === == != ~= <= >= < >
-  std::string text;     // the version as written (=== compares it as text)
-  Version version;      // unset for ===
+  std::string op;         // === == != ~= <= >= < >
+  std::string text;       // the version as written (=== compares it as text)
+  Version version;        // unset for ===
   bool wildcard = false;  // == 1.2.* / != 1.2.*
 };
 

@@ -33,6 +33,6 @@ fs::path download_wheel(const std::string& url, const std::string& sha256, std::
 // transport failures after retries Error(network), a wrong hash Error(check_failed).
 // An empty `sha256` checks nothing; the sha256 of what was written is returned.
 std::string download_verified(const std::string& url, const std::string& sha256, std::optional<std::uint64_t> size,
-                       const fs::path& tmp, const fs::path& target);
+                              const fs::path& tmp, const fs::path& target);
 
 }  // namespace provkit::python

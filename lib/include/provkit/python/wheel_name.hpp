@@ -15,9 +15,9 @@ std::string dist_info_name(std::string_view name);
 
 struct WheelName {
   std::string filename;
-  std::string name;     // as written in the file name
+  std::string name;  // as written in the file name
   std::string version;
-  std::string build;    // empty when absent
+  std::string build;  // empty when absent
   std::vector<std::string> python_tags, abi_tags, platform_tags;
 
   // Every "py-abi-plat" triple the (possibly compressed) tag sets expand to.

@@ -20,15 +20,15 @@ std::string archive_error(archive* a);
 namespace fs = std::filesystem;
 
 struct UnpackedFile {
-  std::string path;   // relative, '/'-separated, as in the wheel
-  std::string hash;   // "sha256=..." of the bytes written
+  std::string path;  // relative, '/'-separated, as in the wheel
+  std::string hash;  // "sha256=..." of the bytes written
   std::uint64_t size = 0;
   bool executable = false;
 };
 
 struct UnpackedWheel {
-  std::string dist_info;               // "name-1.0.dist-info"
-  std::vector<UnpackedFile> files;     // every regular file, in archive order
+  std::string dist_info;                     // "name-1.0.dist-info"
+  std::vector<UnpackedFile> files;           // every regular file, in archive order
   std::vector<std::string> record_problems;  // RECORD mismatches (empty when clean)
 };
 
@@ -38,7 +38,7 @@ struct UnpackedWheel {
 struct UnpackLimits {
   std::uint64_t max_total_bytes = 32ull << 30;  // sum of the uncompressed sizes
   std::uint64_t max_entries = 500000;
-  double max_ratio = 100;                       // uncompressed total / wheel file size
+  double max_ratio = 100;                           // uncompressed total / wheel file size
   std::uint64_t ratio_applies_above = 64ull << 20;  // small wheels may compress very well
 };
 

@@ -26,7 +26,7 @@ void write(std::string_view domain, std::string_view message);
 // Traces what `make` returns (a std::string, or anything a std::string_view takes), calling it only when a
 // sink is installed.
 template <class Make>
-  requires std::is_invocable_v<Make>
+requires std::is_invocable_v<Make>
 void debug(std::string_view domain, Make&& make) {
   if (enabled()) write(domain, std::forward<Make>(make)());
 }

@@ -4,10 +4,10 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
-#include <cstdint>
-#include <map>
 #include <cstddef>
+#include <cstdint>
 #include <exception>
+#include <map>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -55,9 +55,8 @@ class ByteBudget {
 
   void acquire(std::size_t holder, std::uint64_t bytes) {
     std::unique_lock lock(mutex_);
-    cv_.wait(lock, [&] {
-      return used_ + bytes <= cap_ || used_ == 0 || (!held_.empty() && held_.begin()->first == holder);
-    });
+    cv_.wait(lock,
+             [&] { return used_ + bytes <= cap_ || used_ == 0 || (!held_.empty() && held_.begin()->first == holder); });
     held_[holder] += bytes;
     used_ += bytes;
     peak_ = std::max(peak_, used_);

@@ -24,9 +24,9 @@ struct RunOptions {
 };
 
 struct RunResult {
-  int exit_status = -1;     // the exit status; -1 when it could not start, was killed or timed out
-  int term_signal = 0;      // the signal that ended it (SIGKILL after a timeout), 0 when it exited
-  std::string output;       // stdout (and stderr with StderrTo::output)
+  int exit_status = -1;  // the exit status; -1 when it could not start, was killed or timed out
+  int term_signal = 0;   // the signal that ended it (SIGKILL after a timeout), 0 when it exited
+  std::string output;    // stdout (and stderr with StderrTo::output)
   bool timed_out = false;
   std::string start_error;  // why it could not start (empty when it did)
 };

@@ -14,8 +14,9 @@ update=0
 cd "$root"
 
 status=0
-unformatted=$(git ls-files '*.cpp' '*.hpp' | xargs -P "$jobs" -n 8 clang-format-14 --dry-run 2>&1 |
-  sed -n 's/^\([^:]*\):[0-9]*:[0-9]*: warning:.*/\1/p' | sort -u)
+# Each file against its formatted self, so parallel output never interleaves.
+unformatted=$(git ls-files '*.cpp' '*.hpp' |
+  xargs -P "$jobs" -I{} sh -c 'clang-format-14 "$1" | cmp -s - "$1" || echo "$1"' _ {} | sort)
 if [[ -n $unformatted ]]; then
   echo "lint: clang-format would change these files (apply: git ls-files '*.cpp' '*.hpp' | xargs clang-format-14 -i):"
   echo "$unformatted" | sed 's/^/  /'

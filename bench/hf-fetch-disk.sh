@@ -28,7 +28,7 @@ if [[ ${1:-} == pack ]]; then
   mkdir -p "$dir/bench/lib" "$dir/tests/hubsim" "$dir/bin" "$dir/real"
   cp "$here/hf-fetch-disk.sh" "$dir/bench/"
   cp "$here/lib/nginx.sh" "$dir/bench/lib/"
-  cp "$here/../tests/hubsim/hubsim.py" "$dir/tests/hubsim/"
+  cp "$here"/../tests/hubsim/hubsim*.py "$dir/tests/hubsim/"
   skip='^(linux-vdso|libc\.so|libm\.so|ld-linux|libpthread|libdl\.so|librt\.so|libstdc\+\+|libgcc_s)'
   for tool in "$bin" "$(command -v nginx)" "$(command -v aria2c)" "$(command -v curl)" "$(command -v openssl)"; do
     name=$(basename "$tool")

@@ -16,6 +16,6 @@ if(TARGET envcheck)
   add_dependencies(envcheck envcheck-fake-nvml envcheck-fake-cuda)
 endif()
 
-# Every "def test_..." of the script is a ctest "envcheck: NAME" (discover.cmake); no case list to keep.
-provkit_python_tests(envcheck TIMEOUT 120 SCRIPTS ${CMAKE_CURRENT_LIST_DIR}/envcheck/test_envcheck.py
-  ${CMAKE_CURRENT_LIST_DIR}/envcheck/test_links.py ${CMAKE_CURRENT_LIST_DIR}/envcheck/test_kernels.py ${CMAKE_CURRENT_LIST_DIR}/envcheck/test_gates.py)
+# Every "def test_..." of every test_*.py here is a ctest "envcheck: NAME" (discover.cmake); no case list to keep.
+file(GLOB ENVCHECK_TEST_SCRIPTS CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/envcheck/test_*.py)
+provkit_python_tests(envcheck TIMEOUT 120 SCRIPTS ${ENVCHECK_TEST_SCRIPTS})

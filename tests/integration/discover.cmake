@@ -1,15 +1,15 @@
-# provkit_python_tests(LABEL [PER_SCRIPT] [TIMEOUT seconds] [PROPERTIES prop value...] SCRIPTS script.py...)
+# provkit_python_tests(LABEL [TIMEOUT seconds] [PROPERTIES prop value...] SCRIPTS script.py...)
 #
 # Registers the Python integration tests of tests/integration/common.py's harness, so that no case list
 # is written by hand: every "def test_NAME(" at the start of a line in a script becomes the ctest
-# "LABEL: NAME", run as `python3 SCRIPT test_NAME`. With PER_SCRIPT, each script test_STEM.py is one
-# ctest "LABEL: STEM" running all its tests in order, for scripts whose tests build on each other.
+# "LABEL: NAME", run as `python3 SCRIPT test_NAME`: its own process, so no test depends on another having
+# run (one that needs another's result makes it itself, through a helper of its script).
 # Each test gets the PROVKIT_* environment, the label LABEL, exit 77 read as skipped, TIMEOUT (default
 # 120) and PROPERTIES (single values; a list-valued property: set_tests_properties afterwards). CMake re-runs when a script changes, so a new test is registered at once.
 find_package(Python3 REQUIRED COMPONENTS Interpreter)
 
 function(provkit_python_tests label)
-  cmake_parse_arguments(PARSE_ARGV 1 arg "PER_SCRIPT" "TIMEOUT" "PROPERTIES;SCRIPTS")
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "TIMEOUT" "PROPERTIES;SCRIPTS")
   if(NOT arg_SCRIPTS)
     message(FATAL_ERROR "provkit_python_tests(${label}): no SCRIPTS")
   endif()
@@ -19,12 +19,6 @@ function(provkit_python_tests label)
   set(names)
   foreach(script ${arg_SCRIPTS})
     set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${script})
-    if(arg_PER_SCRIPT)
-      string(REGEX REPLACE ".*/test_([^/]*)\\.py$" "\\1" name "${script}")
-      add_test(NAME "${label}: ${name}" COMMAND ${Python3_EXECUTABLE} ${script})
-      list(APPEND names "${label}: ${name}")
-      continue()
-    endif()
     file(STRINGS ${script} defs REGEX "^def test_[A-Za-z0-9_]+\\(")
     if(NOT defs)
       message(FATAL_ERROR "${script} has no \"def test_...(\": nothing to register")

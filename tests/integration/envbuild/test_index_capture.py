@@ -123,8 +123,9 @@ def test_pylock_urls_with_retry_and_bad_size():
     check(json.loads(envbuild(cache, "verify", env, "--json").stdout)["distributions"] == [], p.stdout)
 
 
-def test_capture_and_rebuild():
-    # An environment made by pip (not by envbuild) from real and test wheels.
+def capture_pip_env():
+    """An environment made by pip (not by envbuild) from real and test wheels, captured to a wheelhouse and a
+    pylock: (environment, wheelhouse, lock, the capture's run)."""
     src = os.path.join(tmp, "pipenv")
     run([PYTHON, "-m", "venv", "--without-pip", src])
     names = ["==".join(os.path.basename(w).split("-")[:2]) for w in GOOD]
@@ -132,7 +133,17 @@ def test_capture_and_rebuild():
          wheels, "--disable-pip-version-check", *names])
     house = os.path.join(tmp, "house")
     lock = os.path.join(tmp, "captured", "pylock.toml")
-    p = run([ENVBUILD, "capture", src, "--wheelhouse", house, "--lock", lock])
+    return src, house, lock, run([ENVBUILD, "capture", src, "--wheelhouse", house, "--lock", lock])
+
+
+def captured_lock():
+    """capture_pip_env()'s lock, captured now if this process has not yet (each test is its own ctest)."""
+    lock = os.path.join(tmp, "captured", "pylock.toml")
+    return lock if os.path.exists(lock) else capture_pip_env()[2]
+
+
+def test_capture_and_rebuild():
+    src, house, lock, p = capture_pip_env()
     check("captured 4 distributions" in p.stdout, p.stdout)
     for n in os.listdir(house):
         wheel_meta = subprocess.run([sys.executable, "-c", f"import zipfile,sys; z=zipfile.ZipFile(sys.argv[1]); "
@@ -195,7 +206,7 @@ def test_python_install_and_use():
     check(found.startswith(pythons) and found.endswith(f"/python/bin/python{xy}"), found)
     check(os.listdir(os.path.join(pythons, ".tmp")) == [], "no work left behind")
     # --python X.Y finds the managed interpreter: a captured set rebuilt on another interpreter path.
-    lock = os.path.join(tmp, "captured", "pylock.toml")
+    lock = captured_lock()
     env = os.path.join(tmp, "env-managed")
     run([ENVBUILD, "--cache-dir", cache, "--python-dir", pythons, "create", env, "--python", xy, "--lock", lock])
     check(os.readlink(os.path.join(env, "bin", "python")).startswith(pythons), "env uses the managed interpreter")

@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """envbuild create/verify against wheels the tests build and Debian's real pip
 and setuptools wheels: interop with pip, file set equal to pip's, refused
-wheels, drift, and re-create making an environment match its lock."""
+wheels, drift, and re-create making an environment match its lock.
+
+Each test is its own ctest (its own process, its own temporary directory): a test that needs the
+environment test_create_and_use makes calls made_env(). Run one: python3 test_install.py test_NAME"""
 import json
 import os
 import shutil
@@ -27,6 +30,14 @@ GOOD = [W("demopure-1.0-"), W("demoplat-")] + debian_wheels()
 good_lock = write_lock(os.path.join(tmp, "good.txt"), GOOD)
 FL = ["-f", wheels, "-f", DEBIAN_WHEELS]
 env = os.path.join(tmp, "env")
+
+
+def made_env():
+    """The environment test_create_and_use makes (hardlinked from the cache), made now if this process has not
+    made it yet: each test is its own ctest, and may run alone."""
+    if not os.path.exists(os.path.join(env, "pyvenv.cfg")):
+        envbuild(cache, "create", env, "--python", PYTHON, "--lock", good_lock, *FL)
+    return env
 
 
 def test_create_and_use():
@@ -58,6 +69,7 @@ def test_create_and_use():
 
 
 def test_pip_accepts_it():
+    made_env()
     py = os.path.join(env, "bin", "python")
     listing = run([py, "-m", "pip", "list", "--format=json", "--disable-pip-version-check"]).stdout
     names = {d["name"].lower(): d["version"] for d in json.loads(listing)}
@@ -70,6 +82,7 @@ def test_pip_accepts_it():
 
 
 def test_verify_clean_then_drift():
+    made_env()
     p = envbuild(cache, "verify", env, "--json")
     report = json.loads(p.stdout)
     check(report["clean"] and len(report["distributions"]) == 4, p.stdout)
@@ -112,6 +125,7 @@ def test_verify_clean_then_drift():
 
 
 def test_verify_against_lock():
+    made_env()
     envbuild(cache, "verify", env, "--lock", good_lock)
     lock = write_lock(os.path.join(tmp, "other.txt"), [W("demopure-1.1-"), W("badhash-")] + debian_wheels())
     p = envbuild(cache, "verify", env, "--lock", lock, "--json", expect=1)
@@ -190,6 +204,7 @@ def test_compile_option():
 
 
 def test_same_files_as_pip():
+    made_env()
     ref = os.path.join(tmp, "ref")
     run([PYTHON, "-m", "venv", "--without-pip", ref])
     pip = [f for f in debian_wheels() if os.path.basename(f).startswith("pip-")][0]
@@ -216,6 +231,7 @@ def test_same_files_as_pip():
 
 
 def test_pip_uninstall_removes_everything():
+    made_env()
     py = os.path.join(env, "bin", "python")
     before = tree_files(env)
     run([py, "-m", "pip", "uninstall", "-y", "--disable-pip-version-check", "demopure"])

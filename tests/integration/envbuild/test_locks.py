@@ -118,29 +118,65 @@ def same_as_pip(env, ref):
 ALL = ["lockdemo-cli==1.0", "lockdemo-core==1.0", "lockdemo-old==2.0"]
 HEADER = os.path.join("include", "site", "python" + XY, "lockdemo-core", "lockdemo.h")
 
-# Requirement formats: the same files as pip's install of the same lock.
-for fixture, args, expected in [
-    ("pip-compile.txt", (), ["lockdemo-cli==1.0", "lockdemo-core==1.0", f"setuptools=={SETUPTOOLS_VERSION}"]),
-    ("uv-pip-compile.txt", (), ALL + ["lockdemo-plus==1.0+cpu"]),
-    ("pdm-export.txt", ("--no-index", "--find-links", wheels), ALL),
-    ("uv-export.txt", ("--no-index", "--find-links", wheels), ALL),
-    ("pip-options.txt", (), ["lockdemo-core==1.0", "lockdemo-pre==1.0rc1"]),
-]:
-    def requirements_lock(fixture=fixture, args=args, expected=expected):
-        lock = fill(fixture, os.path.join(tmp, "req-" + fixture), "requirements.txt")
-        env = os.path.join(tmp, "env-" + fixture)
-        create(env, lock, *[a for a in args if a != "--no-index"])
-        check(installed(env) == expected, f"{fixture}: {installed(env)}")
-        same_as_pip(env, pip_env(lock, *args))
-    globals()["test_requirements_like_pip_" + fixture.split(".")[0].replace("-", "_")] = requirements_lock
+# Requirement formats: the same files as pip's install of the same lock. Each test is its own ctest (its own
+# process and temporary directory); one that needs another's lock or environment makes it through
+# requirements_lock() and requirements_env().
+REQUIREMENTS = {  # fixture: (pip's arguments, what is installed)
+    "pip-compile.txt": ((), ["lockdemo-cli==1.0", "lockdemo-core==1.0", f"setuptools=={SETUPTOOLS_VERSION}"]),
+    "uv-pip-compile.txt": ((), ALL + ["lockdemo-plus==1.0+cpu"]),
+    "pdm-export.txt": (("--no-index", "--find-links", wheels), ALL),
+    "uv-export.txt": (("--no-index", "--find-links", wheels), ALL),
+    "pip-options.txt": ((), ["lockdemo-core==1.0", "lockdemo-pre==1.0rc1"]),
+}
+
+
+def requirements_lock(fixture):
+    """tmp/req-FIXTURE/requirements.txt, filled in now if this process has not yet."""
+    path = os.path.join(tmp, "req-" + fixture, "requirements.txt")
+    return path if os.path.exists(path) else fill(fixture, os.path.dirname(path), "requirements.txt")
+
+
+def requirements_env(fixture):
+    """tmp/env-FIXTURE, created from requirements_lock(fixture) now if this process has not yet."""
+    env = os.path.join(tmp, "env-" + fixture)
+    if not os.path.exists(os.path.join(env, "pyvenv.cfg")):
+        create(env, requirements_lock(fixture), *[a for a in REQUIREMENTS[fixture][0] if a != "--no-index"])
+    return env
+
+
+def requirements_like_pip(fixture):
+    args, expected = REQUIREMENTS[fixture]
+    env = requirements_env(fixture)
+    check(installed(env) == expected, f"{fixture}: {installed(env)}")
+    same_as_pip(env, pip_env(requirements_lock(fixture), *args))
+
+
+def test_requirements_like_pip_pip_compile():
+    requirements_like_pip("pip-compile.txt")
+
+
+def test_requirements_like_pip_uv_pip_compile():
+    requirements_like_pip("uv-pip-compile.txt")
+
+
+def test_requirements_like_pip_pdm_export():
+    requirements_like_pip("pdm-export.txt")
+
+
+def test_requirements_like_pip_uv_export():
+    requirements_like_pip("uv-export.txt")
+
+
+def test_requirements_like_pip_pip_options():
+    requirements_like_pip("pip-options.txt")
 
 
 def test_headers_dir_is_the_project_name():
     # pip: include/site/pythonX.Y/<the name as the lock spells it>; uv: the normalised name.
     # Both are lockdemo-core for these locks; the dist-info says lockdemo_core.
-    env = os.path.join(tmp, "env-uv-pip-compile.txt")
+    env = requirements_env("uv-pip-compile.txt")
     check(os.path.exists(os.path.join(env, HEADER)), f"{HEADER} missing: {sorted(f for f in site_files(env) if f.startswith('include'))}")
-    check(os.path.exists(os.path.join(pip_env(os.path.join(tmp, "req-uv-pip-compile.txt", "requirements.txt")), HEADER)),
+    check(os.path.exists(os.path.join(pip_env(requirements_lock("uv-pip-compile.txt")), HEADER)),
           "pip puts it there too")
 
 
@@ -151,14 +187,14 @@ def pylock_env(fixture, *args, name="pylock.toml", edit=None, expect=0):
     env = os.path.join(tmp, f"env-lock-{pylock_env.count}")
     return env, create(env, lock, *args, expect=expect), lock
 
-ref_all = lambda: pip_env(os.path.join(tmp, "req-uv-export.txt", "requirements.txt"), "--no-index", "--find-links", wheels)
+ref_all = lambda: pip_env(requirements_lock("uv-export.txt"), "--no-index", "--find-links", wheels)
 
 
 def test_uv_pip_compile_pylock():
     # With a local version, whose URL uv percent-encodes (torch-2.6.0%2Bcpu-...).
     env, _, _ = pylock_env("uv-pip-compile.pylock.toml")
     check(installed(env) == ALL + ["lockdemo-plus==1.0+cpu"], installed(env))
-    same_as_pip(env, pip_env(os.path.join(tmp, "req-uv-pip-compile.txt", "requirements.txt")))
+    same_as_pip(env, pip_env(requirements_lock("uv-pip-compile.txt")))
 
 
 def test_pep751_example_shape():
@@ -210,7 +246,7 @@ def test_uv_export_with_the_project():
 
 
 def test_extras_on_a_requirements_lock_is_usage():
-    lock = os.path.join(tmp, "req-pip-compile.txt", "requirements.txt")
+    lock = requirements_lock("pip-compile.txt")
     p = create(os.path.join(tmp, "env-never"), lock, "--extra", "cli", expect=2)
     check("requirements file" in p.stderr, p.stderr)
 
@@ -260,7 +296,7 @@ def test_misnamed_pylock():
               "pylock.toml or pylock.NAME.toml" in p.stderr, f"{name}: {p.stderr}")
     # capture does not write a pylock under a name create would refuse.
     house = os.path.join(tmp, "house-misnamed")
-    p = run([ENVBUILD, "capture", os.path.join(tmp, "env-uv-pip-compile.txt"), "--wheelhouse", house,
+    p = run([ENVBUILD, "capture", requirements_env("uv-pip-compile.txt"), "--wheelhouse", house,
              "--lock", os.path.join(tmp, "misnamed", "env.toml")], expect=2)
     check("pylock.toml or pylock.NAME.toml" in p.stderr, p.stderr)
     check(not os.path.exists(os.path.join(tmp, "misnamed", "env.toml")) and not os.path.exists(house), "nothing written")
@@ -295,7 +331,7 @@ def test_python_version_behind_a_pyenv_shim():
     p = subprocess.run([ENVBUILD, "python", "find", XY], env=env, capture_output=True, text=True)
     check(p.returncode == 0 and p.stdout.strip() == os.path.join(version_bin, "python" + XY), f"{p.returncode} {p.stdout} {p.stderr}")
     target = os.path.join(tmp, "env-pyenv")
-    lock = os.path.join(tmp, "req-pip-options.txt", "requirements.txt")
+    lock = requirements_lock("pip-options.txt")
     p = subprocess.run([ENVBUILD, "--cache-dir", cache, "create", target, "--python", XY, "--lock", lock],
                        env=dict(env, LOCKS_INDEX=INDEX), capture_output=True, text=True)
     check(p.returncode == 0, f"exit {p.returncode}: {p.stderr}")

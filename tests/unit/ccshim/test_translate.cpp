@@ -266,14 +266,14 @@ TEST_CASE("gcc defaults: PIE code and a PIE executable, as Debian's gcc", "[ccsh
   // The defaults go before the caller's arguments.
   CHECK(std::find(out.begin(), out.end(), "-pie") < std::find(out.begin(), out.end(), "w.c"));
   // No link: PIE code only.
-  for (Args args : {Args{"-c", "w.c"}, Args{"-S", "w.c"}, Args{"-E", "w.c"}, Args{"-M", "w.c"}, Args{"-MM", "w.c"},
-                    Args{"-fsyntax-only", "w.c"}}) {
+  for (const Args& args : {Args{"-c", "w.c"}, Args{"-S", "w.c"}, Args{"-E", "w.c"}, Args{"-M", "w.c"},
+                           Args{"-MM", "w.c"}, Args{"-fsyntax-only", "w.c"}}) {
     out = translate(args, sys.context());
     CHECK(has(out, "-fPIE") == 1);
     CHECK(has(out, "-pie") == 0);
   }
   // gcc's specs: %{static|shared|r:;!no-pie:-pie}
-  for (Args args : {Args{"-shared", "w.c"}, Args{"-r", "w.o"}, Args{"-static", "w.c"}, Args{"-no-pie", "w.c"}}) {
+  for (const Args& args : {Args{"-shared", "w.c"}, Args{"-r", "w.o"}, Args{"-static", "w.c"}, Args{"-no-pie", "w.c"}}) {
     out = translate(args, sys.context());
     CHECK(has(out, "-pie") == 0);
     CHECK(has(out, "-fPIE") == 1);
@@ -299,11 +299,11 @@ TEST_CASE("gcc defaults: no _DEBUG (zig defines it without -O), unless the calle
 TEST_CASE("linker version: -Wl,--version asks for the linker's version, as meson asks", "[ccshim]") {
   FakeSystem sys;
   sys.response_files["/r"] = "-Wl,--version";
-  for (Args args : {Args{"-Wl,--version"}, Args{"-Wl,-O1,--version"}, Args{"-Xlinker", "--version"}, Args{"@/r"},
-                    Args{"-m64", "-Wl,--version", "a.c"}})
+  for (const Args& args : {Args{"-Wl,--version"}, Args{"-Wl,-O1,--version"}, Args{"-Xlinker", "--version"}, Args{"@/r"},
+                           Args{"-m64", "-Wl,--version", "a.c"}})
     CHECK(ccshim::asks_linker_version(args, sys.context()));
-  for (Args args : {Args{"--version"}, Args{"-Wl,--version-script,v.map", "a.c"}, Args{"-o", "-Wl,--version"},
-                    Args{"-Wl,-v"}, Args{"a.c"}})
+  for (const Args& args : {Args{"--version"}, Args{"-Wl,--version-script,v.map", "a.c"}, Args{"-o", "-Wl,--version"},
+                           Args{"-Wl,-v"}, Args{"a.c"}})
     CHECK_FALSE(ccshim::asks_linker_version(args, sys.context()));
 }
 

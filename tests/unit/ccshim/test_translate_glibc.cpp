@@ -32,7 +32,7 @@ TEST_CASE("glibc: zig is told the host's glibc, and given gcc's system dirs", "[
                                                "-L/lib/x86_64-linux-gnu", "-L/usr/lib"});
   CHECK(sys.glibc_reads == 1);
   // -nostdinc: no system headers, as in gcc; a sysroot has headers of its own.
-  for (Args args : {Args{"-nostdinc", "a.c"}, Args{"--sysroot=/sr", "a.c"}, Args{"--sysroot", "/sr", "a.c"}}) {
+  for (const Args& args : {Args{"-nostdinc", "a.c"}, Args{"--sysroot=/sr", "a.c"}, Args{"--sysroot", "/sr", "a.c"}}) {
     out = translate(args, ctx);
     CHECK(std::find(out.begin(), out.end(), "-idirafter") == out.end());
   }
@@ -41,8 +41,8 @@ TEST_CASE("glibc: zig is told the host's glibc, and given gcc's system dirs", "[
 TEST_CASE("glibc: a caller's own target (or -m32) is left alone, and so is a host without glibc", "[ccshim]") {
   FakeSystem sys;
   sys.glibc = "2.36";
-  for (Args args : {Args{"-target", "aarch64-linux-gnu.2.28", "a.c"}, Args{"--target=x86_64-linux-musl", "a.c"},
-                    Args{"-m32", "a.c"}}) {
+  for (const Args& args : {Args{"-target", "aarch64-linux-gnu.2.28", "a.c"}, Args{"--target=x86_64-linux-musl", "a.c"},
+                           Args{"-m32", "a.c"}}) {
     auto out = translate(args, sys.context());
     CHECK(std::count(out.begin(), out.end(), "-target") == (args[0] == "-target" ? 1 : 0));
     CHECK(std::find(out.begin(), out.end(), "x86_64-linux-gnu.2.36") == out.end());
@@ -108,8 +108,8 @@ TEST_CASE("glibc: zig links against the host's own libc when its development fil
                                    "crt_dir=/usr/lib/x86_64-linux-gnu\n"
                                    "msvc_lib_dir=\nkernel32_lib_dir=\ngcc_dir=\n"));
   // Not when the shim sets no glibc target, nor without the system headers.
-  for (Args args : {Args{"-m32", "a.c"}, Args{"-target", "aarch64-linux-gnu", "a.c"}, Args{"-nostdinc", "a.c"},
-                    Args{"--sysroot=/sr", "a.c"}})
+  for (const Args& args : {Args{"-m32", "a.c"}, Args{"-target", "aarch64-linux-gnu", "a.c"}, Args{"-nostdinc", "a.c"},
+                           Args{"--sysroot=/sr", "a.c"}})
     CHECK(ccshim::zig_libc_file(args, ctx) == std::nullopt);
   sys.glibc.reset();
   CHECK(ccshim::zig_libc_file({"a.c"}, ctx) == std::nullopt);

@@ -94,7 +94,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def _fault(self, *kinds):
         return self.sim.faults.take(kinds, self.origin, self.command, self.path)
 
-    def _head(self, status, headers):
+    def _head(self, status, headers, raw_headers=None):
         # The log is updated before the bytes go out, so a client that has its answer sees it logged.
         if self.record is not None:
             self.record["status"] = status
@@ -103,6 +103,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
         for k, v in headers.items():
             # http.server encodes header values as latin-1: keep non-ASCII (from paths) printable.
             self.send_header(k, str(v).encode("ascii", "backslashreplace").decode())
+        for k, v in (raw_headers or {}).items():
+            # A fault's raw_headers: the value's bytes as they are (cut mid-UTF-8, not UTF-8 at all).
+            self._headers_buffer.append(k.encode("ascii") + b": " + v + b"\r\n")
         if self.close_connection:
             self.send_header("Connection", "close")
         self.end_headers()
@@ -131,10 +134,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
             pass
         raise ClientGone()
 
-    def send_bytes(self, status, body, headers=None):
+    def send_bytes(self, status, body, headers=None, raw_headers=None):
         headers = dict(headers or {})
         headers["Content-Length"] = len(body)
-        self._head(status, headers)
+        self._head(status, headers, raw_headers)
         if self.command != "HEAD":
             self._write(body)
 
@@ -176,8 +179,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if "ratelimit_policy" in fault:
             headers["RateLimit-Policy"] = fault["ratelimit_policy"]
         message = fault.get("message", http.server.BaseHTTPRequestHandler.responses.get(code, ("error",))[0])
+        raw = {k: bytes.fromhex(v) for k, v in fault.get("raw_headers", {}).items()}
         self.send_bytes(code, json.dumps({"error": message}).encode(),
-                        dict(headers, **{"Content-Type": "application/json"}))
+                        dict(headers, **{"Content-Type": "application/json"}), raw)
 
     # -- file bodies ----------------------------------------------------------------------------
     def send_file(self, source, size, headers):

@@ -10,6 +10,7 @@
 
 #include "provkit/ccshim/translate.hpp"
 #include "provkit/error.hpp"
+#include "provkit/util/fd.hpp"
 #include "provkit/util/fs.hpp"
 #include "provkit/util/paths.hpp"
 
@@ -26,28 +27,18 @@ bool is_file(const fs::path& p) {
 // /dev/fd/N), read to its end, at most util::kReadFileMax bytes. Opened without blocking (a FIFO with no
 // writer reads as empty, never hangs); a device or directory is no response file (nullopt, as unreadable).
 std::optional<std::string> read_response_text(const fs::path& p) {
-  int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) return std::nullopt;
+  // One open, owned by util::Fd: a FIFO is not reopened (a writer waiting on it would see no reader between
+  // two opens), and read_bounded is the one bounded read.
+  util::Fd fd(::open(p.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+  if (!fd) return std::nullopt;
   struct stat st {};
-  if (::fstat(fd, &st) != 0 || !(S_ISREG(st.st_mode) || S_ISFIFO(st.st_mode))) {
-    ::close(fd);
-    return std::nullopt;
+  if (::fstat(fd.get(), &st) != 0 || !(S_ISREG(st.st_mode) || S_ISFIFO(st.st_mode))) return std::nullopt;
+  ::fcntl(fd.get(), F_SETFL, ::fcntl(fd.get(), F_GETFL) & ~O_NONBLOCK);
+  try {
+    return util::read_bounded(fd.get(), util::kReadFileMax, p.string());
+  } catch (const Error&) {
+    return std::nullopt;  // unreadable or too long: as gcc, the argument stays as it is
   }
-  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-  std::string text;
-  char buf[65536];
-  for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 || text.size() + static_cast<std::size_t>(n) > util::kReadFileMax) {
-      ::close(fd);
-      return std::nullopt;
-    }
-    if (n == 0) break;
-    text.append(buf, static_cast<std::size_t>(n));
-  }
-  ::close(fd);
-  return text;
 }
 
 }  // namespace

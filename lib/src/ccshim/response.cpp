@@ -130,14 +130,15 @@ std::vector<std::string> pack_for_exec(const std::vector<std::string>& args,
 }
 
 std::string response_memfd(const std::string& text) {
-  int fd = ::memfd_create("cc-shim-args", 0);
-  if (fd < 0) return "";
-  if (int e = util::write_all(fd, text); e != 0) {
-    ::close(fd);
+  // Not O_CLOEXEC: zig, exec'd next, reads it by its /proc/self/fd name; the descriptor is kept open for it.
+  util::Fd fd(::memfd_create("cc-shim-args", 0));
+  if (!fd) return "";
+  if (int e = util::write_all(fd.get(), text); e != 0) {
+    fd.reset();
     errno = e;
     return "";
   }
-  return "/proc/self/fd/" + std::to_string(fd);
+  return "/proc/self/fd/" + std::to_string(fd.release());
 }
 
 }  // namespace provkit::ccshim

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "provkit/error.hpp"
+#include "provkit/util/beneath.hpp"
 #include "provkit/util/fd.hpp"
 
 extern char** environ;
@@ -66,18 +67,19 @@ void relay_stderr(int fd, const std::function<void(std::string_view)>& to_stderr
 
 // `from`'s bytes written into `to`, which exists and is no regular file (so it is opened, never replaced).
 bool copy_into(const std::string& from, const std::string& to, const std::function<void(std::string_view)>& err) {
-  int in = ::open(from.c_str(), O_RDONLY | O_CLOEXEC);
-  if (in < 0) return true;  // zig wrote nothing there (-fsyntax-only, -M): nothing to give
-  int out = ::open(to.c_str(), O_WRONLY | O_CLOEXEC);
-  bool ok = out >= 0;
+  util::Fd in = util::open_regular(from, O_RDONLY);
+  if (!in) return true;  // zig wrote nothing there (-fsyntax-only, -M): nothing to give
+  // `to` is no regular file (a FIFO, /dev/stdout, a device): opened as it is, never replaced.
+  util::Fd out(::open(to.c_str(), O_WRONLY | O_CLOEXEC));
+  bool ok = static_cast<bool>(out);
   std::string why = ok ? "" : std::strerror(errno);
   if (ok) {
     std::array<char, 65536> buf;
     try {
       util::read_blocks(
-          in, buf,
+          in.get(), buf,
           [&](const char* data, std::size_t size) {
-            if (ok && util::write_all(out, data, size) != 0) {
+            if (ok && util::write_all(out.get(), data, size) != 0) {
               why = std::strerror(errno);
               ok = false;
             }
@@ -87,9 +89,7 @@ bool copy_into(const std::string& from, const std::string& to, const std::functi
       why = e.what();
       ok = false;
     }
-    ::close(out);
   }
-  ::close(in);
   if (!ok) err("cc-shim: cannot write " + to + ": " + why + "\n");
   return ok;
 }
@@ -120,12 +120,17 @@ int supervise(const Exec& run, const std::function<void(std::string_view)>& to_s
     }
   } remove_scratch{run.scratch_dir};
 
-  int pipe_fds[2] = {-1, -1};
-  if (run.filter_linker_warnings && ::pipe2(pipe_fds, O_CLOEXEC) != 0)
-    throw Error(ExitCode::usage, std::string("cannot make a pipe for zig's stderr: ") + std::strerror(errno));
+  util::Fd read_end, write_end;  // zig's stderr, when its linker warnings are filtered
+  if (run.filter_linker_warnings) {
+    int pipe_fds[2];
+    if (::pipe2(pipe_fds, O_CLOEXEC) != 0)
+      throw Error(ExitCode::usage, std::string("cannot make a pipe for zig's stderr: ") + std::strerror(errno));
+    read_end.reset(pipe_fds[0]);
+    write_end.reset(pipe_fds[1]);
+  }
   posix_spawn_file_actions_t actions;
   ::posix_spawn_file_actions_init(&actions);
-  if (pipe_fds[1] >= 0) ::posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDERR_FILENO);
+  if (write_end) ::posix_spawn_file_actions_adddup2(&actions, write_end.get(), STDERR_FILENO);
 
   // Blocked until zig's pid is known, so a signal in between is passed on rather than lost.
   sigset_t block, old_mask;
@@ -147,14 +152,11 @@ int supervise(const Exec& run, const std::function<void(std::string_view)>& to_s
   ::posix_spawnattr_destroy(&attr);
   if (rc == 0) zig_pid = pid;
   ::sigprocmask(SIG_SETMASK, &old_mask, nullptr);
-  if (pipe_fds[1] >= 0) ::close(pipe_fds[1]);
-  if (rc != 0) {
-    if (pipe_fds[0] >= 0) ::close(pipe_fds[0]);
-    throw Error(ExitCode::usage, "cannot run " + run.argv[0] + ": " + std::strerror(rc));
-  }
-  if (pipe_fds[0] >= 0) {
-    relay_stderr(pipe_fds[0], to_stderr);
-    ::close(pipe_fds[0]);
+  write_end.reset();  // zig holds it now: EOF when it exits
+  if (rc != 0) throw Error(ExitCode::usage, "cannot run " + run.argv[0] + ": " + std::strerror(rc));
+  if (read_end) {
+    relay_stderr(read_end.get(), to_stderr);
+    read_end.reset();
   }
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {}

@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "provkit/error.hpp"
+#include "provkit/util/fd.hpp"
 
 namespace provkit::host {
 
@@ -63,16 +64,15 @@ bool port_free(const std::string& host, int port, std::string& why) {
     why = "'" + host + "' is not an address";
     return false;
   }
-  int fd = ::socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) {
+  util::Fd fd(::socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!fd) {
     why = std::strerror(errno);
     return false;
   }
   int one = 1;
-  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&ss), len) == 0;
+  ::setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  bool ok = ::bind(fd.get(), reinterpret_cast<sockaddr*>(&ss), len) == 0;
   if (!ok) why = std::strerror(errno);
-  ::close(fd);
   return ok;
 }
 

@@ -1,6 +1,9 @@
 #include "provkit/python/capture.hpp"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+
+#include <cerrno>
 
 #include <algorithm>
 #include <mutex>
@@ -28,9 +31,12 @@ struct WheelInfo {
   std::vector<std::string> tags;
 };
 
-WheelInfo read_wheel_info(const fs::path& file) {
+// The metadata files of a .dist-info, at most this long.
+constexpr std::size_t kMaxMetadataBytes = 16u << 20;
+
+WheelInfo read_wheel_info(const util::Root& site, const fs::path& file) {
   WheelInfo w;
-  std::istringstream in(util::read_file(file));
+  std::istringstream in(site.read(file, kMaxMetadataBytes));
   for (std::string line; std::getline(in, line);) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.rfind("Root-Is-Purelib:", 0) == 0) w.purelib = line.find("true") != std::string::npos;
@@ -105,20 +111,27 @@ CaptureResult capture_env(const fs::path& source, const fs::path& wheelhouse, co
   fs::create_directories(wheelhouse);
 
   CaptureResult result;
+  // Every read below site-packages and the prefix goes through these roots (the caller named VENV, so links
+  // above them are followed): a file RECORD lists that is a link, or lies behind one, is refused, never read
+  // (its target could be anything on the box, packed into a wheel that is handed on).
+  const util::Root site_root(site), prefix_root(prefix);
+  auto present = [](const util::Root& root, const fs::path& p) {
+    struct stat st {};
+    return root.stat(p, st);
+  };
   auto dists = list_installed(site);
   std::vector<std::optional<LockEntry>> entries(dists.size());
   std::mutex mutex;
   util::parallel_for(dists.size(), jobs, [&](std::size_t i) {
     const InstalledDist& d = dists[i];
-    std::error_code ec;
     const std::string label = d.name + " " + d.version;
     const std::string dist_info = d.dist_info.filename().string();
-    if (!fs::exists(d.dist_info / "RECORD", ec) || !fs::exists(d.dist_info / "WHEEL", ec)) {
+    if (!present(site_root, d.dist_info / "RECORD") || !present(site_root, d.dist_info / "WHEEL")) {
       std::lock_guard lock(mutex);
       result.skipped.push_back(label + ": no RECORD or WHEEL (not installed from a wheel)");
       return;
     }
-    WheelInfo info = read_wheel_info(d.dist_info / "WHEEL");
+    WheelInfo info = read_wheel_info(site_root, d.dist_info / "WHEEL");
     std::string tag = compress_tags(info.tags);
     if (tag.empty()) {
       if (!info.purelib) {
@@ -129,12 +142,12 @@ CaptureResult capture_env(const fs::path& source, const fs::path& wheelhouse, co
       tag = "py3-none-any";
     }
     std::set<std::string> launchers;
-    if (fs::exists(d.dist_info / "entry_points.txt", ec))
-      for (auto& ep : script_entry_points(util::read_file(d.dist_info / "entry_points.txt"))) {
-        launchers.insert(ep.name);
-        if (ep.name.rfind("pip3.", 0) == 0) launchers.insert("pip" + python_dir.substr(6));
-        if (ep.name.rfind("easy_install-3.", 0) == 0) launchers.insert("easy_install-" + python_dir.substr(6));
-      }
+    for (auto& ep :
+         script_entry_points(site_root.read_if_present(d.dist_info / "entry_points.txt", kMaxMetadataBytes))) {
+      launchers.insert(ep.name);
+      if (ep.name.rfind("pip3.", 0) == 0) launchers.insert("pip" + python_dir.substr(6));
+      if (ep.name.rfind("easy_install-3.", 0) == 0) launchers.insert("easy_install-" + python_dir.substr(6));
+    }
     const std::string data = dist_info.substr(0, dist_info.size() - 10) + ".data";
     const std::string dist_name = dist_info.substr(0, dist_info.find('-'));
     const fs::path headers = prefix / "include" / "site" / python_dir / dist_name;
@@ -142,7 +155,8 @@ CaptureResult capture_env(const fs::path& source, const fs::path& wheelhouse, co
     std::vector<PackEntry> pack;
     std::vector<RecordRow> rows;
     std::set<std::string> names;
-    auto rows_in = parse_record(util::read_file(d.dist_info / "RECORD"), (d.dist_info / "RECORD").string());
+    auto rows_in = parse_record(site_root.read(d.dist_info / "RECORD", kMaxMetadataBytes << 2),
+                                (d.dist_info / "RECORD").string());
     for (auto& row : rows_in) {
       fs::path p = fs::path(row.path).is_absolute() ? fs::path(row.path) : (site / row.path);
       p = p.lexically_normal();
@@ -168,20 +182,24 @@ CaptureResult capture_env(const fs::path& source, const fs::path& wheelhouse, co
       }
       if (!names.insert(name).second) continue;
       struct stat st {};
-      if (::lstat(p.c_str(), &st) != 0)
+      if (!prefix_root.stat(p, st) && errno == ENOENT)
         throw Error(ExitCode::check_failed,
                     label + ": " + row.path + " is missing; the environment has drifted (envbuild verify)");
+      util::Fd file = prefix_root.open_regular(p, O_RDONLY);
+      if (!file || ::fstat(file.get(), &st) != 0)
+        throw Error(ExitCode::check_failed, label + ": " + row.path + ": " + util::describe_open_error(errno));
       PackEntry e;
       e.name = name;
       e.executable = (st.st_mode & 0111) != 0;
       if (name.rfind(data + "/scripts/", 0) == 0) {
-        e.content = restore_python_shebang(util::read_file(p));
+        e.content = restore_python_shebang(util::read_bounded(file.get(), util::kReadFileMax, p.string()));
         util::Hasher h;
         h.update(e.content);
         rows.push_back({name, record_hash(h.raw_digest()), std::to_string(e.content.size())});
       } else {
         e.source = p;
-        rows.push_back({name, record_hash_of_file(p), std::to_string(st.st_size)});
+        e.below = prefix;  // packed from below the prefix too, never through a link
+        rows.push_back({name, record_hash_of_fd(file.get(), p.string()), std::to_string(st.st_size)});
       }
       pack.push_back(std::move(e));
     }

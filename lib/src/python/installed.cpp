@@ -36,9 +36,21 @@ std::string metadata_header(const std::string& metadata, const std::string& key)
 
 namespace {
 
+// RECORD and METADATA are read below site-packages (the directory the caller named): a .dist-info that
+// is a link, or a RECORD that is a link or a FIFO, is refused with a sentence, never followed or waited on.
+constexpr std::size_t kMaxRecordBytes = 64u << 20;
+constexpr std::size_t kMaxMetadataBytes = 16u << 20;
+
 std::vector<RecordRow> read_rows(const InstalledDist& d) {
   auto record = d.dist_info / "RECORD";
-  return parse_record(util::read_file(record), record.string());
+  return parse_record(util::Root(d.dist_info.parent_path()).read(record, kMaxRecordBytes), record.string());
+}
+
+// Whether the dist-info holds a RECORD: lstat below site-packages (a link named RECORD counts, and the read
+// then refuses it; a .dist-info that is itself a link has none of its own).
+bool has_record(const InstalledDist& d) {
+  struct stat st {};
+  return util::Root(d.dist_info.parent_path()).stat(d.dist_info / "RECORD", st);
 }
 
 fs::path resolve(const fs::path& site_packages, const std::string& p) {
@@ -113,13 +125,13 @@ class Beneath {
 std::vector<InstalledDist> list_installed(const fs::path& site_packages) {
   std::vector<InstalledDist> out;
   std::error_code ec;
+  const util::Root site(site_packages);
   for (auto& e : fs::directory_iterator(site_packages, ec)) {
     auto name = e.path().filename().string();
     if (name.size() <= 10 || name.substr(name.size() - 10) != ".dist-info" || !e.is_directory(ec)) continue;
     InstalledDist d;
     d.dist_info = e.path();
-    if (fs::exists(e.path() / "METADATA", ec)) {
-      auto md = util::read_file(e.path() / "METADATA");
+    if (auto md = site.read_if_present(e.path() / "METADATA", kMaxMetadataBytes); !md.empty()) {
       d.name = metadata_header(md, "Name");
       d.version = metadata_header(md, "Version");
     }
@@ -138,8 +150,7 @@ std::vector<InstalledDist> list_installed(const fs::path& site_packages) {
 std::vector<std::string> all_recorded_paths(const fs::path& site_packages, const std::vector<InstalledDist>& dists) {
   std::vector<std::string> out;
   for (auto& d : dists) {
-    std::error_code ec;
-    if (!fs::exists(d.dist_info / "RECORD", ec)) continue;
+    if (!has_record(d)) continue;
     for (auto& row : read_rows(d)) out.push_back(resolve(site_packages, row.path).string());
   }
   std::sort(out.begin(), out.end());
@@ -152,7 +163,7 @@ DistCheck check_dist(const fs::path& env_root, const InstalledDist& dist, const 
   const fs::path site = dist.dist_info.parent_path();
   const Beneath env(env_root, site);
   std::error_code ec;
-  if (!fs::exists(dist.dist_info / "RECORD", ec)) {
+  if (!has_record(dist)) {
     check.missing.push_back(dist.dist_info.filename().string() + "/RECORD");
     return check;
   }
@@ -221,10 +232,9 @@ DistCheck check_dist(const fs::path& env_root, const InstalledDist& dist, const 
 
 std::vector<std::string> uninstall_dist(const fs::path& env_root, const InstalledDist& dist) {
   std::vector<std::string> left;
-  std::error_code ec;
   const Beneath env(env_root, dist.dist_info.parent_path());
   std::set<fs::path> dirs;
-  if (fs::exists(dist.dist_info / "RECORD", ec)) {
+  if (has_record(dist)) {
     for (auto& row : read_rows(dist)) {
       fs::path p = env.locate(row.path);
       auto parent = env.open_parent(p);
@@ -256,7 +266,12 @@ std::vector<std::string> uninstall_dist(const fs::path& env_root, const Installe
       dirs.insert(p.parent_path());
     }
   }
-  fs::remove_all(dist.dist_info, ec);
+  // The .dist-info itself, below site-packages: a link there goes as a link.
+  try {
+    util::Root(dist.dist_info.parent_path()).remove_all(dist.dist_info);
+  } catch (const Error&) {
+    left.push_back(dist.dist_info.filename().string());
+  }
   // Remove directories left empty, deepest first, never site-packages or above
   // (all of them were reached without a link above).
   std::vector<fs::path> ordered(dirs.begin(), dirs.end());

@@ -35,29 +35,35 @@ namespace {
 
 using util::Fd;
 
-// Opens src and creates dst with src's permission bits; -1 and errno on failure.
-bool open_pair(const fs::path& from, const fs::path& to, Fd& src, Fd& dst) {
+// Opens src and creates `to` (in the directory `dir`, never through a link) with src's permission bits;
+// false and errno on failure.
+bool open_pair(const fs::path& from, const Dest& to, Fd& src, Fd& dst) {
   src = util::open_regular(from);  // a FIFO or device is no file to copy
   if (!src) return false;
   struct stat st {};
   if (::fstat(src.get(), &st) != 0) return false;
-  dst.reset(::open(to.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, st.st_mode & 07777));
+  dst.reset(
+      ::openat(to.dir, to.name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, st.st_mode & 07777));
   return static_cast<bool>(dst);
 }
 
-bool clone_file(const fs::path& from, const fs::path& to) {
+void remove_keeping_errno(const Dest& to) {
+  int e = errno;
+  ::unlinkat(to.dir, to.name.c_str(), 0);
+  errno = e;
+}
+
+bool clone_file(const fs::path& from, const Dest& to) {
   Fd src(-1), dst(-1);
   if (!open_pair(from, to, src, dst)) return false;
   if (::ioctl(dst.get(), FICLONE, src.get()) != 0) {
-    int e = errno;
-    ::unlink(to.c_str());
-    errno = e;
+    remove_keeping_errno(to);
     return false;
   }
   return true;
 }
 
-bool copy_bytes(const fs::path& from, const fs::path& to) {
+bool copy_bytes(const fs::path& from, const Dest& to) {
   Fd src(-1), dst(-1);
   if (!open_pair(from, to, src, dst)) return false;
   for (;;) {
@@ -66,9 +72,7 @@ bool copy_bytes(const fs::path& from, const fs::path& to) {
     if (n > 0) continue;
     if (errno == EINTR) continue;
     if (errno == EXDEV || errno == ENOSYS || errno == EOPNOTSUPP || errno == EINVAL) break;
-    int e = errno;
-    ::unlink(to.c_str());
-    errno = e;
+    remove_keeping_errno(to);
     return false;
   }
   static thread_local char buf[1 << 16];
@@ -78,42 +82,65 @@ bool copy_bytes(const fs::path& from, const fs::path& to) {
     if (n < 0) return false;
     if (n == 0) return true;
     if (int e = util::write_all(dst.get(), buf, static_cast<std::size_t>(n)); e != 0) {
-      ::unlink(to.c_str());
       errno = e;
+      remove_keeping_errno(to);
       return false;
     }
   }
 }
 
+// The parent directory of a path the caller gave (links followed: the caller named it).
+Fd parent_of(const fs::path& to) {
+  fs::path dir = to.parent_path();
+  return Fd(::open(dir.empty() ? "." : dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+}
+
 }  // namespace
 
-void copy_file_contents(const fs::path& from, const fs::path& to) {
+void copy_file_contents(const fs::path& from, const Dest& to) {
   if (!copy_bytes(from, to)) {
     if (errno == EEXIST) {
-      ::unlink(to.c_str());
+      ::unlinkat(to.dir, to.name.c_str(), 0);
       if (copy_bytes(from, to)) return;
     }
     throw Error(ExitCode::check_failed,
-                "cannot copy " + from.string() + " to " + to.string() + ": " + std::strerror(errno));
+                "cannot copy " + from.string() + " to " + to.shown.string() + ": " + std::strerror(errno));
   }
 }
 
-bool Linker::try_mode(LinkMode m, const fs::path& from, const fs::path& to, int& err) {
+void copy_file_contents(const fs::path& from, const fs::path& to) {
+  Fd dir = parent_of(to);
+  if (!dir)
+    throw Error(ExitCode::check_failed,
+                "cannot copy " + from.string() + " to " + to.string() + ": " + std::strerror(errno));
+  copy_file_contents(from, Dest{dir.get(), to.filename().string(), to});
+}
+
+bool Linker::try_mode(LinkMode m, const fs::path& from, const Dest& to, int& err) {
   bool ok = false;
   for (int attempt = 0; attempt < 2; ++attempt) {
     switch (m) {
       case LinkMode::clone: ok = clone_file(from, to); break;
-      case LinkMode::hardlink: ok = ::link(from.c_str(), to.c_str()) == 0; break;
+      // The source itself, never what it points at (no AT_SYMLINK_FOLLOW).
+      case LinkMode::hardlink: ok = ::linkat(AT_FDCWD, from.c_str(), to.dir, to.name.c_str(), 0) == 0; break;
       case LinkMode::copy: ok = copy_bytes(from, to); break;
     }
     if (ok || errno != EEXIST) break;
-    ::unlink(to.c_str());  // replace what a previous install left
+    ::unlinkat(to.dir, to.name.c_str(), 0);  // replace what a previous install left
   }
   err = ok ? 0 : errno;
   return ok;
 }
 
 void Linker::link(const fs::path& from, const fs::path& to) {
+  Fd dir = parent_of(to);
+  if (!dir)
+    throw Error(ExitCode::check_failed,
+                "cannot place " + to.string() + " from " + from.string() + ": " + std::strerror(errno));
+  link(from, Dest{dir.get(), to.filename().string(), to});
+}
+
+void Linker::link(const fs::path& from, const Dest& to) {
   int err = 0;
   LinkMode m;
   {
@@ -125,7 +152,7 @@ void Linker::link(const fs::path& from, const fs::path& to) {
         if (try_mode(candidate, from, to, err)) {
           if (candidate != preferred_)
             warning_ = std::string("--link-mode ") + link_mode_name(preferred_) + " is not possible from " +
-                       from.parent_path().string() + " to " + to.parent_path().string() + " (" +
+                       from.parent_path().string() + " to " + to.shown.parent_path().string() + " (" +
                        std::strerror(first_err) + "); using " + link_mode_name(candidate) + " for every file";
           mode_ = candidate;
           settled_ = true;
@@ -136,7 +163,7 @@ void Linker::link(const fs::path& from, const fs::path& to) {
         if (err == ENOENT) break;  // the source is missing: no mode will help
       }
       throw Error(ExitCode::check_failed,
-                  "cannot place " + to.string() + " from " + from.string() + ": " + std::strerror(err));
+                  "cannot place " + to.shown.string() + " from " + from.string() + ": " + std::strerror(err));
     }
     m = mode_;
   }
@@ -144,7 +171,7 @@ void Linker::link(const fs::path& from, const fs::path& to) {
   // One file that cannot be linked (e.g. too many links) is copied instead.
   if (m != LinkMode::copy && err != ENOENT && try_mode(LinkMode::copy, from, to, err)) return;
   throw Error(ExitCode::check_failed,
-              "cannot place " + to.string() + " from " + from.string() + ": " + std::strerror(err));
+              "cannot place " + to.shown.string() + " from " + from.string() + ": " + std::strerror(err));
 }
 
 std::string Linker::warning() const {

@@ -94,10 +94,4 @@ std::string record_hash_of_fd(int fd, const std::string& what) {
   return record_hash(h.raw_digest());
 }
 
-std::string record_hash_of_file(const std::filesystem::path& path) {
-  util::Fd fd = util::open_regular(path);
-  if (!fd) throw Error(ExitCode::check_failed, path.string() + ": cannot read: " + util::describe_open_error(errno));
-  return record_hash_of_fd(fd.get(), path.string());
-}
-
 }  // namespace provkit::python

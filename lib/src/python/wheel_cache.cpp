@@ -47,6 +47,25 @@ CacheEntry from_json(const nlohmann::json& j, fs::path tree) {
   w.record_problems = j.at("record_problems").get<std::vector<std::string>>();
   return e;
 }
+
+// files.json of one entry: its file list, at most this long.
+constexpr std::size_t kMaxFilesJson = 64u << 20;
+
+// Everything below the cache directory is opened through this root: a link planted in unpacked/, tmp/ or
+// an entry (a shared cache) never moves a read, a rename or a removal outside it.
+util::Root below(const fs::path& root) { return util::Root(root); }
+
+bool is_regular(const util::Root& cache, const fs::path& p) {
+  struct stat st {};
+  return cache.stat(p, st) && S_ISREG(st.st_mode);
+}
+
+// Removes a tree of the cache; what cannot go (a link on the way) stays for the next run to meet.
+void remove_quietly(const util::Root& cache, const fs::path& p) {
+  try {
+    cache.remove_all(p);
+  } catch (const Error&) {}
+}
 }  // namespace
 
 WheelCache::WheelCache(fs::path root) : root_(std::move(root)) {
@@ -61,27 +80,31 @@ fs::path WheelCache::temp_path(const std::string& tag) const {
 }
 
 bool WheelCache::has_unpacked(const std::string& sha256) const {
-  std::error_code ec;
-  return fs::exists(root_ / "unpacked" / sha256 / "files.json", ec);
+  return is_regular(below(root_), root_ / "unpacked" / sha256 / "files.json");
 }
 
 void WheelCache::evict(const std::string& sha256) {
-  std::error_code ec;
+  util::Root cache = below(root_);
   fs::path dir = root_ / "unpacked" / sha256;
-  if (!fs::exists(dir, ec)) return;
+  struct stat st {};
+  if (!cache.stat(dir, st)) return;
   auto old = temp_path(sha256 + ".evicted");
-  fs::rename(dir, old, ec);
-  fs::remove_all(old, ec);
+  try {
+    cache.rename(dir, old, false);
+  } catch (const Error&) {
+    return;  // left where it is: the publish that follows meets it and says why
+  }
+  remove_quietly(cache, old);
 }
 
 std::optional<CacheEntry> WheelCache::find(const std::string& sha256) const {
   fs::path dir = root_ / "unpacked" / sha256;
-  std::error_code ec;
-  if (!fs::exists(dir / "files.json", ec)) return std::nullopt;
   try {
-    return from_json(nlohmann::json::parse(util::read_file(dir / "files.json")), dir / "tree");
+    std::string text = below(root_).read_if_present(dir / "files.json", kMaxFilesJson);
+    if (text.empty()) return std::nullopt;
+    return from_json(nlohmann::json::parse(text), dir / "tree");
   } catch (const std::exception&) {
-    return std::nullopt;  // unreadable: unpacked again and replaced
+    return std::nullopt;  // unreadable (or a link in the way): unpacked again, and the publish replaces it
   }
 }
 
@@ -89,20 +112,20 @@ WheelCache::Staged WheelCache::stage(const std::string& sha256, const fs::path& 
   Staged staged;
   staged.sha256 = sha256;
   staged.dir = temp_path(sha256);
-  std::error_code ec;
-  fs::create_directories(staged.dir / "tree");
+  util::Root cache = below(root_);
+  cache.make_dirs(staged.dir / "tree");  // tmp/ itself a link: refused here, before a byte is unpacked
   try {
     staged.entry.info = unpack_wheel(wheel_file, staged.dir / "tree");
     // What each file is right after extraction, to know later whether it still is.
     for (auto& f : staged.entry.info.files) {
       struct stat st {};
-      if (::lstat((staged.dir / "tree" / f.path).c_str(), &st) != 0)
+      if (!cache.stat(staged.dir / "tree" / f.path, st))
         throw Error(ExitCode::check_failed, (staged.dir / "tree" / f.path).string() + ": unpacked file is missing");
       staged.entry.mtimes.push_back(mtime_ns(st));
     }
-    util::write_file_atomic(staged.dir / "files.json", to_json(staged.entry).dump());
+    cache.write_atomic(staged.dir / "files.json", to_json(staged.entry).dump());
   } catch (...) {
-    fs::remove_all(staged.dir, ec);
+    remove_quietly(cache, staged.dir);
     throw;
   }
   return staged;
@@ -111,23 +134,29 @@ WheelCache::Staged WheelCache::stage(const std::string& sha256, const fs::path& 
 void WheelCache::sync() const {
   // One syncfs for a whole batch: file contents reach the disk before any
   // entry is published, far cheaper than an fsync per file.
-  util::Fd fd(::open((root_ / "tmp").c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  util::Fd fd = below(root_).open(root_ / "tmp", O_RDONLY | O_DIRECTORY);
   if (fd) ::syncfs(fd.get());
 }
 
 CacheEntry WheelCache::publish(Staged& staged) {
   fs::path dir = root_ / "unpacked" / staged.sha256;
-  std::error_code ec;
-  if (fs::exists(dir, ec) && !fs::exists(dir / "files.json", ec)) {
+  util::Root cache = below(root_);
+  struct stat st {};
+  if (cache.stat(dir, st) && !(S_ISDIR(st.st_mode) && is_regular(cache, dir / "files.json"))) {
+    // Half an entry, or something planted in its place (a link is moved aside as a link, never followed).
     auto old = temp_path(staged.sha256 + ".old");
-    fs::rename(dir, old, ec);
-    fs::remove_all(old, ec);
+    try {
+      cache.rename(dir, old, false);
+      remove_quietly(cache, old);
+    } catch (const Error&) {}
   }
-  if (::rename(staged.dir.c_str(), dir.c_str()) != 0) {
-    // Another process published the same wheel first: keep theirs.
-    fs::remove_all(staged.dir, ec);
-    if (!fs::exists(dir / "files.json", ec))
-      throw Error(ExitCode::check_failed, dir.string() + ": cannot publish cache entry");
+  try {
+    cache.rename(staged.dir, dir, false);
+  } catch (const Error&) {
+    // Another process published the same wheel first: keep theirs. Anything else (a link where unpacked/
+    // should be a directory) is said as it is.
+    remove_quietly(cache, staged.dir);
+    if (!has_unpacked(staged.sha256)) throw;
   }
   staged.entry.tree = dir / "tree";
   return staged.entry;
@@ -137,7 +166,11 @@ void WheelCache::publish_all(std::vector<Staged>& staged) {
   if (staged.empty()) return;
   sync();
   for (auto& s : staged) publish(s);
-  util::fsync_path(root_ / "unpacked");
+  sync_unpacked();
+}
+
+void WheelCache::sync_unpacked() const {
+  if (util::Fd dir = below(root_).open(root_ / "unpacked", O_RDONLY | O_DIRECTORY)) ::fsync(dir.get());
 }
 
 CacheEntry WheelCache::unpacked(const std::string& sha256, const fs::path& wheel_file) {
@@ -145,16 +178,18 @@ CacheEntry WheelCache::unpacked(const std::string& sha256, const fs::path& wheel
   Staged staged = stage(sha256, wheel_file);
   sync();
   CacheEntry entry = publish(staged);
-  util::fsync_path(root_ / "unpacked");
+  sync_unpacked();
   return entry;
 }
 
 std::vector<std::string> WheelCache::changed_files(const CacheEntry& entry) const {
   std::vector<std::string> changed;
   const auto& files = entry.info.files;
+  util::Root cache = below(root_);
   for (std::size_t i = 0; i < files.size(); ++i) {
     struct stat st {};
-    bool same = ::lstat((entry.tree / files[i].path).c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+    // A link in any directory on the way (or the file itself a link) is a change.
+    bool same = cache.stat(entry.tree / files[i].path, st) && S_ISREG(st.st_mode) &&
                 static_cast<std::uint64_t>(st.st_size) == files[i].size &&
                 (entry.mtimes.empty() || mtime_ns(st) == entry.mtimes[i]);
     if (!same) changed.push_back(files[i].path);
@@ -164,10 +199,8 @@ std::vector<std::string> WheelCache::changed_files(const CacheEntry& entry) cons
 
 bool WheelCache::first_fallback_notice(const std::string& warning) {
   fs::path mark = root_ / ("link-fallback-" + util::sha256_hex(warning).substr(0, 16));
-  int fd = ::open(mark.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-  if (fd < 0) return errno != EEXIST;  // unwritable cache: say it every time
-  ::close(fd);
-  return true;
+  util::Fd fd = below(root_).open(mark, O_WRONLY | O_CREAT | O_EXCL, 0644);
+  return fd || errno != EEXIST;  // unwritable cache: say it every time
 }
 
 std::string WheelCache::local_wheel_sha256(const fs::path& wheel) {

@@ -1,18 +1,20 @@
 #include "provkit/python/wheel_install.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
 #include <regex>
 #include <sstream>
-#include <unordered_set>
+#include <unordered_map>
 
 #include "provkit/error.hpp"
 #include "provkit/python/installed.hpp"
 #include "provkit/python/record.hpp"
 #include "provkit/python/wheel_name.hpp"
+#include "provkit/util/beneath.hpp"
 #include "provkit/util/fd.hpp"
 #include "provkit/util/fs.hpp"
 #include "provkit/util/hash.hpp"
@@ -22,17 +24,22 @@ namespace provkit::python {
 
 namespace {
 
+// A .dist-info's METADATA, WHEEL or entry_points.txt, at most this long.
+constexpr std::size_t kMaxMetadata = 16u << 20;
+
 [[noreturn]] void bad_wheel(const std::string& wheel, const std::string& what) {
   throw Error(ExitCode::check_failed, wheel + ": " + what);
 }
 
-// Writes bytes to a new file (replacing one that exists) with `mode`.
-void write_new_file(const fs::path& path, const std::string& content, mode_t mode) {
-  ::unlink(path.c_str());
-  util::Fd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode));
-  if (!fd) throw Error(ExitCode::check_failed, path.string() + ": cannot create: " + std::strerror(errno));
+// Writes bytes to a new file (replacing one that exists, a link as a link) with `mode`, in the directory
+// `to.dir` that was opened below the environment's root.
+void write_new_file(const Dest& to, const std::string& content, mode_t mode) {
+  ::unlinkat(to.dir, to.name.c_str(), 0);
+  util::Fd fd(::openat(to.dir, to.name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode));
+  if (!fd)
+    throw Error(ExitCode::check_failed, to.shown.string() + ": cannot create: " + util::describe_open_error(errno));
   if (util::write_all(fd.get(), content) != 0 || fd.close() != 0)
-    throw Error(ExitCode::check_failed, path.string() + ": write error");
+    throw Error(ExitCode::check_failed, to.shown.string() + ": write error");
 }
 
 using util::trim;
@@ -130,9 +137,8 @@ void check_identity(const CacheEntry& entry, const std::string& wheel) {
   const std::string says = " the file name says " + wn->name + " " + wn->version;
   if (normalize_name(name) != normalize_name(wn->name) || !same_version(version, wn->version))
     bad_wheel(wheel, "holds " + dist_info + ", but" + says + "; refused");
-  std::error_code ec;
-  if (!fs::exists(entry.tree / dist_info / "METADATA", ec)) bad_wheel(wheel, dist_info + " has no METADATA");
-  std::string metadata = util::read_file(entry.tree / dist_info / "METADATA");
+  std::string metadata = util::Root(entry.tree).read_if_present(entry.tree / dist_info / "METADATA", kMaxMetadata);
+  if (metadata.empty()) bad_wheel(wheel, dist_info + " has no METADATA");
   std::string md_name = metadata_header(metadata, "Name"), md_version = metadata_header(metadata, "Version");
   if (normalize_name(md_name) != normalize_name(wn->name) || !same_version(md_version, wn->version))
     bad_wheel(wheel, dist_info + "/METADATA names " + md_name + " " + md_version + ", but" + says + "; refused");
@@ -145,7 +151,8 @@ InstallPlan plan_install(const CacheEntry& entry, const std::string& wheel, cons
   check_identity(entry, wheel);
 
   // WHEEL: version check and purelib/platlib root.
-  std::string wheel_meta = util::read_file(entry.tree / dist_info / "WHEEL");
+  const util::Root tree(entry.tree);  // the cache entry's files, read without following a link
+  std::string wheel_meta = tree.read(entry.tree / dist_info / "WHEEL", kMaxMetadata);
   bool purelib = true;
   {
     std::istringstream in(wheel_meta);
@@ -205,9 +212,9 @@ InstallPlan plan_install(const CacheEntry& entry, const std::string& wheel, cons
   }
 
   // Launchers for console and GUI scripts.
-  std::error_code ec;
-  if (fs::exists(entry.tree / dist_info / "entry_points.txt", ec)) {
-    for (auto& ep : script_entry_points(util::read_file(entry.tree / dist_info / "entry_points.txt"))) {
+  {
+    for (auto& ep :
+         script_entry_points(tree.read_if_present(entry.tree / dist_info / "entry_points.txt", kMaxMetadata))) {
       std::string name = versioned_script_name(ep.name, layout.python_xy);
       if (name.empty() || name.find('/') != std::string::npos || name == "." || name == "..")
         bad_wheel(wheel, "entry point script name '" + ep.name + "' is not a plain file name");
@@ -229,69 +236,80 @@ fs::path install_wheel(const CacheEntry& entry, const std::string& wheel, const 
   const InstallPlan plan = plan_install(entry, wheel, layout);
   const std::string python = layout.python.string();
   const fs::path site = layout.purelib;
+  const util::Root tree(entry.tree);
 
   std::vector<RecordRow> rows;
-  std::unordered_set<std::string> made_dirs;
-  auto ensure_dir = [&](const fs::path& dir) {
-    if (made_dirs.insert(dir.string()).second) {
-      std::error_code ec;
-      fs::create_directories(dir, ec);
-      if (ec && !fs::is_directory(dir))
-        throw Error(ExitCode::check_failed, dir.string() + ": cannot create: " + ec.message());
+  // Every directory a file goes to is made and opened below the environment's root, and each file is
+  // created in it by name: a link planted in the environment (site-packages/pkg -> elsewhere, a .dist-info
+  // that is a link) fails the install with its sentence instead of moving a write outside.
+  const util::Root env(layout.root);
+  std::unordered_map<std::string, util::Fd> made_dirs;
+  // The one link of the skeleton a path may pass: lib64 -> lib (a platlib under lib64/, as Fedora's
+  // interpreters name it), taken as what it is.
+  std::error_code ec;
+  const bool lib64_is_lib = fs::read_symlink(layout.root / "lib64", ec) == "lib";
+  auto dest_in = [&](const fs::path& dest) {
+    fs::path dir = dest.parent_path();
+    if (auto rel = dir.lexically_relative(layout.root); lib64_is_lib && !rel.empty() && *rel.begin() == "lib64") {
+      dir = layout.root / "lib";
+      for (auto part = std::next(rel.begin()); part != rel.end(); ++part) dir /= *part;
     }
+    auto it = made_dirs.find(dir.string());
+    if (it == made_dirs.end()) it = made_dirs.emplace(dir.string(), env.make_dirs(dir)).first;
+    return Dest{it->second.get(), dest.filename().string(), dest};
   };
   auto record_rel = [&](const fs::path& dest) { return dest.lexically_relative(site).generic_string(); };
 
   for (const auto& [file, dest, is_script] : plan.files) {
     const UnpackedFile& f = *file;
-    ensure_dir(dest.parent_path());
+    const Dest to = dest_in(dest);
     const fs::path src = entry.tree / f.path;
     if (is_script) {
       // "#!python" (or "#!pythonw") gets the environment's interpreter.
-      std::string content = util::read_file(src);
+      std::string content = tree.read(src, util::kReadFileMax);
       if (content.rfind("#!python", 0) == 0) {
         auto nl = content.find('\n');
         content = script_shebang(python) + (nl == std::string::npos ? "" : content.substr(nl + 1));
-        write_new_file(dest, content, 0755);
+        write_new_file(to, content, 0755);
         util::Hasher h;
         h.update(content);
         rows.push_back({record_rel(dest), record_hash(h.raw_digest()), std::to_string(content.size())});
         continue;
       }
       if (f.executable) {
-        linker.link(src, dest);
+        linker.link(src, to);
       } else {
         // A private copy: chmod on a hardlink would change the cache's file too.
-        copy_file_contents(src, dest);
-        fs::permissions(dest, fs::perms(0755), fs::perm_options::replace);
+        copy_file_contents(src, to);
+        util::Fd copied(::openat(to.dir, to.name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+        if (!copied || ::fchmod(copied.get(), 0755) != 0)
+          throw Error(ExitCode::check_failed, dest.string() + ": cannot make it executable: " + std::strerror(errno));
       }
       rows.push_back({record_rel(dest), f.hash, std::to_string(f.size)});
       continue;
     }
-    linker.link(src, dest);
+    linker.link(src, to);
     rows.push_back({record_rel(dest), f.hash, std::to_string(f.size)});
   }
 
   for (const auto& [dest, ep] : plan.launchers) {
-    ensure_dir(dest.parent_path());
     std::string content = launcher_script(python, ep.value);
-    write_new_file(dest, content, 0755);
+    write_new_file(dest_in(dest), content, 0755);
     util::Hasher h;
     h.update(content);
     rows.push_back({record_rel(dest), record_hash(h.raw_digest()), std::to_string(content.size())});
   }
 
   const fs::path installed_dist_info = plan.root / plan.dist_info;
-  ensure_dir(installed_dist_info);
   for (auto [name, content] : {std::pair<const char*, std::string>{"INSTALLER", "envbuild\n"}, {"REQUESTED", ""}}) {
     fs::path dest = installed_dist_info / name;
-    write_new_file(dest, content, 0644);
+    write_new_file(dest_in(dest), content, 0644);
     util::Hasher h;
     h.update(content);
     rows.push_back({record_rel(dest), record_hash(h.raw_digest()), std::to_string(content.size())});
   }
   rows.push_back({record_rel(installed_dist_info / "RECORD"), "", ""});
-  write_new_file(installed_dist_info / "RECORD", format_record(rows), 0644);
+  write_new_file(dest_in(installed_dist_info / "RECORD"), format_record(rows), 0644);
   return installed_dist_info;
 }
 

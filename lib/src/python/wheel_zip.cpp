@@ -286,7 +286,7 @@ void pack_wheel(const fs::path& out, const std::vector<PackEntry>& entries) {
     archive_entry_set_mtime(ae.get(), 315532800, 0);  // 1980-01-01: reproducible wheels
     util::Fd fd;
     if (!e.source.empty()) {
-      fd = util::open_regular(e.source);
+      fd = e.below.empty() ? util::open_regular(e.source) : util::Root(e.below).open_regular(e.source, O_RDONLY);
       struct stat st {};
       if (!fd || ::fstat(fd.get(), &st) != 0)
         throw Error(ExitCode::check_failed, e.source.string() + ": cannot read: " + util::describe_open_error(errno));

@@ -1,6 +1,7 @@
 #include "provkit/util/beneath.hpp"
 #include "provkit/util/text.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <sys/syscall.h>
@@ -88,6 +89,9 @@ Fd open_beneath(int root_fd, const fs::path& relative, int flags, mode_t mode, R
     how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS;
     long fd = ::syscall(SYS_openat2, root_fd, joined.c_str(), &how, sizeof how);
     if (fd >= 0) return Fd(static_cast<int>(fd));
+    // ENOTDIR is also what a link gives as the last component of an O_DIRECTORY | O_NOFOLLOW open: the walk
+    // says which (ELOOP for a link), and opens nothing that openat2 would not.
+    if (errno == ENOTDIR) return walk(root_fd, parts, flags, mode);
     if (errno != ENOSYS && errno != EPERM) return Fd();
     openat2_missing = true;  // a seccomp filter, or a kernel before 5.6
   }
@@ -343,6 +347,60 @@ bool Root::remove(const fs::path& p) const {
   if (::unlinkat(dir.get(), p.filename().c_str(), 0) == 0) return true;
   if (errno == ENOENT) return false;
   fail(p, "cannot remove", errno);
+}
+
+namespace {
+// Empties the directory `dir` (a descriptor, which it closes): each entry unlinked, a directory emptied
+// through its own O_NOFOLLOW descriptor first, then removed. 0, or the first errno met.
+int empty_directory(Fd dir, int depth) {
+  if (depth > 512) return ELOOP;
+  Fd listing(::openat(dir.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!listing) return errno;
+  DIR* d = ::fdopendir(listing.get());
+  if (!d) return errno;
+  listing.release();  // closedir closes it
+  std::vector<std::string> names;
+  while (const dirent* e = ::readdir(d)) {
+    std::string_view n = e->d_name;
+    if (n != "." && n != "..") names.emplace_back(n);
+  }
+  ::closedir(d);
+  int first = 0;
+  for (const auto& name : names) {
+    if (::unlinkat(dir.get(), name.c_str(), 0) == 0 || errno == ENOENT) continue;
+    if (errno != EISDIR && errno != EPERM) {
+      first = first ? first : errno;
+      continue;
+    }
+    Fd sub(::openat(dir.get(), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    int err = sub ? empty_directory(std::move(sub), depth + 1) : errno;
+    if (err == 0 && ::unlinkat(dir.get(), name.c_str(), AT_REMOVEDIR) != 0) err = errno;
+    if (err != 0 && err != ENOENT) first = first ? first : err;
+  }
+  return first;
+}
+}  // namespace
+
+bool Root::remove_all(const fs::path& p) const {
+  int root = fd();
+  if (root < 0) return false;
+  fs::path rel = relative(p);
+  Fd dir = open_beneath(root, rel.parent_path(), O_PATH | O_DIRECTORY);
+  if (!dir) {
+    if (errno == ENOENT) return false;
+    fail(p.parent_path(), "cannot open directory", errno);
+  }
+  std::string name = rel.filename().string();
+  log::debug("fs", [&] { return "remove " + (dir_ / rel).string() + " and everything below it"; });
+  if (::unlinkat(dir.get(), name.c_str(), 0) == 0) return true;
+  if (errno == ENOENT) return false;
+  if (errno != EISDIR && errno != EPERM) fail(p, "cannot remove", errno);
+  Fd sub(::openat(dir.get(), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  int err = sub ? empty_directory(std::move(sub), 0) : errno;
+  if (err == 0 && ::unlinkat(dir.get(), name.c_str(), AT_REMOVEDIR) != 0) err = errno;
+  if (err == ENOENT) return false;
+  if (err != 0) fail(p, "cannot remove", err);
+  return true;
 }
 
 bool Root::stat(const fs::path& p, struct stat& st) const {

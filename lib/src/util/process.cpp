@@ -28,12 +28,20 @@ RunResult run(const std::vector<std::string>& argv, const RunOptions& options) {
     return r;
   }
   Fd read_end(fds[0]), write_end(fds[1]);
+  // The child's stdin (and with StderrTo::discard its stderr) is /dev/null, opened here, once, as owned
+  // descriptors (close-on-exec: only the dup2'd copies reach the child).
+  Fd null_in(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+  Fd null_out(options.stderr_to == StderrTo::discard ? ::open("/dev/null", O_WRONLY | O_CLOEXEC) : -1);
+  if (!null_in || (options.stderr_to == StderrTo::discard && !null_out)) {
+    r.start_error = std::string("cannot open /dev/null: ") + std::strerror(errno);
+    return r;
+  }
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, null_in.get(), 0);
   posix_spawn_file_actions_adddup2(&actions, write_end.get(), 1);
   if (options.stderr_to == StderrTo::output) posix_spawn_file_actions_adddup2(&actions, write_end.get(), 2);
-  if (options.stderr_to == StderrTo::discard) posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+  if (options.stderr_to == StderrTo::discard) posix_spawn_file_actions_adddup2(&actions, null_out.get(), 2);
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
@@ -46,6 +54,8 @@ RunResult run(const std::vector<std::string>& argv, const RunOptions& options) {
   int rc = ::posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), options.env ? envp.data() : environ);
   posix_spawn_file_actions_destroy(&actions);
   write_end.reset();  // the child holds the write end now: EOF when it exits
+  null_in.reset();
+  null_out.reset();
   if (rc != 0) {
     r.start_error = std::strerror(rc);
     return r;

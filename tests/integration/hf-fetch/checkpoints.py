@@ -42,7 +42,7 @@ GGML = {0: ("F32", 1, 4), 1: ("F16", 1, 2), 2: ("Q4_0", 32, 18), 8: ("Q8_0", 32,
 
 
 def _str(s):
-    b = s.encode()
+    b = s if isinstance(s, bytes) else s.encode()  # bytes: written as they are (names that are not UTF-8)
     return struct.pack("<Q", len(b)) + b
 
 
@@ -53,7 +53,7 @@ def _value(v):
         return struct.pack("<Iq", 11, v) if v < 0 else struct.pack("<IQ", 10, v)
     if isinstance(v, float):
         return struct.pack("<If", 6, v)
-    if isinstance(v, str):
+    if isinstance(v, (str, bytes)):
         return struct.pack("<I", 8) + _str(v)
     if isinstance(v, tuple) and v[0] == "u32":
         return struct.pack("<II", 4, v[1])

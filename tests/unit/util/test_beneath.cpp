@@ -180,6 +180,37 @@ TEST_CASE("Root: reads bounded and regular, writes and renames never leave it", 
   CHECK(S_ISLNK(st.st_mode));
 }
 
+TEST_CASE("Root::remove_all removes a tree and never what its links point at", "[util][beneath]") {
+  test::TempDir tmp("beneath-remove-all");
+  fs::path root_dir = tmp / "cache";
+  fs::create_directories(root_dir / "entry/tree/pkg/deep");
+  fs::create_directories(tmp / "outside/dir");
+  tmp.write("outside/victim", "keep");
+  tmp.write("outside/dir/victim", "keep");
+  tmp.write("cache/entry/tree/pkg/deep/file", "x");
+  tmp.write("cache/entry/files.json", "{}");
+  fs::create_symlink(tmp / "outside", root_dir / "entry/tree/pkg/dir-link");      // a directory link inside
+  fs::create_symlink(tmp / "outside/victim", root_dir / "entry/tree/file-link");  // a file link inside
+  REQUIRE(::mkfifo((root_dir / "entry/tree/fifo").c_str(), 0644) == 0);
+  fs::create_symlink(tmp / "outside", root_dir / "linked-entry");  // the tree named is itself a link
+  fs::create_symlink(tmp / "outside", root_dir / "via");           // a link on the way to it
+  util::Root root(root_dir);
+
+  CHECK(root.remove_all(root_dir / "entry"));
+  CHECK(!fs::exists(root_dir / "entry"));
+  CHECK(!root.remove_all(root_dir / "entry"));
+  // A link named is removed as a link; a link on the way is refused; the outside is whole.
+  CHECK(root.remove_all(root_dir / "linked-entry"));
+  CHECK(!fs::is_symlink(root_dir / "linked-entry"));
+  CHECK_THROWS_WITH(root.remove_all(root_dir / "via/dir"), Catch::Contains("symbolic link"));
+  CHECK(slurp(tmp / "outside/victim") == "keep");
+  CHECK(slurp(tmp / "outside/dir/victim") == "keep");
+  // A plain file.
+  tmp.write("cache/plain", "x");
+  CHECK(root.remove_all(root_dir / "plain"));
+  CHECK(!fs::exists(root_dir / "plain"));
+}
+
 TEST_CASE("Root::publish links the descriptor's own file: bytes renamed onto its name are never published",
           "[util][beneath]") {
   test::TempDir tmp("beneath-publish");

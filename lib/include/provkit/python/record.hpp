@@ -21,9 +21,7 @@ std::string format_record(const std::vector<RecordRow>& rows);
 
 // "sha256=" + util::base64url_nopad(raw digest).
 std::string record_hash(std::string_view raw_sha256);
-// record_hash of a file's bytes; throws Error naming the file when unreadable.
-std::string record_hash_of_file(const std::filesystem::path& path);
-// The same for an open file, read from where it stands; `what` names it in errors.
+// record_hash of an open file's bytes, read from where it stands; `what` names it in errors.
 std::string record_hash_of_fd(int fd, const std::string& what);
 
 }  // namespace provkit::python

@@ -69,6 +69,7 @@ class WheelCache {
 
  private:
   void sync() const;
+  void sync_unpacked() const;  // fsync of unpacked/, after entries were renamed into it
   CacheEntry publish(Staged& staged);
   fs::path root_;
 };

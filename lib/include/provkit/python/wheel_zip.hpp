@@ -49,12 +49,14 @@ struct UnpackLimits {
 UnpackedWheel unpack_wheel(const fs::path& wheel, const fs::path& dest, const UnpackLimits& limits = {});
 
 // One file of a wheel being packed: bytes from `source` (or `content` when
-// source is empty), stored under `name`.
+// source is empty), stored under `name`. With `below` set, source is opened
+// below that directory (util::Root: no link on the way, a regular file).
 struct PackEntry {
   std::string name;
   fs::path source;
   std::string content;
   bool executable = false;
+  fs::path below{};
 };
 // Writes a deflated zip to `out` (atomically: temporary then rename).
 void pack_wheel(const fs::path& out, const std::vector<PackEntry>& entries);

@@ -114,6 +114,10 @@ class Root {
   void publish(int file_fd, const fs::path& from, const fs::path& to, bool durable = true) const;
   // Removes the file `p` (not a directory); false when it was not there.
   bool remove(const fs::path& p) const;
+  // Removes `p` and, when it is a directory, everything in it, every level opened below its parent's
+  // descriptor: a link is removed as a link, never followed, so nothing outside the root goes. false when
+  // `p` was not there; throws naming what could not be removed.
+  bool remove_all(const fs::path& p) const;
   // lstat of `p` (fstatat AT_SYMLINK_NOFOLLOW in its parent): false and errno when absent or unreachable.
   bool stat(const fs::path& p, struct stat& st) const;
 

@@ -45,7 +45,7 @@ std::string sentence(const hub::Manifest& m, const hub::FetchReport& report, con
     auto h = [](std::uint64_t v) { return util::format_size(v); };
     return "dry run: " + h(p.to_fetch) + " to fetch, " + h(p.held) + " already held" +
            (m.assemble.empty() ? "" : ", " + h(p.assembly_bytes) + " of assembly outputs") +
-           (p.drop_parts ? ", " + h(p.drop_bytes) + " of parts dropped once their outputs verify" : "") + "; " +
+           (p.drop_bytes ? ", " + h(p.drop_bytes) + " of parts dropped once their outputs verify" : "") + "; " +
            h(p.needed) + " more needed on " + p.target.string() +
            (p.free == UINT64_MAX ? "" : ", " + h(p.free) + " free") + (p.fits() ? "" : ": it does not fit") +
            "; nothing was downloaded";

@@ -12,7 +12,7 @@
 namespace provkit::hub {
 
 namespace {
-constexpr std::size_t kRecordMax = 64 * 1024;
+constexpr std::size_t kRecordMax = std::size_t{64} << 10;
 constexpr std::string_view kRecordHead = "provkit-dropped 1\n";
 }  // namespace
 

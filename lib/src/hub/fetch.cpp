@@ -87,6 +87,7 @@ FetchReport fetch_snapshot(const Manifest& m, hfcache::Layout& layout, const Fet
   std::uint64_t failed_bytes = 0;  // body bytes of attempts a mirror failed
   for (std::size_t si = 0; si < sources.size(); ++si) {
     const bool mirror = si + 1 < sources.size();
+    if (mirror && o.mode == Mode::check_upstream) continue;  // the Hub's tree is the one compared
     http::Options http = o.http;
     if (mirror) http.retry.tries = 1;
     HubClient mirror_client(sources[si], Token{}, http);

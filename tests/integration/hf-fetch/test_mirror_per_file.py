@@ -126,5 +126,16 @@ def test_an_unreachable_mirror_is_left_at_once():
           f"mirror served: {[q['path'] for q in resolves(hub_reqs)]}")
 
 
+
+def test_check_upstream_compares_with_the_hub_only():
+    repo = Repo(FILES, lfs=LFS)
+    with HubSim(partial_mirror(repo, {"a.gguf"})) as mirror, HubSim(repo.repos_json) as hub:
+        r = hf_fetch("--manifest", repo.manifest, "--cache-dir", repo.cache, "--mirror", mirror.hub, "--endpoint",
+                     hub.hub, "--check-upstream", "--json")
+        mirror_reqs, hub_reqs = mirror.requests(), hub.requests()
+    check(r.rc == 0 and events(r)[-1]["mode"] == "check-upstream", f"check-upstream: {r}")
+    check(not mirror_reqs, f"the mirror was asked: {[q['path'] for q in mirror_reqs]}")
+    check(not resolves(hub_reqs) and not os.path.exists(repo.snapshot()), "check-upstream fetched files")
+
 if __name__ == "__main__":
     main()

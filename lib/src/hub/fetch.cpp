@@ -133,7 +133,13 @@ FetchReport fetch_snapshot(const Manifest& m, hfcache::Layout& layout, const Fet
       }
     }
 
-    auto plan = plan_downloads(m, layout, checks, sources[si]);
+    // A file a mirror lacks is planned (for the gate and the dry run only) under the blob name its
+    // manifest gives it, so that a copy already in place counts as in place.
+    std::vector<UpstreamCheck> planned = checks;
+    for (std::size_t i = 0; i < n; ++i)
+      if (planned[i].state != UpstreamState::ok)
+        planned[i].etag = m.files[i].git_oid ? *m.files[i].git_oid : m.files[i].sha256.value_or("");
+    auto plan = plan_downloads(m, layout, planned, sources[si]);
     if (!r.space) {  // the disk gate, once: at the first source that plans
       r.space = plan_space(m, layout, plan, o.drop_parts, &dropped);
       observer.on_space_plan(*r.space, o.dry_run);

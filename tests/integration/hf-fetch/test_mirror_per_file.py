@@ -91,7 +91,13 @@ def test_a_mirror_that_serves_everything_needs_no_hub():
         r = hf_fetch("--manifest", repo.manifest, "--cache-dir", repo.cache, "--mirror", first.hub, "--mirror",
                      second.hub, "--endpoint", hub.hub, "--json")
         second_reqs, hub_reqs = second.requests(), hub.requests()
+        # The dry run through the same mirrors: what the first one lacks is in place all the same.
+        dry = hf_fetch("--manifest", repo.manifest, "--cache-dir", repo.cache, "--mirror", first.hub, "--mirror",
+                       second.hub, "--endpoint", hub.hub, "--json", "--dry-run")
     check(r.rc == 0, f"fetch: {r}")
+    plan = {e["path"]: e["status"] for e in events(dry) if e.get("event") == "plan"}
+    check(dry.rc == 0 and set(plan.values()) == {"IN PLACE"} and events(dry)[-1]["to_fetch_bytes"] == 0,
+          f"dry run through a mirror that lacks a file: {plan} {events(dry)[-1]}")
     got = sources(r)
     check(got == {"config.json": first.hub, "a.gguf": first.hub, "c.gguf": first.hub, "b.gguf": second.hub},
           f"sources: {got}")

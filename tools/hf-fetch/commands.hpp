@@ -31,6 +31,7 @@ struct FetchArgs {
   std::string save_manifest;                  // write the manifest used here
   std::vector<std::string> mirrors;           // --mirror URL, tried in order before the endpoint
   bool dry_run = false;
+  bool drop_parts = false;      // remove the parts of each verified assembly output
   bool progress_lines = false;  // --progress lines: a line on stderr every progress_interval_s
   long progress_interval_s = 10;
   std::string cache_dir;

@@ -44,9 +44,11 @@ std::string sentence(const hub::Manifest& m, const hub::FetchReport& report, con
     const auto& p = *r.space;
     auto h = [](std::uint64_t v) { return util::format_size(v); };
     return "dry run: " + h(p.to_fetch) + " to fetch, " + h(p.held) + " already held" +
-           (m.assemble.empty() ? "" : ", " + h(p.assembly_bytes) + " of assembly outputs") + "; " + h(p.needed) +
-           " more needed on " + p.target.string() + (p.free == UINT64_MAX ? "" : ", " + h(p.free) + " free") +
-           (p.fits() ? "" : ": it does not fit") + "; nothing was downloaded";
+           (m.assemble.empty() ? "" : ", " + h(p.assembly_bytes) + " of assembly outputs") +
+           (p.drop_bytes ? ", " + h(p.drop_bytes) + " of parts dropped once their outputs verify" : "") + "; " +
+           h(p.needed) + " more needed on " + p.target.string() +
+           (p.free == UINT64_MAX ? "" : ", " + h(p.free) + " free") + (p.fits() ? "" : ": it does not fit") +
+           "; nothing was downloaded";
   }
   bool check_only = r.mode == hub::FetchOptions::Mode::check_upstream;
   if (r.stage == hub::FetchReport::Stage::upstream)
@@ -55,12 +57,15 @@ std::string sentence(const hub::Manifest& m, const hub::FetchReport& report, con
                      m.repo.id + " at " + m.revision + (check_only ? "" : "; nothing was downloaded")
                : "all " + n(r.upstream_files) + " files match the Hub tree of " + m.repo.id + " at " + m.revision;
   const auto& s = r.published;
-  std::string text = s.failed
-                         ? n(s.failed) + " of " + n(m.files.size() + m.assemble.size()) +
-                               " files failed; the others are verified in " + r.location
-                         : "all " + n(m.files.size()) + " files verified (" + n(s.downloaded) + " downloaded, " +
-                               n(s.present) + " already in place" +
-                               (m.assemble.empty() ? "" : ", " + n(s.assembled) + " assembled") + ") in " + r.location;
+  std::string text = s.failed ? n(s.failed) + " of " + n(m.files.size() + m.assemble.size()) +
+                                    " files failed; the others are verified in " + r.location
+                              : "all " + n(m.files.size()) + " files verified (" + n(s.downloaded) + " downloaded, " +
+                                    n(s.present) + " already in place" +
+                                    (m.assemble.empty() ? "" : ", " + n(s.assembled) + " assembled") +
+                                    (s.dropped ? ", " + n(s.dropped) + " parts dropped (" +
+                                                     util::format_size(s.freed_bytes) + " freed)"
+                                               : "") +
+                                    ") in " + r.location;
   if (!offline_why.empty())
     text += s.failed
                 ? ". This run was offline (" + offline_why +
@@ -164,6 +169,7 @@ int run_fetch(const FetchArgs& a, Output& out) {
     if (!a.save_manifest.empty()) util::write_file_atomic(a.save_manifest, m.to_yaml());
   }
   o.dry_run = a.dry_run;
+  o.drop_parts = a.drop_parts;
   auto layout = hub::open_layout(m, a.cache_dir, a.local_dir);
   // Never a silent overwrite of a path the layout writes itself, either way.
   if (auto r = hub::find_reserved_path(m, *layout))

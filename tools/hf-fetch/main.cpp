@@ -41,6 +41,10 @@ int run(int argc, char** argv) {
                  "write the manifest this fetch used (pinned to the commit) to FILE, for --manifest next time");
   app.add_flag("--dry-run", fetch.dry_run,
                "list what would be fetched, resumed or is in place, the bytes and the free space; download nothing");
+  app.add_flag("--drop-parts", fetch.drop_parts,
+               "once an assembly output verifies against its sha256, remove the parts it was made from (the "
+               "disk gate counts the peak: the files plus one output before its parts go); parts dropped "
+               "earlier count as in place while their output verifies");
   std::string progress;
   app.add_option("--progress", progress,
                  "bar (a live line on a terminal), lines (a line on stderr every --progress-interval seconds: "

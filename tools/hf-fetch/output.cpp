@@ -266,6 +266,10 @@ void Output::on_finish(const Job& job, const JobResult& r) {
                  "the mirror " + source_ + " served bytes that fail verification (" +
                      download::mismatch_name(r.mismatch) + ": " + r.message + "); fetching it from the next source",
                  true, f);
+  if (r.outcome == Outcome::failed && from_mirror_)  // refused or cut off there: the next source is asked
+    return event("file", "MIRROR FAILED", job.spec.path,
+                 "the mirror " + source_ + " did not serve it (" + r.message + "); fetching it from the next source",
+                 true, f);
   switch (r.outcome) {
     case Outcome::present: return event("file", "OK", job.spec.path, in_place_detail(r.from_stamp), false, f);
     case Outcome::downloaded:
@@ -279,6 +283,10 @@ void Output::on_finish(const Job& job, const JobResult& r) {
 
 void Output::on_verified(const hub::FileCheck& c) {
   const auto& v = c.verification;
+  if (!c.dropped_into.empty())
+    return event("verify", "DROPPED", c.path,
+                 "removed after " + c.dropped_into + " was assembled from it and verified (checked on its own line)",
+                 false, {{"size", c.spec.size}, {"dropped_into", c.dropped_into}});
   event("verify", download::state_name(v.state), c.path, mismatch_detail(c.spec, v), v.state != FileState::ok,
         hub::to_json(c));
 }
@@ -288,6 +296,12 @@ void Output::on_checked_in_place(const hub::FileCheck& c, const provkit::hub::hf
   warn(*this, c.path, v.stamp_warning);
   auto f = hub::to_json(c);
   f["bytes_transferred"] = 0;
+  if (!c.dropped_into.empty()) {
+    f["verified_by"] = "output";
+    f["dropped_into"] = c.dropped_into;
+    return event("file", "OK", c.path, "dropped after " + c.dropped_into + " verified; that output is in place", false,
+                 f);
+  }
   if (v.state == FileState::ok) {
     f["verified_by"] = v.from_stamp ? "stamp" : "hash";
     event("file", "OK", c.path, in_place_detail(v.from_stamp), false, f);
@@ -305,11 +319,28 @@ void Output::on_assembled(const hub::Assembly& a) {
   warn(*this, e.output, r.warning);
   if (r.outcome == download::AssembleOutcome::mismatch)
     return event("assemble", download::mismatch_name(r.mismatch), e.output, r.message, true, download::to_json(r));
+  auto f = download::to_json(r);
+  if (a.parts_dropped) f["parts_dropped"] = true;
   event("assemble", "OK", e.output,
-        r.outcome == download::AssembleOutcome::unchanged
+        a.parts_dropped ? "in place and verified; its parts were dropped"
+        : r.outcome == download::AssembleOutcome::unchanged
             ? "parts unchanged since the last assembly"
             : "assembled from " + std::to_string(e.parts.size()) + " parts" + (e.sha256 ? " and verified" : ""),
-        false, download::to_json(r));
+        false, f);
+}
+
+void Output::on_dropped(const hub::DroppedPart& d) {
+  event("drop", "DROPPED", d.path,
+        "removed now that " + d.output + " is verified (" + human_bytes(d.freed_bytes) + " freed)", false,
+        {{"dropped_into", d.output}, {"freed_bytes", d.freed_bytes}});
+}
+
+void Output::on_source_lacks(const std::string& url, const hub::UpstreamCheck& c) {
+  std::string why = c.state == hub::UpstreamState::not_in_tree ? "not in its tree" : c.detail;
+  event("file", "NOT ON MIRROR", c.path,
+        "the mirror " + provkit::http::redact_url(url) + " does not have it (" + why +
+            "); fetching it from the next source",
+        false, {{"source", provkit::http::redact_url(url)}});
 }
 
 void Output::on_upstream(const hub::UpstreamCheck& c) {
@@ -319,12 +350,18 @@ void Output::on_upstream(const hub::UpstreamCheck& c) {
 void Output::on_space_plan(const hub::SpacePlan& p, bool dry_run) {
   if (!dry_run) return;  // a fetch shows what it does as it does it
   using Action = hub::FilePlan::Action;
-  for (const auto& f : p.files)
+  for (const auto& f : p.files) {
+    if (!f.dropped_into.empty()) {
+      event("plan", hub::action_name(f.action), f.path, "dropped after " + f.dropped_into + " verified", false,
+            {{"size", f.size}, {"have", 0}, {"allocated", 0}, {"dropped_into", f.dropped_into}});
+      continue;
+    }
     event("plan", hub::action_name(f.action), f.path,
           f.action == Action::fetch    ? human_bytes(f.size)
           : f.action == Action::resume ? human_bytes(f.have) + " of " + human_bytes(f.size) + " already there"
                                        : human_bytes(f.size) + " there (verified when fetched)",
           false, {{"size", f.size}, {"have", f.have}, {"allocated", f.allocated}});
+  }
   for (const auto& a : p.assemblies)
     event("plan", a.in_place ? "IN PLACE" : "ASSEMBLE", a.output, human_bytes(a.size), false, {{"size", a.size}});
 }

@@ -59,6 +59,8 @@ class Output : public hub::FetchObserver {
   void on_verified(const hub::FileCheck& c) override;
   void on_checked_in_place(const hub::FileCheck& c, const provkit::hub::hfcache::Layout& layout) override;
   void on_assembled(const hub::Assembly& a) override;
+  void on_dropped(const hub::DroppedPart& d) override;
+  void on_source_lacks(const std::string& url, const hub::UpstreamCheck& c) override;
   void on_upstream(const hub::UpstreamCheck& c) override;
   void on_plan(const hub::Manifest& m, const hub::hfcache::Layout& layout, const hub::DownloadPlan& plan) override;
   void on_space_plan(const hub::SpacePlan& plan, bool dry_run) override;

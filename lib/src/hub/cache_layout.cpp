@@ -105,6 +105,36 @@ void CacheLayout::publish(const std::string& path, const std::string& etag) {
   ::fsync(dir.get());
 }
 
+namespace {
+// The disk a file holds, lstat'ed below the root; 0 when it is not a regular file there.
+std::uint64_t held_bytes(const util::Root& guard, const fs::path& p) {
+  struct stat st;
+  try {
+    if (guard.stat(p, st) && S_ISREG(st.st_mode)) return static_cast<std::uint64_t>(st.st_blocks) * 512;
+  } catch (const Error&) {}
+  return 0;
+}
+}  // namespace
+
+std::uint64_t CacheLayout::remove_file(const std::string& path, const std::string& etag) {
+  guard_.remove(file_path(path));
+  if (etag.empty()) return 0;
+  // Another snapshot (another commit, or another path of this one with the same content) may still
+  // name the blob: then it stays.
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(repo_dir() / "snapshots", fs::directory_options::skip_permission_denied, ec),
+       end;
+       !ec && it != end; it.increment(ec)) {
+    if (!it->is_symlink(ec)) continue;
+    fs::path target = fs::read_symlink(it->path(), ec);
+    if (!ec && target.filename() == etag && target.parent_path().filename() == "blobs") return 0;
+    ec.clear();
+  }
+  std::uint64_t held = held_bytes(guard_, blob_path(etag));
+  guard_.remove(blob_path(etag));
+  return held;
+}
+
 void CacheLayout::begin() {
   guard_.make_dirs(snapshot_dir());
   write_cachedir_tag(guard_, cache_root_);
@@ -167,6 +197,13 @@ void LocalDirLayout::publish(const std::string& path, const std::string& etag) {
   char ts[64];
   std::snprintf(ts, sizeof ts, "%.6f", now);
   guard_.write_atomic(metadata_path(path), commit_ + "\n" + etag + "\n" + ts + "\n");
+}
+
+std::uint64_t LocalDirLayout::remove_file(const std::string& path, const std::string&) {
+  std::uint64_t held = held_bytes(guard_, file_path(path));
+  guard_.remove(file_path(path));
+  guard_.remove(metadata_path(path));
+  return held;
 }
 
 void LocalDirLayout::finish(const std::vector<std::pair<std::string, std::string>>& sums, const RefPlan&) {

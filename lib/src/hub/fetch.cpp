@@ -1,6 +1,7 @@
 #include "provkit/hub/fetch.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include "provkit/hub/source.hpp"
 #include "provkit/util/fs.hpp"
@@ -51,22 +52,42 @@ FetchReport fetch_snapshot(const Manifest& m, hfcache::Layout& layout, const Fet
     r.verified = verify_snapshot(m, layout, observer);
     return r;
   }
+  // Parts dropped earlier stay dropped while their outputs verify (a fetch that keeps parts wants them back).
+  DroppedParts dropped;
+  if (o.drop_parts) dropped = find_dropped_parts(m, layout, true);
+  const PartsPolicy parts{o.drop_parts, &dropped};
   if (o.offline) {
-    r.published = publish_snapshot(m, layout, check_in_place(m, layout, observer), observer, plan_refs(m, {}, false));
+    r.published = publish_snapshot(m, layout, check_in_place(m, layout, observer, &dropped), observer,
+                                   plan_refs(m, {}, false), parts);
     return r;
   }
   std::string endpoint = endpoint_from(o.endpoint);
   Token token = find_token(o.token_file);
   HubClient hub_client(endpoint, token, o.http);
-  // The sources in order: each --mirror, then the endpoint. A mirror that refuses or cannot be reached is
-  // left at once (one attempt, no retries); a file that fails from one (wrong bytes included) is fetched
-  // again from the next, the files already verified staying in place. The token goes to the endpoint only.
+  // The sources in order: each --mirror, then the endpoint. Each file is asked of the first source that
+  // has it in its tree as the manifest pins it and has not yet failed it; a file a mirror serves wrong
+  // (or refuses) is asked of the next source, while the mirror still serves the others. A mirror that
+  // cannot be listed is left at once (one attempt, no retries). The token goes to the endpoint only.
   std::vector<std::string> sources;
   for (const auto& mirror : o.mirrors) sources.push_back(endpoint_from(mirror));
   sources.push_back(endpoint);
-  SnapshotSummary earlier;  // files downloaded from sources before the last one
+  const std::size_t n = m.files.size();
+  std::vector<std::optional<download::JobResult>> got(n);  // by manifest file: what a source delivered
+  std::vector<std::string> etags(n);
+  for (std::size_t i = 0; i < n; ++i)
+    if (dropped.contains(m.files[i].path)) {
+      download::JobResult present;
+      present.path = m.files[i].path;
+      present.outcome = download::Outcome::present;
+      got[i] = std::move(present);
+      FileCheck check{m.files[i].path, file_spec(m.files[i]), {}, *dropped.output_of(m.files[i].path)};
+      check.verification.state = download::FileState::ok;
+      if (!o.dry_run && o.mode == Mode::fetch) observer.on_checked_in_place(check, layout);
+    }
+  std::uint64_t failed_bytes = 0;  // body bytes of attempts a mirror failed
   for (std::size_t si = 0; si < sources.size(); ++si) {
     const bool mirror = si + 1 < sources.size();
+    if (mirror && o.mode == Mode::check_upstream) continue;  // the Hub's tree is the one compared
     http::Options http = o.http;
     if (mirror) http.retry.tries = 1;
     HubClient mirror_client(sources[si], Token{}, http);
@@ -84,33 +105,57 @@ FetchReport fetch_snapshot(const Manifest& m, hfcache::Layout& layout, const Fet
       observer.on_source_failed(sources[si], e.what());
       continue;
     }
-    std::size_t problems = 0;
-    for (const auto& c : checks) problems += c.state != UpstreamState::ok;
-    if (mirror && problems) {
-      observer.on_source_failed(sources[si],
-                                std::to_string(problems) + " of the manifest's files differ from its tree");
+    // The files this source is asked for: those still wanted; of a mirror, only those its tree has
+    // as the manifest pins them (the others are the next source's).
+    std::vector<std::size_t> take;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (got[i]) continue;
+      if (mirror && checks[i].state != UpstreamState::ok) {
+        observer.on_source_lacks(sources[si], checks[i]);
+        continue;
+      }
+      take.push_back(i);
+    }
+    if (mirror && take.empty()) {
+      observer.on_source_failed(sources[si], "its tree has none of the files still to fetch as the manifest pins them");
       continue;
     }
-    for (const auto& c : checks) {
-      bool ok = c.state == UpstreamState::ok;
-      r.upstream_problems += !ok;
-      if (!ok || o.mode == Mode::check_upstream) observer.on_upstream(c);
-    }
-    if (o.mode == Mode::check_upstream || r.upstream_problems) {
-      r.stage = FetchReport::Stage::upstream;
-      r.upstream_files = checks.size();
-      return r;
+    if (!mirror) {
+      for (const auto& c : checks) {
+        bool ok = c.state == UpstreamState::ok;
+        r.upstream_problems += !ok;
+        if (!ok || o.mode == Mode::check_upstream) observer.on_upstream(c);
+      }
+      if (o.mode == Mode::check_upstream || r.upstream_problems) {
+        r.stage = FetchReport::Stage::upstream;
+        r.upstream_files = checks.size();
+        return r;
+      }
     }
 
-    auto plan = plan_downloads(m, layout, checks, sources[si]);
-    r.space = plan_space(m, layout, plan);
-    observer.on_space_plan(*r.space, o.dry_run);
-    if (o.dry_run) {
-      r.stage = FetchReport::Stage::planned;
-      return r;
+    // A file a mirror lacks is planned (for the gate and the dry run only) under the blob name its
+    // manifest gives it, so that a copy already in place counts as in place.
+    std::vector<UpstreamCheck> planned = checks;
+    for (std::size_t i = 0; i < n; ++i)
+      if (planned[i].state != UpstreamState::ok)
+        planned[i].etag = m.files[i].git_oid ? *m.files[i].git_oid : m.files[i].sha256.value_or("");
+    auto plan = plan_downloads(m, layout, planned, sources[si]);
+    if (!r.space) {  // the disk gate, once: at the first source that plans
+      r.space = plan_space(m, layout, plan, o.drop_parts, &dropped);
+      observer.on_space_plan(*r.space, o.dry_run);
+      if (o.dry_run) {
+        r.stage = FetchReport::Stage::planned;
+        return r;
+      }
+      if (!r.space->fits()) throw Error(ExitCode::check_failed, no_space_sentence(*r.space));
     }
-    if (!r.space->fits()) throw Error(ExitCode::check_failed, no_space_sentence(*r.space));
-    observer.on_plan(m, layout, plan);
+    DownloadPlan mine;
+    for (std::size_t i : take) {
+      mine.jobs.push_back(plan.jobs[i]);
+      mine.etags.push_back(plan.etags[i]);
+      mine.total_bytes += plan.jobs[i].spec.size;
+    }
+    observer.on_plan(m, layout, mine);
     layout.begin();  // an interrupted fetch leaves what huggingface_hub's would: snapshots/<commit>/, *.incomplete
     download::Options fo;
     fo.http = http;
@@ -118,24 +163,26 @@ FetchReport fetch_snapshot(const Manifest& m, hfcache::Layout& layout, const Fet
     fo.connections = o.connections;
     if (auto split = o.min_split_size ? o.min_split_size() : 0) fo.min_split_size = split;
     HubSource source(m.repo, mirror ? Token{} : token);
-    auto results = download::Downloader(fo, source).run(plan.jobs, observer);
-    bool all_ok = std::all_of(results.begin(), results.end(), [](const download::JobResult& j) {
-      return j.outcome == download::Outcome::present || j.outcome == download::Outcome::downloaded;
-    });
-    if (mirror && !all_ok) {
-      for (const auto& j : results)
-        if (j.outcome == download::Outcome::downloaded)
-          ++earlier.downloaded, earlier.bytes_transferred += j.bytes_transferred;
-      observer.on_source_failed(sources[si], "some files failed from it");
-      continue;
+    auto results = download::Downloader(fo, source).run(mine.jobs, observer);
+    for (std::size_t k = 0; k < take.size(); ++k) {
+      auto& j = results[k];
+      bool ok = j.outcome == download::Outcome::present || j.outcome == download::Outcome::downloaded;
+      if (mirror && !ok) {  // the next source is asked for it
+        failed_bytes += j.bytes_transferred;
+        continue;
+      }
+      etags[take[k]] = mine.etags[k];
+      got[take[k]] = std::move(j);
     }
-    r.published = publish_snapshot(m, layout, {std::move(results), std::move(plan.etags)}, observer,
-                                   refs_online(m, layout, hub_client));
-    // What earlier sources downloaded is "present" to the last one: it was downloaded in this run.
-    std::size_t moved = std::min(earlier.downloaded, r.published.present);
-    r.published.downloaded += moved;
-    r.published.present -= moved;
-    r.published.bytes_transferred += earlier.bytes_transferred;
+    // Only a mirror leaves files to the next source; the endpoint's results are final, failures included.
+    if (!std::all_of(got.begin(), got.end(), [](const auto& g) { return g.has_value(); })) continue;
+    SnapshotFiles files;
+    for (std::size_t i = 0; i < n; ++i) {
+      files.results.push_back(std::move(*got[i]));
+      files.etags.push_back(std::move(etags[i]));
+    }
+    r.published = publish_snapshot(m, layout, files, observer, refs_online(m, layout, hub_client), parts);
+    r.published.bytes_transferred += failed_bytes;
     return r;
   }
   return r;  // not reached: the last source returns or throws
@@ -183,6 +230,8 @@ nlohmann::json to_json(const FetchReport& r) {
                       {"present", s.present},
                       {"failed", s.failed},
                       {"assembled", s.assembled},
+                      {"dropped", s.dropped},
+                      {"freed_bytes", s.freed_bytes},
                       {"bytes_transferred", s.bytes_transferred},
                       {"location", r.location},
                       {"exit_code", code}};

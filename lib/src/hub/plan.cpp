@@ -55,13 +55,22 @@ fs::path existing_dir(fs::path p) {
 
 }  // namespace
 
-SpacePlan plan_space(const Manifest& m, const hfcache::Layout& layout, const DownloadPlan& plan) {
+SpacePlan plan_space(const Manifest& m, const hfcache::Layout& layout, const DownloadPlan& plan, bool drop_parts,
+                     const DroppedParts* dropped) {
   SpacePlan s;
+  s.drop_parts = drop_parts;
   std::set<fs::path> seen;  // one blob can be two paths' content: its bytes count once
   for (const auto& job : plan.jobs) {
     FilePlan f;
     f.path = job.spec.path;
     f.size = job.spec.size;
+    if (const auto* into = dropped ? dropped->output_of(f.path) : nullptr) {  // gone, and not wanted back
+      f.action = FilePlan::Action::in_place;
+      f.have = f.size;
+      f.dropped_into = *into;
+      s.files.push_back(std::move(f));
+      continue;
+    }
     OnDisk content = look(layout.guard(), job.final_path);
     OnDisk partial = look(layout.guard(), job.partial_path);
     if (content.exists && content.size == f.size) {
@@ -80,7 +89,10 @@ SpacePlan plan_space(const Manifest& m, const hfcache::Layout& layout, const Dow
     }
     s.files.push_back(std::move(f));
   }
-  for (const auto& e : m.assemble) {
+  std::vector<std::uint64_t> writes, freed;  // per assembly, for the peak when parts are dropped
+  std::vector<bool> verified(m.assemble.size(), true);
+  for (std::size_t i = 0; i < m.assemble.size(); ++i) {
+    const auto& e = m.assemble[i];
     AssemblyPlan a;
     a.output = e.output;
     if (e.size) {
@@ -91,10 +103,20 @@ SpacePlan plan_space(const Manifest& m, const hfcache::Layout& layout, const Dow
     }
     OnDisk out = look(layout.guard(), layout.file_path(e.output));
     a.in_place = out.exists && out.size == a.size;
-    if (!a.in_place) s.assembly_bytes += a.size - std::min(out.allocated, a.size);
+    std::uint64_t write = a.in_place ? 0 : a.size - std::min(out.allocated, a.size);
+    s.assembly_bytes += write;
+    writes.push_back(write);
+    // What dropping gives back after this output verifies: its parts' bytes (those still there or to
+    // come; a blob another snapshot also names stays, which this does not see).
+    std::uint64_t gives = 0;
+    if (drop_parts && e.sha256)
+      for (const auto& p : droppable_parts(m, i, verified))
+        if (const auto* f = m.find(p); f && !(dropped && dropped->contains(p))) gives += f->size;
+    freed.push_back(gives);
+    s.drop_bytes += gives;
     s.assemblies.push_back(std::move(a));
   }
-  s.needed += s.assembly_bytes;
+  s.needed += drop_parts ? peak_assembly_bytes(writes, freed) : s.assembly_bytes;
   s.target = existing_dir(plan.jobs.empty() ? layout.root() : plan.jobs.front().final_path.parent_path());
   struct statvfs v {};
   if (::statvfs(s.target.c_str(), &v) == 0) s.free = static_cast<std::uint64_t>(v.f_bavail) * v.f_frsize;
@@ -116,6 +138,10 @@ nlohmann::json to_json(const SpacePlan& p) {
                       {"assembly_bytes", p.assembly_bytes}, {"needed_bytes", p.needed},
                       {"target", p.target.string()},        {"fits", p.fits()}};
   if (p.free != UINT64_MAX) j["free_bytes"] = p.free;
+  if (p.drop_parts) {
+    j["drop_parts"] = true;
+    j["drop_bytes"] = p.drop_bytes;
+  }
   return j;
 }
 

@@ -3,7 +3,9 @@
 #include <fnmatch.h>
 
 #include <algorithm>
+#include <map>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "provkit/util/fs.hpp"
@@ -80,7 +82,15 @@ std::vector<ManifestFile> pin_tree_files(const std::vector<TreeEntry>& tree, con
 
 VerifySummary verify_snapshot(const Manifest& m, const hfcache::Layout& layout, SnapshotObserver& observer) {
   std::vector<FileCheck> items;
-  for (const auto& f : m.files) items.push_back({f.path, file_spec(f), {}});
+  DroppedParts dropped = find_dropped_parts(m, layout, false);
+  for (const auto& f : m.files) {
+    FileCheck c{f.path, file_spec(f), {}, {}};
+    if (const auto* out = dropped.output_of(f.path)) {
+      c.dropped_into = *out;
+      c.verification.state = download::FileState::ok;
+    }
+    items.push_back(std::move(c));
+  }
   for (const auto& a : m.assemble) {
     if (!a.sha256 && !a.size) continue;
     download::FileSpec spec{a.output, a.size.value_or(0), a.sha256, std::nullopt};
@@ -89,7 +99,7 @@ VerifySummary verify_snapshot(const Manifest& m, const hfcache::Layout& layout, 
       auto sz = fs::file_size(layout.file_path(a.output), ec);
       spec.size = ec ? 0 : sz;
     }
-    items.push_back({a.output, spec, {}});
+    items.push_back({a.output, spec, {}, {}});
   }
   // sha256 is sequential within a file, so files go in parallel; the events
   // keep manifest order.
@@ -98,7 +108,8 @@ VerifySummary verify_snapshot(const Manifest& m, const hfcache::Layout& layout, 
   std::size_t next_to_report = 0;
   std::mutex mu;
   util::parallel_for(items.size(), std::max(1u, std::thread::hardware_concurrency()), [&](std::size_t i) {
-    auto v = download::verify_file(layout.file_path(items[i].path), items[i].spec);
+    download::Verification v = items[i].verification;  // a dropped part: nothing to read
+    if (items[i].dropped_into.empty()) v = download::verify_file(layout.file_path(items[i].path), items[i].spec);
     std::lock_guard lock(mu);
     items[i].verification = std::move(v);
     done[i] = true;
@@ -111,9 +122,21 @@ VerifySummary verify_snapshot(const Manifest& m, const hfcache::Layout& layout, 
   return summary;
 }
 
-SnapshotFiles check_in_place(const Manifest& m, const hfcache::Layout& layout, SnapshotObserver& observer) {
+SnapshotFiles check_in_place(const Manifest& m, const hfcache::Layout& layout, SnapshotObserver& observer,
+                             const DroppedParts* dropped) {
   SnapshotFiles out;
   for (const auto& f : m.files) {
+    if (const auto* into = dropped ? dropped->output_of(f.path) : nullptr) {
+      FileCheck check{f.path, file_spec(f), {}, *into};
+      check.verification.state = download::FileState::ok;
+      download::JobResult r;
+      r.path = f.path;
+      r.outcome = download::Outcome::present;
+      observer.on_checked_in_place(check, layout);
+      out.results.push_back(std::move(r));
+      out.etags.emplace_back();
+      continue;
+    }
     std::vector<std::string> candidates;
     if (f.git_oid) candidates.push_back(*f.git_oid);
     if (f.sha256) candidates.push_back(*f.sha256);
@@ -123,7 +146,7 @@ SnapshotFiles check_in_place(const Manifest& m, const hfcache::Layout& layout, S
       std::string name = link.filename().string();
       if (util::is_hex(name, 40) || util::is_hex(name, 64)) candidates.push_back(name);
     }
-    FileCheck check{f.path, file_spec(f), {}};  // none there: missing
+    FileCheck check{f.path, file_spec(f), {}, {}};  // none there: missing
     std::string etag;
     bool found = false;
     for (const auto& c : candidates) {
@@ -217,43 +240,87 @@ hfcache::RefPlan plan_refs(const Manifest& m, const std::optional<std::string>& 
   return plan;
 }
 
+namespace {
+// An assembly whose parts were dropped earlier: its output verified when they were found dropped
+// (find_dropped_parts), so it is as the stamp of an unchanged assembly says.
+Assembly assembled_before(const AssembleEntry& e, const hfcache::Layout& layout) {
+  Assembly a{&e, {}, true};
+  a.result.outcome = download::AssembleOutcome::unchanged;
+  a.result.sha256 = *e.sha256;
+  std::error_code ec;
+  auto size = fs::file_size(layout.file_path(e.output), ec);
+  a.result.size = e.size.value_or(ec ? 0 : size);
+  return a;
+}
+}  // namespace
+
 SnapshotSummary publish_snapshot(const Manifest& m, hfcache::Layout& layout, const SnapshotFiles& files,
-                                 SnapshotObserver& observer, const hfcache::RefPlan& refs) {
+                                 SnapshotObserver& observer, const hfcache::RefPlan& refs, const PartsPolicy& parts) {
   SnapshotSummary s;
   std::vector<std::pair<std::string, std::string>> sums;
+  std::map<std::string, std::string> etags;  // part path -> blob name, for dropping
+  auto gone = [&](const std::string& path) { return parts.dropped && parts.dropped->contains(path); };
   for (std::size_t i = 0; i < files.results.size(); ++i) {
     const auto& r = files.results[i];
     s.bytes_transferred += r.bytes_transferred;
     if (r.outcome == download::Outcome::present || r.outcome == download::Outcome::downloaded) {
-      layout.publish(r.path, files.etags[i]);
-      sums.emplace_back(r.path, r.sha256);
       (r.outcome == download::Outcome::present ? s.present : s.downloaded)++;
+      if (gone(r.path)) continue;  // dropped: published nowhere, in no checksum list
+      layout.publish(r.path, files.etags[i]);
+      etags[r.path] = files.etags[i];
+      sums.emplace_back(r.path, r.sha256);
+      try {  // a part fetched again is no longer dropped
+        layout.guard().remove(drop_record_path(layout, r.path));
+      } catch (const Error&) {}
     } else {
       ++s.failed;
       s.code = worse(s.code, r.code);
     }
   }
   // Assembly needs every file; it is skipped when one failed.
+  std::set<std::string> dropped_now;
   if (s.failed == 0) {
-    for (const auto& e : m.assemble) {
-      download::AssembleJob job;
-      job.output = layout.file_path(e.output);
-      for (const auto& p : e.parts) job.parts.push_back(layout.file_path(p));
-      job.sha256 = e.sha256;
-      job.size = e.size;
-      job.stamp = stamp_path(layout, "assemble", e.output);
-      job.root = layout.guard().dir();
-      Assembly a{&e, download::assemble(job)};
-      if (a.result.outcome == download::AssembleOutcome::mismatch) {
+    std::vector<bool> verified;  // per assembly so far: its output matched a known sha256
+    for (std::size_t i = 0; i < m.assemble.size(); ++i) {
+      const auto& e = m.assemble[i];
+      bool before = e.sha256 && std::any_of(e.parts.begin(), e.parts.end(), gone);
+      Assembly a = before ? assembled_before(e, layout) : Assembly{&e, {}, false};
+      if (!before) {
+        download::AssembleJob job;
+        job.output = layout.file_path(e.output);
+        for (const auto& p : e.parts) job.parts.push_back(layout.file_path(p));
+        job.sha256 = e.sha256;
+        job.size = e.size;
+        job.stamp = stamp_path(layout, "assemble", e.output);
+        job.root = layout.guard().dir();
+        a.result = download::assemble(job);
+      }
+      bool ok = a.result.outcome != download::AssembleOutcome::mismatch;
+      if (!ok) {
         ++s.failed;
         s.code = worse(s.code, ExitCode::check_failed);
       } else {
         ++s.assembled;
         sums.emplace_back(e.output, a.result.sha256);
       }
+      verified.push_back(ok && e.sha256 && a.result.sha256 == *e.sha256);
       observer.on_assembled(a);
+      if (!parts.drop_parts || !verified.back()) continue;  // an output that does not verify keeps its parts
+      std::vector<std::string> now;
+      for (const auto& p : droppable_parts(m, i, verified))
+        if (!gone(p) && !dropped_now.count(p)) now.push_back(p);
+      if (now.empty()) continue;
+      std::string warning;
+      for (auto& d : drop_parts(layout, e, a.result.sha256, a.result.size, now, etags, warning)) {
+        dropped_now.insert(d.path);
+        ++s.dropped;
+        s.freed_bytes += d.freed_bytes;
+        observer.on_dropped(d);
+      }
+      (void)warning;  // the output's stamp not written: the next run hashes it once
     }
   }
+  std::erase_if(sums, [&](const auto& p) { return dropped_now.count(p.first) != 0; });
   if (s.failed == 0) layout.finish(sums, refs);
   return s;
 }

@@ -68,6 +68,10 @@ class Layout {
   virtual fs::path lock_path(const std::string& path, const std::string& etag) const;
   // Makes verified content visible at file_path (symlink; metadata file).
   virtual void publish(const std::string& path, const std::string& etag) = 0;
+  // Takes a published file away (a dropped part): the snapshot link, and its blob `etag` when no link
+  // of the repository's snapshots names it any more (cache); the file and its metadata (local dir).
+  // Returns the bytes given back to the file system.
+  virtual std::uint64_t remove_file(const std::string& path, const std::string& etag) = 0;
   // Where provkit keeps its own small state (assembly stamps).
   virtual fs::path state_dir() const = 0;
   // Before the first byte of a fetch, where huggingface_hub makes them: the
@@ -107,6 +111,7 @@ class CacheLayout : public Layout {
   fs::path rejected_prefix(const std::string& path, const std::string& etag) const override;
   fs::path lock_path(const std::string& path, const std::string& etag) const override;
   void publish(const std::string& path, const std::string& etag) override;
+  std::uint64_t remove_file(const std::string& path, const std::string& etag) override;
   fs::path state_dir() const override { return repo_dir() / ".provkit" / commit_; }
   // Creates snapshots/<commit>/ and <cache>/CACHEDIR.TAG.
   void begin() override;
@@ -134,6 +139,7 @@ class LocalDirLayout : public Layout {
   fs::path lock_path(const std::string& path, const std::string& etag) const override;
   // Writes the three-line metadata file (commit, etag, timestamp) and .gitignore.
   void publish(const std::string& path, const std::string& etag) override;
+  std::uint64_t remove_file(const std::string& path, const std::string& etag) override;
   fs::path state_dir() const override { return dir_ / ".cache" / "huggingface" / "provkit"; }
   // Creates .cache/huggingface with its .gitignore and CACHEDIR.TAG.
   void begin() override;

@@ -18,12 +18,19 @@ struct FetchOptions {
   enum class Mode { fetch, verify_only, check_upstream } mode = Mode::fetch;
   bool offline = false;  // fetch without the network: every file must be in place
   bool dry_run = false;  // the pre-flight and the plan (on_space_plan), no blob request
+  // Drop the parts of each assembly once its output verifies (drop.hpp); parts dropped earlier are
+  // then in place while their output verifies. Without it, dropped parts are fetched again.
+  bool drop_parts = false;
   // The tree at the manifest's commit when the caller already listed it (REPO[@REV]); null: listed here.
   const std::vector<TreeEntry>* tree = nullptr;
   std::string endpoint, token_file;  // given values; empty: the environment's (endpoint_from, find_token)
-  std::vector<std::string> mirrors;  // tried in order before the endpoint (--mirror), never sent the token
-  http::Options http;                // retries, stall timeout, max bytes per second
-  int jobs = 4, connections = 8;     // files at once, connections per large file
+  // Tried in order before the endpoint (--mirror), never sent the token. Each file comes from the first
+  // source that serves it right: a mirror whose tree lacks a file, or that serves it wrong or refuses it,
+  // still serves the others, and only that file is asked of the next source. A mirror that cannot be
+  // listed (down, refusing) is left at once for the rest of the run.
+  std::vector<std::string> mirrors;
+  http::Options http;             // retries, stall timeout, max bytes per second
+  int jobs = 4, connections = 8;  // files at once, connections per large file
   // Asked only when files are to be downloaded (after the pre-flight); 0: the default split size.
   std::function<std::uint64_t()> min_split_size;
 };
@@ -36,6 +43,8 @@ class FetchObserver : public SnapshotObserver {
   virtual void on_source(const std::string& /*url*/, bool /*mirror*/) {}
   // A mirror is left for the next source, and why.
   virtual void on_source_failed(const std::string& /*url*/, const std::string& /*why*/) {}
+  // A mirror's tree does not have the file as the manifest pins it: it is asked of the next source.
+  virtual void on_source_lacks(const std::string& /*url*/, const UpstreamCheck&) {}
   // The plan on disk, before the disk gate; `dry_run`: it is all the run does.
   virtual void on_space_plan(const SpacePlan&, bool /*dry_run*/) {}
   // The downloads are about to start.

@@ -21,6 +21,7 @@ struct FilePlan {
   std::uint64_t size = 0;
   std::uint64_t have = 0;       // bytes already fetched (resume) or the whole file (in place)
   std::uint64_t allocated = 0;  // disk blocks already held for it (a preallocated partial holds its full size)
+  std::string dropped_into;     // in place as a part dropped after this output verified (drop.hpp)
 };
 
 struct AssemblyPlan {
@@ -35,20 +36,28 @@ struct SpacePlan {
   std::uint64_t to_fetch = 0;        // bytes still to transfer
   std::uint64_t held = 0;            // bytes the target already holds for these files
   std::uint64_t assembly_bytes = 0;  // assembly outputs still to write
-  std::uint64_t needed = 0;          // new disk the run needs: files' unallocated bytes + assembly outputs
-  std::uint64_t free = 0;            // free to this user on the target file system
-  std::filesystem::path target;      // the directory whose file system was asked
+  // New disk the run needs: files' unallocated bytes + assembly outputs; when parts are dropped, the
+  // files' bytes + the outputs at their peak (each output written while its parts are still there).
+  std::uint64_t needed = 0;
+  bool drop_parts = false;
+  std::uint64_t drop_bytes = 0;  // drop_parts: the part bytes given back once their outputs verify
+  std::uint64_t free = 0;        // free to this user on the target file system
+  std::filesystem::path target;  // the directory whose file system was asked
   bool fits() const { return needed <= free; }
 };
 
 // Looks at the disk only (sizes, partials and their range sidecars, statvfs);
 // no request. A file whose content is at its place with its size is
 // in_place (the fetch verifies it); a partial with bytes is a resume.
-SpacePlan plan_space(const Manifest& m, const hfcache::Layout& layout, const DownloadPlan& plan);
+// `dropped`: parts already dropped (in place, no bytes); `drop_parts`: the
+// fetch drops the parts of each verified output right after its assembly.
+SpacePlan plan_space(const Manifest& m, const hfcache::Layout& layout, const DownloadPlan& plan,
+                     bool drop_parts = false, const DroppedParts* dropped = nullptr);
 
 std::string action_name(FilePlan::Action a);  // "FETCH", "RESUME", "IN PLACE"
 
-// The summary's fields: to_fetch_bytes, held_bytes, assembly_bytes, needed_bytes, free_bytes, fits.
+// The summary's fields: to_fetch_bytes, held_bytes, assembly_bytes, needed_bytes, free_bytes, fits,
+// and with drop_parts: drop_parts, drop_bytes.
 nlohmann::json to_json(const SpacePlan& plan);
 
 // The disk gate's sentence, when the plan does not fit.

@@ -20,6 +20,7 @@
 #include "provkit/error.hpp"
 #include "provkit/hub/cache_layout.hpp"
 #include "provkit/hub/client.hpp"
+#include "provkit/hub/drop.hpp"
 #include "provkit/hub/manifest.hpp"
 
 namespace provkit::hub {
@@ -49,12 +50,15 @@ struct FileCheck {
   std::string path;
   download::FileSpec spec;  // what it must be
   download::Verification verification;
+  // A part dropped after this assembly output verified (drop.hpp): not there, and not missing.
+  std::string dropped_into;
 };
 
 // One assembly of split parts.
 struct Assembly {
   const AssembleEntry* entry = nullptr;  // into the manifest given
   download::AssembleResult result;
+  bool parts_dropped = false;  // its parts were dropped earlier: the output was verified instead
 };
 
 // Per-file events, for the tool's display; the download engine's events come
@@ -70,6 +74,8 @@ class SnapshotObserver : public download::Observer {
   virtual void on_checked_in_place(const FileCheck&, const hfcache::Layout& /*layout*/) {}
   // publish_snapshot: each assembly done or refused.
   virtual void on_assembled(const Assembly&) {}
+  // publish_snapshot: each part dropped after its assembly verified.
+  virtual void on_dropped(const DroppedPart&) {}
 };
 
 // ---- pinning: a manifest's files from the Hub's tree ---------------------
@@ -95,7 +101,8 @@ struct VerifySummary {
 // Every file of the manifest, and every assembly output the manifest says
 // what it must be (without a size: the hash alone), one file per core at
 // once; on_verified in manifest order, each as soon as it and those before
-// it are done.
+// it are done. A part dropped after its assembly (a record, and no file)
+// is OK with FileCheck::dropped_into set; its output is verified on its own.
 VerifySummary verify_snapshot(const Manifest& m, const hfcache::Layout& layout, SnapshotObserver& observer);
 
 // ---- the files and their blob names, before publishing ---------------------
@@ -113,7 +120,9 @@ struct SnapshotFiles {
 // (plain git files), the sha256 (LFS files), and what the snapshot link
 // already points at. A file not OK is Outcome::failed with
 // ExitCode::check_failed (its verification says why).
-SnapshotFiles check_in_place(const Manifest& m, const hfcache::Layout& layout, SnapshotObserver& observer);
+// Parts in `dropped` are present (FileCheck::dropped_into) without a file.
+SnapshotFiles check_in_place(const Manifest& m, const hfcache::Layout& layout, SnapshotObserver& observer,
+                             const DroppedParts* dropped = nullptr);
 
 // The pre-flight: compare_with_tree, and then a blob name only the tree
 // vouches for (the manifest pins the file by sha256 alone) that is already
@@ -136,15 +145,26 @@ DownloadPlan plan_downloads(const Manifest& m, const hfcache::Layout& layout, co
 
 struct SnapshotSummary {
   std::size_t downloaded = 0, present = 0, failed = 0, assembled = 0;
+  std::size_t dropped = 0;        // parts dropped in this run
+  std::uint64_t freed_bytes = 0;  // the disk they gave back
   std::uint64_t bytes_transferred = 0;
   // The worst of the failures: auth outranks network, which outranks check_failed.
   ExitCode code = ExitCode::ok;
+};
+// What publishing does with split parts: `dropped` are parts already gone
+// (find_dropped_parts, outputs verified), published nowhere and listed in no
+// SHA256SUMS; with `drop_parts`, the parts of each output that verified
+// against a known sha256 are dropped (drop.hpp) right after its assembly.
+struct PartsPolicy {
+  bool drop_parts = false;
+  const DroppedParts* dropped = nullptr;
 };
 // Publishes every verified file into the layout; when none failed, assembles
 // (on_assembled for each) and, when none of those failed either, finishes the
 // layout (`refs`, SHA256SUMS).
 SnapshotSummary publish_snapshot(const Manifest& m, hfcache::Layout& layout, const SnapshotFiles& files,
-                                 SnapshotObserver& observer, const hfcache::RefPlan& refs);
+                                 SnapshotObserver& observer, const hfcache::RefPlan& refs,
+                                 const PartsPolicy& parts = {});
 
 // The refs a snapshot of `m` gets: m.ref when it names one, and main when
 // `main_known` and `main_commit` (the Hub's main now; none: the Hub has no

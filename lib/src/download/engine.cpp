@@ -346,18 +346,19 @@ void RangeAttempt::before_try(http::Request& req) {
 
 void RangeAttempt::on_head(const http::Hop& hop) {
   RangeView v = owner_.view(range_);
+  std::uint64_t next = v.range.next(), size = v.size;  // answered() may start the file over
   std::optional<http::ContentRange> cr;
   if (hop.status == 206) cr = http::parse_content_range(hop.headers.get("content-range").value_or(""));
-  HeadVerdict verdict = judge_head(hop.status, cr, v.range.next(), v.size, v.split, v.range.done > 0);
+  HeadVerdict verdict = judge_head(hop.status, cr, next, size, v.split, v.range.done > 0);
   owner_.answered(range_, verdict, hop.url);
   switch (verdict) {
     case HeadVerdict::wrong_range:
-      throw http::Abort("the server answered the range request from byte " + std::to_string(v.range.next()) +
+      throw http::Abort("the server answered the range request from byte " + std::to_string(next) +
                         " with another range");
     case HeadVerdict::wrong_total:
       abort_code_ = ExitCode::check_failed;
       throw http::Abort("the server has " + std::to_string(*cr->total) + " bytes, the manifest says " +
-                        std::to_string(v.size));
+                        std::to_string(size));
     case HeadVerdict::whole_file_split:
       stopped_ = true;
       throw http::Abort("the server answered a range request with the whole file");

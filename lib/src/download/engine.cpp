@@ -20,8 +20,10 @@ namespace {
 // the refusal is not about expiry.
 constexpr int kMaxReresolve = 3;
 
-void trace(const download::Job& job, const std::string& what) {
-  util::log::debug("download", [&] { return job.spec.path + ": " + what; });
+// A line about one file, built only when tracing is on.
+template <class Make>
+void trace(const download::Job& job, Make&& make) {
+  util::log::debug("download", [&] { return job.spec.path + ": " + std::string(make()); });
 }
 }  // namespace
 
@@ -69,7 +71,7 @@ void FileTransfer::start() {
   apply(partial_.split() ? TransferEvent::opened_split : TransferEvent::opened_stream);
   observer_.on_start(job_, partial_.have(), partial_.ranges().size());
   if (partial_.all_complete()) {  // all bytes already there (or an empty file)
-    trace(job_, "every byte is in the partial file already: no request");
+    trace(job_, [&] { return "every byte is in the partial file already: no request"; });
     complete();
     return;
   }
@@ -110,8 +112,10 @@ void FileTransfer::settle() {
     partial_.go_sequential();
     busy_.assign(1, false);
     apply(TransferEvent::ranges_left);
-    trace(job_, "one stream from byte " + std::to_string(partial_.have()) +
-                    " (the contiguous prefix kept, the rest fetched again)");
+    trace(job_, [&] {
+      return "one stream from byte " + std::to_string(partial_.have()) +
+             " (the contiguous prefix kept, the rest fetched again)";
+    });
     observer_.on_restart(job_, "the server does not honour range requests; going on as one stream from byte " +
                                    std::to_string(partial_.have()));
     start_ranges();
@@ -157,10 +161,10 @@ void FileTransfer::complete() {
     result_.code = ExitCode::check_failed;
     result_.rejected = keep_aside(root, job_.partial_path, job_.rejected_prefix, c.sha256);
     result_.message = c.message + "; the downloaded bytes are kept at " + result_.rejected.string();
-    trace(job_, "rejected (" + c.message + "): kept aside at " + result_.rejected.string());
+    trace(job_, [&] { return "rejected (" + c.message + "): kept aside at " + result_.rejected.string(); });
     apply(TransferEvent::rejected);
   } else {
-    trace(job_, "verified (sha256 " + c.sha256 + "): publishing at " + job_.final_path.string());
+    trace(job_, [&] { return "verified (sha256 " + c.sha256 + "): publishing at " + job_.final_path.string(); });
     root.publish(partial_.fd(), job_.partial_path, job_.final_path);
     remove_rejected(root, job_.rejected_prefix);  // the good copy is in place: earlier wrong ones go
     download::Verification v;
@@ -178,7 +182,7 @@ void FileTransfer::fail(TransferEvent event, ExitCode code, const std::string& m
   bool first = state_ != TransferState::failing;
   apply(event);
   if (!first) return;
-  trace(job_, "failing: " + message);
+  trace(job_, [&] { return "failing: " + message; });
   result_.outcome = download::Outcome::failed;
   result_.code = code;
   result_.message = message;
@@ -195,7 +199,7 @@ void FileTransfer::restart_stream() {
   busy_.assign(1, true);  // the transfer that got the whole file goes on with it
   result_.resumed_from = 0;
   apply(TransferEvent::stream_started_over);
-  trace(job_, "the server ignored the range request: the partial file starts over from byte 0");
+  trace(job_, [&] { return "the server ignored the range request: the partial file starts over from byte 0"; });
   observer_.on_restart(job_, "the server ignored the range request; starting the file over");
 }
 
@@ -204,8 +208,9 @@ void FileTransfer::reresolve(const http::Result& res) {
   redirected_.clear();
   resolved_ = source_.resolve(job_);
   std::string note = source_.expired_note(res);
-  trace(job_,
-        "resolving again (" + std::to_string(reresolved_) + " of " + std::to_string(kMaxReresolve) + "): " + note);
+  trace(job_, [&] {
+    return "resolving again (" + std::to_string(reresolved_) + " of " + std::to_string(kMaxReresolve) + "): " + note;
+  });
   observer_.on_retry(job_, note, 0);
 }
 
@@ -239,8 +244,10 @@ void FileTransfer::answered(std::size_t range, HeadVerdict verdict, const std::s
       bool probing = state_ == TransferState::probing;
       apply(TransferEvent::range_honoured);
       if (probing) {
-        trace(job_, "the server honours ranges: up to " + std::to_string(run_.connections_allowed()) +
-                        " connection(s) now, straight to " + http::redact_url(url));
+        trace(job_, [&] {
+          return "the server honours ranges: up to " + std::to_string(run_.connections_allowed()) +
+                 " connection(s) now, straight to " + http::redact_url(url);
+        });
         start_ranges();  // the other connections, straight to where the resolve led
       }
       break;
@@ -248,7 +255,8 @@ void FileTransfer::answered(std::size_t range, HeadVerdict verdict, const std::s
     case HeadVerdict::whole_file_split:
       // Never written at this range's offset. The file goes on as one stream
       // once its other transfers are done.
-      trace(job_, "range " + std::to_string(range + 1) + " answered with the whole file: leaving ranges");
+      trace(job_,
+            [&] { return "range " + std::to_string(range + 1) + " answered with the whole file: leaving ranges"; });
       apply(TransferEvent::whole_file_answer);
       break;
     case HeadVerdict::whole_file_restart: restart_stream(); break;
@@ -271,7 +279,7 @@ void FileTransfer::bytes(std::size_t range, const char* data, std::size_t n) {
 }
 
 void FileTransfer::retrying(const std::string& why, double delay_s) {
-  trace(job_, "retrying in " + std::to_string(delay_s) + " s: " + why);
+  trace(job_, [&] { return "retrying in " + std::to_string(delay_s) + " s: " + why; });
   observer_.on_retry(job_, why, delay_s);
 }
 
@@ -318,8 +326,10 @@ void FileTransfer::ended(std::size_t range, const http::Result& res, const std::
       break;
     case EndVerdict::range_again:
       // Started again by settle() from where it got to.
-      trace(job_, "range " + std::to_string(range + 1) + " ended early at byte " + std::to_string(r.next()) +
-                      ": asked for again from there");
+      trace(job_, [&] {
+        return "range " + std::to_string(range + 1) + " ended early at byte " + std::to_string(r.next()) +
+               ": asked for again from there";
+      });
       break;
   }
   settle();

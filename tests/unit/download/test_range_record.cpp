@@ -17,7 +17,9 @@ namespace {
 constexpr std::uint64_t kMiB = 1 << 20;
 constexpr std::uint64_t kSize = 8 * kMiB;
 
-std::string sidecar_of(std::vector<download::ranges::Range> r) { return download::ranges::format_sidecar(kSize, r); }
+std::string sidecar_of(const std::vector<download::ranges::Range>& r) {
+  return download::ranges::format_sidecar(kSize, r);
+}
 }  // namespace
 
 TEST_CASE("plan_resume: nothing there is a fresh start, cut for the connections", "[download][partial]") {

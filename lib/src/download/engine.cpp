@@ -11,6 +11,7 @@
 #include "provkit/http/token.hpp"
 #include "provkit/util/fs.hpp"
 #include "provkit/util/hash.hpp"
+#include "provkit/util/log.hpp"
 
 namespace provkit::download {
 
@@ -18,31 +19,37 @@ namespace {
 // Re-resolves per file after a refusal the source calls expiry; more means
 // the refusal is not about expiry.
 constexpr int kMaxReresolve = 3;
+
+// A line about one file, built only when tracing is on.
+template <class Make>
+void trace(const download::Job& job, Make&& make) {
+  util::log::debug("download", [&] { return job.spec.path + ": " + std::string(make()); });
+}
 }  // namespace
 
-std::string_view state_name(TransferState s) {
-  switch (s) {
-    case TransferState::queued: return "queued";
-    case TransferState::locked_elsewhere: return "locked elsewhere";
-    case TransferState::probing: return "probing";
-    case TransferState::ranged: return "ranged";
-    case TransferState::streaming: return "streaming";
-    case TransferState::leaving_ranges: return "leaving ranges";
-    case TransferState::failing: return "failing";
-    case TransferState::done: return "done";
-    case TransferState::failed: return "failed";
-  }
-  return "?";
-}
-
 // ---- FileTransfer -----------------------------------------------------------------
+//
+// The file's life is the table in transfer_state.hpp; apply() is the one
+// place its state changes. What each answer of a range means is judged by
+// the RangeAttempt (transfer_state.hpp's judge_*), which reports it here.
 
-FileTransfer::FileTransfer(Run& run, const download::Job& job, download::JobResult& result)
-    : run_(run), job_(job), result_(result), partial_(job) {}
+FileTransfer::FileTransfer(Scheduler& run, const download::Options& options, Source& source,
+                           download::Observer& observer, const download::Job& job, download::JobResult& result)
+    : run_(run), options_(options), source_(source), observer_(observer), job_(job), result_(result), partial_(job) {}
+
+void FileTransfer::apply(TransferEvent event) {
+  TransferState to = transition(state_, event);
+  if (to != state_)
+    util::log::debug("download", [&] {
+      return job_.spec.path + ": " + std::string(state_name(state_)) + " -> " + std::string(state_name(to)) + " (" +
+             std::string(event_name(event)) + ")";
+    });
+  state_ = to;
+}
 
 bool FileTransfer::lock(bool wait) {
   if (partial_.lock(wait)) return true;
-  state_ = TransferState::locked_elsewhere;
+  apply(TransferEvent::lock_held_elsewhere);
   return false;
 }
 
@@ -53,36 +60,42 @@ void FileTransfer::take_present(const download::Verification& v) {
   result_.from_stamp = v.from_stamp;
   result_.warning = v.stamp_warning;
   partial_.close();
-  state_ = TransferState::done;
-  run_.observer_.on_finish(job_, result_);
+  apply(TransferEvent::found_in_place);
+  observer_.on_finish(job_, result_);
 }
 
 void FileTransfer::start() {
-  partial_.open(run_.options_.connections, run_.options_.min_split_size, run_.observer_);
+  partial_.open(options_.connections, options_.min_split_size, observer_);
   busy_.assign(partial_.ranges().size(), false);
   result_.resumed_from = partial_.have();
-  state_ = partial_.split() ? TransferState::probing : TransferState::streaming;
-  run_.observer_.on_start(job_, partial_.have(), partial_.ranges().size());
+  apply(partial_.split() ? TransferEvent::opened_split : TransferEvent::opened_stream);
+  observer_.on_start(job_, partial_.have(), partial_.ranges().size());
   if (partial_.all_complete()) {  // all bytes already there (or an empty file)
+    trace(job_, [&] { return "every byte is in the partial file already: no request"; });
     complete();
     return;
   }
-  resolved_ = run_.source_.resolve(job_);
+  resolved_ = source_.resolve(job_);
   start_ranges();
 }
 
+void FileTransfer::more_connections() {
+  if (state_ == TransferState::ranged) start_ranges();
+}
+
 void FileTransfer::start_ranges() {
-  int limit = state_ == TransferState::ranged ? run_.ramp_.allowed() : 1;
+  int limit = state_ == TransferState::ranged ? run_.connections_allowed() : 1;
   auto& ranges = partial_.ranges();
   for (std::size_t i = partial_.frontier(); i < ranges.size() && transfers_ < limit; ++i)
     if (!ranges[i].complete() && !busy_[i]) start_range(i);
 }
 
 void FileTransfer::start_range(std::size_t i) {
-  auto attempt = std::make_shared<RangeAttempt>(*this, i);
+  RangeOwner& owner = *this;
+  auto attempt = std::make_shared<RangeAttempt>(owner, i);
   ++transfers_;
   busy_[i] = true;
-  run_.session_.add(attempt->transfer());
+  run_.add_transfer(attempt->transfer(resolved_));
 }
 
 void FileTransfer::settle() {
@@ -98,13 +111,17 @@ void FileTransfer::settle() {
   } else if (state_ == TransferState::leaving_ranges) {
     partial_.go_sequential();
     busy_.assign(1, false);
-    state_ = TransferState::streaming;
-    run_.observer_.on_restart(job_, "the server does not honour range requests; going on as one stream from byte " +
-                                        std::to_string(partial_.have()));
+    apply(TransferEvent::ranges_left);
+    trace(job_, [&] {
+      return "one stream from byte " + std::to_string(partial_.have()) +
+             " (the contiguous prefix kept, the rest fetched again)";
+    });
+    observer_.on_restart(job_, "the server does not honour range requests; going on as one stream from byte " +
+                                   std::to_string(partial_.have()));
     start_ranges();
     return;
   }
-  run_.launch_next();
+  run_.slot_may_be_free();
 }
 
 void FileTransfer::complete() {
@@ -132,7 +149,7 @@ void FileTransfer::complete() {
   // someone else are never published under the verified name).
   struct stat named;
   if (!root.stat(job_.partial_path, named) || named.st_dev != st.st_dev || named.st_ino != st.st_ino) {
-    fail(ExitCode::check_failed,
+    fail(TransferEvent::replaced, ExitCode::check_failed,
          job_.partial_path.string() +
              ": replaced while it was being fetched and hashed; nothing published (a rerun fetches it again)");
     finish();
@@ -144,7 +161,10 @@ void FileTransfer::complete() {
     result_.code = ExitCode::check_failed;
     result_.rejected = keep_aside(root, job_.partial_path, job_.rejected_prefix, c.sha256);
     result_.message = c.message + "; the downloaded bytes are kept at " + result_.rejected.string();
+    trace(job_, [&] { return "rejected (" + c.message + "): kept aside at " + result_.rejected.string(); });
+    apply(TransferEvent::rejected);
   } else {
+    trace(job_, [&] { return "verified (sha256 " + c.sha256 + "): publishing at " + job_.final_path.string(); });
     root.publish(partial_.fd(), job_.partial_path, job_.final_path);
     remove_rejected(root, job_.rejected_prefix);  // the good copy is in place: earlier wrong ones go
     download::Verification v;
@@ -153,13 +173,16 @@ void FileTransfer::complete() {
     v.git_oid = c.git_oid;
     result_.warning = download::record_verified(root, job_.final_path, v, job_.verified_stamp);
     result_.outcome = download::Outcome::downloaded;
+    apply(TransferEvent::verified);
   }
   finish();
 }
 
-void FileTransfer::fail(ExitCode code, const std::string& message) {
-  if (state_ == TransferState::failing) return;
-  state_ = TransferState::failing;
+void FileTransfer::fail(TransferEvent event, ExitCode code, const std::string& message) {
+  bool first = state_ != TransferState::failing;
+  apply(event);
+  if (!first) return;
+  trace(job_, [&] { return "failing: " + message; });
   result_.outcome = download::Outcome::failed;
   result_.code = code;
   result_.message = message;
@@ -167,22 +190,28 @@ void FileTransfer::fail(ExitCode code, const std::string& message) {
 
 void FileTransfer::finish() {
   partial_.close();
-  state_ = state_ == TransferState::failing ? TransferState::failed : TransferState::done;
-  run_.file_finished(*this);
+  if (state_ == TransferState::failing) apply(TransferEvent::drained);
+  run_.finished(*this);
 }
 
 void FileTransfer::restart_stream() {
   partial_.start_over();
   busy_.assign(1, true);  // the transfer that got the whole file goes on with it
   result_.resumed_from = 0;
-  run_.observer_.on_restart(job_, "the server ignored the range request; starting the file over");
+  apply(TransferEvent::stream_started_over);
+  trace(job_, [&] { return "the server ignored the range request: the partial file starts over from byte 0"; });
+  observer_.on_restart(job_, "the server ignored the range request; starting the file over");
 }
 
 void FileTransfer::reresolve(const http::Result& res) {
   ++reresolved_;
   redirected_.clear();
-  resolved_ = run_.source_.resolve(job_);
-  run_.observer_.on_retry(job_, run_.source_.expired_note(res), 0);
+  resolved_ = source_.resolve(job_);
+  std::string note = source_.expired_note(res);
+  trace(job_, [&] {
+    return "resolving again (" + std::to_string(reresolved_) + " of " + std::to_string(kMaxReresolve) + "): " + note;
+  });
+  observer_.on_retry(job_, note, 0);
 }
 
 void FileTransfer::flush_gathered() {
@@ -190,119 +219,181 @@ void FileTransfer::flush_gathered() {
   partial_.flush_all();
 }
 
+RangeView FileTransfer::view(std::size_t range) {
+  return RangeView{partial_.ranges()[range], partial_.missing(range), partial_.split(), job_.spec.size};
+}
+
+void FileTransfer::prepare_try(std::size_t range, int attempt, http::Request& req) {
+  partial_.flush(range);  // a retry asks from the first byte not yet received
+  req.url = redirected_.empty() ? resolved_ : redirected_;
+  req.bearer_token = source_.bearer_token(resolved_, req.url);
+  RangeBounds b = range_bounds(partial_.ranges()[range]);
+  req.range_from = b.from;
+  req.range_to = b.to;
+  util::log::debug("download", [&] {
+    return job_.spec.path + ": range " + std::to_string(range + 1) + "/" + std::to_string(partial_.ranges().size()) +
+           " bytes=" + std::to_string(b.from) + "-" + (b.to ? std::to_string(*b.to) : std::string()) + " attempt " +
+           std::to_string(attempt) + ": GET " + http::redact_url(req.url);
+  });
+}
+
+void FileTransfer::answered(std::size_t range, HeadVerdict verdict, const std::string& url) {
+  switch (verdict) {
+    case HeadVerdict::ranged: {
+      if (!http::same_origin(resolved_, url)) redirected_ = url;
+      bool probing = state_ == TransferState::probing;
+      apply(TransferEvent::range_honoured);
+      if (probing) {
+        trace(job_, [&] {
+          return "the server honours ranges: up to " + std::to_string(run_.connections_allowed()) +
+                 " connection(s) now, straight to " + http::redact_url(url);
+        });
+        start_ranges();  // the other connections, straight to where the resolve led
+      }
+      break;
+    }
+    case HeadVerdict::whole_file_split:
+      // Never written at this range's offset. The file goes on as one stream
+      // once its other transfers are done.
+      trace(job_,
+            [&] { return "range " + std::to_string(range + 1) + " answered with the whole file: leaving ranges"; });
+      apply(TransferEvent::whole_file_answer);
+      break;
+    case HeadVerdict::whole_file_restart: restart_stream(); break;
+    case HeadVerdict::whole_file:
+    case HeadVerdict::wrong_range:
+    case HeadVerdict::wrong_total: break;  // the attempt fails its transfer; on_done tells
+  }
+}
+
+void FileTransfer::bytes(std::size_t range, const char* data, std::size_t n) {
+  partial_.write(range, data, n);
+  if (partial_.gathering(range) && !gathering_) {
+    gathering_ = true;
+    run_.gathering(*this);
+  }
+  result_.bytes_transferred += n;
+  run_.received(n);
+  partial_.save_sidecar_now_and_then(range);
+  observer_.on_progress(job_, partial_.have());
+}
+
+void FileTransfer::retrying(const std::string& why, double delay_s) {
+  trace(job_, [&] { return "retrying in " + std::to_string(delay_s) + " s: " + why; });
+  observer_.on_retry(job_, why, delay_s);
+}
+
+void FileTransfer::ended(std::size_t range, const http::Result& res, const std::string& asked, bool stopped,
+                         ExitCode abort_code, bool wrote) {
+  partial_.flush(range);
+  --transfers_;
+  busy_[range] = false;
+  const ranges::Range& r = partial_.ranges()[range];
+  AttemptEnd end;
+  end.failure = res.failure;
+  end.stopped = stopped;
+  end.ok_status = res.ok();
+  end.range_complete = r.complete();
+  end.wrote = wrote;
+  end.split = partial_.split();
+  end.expired = res.failure == http::FailureKind::none && source_.expired(res, asked, resolved_) &&
+                reresolved_ < kMaxReresolve;
+  switch (judge_end(end)) {
+    case EndVerdict::stopped:  // range full, or taken up by settle() (the file goes on as one stream)
+    case EndVerdict::complete: break;
+    case EndVerdict::failed:
+      fail(TransferEvent::transfer_failed, res.failure == http::FailureKind::aborted ? abort_code : ExitCode::network,
+           res.message);
+      break;
+    case EndVerdict::expired:
+      // Resolve the file again and carry on from where the range is. Ranges
+      // refused with a URL already replaced do not count again.
+      if (asked == redirected_ || asked == resolved_) reresolve(res);
+      if (state_ != TransferState::failing) {
+        start_range(range);
+        return;
+      }
+      break;
+    case EndVerdict::refused: {
+      Error e = source_.refusal(job_, res.response);
+      fail(TransferEvent::transfer_failed, e.code(), e.what());
+      break;
+    }
+    case EndVerdict::short_body:
+      fail(TransferEvent::transfer_failed, ExitCode::network,
+           "the transfer ended after " + std::to_string(partial_.have()) + " of " + std::to_string(job_.spec.size) +
+               " bytes (kept for the next run)");
+      break;
+    case EndVerdict::range_again:
+      // Started again by settle() from where it got to.
+      trace(job_, [&] {
+        return "range " + std::to_string(range + 1) + " ended early at byte " + std::to_string(r.next()) +
+               ": asked for again from there";
+      });
+      break;
+  }
+  settle();
+}
+
 // ---- RangeAttempt -----------------------------------------------------------------
 
-http::Transfer RangeAttempt::transfer() {
+http::Transfer RangeAttempt::transfer(const std::string& url) {
   http::Transfer t;
-  t.request.url = file_.resolved_;
+  t.request.url = url;
   auto self = shared_from_this();
   t.before_attempt = [self](http::Request& req) { self->before_try(req); };
   t.on_head = [self](const http::Hop& hop) { self->on_head(hop); };
   t.on_body = [self](const char* data, std::size_t n) { self->on_body(data, n); };
-  t.on_retry = [self](const std::string& why, double delay) {
-    self->file_.run_.observer_.on_retry(self->file_.job_, why, delay);
-  };
+  t.on_retry = [self](const std::string& why, double delay) { self->owner_.retrying(why, delay); };
   t.on_done = [self](http::Result& res) { self->on_done(res); };
   return t;
 }
 
 void RangeAttempt::before_try(http::Request& req) {
-  file_.partial_.flush(range_);  // a retry asks from the first byte not yet received
-  req.url = file_.redirected_.empty() ? file_.resolved_ : file_.redirected_;
-  req.bearer_token = file_.run_.source_.bearer_token(file_.resolved_, req.url);
-  const ranges::Range& r = file_.partial_.ranges()[range_];
-  req.range_from = r.next();
-  if (r.end > r.next()) req.range_to = r.end - 1;
+  owner_.prepare_try(range_, ++attempt_, req);
   url_ = req.url;
 }
 
 void RangeAttempt::on_head(const http::Hop& hop) {
-  const download::FileSpec& spec = file_.job_.spec;
-  const ranges::Range& r = file_.partial_.ranges()[range_];
-  if (hop.status == 206) {
-    auto cr = http::parse_content_range(hop.headers.get("content-range").value_or(""));
-    if (!cr || cr->first != r.next())
-      throw http::Abort("the server answered the range request from byte " + std::to_string(r.next()) +
+  RangeView v = owner_.view(range_);
+  std::uint64_t next = v.range.next(), size = v.size;  // answered() may start the file over
+  std::optional<http::ContentRange> cr;
+  if (hop.status == 206) cr = http::parse_content_range(hop.headers.get("content-range").value_or(""));
+  HeadVerdict verdict = judge_head(hop.status, cr, next, size, v.split, v.range.done > 0);
+  owner_.answered(range_, verdict, hop.url);
+  switch (verdict) {
+    case HeadVerdict::wrong_range:
+      throw http::Abort("the server answered the range request from byte " + std::to_string(next) +
                         " with another range");
-    if (cr->total && *cr->total != spec.size) {
+    case HeadVerdict::wrong_total:
       abort_code_ = ExitCode::check_failed;
       throw http::Abort("the server has " + std::to_string(*cr->total) + " bytes, the manifest says " +
-                        std::to_string(spec.size));
-    }
-    if (!http::same_origin(file_.resolved_, hop.url)) file_.redirected_ = hop.url;
-    if (file_.state_ == TransferState::probing) {
-      file_.state_ = TransferState::ranged;
-      file_.start_ranges();  // the other connections, straight to where the resolve led
-    }
-  } else if (file_.partial_.split()) {
-    // The whole file where a range was asked for: never written at this
-    // range's offset. The file goes on as one stream once its other
-    // transfers are done.
-    if (file_.state_ != TransferState::failing) file_.state_ = TransferState::leaving_ranges;
-    stopped_ = true;
-    throw http::Abort("the server answered a range request with the whole file");
-  } else if (r.done > 0) {
-    file_.restart_stream();
+                        std::to_string(size));
+    case HeadVerdict::whole_file_split:
+      stopped_ = true;
+      throw http::Abort("the server answered a range request with the whole file");
+    case HeadVerdict::ranged:
+    case HeadVerdict::whole_file_restart:
+    case HeadVerdict::whole_file: break;
   }
 }
 
 void RangeAttempt::on_body(const char* data, std::size_t n) {
-  PartialFile& partial = file_.partial_;
-  std::uint64_t missing = partial.missing(range_);
-  bool overrun = n > missing;
-  if (overrun && !partial.split()) {
+  RangeView v = owner_.view(range_);
+  BodyVerdict verdict = judge_body(n, v.missing, v.split);
+  if (verdict.too_long) {
     abort_code_ = ExitCode::check_failed;
-    throw http::Abort("the server sent more than the manifest's " + std::to_string(file_.job_.spec.size) + " bytes");
+    throw http::Abort("the server sent more than the manifest's " + std::to_string(v.size) + " bytes");
   }
-  // A range answered past its end (the bytes after it belong to other
-  // ranges): take what is this range's and stop the transfer there.
-  if (overrun) n = static_cast<std::size_t>(missing);
-  partial.write(range_, data, n);
-  if (partial.gathering(range_) && !file_.gathering_) {
-    file_.gathering_ = true;
-    file_.run_.gathering_.push_back(&file_);
-  }
-  written_ += n;
-  file_.result_.bytes_transferred += n;
-  file_.run_.received(n);
-  partial.save_sidecar_now_and_then(range_);
-  file_.run_.observer_.on_progress(file_.job_, partial.have());
-  if (overrun) {
+  owner_.bytes(range_, data, verdict.take);
+  if (verdict.take > 0) wrote_ = true;
+  if (verdict.stop) {
     stopped_ = true;
     throw http::Abort("range complete");
   }
 }
 
-void RangeAttempt::on_done(http::Result& res) {
-  FileTransfer& f = file_;
-  f.partial_.flush(range_);
-  --f.transfers_;
-  f.busy_[range_] = false;
-  const ranges::Range& r = f.partial_.ranges()[range_];
-  Source& source = f.run_.source_;
-  if (res.failure == http::FailureKind::aborted && stopped_) {
-    // Range full, or taken up by settle() (the file goes on as one stream).
-  } else if (res.failure != http::FailureKind::none) {
-    f.fail(res.failure == http::FailureKind::aborted ? abort_code_ : ExitCode::network, res.message);
-  } else if (source.expired(res, url_, f.resolved_) && f.reresolved_ < kMaxReresolve) {
-    // Redirect targets expire (signed CDN URLs: about an hour on the Hub):
-    // resolve the file again and carry on from where the range is. Ranges
-    // refused with a URL already replaced do not count again.
-    if (url_ == f.redirected_ || url_ == f.resolved_) f.reresolve(res);
-    if (f.state_ != TransferState::failing) {
-      f.start_range(range_);
-      return;
-    }
-  } else if (!res.ok()) {
-    Error e = source.refusal(f.job_, res.response);
-    f.fail(e.code(), e.what());
-  } else if (!r.complete() && (written_ == 0 || !f.partial_.split())) {
-    f.fail(ExitCode::network, "the transfer ended after " + std::to_string(f.partial_.have()) + " of " +
-                                  std::to_string(f.job_.spec.size) + " bytes (kept for the next run)");
-  }
-  // A split range that ended early with progress is simply started again by settle().
-  f.settle();
-}
+void RangeAttempt::on_done(http::Result& res) { owner_.ended(range_, res, url_, stopped_, abort_code_, wrote_); }
 
 // ---- Run --------------------------------------------------------------------------
 
@@ -316,16 +407,16 @@ Run::Run(const download::Options& options, Source& source, download::Observer& o
       ramp_(options.connections),
       session_(options.http) {
   files_.reserve(jobs.size());
+  Scheduler& scheduler = *this;
   for (std::size_t i = 0; i < jobs.size(); ++i)
-    files_.push_back(std::make_unique<FileTransfer>(*this, jobs[i], results_[i]));
+    files_.push_back(std::make_unique<FileTransfer>(scheduler, options_, source_, observer_, jobs[i], results_[i]));
   session_.on_round_end([this] { flush_gathered(); });
 }
 
 void Run::received(std::size_t n) {
   received_ += n;
   if (ramp_.settled() || !ramp_.observe(received_, std::chrono::steady_clock::now())) return;
-  for (auto& f : files_)
-    if (f->state() == TransferState::ranged) f->start_ranges();
+  for (auto& f : files_) f->more_connections();
 }
 
 void Run::flush_gathered() {
@@ -401,7 +492,7 @@ void Run::launch_next() {
   }
 }
 
-void Run::file_finished(FileTransfer& f) {
+void Run::finished(FileTransfer& f) {
   --in_flight_;
   observer_.on_finish(f.job(), f.result());
 }

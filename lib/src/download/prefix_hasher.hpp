@@ -37,7 +37,7 @@ class PrefixHasher {
   Hashes& finish(std::uint64_t n);
 
  private:
-  static constexpr std::size_t kBlock = 256 * 1024;  // stays in the CPU's cache between read and hash
+  static constexpr std::size_t kBlock = std::size_t{256} * 1024;  // stays in the CPU's cache between read and hash
   static constexpr std::uint64_t kMaxLag = 512ull << 20;
 
   void loop();

@@ -15,6 +15,7 @@
 #include "provkit/http/ratelimit.hpp"
 #include "provkit/http/token.hpp"
 #include "provkit/http/url.hpp"
+#include "provkit/util/log.hpp"
 #include "provkit/util/strings.hpp"
 
 namespace provkit::http {
@@ -330,6 +331,15 @@ struct Session::Impl {
       a.header_list = append_header(a.header_list, range);
     }
     set_option(e, CURLOPT_HTTPHEADER, a.header_list);
+    util::log::debug("http", [&] {
+      std::string line = a.current.method + " " + redact_url(a.url);
+      if (a.current.range_from)
+        line += " Range: bytes=" + std::to_string(*a.current.range_from) + "-" +
+                (a.current.range_to ? std::to_string(*a.current.range_to) : std::string());
+      line += " (attempt " + std::to_string(a.attempt);
+      if (a.redirects > 0) line += ", redirect " + std::to_string(a.redirects);
+      return line + ")";
+    });
     check_multi(curl_multi_add_handle(multi, e), "curl_multi_add_handle");
   }
 
@@ -373,11 +383,13 @@ struct Session::Impl {
       // curl's messages may quote the URL; keep credentials out of them.
       if (auto q = why.find('?'); q != std::string::npos) why = why.substr(0, q);
       std::string message = where + ": " + why;
+      util::log::debug("http", [&] { return message; });
       if (can_retry) return retry_later(std::move(a), message, std::nullopt);
       return finish(std::move(a), FailureKind::network,
                     message + " (after " + std::to_string(a->attempt) + " attempts)");
     }
     long status = a->hop.status;
+    util::log::debug("http", [&] { return "HTTP " + std::to_string(status) + " from " + where; });
     a->response.hops.push_back(a->hop);
     if (a->mode == BodyMode::discard) {  // a redirect to follow
       if (++a->redirects > a->current.max_redirects)

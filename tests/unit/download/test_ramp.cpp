@@ -4,6 +4,7 @@
 #include <functional>
 
 #include "provkit/download/ramp.hpp"
+#include "provkit/util/log.hpp"
 
 using provkit::download::ConnectionRamp;
 
@@ -71,4 +72,24 @@ TEST_CASE("ramp: one connection as the ceiling is settled from the start", "[ram
 TEST_CASE("ramp: nothing changes before a window has been measured", "[ramp]") {
   ConnectionRamp ramp(8);
   CHECK(drive(ramp, capped, 0.12) == std::vector<int>{1});  // settling, then one window
+}
+
+TEST_CASE("ramp: each step is traced with the counts before and after and the rates that decided it", "[ramp]") {
+  std::vector<std::string> lines;
+  provkit::util::log::set_sink([&](std::string_view domain, std::string_view message) {
+    lines.push_back(std::string(domain) + ": " + std::string(message));
+  });
+  struct Off {
+    ~Off() { provkit::util::log::set_sink({}); }
+  } off;
+  ConnectionRamp ramp(4);
+  // An origin that does not cap connections: the doubling is tried, does not pay, and is taken back.
+  auto seen = drive(
+      ramp, [](int, double) { return 50e6; }, 0.5);
+  REQUIRE(seen == std::vector<int>{1, 2, 1});
+  REQUIRE(lines.size() == 2);
+  CHECK(lines[0] == "download: ramp: 1 -> 2 connections (50.0 MB/s with 1; trying more, at most 4)");
+  CHECK(lines[1] ==
+        "download: ramp: 2 -> 1 connections (50.0 MB/s with 2 is less than 1.25 times the 50.0 MB/s with 1; "
+        "holding for 1000 ms)");
 }

@@ -1,0 +1,85 @@
+#pragma once
+// A partial file's ranges and their sidecar ("<partial>.ranges"): which bytes
+// it holds, worked out once when it is opened (plan_resume: a pure decision,
+// traced), and kept on disk while bytes arrive so that a killed run's
+// successor fetches only what is missing.
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "provkit/download/ranges.hpp"
+#include "provkit/util/beneath.hpp"
+
+namespace provkit::download {
+
+// What a partial file of `length` bytes is worth, given its sidecar.
+struct ResumePlan {
+  enum class From {
+    nothing,     // no bytes there: a fresh start
+    sidecar,     // the sidecar's ranges (clipped to the length when the file was cut)
+    prefix,      // a single stream's partial file: its length is its prefix
+    unreadable,  // a sidecar that does not describe the file: start over
+    longer,      // longer than the file, no sidecar: start over
+  };
+  From from = From::nothing;
+  std::vector<ranges::Range> ranges;
+  std::optional<std::uint64_t> truncate_to;  // cut the partial file to this many bytes first
+  bool remove_sidecar = false;
+  std::uint64_t have = 0;  // bytes kept
+  // One line for the trace: what was decided and why.
+  std::string describe() const;
+  // For the observer: why the file starts over (From::unreadable and From::longer), else empty.
+  std::string restart_note() const;
+};
+// `sidecar`: the sidecar's text when it exists and could be read; `had_sidecar`:
+// there is something at its name (readable or not).
+ResumePlan plan_resume(const std::optional<std::string>& sidecar, bool had_sidecar, std::uint64_t length,
+                       std::uint64_t size, int connections, std::uint64_t min_split);
+
+class RangeRecord {
+ public:
+  RangeRecord(const util::Root& root, std::filesystem::path sidecar, std::uint64_t size)
+      : root_(root), sidecar_(std::move(sidecar)), size_(size) {}
+
+  // Reads the sidecar (bounded, below the root, no link followed) and decides
+  // with plan_resume what a partial file of `length` bytes holds; the ranges
+  // are then the plan's (the caller truncates the file where it says).
+  ResumePlan load(std::uint64_t length, int connections, std::uint64_t min_split);
+
+  bool split() const { return ranges_.size() > 1; }
+  bool all_complete() const;
+  std::vector<ranges::Range>& ranges() { return ranges_; }
+  const std::vector<ranges::Range>& ranges() const { return ranges_; }
+  // Bytes written, all ranges.
+  std::uint64_t have() const { return have_; }
+  // The first incomplete range: every byte before it is written.
+  std::size_t frontier() const { return frontier_; }
+  // Range i's next `n` bytes are written; true when the frontier moved.
+  bool advance(std::size_t i, std::uint64_t n);
+
+  void save();
+  // Rewrites the sidecar when ranges[i] is full or the last write is old:
+  // what a kill can cost is that much transfer time.
+  void save_now_and_then(std::size_t i);
+  // Rewrites it when one is due by time only (after a round of writes).
+  void save_if_due();
+  void remove();
+  // One range from byte `keep` on (bytes before it kept); the sidecar goes.
+  void as_one_stream(std::uint64_t keep);
+
+ private:
+  void move_frontier();
+
+  const util::Root& root_;
+  std::filesystem::path sidecar_;
+  std::uint64_t size_;
+  std::vector<ranges::Range> ranges_;  // one range: a single stream, no sidecar
+  std::chrono::steady_clock::time_point written_{};
+  std::size_t frontier_ = 0;
+  std::uint64_t have_ = 0;
+};
+
+}  // namespace provkit::download

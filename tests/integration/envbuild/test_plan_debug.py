@@ -46,23 +46,23 @@ def test_version_change_and_removal():
     cache, env = os.path.join(tmp, "cache-a"), os.path.join(tmp, "env-a")
     p = create(cache, env, write_lock(os.path.join(tmp, "a1.txt"), [PURE10, PLAT]))
     lines = decisions(p.stderr)
-    check(has(lines, "install demopure 1.0 (demopure-1.0-py3-none-any.whl): not installed", "cache: unpack"), lines)
-    check(has(lines, "install demoplat 1.0 (demoplat-1.0-", "not installed"), lines)
-    check(len(lines) == 2, lines)
+    check(has(lines, "install demopure 1.0 (demopure-1.0-py3-none-any.whl): not installed", "cache: unpack"), "the plan's decisions", lines)
+    check(has(lines, "install demoplat 1.0 (demoplat-1.0-", "not installed"), "the plan's decisions", lines)
+    check(len(lines) == 2, "the plan's decisions", lines)
 
     # demopure moves to 1.1 (a reinstall), demoplat leaves the lock (a removal).
     p = create(cache, env, write_lock(os.path.join(tmp, "a2.txt"), [PURE11]), "--json")
     lines = decisions(p.stderr)
-    check(has(lines, "reinstall demopure 1.1 (demopure-1.1-py3-none-any.whl): version_differs: 1.0 is installed"), lines)
-    check("remove demoplat 1.0: not_in_lock: no lock entry names it" in lines, lines)
-    check(len(lines) == 2, lines)
+    check(has(lines, "reinstall demopure 1.1 (demopure-1.1-py3-none-any.whl): version_differs: 1.0 is installed"), "the plan's decisions", lines)
+    check("remove demoplat 1.0: not_in_lock: no lock entry names it" in lines, "the plan's decisions", lines)
+    check(len(lines) == 2, "the plan's decisions", lines)
     plan = p.json()["plan"]
     check(plan["reinstall"] == [{"name": "demopure", "version": "1.1", "installed_version": "1.0",
                                  "wheel": "demopure-1.1-py3-none-any.whl", "sha256": sha256(PURE11),
-                                 "reason": "version_differs"}], plan)
-    check(plan["remove"] == [{"name": "demoplat", "version": "1.0", "reason": "not_in_lock"}], plan)
-    check(plan["install"] == [] and plan["keep"] == [], plan)
-    check(p.json()["installed"] == ["demopure==1.1"] and p.json()["removed"] == ["demoplat==1.0"], p.json())
+                                 "reason": "version_differs"}], "--json's plan", plan)
+    check(plan["remove"] == [{"name": "demoplat", "version": "1.0", "reason": "not_in_lock"}], "--json's plan", plan)
+    check(plan["install"] == [] and plan["keep"] == [], "--json's plan", plan)
+    check(p.json()["installed"] == ["demopure==1.1"] and p.json()["removed"] == ["demoplat==1.0"], "--json's strings", p.json())
     envbuild(cache, "verify", env, "--lock", os.path.join(tmp, "a2.txt"))
 
     # Nothing left to do: one keep, and nothing written.
@@ -88,9 +88,9 @@ def test_marker_false_removal_and_drift():
             env={**os.environ, "PROVKIT_LOG": "debug"})
     lines = decisions(p.stderr)
     check(has(lines, "reinstall demopure 1.0 (demopure-1.0-py3-none-any.whl): files_drifted: its files no longer "
-                     "match RECORD (first: demopure/data/table.txt)", "cache: unpack again"), lines)
+                     "match RECORD (first: demopure/data/table.txt)", "cache: unpack again"), "the plan's decisions", lines)
     check("remove demoplat 1.0: marker_false: its lock entry (line 3) is not selected for this interpreter" in lines,
-          lines)
+          "the plan's decisions", lines)
     check("- demoplat==1.0" in p.stdout and "+ demopure==1.0" in p.stdout, p.stdout)
     envbuild(cache, "verify", env, "--lock", lock)
     # Without --debug or PROVKIT_LOG nothing is traced.
@@ -115,7 +115,7 @@ def test_same_version_other_wheel():
     p = create(cache, env, lock, find_links=(rebuilt_dir,))
     lines = decisions(p.stderr)
     check(has(lines, "reinstall demopure 1.0 (demopure-1.0-1-py3-none-any.whl): hash_differs: the installed files are "
-                     "another wheel's (first difference: demopure"), lines)
+                     "another wheel's (first difference: demopure"), "the plan's decisions", lines)
     site = [os.path.join(env, "lib", d, "site-packages") for d in os.listdir(os.path.join(env, "lib"))][0]
     check(b"REBUILT" in open(os.path.join(site, "demopure", "__init__.py"), "rb").read(), "the rebuilt wheel is in")
     envbuild(cache, "verify", env, "--lock", lock)

@@ -140,8 +140,8 @@ TEST_CASE("plan: an environment that holds the chosen wheel's files is kept", "[
   CHECK(plan.keeps[0].installed.version == "1.0");
   CHECK(plan.nothing_to_do());
   // The same version spelled another way, and the name in another spelling, are the same.
-  in.installed = {installed("a", "1.0.0", "A")};
   in.installed[0].dist.name = "A";
+  in.installed[0].dist.version = "1.0.0";
   CHECK(plan_env(in).keeps.size() == 1);
 }
 

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "provkit/error.hpp"
+#include "provkit/python/env_create.hpp"
 #include "provkit/python/plan.hpp"
 
 using namespace provkit::python;
@@ -376,4 +377,23 @@ TEST_CASE("package names and versions: normalised once, compared as values", "[p
   CHECK(PackageVersion("1.0+local") != PackageVersion("1.0"));
   CHECK(PackageVersion("1.0").pep440().has_value());
   CHECK_FALSE(PackageVersion("not a version").pep440().has_value());
+}
+
+TEST_CASE("create --json keeps its name==version strings and adds the typed plan", "[python][plan]") {
+  auto in = inputs(line("a", "1.0", H('1')) + line("b", "2.0", H('2')));
+  in.candidates["a"] = {local("a-1.0-py3-none-any.whl", H('1'))};
+  in.candidates["b"] = {local("b-2.0-py3-none-any.whl", H('2'))};
+  in.cache[H('2')] = unpacked("b", "2.0", "B");
+  in.installed = {installed("b", "2.0", "B"), installed("old", "0.1", "O")};
+  CreateResult r;
+  r.plan = plan_env(in);
+  r.installed = {"a==1.0"};
+  r.removed = {"old==0.1"};
+  r.unchanged = {"b==2.0"};
+  auto j = to_json(r, "ENV", 0.5);
+  CHECK(j["installed"] == nlohmann::json::array({"a==1.0"}));
+  CHECK(j["unchanged"] == nlohmann::json::array({"b==2.0"}));
+  CHECK(j["plan"]["install"][0]["name"] == "a");
+  CHECK(j["plan"]["remove"][0]["reason"] == "not_in_lock");
+  CHECK(j["plan"]["keep"][0]["sha256"] == H('2'));
 }

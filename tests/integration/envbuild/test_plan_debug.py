@@ -124,5 +124,22 @@ def test_same_version_other_wheel():
     check(has(decisions(p.stderr), "reinstall demopure 1.0 (demopure-1.0-1-py3-none-any.whl): not_in_cache"), p.stderr)
 
 
+def test_refusals_name_the_flag_in_plain_and_json():
+    # The library's refusal is typed; the tool adds the flag that would let it through, in both outputs.
+    cache, env = os.path.join(tmp, "cache-d"), os.path.join(tmp, "env-d")
+    create(cache, env, write_lock(os.path.join(tmp, "d1.txt"), [PURE10]), debug=False)
+    lock = os.path.join(tmp, "d2.txt")
+    with open(lock, "w") as f:
+        f.write(f"demopure==1.0 ; sys_platform == 'win32' --hash=sha256:{sha256(PURE10)}\n")
+    p = create(cache, env, lock, expect=2, debug=False)
+    check(p.stderr.strip().endswith("holds 1 that it would remove; --allow-empty empties the environment"), p.stderr)
+    summary = create(cache, env, lock, "--json", expect=2, debug=False).json()
+    check(summary["reason"] == "invalid_input" and summary["message"].endswith("; --allow-empty empties the environment"),
+          "--json summary", summary)
+    p = create(cache, env, lock, "--allow-empty", "--json")
+    check(p.json()["plan"]["remove"] == [{"name": "demopure", "version": "1.0", "reason": "marker_false"}], "plan",
+          p.json())
+
+
 if __name__ == "__main__":
     main()

@@ -34,6 +34,19 @@ struct Args {
   std::string source, wheelhouse, a, b, sha256;  // capture, diff, python
 };
 
+// The words of a bad RECORD let through by --allow-bad-record.
+std::string bad_record_warning(const python::BadRecord& b) {
+  return b.wheel + " has a bad RECORD (" + std::to_string(b.problems) + " problem" + (b.problems > 1 ? "s" : "") +
+         ", first: " + b.first + "); installed because of --allow-bad-record";
+}
+
+// The flag that would have let a refused create through, said after the library's sentence.
+std::string flag_hint(const Error& e) {
+  if (e.is(python::CreateRefusal::would_empty)) return "; --allow-empty empties the environment";
+  if (e.is(python::CreateRefusal::bad_record)) return "; --allow-bad-record installs it anyway";
+  return "";
+}
+
 int create(Args a) {
   auto start = std::chrono::steady_clock::now();
   python::CreateOptions& o = a.create;
@@ -45,11 +58,15 @@ int create(Args a) {
   o.link_mode = python::parse_link_mode(a.link_mode);
   auto r = python::create_env(o);
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  for (auto& w : r.warnings) warn(w);
+  std::vector<std::string> warnings = r.warnings;
+  for (auto& b : r.bad_records) warnings.push_back(bad_record_warning(b));
+  for (auto& w : warnings) warn(w);
   if (a.json) {
-    cli::JsonLines("envbuild").summary(0, std::nullopt, python::to_json(r, a.env, secs));
-  } else if (r.installed.empty() && r.removed.empty()) {
-    std::cout << shown(a.env) << " already matches the lock (" << r.unchanged.size() << " distributions)\n";
+    auto fields = python::to_json(r, a.env, secs);
+    fields["warnings"] = warnings;
+    cli::JsonLines("envbuild").summary(0, std::nullopt, fields);
+  } else if (r.plan.nothing_to_do()) {
+    std::cout << shown(a.env) << " already matches the lock (" << r.plan.keeps.size() << " distributions)\n";
   } else {
     for (auto& s : r.removed) std::cout << "- " << shown(s) << "\n";
     for (auto& s : r.installed) std::cout << "+ " << shown(s) << "\n";
@@ -208,8 +225,9 @@ int run(int argc, char** argv) {
     std::cout << shown(python::find_python(a.python, python::pythons_dir(a.python_dir)).string()) << "\n";
     return 0;
   } catch (const Error& e) {
-    std::cerr << cli::sentence("envbuild", e.what());
-    if (a.json) cli::JsonLines("envbuild").failure(e);
+    const std::string message = e.what() + flag_hint(e);
+    std::cerr << cli::sentence("envbuild", message);
+    if (a.json) cli::JsonLines("envbuild").summary(static_cast<int>(e.code()), e.reason(), {}, message);
     return static_cast<int>(e.code());
   }
 }

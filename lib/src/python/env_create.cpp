@@ -7,11 +7,14 @@
 #include "provkit/error.hpp"
 #include "provkit/http/http.hpp"
 #include "provkit/python/installed.hpp"
+#include "provkit/python/record.hpp"
 #include "provkit/python/simple_index.hpp"
 #include "provkit/python/venv.hpp"
 #include "provkit/python/wheel_cache.hpp"
 #include "provkit/python/wheel_install.hpp"
 #include "provkit/python/wheel_tags.hpp"
+#include "provkit/util/beneath.hpp"
+#include "provkit/util/log.hpp"
 #include "provkit/util/parallel.hpp"
 #include "provkit/util/process.hpp"
 
@@ -19,29 +22,17 @@ namespace provkit::python {
 
 namespace {
 
-// The best few tags and one of each kind (abi3, none, any), then the count.
-std::string tags_summary(const std::vector<std::string>& tags) {
-  std::vector<std::string> shown;
-  for (std::size_t i = 0; i < tags.size() && i < 3; ++i) shown.push_back(tags[i]);
-  for (const char* kind : {"-abi3-", "-none-linux", "py3-none-any"})
-    for (auto& t : tags)
-      if (t.find(kind) != std::string::npos) {
-        if (std::find(shown.begin(), shown.end(), t) == shown.end()) shown.push_back(t);
-        break;
-      }
-  std::string out;
-  for (auto& t : shown) out += (out.empty() ? "" : ", ") + t;
-  return out + " (" + std::to_string(tags.size()) + " tags in all)";
-}
+// The most a RECORD read for planning may hold (torch's is about 2 MiB).
+constexpr std::size_t kMaxRecordBytes = 64u << 20;
 
 // Find-links directories: every *.whl, by normalised project name.
 std::map<std::string, std::vector<WheelCandidate>> scan_find_links(const std::vector<fs::path>& dirs) {
   std::map<std::string, std::vector<WheelCandidate>> out;
-  for (auto& dir : dirs) {
+  for (const auto& dir : dirs) {
     std::error_code ec;
     if (!fs::is_directory(dir, ec))
       throw Error(ExitCode::usage, dir.string() + ": no such wheel directory (find-links)");
-    for (auto& e : fs::directory_iterator(dir, ec)) {
+    for (const auto& e : fs::directory_iterator(dir, ec)) {
       auto wn = parse_wheel_name(e.path().filename().string());
       if (!wn || !e.is_regular_file(ec)) continue;  // a FIFO or device named like a wheel is none
       WheelCandidate c;
@@ -53,246 +44,203 @@ std::map<std::string, std::vector<WheelCandidate>> scan_find_links(const std::ve
   return out;
 }
 
-}  // namespace
-
-WheelCandidate choose_wheel(const LockEntry& entry, const std::vector<WheelCandidate>& candidates,
-                            const std::vector<std::string>& tags,
-                            const std::function<std::string(const WheelCandidate&)>& sha256_of) {
-  TagRanking ranking(tags);
-  std::vector<std::pair<int, const WheelCandidate*>> ranked;
-  std::string seen;
-  for (auto& c : candidates) {
-    if (normalize_name(c.wheel.name) != normalize_name(entry.name) || !same_version(c.wheel.version, entry.version))
-      continue;
-    seen += (seen.empty() ? "" : ", ") + c.wheel.filename;
-    int r = ranking.rank(c.wheel);
-    if (r >= 0) ranked.emplace_back(r, &c);
-  }
-  if (ranked.empty())
-    throw Error(ExitCode::check_failed, "no compatible wheel for " + entry.name + "==" + entry.version +
-                                            " (wheels seen: " + (seen.empty() ? "none" : seen) +
-                                            "; the interpreter accepts " + tags_summary(tags) + ")");
-  std::stable_sort(ranked.begin(), ranked.end(), [](auto& a, auto& b) { return a.first < b.first; });
-  std::string mismatches;
-  for (auto& [rank, c] : ranked) {
-    // A local file is always hashed (a lock's word is not proof); a URL's stated
-    // hash is checked while it downloads.
-    std::string sha = (c->local.empty() && !c->sha256.empty()) ? c->sha256 : sha256_of(*c);
-    if (std::find(entry.sha256.begin(), entry.sha256.end(), sha) != entry.sha256.end()) {
-      WheelCandidate chosen = *c;
-      chosen.sha256 = sha;
-      return chosen;
+// The wheels that could satisfy `e`: explicit pylock wheels first (a --find-links file of the same name saves
+// a download), else the find-links directories, else the indexes in order until one offers any.
+std::vector<WheelCandidate> gather_candidates(const LockEntry& e, const Lock& lock,
+                                              const std::map<std::string, std::vector<WheelCandidate>>& local,
+                                              const std::vector<std::string>& index_urls) {
+  std::vector<WheelCandidate> candidates;
+  for (const auto& w : e.wheels) {
+    WheelCandidate c;
+    c.wheel = *parse_wheel_name(w.filename);
+    c.sha256 = w.sha256;
+    c.size = w.size;
+    if (!w.path.empty()) c.local = fs::path(w.path).is_absolute() ? fs::path(w.path) : lock.file.parent_path() / w.path;
+    else if (w.url.rfind("file://", 0) == 0) c.local = http::percent_decode(w.url.substr(7));
+    else c.url = w.url;
+    if (c.local.empty()) {
+      auto found = local.find(normalize_name(c.wheel.name));
+      if (found != local.end())
+        for (const auto& l : found->second)
+          if (l.wheel.filename == w.filename) c.local = l.local, c.url.clear();
     }
-    mismatches += (mismatches.empty() ? "" : ", ") + c->wheel.filename + " has sha256 " + sha;
+    candidates.push_back(std::move(c));
   }
-  throw Error(ExitCode::check_failed,
-              "no wheel for " + entry.name + "==" + entry.version + " matches the lock's hashes: " + mismatches);
+  if (e.wheels.empty()) {
+    auto found = local.find(normalize_name(e.name));
+    if (found != local.end()) candidates = found->second;
+    for (const auto& url : index_urls) {
+      if (!candidates.empty()) break;
+      for (auto& c : simple_index_wheels(url, e.name)) candidates.push_back(std::move(c));
+    }
+  }
+  return candidates;
 }
 
-CreateResult create_env(const CreateOptions& o) {
+// Hashes the ranked candidates, best first, until one has a hash the lock allows: a local file always (its
+// size checked against the lock's first, as uv does), an index file without a stated hash by downloading it
+// once. What is not reached stays unhashed; plan_env chooses from the same ranking.
+void hash_candidates(const LockEntry& e, std::vector<WheelCandidate>& candidates, const std::vector<std::string>& tags,
+                     WheelCache& cache) {
+  for (const auto* ranked : rank_wheels(e, candidates, tags)) {
+    auto& c = candidates[static_cast<std::size_t>(ranked - candidates.data())];
+    if (choice_hash(c).empty()) {
+      if (c.local.empty()) {
+        c.hashed = download_unhashed_wheel(c.url, cache);
+      } else {
+        std::error_code size_ec;
+        auto on_disk = fs::file_size(c.local, size_ec);
+        if (c.size && !size_ec && on_disk != *c.size)
+          throw Error(ExitCode::check_failed, c.local.string() + " is " + std::to_string(on_disk) +
+                                                  " bytes; the lock says " + std::to_string(*c.size));
+        c.hashed = cache.local_wheel_sha256(c.local);
+      }
+    }
+    if (std::find(e.sha256.begin(), e.sha256.end(), choice_hash(c)) != e.sha256.end()) return;
+  }
+}
+
+CacheState cache_state(const WheelCache& cache, const std::string& sha256) {
+  CacheState s;
+  std::error_code ec;
+  s.downloaded = fs::exists(cache.downloaded_wheel(sha256), ec);
+  if (auto found = cache.find(sha256)) {
+    s.unpacked = true;
+    s.changed_files = cache.changed_files(*found);
+    s.dist_info = found->info.dist_info;
+    for (const auto& f : found->info.files) s.files[f.path] = f.hash;
+  }
+  return s;
+}
+
+// The installed RECORD's rows that have a hash, read below the environment's root (no link followed).
+std::map<std::string, std::string> read_record_hashes(const util::Root& env, const InstalledDist& d) {
+  const fs::path record = d.dist_info / "RECORD";
+  std::map<std::string, std::string> out;
+  for (auto& row : parse_record(env.read_if_present(record, kMaxRecordBytes), record.string()))
+    if (!row.hash.empty()) out[row.path] = row.hash;
+  return out;
+}
+
+std::string plural(std::size_t n, const char* word) { return std::to_string(n) + " " + word + (n == 1 ? "" : "s"); }
+
+}  // namespace
+
+CreateResult execute_plan(const Plan& plan, const Interpreter& it, const VenvLayout& layout, const CreateOptions& o) {
   CreateResult result;
+  result.plan = plan;
   const unsigned jobs = o.jobs ? o.jobs : util::default_jobs();
-  Interpreter it = query_interpreter(o.python, o.cache_dir);
-  Lock lock = read_lock(o.lock);
-  auto entries = applicable_entries(lock, it.markers, o.selection);
-  const auto tags = compatible_tags(it);
   WheelCache cache(o.cache_dir);
 
-  // Candidates per entry: explicit pylock wheels first, then find-links, then indexes.
-  std::vector<fs::path> find_links = o.find_links;
-  for (auto& f : lock.find_links) find_links.push_back(f);
-  std::vector<std::string> index_urls = o.index_urls;
-  if (index_urls.empty()) index_urls = lock.index_urls;
-  auto local = scan_find_links(find_links);
-
-  struct Planned {
-    const LockEntry* entry;
-    WheelCandidate wheel;
-    std::string sha256;
+  // What to install, in the lock's order: installs and reinstalls alike.
+  struct Work {
+    const SelectedWheel* wheel;
+    const Fetch* fetch;
     CacheEntry cached;
   };
-  std::vector<Planned> plan(entries.size());
-  util::parallel_for(entries.size(), jobs, [&](std::size_t i) {
-    const LockEntry& e = entries[i];
-    std::vector<WheelCandidate> candidates;
-    for (auto& w : e.wheels) {
-      WheelCandidate c;
-      c.wheel = *parse_wheel_name(w.filename);
-      c.sha256 = w.sha256;
-      c.size = w.size;
-      if (!w.path.empty())
-        c.local = fs::path(w.path).is_absolute() ? fs::path(w.path) : lock.file.parent_path() / w.path;
-      else if (w.url.rfind("file://", 0) == 0) c.local = http::percent_decode(w.url.substr(7));
-      else c.url = w.url;
-      // The same file offered by --find-links saves a download.
-      if (c.local.empty()) {
-        auto found = local.find(normalize_name(c.wheel.name));
-        if (found != local.end())
-          for (auto& l : found->second)
-            if (l.wheel.filename == w.filename) c.local = l.local, c.url.clear();
-      }
-      candidates.push_back(std::move(c));
-    }
-    if (e.wheels.empty()) {
-      auto found = local.find(normalize_name(e.name));
-      if (found != local.end()) candidates = found->second;
-      for (auto& url : index_urls) {
-        if (!candidates.empty()) break;
-        for (auto& c : simple_index_wheels(url, e.name)) candidates.push_back(std::move(c));
-      }
-    }
-    WheelCandidate chosen = choose_wheel(e, candidates, tags, [&](const WheelCandidate& c) {
-      if (c.local.empty()) return download_unhashed_wheel(c.url, cache);
-      // uv refuses a local wheel whose size is not the lock's; so does envbuild.
-      std::error_code size_ec;
-      auto on_disk = fs::file_size(c.local, size_ec);
-      if (c.size && !size_ec && on_disk != *c.size)
-        throw Error(ExitCode::check_failed, c.local.string() + " is " + std::to_string(on_disk) +
-                                                " bytes; the lock says " + std::to_string(*c.size));
-      return cache.local_wheel_sha256(c.local);
-    });
-    plan[i].entry = &e;
-    plan[i].sha256 = chosen.sha256;
-    plan[i].wheel = std::move(chosen);
-  });
-
-  // What the environment holds now (nothing is changed before the cache is filled).
-  VenvLayout layout = venv_layout(o.env, it);
-  std::vector<InstalledDist> installed;
-  std::error_code ec;
-  if (fs::is_directory(layout.purelib, ec)) installed = list_installed(layout.purelib);
-  if (layout.platlib != layout.purelib && fs::is_directory(layout.platlib, ec))
-    for (auto& d : list_installed(layout.platlib)) installed.push_back(d);
-  std::map<std::string, InstalledDist> have;
-  for (auto& d : installed) have[normalize_name(d.name)] = d;
-
-  if (plan.empty() && !have.empty() && !o.allow_empty)
-    throw Error(ExitCode::usage, o.lock.string() + ": the lock selects no distribution for this interpreter, and " +
-                                     o.env.string() + " holds " + std::to_string(have.size()) +
-                                     " that it would remove; --allow-empty empties the environment");
-  std::vector<std::size_t> to_install;
-  std::vector<InstalledDist> to_remove;
-  std::vector<std::string> same_version_names;
-  for (std::size_t i = 0; i < plan.size(); ++i) {
-    auto found = have.find(normalize_name(plan[i].entry->name));
-    if (found == have.end()) {
-      to_install.push_back(i);
-    } else if (!same_version(found->second.version, plan[i].entry->version)) {
-      to_remove.push_back(found->second);
-      to_install.push_back(i);
-    } else {
-      same_version_names.push_back(found->first);
-    }
-  }
-  std::map<std::string, bool> wanted;
-  for (auto& p : plan) wanted[normalize_name(p.entry->name)] = true;
-  for (auto& [name, d] : have)
-    if (!wanted.count(name)) to_remove.push_back(d);
-
-  // Same version installed: kept only when its files still match RECORD.
-  std::vector<char> drifted(plan.size(), 0);
-  util::parallel_for(plan.size(), jobs, [&](std::size_t i) {
-    auto found = have.find(normalize_name(plan[i].entry->name));
-    if (found == have.end() || !same_version(found->second.version, plan[i].entry->version)) return;
-    drifted[i] = !check_dist(layout.root, found->second, nullptr).clean();
-  });
-  for (std::size_t i = 0; i < plan.size(); ++i) {
-    auto name = normalize_name(plan[i].entry->name);
-    if (drifted[i]) {
-      // Hardlinked files are shared with the cache: an edit in the environment
-      // may have changed the cache entry too, so it is unpacked afresh.
-      cache.evict(plan[i].sha256);
-      to_remove.push_back(have[name]);
-      to_install.push_back(i);
-    } else if (have.count(name) && same_version(have[name].version, plan[i].entry->version)) {
-      result.unchanged.push_back(plan[i].entry->name + "==" + plan[i].entry->version);
-    }
+  std::vector<Work> work;
+  for (const auto& w : plan.selected) {
+    for (const auto& i : plan.installs)
+      if (i.wheel.name == w.name) work.push_back({&i.wheel, &i.fetch, {}});
+    for (const auto& r : plan.reinstalls)
+      if (r.wheel.name == w.name) work.push_back({&r.wheel, &r.fetch, {}});
   }
 
-  // Fill the cache (download and unpack what is missing), in parallel; new
-  // entries are published together once their files are on disk.
+  // Fill the cache (download and unpack what is missing), in parallel; new entries are published together
+  // once their files are on disk.
   std::mutex warn_mutex, staged_mutex;
   std::vector<std::pair<std::size_t, WheelCache::Staged>> staged_entries;
   auto fill = [&](std::size_t k) {
-    Planned& p = plan[to_install[k]];
-    fs::path wheel_file = p.wheel.local;
-    std::error_code ec;
-    if (wheel_file.empty() && fs::exists(cache.downloaded_wheel(p.sha256), ec))
-      wheel_file = cache.downloaded_wheel(p.sha256);
-    auto found = cache.find(p.sha256);
-    if (found) {
-      // An entry edited since it was extracted (through a hardlink from an
-      // environment) must not reach another one: unpacked again from its wheel.
-      auto changed = cache.changed_files(*found);
-      if (!changed.empty()) {
-        cache.evict(p.sha256);
-        found.reset();
+    Work& job = work[k];
+    const SelectedWheel& w = *job.wheel;
+    const std::string sha = w.sha256();
+    std::optional<CacheEntry> found;
+    switch (job.fetch->step) {
+      case CacheStep::use_unpacked: found = cache.find(sha); break;
+      case CacheStep::unpack: break;
+      case CacheStep::unpack_again_drifted:
+        // Hardlinked files are shared with the cache: an edit in the environment may have changed the
+        // cache entry too, so it is unpacked afresh.
+        cache.evict(sha);
+        break;
+      case CacheStep::unpack_again_changed: {
+        // An entry edited since it was extracted (through a hardlink from an environment) must not reach
+        // another one: unpacked again from its wheel.
+        cache.evict(sha);
+        const auto& changed = job.fetch->changed_files;
         std::lock_guard lock(warn_mutex);
-        result.warnings.push_back("the cache's copy of " + p.wheel.wheel.filename + " had " +
-                                  std::to_string(changed.size()) + " file" + (changed.size() > 1 ? "s" : "") +
-                                  " changed since it was unpacked (first: " + changed.front() +
+        result.warnings.push_back("the cache's copy of " + w.wheel.wheel.filename + " had " +
+                                  plural(changed.size(), "file") +
+                                  " changed since it was unpacked (first: " + (changed.empty() ? "" : changed.front()) +
                                   "; an edit through a hardlink?); unpacked again from the verified wheel");
+        break;
       }
     }
-    if (!found && wheel_file.empty()) wheel_file = download_wheel(p.wheel.url, p.sha256, p.wheel.size, cache);
     if (found) {
-      p.cached = *found;
+      job.cached = *found;
     } else {
-      auto staged = cache.stage(p.sha256, wheel_file);
-      p.cached = staged.entry;
+      fs::path wheel_file = w.wheel.local;
+      std::error_code ec;
+      if (wheel_file.empty() && fs::exists(cache.downloaded_wheel(sha), ec)) wheel_file = cache.downloaded_wheel(sha);
+      if (wheel_file.empty()) wheel_file = download_wheel(w.wheel.url, sha, w.wheel.size, cache);
+      auto staged = cache.stage(sha, wheel_file);
+      job.cached = staged.entry;
       std::lock_guard lock(staged_mutex);
-      staged_entries.emplace_back(to_install[k], std::move(staged));
+      staged_entries.emplace_back(k, std::move(staged));
     }
-    if (!p.cached.info.record_problems.empty()) {
-      const auto& probs = p.cached.info.record_problems;
-      std::string msg = p.wheel.wheel.filename + " has a bad RECORD (" + std::to_string(probs.size()) + " problem" +
-                        (probs.size() > 1 ? "s" : "") + ", first: " + probs.front() + ")";
-      if (!o.allow_bad_record) throw Error(ExitCode::check_failed, msg + "; --allow-bad-record installs it anyway");
+    if (!job.cached.info.record_problems.empty()) {
+      const auto& probs = job.cached.info.record_problems;
+      if (!o.allow_bad_record)
+        throw Error(CreateRefusal::bad_record, w.wheel.wheel.filename + " has a bad RECORD (" +
+                                                   plural(probs.size(), "problem") + ", first: " + probs.front() + ")");
       std::lock_guard lock(warn_mutex);
-      result.warnings.push_back(msg + "; installed because of --allow-bad-record");
+      result.bad_records.push_back({w.wheel.wheel.filename, probs.size(), probs.front()});
     }
   };
   std::vector<WheelCache::Staged> staged_only;
   auto publish = [&] {
-    for (auto& [i, st] : staged_entries) staged_only.push_back(st);
+    for (auto& [k, st] : staged_entries) staged_only.push_back(st);
     cache.publish_all(staged_only);
-    for (auto& [i, st] : staged_entries) plan[i].cached.tree = cache.root() / "unpacked" / st.sha256 / "tree";
+    for (auto& [k, st] : staged_entries) work[k].cached.tree = cache.root() / "unpacked" / st.sha256 / "tree";
   };
   try {
-    util::parallel_for(to_install.size(), jobs, fill);
+    util::parallel_for(work.size(), jobs, fill);
   } catch (...) {
     publish();  // what was unpacked is sound (RECORD problems are kept with it)
     throw;
   }
   publish();
 
-  // Every wheel's layout is judged (names, .data, nothing over the skeleton)
-  // before the environment is touched.
-  for (auto i : to_install) check_wheel_fits(plan[i].cached, plan[i].wheel.wheel.filename, layout);
+  // Every wheel's layout is judged (names, .data, nothing over the skeleton) before the environment is touched.
+  for (auto& job : work) check_wheel_fits(job.cached, job.wheel->wheel.wheel.filename, layout);
 
-  // Only now touch the environment: skeleton, removals, then installs in parallel.
+  // Only now touch the environment: skeleton, removals (what the lock leaves out, and what is replaced), then
+  // installs in parallel.
   create_venv(layout, it, PROVKIT_VERSION);
-  for (auto& d : to_remove) {
+  auto uninstall = [&](const InstalledDist& d) {
     auto left = uninstall_dist(layout.root, d);
     if (!left.empty())
-      result.warnings.push_back(d.name + " " + d.version + ": RECORD lists " + std::to_string(left.size()) + " path" +
-                                (left.size() > 1 ? "s" : "") +
+      result.warnings.push_back(d.name + " " + d.version + ": RECORD lists " + plural(left.size(), "path") +
                                 " outside the environment or through a link, left alone (first: " + left.front() + ")");
-    if (!wanted.count(normalize_name(d.name))) result.removed.push_back(d.name + "==" + d.version);
+  };
+  for (const auto& r : plan.reinstalls) uninstall(r.installed);
+  for (const auto& r : plan.removals) {
+    uninstall(r.installed);
+    result.removed.push_back(r.installed.name + "==" + r.installed.version);
   }
   Linker linker(o.link_mode);
-  util::parallel_for(to_install.size(), jobs, [&](std::size_t k) {
-    Planned& p = plan[to_install[k]];
-    install_wheel(p.cached, p.wheel.wheel.filename, layout, linker);
+  util::parallel_for(work.size(), jobs, [&](std::size_t k) {
+    install_wheel(work[k].cached, work[k].wheel->wheel.wheel.filename, layout, linker);
   });
-  for (auto i : to_install) result.installed.push_back(plan[i].entry->name + "==" + plan[i].entry->version);
-  if (!to_install.empty()) result.link_mode = link_mode_name(linker.mode());
+  for (auto& job : work) result.installed.push_back(job.wheel->name.as_written() + "==" + job.wheel->version.str());
+  for (const auto& k : plan.keeps) result.unchanged.push_back(k.wheel.name.as_written() + "==" + k.wheel.version.str());
+  if (!work.empty()) result.link_mode = link_mode_name(linker.mode());
   // The fallback belongs to the cache's file system: said once per cache.
   if (auto w = linker.warning(); !w.empty() && cache.first_fallback_notice(std::string(link_mode_name(o.link_mode)) +
                                                                            ">" + link_mode_name(linker.mode())))
     result.warnings.insert(result.warnings.begin(), w + " (said once for this cache)");
 
-  if (o.compile && !to_install.empty()) {
+  if (o.compile && !work.empty()) {
     util::RunOptions run_options;
     run_options.stderr_to = util::StderrTo::inherit;
     int rc = util::shell_status(
@@ -302,9 +250,77 @@ CreateResult create_env(const CreateOptions& o) {
   return result;
 }
 
+CreateResult create_env(const CreateOptions& o) {
+  const unsigned jobs = o.jobs ? o.jobs : util::default_jobs();
+  Interpreter it = query_interpreter(o.python, o.cache_dir);
+  WheelCache cache(o.cache_dir);
+  PlanInputs in;
+  in.env = o.env;
+  in.lock = read_lock(o.lock);
+  in.markers = it.markers;
+  in.selection = o.selection;
+  in.tags = compatible_tags(it);
+  in.allow_empty = o.allow_empty;
+  // The entries plan_env will select: only their wheels are looked for and hashed.
+  const auto entries = applicable_entries(in.lock, in.markers, in.selection);
+
+  std::vector<fs::path> find_links = o.find_links;
+  for (const auto& f : in.lock.find_links) find_links.emplace_back(f);
+  std::vector<std::string> index_urls = o.index_urls;
+  if (index_urls.empty()) index_urls = in.lock.index_urls;
+  const auto local = scan_find_links(find_links);
+
+  std::vector<std::vector<WheelCandidate>> offered(entries.size());
+  util::parallel_for(entries.size(), jobs, [&](std::size_t i) {
+    offered[i] = gather_candidates(entries[i], in.lock, local, index_urls);
+    hash_candidates(entries[i], offered[i], in.tags, cache);
+  });
+  std::vector<std::string> allowed;  // the hashes plan_env may choose, for the cache's state
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    for (const auto& c : offered[i]) {
+      auto sha = choice_hash(c);
+      const auto& ok = entries[i].sha256;
+      if (!sha.empty() && std::find(ok.begin(), ok.end(), sha) != ok.end()) allowed.push_back(sha);
+    }
+    in.candidates[normalize_name(entries[i].name)] = std::move(offered[i]);
+  }
+
+  // What the environment holds now (nothing is changed before the plan is carried out).
+  VenvLayout layout = venv_layout(o.env, it);
+  std::vector<InstalledDist> installed;
+  std::error_code ec;
+  if (fs::is_directory(layout.purelib, ec)) installed = list_installed(layout.purelib);
+  if (layout.platlib != layout.purelib && fs::is_directory(layout.platlib, ec))
+    for (auto& d : list_installed(layout.platlib)) installed.push_back(d);
+  in.installed.resize(installed.size());
+  const util::Root env_root(layout.root);
+  util::parallel_for(installed.size(), jobs, [&](std::size_t i) {
+    InstalledState& s = in.installed[i];
+    s.dist = installed[i];
+    if (!wants_file_check(s.dist, entries)) return;
+    s.files = check_dist(layout.root, s.dist, nullptr);
+    try {
+      s.record = read_record_hashes(env_root, s.dist);
+    } catch (const Error&) {
+      // An unreadable RECORD is drift, and check_dist has said so; there is nothing to compare.
+    }
+  });
+
+  std::sort(allowed.begin(), allowed.end());
+  allowed.erase(std::unique(allowed.begin(), allowed.end()), allowed.end());
+  std::vector<CacheState> states(allowed.size());
+  util::parallel_for(allowed.size(), jobs, [&](std::size_t i) { states[i] = cache_state(cache, allowed[i]); });
+  for (std::size_t i = 0; i < allowed.size(); ++i) in.cache[allowed[i]] = std::move(states[i]);
+
+  Plan plan = plan_env(in);
+  if (util::log::enabled())
+    for (const auto& line : describe(plan)) util::log::debug("python", line);
+  return execute_plan(plan, it, layout, o);
+}
+
 nlohmann::json to_json(const CreateResult& r, const std::string& env, double seconds) {
   return {{"environment", env},     {"installed", r.installed}, {"removed", r.removed}, {"unchanged", r.unchanged},
-          {"warnings", r.warnings}, {"link_mode", r.link_mode}, {"seconds", seconds}};
+          {"warnings", r.warnings}, {"link_mode", r.link_mode}, {"seconds", seconds},   {"plan", to_json(r.plan)}};
 }
 
 }  // namespace provkit::python

@@ -1,8 +1,9 @@
 #pragma once
-// `envbuild create`: make an environment match a lock. Resolves each lock
-// entry to one wheel (find-links, pylock paths, simple index), fills the
-// cache, then installs what is missing, replaces what differs (other version
-// or drifted files) and removes what the lock does not name.
+// `envbuild create`: make an environment match a lock. Reads what the plan
+// needs (each lock entry's candidate wheels from find-links, pylock paths or
+// simple indexes; the installed distributions; the cache), plans (plan.hpp:
+// install, reinstall, remove, keep, each with its reason), then carries the
+// plan out.
 #include <filesystem>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -12,6 +13,8 @@
 #include "provkit/python/interpreter.hpp"
 #include "provkit/python/linker.hpp"
 #include "provkit/python/lock.hpp"
+#include "provkit/python/plan.hpp"
+#include "provkit/python/venv.hpp"
 #include "provkit/python/wheel_name.hpp"
 
 namespace provkit::python {
@@ -35,31 +38,34 @@ struct CreateOptions {
   unsigned jobs = 0;  // 0: default
 };
 
+// A wheel installed although its RECORD does not match its content (CreateOptions::allow_bad_record).
+struct BadRecord {
+  std::string wheel;  // file name
+  std::size_t problems = 0;
+  std::string first;  // the first problem
+};
+
 struct CreateResult {
-  std::vector<std::string> installed, removed, unchanged;  // "name==version"
+  std::vector<std::string> installed, removed, unchanged;  // "name==version", as the plan's decisions below
   std::vector<std::string> warnings;
   std::string link_mode;  // the mode actually used, empty when nothing was linked
+  Plan plan;              // what was decided, each with its reason, and carried out
+  std::vector<BadRecord> bad_records;
 };
 
-// `envbuild create --json`: the result for the environment as given, and the seconds it took.
+// `envbuild create --json`: the result for the environment as given, and the seconds it took; "plan" holds
+// the typed decisions (plan.hpp's to_json).
 nlohmann::json to_json(const CreateResult& r, const std::string& env, double seconds);
 
-// A wheel that could satisfy a lock entry.
-struct WheelCandidate {
-  WheelName wheel;
-  fs::path local;      // a file here, or
-  std::string url;     // a URL to download
-  std::string sha256;  // when the source states it (index fragment, pylock)
-  std::optional<std::uint64_t> size;
-};
+// Carries a plan out for the environment `layout` of interpreter `it`: fills the cache (downloads checked while
+// they stream, wheels unpacked and checked against RECORD; refused with Error(CreateRefusal::bad_record) unless
+// `options.allow_bad_record`), judges every wheel's layout, and only then touches the environment: skeleton,
+// removals, installs in parallel, bytecode when asked.
+CreateResult execute_plan(const Plan& plan, const Interpreter& it, const VenvLayout& layout,
+                          const CreateOptions& options);
 
-// Picks the best compatible candidate whose hash the entry allows, returned
-// with its sha256 filled in. Throws Error(check_failed) naming the package,
-// the wheels seen and the tags.
-WheelCandidate choose_wheel(const LockEntry& entry, const std::vector<WheelCandidate>& candidates,
-                            const std::vector<std::string>& tags,
-                            const std::function<std::string(const WheelCandidate&)>& sha256_of);
-
+// Reads the inputs (interpreter, lock, the wheels each source offers, the environment, the cache), plans
+// (plan_env; each decision traced) and carries the plan out.
 CreateResult create_env(const CreateOptions& options);
 
 }  // namespace provkit::python

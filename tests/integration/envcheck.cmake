@@ -18,4 +18,5 @@ endif()
 
 # Every "def test_..." of the script is a ctest "envcheck: NAME" (discover.cmake); no case list to keep.
 provkit_python_tests(envcheck TIMEOUT 120 SCRIPTS ${CMAKE_CURRENT_LIST_DIR}/envcheck/test_envcheck.py
-  ${CMAKE_CURRENT_LIST_DIR}/envcheck/test_links.py ${CMAKE_CURRENT_LIST_DIR}/envcheck/test_kernels.py ${CMAKE_CURRENT_LIST_DIR}/envcheck/test_gates.py)
+  ${CMAKE_CURRENT_LIST_DIR}/envcheck/test_links.py ${CMAKE_CURRENT_LIST_DIR}/envcheck/test_kernels.py ${CMAKE_CURRENT_LIST_DIR}/envcheck/test_gates.py
+  ${CMAKE_CURRENT_LIST_DIR}/envcheck/test_visibility.py)

@@ -283,12 +283,12 @@ void gpu_checks(const Request& req, Probes& probes, std::vector<Result>& out) {
                      .rule = Rule::gpu_selector,
                      .reason = gpu_label(d) + ", " + d.uuid + " is present",
                      .data = device_json(d)});
-      continue;
+    } else {
+      for (const auto& need : req.needs) out.push_back(need_check(need, d, idx));
+      if (req.min_cc) out.push_back(min_cc_check(*req.min_cc, d, idx));
+      if (!req.arch_list.empty()) out.push_back(arch_list_check(req.arch_list, d, idx));
+      if (req.vram_free) out.push_back(vram_free_check(req, d, idx));
     }
-    for (const auto& need : req.needs) out.push_back(need_check(need, d, idx));
-    if (req.min_cc) out.push_back(min_cc_check(*req.min_cc, d, idx));
-    if (!req.arch_list.empty()) out.push_back(arch_list_check(req.arch_list, d, idx));
-    if (req.vram_free) out.push_back(vram_free_check(req, d, idx));
     // Through MIG the engine's device is an instance (its memory is what --vram-free judged): say which.
     if (auto migs = vis.migs_of(d.index); !migs.empty())
       for (auto k = first; k < out.size(); ++k) {

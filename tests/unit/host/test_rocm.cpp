@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "provkit/host/rocm.hpp"
-#include "support/tempdir.hpp"
+#include "support/temp_dir.hpp"
 
 using namespace provkit::host;
 using provkit::test::TempDir;
@@ -62,7 +62,7 @@ TEST_CASE("rocm: KFD nodes give UUID, bus id and modes; selectors by index and U
   dir.write("module/amdgpu/parameters/noretry", "0\n");
   auto gpus = rocm::read_kfd_topology(dir.path);
   REQUIRE(gpus.size() == 2);
-  CHECK(gpus[0].uuid() == "GPU-123456789abcdeef");
+  CHECK(gpus[0].uuid() == "GPU-1234567890abcdef");
   CHECK(gpus[0].pci_bus_id == "0001:c1:00.0");
   CHECK(gpus[0].product_name == "AMD Instinct MI210");
   CHECK(gpus[0].target_id() == "gfx90a:sramecc+:xnack+");  // capability has SRAM_EDCSupport; noretry=0
@@ -70,7 +70,7 @@ TEST_CASE("rocm: KFD nodes give UUID, bus id and modes; selectors by index and U
   CHECK(rocm::read_kfd_topology(dir.path, std::string("0"))[0].target_id() == "gfx90a:sramecc+:xnack-");
   CHECK(rocm::select_amd_gpu(gpus, "1") == &gpus[1]);
   CHECK(rocm::select_amd_gpu(gpus, "2") == nullptr);
-  CHECK(rocm::select_amd_gpu(gpus, "GPU-123456789ABC") == &gpus[0]);  // a prefix, any case
+  CHECK(rocm::select_amd_gpu(gpus, "GPU-1234567890AB") == &gpus[0]);  // a prefix, any case
   CHECK(rocm::select_amd_gpu(gpus, "GPU-000000000000002a") == &gpus[1]);
   CHECK(rocm::select_amd_gpu(gpus, "GPU-") == nullptr);
 }

@@ -274,7 +274,7 @@ SmiQuery parse_smi_query(std::string_view csv) {
       auto ma = to_number(f[3].substr(0, dot)), mi = to_number(f[3].substr(dot + 1));
       if (ma && mi) d.cc_major = static_cast<int>(*ma), d.cc_minor = static_cast<int>(*mi);
     }
-    const std::uint64_t mib = 1024 * 1024;  // nounits: memory in MiB
+    const std::uint64_t mib = std::uint64_t{1024} * 1024;  // nounits: memory in MiB
     if (auto v = to_number(f[4])) d.memory_total = static_cast<std::uint64_t>(*v) * mib;
     if (auto v = to_number(f[5])) d.memory_free = static_cast<std::uint64_t>(*v) * mib;
     int* links[] = {&d.pcie.gen_current, &d.pcie.gen_max, &d.pcie.width_current, &d.pcie.width_max};

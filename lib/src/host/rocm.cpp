@@ -114,22 +114,29 @@ TargetMatch match_target(const std::string& target_id, const AmdGpu& gpu) {
     const auto name = feature.substr(0, feature.size() - 1);
     const bool has = name == "xnack" ? has_xnack(gpu.gfx_target) : name == "sramecc" && has_sramecc(gpu.gfx_target);
     const auto& mode = name == "xnack" ? gpu.xnack : gpu.sramecc;
-    if (!has)
-      return {TargetMatch::Verdict::wrong_mode,
-              gpu.gfx_target + " has no " + name + " mode, and the code wants " + feature};
-    if (!mode)
-      return {TargetMatch::Verdict::unknown_mode,
-              feature + " code: the GPU's " + name + " mode cannot be told here (" +
-                  (name == "xnack" ? "amdgpu's noretry parameter is unreadable and HSA_XNACK is unset"
-                                   : "KFD gives no capability") +
-                  ")"};
-    if (*mode != on)
-      return {TargetMatch::Verdict::wrong_mode,
-              feature + " code on a GPU running " + name + (*mode ? "+" : "-") +
-                  (name == "xnack" ? " (HSA_XNACK=" + std::string(on ? "1" : "0") +
-                                         " in the engine's environment, where the "
-                                         "GPU allows it, or amdgpu's noretry, sets it)"
-                                   : " (SRAM ECC is a board setting)")};
+    std::string why = feature;
+    if (!has) {
+      why += " code, and " + gpu.gfx_target;
+      why += " has no " + name;
+      why += " mode";
+      return {TargetMatch::Verdict::wrong_mode, why};
+    }
+    if (!mode) {
+      why += " code: the GPU's " + name;
+      why += name == "xnack" ? " mode cannot be told here (amdgpu's noretry parameter is unreadable and HSA_XNACK is "
+                               "unset)"
+                             : " mode cannot be told here (KFD gives no capability)";
+      return {TargetMatch::Verdict::unknown_mode, why};
+    }
+    if (*mode != on) {
+      why += " code on a GPU running " + name;
+      why += *mode ? "+" : "-";
+      why += name != "xnack" ? " (SRAM ECC is a board setting)"
+             : on            ? " (HSA_XNACK=1 in the engine's environment, where the GPU allows it, or "
+                               "amdgpu's noretry=0, turns it on)"
+                             : " (HSA_XNACK=0 in the engine's environment turns it off)";
+      return {TargetMatch::Verdict::wrong_mode, why};
+    }
   }
   return {};
 }
@@ -234,8 +241,8 @@ std::vector<AmdGpu> visible_gpus(const std::vector<AmdGpu>& gpus, const std::opt
 
 std::vector<RuntimeLibrary> find_runtime_libraries(const elf::SearchContext& ctx, const std::string& rocm_path) {
   std::vector<fs::path> rocm_dirs;
-  if (!rocm_path.empty()) rocm_dirs.push_back(fs::path(rocm_path) / "lib");
-  rocm_dirs.push_back("/opt/rocm/lib");
+  if (!rocm_path.empty()) rocm_dirs.emplace_back(fs::path(rocm_path) / "lib");
+  rocm_dirs.emplace_back("/opt/rocm/lib");
   // The development name first, then the sonames a runtime-only install has.
   const std::vector<std::pair<const char*, std::vector<std::string>>> wanted = {
       {"libamdhip64.so", {"libamdhip64.so", "libamdhip64.so.7", "libamdhip64.so.6", "libamdhip64.so.5"}},

@@ -2,6 +2,7 @@
 // in the order the table shows them.
 #include "detail.hpp"
 #include "provkit/util/paths.hpp"
+#include "provkit/util/size.hpp"
 
 namespace provkit::host {
 
@@ -21,8 +22,21 @@ std::vector<gpu::Device> Probes::engine_gpus() {
   const auto& v = visibility();
   if (!v.restricted) return driver().devices;
   std::vector<gpu::Device> out;
-  for (int i : v.indices)
-    if (const auto* d = gpu::select_device(driver().devices, std::to_string(i))) out.push_back(*d);
+  for (int i : v.indices) {
+    const auto* d = gpu::select_device(driver().devices, std::to_string(i));
+    if (!d) continue;
+    out.push_back(*d);
+    // Given through a MIG instance, the engine's device is that instance: its name, its memory (the
+    // smallest free of them when it is given several), the parent's architecture.
+    const gpu::MigInstance* least = nullptr;
+    for (const auto* m : v.migs_of(i))
+      if (!least || m->instance.memory_free.value_or(0) < least->memory_free.value_or(0)) least = &m->instance;
+    if (least) {
+      if (!least->name.empty()) out.back().name = least->name;
+      out.back().memory_total = least->memory_total;
+      out.back().memory_free = least->memory_free;
+    }
+  }
   return out;
 }
 
@@ -33,6 +47,44 @@ std::vector<rocm::AmdGpu> Probes::engine_amd_gpus() {
 std::string visibility_note(const gpu::Visibility& v, int index) {
   if (v.visible(index)) return "";
   return "; not visible to the engine (CUDA_VISIBLE_DEVICES='" + v.text + "')";
+}
+
+std::string mig_text(const gpu::VisibleMig& m) {
+  const auto& i = m.instance;
+  std::string t = i.uuid + " (GPU instance " + std::to_string(i.gpu_instance) + ", compute instance " +
+                  std::to_string(i.compute_instance);
+  if (!i.name.empty()) t += ", " + i.name;
+  if (i.memory_total)
+    t += ", memory " + util::format_size(*i.memory_total) + " total / " +
+         (i.memory_free ? util::format_size(*i.memory_free) : "?") + " free";
+  return t + ")";
+}
+
+nlohmann::json mig_json(const gpu::VisibleMig& m) {
+  const auto& i = m.instance;
+  return {{"entry", m.entry},
+          {"uuid", i.uuid},
+          {"name", i.name},
+          {"gpu_instance", i.gpu_instance},
+          {"compute_instance", i.compute_instance},
+          {"memory_total", i.memory_total ? nlohmann::json(*i.memory_total) : nlohmann::json(nullptr)},
+          {"memory_free", i.memory_free ? nlohmann::json(*i.memory_free) : nlohmann::json(nullptr)}};
+}
+
+std::optional<Result> unknown_mig_row(const gpu::Visibility& v) {
+  if (v.unknown_migs.empty()) return std::nullopt;
+  std::string ids;
+  for (const auto& e : v.unknown_migs) ids += (ids.empty() ? "" : ", ") + e;
+  return Result{.name = "cuda-visible-devices",
+                .status = Status::warn,
+                .rule = Rule::gpu_selector,
+                .reason = "CUDA_VISIBLE_DEVICES='" + v.text + "' names " + ids +
+                          ", which no MIG instance of the driver has: it gives the engine no GPU (the other entries "
+                          "still count)",
+                .fix =
+                    "name MIG instances by the MIG- UUIDs `nvidia-smi -L` lists (they change when instances are "
+                    "re-created)",
+                .data = {{"cuda_visible_devices", v.text}, {"unknown_migs", v.unknown_migs}}};
 }
 
 const std::optional<toolchain::Compiler>& Probes::c_compiler() {
@@ -63,7 +115,7 @@ const elf::SearchContext& Probes::search_context() {
 const RocmFacts& Probes::rocm() {
   if (!rocm_)
     rocm_ = RocmFacts{rocm::find_runtime_libraries(search_context(), env_.rocm_path),
-                      rocm::read_kfd_topology(env_.sysfs_root)};
+                      rocm::read_kfd_topology(env_.sysfs_root, env_.hsa_xnack)};
   return *rocm_;
 }
 
@@ -82,7 +134,7 @@ std::vector<check::Result> run_checks(const Request& req, const Environment& env
   for (const auto& e : req.elfs) elf_checks(e, probes, out);
   if (!req.kernels.empty()) kernel_checks(req, probes, out);
   if (req.rocm) out.push_back(rocm_check(probes));
-  for (const auto& g : req.gfx) out.push_back(gfx_check(g, probes));
+  for (const auto& g : req.gfx) out.push_back(gfx_check(g, req, probes));
   link_checks(req, probes, out);
   if (req.pcie_atomics) pcie_atomics_rows(probes, true, out);
   if (req.roce) roce_rows(*req.roce, probes, true, out);

@@ -59,6 +59,11 @@ nlohmann::json device_json(const gpu::Device& d);
 std::string no_driver_reason(const gpu::Snapshot& s);
 // "; not visible to the engine (CUDA_VISIBLE_DEVICES=...)" for a GPU it hides, else "".
 std::string visibility_note(const gpu::Visibility& v, int index);
+// A MIG instance CUDA_VISIBLE_DEVICES gives the engine: "MIG-... (GPU instance 1, ...)", and its data.
+std::string mig_text(const gpu::VisibleMig& m);
+nlohmann::json mig_json(const gpu::VisibleMig& m);
+// A WARN row naming the MIG ids of CUDA_VISIBLE_DEVICES that no instance has; none when there are none.
+std::optional<Result> unknown_mig_row(const gpu::Visibility& v);
 extern const char* const kInstallDriver;
 // What a forward-compatibility libcuda (loaded, or lying in cuda_root) means
 // here: "; ..." clauses for a reason, and their paths into data.
@@ -80,9 +85,18 @@ Result disk_check(const DiskGate& gate);  // host_system_checks.cpp
 Result port_check(const PortGate& gate);
 Result file_check(const FileGate& gate);
 Result rocm_check(Probes& probes);
-Result gfx_check(const std::string& target, Probes& probes);  // --gfx TARGET
-// --vram-free on the AMD GPUs the engine sees (amdgpu's mem_info_vram_*), when there is no NVIDIA driver.
-void amd_vram_checks(const Request& req, Probes& probes, std::vector<Result>& out);  // host_rocm_checks.cpp
+Result gfx_check(const std::string& target, const Request& req, Probes& probes);  // --gfx TARGET
+// The AMD GPUs the checks apply to: those ROCR_/HIP_VISIBLE_DEVICES leave the engine, narrowed to what
+// --gpu names (an index among the KFD GPUs or a UUID); a hidden or unknown selector is a FAIL row in `out`.
+std::vector<rocm::AmdGpu> selected_amd_gpus(const Request& req, Probes& probes, std::vector<Result>* out);
+// With no NVIDIA GPU: --gpu (present, with name, target and memory) and --vram-free on the AMD GPUs.
+void amd_gpu_checks(const Request& req, Probes& probes, std::vector<Result>& out);  // host/rocm_checks.cpp
+// --vram-free on these AMD GPUs (amdgpu's mem_info_vram_*).
+void amd_vram_checks(const Request& req, const std::vector<rocm::AmdGpu>& gpus, std::vector<Result>& out);
+std::string amd_label(const rocm::AmdGpu& g);  // "AMD GPU node 1 (AMD Instinct MI300X, gfx942:sramecc+:xnack-)"
+nlohmann::json amd_json(const rocm::AmdGpu& g);
+// "ROCR_VISIBLE_DEVICES='1', HIP_VISIBLE_DEVICES='0'": the AMD visibility variables that are set.
+std::string amd_visibility_text(const Environment& env);
 // --kernels (host/kernel_checks.cpp): a summary row, then a row per library that carries GPU code.
 void kernel_checks(const Request& req, Probes& probes, std::vector<Result>& out);
 // The links (host/link_checks.cpp). `as_check`: a verdict was asked; without

@@ -87,6 +87,15 @@ bool probe_nvml(const ProbeOptions& options, Snapshot& s) {
   auto width_max = lib.symbol<DevUInt>("nvmlDeviceGetMaxPcieLinkWidth");
   auto pci_info = lib.symbol<nvmlReturn_t (*)(nvmlDevice_t, nvmlPciInfo_t*)>("nvmlDeviceGetPciInfo_v3");
   auto p2p = lib.symbol<nvmlReturn_t (*)(nvmlDevice_t, nvmlDevice_t, int, int*)>("nvmlDeviceGetP2PStatus");
+  // MIG (NVML 11+; absent from older drivers, which then list no instance).
+  auto mig_mode = lib.symbol<nvmlReturn_t (*)(nvmlDevice_t, unsigned*, unsigned*)>("nvmlDeviceGetMigMode");
+  auto mig_count = lib.symbol<DevUInt>("nvmlDeviceGetMaxMigDeviceCount");
+  auto mig_by_index = lib.symbol<nvmlReturn_t (*)(nvmlDevice_t, unsigned, nvmlDevice_t*)>(
+      "nvmlDeviceGetMigDeviceHandleByIndex");
+  auto mig_parent = lib.symbol<nvmlReturn_t (*)(nvmlDevice_t, nvmlDevice_t*)>(
+      "nvmlDeviceGetDeviceHandleFromMigDeviceHandle");
+  auto gi_id = lib.symbol<DevUInt>("nvmlDeviceGetGpuInstanceId");
+  auto ci_id = lib.symbol<DevUInt>("nvmlDeviceGetComputeInstanceId");
 
   unsigned n = 0;
   std::vector<nvmlDevice_t> handles;
@@ -116,6 +125,29 @@ bool probe_nvml(const ProbeOptions& options, Snapshot& s) {
       read_uint(width_now, d.pcie.width_current);
       read_uint(gen_max, d.pcie.gen_max);
       read_uint(width_max, d.pcie.width_max);
+      unsigned current = 0, pending = 0;
+      if (mig_mode && mig_mode(h, &current, &pending) == 0) d.mig_mode = static_cast<int>(current);
+      unsigned slots = 0;
+      if (d.mig_mode == 1 && mig_count && mig_by_index && mig_count(h, &slots) == 0) {
+        for (unsigned k = 0; k < slots; ++k) {
+          nvmlDevice_t m = nullptr;
+          if (mig_by_index(h, k, &m) != 0 || !m) continue;  // an empty slot
+          // The instance belongs to this GPU: NVML says so from the instance's side too.
+          nvmlDevice_t parent = nullptr;
+          if (mig_parent && (mig_parent(m, &parent) != 0 || parent != h)) continue;
+          MigInstance mi;
+          std::fill(std::begin(text), std::end(text), '\0');
+          if (get_uuid && get_uuid(m, text, sizeof text) == 0) mi.uuid = text;
+          std::fill(std::begin(text), std::end(text), '\0');
+          if (get_name && get_name(m, text, sizeof text) == 0) mi.name = text;
+          unsigned id = 0;
+          if (gi_id && gi_id(m, &id) == 0) mi.gpu_instance = static_cast<int>(id);
+          if (ci_id && ci_id(m, &id) == 0) mi.compute_instance = static_cast<int>(id);
+          nvmlMemory_t mm{};
+          if (get_memory && get_memory(m, &mm) == 0) mi.memory_total = mm.total, mi.memory_free = mm.free;
+          if (!mi.uuid.empty()) d.migs.push_back(mi);
+        }
+      }
       s.devices.push_back(d);
     }
   }
@@ -242,7 +274,7 @@ SmiQuery parse_smi_query(std::string_view csv) {
       auto ma = to_number(f[3].substr(0, dot)), mi = to_number(f[3].substr(dot + 1));
       if (ma && mi) d.cc_major = static_cast<int>(*ma), d.cc_minor = static_cast<int>(*mi);
     }
-    const std::uint64_t mib = 1024 * 1024;  // nounits: memory in MiB
+    const std::uint64_t mib = std::uint64_t{1024} * 1024;  // nounits: memory in MiB
     if (auto v = to_number(f[4])) d.memory_total = static_cast<std::uint64_t>(*v) * mib;
     if (auto v = to_number(f[5])) d.memory_free = static_cast<std::uint64_t>(*v) * mib;
     int* links[] = {&d.pcie.gen_current, &d.pcie.gen_max, &d.pcie.width_current, &d.pcie.width_max};
@@ -317,6 +349,47 @@ bool Visibility::visible(int index) const {
   return !restricted || std::find(indices.begin(), indices.end(), index) != indices.end();
 }
 
+std::vector<const VisibleMig*> Visibility::migs_of(int index) const {
+  std::vector<const VisibleMig*> out;
+  for (const auto& m : migs)
+    if (m.index == index) out.push_back(&m);
+  return out;
+}
+
+namespace {
+
+// The instance a MIG entry names: "MIG-<uuid>" (or a unique prefix of it), or
+// the older "MIG-GPU-<gpu uuid>/<gi>/<ci>" (the parent by its UUID, then the
+// instance by its GPU and compute instance ids).
+std::optional<VisibleMig> find_mig(const std::vector<Device>& devices, const std::string& entry) {
+  if (entry.rfind("MIG-GPU-", 0) == 0) {
+    auto rest = entry.substr(4);
+    auto slash = rest.find('/');
+    if (slash == std::string::npos) return std::nullopt;
+    auto ids = rest.substr(slash + 1);
+    auto slash2 = ids.find('/');
+    if (slash2 == std::string::npos) return std::nullopt;
+    auto gi = to_number(ids.substr(0, slash2)), ci = to_number(ids.substr(slash2 + 1));
+    const Device* parent = select_device(devices, rest.substr(0, slash));
+    if (!gi || !ci || !parent) return std::nullopt;
+    for (const auto& m : parent->migs)
+      if (m.gpu_instance == *gi && m.compute_instance == *ci) return VisibleMig{parent->index, entry, m};
+    return std::nullopt;
+  }
+  std::optional<VisibleMig> found;
+  for (const auto& d : devices)
+    for (const auto& m : d.migs) {
+      if (m.uuid == entry) return VisibleMig{d.index, entry, m};
+      if (entry.size() >= 12 && m.uuid.starts_with(entry)) {
+        if (found) return std::nullopt;  // ambiguous prefix
+        found = VisibleMig{d.index, entry, m};
+      }
+    }
+  return found;
+}
+
+}  // namespace
+
 Visibility cuda_visibility(const std::vector<Device>& devices, const std::optional<std::string>& value) {
   Visibility v;
   if (!value) return v;
@@ -329,14 +402,26 @@ Visibility cuda_visibility(const std::vector<Device>& devices, const std::option
     else if (c != ' ' && c != '\t') cur += c;
   }
   if (value->find_first_not_of(" \t") == std::string::npos) return v;  // "" hides every GPU
+  auto add = [&](int index) {
+    if (std::find(v.indices.begin(), v.indices.end(), index) == v.indices.end()) v.indices.push_back(index);
+  };
   for (std::size_t i = 0; i < entries.size(); ++i) {
-    const Device* d = entries[i].rfind("MIG-", 0) == 0 ? nullptr : select_device(devices, entries[i]);
+    if (entries[i].rfind("MIG-", 0) == 0) {
+      if (auto m = find_mig(devices, entries[i])) {
+        add(m->index);
+        v.migs.push_back(*m);
+      } else {
+        v.unknown_migs.push_back(entries[i]);  // names no instance: it gives the engine nothing, hides nothing
+      }
+      continue;
+    }
+    const Device* d = select_device(devices, entries[i]);
     if (!d) {
-      v.ignored.assign(entries.begin() + i, entries.end());
+      v.ignored.assign(entries.begin() + static_cast<std::ptrdiff_t>(i), entries.end());
       while (!v.ignored.empty() && v.ignored.back().empty()) v.ignored.pop_back();
       break;
     }
-    if (std::find(v.indices.begin(), v.indices.end(), d->index) == v.indices.end()) v.indices.push_back(d->index);
+    add(d->index);
   }
   return v;
 }

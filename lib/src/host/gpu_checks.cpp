@@ -243,10 +243,11 @@ void gpu_checks(const Request& req, Probes& probes, std::vector<Result>& out) {
   bool wanted = !req.needs.empty() || req.min_cc || !req.arch_list.empty() || req.vram_free || !req.gpus.empty();
   if (!wanted) return;
   const auto& s = probes.driver();
-  // No NVIDIA GPU but AMD ones: --vram-free is read from amdgpu (the other asks are NVIDIA's).
-  if ((s.driver_version.empty() || s.devices.empty()) && req.vram_free && !probes.rocm().gpus.empty() &&
-      req.gpus.empty() && req.needs.empty() && !req.min_cc && req.arch_list.empty())
-    return amd_vram_checks(req, probes, out);
+  // No NVIDIA GPU but AMD ones: --gpu selects among them and --vram-free is read from amdgpu (the other
+  // asks are NVIDIA's).
+  if ((s.driver_version.empty() || s.devices.empty()) && !probes.rocm().gpus.empty() && req.needs.empty() &&
+      !req.min_cc && req.arch_list.empty())
+    return amd_gpu_checks(req, probes, out);
   if (s.driver_version.empty() || s.devices.empty()) {
     out.push_back(
         {.name = "gpu",
@@ -257,6 +258,7 @@ void gpu_checks(const Request& req, Probes& probes, std::vector<Result>& out) {
     return;
   }
   const auto& vis = probes.visibility();
+  if (auto unknown = unknown_mig_row(vis)) out.push_back(*unknown);
   if (vis.restricted && vis.indices.empty()) {
     std::string ignored;
     for (const auto& e : vis.ignored) ignored += (ignored.empty() ? "" : ", ") + e;
@@ -265,7 +267,7 @@ void gpu_checks(const Request& req, Probes& probes, std::vector<Result>& out) {
          .status = Status::fail,
          .rule = Rule::no_gpu,
          .reason = "CUDA_VISIBLE_DEVICES='" + vis.text + "' leaves the engine no GPU" +
-                   (ignored.empty() ? "" : " (no whole GPU matches " + ignored + "; a MIG instance is not checked)"),
+                   (ignored.empty() ? "" : " (no GPU matches " + ignored + ")"),
          .fix = "set CUDA_VISIBLE_DEVICES to the indices or UUIDs of the engine's GPUs (see `envcheck`), or unset it",
          .data = {{"cuda_visible_devices", vis.text}, {"ignored", vis.ignored}}});
     return;
@@ -274,18 +276,28 @@ void gpu_checks(const Request& req, Probes& probes, std::vector<Result>& out) {
   const bool only_selection = req.needs.empty() && !req.min_cc && req.arch_list.empty() && !req.vram_free;
   for (const auto& d : gpus) {
     const std::string idx = " gpu" + std::to_string(d.index);
+    const auto first = out.size();
     if (only_selection) {
       out.push_back({.name = "gpu " + std::to_string(d.index),
                      .status = Status::pass,
                      .rule = Rule::gpu_selector,
                      .reason = gpu_label(d) + ", " + d.uuid + " is present",
                      .data = device_json(d)});
-      continue;
+    } else {
+      for (const auto& need : req.needs) out.push_back(need_check(need, d, idx));
+      if (req.min_cc) out.push_back(min_cc_check(*req.min_cc, d, idx));
+      if (!req.arch_list.empty()) out.push_back(arch_list_check(req.arch_list, d, idx));
+      if (req.vram_free) out.push_back(vram_free_check(req, d, idx));
     }
-    for (const auto& need : req.needs) out.push_back(need_check(need, d, idx));
-    if (req.min_cc) out.push_back(min_cc_check(*req.min_cc, d, idx));
-    if (!req.arch_list.empty()) out.push_back(arch_list_check(req.arch_list, d, idx));
-    if (req.vram_free) out.push_back(vram_free_check(req, d, idx));
+    // Through MIG the engine's device is an instance (its memory is what --vram-free judged): say which.
+    if (auto migs = vis.migs_of(d.index); !migs.empty())
+      for (auto k = first; k < out.size(); ++k) {
+        out[k].reason += migs.size() > 1 ? "; through MIG instances " : "; through MIG instance ";
+        for (std::size_t j = 0; j < migs.size(); ++j) {
+          out[k].reason += (j ? ", " : "") + mig_text(*migs[j]);
+          out[k].data["visible_migs"].push_back(mig_json(*migs[j]));
+        }
+      }
   }
 }
 

@@ -117,13 +117,31 @@ std::vector<check::Result> inventory(const Environment& env, const Request& link
   std::vector<Result> out;
   out.push_back(driver_fact(s));
   out.push_back(libcuda_fact(s, env));
+  const auto& vis = probes.visibility();
   for (const auto& d : s.devices) {
     out.push_back(gpu_fact(d));
-    if (auto note = visibility_note(probes.visibility(), d.index); !note.empty()) {
-      out.back().reason += note;
-      out.back().data["visible"] = false;
+    auto& row = out.back();
+    if (!d.migs.empty()) {
+      row.reason += "; MIG mode, " + std::to_string(d.migs.size()) + " instance" + (d.migs.size() > 1 ? "s" : "");
+      row.data["mig_instances"] = nlohmann::json::array();
+      for (const auto& m : d.migs) row.data["mig_instances"].push_back(mig_json({d.index, "", m}));
+    }
+    if (auto note = visibility_note(vis, d.index); !note.empty()) {
+      row.reason += note;
+      row.data["visible"] = false;
+    } else if (auto migs = vis.migs_of(d.index); !migs.empty()) {
+      // The engine gets these instances of the GPU, not the whole GPU.
+      row.reason += "; visible to the engine as MIG instance";
+      row.reason += migs.size() > 1 ? "s " : " ";
+      row.data["visible_migs"] = nlohmann::json::array();
+      for (std::size_t k = 0; k < migs.size(); ++k) {
+        row.reason += (k ? ", " : "") + mig_text(*migs[k]);
+        row.data["visible_migs"].push_back(mig_json(*migs[k]));
+      }
+      row.reason += " (CUDA_VISIBLE_DEVICES='" + vis.text + "')";
     }
   }
+  if (auto unknown = unknown_mig_row(vis)) out.push_back(*unknown);
   for (const auto& p : s.peers)
     out.push_back({.name = "p2p " + std::to_string(p.a) + "-" + std::to_string(p.b),
                    .reason = "peer-to-peer read " + p.read + ", NVLink " + p.nvlink,

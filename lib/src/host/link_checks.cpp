@@ -81,12 +81,35 @@ void link_checks(const Request& req, Probes& probes, std::vector<Result>& out) {
   host::LinkTestOptions options{.cuda_library = probes.env().driver.cuda_library,
                                 .nvml_library = probes.env().driver.nvml_library,
                                 .seconds_per_gpu = req.link_test_seconds()};
-  for (const auto& sel : req.gpus)
-    if (const auto* d = gpu::select_device(s.devices, sel); d && !d->pci_bus_id.empty())
-      options.bus_ids.push_back(d->pci_bus_id);
-  if (!req.gpus.empty() && options.bus_ids.empty()) {
-    // An unknown selector has its own row; a known GPU without a bus id cannot be matched to libcuda's.
-    if (std::any_of(req.gpus.begin(), req.gpus.end(), [&](const auto& g) { return gpu::select_device(s.devices, g); }))
+  // Only the GPUs the engine sees (CUDA_VISIBLE_DEVICES), and of those the ones --gpu names; a hidden or
+  // unknown selector has its own row (gpu_checks).
+  const auto& vis = probes.visibility();
+  const auto visible = probes.engine_gpus();
+  if (!req.gpus.empty() && s.devices.empty()) return;  // the selectors' rows say there is no driver
+  if (vis.restricted && visible.empty() && !s.devices.empty()) {
+    out.push_back({.name = "link test",
+                   .status = Status::fail,
+                   .rule = Rule::link_copies,
+                   .reason = "CUDA_VISIBLE_DEVICES='" + vis.text + "' leaves the engine no GPU to copy to",
+                   .fix = "set CUDA_VISIBLE_DEVICES to the indices or UUIDs of the engine's GPUs, or unset it",
+                   .data = {{"cuda_visible_devices", vis.text}}});
+    return;
+  }
+  std::vector<const gpu::Device*> wanted;
+  for (const auto& d : visible)
+    if (req.gpus.empty() || std::any_of(req.gpus.begin(), req.gpus.end(), [&](const auto& sel) {
+          const auto* p = gpu::select_device(visible, sel);
+          return p && p->index == d.index;
+        }))
+      wanted.push_back(&d);
+  // Without NVML's list there is nothing to choose by (libcuda, on a real host, reads the variable itself).
+  const bool choose = !s.devices.empty() && (vis.restricted || !req.gpus.empty());
+  if (choose)
+    for (const auto* d : wanted)
+      if (!d->pci_bus_id.empty()) options.bus_ids.push_back(d->pci_bus_id);
+  if (choose && (options.bus_ids.size() != wanted.size() || wanted.empty())) {
+    // A known GPU without a bus id cannot be matched to libcuda's.
+    if (!wanted.empty())
       out.push_back({.name = "link test",
                      .status = Status::fail,
                      .rule = Rule::link_copies,
@@ -171,10 +194,40 @@ void link_checks(const Request& req, Probes& probes, std::vector<Result>& out) {
 
 void pcie_atomics_rows(Probes& probes, bool as_check, std::vector<Result>& out) {
   const auto& sysfs = probes.env().sysfs_root;
-  std::vector<std::pair<std::string, std::string>> gpus;  // name, bus id
+  const auto& env = probes.env();
+  struct Gpu {
+    std::string who, bus_id, hidden;  // hidden: why the engine does not see it ("" when it does)
+  };
+  std::vector<Gpu> gpus;
+  const auto& vis = probes.visibility();
   for (const auto& d : probes.driver().devices)
-    if (!d.pci_bus_id.empty()) gpus.emplace_back("gpu " + std::to_string(d.index), d.pci_bus_id);
-  for (const auto& id : host::amd_gpu_bus_ids(sysfs)) gpus.emplace_back("amd " + id, id);
+    if (!d.pci_bus_id.empty())
+      gpus.push_back({"gpu " + std::to_string(d.index), d.pci_bus_id, visibility_note(vis, d.index)});
+  // AMD cards by their DRM device; ROCR_/HIP_VISIBLE_DEVICES name KFD GPUs, matched by PCI bus id.
+  const bool amd_restricted = env.rocr_visible_devices || env.hip_visible_devices;
+  std::vector<std::string> amd_visible;
+  if (amd_restricted)
+    for (const auto& g : probes.engine_amd_gpus()) amd_visible.push_back(g.pci_bus_id);
+  for (const auto& id : host::amd_gpu_bus_ids(sysfs)) {
+    std::string hidden;
+    if (amd_restricted && std::find(amd_visible.begin(), amd_visible.end(), id) == amd_visible.end())
+      hidden = "; not visible to the engine (" + amd_visibility_text(env) + ")";
+    gpus.push_back({"amd " + id, id, hidden});
+  }
+  // A check looks at the GPUs the engine sees, as every GPU check does; the inventory shows all, marked.
+  if (as_check) {
+    const bool any = !gpus.empty();
+    gpus.erase(std::remove_if(gpus.begin(), gpus.end(), [](const Gpu& g) { return !g.hidden.empty(); }), gpus.end());
+    if (any && gpus.empty()) {
+      out.push_back({.name = "pcie-atomics",
+                     .status = Status::fail,
+                     .rule = Rule::pcie_atomics_routing,
+                     .reason = "no GPU is visible to the engine (CUDA_VISIBLE_DEVICES, ROCR_VISIBLE_DEVICES, "
+                               "HIP_VISIBLE_DEVICES): nothing to look at",
+                     .fix = "set the visibility variables to the engine's GPUs, or unset them"});
+      return;
+    }
+  }
   if (gpus.empty() && as_check)
     out.push_back({.name = "pcie-atomics",
                    .status = Status::fail,
@@ -192,7 +245,7 @@ void pcie_atomics_rows(Probes& probes, bool as_check, std::vector<Result>& out) 
                 {"completer64", f.caps.completer64},
                 {"cas128", f.caps.cas128}};
   };
-  for (const auto& [who, id] : gpus) {
+  for (const auto& [who, id, hidden] : gpus) {
     auto path = host::read_atomics_path(sysfs, id);
     if (!as_check && !path.readable()) continue;  // the inventory shows only what it could read
     Result r{.name = "pcie-atomics " + who,
@@ -234,6 +287,10 @@ void pcie_atomics_rows(Probes& probes, bool as_check, std::vector<Result>& out) 
     } else {
       r.reason = who + " (" + id + "): every bridge up to root port " + path.bridges.back().bdf + " (" +
                  std::to_string(path.bridges.size()) + " in all) routes AtomicOps; the device completes " + bits(c);
+    }
+    if (!hidden.empty()) {
+      r.reason += hidden;
+      r.data["visible"] = false;
     }
     out.push_back(r);
   }

@@ -2,8 +2,13 @@
 
 #include <algorithm>
 #include <charconv>
-#include <fstream>
+#include <cstdio>
 #include <sstream>
+
+#include "provkit/error.hpp"
+#include "provkit/host/kernels.hpp"
+#include "provkit/util/fs.hpp"
+#include "provkit/util/strings.hpp"
 
 namespace provkit::host::rocm {
 
@@ -16,18 +21,165 @@ std::string gfx_target_name(std::uint32_t v) {
   return out;
 }
 
-std::vector<AmdGpu> read_kfd_topology(const fs::path& sysfs_root) {
+namespace {
+
+// A small sysfs file's text: bounded, regular files only; nullopt when it cannot be read.
+std::optional<std::string> read_small(const fs::path& file) {
+  try {
+    return util::read_file(file, 64u << 10);
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
+std::optional<std::uint64_t> read_number(const fs::path& file) {
+  auto text = read_small(file);
+  if (!text) return std::nullopt;
+  auto t = util::trim(*text);
+  std::uint64_t v = 0;
+  auto [p, e] = std::from_chars(t.data(), t.data() + t.size(), v);
+  if (e != std::errc() || p != t.data() + t.size()) return std::nullopt;
+  return v;
+}
+
+constexpr std::uint32_t kCapSramEdcSupported = 0x04000000;  // HSA_CAP_SRAM_EDCSUPPORTED (kfd_topology.h)
+
+bool one_of(const std::string& gfx, std::initializer_list<const char*> list) {
+  return std::any_of(list.begin(), list.end(), [&](const char* g) { return gfx == g; });
+}
+
+// Per-process XNACK (the KFD lets each process choose, whatever noretry says): Aldebaran and later.
+bool xnack_per_process(const std::string& gfx) {
+  return one_of(gfx, {"gfx90a", "gfx940", "gfx941", "gfx942", "gfx950"});
+}
+
+// amdgpu's noretry=-1: the chip's default (amdgpu_gmc_noretry_set: retry off on these).
+std::optional<bool> default_noretry(const std::string& gfx) {
+  if (one_of(gfx, {"gfx900", "gfx906", "gfx908", "gfx90a", "gfx940", "gfx941", "gfx942", "gfx950"})) return true;
+  if (one_of(gfx, {"gfx902", "gfx904", "gfx909", "gfx90c"})) return false;
+  return std::nullopt;  // gfx10.1: the KFD's own rules (no XNACK past GC 10.1.1) are not modelled
+}
+
+}  // namespace
+
+bool has_xnack(const std::string& gfx) {
+  return one_of(gfx, {"gfx801", "gfx810", "gfx900", "gfx902", "gfx904", "gfx906", "gfx908", "gfx909", "gfx90a",
+                      "gfx90c", "gfx940", "gfx941", "gfx942", "gfx950", "gfx1010", "gfx1011", "gfx1012", "gfx1013"});
+}
+
+bool has_sramecc(const std::string& gfx) {
+  return one_of(gfx, {"gfx906", "gfx908", "gfx90a", "gfx940", "gfx941", "gfx942", "gfx950"});
+}
+
+std::optional<bool> xnack_mode(const std::string& gfx, const XnackInputs& in) {
+  if (!has_xnack(gfx)) return std::nullopt;
+  if (in.hsa_xnack && xnack_per_process(gfx)) {
+    if (*in.hsa_xnack == "1") return true;
+    if (*in.hsa_xnack == "0") return false;
+  }
+  // The process's default: XNACK on where retry is on (kfd_process_xnack_mode).
+  std::optional<bool> noretry;
+  if (in.noretry && *in.noretry >= 0) noretry = *in.noretry != 0;
+  else noretry = default_noretry(gfx);
+  if (!noretry) return std::nullopt;
+  if (in.hsa_xnack && *in.hsa_xnack == "0") return false;  // retry-on chips run XNACK-off code
+  return !*noretry;
+}
+
+std::string AmdGpu::uuid() const {
+  if (!unique_id) return "";
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "GPU-%016llx", static_cast<unsigned long long>(unique_id));
+  return buf;
+}
+
+std::string AmdGpu::target_id() const {
+  std::string t = gfx_target;
+  if (sramecc) t += *sramecc ? ":sramecc+" : ":sramecc-";
+  if (xnack) t += *xnack ? ":xnack+" : ":xnack-";
+  return t;
+}
+
+TargetMatch match_target(const std::string& target_id, const AmdGpu& gpu) {
+  if (!kernels::code_object_runs_on(target_id, gpu.gfx_target))
+    return {TargetMatch::Verdict::wrong_processor, "built for another processor than " + gpu.gfx_target};
+  // The features after the processor: ":sramecc+", ":xnack-"; one left out runs in either mode.
+  std::size_t at = target_id.find(':');
+  while (at != std::string::npos) {
+    auto next = target_id.find(':', at + 1);
+    auto feature = target_id.substr(at + 1, next == std::string::npos ? std::string::npos : next - at - 1);
+    at = next;
+    if (feature.size() < 2 || (feature.back() != '+' && feature.back() != '-')) continue;
+    const bool on = feature.back() == '+';
+    const auto name = feature.substr(0, feature.size() - 1);
+    const bool has = name == "xnack" ? has_xnack(gpu.gfx_target) : name == "sramecc" && has_sramecc(gpu.gfx_target);
+    const auto& mode = name == "xnack" ? gpu.xnack : gpu.sramecc;
+    std::string why = feature;
+    if (!has) {
+      why += " code, and " + gpu.gfx_target;
+      why += " has no " + name;
+      why += " mode";
+      return {TargetMatch::Verdict::wrong_mode, why};
+    }
+    if (!mode) {
+      why += " code: the GPU's " + name;
+      why += name == "xnack" ? " mode cannot be told here (amdgpu's noretry parameter is unreadable and HSA_XNACK is "
+                               "unset)"
+                             : " mode cannot be told here (KFD gives no capability)";
+      return {TargetMatch::Verdict::unknown_mode, why};
+    }
+    if (*mode != on) {
+      why += " code on a GPU running " + name;
+      why += *mode ? "+" : "-";
+      why += name != "xnack" ? " (SRAM ECC is a board setting)"
+             : on            ? " (HSA_XNACK=1 in the engine's environment, where the GPU allows it, or "
+                               "amdgpu's noretry=0, turns it on)"
+                             : " (HSA_XNACK=0 in the engine's environment turns it off)";
+      return {TargetMatch::Verdict::wrong_mode, why};
+    }
+  }
+  return {};
+}
+
+const AmdGpu* select_amd_gpu(const std::vector<AmdGpu>& gpus, const std::string& selector) {
+  std::size_t i = 0;
+  auto [p, e] = std::from_chars(selector.data(), selector.data() + selector.size(), i);
+  if (!selector.empty() && e == std::errc() && p == selector.data() + selector.size())
+    return i < gpus.size() ? &gpus[i] : nullptr;
+  const AmdGpu* found = nullptr;
+  for (const auto& g : gpus) {
+    const auto id = g.uuid();
+    if (id.empty()) continue;
+    if (util::lower(id) == util::lower(selector)) return &g;
+    if (selector.size() >= 8 && util::lower(id).starts_with(util::lower(selector))) {
+      if (found) return nullptr;  // ambiguous prefix
+      found = &g;
+    }
+  }
+  return found;
+}
+
+std::vector<AmdGpu> read_kfd_topology(const fs::path& sysfs_root, const std::optional<std::string>& hsa_xnack) {
   std::vector<AmdGpu> gpus;
   std::error_code ec;
+  XnackInputs xnack{hsa_xnack, std::nullopt};
+  if (auto v = read_small(sysfs_root / "module" / "amdgpu" / "parameters" / "noretry")) {
+    auto t = util::trim(*v);
+    int n = 0;
+    auto [p, e] = std::from_chars(t.data(), t.data() + t.size(), n);
+    if (e == std::errc() && p == t.data() + t.size()) xnack.noretry = n;
+  }
   auto nodes = sysfs_root / "class" / "kfd" / "kfd" / "topology" / "nodes";
   for (fs::directory_iterator it(nodes, ec), end; !ec && it != end; it.increment(ec)) {
     int node = 0;
     auto dir_name = it->path().filename().string();
     auto [p, perr] = std::from_chars(dir_name.data(), dir_name.data() + dir_name.size(), node);
     if (perr != std::errc() || p != dir_name.data() + dir_name.size()) continue;
-    std::ifstream props(it->path() / "properties");
     AmdGpu gpu;
     gpu.node = node;
+    std::uint64_t domain = 0, location = 0;
+    bool has_capability = false;
+    std::istringstream props(read_small(it->path() / "properties").value_or(""));
     std::string line;
     while (std::getline(props, line)) {
       std::istringstream fields(line);
@@ -37,21 +189,29 @@ std::vector<AmdGpu> read_kfd_topology(const fs::path& sysfs_root) {
       if (key == "gfx_target_version") gpu.gfx_target_version = static_cast<std::uint32_t>(value);
       if (key == "device_id") gpu.device_id = static_cast<std::uint32_t>(value);
       if (key == "drm_render_minor") gpu.drm_render_minor = static_cast<int>(value);
+      if (key == "unique_id") gpu.unique_id = value;
+      if (key == "capability") gpu.capability = static_cast<std::uint32_t>(value), has_capability = true;
+      if (key == "domain") domain = value;
+      if (key == "location_id") location = value;
     }
     if (gpu.gfx_target_version == 0) continue;  // a CPU node
     gpu.gfx_target = gfx_target_name(gpu.gfx_target_version);
-    std::ifstream name_file(it->path() / "name");
-    std::getline(name_file, gpu.name);
+    if (location) {  // (bus << 8) | (device << 3) | function, as kfd_topology.c writes it
+      char bdf[32];
+      std::snprintf(bdf, sizeof bdf, "%04llx:%02llx:%02llx.%llx", static_cast<unsigned long long>(domain),
+                    static_cast<unsigned long long>(location >> 8),
+                    static_cast<unsigned long long>((location >> 3) & 0x1f),
+                    static_cast<unsigned long long>(location & 7));
+      gpu.pci_bus_id = bdf;
+    }
+    if (has_capability && has_sramecc(gpu.gfx_target)) gpu.sramecc = (gpu.capability & kCapSramEdcSupported) != 0;
+    gpu.xnack = xnack_mode(gpu.gfx_target, xnack);
+    gpu.name = std::string(util::trim(read_small(it->path() / "name").value_or("")));
     if (gpu.drm_render_minor >= 0) {
       auto dev = sysfs_root / "class" / "drm" / ("renderD" + std::to_string(gpu.drm_render_minor)) / "device";
-      auto number = [](const fs::path& f) -> std::optional<std::uint64_t> {
-        std::ifstream in(f);
-        unsigned long long v = 0;
-        if (in >> v) return v;
-        return std::nullopt;
-      };
-      gpu.vram_total = number(dev / "mem_info_vram_total");
-      gpu.vram_used = number(dev / "mem_info_vram_used");
+      gpu.vram_total = read_number(dev / "mem_info_vram_total");
+      gpu.vram_used = read_number(dev / "mem_info_vram_used");
+      gpu.product_name = std::string(util::trim(read_small(dev / "product_name").value_or("")));
     }
     gpus.push_back(gpu);
   }
@@ -81,8 +241,8 @@ std::vector<AmdGpu> visible_gpus(const std::vector<AmdGpu>& gpus, const std::opt
 
 std::vector<RuntimeLibrary> find_runtime_libraries(const elf::SearchContext& ctx, const std::string& rocm_path) {
   std::vector<fs::path> rocm_dirs;
-  if (!rocm_path.empty()) rocm_dirs.push_back(fs::path(rocm_path) / "lib");
-  rocm_dirs.push_back("/opt/rocm/lib");
+  if (!rocm_path.empty()) rocm_dirs.emplace_back(fs::path(rocm_path) / "lib");
+  rocm_dirs.emplace_back("/opt/rocm/lib");
   // The development name first, then the sonames a runtime-only install has.
   const std::vector<std::pair<const char*, std::vector<std::string>>> wanted = {
       {"libamdhip64.so", {"libamdhip64.so", "libamdhip64.so.7", "libamdhip64.so.6", "libamdhip64.so.5"}},

@@ -17,11 +17,11 @@ std::string rocm_text(const RocmFacts& f, nlohmann::json& data) {
   data["gpus"] = nlohmann::json::array();
   std::string g;
   for (const auto& gpu : f.gpus) {
-    g += (g.empty() ? "" : ", ") + std::string("node ") + std::to_string(gpu.node) + " " + gpu.gfx_target;
-    data["gpus"].push_back({{"node", gpu.node},
-                            {"gfx_target", gpu.gfx_target},
-                            {"gfx_target_version", gpu.gfx_target_version},
-                            {"device_id", gpu.device_id}});
+    g += (g.empty() ? "" : ", ") + std::string("node ") + std::to_string(gpu.node) + " " + gpu.target_id() +
+         (gpu.product_name.empty() ? "" : " " + gpu.product_name);
+    auto j = amd_json(gpu);
+    j["gfx_target_version"] = gpu.gfx_target_version;
+    data["gpus"].push_back(j);
   }
   t += "; " + (f.gpus.empty() ? std::string("no AMD GPU in the KFD topology")
                               : std::to_string(f.gpus.size()) + " AMD GPU" + (f.gpus.size() > 1 ? "s" : "") + ": " + g);
@@ -41,41 +41,152 @@ Result rocm_check(Probes& probes) {
   return r;
 }
 
-Result gfx_check(const std::string& target, Probes& probes) {
-  // Every AMD GPU of KFD must load code built for `target` (its processor, or a generic target covering it).
-  const auto gpus = probes.engine_amd_gpus();
+std::string amd_label(const rocm::AmdGpu& g) {
+  return "AMD GPU node " + std::to_string(g.node) + " (" + (g.product_name.empty() ? "" : g.product_name + ", ") +
+         g.target_id() + ")";
+}
+
+nlohmann::json amd_json(const rocm::AmdGpu& g) {
+  auto opt = [](const std::optional<std::uint64_t>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
+  auto mode = [](const std::optional<bool>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
+  return {{"node", g.node},
+          {"uuid", g.uuid()},
+          {"name", g.name},
+          {"product_name", g.product_name},
+          {"gfx_target", g.gfx_target},
+          {"target_id", g.target_id()},
+          {"xnack", mode(g.xnack)},
+          {"sramecc", mode(g.sramecc)},
+          {"pci_bus_id", g.pci_bus_id},
+          {"device_id", g.device_id},
+          {"vram_total", opt(g.vram_total)},
+          {"vram_free", g.vram_total && g.vram_used && *g.vram_used <= *g.vram_total
+                            ? nlohmann::json(*g.vram_total - *g.vram_used)
+                            : nlohmann::json(nullptr)}};
+}
+
+std::string amd_visibility_text(const Environment& env) {
+  std::string t;
+  if (env.rocr_visible_devices) t += "ROCR_VISIBLE_DEVICES='" + *env.rocr_visible_devices + "'";
+  if (env.hip_visible_devices)
+    t += (t.empty() ? "" : ", ") + ("HIP_VISIBLE_DEVICES='" + *env.hip_visible_devices + "'");
+  return t;
+}
+
+namespace {
+
+bool same_gpu(const rocm::AmdGpu& a, const rocm::AmdGpu& b) { return a.node == b.node; }
+
+}  // namespace
+
+std::vector<rocm::AmdGpu> selected_amd_gpus(const Request& req, Probes& probes, std::vector<Result>* out) {
+  auto visible = probes.engine_amd_gpus();
+  if (req.gpus.empty()) return visible;
+  const auto& all = probes.rocm().gpus;
+  std::vector<rocm::AmdGpu> picked;
+  for (const auto& sel : req.gpus) {
+    const auto* g = rocm::select_amd_gpu(all, sel);
+    if (!g) {
+      std::string have;
+      for (std::size_t i = 0; i < all.size(); ++i)
+        have += (have.empty() ? "" : ", ") + std::to_string(i) + " node " + std::to_string(all[i].node) + " " +
+                all[i].target_id() + (all[i].uuid().empty() ? "" : " " + all[i].uuid());
+      if (out)
+        out->push_back({.name = "gpu " + sel,
+                        .status = Status::fail,
+                        .rule = Rule::gpu_selector,
+                        .reason = "no AMD GPU matches '" + sel + "' (index or UUID); the KFD topology lists " +
+                                  (have.empty() ? "none" : have),
+                        .fix = "name AMD GPUs by UUID (rocminfo's Uuid: GPU-...) or by their index among the KFD GPUs",
+                        .data = {{"selector", sel}}});
+      continue;
+    }
+    if (std::none_of(visible.begin(), visible.end(), [&](const auto& v) { return same_gpu(v, *g); })) {
+      if (out)
+        out->push_back(
+            {.name = "gpu " + sel,
+             .status = Status::fail,
+             .rule = Rule::gpu_selector,
+             .reason = amd_label(*g) + " is not visible to the engine (" + amd_visibility_text(probes.env()) + ")",
+             .fix = "add it to ROCR_VISIBLE_DEVICES / HIP_VISIBLE_DEVICES, or check the GPUs the engine is "
+                    "given",
+             .data = {{"selector", sel}, {"node", g->node}}});
+      continue;
+    }
+    if (std::none_of(picked.begin(), picked.end(), [&](const auto& p) { return same_gpu(p, *g); }))
+      picked.push_back(*g);
+  }
+  return picked;
+}
+
+void amd_gpu_checks(const Request& req, Probes& probes, std::vector<Result>& out) {
+  auto gpus = selected_amd_gpus(req, probes, &out);
+  if (req.vram_free) return amd_vram_checks(req, gpus, out);
+  for (const auto& g : gpus) {
+    std::string memory;
+    if (g.vram_total)
+      memory = ", VRAM " + util::format_size(*g.vram_total) + " total" +
+               (g.vram_used && *g.vram_used <= *g.vram_total
+                    ? " / " + util::format_size(*g.vram_total - *g.vram_used) + " free"
+                    : std::string());
+    out.push_back({.name = "gpu amd" + std::to_string(g.node),
+                   .status = Status::pass,
+                   .rule = Rule::gpu_selector,
+                   .reason = amd_label(g) + (g.uuid().empty() ? "" : ", " + g.uuid()) + memory + " is present",
+                   .data = amd_json(g)});
+  }
+}
+
+Result gfx_check(const std::string& target, const Request& req, Probes& probes) {
+  // Every AMD GPU the engine sees (and --gpu selects) must load code built for `target`: its processor,
+  // or a generic target covering it, and the xnack/sramecc modes the target sets.
+  const auto gpus = selected_amd_gpus(req, probes, nullptr);
   Result r{.name = "gfx " + target,
            .status = Status::pass,
            .rule = Rule::gfx_target,
            .threshold = target,
            .data = {{"target", target}, {"gpus", nlohmann::json::array()}}};
-  std::string good, bad;
+  std::string good, bad, unsure, why;
   for (const auto& g : gpus) {
-    const bool ok = kernels::code_object_runs_on(target, g.gfx_target);
-    r.data["gpus"].push_back({{"node", g.node}, {"gfx_target", g.gfx_target}, {"runs", ok}});
-    (ok ? good : bad) += (((ok ? good : bad).empty()) ? "" : ", ") + std::string("node ") + std::to_string(g.node) +
-                         " " + g.gfx_target;
+    const auto m = rocm::match_target(target, g);
+    using V = rocm::TargetMatch::Verdict;
+    const bool ok = m.verdict == V::loads;
+    r.data["gpus"].push_back(
+        {{"node", g.node}, {"gfx_target", g.gfx_target}, {"target_id", g.target_id()}, {"runs", ok}, {"why", m.why}});
+    auto& list = ok ? good : m.verdict == V::unknown_mode ? unsure : bad;
+    list += (list.empty() ? "" : ", ") + std::string("node ") + std::to_string(g.node) + " " + g.target_id();
+    if (!ok && m.verdict != V::wrong_processor) list += " (" + m.why + ")";
   }
   if (gpus.empty()) {
     r.status = Status::fail;
-    r.reason = "no AMD GPU in the KFD topology (" +
-               (probes.env().sysfs_root / "class/kfd/kfd/topology/nodes").string() + ")";
+    r.reason = probes.rocm().gpus.empty()
+                   ? "no AMD GPU in the KFD topology (" +
+                         (probes.env().sysfs_root / "class/kfd/kfd/topology/nodes").string() + ")"
+                   : "no AMD GPU is left to the engine (" + amd_visibility_text(probes.env()) + ")";
     r.fix = "load the amdgpu kernel driver (modprobe amdgpu) and check /dev/kfd access";
   } else if (!bad.empty()) {
     r.status = Status::fail;
     r.reason = "code built for " + target + " does not load on " + bad +
-               (good.empty() ? "" : " (it does on " + good + ")");
-    r.fix = "use a build of the engine for the GPUs' target (hipcc --offload-arch=" + gpus.front().gfx_target +
+               (good.empty() ? "" : " (it does on " + good + ")") +
+               (unsure.empty() ? "" : "; cannot tell on " + unsure);
+    r.fix = "use a build of the engine for the GPUs' target (hipcc --offload-arch=" + gpus.front().target_id() +
             "), or run it on GPUs of " + target;
+  } else if (!unsure.empty()) {
+    r.status = Status::warn;
+    r.reason = "code built for " + target + " loads on " + (good.empty() ? "no GPU for sure" : good) +
+               "; cannot tell on " + unsure;
+    r.fix =
+        "set HSA_XNACK in the engine's environment (1 or 0) to fix the mode, or use a build without the feature "
+        "setting (gfx90a, not gfx90a:xnack-)";
   } else {
     r.reason = "code built for " + target + " loads on every AMD GPU: " + good;
   }
   return r;
 }
 
-void amd_vram_checks(const Request& req, Probes& probes, std::vector<Result>& out) {
-  for (const auto& g : probes.engine_amd_gpus()) {
-    const std::string label = "AMD GPU node " + std::to_string(g.node) + " (" + g.gfx_target + ")";
+void amd_vram_checks(const Request& req, const std::vector<rocm::AmdGpu>& gpus, std::vector<Result>& out) {
+  for (const auto& g : gpus) {
+    const std::string label = amd_label(g);
     Result r{.name = "vram-free amd" + std::to_string(g.node),
              .status = Status::fail,
              .rule = Rule::vram_free,

@@ -12,6 +12,10 @@
  *   gpu.N.pcie_load=GEN,WIDTH      what NVML's current link reads while a
  *                                  stand-in libcuda copy runs (default: as idle)
  *   cuda_peer.A.B=1                cuDeviceCanAccessPeer allows A<->B (default refused)
+ *   gpu.N.mig_mode=1               nvmlDeviceGetMigMode's current mode (default 0)
+ *   gpu.N.mig.K.uuid=MIG-...       a MIG instance in slot K (nvmlDeviceGetMigDeviceHandleByIndex;
+ *   gpu.N.mig.K.name= .gi=1 .ci=0  empty slots answer NOT_FOUND), its name, GPU/compute instance
+ *   gpu.N.mig.K.memory_total= .memory_free=   ids and memory
  * The real driver cannot exist on the test hosts; this goes through the same
  * dlopen/dlsym path envcheck uses on a real one. */
 #ifndef FAKE_GPU_DESC_H
@@ -22,6 +26,7 @@
 #include <string.h>
 
 #define FAKE_MAX_GPUS 16
+#define FAKE_MAX_MIGS 7 /* what an A100/H100 offers: 7 slots */
 
 struct fake_gpu {
   char uuid[96];
@@ -31,6 +36,9 @@ struct fake_gpu {
   unsigned gen_cur, gen_max, width_cur, width_max;
   unsigned gen_load, width_load;
   char pci_bus_id[32];
+  int mig_mode;
+  /* A MIG instance is a fake_gpu too (NVML hands out device handles for both): */
+  int is_mig, parent, gi, ci;
 };
 
 struct fake_desc {
@@ -43,6 +51,7 @@ struct fake_desc {
   int p2p[FAKE_MAX_GPUS][FAKE_MAX_GPUS];
   int nvlink[FAKE_MAX_GPUS][FAKE_MAX_GPUS];
   int cuda_peer[FAKE_MAX_GPUS][FAKE_MAX_GPUS];
+  struct fake_gpu migs[FAKE_MAX_GPUS][FAKE_MAX_MIGS]; /* uuid[0] == 0: an empty slot */
 };
 
 /* Returns 0 when the description was read. */
@@ -76,7 +85,19 @@ static int fake_desc_load(struct fake_desc* d) {
       d->nvlink[i][j] = d->nvlink[j][i] = atoi(val);
     else if (sscanf(key, "cuda_peer.%d.%d", &i, &j) == 2 && i >= 0 && j >= 0 && i < FAKE_MAX_GPUS && j < FAKE_MAX_GPUS)
       d->cuda_peer[i][j] = d->cuda_peer[j][i] = atoi(val);
-    else if (sscanf(key, "gpu.%d.%63s", &i, field) == 2 && i >= 0 && i < FAKE_MAX_GPUS) {
+    else if (sscanf(key, "gpu.%d.mig.%d.%63s", &i, &j, field) == 3 && i >= 0 && i < FAKE_MAX_GPUS && j >= 0 &&
+             j < FAKE_MAX_MIGS) {
+      struct fake_gpu* m = &d->migs[i][j];
+      if (i + 1 > d->gpu_count) d->gpu_count = i + 1;
+      m->is_mig = 1;
+      m->parent = i;
+      if (strcmp(field, "uuid") == 0) snprintf(m->uuid, sizeof m->uuid, "%s", val);
+      else if (strcmp(field, "name") == 0) snprintf(m->name, sizeof m->name, "%s", val);
+      else if (strcmp(field, "gi") == 0) m->gi = atoi(val);
+      else if (strcmp(field, "ci") == 0) m->ci = atoi(val);
+      else if (strcmp(field, "memory_total") == 0) m->memory_total = strtoull(val, NULL, 10);
+      else if (strcmp(field, "memory_free") == 0) m->memory_free = strtoull(val, NULL, 10);
+    } else if (sscanf(key, "gpu.%d.%63s", &i, field) == 2 && i >= 0 && i < FAKE_MAX_GPUS) {
       struct fake_gpu* g = &d->gpus[i];
       if (i + 1 > d->gpu_count) d->gpu_count = i + 1;
       if (strcmp(field, "uuid") == 0) snprintf(g->uuid, sizeof g->uuid, "%s", val);
@@ -88,6 +109,7 @@ static int fake_desc_load(struct fake_desc* d) {
       else if (strcmp(field, "pcie_width") == 0) sscanf(val, "%u,%u", &g->width_cur, &g->width_max);
       else if (strcmp(field, "pcie_load") == 0) sscanf(val, "%u,%u", &g->gen_load, &g->width_load);
       else if (strcmp(field, "pci_bus_id") == 0) snprintf(g->pci_bus_id, sizeof g->pci_bus_id, "%s", val);
+      else if (strcmp(field, "mig_mode") == 0) g->mig_mode = atoi(val);
     }
   }
   fclose(f);

@@ -65,14 +65,62 @@ static int index_of(nvmlDevice_t d) {
   return (int)(d - desc.gpus);
 }
 
+/* A handle of a MIG instance this description has. */
+static int is_mig_handle(nvmlDevice_t d) {
+  const struct fake_gpu* first = &desc.migs[0][0];
+  return d >= first && d < first + FAKE_MAX_GPUS * FAKE_MAX_MIGS && d->is_mig && d->uuid[0];
+}
+
+/* The calls NVML answers for a GPU and for a MIG instance alike. */
+static int any_handle(nvmlDevice_t d) { return index_of(d) >= 0 || is_mig_handle(d); }
+
 nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t d, char* uuid, unsigned length) {
-  if (index_of(d) < 0) return 2;
+  if (!any_handle(d)) return 2;
   return copy_string(uuid, length, d->uuid);
 }
 
 nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t d, char* name, unsigned length) {
-  if (index_of(d) < 0) return 2;
+  if (!any_handle(d)) return 2;
   return copy_string(name, length, d->name);
+}
+
+nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t d, unsigned* current, unsigned* pending) {
+  if (index_of(d) < 0 || !current || !pending) return 2;
+  *current = *pending = (unsigned)d->mig_mode;
+  return 0;
+}
+
+nvmlReturn_t nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t d, unsigned* count) {
+  if (index_of(d) < 0 || !count) return 2;
+  *count = d->mig_mode ? FAKE_MAX_MIGS : 0;
+  return 0;
+}
+
+nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t d, unsigned index, nvmlDevice_t* mig) {
+  int i = index_of(d);
+  if (i < 0 || !mig || index >= FAKE_MAX_MIGS) return 2;
+  if (!d->mig_mode) return 3;                        /* NVML_ERROR_NOT_SUPPORTED */
+  if (!desc.migs[i][index].uuid[0]) return 6;        /* NVML_ERROR_NOT_FOUND: an empty slot */
+  *mig = &desc.migs[i][index];
+  return 0;
+}
+
+nvmlReturn_t nvmlDeviceGetDeviceHandleFromMigDeviceHandle(nvmlDevice_t mig, nvmlDevice_t* device) {
+  if (!is_mig_handle(mig) || !device) return 2;
+  *device = &desc.gpus[mig->parent];
+  return 0;
+}
+
+nvmlReturn_t nvmlDeviceGetGpuInstanceId(nvmlDevice_t mig, unsigned* id) {
+  if (!is_mig_handle(mig) || !id) return 2;
+  *id = (unsigned)mig->gi;
+  return 0;
+}
+
+nvmlReturn_t nvmlDeviceGetComputeInstanceId(nvmlDevice_t mig, unsigned* id) {
+  if (!is_mig_handle(mig) || !id) return 2;
+  *id = (unsigned)mig->ci;
+  return 0;
 }
 
 nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t d, int* major, int* minor) {
@@ -83,7 +131,7 @@ nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t d, int* major, int*
 }
 
 nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t d, nvmlMemory_t* memory) {
-  if (index_of(d) < 0 || !memory) return 2;
+  if (!any_handle(d) || !memory) return 2;
   memory->total = d->memory_total;
   memory->free = d->memory_free;
   memory->used = d->memory_total - d->memory_free;

@@ -124,6 +124,7 @@ struct Environment {
   std::string ld_library_path;                      // LD_LIBRARY_PATH
   std::optional<std::string> cuda_visible_devices;  // CUDA_VISIBLE_DEVICES; nullopt when unset
   std::optional<std::string> rocr_visible_devices, hip_visible_devices;  // ROCR_/HIP_VISIBLE_DEVICES
+  std::optional<std::string> hsa_xnack;                                  // HSA_XNACK: the engine's XNACK request
   static Environment from_process();
 };
 

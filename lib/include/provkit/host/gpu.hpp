@@ -20,6 +20,15 @@ struct PcieLink {
   int width_current = -1, width_max = -1;
 };
 
+// A MIG instance: a slice of a GPU in MIG mode, which an engine sees as a
+// device of its own (its memory, its name), with the parent's architecture.
+struct MigInstance {
+  std::string uuid;                                        // "MIG-4c5b3f0e-..."
+  std::string name;                                        // "NVIDIA H100 80GB HBM3 MIG 1g.10gb"
+  int gpu_instance = -1, compute_instance = -1;            // the GI and CI ids; -1 unknown
+  std::optional<std::uint64_t> memory_total, memory_free;  // bytes
+};
+
 struct Device {
   int index = 0;
   std::string uuid;  // "GPU-8f0c..."
@@ -28,6 +37,8 @@ struct Device {
   int cc_major = -1, cc_minor = -1;                        // compute capability; -1 unknown
   std::optional<std::uint64_t> memory_total, memory_free;  // bytes
   PcieLink pcie;
+  int mig_mode = -1;              // NVML's current MIG mode: 1 enabled, 0 disabled, -1 not read
+  std::vector<MigInstance> migs;  // its MIG instances (NVML's nvmlDeviceGetMigDeviceHandleByIndex)
 };
 
 // Peer-to-peer between two GPUs, as nvmlDeviceGetP2PStatus reports it.
@@ -101,15 +112,26 @@ const Device* select_device(const std::vector<Device>& devices, const std::strin
 
 // The GPUs an engine sees under CUDA_VISIBLE_DEVICES, read as the CUDA runtime
 // reads it: comma-separated indices or GPU UUIDs (unique prefixes allowed),
-// the list ending at the first entry that names no GPU (a MIG- id names an
-// instance, not a whole GPU, and ends it too); "" hides every GPU. Indices are
+// the list ending at the first entry that names no GPU; "" hides every GPU.
+// A MIG id ("MIG-<uuid>", or the older "MIG-GPU-<gpu uuid>/<gi>/<ci>") names an
+// instance: its parent GPU is visible, through that instance. A MIG id that no
+// instance has is set aside (unknown_migs) and the list goes on. Indices are
 // the driver's (NVML's PCI order: CUDA_DEVICE_ORDER=PCI_BUS_ID).
+struct VisibleMig {
+  int index = 0;         // the parent GPU (driver index)
+  std::string entry;     // as written in the variable
+  MigInstance instance;  // the instance it names
+};
 struct Visibility {
-  bool restricted = false;           // the variable is set
-  std::string text;                  // its value
-  std::vector<int> indices;          // the visible GPUs (driver indices), in the engine's order
-  std::vector<std::string> ignored;  // the entries from the first unusable one on
+  bool restricted = false;                // the variable is set
+  std::string text;                       // its value
+  std::vector<int> indices;               // the visible GPUs (driver indices), in the engine's order
+  std::vector<std::string> ignored;       // the entries from the first unusable one on
+  std::vector<VisibleMig> migs;           // the MIG entries that name an instance, in order
+  std::vector<std::string> unknown_migs;  // the MIG entries that name none
   bool visible(int index) const;
+  // The instances of GPU `index` the engine is given (empty: the whole GPU, or none).
+  std::vector<const VisibleMig*> migs_of(int index) const;
 };
 Visibility cuda_visibility(const std::vector<Device>& devices, const std::optional<std::string>& value);
 

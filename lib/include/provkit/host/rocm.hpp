@@ -18,11 +18,47 @@ struct AmdGpu {
   std::string gfx_target;                // "gfx942"
   std::uint32_t gfx_target_version = 0;  // 90402
   std::string name;                      // the node's "name" file, when present
+  std::string product_name;  // amdgpu's product_name of its render node ("AMD Instinct MI300X"), when present
   std::uint32_t device_id = 0;
-  int drm_render_minor = -1;  // the node's drm_render_minor: /sys/class/drm/renderD<N>
+  std::uint64_t unique_id = 0;   // the node's unique_id: ROCm's UUID "GPU-<16 hex digits>"; 0 when it has none
+  std::string pci_bus_id;        // "0000:c1:00.0" from the node's domain and location_id; "" when unknown
+  std::uint32_t capability = 0;  // the node's capability bits (HSA_CAP_*)
+  int drm_render_minor = -1;     // the node's drm_render_minor: /sys/class/drm/renderD<N>
   // amdgpu's mem_info_vram_total / mem_info_vram_used of that render node, bytes; nullopt unread.
   std::optional<std::uint64_t> vram_total, vram_used;
+  // The modes code objects must match (LLVM target features): SRAM ECC from the capability's
+  // SRAM_EDCSupport bit; XNACK as a process gets it (HSA_XNACK, amdgpu's noretry). nullopt: the
+  // processor has no such feature (sramecc, xnack) or the mode cannot be told (xnack).
+  std::optional<bool> sramecc, xnack;
+
+  std::string uuid() const;       // "GPU-0123456789abcdef", "" without a unique_id
+  std::string target_id() const;  // "gfx90a:sramecc+:xnack-" (a feature left out when unknown or absent)
 };
+
+// Does the processor have the feature at all (LLVM's processor table)?
+bool has_xnack(const std::string& gfx);
+bool has_sramecc(const std::string& gfx);
+
+// Does code built for `target_id` ("gfx90a:xnack-", "gfx942", "gfx9-4-generic:sramecc+") load on `gpu`?
+// The processor as kernels::code_object_runs_on decides it, then every feature the target sets
+// (`+`/`-`) must equal the GPU's mode; a feature left out runs in either mode.
+struct TargetMatch {
+  enum class Verdict { loads, wrong_processor, wrong_mode, unknown_mode } verdict = Verdict::loads;
+  std::string why;  // for anything but loads: "xnack+ code on a GPU running xnack-", ...
+};
+TargetMatch match_target(const std::string& target_id, const AmdGpu& gpu);
+
+// Find an AMD GPU by "0" (its index among the KFD GPUs, as ROCR_VISIBLE_DEVICES counts) or "GPU-..."
+// (its UUID, or a unique prefix of 8 characters or more).
+const AmdGpu* select_amd_gpu(const std::vector<AmdGpu>& gpus, const std::string& selector);
+
+// Where the XNACK mode comes from: HSA_XNACK of the engine's environment ("1" on, "0" off) and amdgpu's
+// noretry parameter (<sysfs_root>/module/amdgpu/parameters/noretry: 0 retry on, 1 off, -1 the chip's default).
+struct XnackInputs {
+  std::optional<std::string> hsa_xnack;
+  std::optional<int> noretry;
+};
+std::optional<bool> xnack_mode(const std::string& gfx, const XnackInputs& in);
 
 // The KFD GPUs an engine sees under ROCR_VISIBLE_DEVICES, then HIP_VISIBLE_DEVICES
 // (each a comma-separated list of indices into the GPUs of the list before it,
@@ -37,7 +73,8 @@ std::string gfx_target_name(std::uint32_t gfx_target_version);
 // Nodes of <sysfs_root>/class/kfd/kfd/topology/nodes/N/properties with a
 // non-zero gfx_target_version (CPU nodes have none). An absent tree gives an
 // empty list. `sysfs_root` is "/sys" on a real host.
-std::vector<AmdGpu> read_kfd_topology(const fs::path& sysfs_root = "/sys");
+std::vector<AmdGpu> read_kfd_topology(const fs::path& sysfs_root = "/sys",
+                                      const std::optional<std::string>& hsa_xnack = std::nullopt);
 
 struct RuntimeLibrary {
   std::string name;              // "libamdhip64.so"

@@ -22,7 +22,7 @@ printf 'libc++.a\nlibc++abi.a\n' >>libcxx.names
 (($(wc -l <libcxx.names) > 40)) || fail "zig's libc++ sources not found under $LIBCXX"
 # libcxx_artefacts CACHE: the libc++ files in zig's cache, one path a line.
 libcxx_artefacts() {
-  find "$1/o" -type f 2>/dev/null | awk -F/ 'NR == FNR { n[$0] = 1; next } ($NF in n)' libcxx.names - | sort
+  { [[ ! -d $1/o ]] || find "$1/o" -type f 2>/dev/null || true; } | awk -F/ 'NR == FNR { n[$0] = 1; next } ($NF in n)' libcxx.names - | sort
 }
 # compile NAME: the shim's c++ builds and runs hello; prints the seconds it took.
 compile() {
@@ -60,11 +60,11 @@ pid=$!
 limit=$((120 * $(awk -v c="$(nproc)" '{ f = int($1 / c + 0.999); print (f < 1 ? 1 : (f > 8 ? 8 : f)) }' /proc/loadavg)))
 t0=$SECONDS found=
 while ((SECONDS - t0 < limit)) && kill -0 "$pid" 2>/dev/null; do
-  found=$(libcxx_artefacts "$ZIG_GLOBAL_CACHE_DIR" | head -n 1)
+  found=$(libcxx_artefacts "$ZIG_GLOBAL_CACHE_DIR" | sed -n 1p)
   [[ -n $found ]] && break
   sleep 1
 done
-[[ -n $found ]] || found=$(libcxx_artefacts "$ZIG_GLOBAL_CACHE_DIR" | head -n 1)
+[[ -n $found ]] || found=$(libcxx_artefacts "$ZIG_GLOBAL_CACHE_DIR" | sed -n 1p)
 kill -TERM "$pid" 2>/dev/null || true
 wait "$pid" 2>/dev/null || true
 [[ -n $found ]] || { cat fresh.log >&2; fail "in a fresh cache the first C++ compile built no libc++ within ${limit} s"; }

@@ -472,6 +472,10 @@ std::vector<std::string> translate(const std::vector<std::string>& raw_args, con
   // zig defines _DEBUG in its Debug mode (no -O); gcc never does. A caller's
   // own -D_DEBUG comes later and wins.
   out.push_back("-U_DEBUG");
+  // zig defines NDEBUG in its release modes (any -O but -O0 and -Og), so through it assert() compiled to
+  // nothing: pixman's test programs checked none of their assertions (and clang warned their variables
+  // unused). gcc never defines it; a caller's own -DNDEBUG comes later and wins.
+  out.emplace_back("-UNDEBUG");
   // gcc's default is -ftrapping-math: no transformation may raise a floating-point exception the source
   // would not. clang's is not: it vectorised pixman's `if (sa == 0) f = 1; else f = (1 - da) / sa;` into a
   // divps of every lane, and with FE_DIVBYZERO unmasked (feenableexcept, as pixman's tests do) that is a
@@ -481,7 +485,7 @@ std::vector<std::string> translate(const std::vector<std::string>& raw_args, con
   // (x86-64, AArch64; on RISC-V it warns "unsupported use of floating point exceptions"), and for the host.
   const auto host_arch = zig_arch(ctx.host);
   if (!facts.caller_fp && !facts.caller_target && (host_arch == "x86_64" || host_arch == "aarch64"))
-    out.push_back("-ffp-exception-behavior=maytrap");
+    out.emplace_back("-ffp-exception-behavior=maytrap");
   // Debian's gcc (--enable-default-pie): code is PIE unless the caller picks
   // a model, and an executable is linked as a PIE unless -shared, -r,
   // -static, -no-pie (its specs: `%{static|shared|r:;!no-pie:-pie}`).

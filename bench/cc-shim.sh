@@ -75,3 +75,46 @@ export CC_SHIM_ZIG=/bin/true
 compare "shim alone (zig = /bin/true)" -O2 -c hello.c -o hello.o
 compare "shim alone, -l: via ld.so.cache" -O2 hello.c -o hello -l:libc.so.6
 compare "shim alone, Triton stub line" stub.c -O3 -shared -fPIC -Wno-psabi -o stub.so -l:libcuda.so.1 -L"$decoy" -L"$real" -I"$py_include"
+
+# Supervision (issue 24): each run of the shim gives zig a local cache of its own, so zig's object cache
+# never answers and every compile prints its diagnostics, as gcc's do. What that costs per compile:
+# zlib's deflate.c (from the real-projects sources, `ctest -L cc-shim-projects`) compiled with -O2 -c
+# again and again, through the shim as it is, through the shim with CC_SHIM_ZIG_OBJECT_CACHE=1 (zig's
+# object cache kept: hits after the first), and by gcc. Medians of SUPERVISE_RUNS runs each (default 9),
+# alternating, after one warm-up run of each. The shim hands zig the host's libc itself here, as in use.
+export CC_SHIM_ZIG=$zig
+unset ZIG_LIBC
+zlib_src=$(compgen -G "$build/tests/cc-shim-projects/sources/zlib/*.orig.tar.*" | head -n 1 || true)
+if [[ -n $zlib_src ]]; then
+  mkdir -p zlib && tar -xf "$zlib_src" -C zlib --strip-components=1
+  python3 - "${SUPERVISE_RUNS:-9}" "$shim" "$(command -v gcc || true)" <<'PY'
+import os, statistics, subprocess, sys, time
+runs, shim, gcc = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+args = ["-O2", "-c", "zlib/deflate.c", "-o", "deflate.o"]
+cases = [("cc-shim (supervised, a local cache per run)", [shim] + args, {}),
+         ("cc-shim, CC_SHIM_ZIG_OBJECT_CACHE=1 (zig's object cache)", [shim] + args, {"CC_SHIM_ZIG_OBJECT_CACHE": "1"})]
+if gcc:
+    cases.append(("gcc 12", [gcc] + args, {}))
+def once(cmd, extra):
+    env = dict(os.environ, **extra)
+    t = time.perf_counter()
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    return time.perf_counter() - t
+times = {name: [] for name, _, _ in cases}
+for name, cmd, extra in cases:
+    once(cmd, extra)
+for i in range(runs):
+    for name, cmd, extra in (cases if i % 2 == 0 else cases[::-1]):
+        times[name].append(once(cmd, extra))
+print()
+print(f"`-O2 -c deflate.c` (zlib 1.2.13) repeated, {runs} runs each, load average {os.getloadavg()[0]:.1f}")
+print()
+print("| compiler | median | min | max |")
+print("| --- | --- | --- | --- |")
+for name, _, _ in cases:
+    t = times[name]
+    print(f"| {name} | {statistics.median(t):.3f} s | {min(t):.3f} s | {max(t):.3f} s |")
+PY
+else
+  echo "(no zlib source in $build/tests/cc-shim-projects/sources: run 'ctest -L cc-shim-projects -R fetch' for the deflate.c case)"
+fi

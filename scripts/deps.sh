@@ -12,7 +12,7 @@ packages=(
   clang libclang-rt-14-dev help2man dpkg-dev
   python3 python3-venv python3-pip python3-dev python3-setuptools-whl python3-pip-whl
   nginx-light iproute2 binutils zstd xz-utils curl openssl
-  autoconf meson python3-setuptools python3-jsonschema
+  autoconf automake libtool meson python3-setuptools python3-jsonschema python3-pytest
   ccache python3-tqdm valgrind clang-format clang-tidy
 )
 # Other releases name two of them differently: clang's runtime libraries

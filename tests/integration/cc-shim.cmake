@@ -30,9 +30,15 @@ set_tests_properties("cc-shim: warm zig cache" PROPERTIES
 
 # Every other *.sh here is a test (lib.sh is sourced by them; the two above are its fixtures), found by
 # glob so that a new script cannot be left out.
+# A cache warmed by `cc-shim --shim-warm` alone, for warm-up.sh: minutes the first time (libc++), so it is kept
+# in the build tree and reused by later runs (shim-warm-cache.sh).
+add_test(NAME "cc-shim: warm a cache with --shim-warm" COMMAND bash ${CC_SHIM_TEST_DIR}/shim-warm-cache.sh)
+set_tests_properties("cc-shim: warm a cache with --shim-warm" PROPERTIES
+  ENVIRONMENT "${PROVKIT_TEST_ENV}" FIXTURES_REQUIRED cc-shim-zig FIXTURES_SETUP cc-shim-shim-warm TIMEOUT 2400)
+
 file(GLOB CC_SHIM_TEST_SCRIPTS CONFIGURE_DEPENDS ${CC_SHIM_TEST_DIR}/*.sh)
 list(REMOVE_ITEM CC_SHIM_TEST_SCRIPTS ${CC_SHIM_TEST_DIR}/lib.sh ${CC_SHIM_TEST_DIR}/install-zig.sh
-     ${CC_SHIM_TEST_DIR}/warm-cache.sh)
+     ${CC_SHIM_TEST_DIR}/warm-cache.sh ${CC_SHIM_TEST_DIR}/shim-warm-cache.sh)
 foreach(script ${CC_SHIM_TEST_SCRIPTS})
   get_filename_component(test ${script} NAME_WE)
   add_test(NAME "cc-shim: ${test}" COMMAND bash ${script})
@@ -41,3 +47,5 @@ foreach(script ${CC_SHIM_TEST_SCRIPTS})
 endforeach()
 # outputs.sh checks that no run directory is left in the shared zig cache: no other compile may be running.
 set_tests_properties("cc-shim: outputs" PROPERTIES RUN_SERIAL TRUE)
+# warm-up.sh uses the cache of the fixture above; its fresh-cache side runs until zig writes libc++'s first object.
+set_tests_properties("cc-shim: warm-up" PROPERTIES FIXTURES_REQUIRED "cc-shim-zig;cc-shim-shim-warm" TIMEOUT 900)

@@ -148,7 +148,7 @@ constexpr std::array<LinkerOption, 46> linker_option_table = {{
 
 // One row per clang 16 warning that gcc 12 does not give under the same
 // flags (warnings_mirror_gcc); docs/cc-shim.md, "warnings", lists them.
-constexpr std::array<QuietWarning, 16> quiet_warning_table = {{
+constexpr std::array<QuietWarning, 17> quiet_warning_table = {{
     {"pointer-sign", {"-Wall", "-Wpedantic", "-pedantic", "-pedantic-errors"}},  // Triton's launcher stub
     {"parentheses", {"-Wall"}},
     {"format", {"-Wall", "-Wformat=1", "-Wformat=2"}},
@@ -170,6 +170,8 @@ constexpr std::array<QuietWarning, 16> quiet_warning_table = {{
     {"single-bit-bitfield-constant-conversion", {}},                                     // clang 16, by default
     {"compound-token-split-by-macro", {}},                                               // clang, by default
     {"tautological-constant-out-of-range-compare", {"-Wextra", "-W", "-Wtype-limits"}},  // gcc's -Wtype-limits
+    // fabs() of a __float128 or an integer (pixman's matrix-test): clang by default, gcc under -Wextra.
+    {"absolute-value", {"-Wextra", "-W"}},
 }};
 
 // Errors in clang 16 that gcc 12 gives as warnings; `-Wno-error=<name>`

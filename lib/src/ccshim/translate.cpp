@@ -279,9 +279,25 @@ struct CommandFacts {
   bool caller_sanitizes = false, caller_target = false, caller_cpu = false, static_link = false,
        no_std_includes = false, warnings_are_errors = false, m32 = false;
   bool caller_pic = false;   // any -f[no-]pic/PIC/pie/PIE: the caller chose the code model
+  bool caller_fp = false;    // -ffast-math, -Ofast, -f[no-]trapping-math, ...: the caller chose FP semantics
   bool links = true;         // not -c, -S, -E, -M, -MM, -fsyntax-only
   bool no_pie_link = false;  // -shared, -r, -static, -static-pie, -no-pie, -pie: the link is not gcc's default PIE
 };
+
+// The options by which a caller says whether floating-point code may raise exceptions the source would not:
+// gcc's and clang's names of fast-math and trapping-math, and clang's own.
+bool sets_fp_semantics(const std::string& a) {
+  static constexpr std::string_view exact[] = {"-ffast-math",
+                                               "-fno-fast-math",
+                                               "-Ofast",
+                                               "-ftrapping-math",
+                                               "-fno-trapping-math",
+                                               "-funsafe-math-optimizations",
+                                               "-fno-unsafe-math-optimizations"};
+  for (auto e : exact)
+    if (a == e) return true;
+  return a.rfind("-ffp-exception-behavior=", 0) == 0 || a.rfind("-ffp-model=", 0) == 0;
+}
 
 CommandFacts read_facts(const std::vector<std::string>& args) {
   CommandFacts f;
@@ -307,6 +323,7 @@ CommandFacts read_facts(const std::vector<std::string>& args) {
                        name == "-no-pie" || name == "-pie";
     }
     f.warnings_are_errors |= args[i] == "-Werror";
+    f.caller_fp |= sets_fp_semantics(args[i]);
     if (p.value_separate) ++i;
   }
   return f;
@@ -455,6 +472,20 @@ std::vector<std::string> translate(const std::vector<std::string>& raw_args, con
   // zig defines _DEBUG in its Debug mode (no -O); gcc never does. A caller's
   // own -D_DEBUG comes later and wins.
   out.push_back("-U_DEBUG");
+  // zig defines NDEBUG in its release modes (any -O but -O0 and -Og), so through it assert() compiled to
+  // nothing: pixman's test programs checked none of their assertions (and clang warned their variables
+  // unused). gcc never defines it; a caller's own -DNDEBUG comes later and wins.
+  out.emplace_back("-UNDEBUG");
+  // gcc's default is -ftrapping-math: no transformation may raise a floating-point exception the source
+  // would not. clang's is not: it vectorised pixman's `if (sa == 0) f = 1; else f = (1 - da) / sa;` into a
+  // divps of every lane, and with FE_DIVBYZERO unmasked (feenableexcept, as pixman's tests do) that is a
+  // SIGFPE gcc's code never raises. clang's "maytrap" is gcc's -ftrapping-math (its own -ftrapping-math
+  // means "strict", stricter than gcc's). A caller's own choice of FP semantics is left alone: clang warns
+  // when a later option overrides this one. Only where clang implements FP exception semantics for the host
+  // (x86-64, AArch64; on RISC-V it warns "unsupported use of floating point exceptions"), and for the host.
+  const auto host_arch = zig_arch(ctx.host);
+  if (!facts.caller_fp && !facts.caller_target && (host_arch == "x86_64" || host_arch == "aarch64"))
+    out.emplace_back("-ffp-exception-behavior=maytrap");
   // Debian's gcc (--enable-default-pie): code is PIE unless the caller picks
   // a model, and an executable is linked as a PIE unless -shared, -r,
   // -static, -no-pie (its specs: `%{static|shared|r:;!no-pie:-pie}`).

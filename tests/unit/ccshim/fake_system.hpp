@@ -70,7 +70,9 @@ inline bool starts_with(const std::string& s, const std::string& prefix) { retur
 // What the shim puts after -Wno-error=... on every command line (gcc's
 // defaults: no _DEBUG, PIE code, a PIE link) when the command line does not
 // say otherwise.
-inline bool is_gcc_default(const std::string& a) { return a == "-U_DEBUG" || a == "-fPIE" || a == "-pie"; }
+inline bool is_gcc_default(const std::string& a) {
+  return a == "-U_DEBUG" || a == "-UNDEBUG" || a == "-ffp-exception-behavior=maytrap" || a == "-fPIE" || a == "-pie";
+}
 
 // The translation minus what the shim adds around every command line (the
 // leading -fno-sanitize=all, -Wno-error=... and gcc's defaults, the trailing

@@ -409,6 +409,9 @@ TEST_CASE("warnings: clang's defaults that gcc does not give are turned off afte
   // gcc gives it under -Wextra: then asked for
   CHECK(has(translate({"-Wall", "x.c"}, sys.context()), "-Wno-expansion-to-defined"));
   CHECK_FALSE(has(translate({"-Wextra", "x.c"}, sys.context()), "-Wno-expansion-to-defined"));
+  CHECK(has(translate({"-Wall", "x.c"}, sys.context()), "-Wno-absolute-value"));  // pixman's matrix-test
+  CHECK_FALSE(has(translate({"-Wextra", "x.c"}, sys.context()), "-Wno-absolute-value"));
+  CHECK_FALSE(has(translate({"-Wabsolute-value", "x.c"}, sys.context()), "-Wno-absolute-value"));
   CHECK_FALSE(has(translate({"-Wsometimes-uninitialized", "x.c"}, sys.context()), "-Wno-sometimes-uninitialized"));
   CHECK(ccshim::warnings_mirror_gcc.starts_with("12."));
   // -Werror: gcc 12 makes those warnings errors too

@@ -134,6 +134,9 @@ def bundler():
 
 def test_listing_equals_clang_offload_bundler(tmp):
     tool = bundler()
+    # LLVM 14 and 15 spell it --inputs=, later releases --input=.
+    help_text = subprocess.run([tool, "--help"], capture_output=True, text=True).stdout
+    input_flag = "--inputs=" if "-inputs" in help_text else "--input="
     for name in ("libh_multi.so", "libh_two.so"):
         section = os.path.join(tmp, name + ".hip_fatbin")
         subprocess.run(["objcopy", "-O", "binary", "--only-section=.hip_fatbin", lib(name), section], check=True)
@@ -145,7 +148,7 @@ def test_listing_equals_clang_offload_bundler(tmp):
             piece = os.path.join(tmp, f"{name}.{a}")
             with open(piece, "wb") as f:
                 f.write(blob[a:b])
-            out = subprocess.run([tool, "--list", "--type=o", "--input=" + piece], capture_output=True, text=True, check=True).stdout
+            out = subprocess.run([tool, "--list", "--type=o", input_flag + piece], capture_output=True, text=True, check=True).stdout
             theirs += [t for t in out.split() if not t.startswith("host-")]
         r = envcheck("--kernels", lib(name), "--json")
         data = checks_by_name(r)["kernels " + lib(name)]["data"]

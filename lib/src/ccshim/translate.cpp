@@ -476,13 +476,11 @@ std::vector<std::string> translate(const std::vector<std::string>& raw_args, con
   // nothing: pixman's test programs checked none of their assertions (and clang warned their variables
   // unused). gcc never defines it; a caller's own -DNDEBUG comes later and wins.
   out.emplace_back("-UNDEBUG");
-  // gcc's default is -ftrapping-math: no transformation may raise a floating-point exception the source
-  // would not. clang's is not: it vectorised pixman's `if (sa == 0) f = 1; else f = (1 - da) / sa;` into a
-  // divps of every lane, and with FE_DIVBYZERO unmasked (feenableexcept, as pixman's tests do) that is a
-  // SIGFPE gcc's code never raises. clang's "maytrap" is gcc's -ftrapping-math (its own -ftrapping-math
-  // means "strict", stricter than gcc's). A caller's own choice of FP semantics is left alone: clang warns
-  // when a later option overrides this one. Only where clang implements FP exception semantics for the host
-  // (x86-64, AArch64; on RISC-V it warns "unsupported use of floating point exceptions"), and for the host.
+  // gcc's default is -ftrapping-math (no transformation may raise an FP exception the source would not);
+  // clang's is not: it vectorised pixman's guarded `f = (1 - da) / sa` into a divps of every lane, a SIGFPE
+  // once its tests unmask FE_DIVBYZERO. clang's "maytrap" is gcc's -ftrapping-math. A caller's own FP choice
+  // is left alone (clang warns on an override), and only where clang implements FP exceptions for the host
+  // (x86-64, AArch64; RISC-V warns "unsupported").
   const auto host_arch = zig_arch(ctx.host);
   if (!facts.caller_fp && !facts.caller_target && (host_arch == "x86_64" || host_arch == "aarch64"))
     out.emplace_back("-ffp-exception-behavior=maytrap");

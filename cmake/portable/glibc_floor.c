@@ -46,8 +46,6 @@ static int provkit_find_object_in(struct dl_phdr_info* info, size_t size, void* 
   find->result->dlfo_map_start = (void*)low;
   find->result->dlfo_map_end = (void*)high;
   find->result->dlfo_link_map = NULL;
-  Dl_info where;
-  dladdr1((void*)find->address, &where, (void**)&find->result->dlfo_link_map, RTLD_DL_LINKMAP);
   find->result->dlfo_eh_frame = (void*)eh_frame;
   find->found = 1;
   return 1;
@@ -56,7 +54,15 @@ static int provkit_find_object_in(struct dl_phdr_info* info, size_t size, void* 
 int _dl_find_object(void* address, struct dl_find_object* result) {
   struct provkit_find find = {(uintptr_t)address, result, 0};
   dl_iterate_phdr(provkit_find_object_in, &find);
-  return find.found ? 0 : -1;
+  if (!find.found) return -1;
+  /* The link map is asked for after dl_iterate_phdr has let its lock go: dladdr1
+   * takes the loader's other lock, and a dlopen on another thread takes the two
+   * in the other order, so asking from inside the callback could deadlock an
+   * exception thrown while another thread loads a library (envcheck reads the
+   * driver's libraries on threads of their own). */
+  Dl_info where;
+  dladdr1(address, &where, (void**)&result->dlfo_link_map, RTLD_DL_LINKMAP);
+  return 0;
 }
 #endif
 

@@ -57,14 +57,16 @@ std::vector<Target> targets(const Request& req, Probes& probes) {
                    }();
     out[by_key[key]].gpu.label = "GPU " + list + " (" + key + ")";
   }
-  std::map<std::string, std::size_t> by_gfx;
+  // By target id ("gfx90a:xnack-"): GPUs of one processor in different modes load different code objects.
+  std::map<std::string, std::size_t> by_target;
   for (const auto& g : probes.engine_amd_gpus()) {  // ROCR_/HIP_VISIBLE_DEVICES honoured
     if (g.gfx_target.empty()) continue;
-    if (!by_gfx.count(g.gfx_target)) {
-      by_gfx[g.gfx_target] = out.size();
-      out.push_back({Gpu{.label = "AMD " + g.gfx_target, .gfx = g.gfx_target}});
+    const auto id = g.target_id();
+    if (!by_target.count(id)) {
+      by_target[id] = out.size();
+      out.push_back({Gpu{.label = "AMD " + id, .gfx = g.gfx_target, .xnack = g.xnack, .sramecc = g.sramecc}});
     }
-    out[by_gfx[g.gfx_target]].indices.push_back(g.node);
+    out[by_target[id]].indices.push_back(g.node);
   }
   return out;
 }
@@ -73,7 +75,7 @@ int severity(Status s) { return s == Status::fail ? 3 : s == Status::warn ? 2 : 
 
 std::string fix_for(const kernels::Library& lib, const Gpu& gpu, const std::string& reason) {
   const auto file = lib.path.filename().string();
-  if (!gpu.gfx.empty())
+  if (!gpu.gfx.empty())  // a build with no feature named loads in either mode
     return "install a build of " + file + " for " + gpu.gfx + " (hipcc --offload-arch=" + gpu.gfx + ")";
   const auto arch = std::to_string(gpu.cc->major) + std::to_string(gpu.cc->minor);
   std::string fix = "install a build of " + file + " that carries sm_" + std::to_string(gpu.cc->major) +

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "provkit/error.hpp"
+#include "provkit/host/rocm.hpp"
 #include "provkit/util/parallel.hpp"
 
 namespace provkit::host::kernels {
@@ -223,6 +224,42 @@ std::string carries_text(const Library& lib, bool amd) {
   return parts.empty() ? "nothing for this vendor's GPUs" : join(parts, " and ");
 }
 
+// The code object that loads on an AMD GPU: one whose processor is the GPU's
+// and whose features (xnack, sramecc) its modes allow; else the closest miss.
+Verdict judge_amd(const Library& lib, const Gpu& gpu) {
+  Verdict v;
+  rocm::AmdGpu device;
+  device.gfx_target = gpu.gfx;
+  device.xnack = gpu.xnack;
+  device.sramecc = gpu.sramecc;
+  const Image* unknown = nullptr;
+  std::string unknown_why, wrong_why;
+  for (const auto& i : lib.images) {
+    if (i.kind != Kind::code_object) continue;
+    const auto m = rocm::match_target(i.target, device);
+    using M = rocm::TargetMatch::Verdict;
+    if (m.verdict == M::loads) {
+      v.status = check::Status::pass;
+      v.via = i.target;
+      v.reason = "runs its " + i.target + " code object on " + gpu.label;
+      return v;
+    }
+    if (m.verdict == M::unknown_mode && !unknown) unknown = &i, unknown_why = m.why;
+    if (m.verdict == M::wrong_mode && wrong_why.empty()) wrong_why = i.target + ": " + m.why;
+  }
+  if (unknown) {
+    v.status = check::Status::warn;
+    v.via = unknown->target;
+    v.reason = "only " + unknown->target + " is for " + gpu.label +
+               "'s processor, and it loads only in the mode it names: " + unknown_why;
+    return v;
+  }
+  v.status = check::Status::fail;
+  v.reason = "nothing in it runs on " + gpu.label + ": it carries " + carries_text(lib, true);
+  if (!wrong_why.empty()) v.reason += " (" + wrong_why + ")";
+  return v;
+}
+
 }  // namespace
 
 Verdict judge(const Library& lib, const Gpu& gpu, int driver_cuda) {
@@ -248,18 +285,7 @@ Verdict judge(const Library& lib, const Gpu& gpu, int driver_cuda) {
     v.reason = "carries no " + std::string(amd ? "AMD" : "CUDA") + " kernels";
     return v;
   }
-  if (amd) {
-    for (const auto& i : lib.images)
-      if (i.kind == Kind::code_object && code_object_runs_on(i.target, gpu.gfx)) {
-        v.status = check::Status::pass;
-        v.via = i.target;
-        v.reason = "runs its " + i.target + " code object on " + gpu.label;
-        return v;
-      }
-    v.status = check::Status::fail;
-    v.reason = "nothing in it runs on " + gpu.label + ": it carries " + carries_text(lib, true);
-    return v;
-  }
+  if (amd) return judge_amd(lib, gpu);
   if (!gpu.cc) {
     v.reason = "the compute capability of " + gpu.label + " is unknown";
     return v;

@@ -105,6 +105,39 @@ def test_amd_gpus_from_kfd(tmp):
         row(r, "kernels " + lib(name), "PASS", f"{name} on gfx90a", ["gfx90a:xnack-"])
 
 
+def test_amd_xnack_mode_decides_which_code_objects_load(tmp):
+    # hipcc's real bundles: libh_multi.so has gfx90a:xnack- (and gfx908:sramecc+:xnack-, gfx1030); libh_two.so
+    # has gfx906 with no feature named, which loads in either mode. One MI210 (gfx90a), XNACK as the engine gets it.
+    sysfs = os.path.join(tmp, "sys")
+    make_kfd_tree(sysfs)
+    with open(os.path.join(sysfs, "class/kfd/kfd/topology/nodes/1/properties"), "w") as f:
+        f.write("cpu_cores_count 0\nsimd_count 416\ngfx_target_version 90010\n")
+    shutil.rmtree(os.path.join(sysfs, "class/kfd/kfd/topology/nodes/2"))
+    name = "kernels " + lib("libh_multi.so")
+    r = envcheck("--kernels", lib("libh_multi.so"), "--json", env={"ENVCHECK_SYSFS_ROOT": sysfs, "HSA_XNACK": "1"})
+    expect(r, 1, "xnack- code on a GPU running xnack+")
+    row(r, name, "FAIL", "gfx90a:xnack- on xnack+",
+        ["nothing in it runs on AMD gfx90a:xnack+", "gfx90a:xnack-: xnack- code on a GPU running xnack+", "HSA_XNACK=0"])
+    check(checks_by_name(r)[name]["data"]["gpus"][0]["gpu"] == "AMD gfx90a:xnack+", "the GPU's target id", str(r))
+    r = envcheck("--kernels", lib("libh_multi.so"), "--json", env={"ENVCHECK_SYSFS_ROOT": sysfs, "HSA_XNACK": "0"})
+    expect(r, 0, "xnack- code on xnack-")
+    row(r, name, "PASS", "gfx90a:xnack- on xnack-", ["runs its gfx90a:xnack- code object on AMD gfx90a:xnack-"])
+    # amdgpu's noretry=0 turns retry on: XNACK on for every process that does not set HSA_XNACK.
+    params = os.path.join(sysfs, "module/amdgpu/parameters")
+    os.makedirs(params)
+    with open(os.path.join(params, "noretry"), "w") as f:
+        f.write("0\n")
+    r = envcheck("--kernels", lib("libh_multi.so"), "--json", env={"ENVCHECK_SYSFS_ROOT": sysfs})
+    expect(r, 1, "noretry=0: xnack+")
+    row(r, name, "FAIL", "gfx90a:xnack- under noretry=0", ["AMD gfx90a:xnack+", "xnack- code on a GPU running xnack+"])
+    # A gfx906 node in the same mode: libh_two.so's featureless gfx906 loads.
+    with open(os.path.join(sysfs, "class/kfd/kfd/topology/nodes/1/properties"), "w") as f:
+        f.write("cpu_cores_count 0\nsimd_count 240\ngfx_target_version 90006\n")
+    r = envcheck("--kernels", lib("libh_two.so"), "--json", env={"ENVCHECK_SYSFS_ROOT": sysfs, "HSA_XNACK": "1"})
+    expect(r, 0, "no feature named: either mode")
+    row(r, "kernels " + lib("libh_two.so"), "PASS", "gfx906 on xnack+", ["runs its gfx906 code object"])
+
+
 def test_fatbins_kept_as_data_are_looked_for_when_the_registered_ones_fail(tmp):
     # cuFFT registers one sm_75 cubin and keeps ~24000 fatbins in .ldata; libk_ldata.so is built the same way.
     r = envcheck("--kernels", lib("libk_ldata.so"), "--json", env=fake_gpu(tmp, H200_BOX))

@@ -6,9 +6,11 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -32,7 +34,10 @@ kernels::Gpu nvidia(int major, int minor) {
   return {.label = "GPU 0 (test, sm_" + std::to_string(major) + std::to_string(minor) + ")",
           .cc = cudacompat::Version{major, minor}};
 }
-kernels::Gpu amd(const std::string& gfx) { return {.label = "AMD " + gfx, .gfx = gfx}; }
+kernels::Gpu amd(const std::string& gfx, std::optional<bool> xnack = std::nullopt,
+                 std::optional<bool> sramecc = std::nullopt) {
+  return {.label = "AMD " + gfx, .gfx = gfx, .xnack = xnack, .sramecc = sramecc};
+}
 
 std::string read_all(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
@@ -175,7 +180,7 @@ TEST_CASE("kernels: CCOB bundles (v2, v3, zstd and zlib) are listed from their d
 
 TEST_CASE("kernels: code objects run on their processor, generic ones on their family", "[kernels]") {
   auto lib = kernels::list_kernels(kData / "libh_multi.so");
-  auto mi210 = kernels::judge(lib, amd("gfx90a"), 0);
+  auto mi210 = kernels::judge(lib, amd("gfx90a", false), 0);
   CHECK(mi210.status == check::Status::pass);
   CHECK(mi210.via == "gfx90a:xnack-");
   auto mi300 = kernels::judge(lib, amd("gfx942"), 0);
@@ -186,6 +191,30 @@ TEST_CASE("kernels: code objects run on their processor, generic ones on their f
   CHECK_FALSE(kernels::code_object_runs_on("gfx1200", "gfx1201"));
   CHECK_FALSE(kernels::code_object_runs_on("gfx11-generic", "gfx1201"));
   CHECK(kernels::judge(lib, nvidia(9, 0), 13000).status == check::Status::info);
+}
+
+TEST_CASE("kernels: a code object's xnack and sramecc must match the GPU's modes; none named runs in either",
+          "[kernels]") {
+  // libh_multi.so: gfx90a:xnack-, gfx908:sramecc+:xnack-, gfx1030 (hipcc's real bundle).
+  auto lib = kernels::list_kernels(kData / "libh_multi.so");
+  auto on = kernels::judge(lib, amd("gfx90a", true), 0);
+  CHECK(on.status == check::Status::fail);
+  CHECK_THAT(on.reason, Catch::Contains("gfx90a:xnack-: xnack- code on a GPU running xnack+"));
+  CHECK(kernels::judge(lib, amd("gfx90a", false), 0).status == check::Status::pass);
+  auto unknown = kernels::judge(lib, amd("gfx90a"), 0);
+  CHECK(unknown.status == check::Status::warn);
+  CHECK(unknown.via == "gfx90a:xnack-");
+  CHECK_THAT(unknown.reason, Catch::Contains("xnack mode cannot be told"));
+  // Both features: each must match.
+  CHECK(kernels::judge(lib, amd("gfx908", false, true), 0).status == check::Status::pass);
+  CHECK(kernels::judge(lib, amd("gfx908", false, false), 0).status == check::Status::fail);
+  CHECK(kernels::judge(lib, amd("gfx908", true, true), 0).status == check::Status::fail);
+  CHECK(kernels::judge(lib, amd("gfx908", false), 0).status == check::Status::warn);  // SRAM ECC unknown
+  // libh_two.so's gfx906 names no feature: it loads whatever the modes are, or when they are unknown.
+  auto two = kernels::list_kernels(kData / "libh_two.so");
+  for (auto xnack : {std::optional<bool>(true), std::optional<bool>(false), std::optional<bool>()})
+    for (auto sramecc : {std::optional<bool>(true), std::optional<bool>(false), std::optional<bool>()})
+      CHECK(kernels::judge(two, amd("gfx906", xnack, sramecc), 0).status == check::Status::pass);
 }
 
 TEST_CASE("kernels: headers that lie are reported, never followed", "[kernels]") {

@@ -124,11 +124,17 @@ struct Gpu {
   std::string label;                      // "GPU 0 (NVIDIA H200, 9.0)"
   std::optional<cudacompat::Version> cc;  // NVIDIA
   std::string gfx;                        // AMD: "gfx90a"
+  // AMD: the modes a code object's features must match (rocm::AmdGpu's: the
+  // engine's XNACK mode, the board's SRAM ECC); nullopt: absent or not known.
+  std::optional<bool> xnack, sramecc;
 };
 
 // PASS: a cubin (or code object) runs on it; WARN: only PTX, which the driver
-// JIT-compiles at first start; FAIL: nothing runs; INFO: the library carries
-// nothing for this vendor's GPUs.
+// JIT-compiles at first start, or only code objects whose xnack/sramecc
+// feature the GPU's mode cannot be told for; FAIL: nothing runs (a code
+// object built for the other mode of a feature does not load: clang's target
+// id rules, rocm::match_target); INFO: the library carries nothing for this
+// vendor's GPUs.
 struct Verdict {
   check::Status status = check::Status::info;
   std::string via;     // "sm_90", "compute_90 (PTX ISA 9.0)", "gfx90a:xnack-"

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -59,6 +60,12 @@ void ObjectFile::read_into(void* out, std::uint64_t offset, std::uint64_t length
 }
 
 void ObjectFile::advise_random() const { ::posix_fadvise(fd_.get(), 0, 0, POSIX_FADV_RANDOM); }
+
+void ObjectFile::will_need(std::uint64_t offset, std::uint64_t length) const {
+  if (offset >= size_) return;
+  length = std::min(length, size_ - offset);
+  ::posix_fadvise(fd_.get(), static_cast<off_t>(offset), static_cast<off_t>(length), POSIX_FADV_WILLNEED);
+}
 
 void ObjectFile::fail(const std::string& why) const {
   throw Error(ExitCode::check_failed, path_.string() + ": " + why);

@@ -107,26 +107,28 @@ void kernel_checks(const Request& req, Probes& probes, std::vector<Result>& out)
                      .data = {{"path", arg}}});
   }
   std::vector<Result> rows;
+  // Fatbins kept as data (.ldata) are looked for only when what the runtime registers does not run; on the
+  // thread that listed the file, so cuFFT's 278 MB .ldata is read beside the other files, not after them.
+  auto settle = [&](kernels::Listing& listing) {
+    if (!listing.library.has_device_code()) return;
+    const auto object = listing.library.path;
+    bool settled = true;
+    for (const auto& t : gpus) settled &= kernels::judge(listing.library, t.gpu, driver_cuda).status != Status::fail;
+    try {
+      if (!settled && kernels::has_data_sections(object)) listing.library = kernels::list_kernels(object, true);
+    } catch (const Error&) {}
+    // Still nothing runs: are its cubins empty modules (the headers do not say; the cubins' section tables do)?
+    settled = true;
+    for (const auto& t : gpus) settled &= kernels::judge(listing.library, t.gpu, driver_cuda).status != Status::fail;
+    if (!settled) kernels::count_cubin_kernels(listing.library, [](const kernels::Image& i) { return !i.relocatable; });
+  };
   // I/O bound (scattered small reads): more threads than cores pays on a cold page cache.
-  auto listings = kernels::list_all(collected.objects, 16);
+  auto listings = kernels::list_all(collected.objects, 16, settle);
   for (auto& listing : listings) {
     const auto& object = listing.library.path;
     if (!listing.error.empty()) {
       unreadable.push_back(listing.error);
       continue;
-    }
-    // Fatbins kept as data (.ldata) are looked for only when what the runtime registers does not run.
-    if (listing.library.has_device_code()) {
-      bool settled = true;
-      for (const auto& t : gpus) settled &= kernels::judge(listing.library, t.gpu, driver_cuda).status != Status::fail;
-      try {
-        if (!settled && kernels::has_data_sections(object)) listing.library = kernels::list_kernels(object, true);
-      } catch (const Error&) {}
-      // Still nothing runs: are its cubins empty modules (the headers do not say; the cubins' section tables do)?
-      settled = true;
-      for (const auto& t : gpus) settled &= kernels::judge(listing.library, t.gpu, driver_cuda).status != Status::fail;
-      if (!settled)
-        kernels::count_cubin_kernels(listing.library, [](const kernels::Image& i) { return !i.relocatable; });
     }
     const auto& lib = listing.library;
     std::size_t empty_modules = 0;

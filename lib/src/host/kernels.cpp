@@ -66,15 +66,33 @@ bool has_data_sections(const fs::path& object) {
   return false;
 }
 
-std::vector<Listing> list_all(const std::vector<fs::path>& objects, unsigned threads) {
+std::vector<std::size_t> largest_first(const std::vector<fs::path>& objects) {
+  std::vector<std::uintmax_t> sizes(objects.size());
+  for (std::size_t i = 0; i < objects.size(); ++i) {
+    std::error_code ec;
+    sizes[i] = fs::file_size(objects[i], ec);
+    if (ec) sizes[i] = 0;
+  }
+  std::vector<std::size_t> order(objects.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return sizes[a] > sizes[b]; });
+  return order;
+}
+
+std::vector<Listing> list_all(const std::vector<fs::path>& objects, unsigned threads,
+                              const std::function<void(Listing&)>& then) {
   std::vector<Listing> out(objects.size());
-  util::parallel_for(objects.size(), threads, [&](std::size_t i) {
+  const auto order = largest_first(objects);
+  util::parallel_for(order.size(), threads, [&](std::size_t k) {
+    const std::size_t i = order[k];
     try {
       out[i].library = list_kernels(objects[i]);
     } catch (const Error& e) {
       out[i].library.path = objects[i];
       out[i].error = e.what();
+      return;
     }
+    if (then) then(out[i]);
   });
   return out;
 }

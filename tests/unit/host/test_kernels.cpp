@@ -272,6 +272,29 @@ TEST_CASE("kernels: directories are walked for shared objects, each file once", 
   CHECK_THAT(got.unreadable[0], Catch::Contains("missing"));
 }
 
+TEST_CASE("kernels: many objects are read the largest first, listed in the order given", "[kernels]") {
+  test::TempDir tmp("kernels");
+  auto small = tmp.write("small.so", "x"), missing = tmp / "missing.so";
+  fs::copy_file(kData / "libh_multi.so", tmp / "mid.so");
+  fs::copy_file(kData / "libk_multi.so", tmp / "big.so");
+  REQUIRE(fs::file_size(tmp / "big.so") > fs::file_size(tmp / "mid.so"));
+  std::vector<fs::path> objects = {small, tmp / "mid.so", missing, tmp / "big.so"};
+  CHECK(kernels::largest_first(objects) == std::vector<std::size_t>{3, 1, 0, 2});
+  // `then` sees each listing that was read, on its reader's thread; the result keeps the order given.
+  std::atomic<int> seen{0};
+  auto got = kernels::list_all(objects, 4, [&](kernels::Listing& l) {
+    ++seen;
+    l.library.problems.push_back("seen");
+  });
+  CHECK(seen == 2);
+  REQUIRE(got.size() == 4);
+  CHECK(got[3].library.path == tmp / "big.so");
+  CHECK(got[3].library.problems == strings({"seen"}));
+  CHECK(got[1].library.problems == strings({"seen"}));
+  CHECK(!got[0].error.empty());
+  CHECK(!got[2].error.empty());
+}
+
 TEST_CASE("kernels: fatbins kept as data (.ldata) are read when asked, and count", "[kernels]") {
   // libk_no_sm90.so with a .ldata holding libk_compressed.so's fatbin twice among other bytes (make_cuda.sh).
   auto plain = kernels::list_kernels(kData / "libk_ldata.so");

@@ -36,6 +36,9 @@ class ObjectFile {
   void read_into(void* out, std::uint64_t offset, std::uint64_t length, const char* what) const;
   // Says the reads will be scattered (headers far apart): no read-ahead.
   void advise_random() const;
+  // Asks the kernel to start reading [offset, offset + length) into the page
+  // cache now (POSIX_FADV_WILLNEED), for a read that comes later; returns at once.
+  void will_need(std::uint64_t offset, std::uint64_t length) const;
 
   [[noreturn]] void fail(const std::string& why) const;
 

@@ -154,12 +154,20 @@ bool code_object_runs_on(const std::string& target_id, const std::string& gfx);
 std::vector<std::string> distinct_targets(const Library& library, Kind kind, Origin origin = Origin::registered);
 
 // The kernels of many objects, read in parallel (the reads are scattered
-// small preads; a cold page cache answers them faster many at a time).
-// A file that cannot be read comes back with `error` set.
+// small preads; a cold page cache answers them faster many at a time), the
+// largest files first (the longest reads start at once, not last), listed
+// in the order given. `then`, when set, runs on each listing read without
+// error, on the thread that read it (so a second look at one file, such as
+// its .ldata, overlaps the reads of the others). A file that cannot be read
+// comes back with `error` set.
 struct Listing {
   Library library;
   std::string error;
 };
-std::vector<Listing> list_all(const std::vector<fs::path>& objects, unsigned threads);
+std::vector<Listing> list_all(const std::vector<fs::path>& objects, unsigned threads,
+                              const std::function<void(Listing&)>& then = {});
+// The order list_all reads `objects` in: indices, the largest file first (a
+// file whose size cannot be read counts as empty), ties in the order given.
+std::vector<std::size_t> largest_first(const std::vector<fs::path>& objects);
 
 }  // namespace provkit::host::kernels

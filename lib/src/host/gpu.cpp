@@ -4,6 +4,9 @@
 #include <charconv>
 #include <chrono>
 #include <cstring>
+#include <thread>
+
+#include "step_clock.hpp"
 
 #include "provkit/error.hpp"
 #include "provkit/host/pcie.hpp"
@@ -48,7 +51,9 @@ std::string p2p_words(int status) {
 using Library = host::SharedLibrary;
 
 bool probe_nvml(const ProbeOptions& options, Snapshot& s) {
-  Library lib(options.nvml_library);
+  detail::StepClock clock("nvml");
+  Library lib(options.nvml_library, Library::Binding::lazy);  // a dozen entry points of hundreds
+  clock.lap("dlopen");
   if (!lib.loaded()) {
     s.nvml_error = lib.error();
     return false;
@@ -68,6 +73,7 @@ bool probe_nvml(const ProbeOptions& options, Snapshot& s) {
                    " (is the kernel module loaded and the user allowed to open /dev/nvidia*?)";
     return false;
   }
+  clock.lap("nvmlInit_v2");
   s.source = Source::nvml;
   char buf[kStringBuffer] = {};
   if (driver_version(buf, sizeof buf) == 0) s.driver_version = buf;
@@ -161,7 +167,9 @@ bool probe_nvml(const ProbeOptions& options, Snapshot& s) {
         s.peers.push_back(link);
       }
   }
+  clock.lap("queries");
   shutdown();
+  clock.lap("nvmlShutdown");
   return true;
 }
 
@@ -216,7 +224,9 @@ ProbeOptions ProbeOptions::from_environment() {
 }
 
 void probe_libcuda(const ProbeOptions& options, Snapshot& s) {
-  Library lib(options.cuda_library);
+  detail::StepClock clock("libcuda");
+  Library lib(options.cuda_library, Library::Binding::lazy);  // one entry point: cuDriverGetVersion
+  clock.lap("dlopen");
   if (!lib.loaded()) {
     s.libcuda_error = lib.error();
     return;
@@ -229,12 +239,24 @@ void probe_libcuda(const ProbeOptions& options, Snapshot& s) {
   else if (int rc = get_version(&v); rc != 0)
     s.libcuda_error = "cuDriverGetVersion failed with CUDA error " + std::to_string(rc);
   else s.libcuda_cuda = v;
+  clock.lap("cuDriverGetVersion");
 }
 
 Snapshot probe(const ProbeOptions& options) {
-  Snapshot s;
-  if (!probe_nvml(options, s)) probe_nvidia_smi(options, s);
-  probe_libcuda(options, s);
+  // libcuda (30+ MB to map and relocate) and NVML (its init opens the devices)
+  // know nothing of each other: side by side, the probe costs the slower of them.
+  Snapshot s, cuda;
+  std::thread libcuda([&] { probe_libcuda(options, cuda); });
+  try {
+    if (!probe_nvml(options, s)) probe_nvidia_smi(options, s);
+  } catch (...) {
+    libcuda.join();
+    throw;
+  }
+  libcuda.join();
+  s.libcuda_path = std::move(cuda.libcuda_path);
+  s.libcuda_error = std::move(cuda.libcuda_error);
+  s.libcuda_cuda = cuda.libcuda_cuda;
   return s;
 }
 

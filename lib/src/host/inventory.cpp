@@ -2,9 +2,12 @@
 // peer-to-peer, compiler, nvcc, Python, ROCm, PCIe atomics where readable,
 // RoCE GID tables; the link test's measurements when asked). Facts, not verdicts: build
 // tools are looked for through the same Probes the checks use, not run.
+#include <future>
+
 #include "detail.hpp"
 #include "provkit/host/system.hpp"
 #include "provkit/util/size.hpp"
+#include "step_clock.hpp"
 
 namespace provkit::host {
 
@@ -112,7 +115,31 @@ Result python_fact(Probes& probes) {
 }  // namespace
 
 std::vector<check::Result> inventory(const Environment& env, const Request& links) {
+  StepClock clock("inventory");
   Probes probes(env);
+  // The driver (NVML's init, libcuda's load: most of the time on a GPU host) is read on a thread of its own
+  // while this one looks at what needs no driver; each touches only its own part of `probes`.
+  auto driver = std::async(std::launch::async, [&] {
+    StepClock own("inventory");
+    probes.driver();
+    own.lap("driver (NVML beside libcuda), on its own thread");
+  });
+  std::vector<Result> tools;
+  tools.push_back(cc_fact(probes));
+  clock.lap("cc");
+  tools.push_back(nvcc_fact(probes));
+  clock.lap("nvcc");
+  tools.push_back(python_fact(probes));
+  clock.lap("python");
+  Result rocm{.name = "rocm"};
+  rocm.reason = rocm_text(probes.rocm(), rocm.data);
+  tools.push_back(rocm);
+  clock.lap("rocm (libraries, KFD)");
+  std::vector<Result> roce;
+  roce_rows("", probes, false, roce);
+  clock.lap("roce GID tables");
+  driver.get();
+  clock.lap("then waited for the driver");
   const auto& s = probes.driver();
   std::vector<Result> out;
   out.push_back(driver_fact(s));
@@ -146,15 +173,14 @@ std::vector<check::Result> inventory(const Environment& env, const Request& link
     out.push_back({.name = "p2p " + std::to_string(p.a) + "-" + std::to_string(p.b),
                    .reason = "peer-to-peer read " + p.read + ", NVLink " + p.nvlink,
                    .data = {{"a", p.a}, {"b", p.b}, {"read", p.read}, {"nvlink", p.nvlink}}});
-  out.push_back(cc_fact(probes));
-  out.push_back(nvcc_fact(probes));
-  out.push_back(python_fact(probes));
-  Result rocm{.name = "rocm"};
-  rocm.reason = rocm_text(probes.rocm(), rocm.data);
-  out.push_back(rocm);
+  clock.lap("gpu rows");
+  for (auto& r : tools) out.push_back(std::move(r));
   pcie_atomics_rows(probes, false, out);
-  roce_rows("", probes, false, out);
+  clock.lap("pcie atomics");
+  for (auto& r : roce) out.push_back(std::move(r));
   link_checks(links, probes, out);
+  clock.lap("links");
+  util::log::debug("host", [&] { return "inventory: " + std::to_string(clock.total_ms()) + " ms in all"; });
   return out;
 }
 

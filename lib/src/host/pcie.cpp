@@ -12,10 +12,10 @@ namespace provkit::host {
 
 namespace {
 
-constexpr std::size_t kHeaderBytes = 64;    // what an unprivileged read of `config` returns
-constexpr std::size_t kConfigBytes = 4096;  // extended config space
-constexpr unsigned kCapPcie = 0x10;         // PCI Express capability id
-constexpr unsigned kDevCap2 = 0x24;         // Device Capabilities 2, from the capability
+constexpr std::size_t kHeaderBytes = 64;   // what an unprivileged read of `config` returns
+constexpr std::size_t kConfigBytes = 256;  // the legacy config space: the capability list is all in it
+constexpr unsigned kCapPcie = 0x10;        // PCI Express capability id
+constexpr unsigned kDevCap2 = 0x24;        // Device Capabilities 2, from the capability
 
 bool is_hex_digits(std::string_view s, std::size_t n) {
   return s.size() == n &&
@@ -112,6 +112,15 @@ const PcieFunction* AtomicsPath::first_blocking_bridge() const {
   return nullptr;
 }
 
+std::optional<std::string> read_config_space(const fs::path& device_dir) {
+  std::ifstream in(device_dir / "config", std::ios::binary);
+  if (!in.is_open()) return std::nullopt;
+  std::string bytes(kConfigBytes, '\0');
+  in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  bytes.resize(in ? bytes.size() : static_cast<std::size_t>(std::max<std::streamsize>(in.gcount(), 0)));
+  return bytes;
+}
+
 AtomicsPath read_atomics_path(const fs::path& sysfs_root, const std::string& bdf) {
   AtomicsPath path{.bdf = bdf};
   std::error_code ec;
@@ -122,12 +131,9 @@ AtomicsPath read_atomics_path(const fs::path& sysfs_root, const std::string& bdf
     return path;
   }
   auto read = [](const fs::path& dir, const std::string& id) {
-    std::ifstream in(dir / "config", std::ios::binary);
-    if (!in.is_open()) return PcieFunction{.bdf = id, .why = "cannot open " + (dir / "config").string()};
-    std::string bytes(kConfigBytes, '\0');
-    in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    bytes.resize(in ? bytes.size() : static_cast<std::size_t>(std::max<std::streamsize>(in.gcount(), 0)));
-    return parse_config(id, bytes);
+    auto bytes = read_config_space(dir);
+    if (!bytes) return PcieFunction{.bdf = id, .why = "cannot open " + (dir / "config").string()};
+    return parse_config(id, *bytes);
   };
   path.device = read(real, bdf);
   // Every component of the real path that is a bus id is a bridge above the device.

@@ -5,8 +5,8 @@
 
 namespace provkit::host {
 
-SharedLibrary::SharedLibrary(const std::string& name) {
-  handle_ = ::dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
+SharedLibrary::SharedLibrary(const std::string& name, Binding binding) {
+  handle_ = ::dlopen(name.c_str(), (binding == Binding::lazy ? RTLD_LAZY : RTLD_NOW) | RTLD_LOCAL);
   if (!handle_) {
     const char* e = ::dlerror();
     error_ = e ? e : "dlopen failed";

@@ -156,6 +156,33 @@ def test_nvml_without_libcuda(tmp):
     row(inv, "gpu 1", "INFO", "inventory, NVML but no libcuda")
 
 
+def test_the_probe_binds_only_what_it_calls(tmp):
+    # The probe opens libcuda with RTLD_LAZY: a function of the library that the probe never calls (here one
+    # that calls a symbol no library defines) is not bound, so cuDriverGetVersion still answers.
+    src = write(os.path.join(tmp, "lazy_cuda.c"),
+                "int cuDriverGetVersion(int *v) { *v = 13000; return 0; }\n"
+                "extern int provkit_no_such_symbol(void);\n"
+                "int cuInit(unsigned flags) { (void)flags; return provkit_no_such_symbol(); }\n")
+    lib = os.path.join(tmp, "libcuda.so.1")
+    subprocess.run(["gcc", "-shared", "-fPIC", "-o", lib, src], check=True, capture_output=True, timeout=60)
+    inv = envcheck("--json", env=fake_gpu(tmp, MIXED_BOX, cuda_lib=lib))
+    expect(inv, 0, "inventory, a libcuda with an unbound function")
+    row(inv, "libcuda", "INFO", "libcuda loaded lazily", ["cuDriverGetVersion says CUDA 13.0"])
+
+
+def test_the_trace_times_each_inventory_step(tmp):
+    # PROVKIT_LOG=debug: where the inventory's milliseconds go on a real host, step by step.
+    inv = envcheck(env=dict(fake_gpu(tmp, MIXED_BOX), PROVKIT_LOG="debug"))
+    expect(inv, 0, "inventory with the trace on")
+    for step in ("nvml: dlopen", "nvml: nvmlInit_v2", "nvml: queries", "libcuda: dlopen", "libcuda: cuDriverGetVersion",
+                 "inventory: driver (NVML beside libcuda), on its own thread", "inventory: cc", "inventory: nvcc",
+                 "inventory: python", "inventory: rocm", "inventory: roce GID tables", "inventory: pcie atomics",
+                 "inventory: links"):
+        check(any(("host: " + step) in line and line.endswith(" ms") for line in inv.err.splitlines()),
+              f"the trace times '{step}'", inv.err)
+    check("ms in all" in inv.err, "the trace gives the inventory's whole time", inv.err)
+
+
 def test_forward_compat(tmp):
     root = os.path.join(tmp, "usr-local")
     compat = os.path.join(root, "cuda-13.1", "compat")

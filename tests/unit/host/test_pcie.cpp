@@ -71,6 +71,18 @@ TEST_CASE("a short or capability-less config space is reported, never guessed", 
   CHECK_FALSE(host::parse_config("x", past_end).readable);
 }
 
+TEST_CASE("only the first 256 bytes of a config file are read: the capability list is there", "[host][pcie]") {
+  test::TempDir tmp("pcie");
+  tmp.write("dev/config", config(0, 3u << 7));  // 4096 bytes, as root reads them
+  auto bytes = host::read_config_space(tmp.path / "dev");
+  REQUIRE(bytes);
+  CHECK(bytes->size() == 256);
+  CHECK(host::parse_config("0000:03:00.0", *bytes).caps.completer64);
+  tmp.write("user/config", config(0, 3u << 7, 64));  // what a user who is not root gets
+  CHECK(host::read_config_space(tmp.path / "user")->size() == 64);
+  CHECK_FALSE(host::read_config_space(tmp.path / "none"));
+}
+
 TEST_CASE("the path from a device to its root port, nearest bridge first", "[host][pcie]") {
   test::TempDir tmp("pcie");
   auto sys = tmp.path / "sys";

@@ -8,7 +8,12 @@ namespace provkit::host {
 
 class SharedLibrary {
  public:
-  explicit SharedLibrary(const std::string& name);  // RTLD_NOW | RTLD_LOCAL; error() says why it failed
+  // now: RTLD_NOW, every function the library calls bound at load (a broken
+  // library fails here, not mid-call); lazy: RTLD_LAZY, each bound on its
+  // first call, for a probe that calls two or three entry points of a 30+ MB
+  // library (libcuda's cuDriverGetVersion). RTLD_LOCAL either way.
+  enum class Binding { now, lazy };
+  explicit SharedLibrary(const std::string& name, Binding binding = Binding::now);  // error() says why it failed
   ~SharedLibrary();
   SharedLibrary(const SharedLibrary&) = delete;
   SharedLibrary& operator=(const SharedLibrary&) = delete;

@@ -99,8 +99,8 @@ std::string fetch_url_file(const UrlFile& file, const Options& options, UrlSourc
   std::vector<JobResult> results = Downloader(options, source).run({job}, observer);
   const JobResult& r = results.at(0);
   const std::string where = http::redact_url(file.url) + ": ";
-  const std::string expected = "the download is not what was expected (" + std::to_string(job.spec.size) + " bytes" +
-                               (file.sha256 ? ", sha256 " + *file.sha256 : std::string()) + "): ";
+  const std::string expected = "the download is not what was expected (size " + std::to_string(job.spec.size) +
+                               " bytes" + (file.sha256 ? ", sha256 " + *file.sha256 : std::string()) + "): ";
   switch (r.outcome) {
     case Outcome::present:
     case Outcome::downloaded: return r.sha256;

@@ -7,9 +7,9 @@
 #include <cctype>
 #include <memory>
 
+#include "provkit/download/url_source.hpp"
 #include "provkit/error.hpp"
 #include "provkit/python/interpreter.hpp"
-#include "provkit/python/simple_index.hpp"
 #include "provkit/python/wheel_zip.hpp"
 #include "provkit/util/beneath.hpp"
 #include "provkit/util/fs.hpp"
@@ -85,7 +85,18 @@ PythonInstall install_python(const std::string& source, const std::string& sha25
     auto name = source.substr(source.find_last_of('/') + 1);
     name = name.substr(0, name.find('?'));
     downloaded = managed_dir / ".tmp" / (sha256.substr(0, 16) + "-" + name);
-    download_verified(source, sha256, std::nullopt, util::temp_path_beside(downloaded, "part"), downloaded);
+    // Through the download engine, as wheels are: resumed from .tmp/ after a failure or a kill, in ranges, the
+    // size learned from the server first (an archive's sha256 is all the caller states), checked before the rename.
+    download::UrlFile file;
+    file.url = source;
+    file.sha256 = sha256;
+    file.final_path = downloaded;
+    file.partial_path = util::path_with_suffix(downloaded, ".partial");
+    file.lock_path = managed_dir / ".locks" / (downloaded.filename().string() + ".lock");
+    file.root = managed_dir;
+    download::UrlSource url_source;
+    download::Observer quiet;
+    download::fetch_url_file(file, download::Options{}, url_source, quiet);
     archive_path = downloaded;
   } else {
     archive_path = source.rfind("file://", 0) == 0 ? fs::path(source.substr(7)) : fs::path(source);

@@ -1,16 +1,12 @@
 #include "provkit/python/simple_index.hpp"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <cctype>
-#include <cerrno>
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "provkit/download/url_source.hpp"
 #include "provkit/error.hpp"
 #include "provkit/http/http.hpp"
-#include "provkit/util/fd.hpp"
 #include "provkit/util/fs.hpp"
 #include "provkit/util/hash.hpp"
 
@@ -66,6 +62,24 @@ void add_candidate(std::vector<WheelCandidate>& out, const std::string& filename
   c.sha256 = sha256;
   c.size = size;
   out.push_back(std::move(c));
+}
+
+// `url` into the cache at `target` through the download engine (what hf-fetch fetches with): resumed from
+// tmp/<name>.partial after a failure or a kill, in byte ranges when large, sha256 (when known) and size
+// checked before the rename; a size nothing stated is learned from the server first. Returns the sha256.
+std::string fetch_into_cache(const std::string& url, std::optional<std::string> sha256,
+                             std::optional<std::uint64_t> size, const fs::path& target, WheelCache& cache) {
+  download::UrlFile file;
+  file.url = url;
+  file.sha256 = std::move(sha256);
+  file.size = size;
+  file.final_path = target;
+  file.partial_path = cache.root() / "tmp" / (target.filename().string() + ".partial");
+  file.lock_path = cache.root() / "locks" / (target.filename().string() + ".lock");
+  file.root = cache.root();
+  download::UrlSource source;
+  download::Observer quiet;
+  return download::fetch_url_file(file, download::Options{}, source, quiet);
 }
 
 }  // namespace
@@ -144,7 +158,7 @@ fs::path download_wheel(const std::string& url, const std::string& sha256, std::
   fs::path target = cache.downloaded_wheel(sha256);
   std::error_code ec;
   if (fs::exists(target, ec)) return target;  // published only after its hash was checked
-  download_verified(url, sha256, size, cache.temp_path(sha256 + ".whl"), target);
+  fetch_into_cache(url, sha256, size, target, cache);
   return target;
 }
 
@@ -154,69 +168,11 @@ std::string download_unhashed_wheel(const std::string& url, WheelCache& cache) {
   std::error_code ec;
   std::string sha;
   if (fs::exists(by_url, ec)) sha = util::sha256_file(by_url);
-  else sha = download_verified(url, "", std::nullopt, cache.temp_path("url.whl"), by_url);
+  else sha = fetch_into_cache(url, std::nullopt, std::nullopt, by_url, cache);
   fs::path target = cache.downloaded_wheel(sha);
   if (!fs::exists(target, ec)) fs::create_hard_link(by_url, target, ec);
   if (ec) copy_file_contents_to(by_url, target);
   return sha;
-}
-
-std::string download_verified(const std::string& url, const std::string& sha256, std::optional<std::uint64_t> size,
-                              const fs::path& tmp, const fs::path& target) {
-  std::error_code ec;
-  fs::create_directories(tmp.parent_path(), ec);
-  util::Fd fd(::open(tmp.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644));
-  if (!fd) throw Error(ExitCode::check_failed, tmp.string() + ": cannot create: " + std::strerror(errno));
-  util::Hasher hasher;
-  std::uint64_t received = 0;
-  http::Result result;
-  http::Session session;
-  http::Transfer t;
-  t.request.url = url;
-  // Each attempt starts over: the hash covers exactly the bytes kept.
-  t.on_head = [&](const http::Hop&) {
-    hasher = util::Hasher();
-    received = 0;
-    if (::ftruncate(fd.get(), 0) != 0 || ::lseek(fd.get(), 0, SEEK_SET) != 0)
-      throw http::Abort("cannot reset " + tmp.string());
-  };
-  t.on_body = [&](const char* data, std::size_t n) {
-    hasher.update(data, n);
-    received += n;
-    if (size && received > *size) throw http::Abort("more bytes than the lock's size " + std::to_string(*size));
-    if (int e = util::write_all(fd.get(), data, n); e != 0)
-      throw http::Abort(std::string("cannot write: ") + std::strerror(e));
-  };
-  t.on_done = [&](http::Result& r) { result = std::move(r); };
-  try {
-    session.add(std::move(t));
-    session.run();
-  } catch (...) {
-    fd.reset();
-    fs::remove(tmp, ec);
-    throw;
-  }
-  fd.reset();
-  auto fail = [&](ExitCode code, const std::string& what) {
-    fs::remove(tmp, ec);
-    throw Error(code, http::redact_url(url) + ": " + what);
-  };
-  long status = result.response.status;
-  // An abort is ours (too many bytes, a write error): the download is wrong, not the network.
-  if (result.failure == http::FailureKind::aborted) fail(ExitCode::check_failed, result.message);
-  if (result.failure != http::FailureKind::none) fail(ExitCode::network, result.message);
-  if (status == 401 || status == 403) fail(ExitCode::auth, "access refused (HTTP " + std::to_string(status) + ")");
-  if (!result.ok())
-    fail(ExitCode::network,
-         "HTTP " + std::to_string(status) + " after " + std::to_string(result.response.attempts) + " attempt(s)");
-  std::string got = hasher.hex_digest();
-  if (!sha256.empty() && got != sha256)
-    fail(ExitCode::check_failed, "download has sha256 " + got + ", expected " + sha256);
-  if (size && received != *size)
-    fail(ExitCode::check_failed,
-         "downloaded " + std::to_string(received) + " bytes, expected " + std::to_string(*size));
-  util::rename_durable(tmp, target);
-  return got;
 }
 
 }  // namespace provkit::python

@@ -21,18 +21,15 @@ std::vector<WheelCandidate> parse_simple_page(const std::string& body, const std
 
 // A wheel offered without a hash (an index page without #sha256= fragments):
 // downloaded once into the cache, then known by its sha256, which is returned.
+// HTTP refusals are Error(auth) (401/403) or Error(check_failed) (404/410),
+// transport failures after retries Error(network), a wrong size
+// Error(check_failed) with nothing of it kept.
 std::string download_unhashed_wheel(const std::string& url, WheelCache& cache);
 
-// Downloads `url` into the cache as wheels/<sha256>.whl, verifying size and
-// hash while it streams; returns the path.
+// Downloads `url` into the cache as wheels/<sha256>.whl through the download
+// engine (resumed, ranged, size and hash checked before the rename; a size
+// nothing stated is learned from the server first); returns the path.
 fs::path download_wheel(const std::string& url, const std::string& sha256, std::optional<std::uint64_t> size,
                         WheelCache& cache);
-
-// Downloads `url` to `target` (atomically, through `tmp`), checking sha256
-// (hex) and size while it streams. HTTP auth refusals are Error(auth),
-// transport failures after retries Error(network), a wrong hash Error(check_failed).
-// An empty `sha256` checks nothing; the sha256 of what was written is returned.
-std::string download_verified(const std::string& url, const std::string& sha256, std::optional<std::uint64_t> size,
-                              const fs::path& tmp, const fs::path& target);
 
 }  // namespace provkit::python

@@ -60,16 +60,23 @@ t0=$(now); eb "$work/eb-warm"; t_eb_warm=$(secs "$t0" "$(now)")
 # The same warm runs again with the page cache hot (right after the above) and dropped (each tool's cache
 # read back from disk), uv first, then envbuild, each into a new environment.
 drop() { sync; echo 3 > /proc/sys/vm/drop_caches 2>/dev/null && echo dropped || echo "NOT dropped"; }
-hot_uv=(); hot_eb=()
+# ENVBUILD_OLD (optional): an earlier build, timed beside in the same states on the same cache.
+old_eb() { "$ENVBUILD_OLD" --cache-dir "$work/eb-cache" create "$1" --python "$PY" --lock "$work/lock.txt" --find-links "$work/wheels"; }
+hot_uv=(); hot_eb=(); hot_old=()
 for i in 1 2 3; do
   t0=$(now); run_uv "$work/uv-hot$i"; hot_uv+=("$(secs "$t0" "$(now)")")
   t0=$(now); eb "$work/eb-hot$i" >/dev/null; hot_eb+=("$(secs "$t0" "$(now)")")
+  if [[ -n ${ENVBUILD_OLD:-} ]]; then t0=$(now); old_eb "$work/old-hot$i" >/dev/null; hot_old+=("$(secs "$t0" "$(now)")"); fi
 done
 state=$(drop); t0=$(now); run_uv "$work/uv-dropped"; t_uv_dropped=$(secs "$t0" "$(now)")
 state=$(drop); t0=$(now); eb "$work/eb-dropped" >/dev/null; t_eb_dropped=$(secs "$t0" "$(now)")
+t_old_dropped=
+if [[ -n ${ENVBUILD_OLD:-} ]]; then state=$(drop); t0=$(now); old_eb "$work/old-dropped" >/dev/null; t_old_dropped=$(secs "$t0" "$(now)"); fi
+/usr/bin/time -v "$ENVBUILD" --cache-dir "$work/eb-cache" create "$work/eb-timev" --python "$PY" --lock "$work/lock.txt" \
+  --find-links "$work/wheels" 2>&1 >/dev/null | grep -E "Elapsed|User time|System time|File system outputs" || true
 t0=$(now); "$ENVBUILD" --cache-dir "$work/eb-cache" verify "$work/eb-warm" --lock "$work/lock.txt" | tail -1
 t_verify=$(secs "$t0" "$(now)")
-"$work/eb-warm/bin/python" -c 'import torch; print("torch imports from the envbuild environment:", torch.__version__, torch.__file__)' || echo "torch import FAILED"
+"$work/eb-warm/bin/python" -c 'import torch; print("torch imports from the envbuild environment:", torch.__version__, torch.__file__); a = torch.randn(1024, 1024, device="cuda"); print("matmul on", torch.cuda.get_device_name(0), "max |a@a.T - ref|:", float((a @ a.T - (a.cpu() @ a.cpu().T).cuda()).abs().max()))' || echo "torch import or GPU matmul FAILED"
 files=$(find "$work/eb-warm" -type f | wc -l)
 "$ENVBUILD" diff "$work/uv-warm" "$work/eb-warm" | tail -1 || true
 
@@ -89,6 +96,8 @@ $n distributions ($files files, $size of wheels) captured by envbuild from $site
 | uv warm, page cache $state | $t_uv_dropped | |
 | envbuild warm, page cache $state | $t_eb_dropped | $(ratio "$t_eb_dropped" "$t_uv_dropped") |
 | envbuild verify --lock (every file hashed) | $t_verify | |
+| earlier build (ENVBUILD_OLD), warm, page cache hot, 3 runs | ${hot_old[*]:-} | |
+| earlier build, warm, page cache dropped | ${t_old_dropped:-} | |
 TABLE
 cat "$OUT/envbuild-gpu.md"
 rm -rf "$work"

@@ -34,7 +34,7 @@ echo "interpreter: $PY ($("$PY" -V 2>&1)), prefix $prefix" >&2
 echo "envbuild:    $ENVBUILD ($("$ENVBUILD" --version))" >&2
 
 t0=$(now)
-"$ENVBUILD" --cache-dir "$work/cache-capture" capture "$prefix" --wheelhouse "$work/wheels" --lock "$work/lock.txt" >&2
+"$ENVBUILD" capture "$prefix" --wheelhouse "$work/wheels" --lock "$work/lock.txt" >&2
 t_capture=$(secs "$t0" "$(now)")
 n=$(grep -c '^[A-Za-z0-9]' "$work/lock.txt")
 size=$(du -sh "$work/wheels" | cut -f1)

@@ -185,11 +185,11 @@ CacheEntry WheelCache::unpacked(const std::string& sha256, const fs::path& wheel
 std::vector<std::string> WheelCache::changed_files(const CacheEntry& entry) const {
   std::vector<std::string> changed;
   const auto& files = entry.info.files;
-  util::Root cache = below(root_);
+  // A link in any directory on the way (the tree itself included, or the file itself a link) is a change.
+  util::DirectoryWalk tree(below(root_).open(entry.tree, O_PATH | O_DIRECTORY));
   for (std::size_t i = 0; i < files.size(); ++i) {
     struct stat st {};
-    // A link in any directory on the way (or the file itself a link) is a change.
-    bool same = cache.stat(entry.tree / files[i].path, st) && S_ISREG(st.st_mode) &&
+    bool same = tree.stat(files[i].path, st) && S_ISREG(st.st_mode) &&
                 static_cast<std::uint64_t>(st.st_size) == files[i].size &&
                 (entry.mtimes.empty() || mtime_ns(st) == entry.mtimes[i]);
     if (!same) changed.push_back(files[i].path);

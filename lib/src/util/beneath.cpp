@@ -191,9 +191,15 @@ int Root::fd(bool create) const {
 
 fs::path Root::relative(const fs::path& p) const {
   if (dir_.empty()) throw Error(ExitCode::check_failed, p.string() + ": no root to open it below");
-  auto base = fs::absolute(dir_).lexically_normal();
-  auto full = (p.is_absolute() ? p : fs::absolute(p)).lexically_normal();
-  auto rel = full.lexically_relative(base);
+  fs::path rel;
+  // Both spelt from the same working directory (the layouts build paths as root / ...): no getcwd, which
+  // a walk of thousands of files would otherwise pay twice per file.
+  if (p.is_absolute() == dir_.is_absolute()) rel = p.lexically_normal().lexically_relative(dir_.lexically_normal());
+  if (rel.empty() || *rel.begin() == "..") {
+    auto base = fs::absolute(dir_).lexically_normal();
+    auto full = (p.is_absolute() ? p : fs::absolute(p)).lexically_normal();
+    rel = full.lexically_relative(base);
+  }
   if (rel.empty() || *rel.begin() == "..")
     throw Error(ExitCode::check_failed, p.string() + ": lies outside " + dir_.string());
   return rel;
@@ -409,6 +415,22 @@ bool Root::stat(const fs::path& p, struct stat& st) const {
   Fd dir = open_beneath(root, relative(p).parent_path(), O_PATH | O_DIRECTORY);
   if (!dir) return false;
   return ::fstatat(dir.get(), p.filename().c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+bool DirectoryWalk::stat(const fs::path& relative, struct stat& st) {
+  if (!top_) return false;
+  const fs::path parent = relative.parent_path();
+  int dir = top_.get();
+  if (!parent.empty()) {
+    // Files come grouped by directory (RECORD order), so the last directory is nearly always the one.
+    if (!last_fd_ || parent.native() != last_dir_) {
+      last_fd_ = open_beneath(top_.get(), parent, O_PATH | O_DIRECTORY);
+      last_dir_ = parent.native();
+      if (!last_fd_) return false;
+    }
+    dir = last_fd_.get();
+  }
+  return ::fstatat(dir, relative.filename().c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
 fs::path common_directory(std::initializer_list<fs::path> paths) {

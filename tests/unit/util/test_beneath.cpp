@@ -211,6 +211,44 @@ TEST_CASE("Root::remove_all removes a tree and never what its links point at", "
   CHECK(!fs::exists(root_dir / "plain"));
 }
 
+TEST_CASE("DirectoryWalk: one open per directory, and a link on the way or at the end is never followed",
+          "[util][beneath]") {
+  test::TempDir tmp("beneath-walk");
+  fs::create_directories(tmp / "tree/a/b");
+  fs::create_directories(tmp / "outside");
+  tmp.write("tree/top", "1");
+  tmp.write("tree/a/one", "22");
+  tmp.write("tree/a/b/two", "333");
+  tmp.write("outside/two", "outside!");
+  fs::create_symlink(tmp / "outside", tmp / "tree/via");         // a directory link on the way
+  fs::create_symlink(tmp / "outside/two", tmp / "tree/a/link");  // the file itself a link
+  util::Root root(tmp.path);
+  util::DirectoryWalk walk(root.open(tmp / "tree", O_PATH | O_DIRECTORY));
+  REQUIRE(walk.valid());
+  struct stat st {};
+  REQUIRE(walk.stat("top", st));
+  CHECK(st.st_size == 1);
+  REQUIRE(walk.stat("a/one", st));
+  CHECK(st.st_size == 2);
+  REQUIRE(walk.stat("a/b/two", st));
+  CHECK(st.st_size == 3);
+  REQUIRE(walk.stat("a/link", st));
+  CHECK(S_ISLNK(st.st_mode));  // lstat: the link, not its target
+  CHECK(!walk.stat("via/two", st));
+  CHECK(errno == ELOOP);
+  CHECK(!walk.stat("a/missing", st));
+  CHECK(errno == ENOENT);
+  CHECK(!walk.stat("../outside/two", st));  // never above the top
+  CHECK(!walk.stat("/etc/passwd", st));
+  REQUIRE(walk.stat("a/one", st));  // back to a directory seen before
+  CHECK(st.st_size == 2);
+  // The top itself a link: nothing to walk.
+  fs::create_symlink(tmp / "outside", tmp / "linked-tree");
+  util::DirectoryWalk linked(root.open(tmp / "linked-tree", O_PATH | O_DIRECTORY));
+  CHECK(!linked.valid());
+  CHECK(!linked.stat("two", st));
+}
+
 TEST_CASE("Root::publish links the descriptor's own file: bytes renamed onto its name are never published",
           "[util][beneath]") {
   test::TempDir tmp("beneath-publish");

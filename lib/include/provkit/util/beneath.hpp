@@ -127,6 +127,23 @@ class Root {
   mutable Fd fd_;
 };
 
+// Many files in few directories below one directory descriptor: each directory is opened (below the root,
+// no link followed) once, then each file is one fstatat in it. For walks of thousands of files (a cache
+// entry's tree) where Root::stat would open every parent path again. Not thread-safe: one per thread.
+class DirectoryWalk {
+ public:
+  explicit DirectoryWalk(Fd top) : top_(std::move(top)) {}
+  bool valid() const { return static_cast<bool>(top_); }
+  // lstat of `relative` (below the top; no link followed on the way): false and errno when absent or
+  // unreachable.
+  bool stat(const fs::path& relative, struct stat& st);
+
+ private:
+  Fd top_;
+  std::string last_dir_;
+  Fd last_fd_;
+};
+
 // The nearest directory that every non-empty path of `paths` lies below
 // (absolute, lexically normal): the root of a set of paths given without one.
 fs::path common_directory(std::initializer_list<fs::path> paths);

@@ -1,4 +1,4 @@
-// libFuzzer target: PEP 508 markers (provkit::python::Marker), as read from
+// libFuzzer target: PEP 508 markers (provkit::pyspec::Marker), as read from
 // requirement lines and pylock.toml. Any input either parses or is refused
 // with std::invalid_argument; a parsed marker evaluates in all three contexts
 // to a bool or std::invalid_argument (an undefined comparison), never anything else.
@@ -7,10 +7,10 @@
 #include <stdexcept>
 #include <string_view>
 
-#include "provkit/python/markers.hpp"
+#include "provkit/pyspec/markers.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  using namespace provkit::python;
+  using namespace provkit::pyspec;
   std::string_view text(reinterpret_cast<const char*>(data), size);
   static const std::map<std::string, std::string> env = {{"implementation_name", "cpython"},
                                                          {"implementation_version", "3.11.2"},

@@ -1,4 +1,4 @@
-// libFuzzer target: a pylock.toml (provkit::python::parse_pylock: the depth
+// libFuzzer target: a pylock.toml (provkit::pyspec::parse_pylock: the depth
 // pre-check, toml++, the whole-file validation), then the entries selected for
 // one interpreter with an extra and a group. Any input either parses or is
 // refused with provkit::Error (exit 2, or 1 where the lock does not admit the
@@ -9,12 +9,12 @@
 #include <string>
 
 #include "provkit/error.hpp"
-#include "provkit/python/lock.hpp"
-#include "provkit/python/wheel_name.hpp"
+#include "provkit/pyspec/lock.hpp"
+#include "provkit/pyspec/wheel_name.hpp"
 #include "provkit/util/hash.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  using namespace provkit::python;
+  using namespace provkit::pyspec;
   std::string text(reinterpret_cast<const char*>(data), size);
   static const std::map<std::string, std::string> env = {{"implementation_name", "cpython"},
                                                          {"implementation_version", "3.11.2"},

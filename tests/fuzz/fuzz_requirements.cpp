@@ -1,5 +1,5 @@
 // libFuzzer target: a hash-checking requirements file
-// (provkit::python::parse_requirements), then the entries selected for one
+// (provkit::pyspec::parse_requirements), then the entries selected for one
 // interpreter. Any input either parses or is refused with provkit::Error; a
 // parsed entry has a name, a version and at least one 64-hex sha256.
 #include <cstdint>
@@ -7,11 +7,11 @@
 #include <string>
 
 #include "provkit/error.hpp"
-#include "provkit/python/lock.hpp"
+#include "provkit/pyspec/lock.hpp"
 #include "provkit/util/hash.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  using namespace provkit::python;
+  using namespace provkit::pyspec;
   std::string text(reinterpret_cast<const char*>(data), size);
   static const std::map<std::string, std::string> env = {{"implementation_name", "cpython"},
                                                          {"os_name", "posix"},

@@ -1,4 +1,4 @@
-// libFuzzer target: a wheel archive (provkit::python::unpack_wheel through
+// libFuzzer target: a wheel archive (provkit::wheels::unpack_wheel through
 // libarchive), with small unpack limits so one input costs little. Any input
 // either unpacks or is refused with provkit::Error; whatever happens, nothing
 // appears outside the target directory, nothing there is a link, and no more
@@ -13,7 +13,7 @@
 #include <string>
 
 #include "provkit/error.hpp"
-#include "provkit/python/wheel_zip.hpp"
+#include "provkit/wheels/zip.hpp"
 
 namespace fs = std::filesystem;
 
@@ -45,12 +45,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::ofstream f(wheel, std::ios::binary | std::ios::trunc);
     f.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
   }
-  provkit::python::UnpackLimits limits;
+  provkit::wheels::UnpackLimits limits;
   limits.max_total_bytes = 1 << 20;
   limits.max_entries = 2000;
   limits.ratio_applies_above = 64 << 10;
   try {
-    auto w = provkit::python::unpack_wheel(wheel, out, limits);
+    auto w = provkit::wheels::unpack_wheel(wheel, out, limits);
     if (w.dist_info.empty()) std::abort();
   } catch (const provkit::Error&) {
     // refused: fine, as long as nothing escaped (below)

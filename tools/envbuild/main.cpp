@@ -1,4 +1,4 @@
-// envbuild: isolated Python environments built from a hashed lock. Parses flags, calls the python
+// envbuild: isolated Python environments built from a hashed lock. Parses flags, calls the pyenv
 // domain, prints; provkit::Error becomes one sentence on stderr and its exit code.
 #include <chrono>
 #include <iomanip>
@@ -7,12 +7,12 @@
 #include "provkit/cli/convention.hpp"
 #include "provkit/cli/output.hpp"
 #include "provkit/error.hpp"
-#include "provkit/python/capture.hpp"
-#include "provkit/python/dirs.hpp"
-#include "provkit/python/env_create.hpp"
-#include "provkit/python/env_diff.hpp"
-#include "provkit/python/env_verify.hpp"
-#include "provkit/python/interpreter_install.hpp"
+#include "provkit/pyenv/capture.hpp"
+#include "provkit/pyenv/create.hpp"
+#include "provkit/pyenv/diff.hpp"
+#include "provkit/pyenv/dirs.hpp"
+#include "provkit/pyenv/interpreter_install.hpp"
+#include "provkit/pyenv/verify.hpp"
 #include "provkit/util/parallel.hpp"
 #include "provkit/util/text.hpp"
 
@@ -28,41 +28,41 @@ std::string shown(const std::string& name) { return util::printable(name); }
 struct Args {
   std::string cache_dir, python_dir;                   // the global --cache-dir and --python-dir
   std::string env, python, lock, link_mode = "clone";  // create, verify
-  python::CreateOptions create;                        // create's other flags, bound as they are
+  pyenv::CreateOptions create;                         // create's other flags, bound as they are
   std::vector<std::string> extras, groups;
   bool no_default_groups = false, json = false;
   std::string source, wheelhouse, a, b, sha256;  // capture, diff, python
 };
 
 // The words of a bad RECORD let through by --allow-bad-record.
-std::string bad_record_warning(const python::BadRecord& b) {
+std::string bad_record_warning(const pyenv::BadRecord& b) {
   return b.wheel + " has a bad RECORD (" + std::to_string(b.problems) + " problem" + (b.problems > 1 ? "s" : "") +
          ", first: " + b.first + "); installed because of --allow-bad-record";
 }
 
 // The flag that would have let a refused create through, said after the library's sentence.
 std::string flag_hint(const Error& e) {
-  if (e.is(python::CreateRefusal::would_empty)) return "; --allow-empty empties the environment";
-  if (e.is(python::CreateRefusal::bad_record)) return "; --allow-bad-record installs it anyway";
+  if (e.is(pyenv::CreateRefusal::would_empty)) return "; --allow-empty empties the environment";
+  if (e.is(pyenv::CreateRefusal::bad_record)) return "; --allow-bad-record installs it anyway";
   return "";
 }
 
 int create(Args a) {
   auto start = std::chrono::steady_clock::now();
-  python::CreateOptions& o = a.create;
+  pyenv::CreateOptions& o = a.create;
   o.env = a.env;
-  o.python = python::find_python(a.python, python::pythons_dir(a.python_dir));
+  o.python = pyenv::find_python(a.python, pyenv::pythons_dir(a.python_dir));
   o.lock = a.lock;
   o.selection = {a.extras, a.groups, a.no_default_groups};
-  o.cache_dir = python::wheel_cache_dir(a.cache_dir);
-  o.link_mode = python::parse_link_mode(a.link_mode);
-  auto r = python::create_env(o);
+  o.cache_dir = pyenv::wheel_cache_dir(a.cache_dir);
+  o.link_mode = wheels::parse_link_mode(a.link_mode);
+  auto r = pyenv::create_env(o);
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::vector<std::string> warnings = r.warnings;
   for (auto& b : r.bad_records) warnings.push_back(bad_record_warning(b));
   for (auto& w : warnings) warn(w);
   if (a.json) {
-    auto fields = python::to_json(r, a.env, secs);
+    auto fields = pyenv::to_json(r, a.env, secs);
     fields["warnings"] = warnings;
     cli::JsonLines("envbuild").summary(0, std::nullopt, fields);
   } else if (r.plan.nothing_to_do()) {
@@ -79,12 +79,12 @@ int create(Args a) {
 
 int verify(const Args& a) {
   auto jobs = util::default_jobs();
-  auto report = a.lock.empty() ? python::verify_env(a.env, jobs)
-                               : python::verify_env(a.env, jobs, a.lock, {a.extras, a.groups, a.no_default_groups},
-                                                    python::wheel_cache_dir(a.cache_dir));
+  auto report = a.lock.empty() ? pyenv::verify_env(a.env, jobs)
+                               : pyenv::verify_env(a.env, jobs, a.lock, {a.extras, a.groups, a.no_default_groups},
+                                                   pyenv::wheel_cache_dir(a.cache_dir));
   if (a.json)
     return cli::JsonLines("envbuild")
-        .summary(report.clean() ? 0 : 1, cli::Reason::verification_failed, python::to_json(report, a.env, a.lock));
+        .summary(report.clean() ? 0 : 1, cli::Reason::verification_failed, pyenv::to_json(report, a.env, a.lock));
   for (auto& d : report.dists) {
     if (d.check.clean()) continue;
     std::cout << shown(d.name) << " " << shown(d.version) << ":\n";
@@ -107,8 +107,8 @@ int verify(const Args& a) {
 }
 
 int capture(const Args& a) {
-  auto r = python::capture_to_lock(a.source, a.wheelhouse, a.lock, util::default_jobs(),
-                                   std::string("envbuild capture ") + PROVKIT_VERSION);
+  auto r = pyenv::capture_to_lock(a.source, a.wheelhouse, a.lock, util::default_jobs(),
+                                  std::string("envbuild capture ") + PROVKIT_VERSION);
   for (auto& w : r.warnings) warn(w);
   for (auto& s : r.skipped) warn("skipped " + s);
   std::cout << "captured " << r.entries.size() << " distributions into " << shown(a.wheelhouse) << "; lock "
@@ -118,10 +118,10 @@ int capture(const Args& a) {
 }
 
 int diff(const Args& a) {
-  auto rows = python::diff_versions(python::read_versions(a.a), python::read_versions(a.b));
-  auto differing = python::count_differing(rows);
+  auto rows = pyenv::diff_versions(pyenv::read_versions(a.a), pyenv::read_versions(a.b));
+  auto differing = pyenv::count_differing(rows);
   if (a.json)
-    return cli::JsonLines("envbuild").summary(differing ? 1 : 0, cli::Reason::differs, python::to_json(rows, a.a, a.b));
+    return cli::JsonLines("envbuild").summary(differing ? 1 : 0, cli::Reason::differs, pyenv::to_json(rows, a.a, a.b));
   for (auto& r : rows) r.name = shown(r.name), r.a = shown(r.a), r.b = shown(r.b);
   std::string side_a = shown(a.a), side_b = shown(a.b);
   std::size_t wn = 7, wa = side_a.size(), wb = side_b.size();
@@ -137,8 +137,8 @@ int diff(const Args& a) {
 }
 
 int python_install(const Args& a) {
-  auto r = python::install_python(a.source, a.sha256, python::pythons_dir(a.python_dir),
-                                  python::wheel_cache_dir(a.cache_dir));
+  auto r = pyenv::install_python(a.source, a.sha256, pyenv::pythons_dir(a.python_dir),
+                                 pyenv::wheel_cache_dir(a.cache_dir));
   std::cout << "Python " << shown(r.version) << (r.already ? " already installed at " : " installed at ")
             << shown(r.dir.string()) << "\n"
             << "use: --python " << shown(r.version.substr(0, r.version.rfind('.'))) << " (or "
@@ -222,7 +222,7 @@ int run(int argc, char** argv) {
     if (capture->parsed()) return ::capture(a);
     if (diff->parsed()) return ::diff(a);
     if (install->parsed()) return python_install(a);
-    std::cout << shown(python::find_python(a.python, python::pythons_dir(a.python_dir)).string()) << "\n";
+    std::cout << shown(pyenv::find_python(a.python, pyenv::pythons_dir(a.python_dir)).string()) << "\n";
     return 0;
   } catch (const Error& e) {
     const std::string message = e.what() + flag_hint(e);

@@ -1,8 +1,8 @@
 #include "provkit/host/toolchain.hpp"
 
 #include "provkit/error.hpp"
-#include "provkit/python/dirs.hpp"
-#include "provkit/python/interpreter.hpp"
+#include "provkit/pyenv/dirs.hpp"
+#include "provkit/pyenv/interpreter.hpp"
 
 #include <cctype>
 
@@ -53,10 +53,10 @@ std::optional<std::string> parse_nvcc_release(std::string_view out) {
 }
 
 std::optional<Python> probe_python(const std::string& want, std::string_view path_list, std::string& why) {
-  // envbuild's rule (python::find_python), so both tools pick the same interpreter for "3.11".
+  // envbuild's rule (pyenv::find_python), so both tools pick the same interpreter for "3.11".
   std::optional<fs::path> path;
   try {
-    path = python::find_python(want, python::pythons_dir(""), path_list);
+    path = pyenv::find_python(want, pyenv::pythons_dir(""), path_list);
   } catch (const Error& e) {
     why = e.what();
     return std::nullopt;

@@ -88,15 +88,7 @@ std::string resolve_reference(const std::string& base, const std::string& locati
   return part(u.get(), CURLUPART_URL).value_or(loc);
 }
 
-std::string percent_decode(const std::string& s) {
-  if (s.empty() || s.size() > INT_MAX) return s;
-  int length = 0;
-  char* out = curl_easy_unescape(nullptr, s.data(), static_cast<int>(s.size()), &length);
-  if (!out) return s;
-  std::string decoded(out, static_cast<std::size_t>(length));
-  curl_free(out);
-  return decoded;
-}
+std::string percent_decode(const std::string& s) { return util::percent_decode(s); }
 
 std::string percent_encode(std::string_view s, bool keep_slash) {
   std::string out;

@@ -1,4 +1,4 @@
-// provkit::util strings: the one trim, lower, split and join.
+// provkit::util strings: the one trim, lower, split, join and percent_decode.
 #include <catch2/catch.hpp>
 
 #include "provkit/util/strings.hpp"
@@ -39,4 +39,14 @@ TEST_CASE("parse_u64 takes plain decimal digits only, at most 19", "[util]") {
     CHECK_FALSE(util::parse_u64(bad, v));
     CHECK(v == 7);
   }
+}
+
+TEST_CASE("percent_decode decodes %XX and keeps any other '%', as curl_easy_unescape does", "[util]") {
+  CHECK(util::percent_decode("torch-2.6.0%2Bcpu%zz%4") == "torch-2.6.0+cpu%zz%4");
+  CHECK(util::percent_decode("%2b%2B%41") == "++A");
+  CHECK(util::percent_decode("a%00b") == std::string("a\0b", 3));
+  CHECK(util::percent_decode("%") == "%");
+  CHECK(util::percent_decode("%4") == "%4");
+  CHECK(util::percent_decode("+") == "+");
+  CHECK(util::percent_decode("") == "");
 }

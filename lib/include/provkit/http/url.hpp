@@ -33,7 +33,7 @@ std::string resolve_reference(const std::string& base, const std::string& locati
 std::string redact_url(const std::string& url);
 
 // %XX sequences decoded, e.g. a wheel's file name from the last part of its
-// URL ("torch-2.6.0%2Bcpu-..." is torch-2.6.0+cpu-...).
+// URL ("torch-2.6.0%2Bcpu-..." is torch-2.6.0+cpu-...): util::percent_decode.
 std::string percent_decode(const std::string& s);
 
 // Every byte but ALPHA, DIGIT and "-._~" as %XX (upper-case hex); with

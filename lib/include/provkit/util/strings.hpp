@@ -32,4 +32,9 @@ std::string join(const std::vector<std::string>& parts, char sep);
 // protocol fields write them; false leaves `out` alone.
 bool parse_u64(std::string_view s, std::uint64_t& out);
 
+// Each %XX (two hex digits) decoded to its byte; any other '%' kept as it is, as
+// curl_easy_unescape does ("torch-2.6.0%2Bcpu" is "torch-2.6.0+cpu"). Here
+// rather than in http so that the file formats that carry URLs need no HTTP.
+std::string percent_decode(std::string_view s);
+
 }  // namespace provkit::util

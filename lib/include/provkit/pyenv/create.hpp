@@ -1,0 +1,71 @@
+#pragma once
+// `envbuild create`: make an environment match a lock. Reads what the plan
+// needs (each lock entry's candidate wheels from find-links, pylock paths or
+// simple indexes; the installed distributions; the cache), plans (plan.hpp:
+// install, reinstall, remove, keep, each with its reason), then carries the
+// plan out.
+#include <filesystem>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "provkit/pyenv/interpreter.hpp"
+#include "provkit/pyenv/plan.hpp"
+#include "provkit/pyenv/venv.hpp"
+#include "provkit/pyspec/lock.hpp"
+#include "provkit/pyspec/wheel_name.hpp"
+#include "provkit/wheels/linker.hpp"
+
+namespace provkit::pyenv {
+
+namespace fs = std::filesystem;
+
+struct CreateOptions {
+  fs::path env;
+  fs::path python;  // resolved interpreter path
+  fs::path lock;
+  pyspec::LockSelection selection;  // pylock extras and dependency groups
+  std::vector<fs::path> find_links;
+  std::vector<std::string> index_urls;
+  fs::path cache_dir;
+  wheels::LinkMode link_mode = wheels::LinkMode::clone;
+  bool allow_bad_record = false;
+  // A lock that selects nothing while the environment holds distributions
+  // would uninstall all of them: refused (usage) unless this is set.
+  bool allow_empty = false;
+  bool compile = false;
+  unsigned jobs = 0;  // 0: default
+};
+
+// A wheel installed although its RECORD does not match its content (CreateOptions::allow_bad_record).
+struct BadRecord {
+  std::string wheel;  // file name
+  std::size_t problems = 0;
+  std::string first;  // the first problem
+};
+
+struct CreateResult {
+  std::vector<std::string> installed, removed, unchanged;  // "name==version", as the plan's decisions below
+  std::vector<std::string> warnings;
+  std::string link_mode;  // the mode actually used, empty when nothing was linked
+  Plan plan;              // what was decided, each with its reason, and carried out
+  std::vector<BadRecord> bad_records;
+};
+
+// `envbuild create --json`: the result for the environment as given, and the seconds it took; "plan" holds
+// the typed decisions (plan.hpp's to_json).
+nlohmann::json to_json(const CreateResult& r, const std::string& env, double seconds);
+
+// Carries a plan out for the environment `layout` of interpreter `it`: fills the cache (downloads checked while
+// they stream, wheels unpacked and checked against RECORD; refused with Error(CreateRefusal::bad_record) unless
+// `options.allow_bad_record`), judges every wheel's layout, and only then touches the environment: skeleton,
+// removals, installs in parallel, bytecode when asked.
+CreateResult execute_plan(const Plan& plan, const Interpreter& it, const VenvLayout& layout,
+                          const CreateOptions& options);
+
+// Reads the inputs (interpreter, lock, the wheels each source offers, the environment, the cache), plans
+// (plan_env; each decision traced) and carries the plan out.
+CreateResult create_env(const CreateOptions& options);
+
+}  // namespace provkit::pyenv

@@ -1,0 +1,52 @@
+#pragma once
+// Installs one unpacked wheel from the cache into an environment: files
+// linked from the cache, .data mapped, #!python shebangs rewritten, console
+// and GUI launchers from entry_points.txt, RECORD/INSTALLER/REQUESTED written.
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "provkit/wheels/cache.hpp"
+#include "provkit/wheels/linker.hpp"
+
+namespace provkit::wheels {
+
+namespace fs = std::filesystem;
+
+// Where a wheel's files go (pyenv::install_scheme makes it from an environment's layout): the scheme's
+// directories, the interpreter its scripts run, and the files no wheel may install over.
+struct InstallScheme {
+  fs::path root;
+  fs::path purelib, platlib, scripts, data;
+  fs::path python;  // root/bin/python
+  std::string python_xy;
+  std::vector<fs::path> skeleton;  // lexically normal (pyenv::venv_skeleton)
+};
+
+// The shebang for scripts run by `python`: "#!<python>\n", or the /bin/sh
+// exec form when the path is longer than 127 bytes or holds a space.
+std::string script_shebang(const std::string& python);
+
+// One launcher script for an entry point "module:attr [extras]".
+std::string launcher_script(const std::string& python, const std::string& entry_point);
+
+struct EntryPoint {
+  std::string name, value;
+  bool gui = false;
+};
+// [console_scripts] and [gui_scripts] of an entry_points.txt.
+std::vector<EntryPoint> script_entry_points(const std::string& entry_points_txt);
+
+// Checks, without writing, that `entry` (from wheel `wheel_filename`) can be
+// installed into `layout`: its .dist-info and METADATA name the project and
+// version of the file name, its .data and scripts map, and no file or
+// launcher lands on the environment's skeleton (layout.skeleton). Throws
+// Error(check_failed) naming the wheel otherwise.
+void check_wheel_fits(const CacheEntry& entry, const std::string& wheel_filename, const InstallScheme& layout);
+
+// Installs `entry` (from wheel `wheel_filename`) into `layout` after the same
+// checks. Returns the dist-info path.
+fs::path install_wheel(const CacheEntry& entry, const std::string& wheel_filename, const InstallScheme& layout,
+                       Linker& linker);
+
+}  // namespace provkit::wheels

@@ -1,0 +1,67 @@
+#pragma once
+// Wheel archives through libarchive: streaming unpack with every file hashed
+// and checked against the wheel's RECORD, and packing for `capture`.
+// Unsafe entries (.., absolute paths, links, duplicates, a name used both as a
+// file and as a directory, a second .dist-info) and absurd sizes are refused
+// from the central directory, before a byte is written.
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+struct archive;
+
+namespace provkit::wheels {
+
+// libarchive's message for the last error on an archive, never NULL; shared by
+// every reader of archives (wheels, Python install tarballs).
+std::string archive_error(archive* a);
+
+namespace fs = std::filesystem;
+
+struct UnpackedFile {
+  std::string path;  // relative, '/'-separated, as in the wheel
+  std::string hash;  // "sha256=..." of the bytes written
+  std::uint64_t size = 0;
+  bool executable = false;
+};
+
+struct UnpackedWheel {
+  std::string dist_info;                     // "name-1.0.dist-info"
+  std::vector<UnpackedFile> files;           // every regular file, in archive order
+  std::vector<std::string> record_problems;  // RECORD mismatches (empty when clean)
+};
+
+// What one wheel may unpack to. The largest real wheels (CUDA libraries, torch)
+// unpack to a few GiB at ratios under 10; a wheel past these is a bomb or a
+// mistake, and is refused before it can fill the disk.
+struct UnpackLimits {
+  std::uint64_t max_total_bytes = 32ull << 30;  // sum of the uncompressed sizes
+  std::uint64_t max_entries = 500000;
+  double max_ratio = 100;                           // uncompressed total / wheel file size
+  std::uint64_t ratio_applies_above = 64ull << 20;  // small wheels may compress very well
+};
+
+// Unpacks `wheel` into the empty directory `dest`. Throws Error(check_failed)
+// naming the wheel and entry for unsafe entries, sizes past `limits` (declared
+// ones before writing, actual ones while streaming) or an unreadable archive;
+// RECORD mismatches are returned for the caller to judge.
+UnpackedWheel unpack_wheel(const fs::path& wheel, const fs::path& dest, const UnpackLimits& limits = {});
+
+// One file of a wheel being packed: bytes from `source` (or `content` when
+// source is empty), stored under `name`. With `below` set, source is opened
+// below that directory (util::Root: no link on the way, a regular file).
+struct PackEntry {
+  std::string name;
+  fs::path source;
+  std::string content;
+  bool executable = false;
+  fs::path below{};
+};
+// Writes a deflated zip to `out` (atomically: temporary then rename).
+void pack_wheel(const fs::path& out, const std::vector<PackEntry>& entries);
+
+// Reads one member of a zip into memory (small metadata files).
+std::string read_zip_member(const fs::path& zip, const std::string& name);
+
+}  // namespace provkit::wheels

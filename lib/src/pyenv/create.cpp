@@ -1,0 +1,330 @@
+#include "provkit/pyenv/create.hpp"
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+
+#include "provkit/error.hpp"
+#include "provkit/http/http.hpp"
+#include "provkit/pyenv/installed.hpp"
+#include "provkit/pyenv/venv.hpp"
+#include "provkit/pyspec/wheel_tags.hpp"
+#include "provkit/util/beneath.hpp"
+#include "provkit/util/log.hpp"
+#include "provkit/util/parallel.hpp"
+#include "provkit/util/process.hpp"
+#include "provkit/wheels/cache.hpp"
+#include "provkit/wheels/index.hpp"
+#include "provkit/wheels/install.hpp"
+#include "provkit/wheels/record.hpp"
+
+namespace provkit::pyenv {
+
+using namespace pyspec;
+using namespace wheels;
+
+namespace {
+
+// The most a RECORD read for planning may hold (torch's is about 2 MiB).
+constexpr std::size_t kMaxRecordBytes = 64u << 20;
+
+// Find-links directories: every *.whl, by normalised project name.
+std::map<std::string, std::vector<WheelCandidate>> scan_find_links(const std::vector<fs::path>& dirs) {
+  std::map<std::string, std::vector<WheelCandidate>> out;
+  for (const auto& dir : dirs) {
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec))
+      throw Error(ExitCode::usage, dir.string() + ": no such wheel directory (find-links)");
+    for (const auto& e : fs::directory_iterator(dir, ec)) {
+      auto wn = parse_wheel_name(e.path().filename().string());
+      if (!wn || !e.is_regular_file(ec)) continue;  // a FIFO or device named like a wheel is none
+      WheelCandidate c;
+      c.wheel = *wn;
+      c.local = e.path();
+      out[normalize_name(wn->name)].push_back(std::move(c));
+    }
+  }
+  return out;
+}
+
+// The wheels that could satisfy `e`: explicit pylock wheels first (a --find-links file of the same name saves
+// a download), else the find-links directories, else the indexes in order until one offers any.
+std::vector<WheelCandidate> gather_candidates(const LockEntry& e, const Lock& lock,
+                                              const std::map<std::string, std::vector<WheelCandidate>>& local,
+                                              const std::vector<std::string>& index_urls) {
+  std::vector<WheelCandidate> candidates;
+  for (const auto& w : e.wheels) {
+    WheelCandidate c;
+    c.wheel = *parse_wheel_name(w.filename);
+    c.sha256 = w.sha256;
+    c.size = w.size;
+    if (!w.path.empty()) c.local = fs::path(w.path).is_absolute() ? fs::path(w.path) : lock.file.parent_path() / w.path;
+    else if (w.url.rfind("file://", 0) == 0) c.local = http::percent_decode(w.url.substr(7));
+    else c.url = w.url;
+    if (c.local.empty()) {
+      auto found = local.find(normalize_name(c.wheel.name));
+      if (found != local.end())
+        for (const auto& l : found->second)
+          if (l.wheel.filename == w.filename) c.local = l.local, c.url.clear();
+    }
+    candidates.push_back(std::move(c));
+  }
+  if (e.wheels.empty()) {
+    auto found = local.find(normalize_name(e.name));
+    if (found != local.end()) candidates = found->second;
+    for (const auto& url : index_urls) {
+      if (!candidates.empty()) break;
+      for (auto& c : simple_index_wheels(url, e.name)) candidates.push_back(std::move(c));
+    }
+  }
+  return candidates;
+}
+
+// Hashes the ranked candidates, best first, until one has a hash the lock allows: a local file always (its
+// size checked against the lock's first, as uv does), an index file without a stated hash by downloading it
+// once. What is not reached stays unhashed; plan_env chooses from the same ranking.
+void hash_candidates(const LockEntry& e, std::vector<WheelCandidate>& candidates, const std::vector<std::string>& tags,
+                     WheelCache& cache) {
+  for (const auto* ranked : rank_wheels(e, candidates, tags)) {
+    auto& c = candidates[static_cast<std::size_t>(ranked - candidates.data())];
+    if (choice_hash(c).empty()) {
+      if (c.local.empty()) {
+        c.hashed = download_unhashed_wheel(c.url, cache);
+      } else {
+        std::error_code size_ec;
+        auto on_disk = fs::file_size(c.local, size_ec);
+        if (c.size && !size_ec && on_disk != *c.size)
+          throw Error(ExitCode::check_failed, c.local.string() + " is " + std::to_string(on_disk) +
+                                                  " bytes; the lock says " + std::to_string(*c.size));
+        c.hashed = cache.local_wheel_sha256(c.local);
+      }
+    }
+    if (std::find(e.sha256.begin(), e.sha256.end(), choice_hash(c)) != e.sha256.end()) return;
+  }
+}
+
+CacheState cache_state(const WheelCache& cache, const std::string& sha256) {
+  CacheState s;
+  std::error_code ec;
+  s.downloaded = fs::exists(cache.downloaded_wheel(sha256), ec);
+  if (auto found = cache.find(sha256)) {
+    s.unpacked = true;
+    s.changed_files = cache.changed_files(*found);
+    s.dist_info = found->info.dist_info;
+    for (const auto& f : found->info.files) s.files[f.path] = f.hash;
+  }
+  return s;
+}
+
+// The installed RECORD's rows that have a hash, read below the environment's root (no link followed).
+std::map<std::string, std::string> read_record_hashes(const util::Root& env, const InstalledDist& d) {
+  const fs::path record = d.dist_info / "RECORD";
+  std::map<std::string, std::string> out;
+  for (auto& row : parse_record(env.read_if_present(record, kMaxRecordBytes), record.string()))
+    if (!row.hash.empty()) out[row.path] = row.hash;
+  return out;
+}
+
+std::string plural(std::size_t n, const char* word) { return std::to_string(n) + " " + word + (n == 1 ? "" : "s"); }
+
+}  // namespace
+
+CreateResult execute_plan(const Plan& plan, const Interpreter& it, const VenvLayout& layout, const CreateOptions& o) {
+  CreateResult result;
+  result.plan = plan;
+  const unsigned jobs = o.jobs ? o.jobs : util::default_jobs();
+  WheelCache cache(o.cache_dir);
+
+  // What to install, in the lock's order: installs and reinstalls alike.
+  struct Work {
+    const SelectedWheel* wheel;
+    const Fetch* fetch;
+    CacheEntry cached;
+  };
+  std::vector<Work> work;
+  for (const auto& w : plan.selected) {
+    for (const auto& i : plan.installs)
+      if (i.wheel.name == w.name) work.push_back({&i.wheel, &i.fetch, {}});
+    for (const auto& r : plan.reinstalls)
+      if (r.wheel.name == w.name) work.push_back({&r.wheel, &r.fetch, {}});
+  }
+
+  // Fill the cache (download and unpack what is missing), in parallel; new entries are published together
+  // once their files are on disk.
+  std::mutex warn_mutex, staged_mutex;
+  std::vector<std::pair<std::size_t, WheelCache::Staged>> staged_entries;
+  auto fill = [&](std::size_t k) {
+    Work& job = work[k];
+    const SelectedWheel& w = *job.wheel;
+    const std::string sha = w.sha256();
+    std::optional<CacheEntry> found;
+    switch (job.fetch->step) {
+      case CacheStep::use_unpacked: found = cache.find(sha); break;
+      case CacheStep::unpack: break;
+      case CacheStep::unpack_again_drifted:
+        // Hardlinked files are shared with the cache: an edit in the environment may have changed the
+        // cache entry too, so it is unpacked afresh.
+        cache.evict(sha);
+        break;
+      case CacheStep::unpack_again_changed: {
+        // An entry edited since it was extracted (through a hardlink from an environment) must not reach
+        // another one: unpacked again from its wheel.
+        cache.evict(sha);
+        const auto& changed = job.fetch->changed_files;
+        std::lock_guard lock(warn_mutex);
+        result.warnings.push_back("the cache's copy of " + w.wheel.wheel.filename + " had " +
+                                  plural(changed.size(), "file") +
+                                  " changed since it was unpacked (first: " + (changed.empty() ? "" : changed.front()) +
+                                  "; an edit through a hardlink?); unpacked again from the verified wheel");
+        break;
+      }
+    }
+    if (found) {
+      job.cached = *found;
+    } else {
+      fs::path wheel_file = w.wheel.local;
+      std::error_code ec;
+      if (wheel_file.empty() && fs::exists(cache.downloaded_wheel(sha), ec)) wheel_file = cache.downloaded_wheel(sha);
+      if (wheel_file.empty()) wheel_file = download_wheel(w.wheel.url, sha, w.wheel.size, cache);
+      auto staged = cache.stage(sha, wheel_file);
+      job.cached = staged.entry;
+      std::lock_guard lock(staged_mutex);
+      staged_entries.emplace_back(k, std::move(staged));
+    }
+    if (!job.cached.info.record_problems.empty()) {
+      const auto& probs = job.cached.info.record_problems;
+      if (!o.allow_bad_record)
+        throw Error(CreateRefusal::bad_record, w.wheel.wheel.filename + " has a bad RECORD (" +
+                                                   plural(probs.size(), "problem") + ", first: " + probs.front() + ")");
+      std::lock_guard lock(warn_mutex);
+      result.bad_records.push_back({w.wheel.wheel.filename, probs.size(), probs.front()});
+    }
+  };
+  std::vector<WheelCache::Staged> staged_only;
+  auto publish = [&] {
+    for (auto& [k, st] : staged_entries) staged_only.push_back(st);
+    cache.publish_all(staged_only);
+    for (auto& [k, st] : staged_entries) work[k].cached.tree = cache.root() / "unpacked" / st.sha256 / "tree";
+  };
+  try {
+    util::parallel_for(work.size(), jobs, fill);
+  } catch (...) {
+    publish();  // what was unpacked is sound (RECORD problems are kept with it)
+    throw;
+  }
+  publish();
+
+  // Every wheel's layout is judged (names, .data, nothing over the skeleton) before the environment is touched.
+  const wheels::InstallScheme scheme = install_scheme(layout);
+  for (auto& job : work) check_wheel_fits(job.cached, job.wheel->wheel.wheel.filename, scheme);
+
+  // Only now touch the environment: skeleton, removals (what the lock leaves out, and what is replaced), then
+  // installs in parallel.
+  create_venv(layout, it, PROVKIT_VERSION);
+  auto uninstall = [&](const InstalledDist& d) {
+    auto left = uninstall_dist(layout.root, d);
+    if (!left.empty())
+      result.warnings.push_back(d.name + " " + d.version + ": RECORD lists " + plural(left.size(), "path") +
+                                " outside the environment or through a link, left alone (first: " + left.front() + ")");
+  };
+  for (const auto& r : plan.reinstalls) uninstall(r.installed);
+  for (const auto& r : plan.removals) {
+    uninstall(r.installed);
+    result.removed.push_back(r.installed.name + "==" + r.installed.version);
+  }
+  Linker linker(o.link_mode);
+  util::parallel_for(work.size(), jobs, [&](std::size_t k) {
+    install_wheel(work[k].cached, work[k].wheel->wheel.wheel.filename, scheme, linker);
+  });
+  for (auto& job : work) result.installed.push_back(job.wheel->name.as_written() + "==" + job.wheel->version.str());
+  for (const auto& k : plan.keeps) result.unchanged.push_back(k.wheel.name.as_written() + "==" + k.wheel.version.str());
+  if (!work.empty()) result.link_mode = link_mode_name(linker.mode());
+  // The fallback belongs to the cache's file system: said once per cache.
+  if (auto w = linker.warning(); !w.empty() && cache.first_fallback_notice(std::string(link_mode_name(o.link_mode)) +
+                                                                           ">" + link_mode_name(linker.mode())))
+    result.warnings.insert(result.warnings.begin(), w + " (said once for this cache)");
+
+  if (o.compile && !work.empty()) {
+    util::RunOptions run_options;
+    run_options.stderr_to = util::StderrTo::inherit;
+    int rc = util::shell_status(
+        util::run({layout.python.string(), "-m", "compileall", "-q", "-j0", layout.purelib.string()}, run_options));
+    if (rc != 0) result.warnings.push_back("bytecode compilation exited with status " + std::to_string(rc));
+  }
+  return result;
+}
+
+CreateResult create_env(const CreateOptions& o) {
+  const unsigned jobs = o.jobs ? o.jobs : util::default_jobs();
+  Interpreter it = query_interpreter(o.python, o.cache_dir);
+  WheelCache cache(o.cache_dir);
+  PlanInputs in;
+  in.env = o.env;
+  in.lock = read_lock(o.lock);
+  in.markers = it.markers;
+  in.selection = o.selection;
+  in.tags = compatible_tags(tag_inputs(it));
+  in.allow_empty = o.allow_empty;
+  // The entries plan_env will select: only their wheels are looked for and hashed.
+  const auto entries = applicable_entries(in.lock, in.markers, in.selection);
+
+  std::vector<fs::path> find_links = o.find_links;
+  for (const auto& f : in.lock.find_links) find_links.emplace_back(f);
+  std::vector<std::string> index_urls = o.index_urls;
+  if (index_urls.empty()) index_urls = in.lock.index_urls;
+  const auto local = scan_find_links(find_links);
+
+  std::vector<std::vector<WheelCandidate>> offered(entries.size());
+  util::parallel_for(entries.size(), jobs, [&](std::size_t i) {
+    offered[i] = gather_candidates(entries[i], in.lock, local, index_urls);
+    hash_candidates(entries[i], offered[i], in.tags, cache);
+  });
+  std::vector<std::string> allowed;  // the hashes plan_env may choose, for the cache's state
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    for (const auto& c : offered[i]) {
+      auto sha = choice_hash(c);
+      const auto& ok = entries[i].sha256;
+      if (!sha.empty() && std::find(ok.begin(), ok.end(), sha) != ok.end()) allowed.push_back(sha);
+    }
+    in.candidates[normalize_name(entries[i].name)] = std::move(offered[i]);
+  }
+
+  // What the environment holds now (nothing is changed before the plan is carried out).
+  VenvLayout layout = venv_layout(o.env, it);
+  std::vector<InstalledDist> installed;
+  std::error_code ec;
+  if (fs::is_directory(layout.purelib, ec)) installed = list_installed(layout.purelib);
+  if (layout.platlib != layout.purelib && fs::is_directory(layout.platlib, ec))
+    for (auto& d : list_installed(layout.platlib)) installed.push_back(d);
+  in.installed.resize(installed.size());
+  const util::Root env_root(layout.root);
+  util::parallel_for(installed.size(), jobs, [&](std::size_t i) {
+    InstalledState& s = in.installed[i];
+    s.dist = installed[i];
+    if (!wants_file_check(s.dist, entries)) return;
+    s.files = check_dist(layout.root, s.dist, nullptr);
+    try {
+      s.record = read_record_hashes(env_root, s.dist);
+    } catch (const Error&) {
+      // An unreadable RECORD is drift, and check_dist has said so; there is nothing to compare.
+    }
+  });
+
+  std::sort(allowed.begin(), allowed.end());
+  allowed.erase(std::unique(allowed.begin(), allowed.end()), allowed.end());
+  std::vector<CacheState> states(allowed.size());
+  util::parallel_for(allowed.size(), jobs, [&](std::size_t i) { states[i] = cache_state(cache, allowed[i]); });
+  for (std::size_t i = 0; i < allowed.size(); ++i) in.cache[allowed[i]] = std::move(states[i]);
+
+  Plan plan = plan_env(in);
+  if (util::log::enabled())
+    for (const auto& line : describe(plan)) util::log::debug("python", line);
+  return execute_plan(plan, it, layout, o);
+}
+
+nlohmann::json to_json(const CreateResult& r, const std::string& env, double seconds) {
+  return {{"environment", env},     {"installed", r.installed}, {"removed", r.removed}, {"unchanged", r.unchanged},
+          {"warnings", r.warnings}, {"link_mode", r.link_mode}, {"seconds", seconds},   {"plan", to_json(r.plan)}};
+}
+
+}  // namespace provkit::pyenv

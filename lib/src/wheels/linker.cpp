@@ -1,0 +1,182 @@
+#include "provkit/wheels/linker.hpp"
+
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "provkit/error.hpp"
+#include "provkit/util/beneath.hpp"
+#include "provkit/util/fd.hpp"
+
+namespace provkit::wheels {
+
+const char* link_mode_name(LinkMode m) {
+  switch (m) {
+    case LinkMode::clone: return "clone";
+    case LinkMode::hardlink: return "hardlink";
+    case LinkMode::copy: return "copy";
+  }
+  return "?";
+}
+
+LinkMode parse_link_mode(const std::string& s) {
+  if (s == "clone" || s == "reflink") return LinkMode::clone;
+  if (s == "hardlink") return LinkMode::hardlink;
+  if (s == "copy") return LinkMode::copy;
+  throw Error(ExitCode::usage, "--link-mode must be clone, hardlink or copy, not '" + s + "'");
+}
+
+namespace {
+
+using util::Fd;
+
+// Opens src and creates `to` (in the directory `dir`, never through a link) with src's permission bits;
+// false and errno on failure.
+bool open_pair(const fs::path& from, const Dest& to, Fd& src, Fd& dst) {
+  src = util::open_regular(from);  // a FIFO or device is no file to copy
+  if (!src) return false;
+  struct stat st {};
+  if (::fstat(src.get(), &st) != 0) return false;
+  dst.reset(
+      ::openat(to.dir, to.name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, st.st_mode & 07777));
+  return static_cast<bool>(dst);
+}
+
+void remove_keeping_errno(const Dest& to) {
+  int e = errno;
+  ::unlinkat(to.dir, to.name.c_str(), 0);
+  errno = e;
+}
+
+bool clone_file(const fs::path& from, const Dest& to) {
+  Fd src(-1), dst(-1);
+  if (!open_pair(from, to, src, dst)) return false;
+  if (::ioctl(dst.get(), FICLONE, src.get()) != 0) {
+    remove_keeping_errno(to);
+    return false;
+  }
+  return true;
+}
+
+bool copy_bytes(const fs::path& from, const Dest& to) {
+  Fd src(-1), dst(-1);
+  if (!open_pair(from, to, src, dst)) return false;
+  for (;;) {
+    ssize_t n = ::copy_file_range(src.get(), nullptr, dst.get(), nullptr, 1 << 30, 0);
+    if (n == 0) return true;
+    if (n > 0) continue;
+    if (errno == EINTR) continue;
+    if (errno == EXDEV || errno == ENOSYS || errno == EOPNOTSUPP || errno == EINVAL) break;
+    remove_keeping_errno(to);
+    return false;
+  }
+  static thread_local char buf[1 << 16];
+  for (;;) {
+    ssize_t n = ::read(src.get(), buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return false;
+    if (n == 0) return true;
+    if (int e = util::write_all(dst.get(), buf, static_cast<std::size_t>(n)); e != 0) {
+      errno = e;
+      remove_keeping_errno(to);
+      return false;
+    }
+  }
+}
+
+// The parent directory of a path the caller gave (links followed: the caller named it).
+Fd parent_of(const fs::path& to) {
+  fs::path dir = to.parent_path();
+  return Fd(::open(dir.empty() ? "." : dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+}
+
+}  // namespace
+
+void copy_file_contents(const fs::path& from, const Dest& to) {
+  if (!copy_bytes(from, to)) {
+    if (errno == EEXIST) {
+      ::unlinkat(to.dir, to.name.c_str(), 0);
+      if (copy_bytes(from, to)) return;
+    }
+    throw Error(ExitCode::check_failed,
+                "cannot copy " + from.string() + " to " + to.shown.string() + ": " + std::strerror(errno));
+  }
+}
+
+void copy_file_contents(const fs::path& from, const fs::path& to) {
+  Fd dir = parent_of(to);
+  if (!dir)
+    throw Error(ExitCode::check_failed,
+                "cannot copy " + from.string() + " to " + to.string() + ": " + std::strerror(errno));
+  copy_file_contents(from, Dest{dir.get(), to.filename().string(), to});
+}
+
+bool Linker::try_mode(LinkMode m, const fs::path& from, const Dest& to, int& err) {
+  bool ok = false;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    switch (m) {
+      case LinkMode::clone: ok = clone_file(from, to); break;
+      // The source itself, never what it points at (no AT_SYMLINK_FOLLOW).
+      case LinkMode::hardlink: ok = ::linkat(AT_FDCWD, from.c_str(), to.dir, to.name.c_str(), 0) == 0; break;
+      case LinkMode::copy: ok = copy_bytes(from, to); break;
+    }
+    if (ok || errno != EEXIST) break;
+    ::unlinkat(to.dir, to.name.c_str(), 0);  // replace what a previous install left
+  }
+  err = ok ? 0 : errno;
+  return ok;
+}
+
+void Linker::link(const fs::path& from, const fs::path& to) {
+  Fd dir = parent_of(to);
+  if (!dir)
+    throw Error(ExitCode::check_failed,
+                "cannot place " + to.string() + " from " + from.string() + ": " + std::strerror(errno));
+  link(from, Dest{dir.get(), to.filename().string(), to});
+}
+
+void Linker::link(const fs::path& from, const Dest& to) {
+  int err = 0;
+  LinkMode m;
+  {
+    std::unique_lock lock(mutex_);
+    if (!settled_) {
+      // Settle the mode on the first file, falling back once.
+      int first_err = 0;
+      for (LinkMode candidate = preferred_;; candidate = static_cast<LinkMode>(static_cast<int>(candidate) + 1)) {
+        if (try_mode(candidate, from, to, err)) {
+          if (candidate != preferred_)
+            warning_ = std::string("--link-mode ") + link_mode_name(preferred_) + " is not possible from " +
+                       from.parent_path().string() + " to " + to.shown.parent_path().string() + " (" +
+                       std::strerror(first_err) + "); using " + link_mode_name(candidate) + " for every file";
+          mode_ = candidate;
+          settled_ = true;
+          return;
+        }
+        if (!first_err) first_err = err;
+        if (candidate == LinkMode::copy) break;
+        if (err == ENOENT) break;  // the source is missing: no mode will help
+      }
+      throw Error(ExitCode::check_failed,
+                  "cannot place " + to.shown.string() + " from " + from.string() + ": " + std::strerror(err));
+    }
+    m = mode_;
+  }
+  if (try_mode(m, from, to, err)) return;
+  // One file that cannot be linked (e.g. too many links) is copied instead.
+  if (m != LinkMode::copy && err != ENOENT && try_mode(LinkMode::copy, from, to, err)) return;
+  throw Error(ExitCode::check_failed,
+              "cannot place " + to.shown.string() + " from " + from.string() + ": " + std::strerror(err));
+}
+
+std::string Linker::warning() const {
+  std::lock_guard lock(mutex_);
+  return warning_;
+}
+
+}  // namespace provkit::wheels

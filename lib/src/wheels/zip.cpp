@@ -1,0 +1,315 @@
+#include "provkit/wheels/zip.hpp"
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "provkit/error.hpp"
+#include "provkit/util/beneath.hpp"
+#include "provkit/util/fd.hpp"
+#include "provkit/util/fs.hpp"
+#include "provkit/util/hash.hpp"
+#include "provkit/util/size.hpp"
+#include "provkit/wheels/record.hpp"
+
+namespace provkit::wheels {
+
+// libarchive's message is NULL when it set none (a truncated central
+// directory can end a read that way).
+std::string archive_error(archive* a) {
+  const char* msg = archive_error_string(a);
+  return msg ? msg : "unreadable archive";
+}
+
+namespace {
+
+struct ReadArchive {
+  archive* a = archive_read_new();
+  ~ReadArchive() { archive_read_free(a); }
+};
+
+[[noreturn]] void refuse(const fs::path& wheel, const std::string& what) {
+  throw Error(ExitCode::check_failed, wheel.filename().string() + ": " + what);
+}
+
+void open_zip(ReadArchive& ar, const fs::path& wheel) {
+  archive_read_support_format_zip_seekable(ar.a);
+  if (archive_read_open_filename(ar.a, wheel.c_str(), 1 << 20) != ARCHIVE_OK)
+    refuse(wheel, std::string("cannot open as a zip: ") + archive_error(ar.a));
+}
+
+// Past `ratio_applies_above` bytes, the total may not exceed max_ratio times
+// the wheel's own size (3 GiB of zeros deflate to 3 MiB).
+void check_ratio(const fs::path& wheel, std::uint64_t total, const UnpackLimits& limits) {
+  if (total <= limits.ratio_applies_above) return;
+  std::error_code ec;
+  auto packed = fs::file_size(wheel, ec);
+  if (ec || packed == 0) packed = 1;
+  double ratio = static_cast<double>(total) / static_cast<double>(packed);
+  if (ratio > limits.max_ratio)
+    refuse(wheel, "unpacks to " + util::format_size(total) + " from " + util::format_size(packed) + " (more than " +
+                      std::to_string(static_cast<int>(limits.max_ratio)) +
+                      " times its size), a compression bomb; refused");
+}
+
+std::string entry_name(archive_entry* e) {
+  const char* utf8 = archive_entry_pathname_utf8(e);
+  const char* name = utf8 ? utf8 : archive_entry_pathname(e);
+  return name ? name : "";
+}
+
+// One entry as the central directory describes it.
+struct EntryHeader {
+  std::string name;   // as stored
+  std::string clean;  // without trailing '/'
+  bool is_dir = false;
+  std::optional<std::uint64_t> size;  // declared uncompressed size
+};
+
+// Every entry is judged from the headers before anything is written: names,
+// kinds, conflicts, one .dist-info, entry count and declared sizes.
+std::vector<EntryHeader> read_headers(const fs::path& wheel, const UnpackLimits& limits) {
+  ReadArchive ar;
+  open_zip(ar, wheel);
+  std::vector<EntryHeader> headers;
+  std::unordered_map<std::string, std::size_t> by_name;       // clean name -> index
+  std::unordered_map<std::string, std::size_t> implied_dirs;  // parent dir -> first entry under it
+  std::set<std::string> dist_infos;
+  std::uint64_t declared = 0;
+  archive_entry* entry = nullptr;
+  int r;
+  while ((r = archive_read_next_header(ar.a, &entry)) == ARCHIVE_OK) {
+    if (headers.size() >= limits.max_entries)
+      refuse(wheel, "more than " + std::to_string(limits.max_entries) + " entries; refused");
+    EntryHeader h;
+    h.name = entry_name(entry);
+    auto type = archive_entry_filetype(entry);
+    h.is_dir = type == AE_IFDIR || (!h.name.empty() && h.name.back() == '/');
+    h.clean = h.name;
+    while (!h.clean.empty() && h.clean.back() == '/') h.clean.pop_back();
+    if (!h.clean.empty() && h.clean[0] == '/') refuse(wheel, "absolute path '" + h.name + "' refused");
+    if (!util::is_safe_relative_path(h.clean))
+      refuse(wheel, "path '" + h.name + "' escapes the target or is malformed; refused");
+    if (type == AE_IFLNK || archive_entry_symlink(entry) || archive_entry_hardlink(entry))
+      refuse(wheel, "link entry '" + h.name + "' refused");
+    if (!h.is_dir && type != AE_IFREG && type != 0) refuse(wheel, "special file '" + h.name + "' refused");
+    if (auto [it, fresh] = by_name.emplace(h.clean, headers.size()); !fresh) {
+      const EntryHeader& other = headers[it->second];
+      if (other.is_dir != h.is_dir)
+        refuse(wheel, "entries '" + other.name + "' and '" + h.name + "' conflict: '" + h.clean +
+                          "' cannot be both a file and a directory");
+      refuse(wheel, "duplicate entry '" + h.name + "' refused");
+    }
+    for (auto slash = h.clean.find('/'); slash != std::string::npos; slash = h.clean.find('/', slash + 1))
+      implied_dirs.emplace(h.clean.substr(0, slash), headers.size());
+    auto top = h.clean.substr(0, h.clean.find('/'));
+    if (top.size() > 10 && top.compare(top.size() - 10, 10, ".dist-info") == 0) dist_infos.insert(top);
+    if (!h.is_dir && archive_entry_size_is_set(entry)) {
+      h.size = static_cast<std::uint64_t>(std::max<la_int64_t>(0, archive_entry_size(entry)));
+      declared += *h.size;
+      if (declared > limits.max_total_bytes)
+        refuse(wheel, "unpacks to more than " + util::format_size(limits.max_total_bytes) + " (declared sizes up to '" +
+                          h.name + "'); refused");
+    }
+    headers.push_back(std::move(h));
+  }
+  if (r != ARCHIVE_EOF) refuse(wheel, std::string("corrupt zip: ") + archive_error(ar.a));
+  for (auto& h : headers) {
+    if (h.is_dir) continue;
+    if (auto it = implied_dirs.find(h.clean); it != implied_dirs.end())
+      refuse(wheel, "entries '" + h.name + "' and '" + headers[it->second].name + "' conflict: '" + h.clean +
+                        "' cannot be both a file and a directory");
+  }
+  if (dist_infos.size() > 1) {
+    std::string names;
+    for (auto& d : dist_infos) names += (names.empty() ? "" : ", ") + d;
+    refuse(wheel, "more than one .dist-info directory (" + names + ")");
+  }
+  check_ratio(wheel, declared, limits);
+  return headers;
+}
+
+}  // namespace
+
+UnpackedWheel unpack_wheel(const fs::path& wheel, const fs::path& dest, const UnpackLimits& limits) {
+  const std::vector<EntryHeader> headers = read_headers(wheel, limits);
+  ReadArchive ar;
+  open_zip(ar, wheel);
+  UnpackedWheel out;
+  std::unordered_set<std::string> made_dirs;
+  util::Root root(dest);  // nothing is written through a link, should one appear in dest meanwhile
+  std::uint64_t total = 0;
+  archive_entry* entry = nullptr;
+  int r;
+  std::size_t index = 0;
+  while ((r = archive_read_next_header(ar.a, &entry)) == ARCHIVE_OK) {
+    if (index >= headers.size() || entry_name(entry) != headers[index].name)
+      refuse(wheel, "entries differ between two reads of the archive");
+    const EntryHeader& h = headers[index++];
+    const std::string& name = h.name;
+    fs::path target = dest / h.clean;
+    if (h.is_dir) {
+      root.make_dirs(target);
+      continue;
+    }
+    auto parent = target.parent_path().string();
+    if (made_dirs.insert(parent).second) root.make_dirs(target.parent_path());
+    bool exec = (archive_entry_perm(entry) & 0111) != 0;
+    util::Fd fd = root.open(target, O_WRONLY | O_CREAT | O_EXCL, exec ? 0755 : 0644);
+    if (!fd) refuse(wheel, "cannot create " + target.string() + ": " + util::describe_open_error(errno));
+    util::Hasher hasher;
+    const void* block;
+    size_t size;
+    la_int64_t offset;
+    std::uint64_t written = 0;
+    for (;;) {
+      int rb = archive_read_data_block(ar.a, &block, &size, &offset);
+      if (rb == ARCHIVE_EOF) break;
+      if (rb != ARCHIVE_OK) {
+        refuse(wheel, "corrupt entry '" + name + "': " + archive_error(ar.a));
+      }
+      if (static_cast<std::uint64_t>(offset) != written) {
+        // Sparse gaps do not occur in zips; treat as corruption.
+        refuse(wheel, "unexpected gap in entry '" + name + "'");
+      }
+      // The declared sizes were judged; an entry holding more lies about them.
+      if (h.size && written + size > *h.size) {
+        refuse(wheel,
+               "entry '" + name + "' holds more than its declared " + std::to_string(*h.size) + " bytes; refused");
+      }
+      if (total + size > limits.max_total_bytes) {
+        refuse(wheel,
+               "unpacks to more than " + util::format_size(limits.max_total_bytes) + " (at '" + name + "'); refused");
+      }
+      total += size;
+      check_ratio(wheel, total, limits);
+      hasher.update(block, size);
+      if (int e = util::write_all(fd.get(), block, size); e != 0) {
+        refuse(wheel, "cannot write " + target.string() + ": " + std::strerror(e));
+      }
+      written += size;
+    }
+    out.files.push_back({h.clean, record_hash(hasher.raw_digest()), written, exec});
+  }
+  if (r != ARCHIVE_EOF) refuse(wheel, std::string("corrupt zip: ") + archive_error(ar.a));
+
+  // The one top-level .dist-info directory (read_headers refused a second), holding RECORD.
+  for (auto& f : out.files) {
+    auto slash = f.path.find('/');
+    if (slash == std::string::npos) continue;
+    auto top = f.path.substr(0, slash);
+    if (top.size() > 10 && top.substr(top.size() - 10) == ".dist-info" && f.path == top + "/RECORD")
+      out.dist_info = top;
+  }
+  if (out.dist_info.empty()) refuse(wheel, "no .dist-info/RECORD inside; not a wheel");
+
+  // Every file against RECORD (RECORD and its signatures excepted), and every
+  // RECORD row must exist.
+  const std::string record_name = out.dist_info + "/RECORD";
+  auto rows = parse_record(root.read(dest / record_name, util::kReadFileMax),
+                           wheel.filename().string() + ":" + record_name);
+  std::unordered_map<std::string, const RecordRow*> by_path;
+  for (auto& row : rows) by_path.emplace(row.path, &row);
+  std::unordered_set<std::string> files_seen;
+  for (auto& f : out.files) {
+    files_seen.insert(f.path);
+    if (f.path == record_name || f.path == record_name + ".jws" || f.path == record_name + ".p7s") continue;
+    auto it = by_path.find(f.path);
+    if (it == by_path.end()) {
+      out.record_problems.push_back(f.path + ": not listed in RECORD");
+      continue;
+    }
+    const RecordRow& row = *it->second;
+    if (row.hash.empty()) {
+      out.record_problems.push_back(f.path + ": no hash in RECORD");
+    } else if (row.hash.rfind("sha256=", 0) != 0 && row.hash.rfind("sha384=", 0) != 0 &&
+               row.hash.rfind("sha512=", 0) != 0) {
+      out.record_problems.push_back(f.path + ": RECORD hash '" + row.hash + "' is not sha256 or stronger");
+    } else if (row.hash.rfind("sha256=", 0) == 0 && row.hash != f.hash) {
+      out.record_problems.push_back(f.path + ": hash " + f.hash + " does not match RECORD's " + row.hash);
+    } else if (!row.size.empty() && row.size != std::to_string(f.size)) {
+      out.record_problems.push_back(f.path + ": size " + std::to_string(f.size) + " does not match RECORD's " +
+                                    row.size);
+    }
+  }
+  for (auto& row : rows)
+    if (!files_seen.count(row.path) && !row.hash.empty())
+      out.record_problems.push_back(row.path + ": listed in RECORD but not in the wheel");
+  return out;
+}
+
+std::string read_zip_member(const fs::path& zip, const std::string& name) {
+  ReadArchive ar;
+  open_zip(ar, zip);
+  archive_entry* entry = nullptr;
+  while (archive_read_next_header(ar.a, &entry) == ARCHIVE_OK) {
+    if (entry_name(entry) != name) continue;
+    std::string out;
+    char buf[65536];
+    for (;;) {
+      auto n = archive_read_data(ar.a, buf, sizeof buf);
+      if (n < 0) refuse(zip, "corrupt entry '" + name + "'");
+      if (n == 0) break;
+      out.append(buf, static_cast<std::size_t>(n));
+    }
+    return out;
+  }
+  refuse(zip, "no member '" + name + "'");
+}
+
+void pack_wheel(const fs::path& out, const std::vector<PackEntry>& entries) {
+  fs::create_directories(out.parent_path());
+  auto tmp = util::temp_path_beside(out);
+  std::unique_ptr<archive, int (*)(archive*)> a(archive_write_new(), archive_write_free);
+  archive_write_set_format_zip(a.get());
+  archive_write_zip_set_compression_deflate(a.get());
+  if (archive_write_open_filename(a.get(), tmp.c_str()) != ARCHIVE_OK)
+    throw Error(ExitCode::check_failed, tmp.string() + ": cannot write: " + archive_error(a.get()));
+  std::vector<char> buf(1 << 20);
+  for (auto& e : entries) {
+    std::unique_ptr<archive_entry, void (*)(archive_entry*)> ae(archive_entry_new(), archive_entry_free);
+    archive_entry_set_pathname_utf8(ae.get(), e.name.c_str());
+    archive_entry_set_filetype(ae.get(), AE_IFREG);
+    archive_entry_set_perm(ae.get(), e.executable ? 0755 : 0644);
+    archive_entry_set_mtime(ae.get(), 315532800, 0);  // 1980-01-01: reproducible wheels
+    util::Fd fd;
+    if (!e.source.empty()) {
+      fd = e.below.empty() ? util::open_regular(e.source) : util::Root(e.below).open_regular(e.source, O_RDONLY);
+      struct stat st {};
+      if (!fd || ::fstat(fd.get(), &st) != 0)
+        throw Error(ExitCode::check_failed, e.source.string() + ": cannot read: " + util::describe_open_error(errno));
+      archive_entry_set_size(ae.get(), st.st_size);
+    } else {
+      archive_entry_set_size(ae.get(), static_cast<la_int64_t>(e.content.size()));
+    }
+    if (archive_write_header(a.get(), ae.get()) != ARCHIVE_OK) {
+      throw Error(ExitCode::check_failed, out.string() + ": cannot add " + e.name + ": " + archive_error(a.get()));
+    }
+    if (fd) {
+      for (;;) {
+        ssize_t n = ::read(fd.get(), buf.data(), buf.size());
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        archive_write_data(a.get(), buf.data(), static_cast<size_t>(n));
+      }
+    } else if (!e.content.empty()) {
+      archive_write_data(a.get(), e.content.data(), e.content.size());
+    }
+  }
+  if (archive_write_close(a.get()) != ARCHIVE_OK)
+    throw Error(ExitCode::check_failed, tmp.string() + ": cannot finish zip: " + archive_error(a.get()));
+  util::rename_durable(tmp, out);
+}
+
+}  // namespace provkit::wheels

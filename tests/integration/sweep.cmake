@@ -4,3 +4,5 @@
 # Every "def test_..." is a ctest "hostile-sweep: NAME".
 file(GLOB SWEEP_TEST_SCRIPTS CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/integration/sweep/test_*.py)
 provkit_python_tests(hostile-sweep TIMEOUT 300 SCRIPTS ${SWEEP_TEST_SCRIPTS})
+# cc-shim's rows run the real zig that the cc-shim fixture installs (each cell with a zig cache of its own).
+set_tests_properties("hostile-sweep: ccshim_rows" PROPERTIES FIXTURES_REQUIRED "cc-shim-zig")

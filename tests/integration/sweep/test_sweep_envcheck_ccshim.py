@@ -2,7 +2,7 @@
 """The attacker sweep (sweep_table.py), envcheck's and cc-shim's rows. envcheck: --elf, --kernels, the profile,
 the sysfs root it reads (RDMA GID tables, PCI config space, the KFD topology) and the driver library it
 dlopens (ENVCHECK_NVML_LIB). cc-shim: response files, -o targets, dependency files (-MF) and zig's global
-cache, with the real zig of the cc-shim-zig fixture.
+cache, with the real zig of the cc-shim-zig fixture (a zig cache per cell: -c needs nothing built in it).
 
 Run one: python3 test_sweep_envcheck_ccshim.py test_envcheck_rows   (ctest runs each alone)
 """
@@ -118,7 +118,9 @@ SHIM = tool("cc-shim")
 def shim_env(cell, cache=None):
     e = {k: v for k, v in os.environ.items() if not k.startswith(("CC_SHIM_", "ZIG_"))}
     e["CC_SHIM_ZIG"] = ZIG
-    e["ZIG_GLOBAL_CACHE_DIR"] = cache or os.path.join(BUILD, "tests", "cc-shim", "zig-cache")
+    # A cache of the cell's own: a cell whose run is killed (a known hole that hangs) leaves its run
+    # directory there, never in the fixture's cache that the cc-shim tests check.
+    e["ZIG_GLOBAL_CACHE_DIR"] = cache or os.path.join(cell.tmp, "zig-cache")
     return e
 
 

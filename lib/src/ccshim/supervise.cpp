@@ -69,10 +69,11 @@ void relay_stderr(int fd, const std::function<void(std::string_view)>& to_stderr
 bool copy_into(const std::string& from, const std::string& to, const std::function<void(std::string_view)>& err) {
   util::Fd in = util::open_regular(from, O_RDONLY);
   if (!in) return true;  // zig wrote nothing there (-fsyntax-only, -M): nothing to give
-  // `to` is no regular file (a FIFO, /dev/stdout, a device): opened as it is, never replaced.
-  util::Fd out(::open(to.c_str(), O_WRONLY | O_CLOEXEC));
+  // `to` is no regular file (a FIFO, /dev/stdout, a device): opened as it is, never replaced; a FIFO that
+  // nothing reads is an error at once, never a wait.
+  util::Fd out = util::open_output_stream(to);
   bool ok = static_cast<bool>(out);
-  std::string why = ok ? "" : std::strerror(errno);
+  std::string why = ok ? "" : util::describe_open_error(errno);
   if (ok) {
     std::array<char, 65536> buf;
     try {
@@ -103,8 +104,13 @@ bool silent_in_gnu_ld(std::string_view line) {
 }
 
 std::string make_scratch_dir(const std::string& parent) {
-  std::error_code ec;
-  fs::create_directories(parent, ec);
+  // `parent` (<global cache>/cc-shim-runs) is made without following a link planted in a shared cache:
+  // zig's local cache and the outputs below it never land outside.
+  try {
+    util::Root(fs::path(parent).parent_path()).make_dirs(parent);
+  } catch (const Error& e) {
+    throw Error(ExitCode::usage, std::string("cannot make a scratch directory: ") + e.what());
+  }
   std::string tmpl = (fs::path(parent) / "cc-shim-XXXXXX").string();
   if (!::mkdtemp(tmpl.data()))
     throw Error(ExitCode::usage, "cannot make a scratch directory in " + parent + ": " + std::strerror(errno));

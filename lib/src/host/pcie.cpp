@@ -3,9 +3,10 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
-#include <fstream>
 #include <iterator>
 
+#include "provkit/error.hpp"
+#include "provkit/util/fs.hpp"
 #include "provkit/util/strings.hpp"
 
 namespace provkit::host {
@@ -112,13 +113,8 @@ const PcieFunction* AtomicsPath::first_blocking_bridge() const {
   return nullptr;
 }
 
-std::optional<std::string> read_config_space(const fs::path& device_dir) {
-  std::ifstream in(device_dir / "config", std::ios::binary);
-  if (!in.is_open()) return std::nullopt;
-  std::string bytes(kConfigBytes, '\0');
-  in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  bytes.resize(in ? bytes.size() : static_cast<std::size_t>(std::max<std::streamsize>(in.gcount(), 0)));
-  return bytes;
+std::string read_config_space(const fs::path& device_dir) {
+  return util::read_file_head(device_dir / "config", kConfigBytes);  // a FIFO or device: refused, never waited on
 }
 
 AtomicsPath read_atomics_path(const fs::path& sysfs_root, const std::string& bdf) {
@@ -131,9 +127,13 @@ AtomicsPath read_atomics_path(const fs::path& sysfs_root, const std::string& bdf
     return path;
   }
   auto read = [](const fs::path& dir, const std::string& id) {
-    auto bytes = read_config_space(dir);
-    if (!bytes) return PcieFunction{.bdf = id, .why = "cannot open " + (dir / "config").string()};
-    return parse_config(id, *bytes);
+    std::string bytes;
+    try {
+      bytes = read_config_space(dir);
+    } catch (const Error& e) {
+      return PcieFunction{.bdf = id, .why = std::string("cannot read it: ") + e.what()};
+    }
+    return parse_config(id, bytes);
   };
   path.device = read(real, bdf);
   // Every component of the real path that is a bus id is a bridge above the device.
@@ -153,9 +153,13 @@ std::vector<std::string> amd_gpu_bus_ids(const fs::path& sysfs_root) {
     if (!name.starts_with("card") || name.size() == 4 ||
         !std::all_of(name.begin() + 4, name.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
       continue;  // card1-DP-1 and the like are connectors
-    std::ifstream vendor(it->path() / "device" / "vendor");
     std::string v;
-    if (!(vendor >> v) || util::lower(v) != "0x1002") continue;
+    try {
+      v = util::trim(util::read_file_head(it->path() / "device" / "vendor", 64));
+    } catch (const Error&) {
+      continue;
+    }
+    if (util::lower(v) != "0x1002") continue;
     std::error_code ec2;
     auto id = fs::canonical(it->path() / "device", ec2).filename().string();
     if (!ec2 && canonical_bus_id(id) == id && std::find(out.begin(), out.end(), id) == out.end()) out.push_back(id);

@@ -6,8 +6,9 @@
 
 #include <algorithm>
 #include <charconv>
-#include <fstream>
 
+#include "provkit/error.hpp"
+#include "provkit/util/fs.hpp"
 #include "provkit/util/strings.hpp"
 
 namespace provkit::host {
@@ -16,11 +17,17 @@ namespace {
 
 constexpr int kMaxGids = 1024;
 
+constexpr std::size_t kLineMax = 4096;  // a sysfs attribute is one page at most
+
 std::optional<std::string> first_line(const fs::path& file) {
-  std::ifstream in(file);
-  std::string line;
-  if (!in || !std::getline(in, line)) return std::nullopt;  // an empty slot's type reads as EINVAL
-  return util::trim(line);
+  std::string text;
+  try {
+    text = util::read_file_head(file, kLineMax);  // a FIFO or device: refused, never waited on or read forever
+  } catch (const Error&) {
+    return std::nullopt;  // an empty slot's type reads as EINVAL
+  }
+  if (text.empty()) return std::nullopt;
+  return util::trim(text.substr(0, text.find('\n')));
 }
 
 // "fe80:0000:0000:0000:1e34:daff:fe5a:1b2c" (sysfs) -> 16 bytes; none when malformed.

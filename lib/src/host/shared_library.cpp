@@ -3,9 +3,21 @@
 #include <dlfcn.h>
 #include <link.h>
 
+#include <cerrno>
+
+#include "provkit/util/beneath.hpp"
+
 namespace provkit::host {
 
 SharedLibrary::SharedLibrary(const std::string& name, Binding binding) {
+  // A path (not a bare soname for the loader to search) that names a FIFO or a device is refused here: the
+  // loader's own open of a FIFO waits for a writer forever. Anything else is the loader's to word.
+  if (name.find('/') != std::string::npos) {
+    if (util::Fd f = util::open_regular(name); !f && errno == util::kNotRegularFile) {
+      error_ = name + ": " + util::describe_open_error(errno);
+      return;
+    }
+  }
   handle_ = ::dlopen(name.c_str(), (binding == Binding::lazy ? RTLD_LAZY : RTLD_NOW) | RTLD_LOCAL);
   if (!handle_) {
     const char* e = ::dlerror();

@@ -80,8 +80,8 @@ PythonInstall install_python(const std::string& source, const std::string& sha25
   if (!util::is_hex(sha256, 64))
     throw Error(ExitCode::usage, "the sha256 given for " + source + " is not 64 hex digits");
   std::error_code ec;
-  fs::create_directories(managed_dir / ".tmp", ec);
-  if (ec) throw Error(ExitCode::usage, managed_dir.string() + ": cannot create: " + ec.message());
+  const util::Root managed(managed_dir);
+  managed.make_dirs(managed_dir / ".tmp");  // never through a link planted below the managed dir
   fs::path archive_path;
   fs::path downloaded;
   if (source.rfind("http://", 0) == 0 || source.rfind("https://", 0) == 0) {
@@ -110,7 +110,7 @@ PythonInstall install_python(const std::string& source, const std::string& sha25
       throw Error(ExitCode::check_failed, archive_path.string() + " has sha256 " + got + ", expected " + sha256);
   }
   fs::path work = util::temp_path_beside(managed_dir / ".tmp" / "unpack");
-  fs::create_directories(work);
+  managed.make_dirs(work);
   auto cleanup = [&] {
     fs::remove_all(work, ec);
     if (!downloaded.empty()) fs::remove(downloaded, ec);

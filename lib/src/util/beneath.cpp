@@ -147,6 +147,7 @@ std::string describe_open_error(int err) {
     case ELOOP: return "a symbolic link is in the way (links are not followed below the cache, env or local dir)";
     case kNotRegularFile: return "not a regular file (a FIFO, device or socket)";
     case EXDEV: return "the path leaves its root";
+    case ENXIO: return "nothing reads from it (a FIFO without a reader), or no such device";
     default: return std::strerror(err);
   }
 }
@@ -156,6 +157,12 @@ Fd open_regular_beneath(int root_fd, const fs::path& relative, int flags, mode_t
 }
 Fd open_regular(const fs::path& path, int flags) {
   return only_regular(Fd(::open(path.c_str(), flags | O_NONBLOCK | O_CLOEXEC)), flags);
+}
+
+Fd open_output_stream(const fs::path& path) {
+  Fd fd(::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
+  if (fd) ::fcntl(fd.get(), F_SETFL, ::fcntl(fd.get(), F_GETFL) & ~O_NONBLOCK);
+  return fd;
 }
 
 // ---- Root -------------------------------------------------------------------------

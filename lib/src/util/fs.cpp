@@ -35,6 +35,35 @@ std::string read_file(const fs::path& path, std::size_t max_bytes) {
   return read_bounded(fd.get(), max_bytes, path.string());
 }
 
+namespace {
+// Up to `n` bytes at `at` (pread, resuming after short reads and EINTR); fewer only at the end of the file.
+std::string read_at(const fs::path& path, std::uint64_t at, std::size_t n) {
+  Fd fd = open_regular(path);
+  if (!fd) throw_errno(path, "cannot open");
+  std::string out(n, '\0');
+  std::size_t got = 0;
+  while (got < n) {
+    ssize_t r = ::pread(fd.get(), out.data() + got, n - got, static_cast<off_t>(at + got));
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) throw_errno(path, "read error");
+    if (r == 0) break;
+    got += static_cast<std::size_t>(r);
+  }
+  out.resize(got);
+  return out;
+}
+}  // namespace
+
+std::string read_file_head(const fs::path& path, std::size_t max_bytes) { return read_at(path, 0, max_bytes); }
+
+std::string read_file_range(const fs::path& path, std::uint64_t at, std::size_t n) {
+  std::string out = read_at(path, at, n);
+  if (out.size() != n)
+    throw Error(ExitCode::check_failed, path.string() + ": " + std::to_string(n) + " bytes at " + std::to_string(at) +
+                                            " asked for, the file ends after " + std::to_string(out.size()));
+  return out;
+}
+
 fs::path path_with_suffix(const fs::path& path, std::string_view suffix) {
   constexpr std::size_t kNameMax = 255;  // NAME_MAX of Linux file systems
   std::string name = path.filename().string();

@@ -8,9 +8,11 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <cerrno>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <string>
 
 #include "provkit/error.hpp"
 #include "provkit/util/beneath.hpp"
@@ -298,6 +300,27 @@ TEST_CASE("Root::publish links the descriptor's own file: bytes renamed onto its
 // One table for the path rule: the names real inputs carry (Hub paths with
 // subfolders, wheel RECORD and zip names, interpreter archive entries) pass;
 // everything that could leave the root or forge a line does not.
+TEST_CASE("open_output_stream: a FIFO that nothing reads fails at once, one with a reader is written",
+          "[util][beneath]") {
+  test::TempDir tmp("beneath-output");
+  const auto fifo = tmp / "fifo";
+  REQUIRE(::mkfifo(fifo.c_str(), 0644) == 0);
+  errno = 0;
+  CHECK(!util::open_output_stream(fifo));  // a blocking open would wait here for a reader forever
+  CHECK(errno == ENXIO);
+  CHECK(util::describe_open_error(ENXIO).find("without a reader") != std::string::npos);
+  util::Fd reader(::open(fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+  REQUIRE(reader);
+  util::Fd out = util::open_output_stream(fifo);
+  REQUIRE(out);
+  CHECK((::fcntl(out.get(), F_GETFL) & O_NONBLOCK) == 0);  // blocking again for the writes
+  CHECK(util::write_all(out.get(), "abc") == 0);
+  char buf[4] = {};
+  CHECK(::read(reader.get(), buf, sizeof buf) == 3);
+  CHECK(std::string(buf, 3) == "abc");
+  CHECK(util::open_output_stream("/dev/null"));
+}
+
 TEST_CASE("the path rule: one table for every name from outside", "[util][beneath]") {
   struct Row {
     std::string path;

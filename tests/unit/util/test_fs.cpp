@@ -1,4 +1,4 @@
-// provkit::util fs: files by the user's path (bounded, regular only), atomic writes, sibling names.
+// provkit::util fs: files by the user's path (bounded, regular only; heads and ranges), atomic writes, sibling names.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -31,6 +31,22 @@ TEST_CASE("read_file and the file hashers take regular files only, bounded", "[u
   CHECK(util::read_file(tmp / "file", 3) == "abc");
   CHECK_THROWS_WITH(util::sha256_file(tmp / "fifo"), Catch::Contains("not a regular file"));
   CHECK_THROWS_WITH(util::sha256_file("/dev/zero"), Catch::Contains("not a regular file"));
+}
+
+TEST_CASE("read_file_head and read_file_range: a head or a range of a regular file, never of a FIFO or device",
+          "[util][fs]") {
+  test::TempDir tmp("fs-head");
+  REQUIRE(::mkfifo((tmp / "fifo").c_str(), 0644) == 0);  // no writer: an open that waits would never return
+  tmp.write("file", "line one\nline two\n");
+  fs::create_symlink(tmp / "file", tmp / "link");
+  CHECK(util::read_file_head(tmp / "link", 4) == "line");                     // the head only, however long the file
+  CHECK(util::read_file_head(tmp / "file", 4096) == "line one\nline two\n");  // shorter: all of it
+  CHECK_THROWS_WITH(util::read_file_head(tmp / "fifo", 4096), Catch::Contains("not a regular file"));
+  CHECK_THROWS_WITH(util::read_file_head("/dev/zero", 4096), Catch::Contains("not a regular file"));
+  CHECK(util::read_file_range(tmp / "file", 5, 3) == "one");
+  CHECK_THROWS_WITH(util::read_file_range(tmp / "file", 10, 100), Catch::Contains("the file ends after 8"));
+  CHECK_THROWS_WITH(util::read_file_range(tmp / "fifo", 0, 1), Catch::Contains("not a regular file"));
+  CHECK_THROWS_WITH(util::read_file_range(tmp / "absent", 0, 1), Catch::Contains("absent"));
 }
 
 TEST_CASE("write_file_atomic replaces a planted link at the target, never writes through it", "[util][fs]") {

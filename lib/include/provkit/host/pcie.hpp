@@ -55,10 +55,10 @@ PcieFunction parse_config(std::string_view bdf, std::string_view config);
 // The part of a function's sysfs `config` file parse_config reads: its first
 // 256 bytes (the header and the capability list, where the PCI Express
 // capability is), or fewer when that is all the file gives (64 to a user
-// that is not root); nullopt when it cannot be opened. Never the extended
+// that is not root); throws provkit::Error when it cannot be read or is no regular file. Never the extended
 // space past 256: the kernel reads it from the device a dword at a time
 // (a trap to the hypervisor each, in a VM), and nothing here is in it.
-std::optional<std::string> read_config_space(const fs::path& device_dir);
+std::string read_config_space(const fs::path& device_dir);
 
 // The device and every bridge above it, nearest first, up to the root port.
 struct AtomicsPath {

@@ -62,6 +62,12 @@ std::string describe_open_error(int err);
 // named it), O_NONBLOCK while opening, fstat-checked. Invalid Fd and errno.
 Fd open_regular(const fs::path& path, int flags = O_RDONLY);
 
+// An output the user named that is no regular file (a FIFO, a device,
+// /dev/stdout), opened for writing as it is: O_NONBLOCK while opening, so a
+// FIFO that nothing reads fails at once (ENXIO) instead of waiting for a
+// reader forever, then blocking again for the writes. Invalid Fd and errno.
+Fd open_output_stream(const fs::path& path);
+
 // A directory that files are opened below. The root is opened when first
 // used (following links: the caller named it) and, for writers, created.
 // Paths may be given absolute (they must lie lexically below the root: the

@@ -2,6 +2,7 @@
 // Small file-system helpers used everywhere a file must never be seen
 // half-written: write to a temporary beside the target, fsync, rename.
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -16,6 +17,14 @@ namespace fs = std::filesystem;
 // read through util::Root (beneath.hpp), which follows no link.
 inline constexpr std::size_t kReadFileMax = 256u << 20;
 std::string read_file(const fs::path& path, std::size_t max_bytes = kReadFileMax);
+// At most `max_bytes` from the start of a regular file (all of it when
+// shorter), by read_file's rules (links followed, a FIFO or device refused
+// without blocking): for readers that need a head only, as of sysfs
+// attributes, whose size the kernel reports as 4096 whatever they hold.
+std::string read_file_head(const fs::path& path, std::size_t max_bytes);
+// Exactly `n` bytes at offset `at` of a regular file (read_file's rules);
+// throws naming the path when the file is shorter.
+std::string read_file_range(const fs::path& path, std::uint64_t at, std::size_t n);
 
 // Writes `content` to `target` atomically (temporary in the same directory,
 // fsync, rename, fsync of the directory). Parent directories are created.

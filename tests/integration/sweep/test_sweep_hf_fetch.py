@@ -1,0 +1,215 @@
+#!/usr/bin/env python3
+"""The attacker sweep (sweep_table.py), hf-fetch's rows: the cache (blobs, partials, .ranges sidecars, stamps,
+locks, refs, snapshots, .no_exist), --local-dir, --manifest, --token-file, mirror export --to and inspect of
+a snapshot. Each cell a fresh copy, one plant, the real binary, plain and --json.
+
+Run one: python3 test_sweep_hf_fetch.py test_cache_rows   (ctest runs each alone)
+"""
+
+import os
+import shutil
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "hf-fetch"))
+from common import HubSim, check, main  # noqa: E402
+from hf_fixtures import HF_FETCH, Repo, blob, clean_env, sha256  # noqa: E402
+from sweep_table import ODD_NAME, Row, sweep  # noqa: E402
+
+BIG = "big.safetensors"
+FILES = {"config.json": b'{"model_type": "llama"}\n', BIG: blob(1 << 20, "sweep"),
+         "sub/tokenizer.json": b'{"version": "1.0"}\n'}
+REPO = Repo(FILES, lfs={BIG})
+SHA = REPO.sha
+BIG_SHA = sha256(FILES[BIG])
+MODEL = "models--org--model"
+ENV = clean_env()
+FETCH_MAX = 256 << 20  # util::kReadFileMax: --manifest, --token-file
+
+
+def hf(*args):
+    return [HF_FETCH, *args]
+
+
+def repo_path(cell, *parts):
+    return cell.path(MODEL, *parts)
+
+
+def populated(base):
+    """A cache the fetch filled and stamped (the rows that plant into a complete cache)."""
+    with HubSim(REPO.repos_json) as sim:
+        r = hf_run(["--manifest", REPO.manifest, "--endpoint", sim.hub, "--cache-dir", base])
+    check(r == 0, f"the base fetch failed: exit {r}")
+
+
+def hf_run(args):
+    import subprocess
+    return subprocess.run(hf(*args), env=ENV, capture_output=True).returncode
+
+
+def fetch_into(cell, sim, *extra):
+    return {"argv": hf("--manifest", REPO.manifest, "--endpoint", sim.hub, "--cache-dir", cell.root,
+                       "--retries", "1", *extra), "env": ENV}
+
+
+def offline_into(cell):
+    return {"argv": hf("--manifest", REPO.manifest, "--offline", "--cache-dir", cell.root), "env": ENV}
+
+
+# odd-name, where a row has it: a stray file of the odd name beside the planted path (Cell.plant), in a
+# directory hf-fetch lists or writes into; elsewhere the names are the manifest's, checked by the path rule.
+NAME_FROM_MANIFEST = "names below the cache come from the manifest and the Hub tree, checked by the path rule"
+
+
+def cache_rows(sim):
+    def blob_row(cell, plant):
+        cell.plant(repo_path(cell, "blobs", BIG_SHA), plant, 2 << 20)
+        return fetch_into(cell, sim)
+
+    def partial_row(cell, plant):
+        cell.plant(repo_path(cell, "blobs", BIG_SHA + ".provkit-partial.incomplete"), plant, 2 << 20)
+        return fetch_into(cell, sim)
+
+    def sidecar_row(cell, plant):
+        partial = repo_path(cell, "blobs", BIG_SHA + ".provkit-partial.incomplete")
+        os.makedirs(os.path.dirname(partial), exist_ok=True)
+        with open(partial, "wb") as f:
+            f.write(FILES[BIG][: 1 << 18])
+        cell.plant(partial + ".ranges", plant, (1 << 20) + 1)  # range_record.cpp: kSidecarMax
+        return fetch_into(cell, sim, "--connections", "4", "--min-split-size", "65536")
+
+    def stamp_row(cell, plant):
+        cell.plant(repo_path(cell, ".provkit", SHA, "verified", BIG + ".stamp"), plant, (64 << 10) + 1)
+        return offline_into(cell)
+
+    def stamp_dir_row(cell, plant):
+        cell.plant(repo_path(cell, ".provkit", SHA, "verified", "sub"), plant)
+        return fetch_into(cell, sim)
+
+    def lock_row(cell, plant):
+        cell.plant(cell.path(".locks", MODEL, BIG_SHA + ".lock"), plant, 1 << 20)
+        return fetch_into(cell, sim)
+
+    def ref_row(cell, plant):
+        cell.plant(repo_path(cell, "refs", "main"), plant, 4097)  # cache_layout.cpp: kRefMax
+        return fetch_into(cell, sim)
+
+    def ref_offline_row(cell, plant):
+        cell.plant(repo_path(cell, "refs", "main"), plant, 4097)
+        return offline_into(cell)
+
+    def snapshot_file_row(cell, plant):
+        cell.plant(repo_path(cell, "snapshots", SHA, "config.json"), plant, 1 << 20)
+        return fetch_into(cell, sim)
+
+    def snapshot_dir_row(cell, plant):
+        cell.plant(repo_path(cell, "snapshots", SHA, "sub"), plant)
+        return fetch_into(cell, sim)
+
+    def no_exist_row(cell, plant):
+        cell.plant(repo_path(cell, ".no_exist", SHA, "config.json"), plant, 1 << 20)
+        return fetch_into(cell, sim)
+
+    not_read = "hf-fetch only writes this file (created O_EXCL beside it and renamed), never reads it"
+    return [
+        Row("cache blobs/<sha>", blob_row, {"oversized": "no bound: a blob is hashed as a stream and moved aside"}),
+        Row("cache blobs/<sha>.provkit-partial", partial_row,
+            {"odd-name": NAME_FROM_MANIFEST, "oversized": "cut back to the blob's size when opened"}),
+        Row("cache .ranges sidecar", sidecar_row, {"odd-name": NAME_FROM_MANIFEST}),
+        Row("cache verified stamp (--offline)", stamp_row, {"odd-name": NAME_FROM_MANIFEST}, base=populated),
+        Row("cache .provkit/<commit>/verified/sub", stamp_dir_row,
+            {"odd-name": NAME_FROM_MANIFEST, "oversized": "a directory position", "link-file": "a directory "
+             "position: link-dir is the shape", "fifo": "a directory position", "device": "a directory position"}),
+        Row("cache .locks/<repo>/<sha>.lock", lock_row, {"odd-name": NAME_FROM_MANIFEST, "oversized": not_read}),
+        Row("cache refs/main", ref_row, base=populated),
+        Row("cache refs/main (--offline)", ref_offline_row, {"odd-name": NAME_FROM_MANIFEST}, base=populated),
+        Row("cache snapshots/<commit>/config.json", snapshot_file_row,
+            {"odd-name": NAME_FROM_MANIFEST, "oversized": "a link position: replaced, never read"}, base=populated),
+        Row("cache snapshots/<commit>/sub", snapshot_dir_row, {"oversized": "a directory position"}),
+        Row("cache .no_exist/<commit>/config.json", no_exist_row,
+            {"odd-name": NAME_FROM_MANIFEST, "oversized": "never read (huggingface_hub's, not hf-fetch's)"},
+            base=populated),
+    ]
+
+
+def test_cache_rows(tmp):
+    with HubSim(REPO.repos_json) as sim:
+        sweep(cache_rows(sim), tmp)
+
+
+def user_rows(sim):
+    def local_file_row(cell, plant):
+        cell.plant(cell.path("config.json"), plant, 1 << 20)
+        return {"argv": hf("--manifest", REPO.manifest, "--endpoint", sim.hub, "--local-dir", cell.root),
+                "env": ENV}
+
+    def local_dir_row(cell, plant):
+        cell.plant(cell.path("sub"), plant)
+        return {"argv": hf("--manifest", REPO.manifest, "--endpoint", sim.hub, "--local-dir", cell.root),
+                "env": ENV}
+
+    def local_metadata_row(cell, plant):
+        cell.plant(cell.path(".cache", "huggingface", "download", "config.json.metadata"), plant, 1 << 20)
+        return {"argv": hf("--manifest", REPO.manifest, "--endpoint", sim.hub, "--local-dir", cell.root),
+                "env": ENV}
+
+    def manifest_row(cell, plant):
+        path = cell.path("manifest.yaml")
+        if plant == "odd-name":
+            path = cell.odd_path(cell.root)
+        else:
+            cell.plant(path, plant, FETCH_MAX + 1)
+        return {"argv": hf("--manifest", path, "--endpoint", sim.hub, "--cache-dir", cell.path("cache")),
+                "env": ENV}
+
+    def token_row(cell, plant):
+        path = cell.path("token")
+        if plant == "odd-name":
+            path = cell.odd_path(cell.root)
+        else:
+            cell.plant(path, plant, FETCH_MAX + 1)
+        return {"argv": hf("--manifest", REPO.manifest, "--endpoint", sim.hub, "--cache-dir", cell.path("cache"),
+                           "--token-file", path), "env": ENV}
+
+    def export_row(cell, plant):
+        to = cell.path("export")
+        if plant == "odd-name":
+            to = cell.odd_path(cell.root)
+        else:
+            os.makedirs(to)
+            cell.plant(os.path.join(to, "root"), plant, 1 << 20)
+        return {"argv": hf("mirror", "export", "--manifest", REPO.manifest, "--cache-dir", cell.path("cache"),
+                           "--to", to), "env": ENV}
+
+    def export_base(base):
+        populated(os.path.join(base, "cache"))
+
+    def inspect_row(cell, plant):
+        snap = cell.path("cache", MODEL, "snapshots", SHA)
+        if plant == "odd-name":
+            with open(os.path.join(os.fsencode(snap), ODD_NAME + b".safetensors"), "wb") as f:
+                f.write(b"\x02\x00\x00\x00\x00\x00\x00\x00{}")
+        else:
+            cell.plant(os.path.join(snap, BIG), plant, 2 << 30)
+        return {"argv": hf("inspect", snap), "env": ENV}
+
+    return [
+        Row("--local-dir DIR/config.json", local_file_row, {"oversized": "moved aside or hashed as a stream"}),
+        Row("--local-dir DIR/sub", local_dir_row, {"odd-name": NAME_FROM_MANIFEST, "oversized": "a directory"}),
+        Row("--local-dir DIR/.cache/huggingface/download/*.metadata", local_metadata_row,
+            {"odd-name": NAME_FROM_MANIFEST}),
+        Row("--manifest FILE", manifest_row),
+        Row("--token-file FILE", token_row),
+        Row("mirror export --to DIR", export_row, base=export_base),
+        Row("inspect SNAPSHOT (a file of it)", inspect_row, base=export_base),
+    ]
+
+
+def test_user_named_rows(tmp):
+    with HubSim(REPO.repos_json) as sim:
+        sweep(user_rows(sim), tmp)
+
+
+if __name__ == "__main__":
+    main()

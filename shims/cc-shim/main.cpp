@@ -17,9 +17,7 @@ namespace {
 // stdio, not iostreams: <iostream>'s start-up work would be paid by every compile.
 void print(std::FILE* to, const std::string& text) { std::fwrite(text.data(), 1, text.size(), to); }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int shim(int argc, char** argv) {
   std::string argv0 = argc > 0 ? argv[0] : "cc-shim";
   auto plan = provkit::ccshim::plan({argv + (argc > 0 ? 1 : 0), argv + argc}, argv0);
   if (auto* reply = std::get_if<provkit::ccshim::Reply>(&plan)) {
@@ -51,4 +49,19 @@ int main(int argc, char** argv) {
   ::execv(cargv[0], cargv.data());
   print(stderr, provkit::ccshim::exec_failed(run.argv[0], errno));
   return 2;  // ExitCode::usage, as for every other refusal
+}
+
+}  // namespace
+
+// The catch of last resort, as the other tools have (cli::last_resort, whose iostreams cc-shim does not pay
+// for): a sentence and exit 3, never an abort.
+int main(int argc, char** argv) {
+  try {
+    return shim(argc, argv);
+  } catch (const std::exception& e) {
+    print(stderr, std::string("cc-shim: internal error: ") + e.what() + "\n");
+  } catch (...) {
+    print(stderr, "cc-shim: internal error: an unknown exception\n");
+  }
+  return 3;  // ExitCode::network, as cli::last_resort
 }

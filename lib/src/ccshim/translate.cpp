@@ -458,7 +458,7 @@ std::vector<std::string> translate(const std::vector<std::string>& raw_args, con
     // -march for it: zig's name (x86_64) is not clang's (x86-64), and zig
     // hands stdin compiles (`cc -E -dM -`) to clang as they are.
     const ArchNames* names = arch_names(ctx.host);
-    if (!facts.caller_cpu && !(names && names->baseline_is_gccs)) out.push_back("-march=native");
+    if (!facts.caller_cpu && !(names && names->baseline_is_gccs)) out.emplace_back("-march=native");
   } else if (glibc) {
     out.insert(out.end(), {"-target", "native-native-gnu." + *glibc});
   }
@@ -466,12 +466,12 @@ std::vector<std::string> translate(const std::vector<std::string>& raw_args, con
   // `-fsanitize=undefined` itself and puts it ahead of pass-through flags, so a
   // blanket -fno-sanitize=all would cancel a caller's own request: only add it
   // when the caller asks for no sanitizer.
-  if (!facts.caller_sanitizes) out.push_back("-fno-sanitize=all");
+  if (!facts.caller_sanitizes) out.emplace_back("-fno-sanitize=all");
   if (!facts.warnings_are_errors)
     for (auto w : warnings_not_errors()) out.push_back("-Wno-error=" + std::string(w));
   // zig defines _DEBUG in its Debug mode (no -O); gcc never does. A caller's
   // own -D_DEBUG comes later and wins.
-  out.push_back("-U_DEBUG");
+  out.emplace_back("-U_DEBUG");
   // zig defines NDEBUG in its release modes (any -O but -O0 and -Og), so through it assert() compiled to
   // nothing: pixman's test programs checked none of their assertions (and clang warned their variables
   // unused). gcc never defines it; a caller's own -DNDEBUG comes later and wins.
@@ -487,8 +487,8 @@ std::vector<std::string> translate(const std::vector<std::string>& raw_args, con
   // Debian's gcc (--enable-default-pie): code is PIE unless the caller picks
   // a model, and an executable is linked as a PIE unless -shared, -r,
   // -static, -no-pie (its specs: `%{static|shared|r:;!no-pie:-pie}`).
-  if (!facts.caller_pic) out.push_back("-fPIE");
-  if (facts.links && !facts.no_pie_link) out.push_back("-pie");
+  if (!facts.caller_pic) out.emplace_back("-fPIE");
+  if (facts.links && !facts.no_pie_link) out.emplace_back("-pie");
 
   LinkerArgs linker;
   auto emit_linker = [&](const std::vector<std::string>& kept, bool as_xlinker) {

@@ -128,7 +128,7 @@ std::optional<std::string> newest_glibc_zig_builds(const fs::path& zig) {
       at = end + 1;
     }
     auto versions = byte();
-    if (!versions || *versions == 0 || data.size() - at < 3u * *versions) return std::nullopt;
+    if (!versions || *versions == 0 || data.size() - at < std::size_t{3} * *versions) return std::nullopt;
     std::pair<unsigned, unsigned> newest{0, 0};
     for (unsigned i = 0; i < *versions; ++i) {
       unsigned major = *byte(), minor = *byte();

@@ -5,6 +5,7 @@
 
 #include "provkit/checkpoint/gguf.hpp"
 #include "provkit/error.hpp"
+#include "provkit/util/strings.hpp"
 
 namespace provkit::checkpoint {
 
@@ -78,7 +79,8 @@ IndexCheck check_index(const std::string& path, const json& doc,
     }
     for (const auto& n : names)
       if (!stored.count(n))
-        problem(c.problems, dropped, "weight_map puts tensor " + n + " in " + file + ", which does not hold it");
+        problem(c.problems, dropped,
+                util::concat({"weight_map puts tensor ", n, " in ", file, ", which does not hold it"}));
   }
   if (c.total_size && *c.total_size != c.tensor_bytes && c.not_read.empty())
     problem(c.problems, dropped,

@@ -105,7 +105,7 @@ class HeaderReader : public nlohmann::json_sax<json> {
       if constexpr (!std::is_same_v<std::decay_t<T>, std::string>) {
         throw bad(path_, "__metadata__ value '" + key_ + "' is not a string");
       } else {
-        h_.metadata[key_] = std::move(v);
+        h_.metadata[key_] = std::forward<T>(v);
         return true;
       }
     }

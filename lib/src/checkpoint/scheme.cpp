@@ -10,6 +10,7 @@
 #include <regex>
 
 #include "provkit/error.hpp"
+#include "provkit/util/strings.hpp"
 
 // g++ 12 warns "may be used uninitialized" about the temporaries of the
 // initializer lists of Parts below (a known false positive of its -O2).
@@ -162,7 +163,7 @@ Scheme make_scheme(const json& config, const json& hf_quant, const std::string& 
   s.source = config_name;
   s.name = method;
   s.method = method;
-  auto hf_excluded = [](std::vector<std::string> keys) {
+  auto hf_excluded = [](const std::vector<std::string>& keys) {
     return [keys](const std::string& m) {
       for (const auto& k : keys)
         if (names_module(k, m)) return true;
@@ -322,9 +323,9 @@ SchemeCheck check_quantization(const json& config, const json& hf_quant_config,
         const Tensor* t = weight != parts.end()    ? weight->second
                           : parts.count("qweight") ? parts.at("qweight")
                                                    : parts.at("weight_packed");
-        out.findings.push_back(
-            {t->name, t->dtype, "BF16, F16 or F32 (not quantized)",
-             module + " is in " + scheme.exclusion_list + " of " + declared + ", but its weight is stored quantized"});
+        out.findings.push_back({t->name, t->dtype, "BF16, F16 or F32 (not quantized)",
+                                util::concat({module, " is in ", scheme.exclusion_list, " of ", declared,
+                                              ", but its weight is stored quantized"})});
       }
       continue;
     }
@@ -336,18 +337,20 @@ SchemeCheck check_quantization(const json& config, const json& hf_quant_config,
     if (w == parts.end()) {
       // Not there at all: a plain float weight where the scheme wants a quantized one.
       if (weight == parts.end()) continue;
-      out.findings.push_back({weight->second->name, weight->second->dtype, name_of + want(wp),
-                              declared + " quantizes " + module +
-                                  (scheme.exclusion_list.empty() ? "" : " (not in " + scheme.exclusion_list + ")") +
-                                  ", but its weight is stored as " + weight->second->dtype});
+      out.findings.push_back(
+          {weight->second->name, weight->second->dtype, name_of + want(wp),
+           util::concat({declared, " quantizes ", module, scheme.exclusion_list.empty() ? "" : " (not in ",
+                         scheme.exclusion_list, scheme.exclusion_list.empty() ? "" : ")",
+                         ", but its weight is stored as ", weight->second->dtype})});
       continue;
     }
     const Tensor* wt = w->second;
     if (!wp.dtypes.empty() && std::find(wp.dtypes.begin(), wp.dtypes.end(), wt->dtype) == wp.dtypes.end()) {
-      out.findings.push_back({wt->name, wt->dtype, join(wp.dtypes),
-                              declared + " quantizes " + module +
-                                  (scheme.exclusion_list.empty() ? "" : " (not in " + scheme.exclusion_list + ")") +
-                                  ", but its weight is stored as " + wt->dtype});
+      out.findings.push_back(
+          {wt->name, wt->dtype, join(wp.dtypes),
+           util::concat({declared, " quantizes ", module, scheme.exclusion_list.empty() ? "" : " (not in ",
+                         scheme.exclusion_list, scheme.exclusion_list.empty() ? "" : ")",
+                         ", but its weight is stored as ", wt->dtype})});
       continue;
     }
     for (std::size_t i = 1; i < st->parts.size(); ++i) {
@@ -355,8 +358,8 @@ SchemeCheck check_quantization(const json& config, const json& hf_quant_config,
       auto c = parts.find(p.suffix);
       if (c == parts.end()) {
         out.findings.push_back({wt->name, wt->dtype, name_of + want(p),
-                                "a " + wt->dtype + " weight of " + declared + " needs its scale tensor " + name_of +
-                                    p.suffix + ", which is not stored"});
+                                util::concat({"a ", wt->dtype, " weight of ", declared, " needs its scale tensor ",
+                                              name_of, p.suffix, ", which is not stored"})});
         continue;
       }
       if (!p.dtypes.empty() && std::find(p.dtypes.begin(), p.dtypes.end(), c->second->dtype) == p.dtypes.end()) {

@@ -8,6 +8,7 @@
 
 #include "provkit/cli/output.hpp"
 #include "provkit/error.hpp"
+#include "provkit/util/strings.hpp"
 #include "provkit/util/text.hpp"
 
 namespace provkit::cli {
@@ -55,7 +56,8 @@ std::string basename_of(const char* argv0, const std::string& fallback) {
 // "tool sub subsub": how a command is typed.
 std::string command_path(const CLI::App* command) {
   std::string path = command->get_name();
-  for (const CLI::App* p = command->get_parent(); p; p = p->get_parent()) path = p->get_name() + " " + path;
+  for (const CLI::App* p = command->get_parent(); p; p = p->get_parent())
+    path = util::concat({p->get_name(), " ", path});
   return path;
 }
 
@@ -97,9 +99,9 @@ std::optional<std::string> bad_option_value(const std::vector<const CLI::App*>& 
     }
     if (value.empty()) return name + " was given an empty value";
     if (is_option(value))
-      return name + " needs a value, but was given " + quoted(value) +
-             ", which is an option (a value that starts with '-' can be written " + name + "=./" +
-             util::printable(value) + " for a path)";
+      return util::concat({name, " needs a value, but was given ", quoted(value),
+                           ", which is an option (a value that starts with '-' can be written ", name, "=./",
+                           util::printable(value), " for a path)"});
   }
   return std::nullopt;
 }

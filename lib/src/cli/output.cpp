@@ -52,11 +52,6 @@ int JsonLines::failure(const Error& e) {
   return summary(static_cast<int>(e.code()), e.reason(), nlohmann::json::object(), e.what());
 }
 
-bool JsonLines::summarized() const {
-  std::lock_guard lock(mutex_);
-  return summarized_;
-}
-
 bool wants_json(int argc, const char* const* argv) {
   for (int i = 1; i < argc; ++i) {
     std::string_view a = argv[i] ? argv[i] : "";

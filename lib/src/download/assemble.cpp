@@ -19,7 +19,7 @@ using download::make_parent;
 using download::write_all;
 
 namespace {
-constexpr std::size_t kReadBuffer = 4 * 1024 * 1024;
+constexpr std::size_t kReadBuffer = std::size_t{4} * 1024 * 1024;
 constexpr std::size_t kStampMax = 1u << 20;
 // The state the stamp remembers: each part's and the output's identity
 // (device, inode, size, mtime and real path: the cache's spelling does not

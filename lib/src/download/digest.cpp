@@ -11,7 +11,7 @@
 namespace provkit::download {
 
 namespace {
-constexpr std::size_t kReadBuffer = 4 * 1024 * 1024;
+constexpr std::size_t kReadBuffer = std::size_t{4} * 1024 * 1024;
 }
 
 void Hashes::reset(const download::FileSpec& spec) {

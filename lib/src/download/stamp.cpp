@@ -57,7 +57,7 @@ Verification verify_fd(const util::Fd& fd, const fs::path& path, const FileSpec&
 }
 
 // What a verified stamp holds, at most (a planted huge file is not read).
-constexpr std::size_t kStampMax = 64 * 1024;
+constexpr std::size_t kStampMax = std::size_t{64} * 1024;
 
 std::string stamp_text(const std::string& identity, const std::string& sha256, const std::string& git_oid) {
   return "provkit-verified 2\n" + identity + "sha256 " + sha256 + "\ngit_oid " + git_oid + "\n";

@@ -423,6 +423,7 @@ Resolution resolve_needed(const fs::path& object, SearchContext ctx) {
   auto expand_all = [](const std::vector<std::string>& entries, const fs::path& obj) {
     const auto origin = fs::absolute(obj).parent_path();
     std::vector<fs::path> out;
+    out.reserve(entries.size());
     for (const auto& e : entries) out.emplace_back(expand_dst(e, origin));
     return out;
   };
@@ -455,7 +456,7 @@ Resolution resolve_needed(const fs::path& object, SearchContext ctx) {
         if (!info.soname.empty()) loaded_names.insert(info.soname);
         queue.push_back({*edge.lookup.path, std::move(info), rpath});
       } catch (const Error& e) {
-        res.unreadable.push_back(e.what());
+        res.unreadable.emplace_back(e.what());
       }
     }
   }

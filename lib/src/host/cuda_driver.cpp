@@ -1,4 +1,4 @@
-#include "provkit/host/cuda_driver.hpp"
+#include "cuda_driver.hpp"
 
 #include <map>
 #include <vector>

@@ -103,7 +103,7 @@ std::uint64_t find_magic(HeaderReader& r, std::uint64_t start, std::uint64_t fro
   std::uint64_t want = 256;
   while (from + 4 <= end) {
     const std::uint64_t n = std::min<std::uint64_t>(want, end - from);
-    want = 64 * 1024;
+    want = std::uint64_t{64} * 1024;
     const unsigned char* block = r.get(from, n, "a fatbin section");
     for (std::uint64_t i = 0; i + 4 <= n; i += 4)
       if (at<std::uint32_t>(block, i) == kFatbinMagic) return from + i;

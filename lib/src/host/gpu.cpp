@@ -10,11 +10,11 @@
 
 #include "provkit/error.hpp"
 #include "provkit/host/pcie.hpp"
-#include "provkit/host/shared_library.hpp"
 #include "provkit/util/fs.hpp"
 #include "provkit/util/paths.hpp"
 #include "provkit/util/process.hpp"
 #include "provkit/util/strings.hpp"
+#include "shared_library.hpp"
 
 namespace provkit::host::gpu {
 

@@ -5,6 +5,7 @@
 
 #include "detail.hpp"
 #include "provkit/host/kernels.hpp"
+#include "provkit/util/strings.hpp"
 
 namespace provkit::host::detail {
 
@@ -55,7 +56,7 @@ std::vector<Target> targets(const Request& req, Probes& probes) {
                      for (int i : idx) l += (l.empty() ? "" : ",") + std::to_string(i);
                      return l;
                    }();
-    out[by_key[key]].gpu.label = "GPU " + list + " (" + key + ")";
+    out[by_key[key]].gpu.label = util::concat({"GPU ", list, " (", key, ")"});
   }
   // By target id ("gfx90a:xnack-"): GPUs of one processor in different modes load different code objects.
   std::map<std::string, std::size_t> by_target;
@@ -179,7 +180,7 @@ void kernel_checks(const Request& req, Probes& probes, std::vector<Result>& out)
       if (list.empty()) return;
       std::string l;
       for (const auto& s : list) l += (l.empty() ? "" : " ") + s;
-      carries += (carries.empty() ? "" : ", ") + what + " " + l;
+      carries += util::concat({carries.empty() ? "" : ", ", what, " ", l});
     };
     add("cubins", cubins);
     std::vector<std::string> ptx_text;

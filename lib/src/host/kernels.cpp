@@ -139,7 +139,7 @@ Collected collect_objects(const std::vector<std::string>& paths, const elf::Sear
       std::sort(found.begin(), found.end());
       for (const auto& f : found) add(f);
     } else if (add(arg)) {
-      roots.push_back(arg);
+      roots.emplace_back(arg);
     }
   }
   if (!follow_needed) return out;

@@ -10,6 +10,7 @@
 #include "detail.hpp"
 #include "provkit/host/pcie.hpp"
 #include "provkit/host/roce.hpp"
+#include "provkit/util/strings.hpp"
 
 namespace provkit::host::detail {
 
@@ -176,10 +177,11 @@ void link_checks(const Request& req, Probes& probes, std::vector<Result>& out) {
                       {"b", p.b_bus_id},
                       {"direct", p.can_access},
                       {"gb_per_s", p.gb_per_s ? json(rounded(*p.gb_per_s, 0.01)) : json(nullptr)}}};
-    r.reason = a + " -> " + b + ": " +
-               (p.can_access
-                    ? "direct peer access (cuDeviceCanAccessPeer)"
-                    : "no direct peer access (cuDeviceCanAccessPeer says no): copies are staged through host memory");
+    r.reason = util::concat(
+        {a, " -> ", b, ": ",
+         p.can_access
+             ? "direct peer access (cuDeviceCanAccessPeer)"
+             : "no direct peer access (cuDeviceCanAccessPeer says no): copies are staged through host memory"});
     if (p.gb_per_s) r.reason += ", " + gbps(*p.gb_per_s) + " GB/s measured";
     if (!p.error.empty()) {
       r.status = Status::fail;
@@ -268,25 +270,25 @@ void pcie_atomics_rows(Probes& probes, bool as_check, std::vector<Result>& out) 
                                                  : *std::find_if(path.bridges.begin(), path.bridges.end(),
                                                                  [](const auto& b) { return !b.readable; });
       r.status = Status::fail;
-      r.reason = who + " (" + id + "): cannot tell: " + unread.why;
+      r.reason = util::concat({who, " (", id, "): cannot tell: ", unread.why});
       r.fix = "run envcheck --pcie-atomics as root (sudo): config space past 64 bytes is root's";
     } else if (path.bridges.empty()) {
       r.status = as_check ? Status::warn : Status::info;
-      r.reason = who + " (" + id +
-                 ") sits on the host bridge's bus with no root port in sysfs (a virtual machine's flat "
-                 "bus?): routing cannot be read; the device completes AtomicOps " +
-                 bits(c);
+      r.reason = util::concat({who, " (", id,
+                               ") sits on the host bridge's bus with no root port in sysfs (a virtual machine's flat ",
+                               "bus?): routing cannot be read; the device completes AtomicOps ", bits(c)});
     } else if (blocking) {
       r.status = as_check ? Status::fail : Status::warn;
-      r.reason = who + " (" + id + "): AtomicOps stop at " + blocking->bdf + " (" +
-                 host::port_type_name(blocking->type) + ", AtomicOp Routing-) on the way to root port " +
-                 path.bridges.back().bdf;
+      r.reason = util::concat({who, " (", id, "): AtomicOps stop at ", blocking->bdf, " (",
+                               host::port_type_name(blocking->type), ", AtomicOp Routing-) on the way to root port ",
+                               path.bridges.back().bdf});
       r.fix =
           "put the GPU in a slot on a CPU root port whose path routes AtomicOps (lspci -vv: AtomicOpsCap: Routing+); "
           "ROCm's multi-GPU runtimes need them";
     } else {
-      r.reason = who + " (" + id + "): every bridge up to root port " + path.bridges.back().bdf + " (" +
-                 std::to_string(path.bridges.size()) + " in all) routes AtomicOps; the device completes " + bits(c);
+      r.reason = util::concat({who, " (", id, "): every bridge up to root port ", path.bridges.back().bdf, " (",
+                               std::to_string(path.bridges.size()), " in all) routes AtomicOps; the device completes ",
+                               bits(c)});
     }
     if (!hidden.empty()) {
       r.reason += hidden;
@@ -330,7 +332,7 @@ void roce_rows(const std::string& device, Probes& probes, bool as_check, std::ve
     }
     std::string holes;
     for (int h : p.holes) holes += (holes.empty() ? "" : ",") + std::to_string(h);
-    table = "GIDs " + (table.empty() ? "none" : table) + (holes.empty() ? "" : "; holes at " + holes);
+    table = util::concat({"GIDs ", table.empty() ? "none" : table, holes.empty() ? "" : "; holes at ", holes});
     auto index = host::nccl_gid_index(p, ipv4);
     r.data["nccl_ib_gid_index"] = index ? json(*index) : json(nullptr);
     if (p.link_layer == "InfiniBand") {

@@ -5,8 +5,8 @@
 #include <chrono>
 #include <thread>
 
-#include "provkit/host/cuda_driver.hpp"
-#include "provkit/host/shared_library.hpp"
+#include "cuda_driver.hpp"
+#include "shared_library.hpp"
 
 namespace provkit::host {
 

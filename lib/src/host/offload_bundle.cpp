@@ -19,6 +19,7 @@
 #include <string_view>
 
 #include "provkit/host/kernels.hpp"
+#include "provkit/util/strings.hpp"
 
 namespace provkit::host::kernels {
 
@@ -84,7 +85,7 @@ std::uint64_t parse_table(std::string_view head, std::uint64_t available, bool c
 std::string inflate_start(const elf::ObjectFile& f, std::uint64_t from, std::uint64_t to, std::uint16_t method,
                           const std::function<bool(std::string_view)>& enough) {
   std::string out;
-  std::vector<char> in(64 * 1024), buf(64 * 1024);
+  std::vector<char> in(std::size_t{64} * 1024), buf(std::size_t{64} * 1024);
   if (method == 1) {
     std::unique_ptr<ZSTD_DStream, decltype(&ZSTD_freeDStream)> z(ZSTD_createDStream(), ZSTD_freeDStream);
     ZSTD_initDStream(z.get());
@@ -134,7 +135,7 @@ std::string inflate_start(const elf::ObjectFile& f, std::uint64_t from, std::uin
 // The next offset at or after `from` where a bundle starts (either magic),
 // reading the gap in blocks; `end` when none.
 std::uint64_t find_bundle(const elf::ObjectFile& f, std::uint64_t from, std::uint64_t end) {
-  std::vector<char> block(64 * 1024);
+  std::vector<char> block(std::size_t{64} * 1024);
   from = (from + 3) & ~std::uint64_t(3);  // bundles are at least 4-aligned, so a magic never straddles two blocks
   while (from + 4 <= end) {
     std::uint64_t n = std::min<std::uint64_t>(block.size(), end - from);
@@ -214,7 +215,7 @@ void read_offload_bundles(const elf::ObjectFile& f, const elf::Section& section,
         next = pos + 4;  // a stray "__CL": look further
       }
     } catch (const std::string& why) {
-      into.problems.push_back(where + ": " + why);
+      into.problems.push_back(util::concat({where, ": ", why}));
       return;
     }
     pos = find_bundle(f, next, end);

@@ -8,6 +8,7 @@
 #include "provkit/error.hpp"
 #include "provkit/host/envcheck.hpp"
 #include "provkit/util/fs.hpp"
+#include "provkit/util/strings.hpp"
 #include "provkit/util/yaml.hpp"
 
 namespace provkit::host {
@@ -107,7 +108,7 @@ class ProfileReader {
       if (handler == keys.end()) {
         std::string known;
         for (const auto& [k, _] : keys) known += (known.empty() ? "" : ", ") + k;
-        throw input_error(file_, line(kv.first), "unknown key '" + key + "' (known: " + known + ")");
+        throw input_error(file_, line(kv.first), util::concat({"unknown key '", key, "' (known: ", known, ")"}));
       }
       handler->second(kv.second);
     }
@@ -159,8 +160,8 @@ class ProfileReader {
       std::string name = scalar(kv.first, key);
       if (auto [it, fresh] = first_line.emplace(name, line(kv.first)); !fresh)
         throw input_error(file_, line(kv.first),
-                          "'" + key + ": " + name + "' is given twice (first at line " + std::to_string(it->second) +
-                              ")");
+                          util::concat({"'", key, ": ", name, "' is given twice (first at line ",
+                                        std::to_string(it->second), ")"}));
       out.emplace_back(std::move(name), kv.second);
     }
     return out;

@@ -40,8 +40,9 @@ std::optional<in6_addr> parse_sysfs_gid(const std::string& text) {
     const auto& g = groups[static_cast<std::size_t>(i)];
     auto [p, ec] = std::from_chars(g.data(), g.data() + g.size(), v, 16);
     if (g.size() != 4 || ec != std::errc() || p != g.data() + g.size()) return std::nullopt;
-    a.s6_addr[2 * i] = static_cast<unsigned char>(v >> 8);
-    a.s6_addr[2 * i + 1] = static_cast<unsigned char>(v & 0xff);
+    const std::size_t at = std::size_t{2} * static_cast<std::size_t>(i);
+    a.s6_addr[at] = static_cast<unsigned char>(v >> 8);
+    a.s6_addr[at + 1] = static_cast<unsigned char>(v & 0xff);
   }
   return a;
 }

@@ -1,4 +1,4 @@
-#include "provkit/host/shared_library.hpp"
+#include "shared_library.hpp"
 
 #include <dlfcn.h>
 #include <link.h>

@@ -98,7 +98,7 @@ std::optional<PortHolder> port_holder(int port, const fs::path& proc) {
         address = ::inet_ntop(AF_INET, &a, buf, sizeof buf) ? buf : hex;
       } else if (hex.size() == 32) {
         in6_addr a{};
-        for (int w = 0; w < 4; ++w) {
+        for (std::size_t w = 0; w < 4; ++w) {
           auto word = static_cast<std::uint32_t>(std::strtoul(hex.substr(w * 8, 8).c_str(), nullptr, 16));
           std::memcpy(a.s6_addr + w * 4, &word, 4);  // each 32-bit word in host order
         }

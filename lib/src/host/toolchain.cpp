@@ -90,8 +90,8 @@ PythonLook look_for_python(std::string_view path_list) {
     auto real = fs::canonical(*look.interpreter, ec);
     if (!ec) include_roots.push_back(real.parent_path().parent_path() / "include");
   }
-  include_roots.push_back("/usr/local/include");
-  include_roots.push_back("/usr/include");
+  include_roots.emplace_back("/usr/local/include");
+  include_roots.emplace_back("/usr/include");
   for (const auto& root : include_roots) {
     std::error_code ec;
     for (fs::directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec)) {

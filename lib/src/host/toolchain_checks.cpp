@@ -19,7 +19,7 @@ std::string toolkit_version(const fs::path& root) {
   } catch (...) {}
   // cuda.h is over 1 MB; CUDA_VERSION is defined in its first few kilobytes.
   std::ifstream in(root / "include" / "cuda.h", std::ios::binary);
-  std::string header(32 * 1024, '\0');
+  std::string header(std::size_t{32} * 1024, '\0');
   in.read(header.data(), static_cast<std::streamsize>(header.size()));
   header.resize(static_cast<std::size_t>(in.gcount()));
   static const std::string key = "#define CUDA_VERSION ";

@@ -1,5 +1,7 @@
 #include "provkit/http/headers.hpp"
 
+#include <algorithm>
+
 #include "provkit/util/strings.hpp"
 
 namespace provkit::http {
@@ -9,9 +11,10 @@ using util::parse_u64;
 using util::trim_view;
 
 std::optional<std::string> Headers::get(std::string_view name) const {
-  for (auto it = items_.rbegin(); it != items_.rend(); ++it)
-    if (iequals(it->first, name)) return it->second;
-  return std::nullopt;
+  // The last one given wins.
+  auto it = std::find_if(items_.rbegin(), items_.rend(), [&](const auto& item) { return iequals(item.first, name); });
+  if (it == items_.rend()) return std::nullopt;
+  return it->second;
 }
 
 bool parse_header_line(std::string_view line, std::string& name, std::string& value) {

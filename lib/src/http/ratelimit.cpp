@@ -117,12 +117,6 @@ std::optional<RateLimitState> parse_ratelimit(std::string_view ratelimit, std::s
   });
 }
 
-std::optional<double> parse_ratelimit_reset(std::string_view value) {
-  auto s = parse_ratelimit(value);
-  if (!s) return std::nullopt;
-  return s->reset_s;
-}
-
 double ratelimit_spacing_s(const RateLimitState& s) {
   if (s.remaining == 0) return s.reset_s;
   bool low = s.quota ? s.remaining * 10 <= *s.quota : s.remaining < 10;

@@ -29,7 +29,7 @@ void global_init() {
   std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
 }
 
-constexpr std::size_t kErrorBodyCap = 64 * 1024;
+constexpr std::size_t kErrorBodyCap = std::size_t{64} * 1024;
 
 // Every option a transfer needs is set, or the run stops: a transfer without
 // its timeouts, callbacks or protocol limit must never go out.
@@ -320,7 +320,7 @@ struct Session::Impl {
     }
     if (a.current.method == "HEAD") set_option(e, CURLOPT_NOBODY, 1L);
     for (const auto& [name, value] : a.current.headers.items())
-      a.header_list = append_header(a.header_list, name + ": " + value);
+      a.header_list = append_header(a.header_list, util::concat({name, ": ", value}));
     // The token goes only to the origin it was given for: never after a
     // redirect to another scheme, host or port.
     if (!a.current.bearer_token.empty() && token_allowed(a.current.url, a.url))
@@ -385,17 +385,19 @@ struct Session::Impl {
       std::string message = where + ": " + why;
       util::log::debug("http", [&] { return message; });
       if (can_retry) return retry_later(std::move(a), message, std::nullopt);
-      return finish(std::move(a), FailureKind::network,
-                    message + " (after " + std::to_string(a->attempt) + " attempts)");
+      // Said before the call: the order of its arguments is unspecified, and one of them takes `a` away.
+      std::string failed = message + " (after " + std::to_string(a->attempt) + " attempts)";
+      return finish(std::move(a), FailureKind::network, std::move(failed));
     }
     long status = a->hop.status;
     util::log::debug("http", [&] { return "HTTP " + std::to_string(status) + " from " + where; });
     a->response.hops.push_back(a->hop);
     if (a->mode == BodyMode::discard) {  // a redirect to follow
-      if (++a->redirects > a->current.max_redirects)
-        return finish(std::move(a), FailureKind::too_many_redirects,
-                      "too many redirects (more than " + std::to_string(a->current.max_redirects) + ") from " +
-                          redact_url(a->current.url));
+      if (++a->redirects > a->current.max_redirects) {
+        std::string failed = "too many redirects (more than " + std::to_string(a->current.max_redirects) + ") from " +
+                             redact_url(a->current.url);
+        return finish(std::move(a), FailureKind::too_many_redirects, std::move(failed));
+      }
       std::string next = resolve_reference(a->url, *a->hop.headers.get("location"));
       if (!Url::parse(next))
         return finish(std::move(a), FailureKind::bad_redirect, where + " redirects to an unusable location");

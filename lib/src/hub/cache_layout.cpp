@@ -58,28 +58,18 @@ void write_cachedir_tag(const util::Root& guard, const fs::path& dir) {
 }
 }  // namespace
 
-fs::path Layout::lock_path(const std::string& path, const std::string& etag) const {
-  return util::path_with_suffix(partial_path(path, etag), ".lock");
-}
-
 // ---- cache -------------------------------------------------------------------
 
 CacheLayout::CacheLayout(fs::path cache_root, hub::Repo repo, std::string commit)
     : Layout(cache_root), cache_root_(std::move(cache_root)), repo_(std::move(repo)), commit_(std::move(commit)) {}
 
-fs::path CacheLayout::content_path(const std::string&, const std::string& etag) const { return blob_path(etag); }
-
-fs::path CacheLayout::partial_path(const std::string&, const std::string& etag) const {
-  // Not huggingface_hub's own "<etag>.incomplete" (its older versions append to
-  // that name without verifying), but ending ".incomplete" as its unique
-  // temporaries do, so scan_cache_dir lists an interrupted fetch as incomplete.
-  return util::path_with_suffix(blob_path(etag), ".provkit-partial.incomplete");
-}
-
-fs::path CacheLayout::rejected_prefix(const std::string&, const std::string& etag) const { return blob_path(etag); }
-
-fs::path CacheLayout::lock_path(const std::string&, const std::string& etag) const {
-  return util::path_with_suffix(cache_root_ / ".locks" / repo_folder_name(repo_) / etag, ".lock");
+StoredPaths CacheLayout::stored_paths(const std::string&, const std::string& etag) const {
+  fs::path blob = blob_path(etag);
+  // The partial is not huggingface_hub's own "<etag>.incomplete" (its older versions append to
+  // that name without verifying), but ends ".incomplete" as its unique temporaries do, so
+  // scan_cache_dir lists an interrupted fetch as incomplete.
+  return {blob, util::path_with_suffix(blob, ".provkit-partial.incomplete"), blob,
+          util::path_with_suffix(cache_root_ / ".locks" / repo_folder_name(repo_) / etag, ".lock")};
 }
 
 void CacheLayout::publish(const std::string& path, const std::string& etag) {
@@ -166,18 +156,10 @@ fs::path LocalDirLayout::metadata_path(const std::string& path) const {
   return util::path_with_suffix(download_dir() / path, ".metadata");
 }
 
-fs::path LocalDirLayout::content_path(const std::string& path, const std::string&) const { return file_path(path); }
-
-fs::path LocalDirLayout::partial_path(const std::string& path, const std::string& etag) const {
-  return util::path_with_suffix(download_dir() / path, "." + etag + ".provkit-partial");
-}
-
-fs::path LocalDirLayout::rejected_prefix(const std::string& path, const std::string&) const {
-  return download_dir() / path;
-}
-
-fs::path LocalDirLayout::lock_path(const std::string& path, const std::string&) const {
-  return util::path_with_suffix(download_dir() / path, ".lock");
+StoredPaths LocalDirLayout::stored_paths(const std::string& path, const std::string& etag) const {
+  fs::path state = download_dir() / path;
+  return {file_path(path), util::path_with_suffix(state, "." + etag + ".provkit-partial"), state,
+          util::path_with_suffix(state, ".lock")};
 }
 
 void LocalDirLayout::begin() {
@@ -210,7 +192,7 @@ void LocalDirLayout::finish(const std::vector<std::pair<std::string, std::string
   auto sorted = sums;
   std::sort(sorted.begin(), sorted.end());
   std::string text;
-  for (const auto& [path, sha] : sorted) text += sha + "  " + path + "\n";
+  for (const auto& [path, sha] : sorted) text.append(sha).append("  ").append(path).append("\n");
   guard_.write_atomic(sums_path(), text);
 }
 

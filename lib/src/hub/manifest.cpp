@@ -1,4 +1,5 @@
 #include "provkit/hub/manifest.hpp"
+#include "provkit/util/strings.hpp"
 #include "provkit/util/text.hpp"
 
 #include <fnmatch.h>
@@ -55,8 +56,8 @@ struct Parser {
     for (const auto& kv : map) {
       if (!kv.first.IsScalar()) fail(kv.first, "unexpected key in " + where);
       const std::string& k = kv.first.Scalar();
-      if (!known.count(k)) fail(kv.first, "unknown key '" + k + "' in " + where);
-      if (!seen.insert(k).second) fail(kv.first, "key '" + k + "' given twice in " + where);
+      if (!known.count(k)) fail(kv.first, util::concat({"unknown key '", k, "' in ", where}));
+      if (!seen.insert(k).second) fail(kv.first, util::concat({"key '", k, "' given twice in ", where}));
     }
   }
 
@@ -247,7 +248,7 @@ std::vector<UpstreamCheck> compare_with_tree(const Manifest& manifest, const std
                       " in the manifest");
     if (e.lfs) {
       // The LFS oid is the content's sha256; the tree's git oid is the pointer's.
-      if (!f.sha256) diffs.push_back("an LFS file upstream, but the manifest has no sha256 for it");
+      if (!f.sha256) diffs.emplace_back("an LFS file upstream, but the manifest has no sha256 for it");
       else if (*f.sha256 != e.lfs->oid)
         diffs.push_back("sha256 " + e.lfs->oid + " upstream, " + *f.sha256 + " in the manifest");
     } else if (f.git_oid && *f.git_oid != e.oid) {

@@ -13,6 +13,7 @@
 #include "provkit/hub/snapshot.hpp"
 #include "provkit/util/fs.hpp"
 #include "provkit/util/hash.hpp"
+#include "provkit/util/strings.hpp"
 
 namespace provkit::hub::mirror {
 
@@ -206,9 +207,10 @@ ExportResult export_tree(const std::vector<Manifest>& manifests, const fs::path&
           why = "git oid " + d.git_oid + ", the manifest says " + e.git_oid;
         else if (e.lfs ? d.sha256 != etag : d.git_oid != etag) why = "content does not match its blob name " + etag;
         if (!why.empty())
-          throw Error(ExitCode::check_failed, "cannot export " + path + " of " + g.repo.id + ": the cache copy " +
-                                                  cache.blob_path(etag).string() + " is wrong (" + why +
-                                                  "); run hf-fetch --manifest again to repair it");
+          throw Error(ExitCode::check_failed,
+                      util::concat({"cannot export ", path, " of ", g.repo.id, ": the cache copy ",
+                                    cache.blob_path(etag).string(), " is wrong (", why,
+                                    "); run hf-fetch --manifest again to repair it"}));
         e.sha256 = d.sha256;
         e.git_oid = d.git_oid;
         nlohmann::json entry = {{"type", "file"}, {"path", path}};

@@ -210,9 +210,10 @@ DownloadPlan plan_downloads(const Manifest& m, const hfcache::Layout& layout, co
     const std::string& etag = checks[i].etag;
     download::FileSpec spec = file_spec(f);
     if (checks[i].git_oid_to_verify) spec.git_oid = checks[i].git_oid_to_verify;
-    plan.jobs.push_back({spec, resolve_url(endpoint, m.repo, m.revision, f.path), layout.content_path(f.path, etag),
-                         layout.partial_path(f.path, etag), layout.rejected_prefix(f.path, etag),
-                         layout.lock_path(f.path, etag), stamp_path(layout, "verified", f.path), layout.guard().dir()});
+    hfcache::StoredPaths stored = layout.stored_paths(f.path, etag);
+    plan.jobs.push_back({spec, resolve_url(endpoint, m.repo, m.revision, f.path), stored.content, stored.partial,
+                         stored.rejected_prefix, stored.lock, stamp_path(layout, "verified", f.path),
+                         layout.guard().dir()});
     plan.etags.push_back(etag);
     plan.total_bytes += f.size;
   }
@@ -233,7 +234,7 @@ hfcache::RefPlan plan_refs(const Manifest& m, const std::optional<std::string>& 
   if (m.ref) plan.names.push_back(*m.ref);
   if (m.ref == "main") return plan;
   if (main_known) {
-    if (main_commit == m.revision) plan.names.push_back("main");
+    if (main_commit == m.revision) plan.names.emplace_back("main");
   } else {
     plan.main_if_absent = true;
   }

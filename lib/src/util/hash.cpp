@@ -31,17 +31,13 @@ Hasher::~Hasher() {
 Hasher::Hasher(Hasher&&) noexcept = default;
 Hasher& Hasher::operator=(Hasher&&) noexcept = default;
 
-void Hasher::update(const void* data, std::size_t size) {
-  EVP_DigestUpdate(impl_->ctx, data, size);
-  bytes_ += size;
-}
+void Hasher::update(const void* data, std::size_t size) { EVP_DigestUpdate(impl_->ctx, data, size); }
 
 std::string Hasher::raw_digest() {
   unsigned char out[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
   EVP_DigestFinal_ex(impl_->ctx, out, &len);
   EVP_DigestInit_ex(impl_->ctx, impl_->md, nullptr);
-  bytes_ = 0;
   return std::string(reinterpret_cast<char*>(out), len);
 }
 

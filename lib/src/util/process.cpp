@@ -43,6 +43,7 @@ RunResult run(const std::vector<std::string>& argv, const RunOptions& options) {
   if (options.stderr_to == StderrTo::output) posix_spawn_file_actions_adddup2(&actions, write_end.get(), 2);
   if (options.stderr_to == StderrTo::discard) posix_spawn_file_actions_adddup2(&actions, null_out.get(), 2);
   std::vector<char*> args;
+  args.reserve(argv.size() + 1);
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   std::vector<char*> envp;

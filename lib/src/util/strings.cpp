@@ -48,6 +48,15 @@ std::string join(const std::vector<std::string>& parts, char sep) {
   return out;
 }
 
+std::string concat(std::initializer_list<std::string_view> parts) {
+  std::size_t size = 0;
+  for (auto p : parts) size += p.size();
+  std::string out;
+  out.reserve(size);
+  for (auto p : parts) out += p;
+  return out;
+}
+
 bool parse_u64(std::string_view s, std::uint64_t& out) {
   if (s.empty() || s.size() > 19) return false;
   std::uint64_t v = 0;

@@ -36,15 +36,6 @@ void hex_byte(std::string& out, const char* prefix, unsigned char c) {
 
 }  // namespace
 
-bool is_valid_utf8(std::string_view s) {
-  for (std::size_t i = 0; i < s.size();) {
-    std::size_t n = utf8_length(s, i);
-    if (!n) return false;
-    i += n;
-  }
-  return true;
-}
-
 std::string printable(std::string_view s) {
   std::string out;
   out.reserve(s.size());

@@ -113,6 +113,16 @@ std::string content_of(std::size_t n) {
   return s;
 }
 
+// A job fetched with split_options() through a TestSource whose origin is a given server, and what the run said.
+struct SourceRun {
+  TestSource source;
+  Recorder rec;
+  download::JobResult fetch(const TinyServer& origin, const download::Job& job) {
+    source.origin_url = origin.base;
+    return download::Downloader(split_options(), source).run({job}, rec).at(0);
+  }
+};
+
 bool has_token(const provkit::test::SeenRequest& s) {
   return s.headers.find("authorization: bearer hf_enginetesttoken") != std::string::npos;
 }
@@ -128,21 +138,19 @@ TEST_CASE("the engine resolves through its source; ranges go to the redirect tar
   TinyServer origin("127.0.0.1", [&](const std::string&, const std::string&) {
     return status(302, "Location: " + cdn_base + "/blob?sig=1\r\n");
   });
-  TestSource source;
-  source.origin_url = origin.base;
-  Recorder rec;
+  SourceRun run;
   download::Job job = job_in(d.path, content);
-  auto r = download::Downloader(split_options(), source).run({job}, rec).at(0);
+  auto r = run.fetch(origin, job);
   CHECK(r.outcome == download::Outcome::downloaded);
   CHECK(util::read_file(job.final_path) == content);
-  CHECK(rec.ranges > 1);
-  CHECK(source.resolves == 1);
+  CHECK(run.rec.ranges > 1);
+  CHECK(run.source.resolves == 1);
   // One request through the origin (the first range); the other ranges went to the CDN directly.
   auto at_origin = origin.seen();
   REQUIRE(at_origin.size() == 1);
   CHECK(has_token(at_origin[0]));
   auto at_cdn = cdn.seen();
-  CHECK(at_cdn.size() == rec.ranges);
+  CHECK(at_cdn.size() == run.rec.ranges);
   for (const auto& s : at_cdn) CHECK(s.headers.find("authorization") == std::string::npos);
 }
 
@@ -158,16 +166,14 @@ TEST_CASE("an expired redirect target is resolved again through the source and t
   TinyServer origin("127.0.0.1", [&](const std::string&, const std::string&) {
     return status(302, "Location: " + cdn_base + "/blob?sig=" + std::to_string(++redirects) + "\r\n");
   });
-  TestSource source;
-  source.origin_url = origin.base;
-  Recorder rec;
+  SourceRun run;
   download::Job job = job_in(d.path, content);
-  auto r = download::Downloader(split_options(), source).run({job}, rec).at(0);
+  auto r = run.fetch(origin, job);
   CHECK(r.outcome == download::Outcome::downloaded);
   CHECK(util::read_file(job.final_path) == content);
-  CHECK(source.resolves == 2);
-  REQUIRE(rec.retries.size() == 1);
-  CHECK(rec.retries[0] == "expired (HTTP 403)");
+  CHECK(run.source.resolves == 2);
+  REQUIRE(run.rec.retries.size() == 1);
+  CHECK(run.rec.retries[0] == "expired (HTTP 403)");
   for (const auto& s : origin.seen()) CHECK(has_token(s));
   for (const auto& s : cdn.seen()) CHECK(s.headers.find("authorization") == std::string::npos);
 }
@@ -175,11 +181,9 @@ TEST_CASE("an expired redirect target is resolved again through the source and t
 TEST_CASE("a refusal is the source's typed error; the partial file is kept", "[download]") {
   Dir d("refused");
   TinyServer origin("127.0.0.1", [&](const std::string&, const std::string&) { return status(401); });
-  TestSource source;
-  source.origin_url = origin.base;
-  Recorder rec;
+  SourceRun run;
   download::Job job = job_in(d.path, content_of(100));
-  auto r = download::Downloader(split_options(), source).run({job}, rec).at(0);
+  auto r = run.fetch(origin, job);
   CHECK(r.outcome == download::Outcome::failed);
   CHECK(r.code == ExitCode::auth);
   CHECK(r.message == "model.bin: refused with HTTP 401");

@@ -69,10 +69,11 @@ TEST_CASE("Retry-After as seconds or HTTP-date", "[http]") {
 }
 
 TEST_CASE("RateLimit reset in seconds", "[http]") {
-  CHECK(*parse_ratelimit_reset("\"resolvers\";r=0;t=172") == Approx(172.0));  // as the Hub sends it
-  CHECK(*parse_ratelimit_reset("limit=10, remaining=0, reset=5") == Approx(5.0));
-  CHECK_FALSE(parse_ratelimit_reset("\"resolvers\";r=0"));
-  CHECK_FALSE(parse_ratelimit_reset("t=soon"));
+  // The IETF draft's `"policy";r=0;t=172` (t) or the older `limit=10, remaining=0, reset=5` (reset).
+  CHECK(parse_ratelimit("\"resolvers\";r=0;t=172")->reset_s == Approx(172.0));  // as the Hub sends it
+  CHECK(parse_ratelimit("limit=10, remaining=0, reset=5")->reset_s == Approx(5.0));
+  CHECK_FALSE(parse_ratelimit("\"resolvers\";r=0"));
+  CHECK_FALSE(parse_ratelimit("t=soon"));
 }
 
 TEST_CASE("RateLimit and RateLimit-Policy: remaining, reset, quota", "[http]") {

@@ -63,8 +63,11 @@ TEST_CASE("cache layout: blobs, snapshot symlinks, refs", "[hfcache]") {
   CacheLayout c(root, {hub::RepoType::model, "org/name"}, kCommit);
   fs::path repo = root / "models--org--name";
   CHECK(c.content_path("a/b.bin", "e1") == repo / "blobs" / "e1");
-  CHECK(c.partial_path("a/b.bin", "e1") == repo / "blobs" / "e1.provkit-partial.incomplete");
-  CHECK(c.lock_path("a/b.bin", "e1") == root / ".locks" / "models--org--name" / "e1.lock");  // huggingface_hub's
+  StoredPaths stored = c.stored_paths("a/b.bin", "e1");
+  CHECK(stored.content == repo / "blobs" / "e1");
+  CHECK(stored.partial == repo / "blobs" / "e1.provkit-partial.incomplete");
+  CHECK(stored.rejected_prefix == repo / "blobs" / "e1");
+  CHECK(stored.lock == root / ".locks" / "models--org--name" / "e1.lock");  // huggingface_hub's
   CHECK(c.file_path("a/b.bin") == repo / "snapshots" / kCommit / "a" / "b.bin");
   util::write_file_atomic(c.content_path("a/b.bin", "e1"), "data");
   c.publish("a/b.bin", "e1");
@@ -101,8 +104,11 @@ TEST_CASE("local dir layout: metadata, .gitignore, SHA256SUMS", "[hfcache]") {
   LocalDirLayout l(root, kCommit);
   CHECK(l.content_path("x/y.json", "e") == root / "x" / "y.json");
   CHECK(l.metadata_path("x/y.json") == root / ".cache/huggingface/download/x/y.json.metadata");
-  CHECK(l.partial_path("x/y.json", "e").parent_path() == root / ".cache/huggingface/download/x");
-  CHECK(l.lock_path("x/y.json", "e") == root / ".cache/huggingface/download/x/y.json.lock");
+  StoredPaths stored = l.stored_paths("x/y.json", "e");
+  CHECK(stored.content == root / "x" / "y.json");
+  CHECK(stored.partial == root / ".cache/huggingface/download/x/y.json.e.provkit-partial");
+  CHECK(stored.rejected_prefix == root / ".cache/huggingface/download/x/y.json");
+  CHECK(stored.lock == root / ".cache/huggingface/download/x/y.json.lock");
   util::write_file_atomic(root / "x" / "y.json", "{}");
   l.publish("x/y.json", "etag1");
   std::string meta = util::read_file(l.metadata_path("x/y.json"));

@@ -28,6 +28,13 @@ TEST_CASE("split keeps empty fields and join undoes it", "[util]") {
   CHECK(util::join(util::split("x.y..z", '.'), '.') == "x.y..z");
 }
 
+TEST_CASE("concat puts its parts one after another, empty ones and NULs included", "[util]") {
+  CHECK(util::concat({}).empty());
+  CHECK(util::concat({"a", "", "bc"}) == "abc");
+  std::string owned = "x";
+  CHECK(util::concat({owned, std::string_view("\0y", 2), std::to_string(42)}) == std::string("x\0y42", 5));
+}
+
 TEST_CASE("parse_u64 takes plain decimal digits only, at most 19", "[util]") {
   std::uint64_t v = 7;
   CHECK(util::parse_u64("0", v));

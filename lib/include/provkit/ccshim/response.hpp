@@ -27,7 +27,7 @@ std::vector<std::string> expand_response_files(const std::vector<std::string>& a
 // Argument bytes above which they go to zig in a response file: below the
 // 128 KiB that exec allows for one argument, and far below the total
 // (ARG_MAX, a quarter of the stack limit, shared with the environment).
-inline constexpr std::size_t max_inline_argument_bytes = 128 * 1024;
+inline constexpr std::size_t max_inline_argument_bytes = std::size_t{128} * 1024;
 
 // An argument quoted for zig's response-file reader (std.process.ArgIteratorGeneral
 // with single quotes: either quote toggles quoting, backslashes are literal

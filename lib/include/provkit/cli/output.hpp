@@ -40,7 +40,6 @@ class JsonLines {
               const std::string& message = "");
   // The summary of a failure: the error's code, its reason, its sentence.
   int failure(const Error& e);
-  bool summarized() const;
 
  private:
   void line(const nlohmann::json& j);

@@ -15,6 +15,7 @@ namespace provkit::host::cudacompat {
 struct Version {
   int major = 0;
   int minor = 0;
+  // NOLINTNEXTLINE(modernize-use-nullptr): clang-tidy 14 reads the 0 of the defaulted <=>'s own comparison.
   auto operator<=>(const Version&) const = default;
   std::string str() const { return std::to_string(major) + "." + std::to_string(minor); }
 };

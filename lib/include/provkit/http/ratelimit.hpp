@@ -12,10 +12,6 @@
 
 namespace provkit::http {
 
-// Seconds until a rate limit resets, from a `RateLimit` header: the IETF draft's
-// `"policy";r=0;t=172` (t) or the older `limit=10, remaining=0, reset=5` (reset).
-std::optional<double> parse_ratelimit_reset(std::string_view value);
-
 // What a server says of its rate limit, from `RateLimit` (IETF draft:
 // `"resolvers";r=12;t=172`, several comma-separated; or the older
 // `limit=100, remaining=12, reset=172`) and `RateLimit-Policy` (`"fixed

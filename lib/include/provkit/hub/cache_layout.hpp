@@ -49,6 +49,20 @@ inline constexpr std::string_view kCachedirTag =
     "# For information about cache directory tags, see:\n"
     "#\thttps://bford.info/cachedir/\n";
 
+// The names one repository file's bytes have in a layout, from its path and its content's etag.
+struct StoredPaths {
+  // Where verified content is stored (a blob, or the file itself).
+  fs::path content;
+  // A download in progress, kept across runs; never a name a loader would open.
+  fs::path partial;
+  // Prefix for content that failed verification: "<prefix>.bad-<sha256>"
+  // (named by util::path_with_suffix, as every derived name).
+  fs::path rejected_prefix;
+  // The lock file held while the content is fetched (huggingface_hub's places:
+  // "<cache>/.locks/<repo folder>/<etag>.lock", "<local>/.cache/huggingface/download/<path>.lock").
+  fs::path lock;
+};
+
 class Layout {
  public:
   virtual ~Layout() = default;
@@ -56,16 +70,12 @@ class Layout {
   virtual fs::path root() const = 0;
   // The path a loader opens.
   fs::path file_path(const std::string& path) const { return root() / path; }
-  // Where verified content is stored (a blob, or the file itself).
-  virtual fs::path content_path(const std::string& path, const std::string& etag) const = 0;
-  // A download in progress, kept across runs; never a name a loader would open.
-  virtual fs::path partial_path(const std::string& path, const std::string& etag) const = 0;
-  // Prefix for content that failed verification: "<prefix>.bad-<sha256>"
-  // (named by util::path_with_suffix, as every derived name).
-  virtual fs::path rejected_prefix(const std::string& path, const std::string& etag) const = 0;
-  // The lock file held while the content is fetched (huggingface_hub's places:
-  // "<cache>/.locks/<repo folder>/<etag>.lock", "<local>/.cache/huggingface/download/<path>.lock").
-  virtual fs::path lock_path(const std::string& path, const std::string& etag) const;
+  // Where the bytes of `path`, whose content is `etag`, are kept, fetched and locked.
+  virtual StoredPaths stored_paths(const std::string& path, const std::string& etag) const = 0;
+  // Where its verified content is stored: stored_paths(path, etag).content.
+  fs::path content_path(const std::string& path, const std::string& etag) const {
+    return stored_paths(path, etag).content;
+  }
   // Makes verified content visible at file_path (symlink; metadata file).
   virtual void publish(const std::string& path, const std::string& etag) = 0;
   // Takes a published file away (a dropped part): the snapshot link, and its blob `etag` when no link
@@ -106,10 +116,7 @@ class CacheLayout : public Layout {
   const fs::path& cache_root() const { return cache_root_; }
 
   fs::path root() const override { return snapshot_dir(); }
-  fs::path content_path(const std::string& path, const std::string& etag) const override;
-  fs::path partial_path(const std::string& path, const std::string& etag) const override;
-  fs::path rejected_prefix(const std::string& path, const std::string& etag) const override;
-  fs::path lock_path(const std::string& path, const std::string& etag) const override;
+  StoredPaths stored_paths(const std::string& path, const std::string& etag) const override;
   void publish(const std::string& path, const std::string& etag) override;
   std::uint64_t remove_file(const std::string& path, const std::string& etag) override;
   fs::path state_dir() const override { return repo_dir() / ".provkit" / commit_; }
@@ -133,10 +140,7 @@ class LocalDirLayout : public Layout {
   // Where huggingface_hub and hf-fetch keep their state in a local dir.
   fs::path download_dir() const { return dir_ / ".cache" / "huggingface" / "download"; }
   fs::path root() const override { return dir_; }
-  fs::path content_path(const std::string& path, const std::string& etag) const override;
-  fs::path partial_path(const std::string& path, const std::string& etag) const override;
-  fs::path rejected_prefix(const std::string& path, const std::string& etag) const override;
-  fs::path lock_path(const std::string& path, const std::string& etag) const override;
+  StoredPaths stored_paths(const std::string& path, const std::string& etag) const override;
   // Writes the three-line metadata file (commit, etag, timestamp) and .gitignore.
   void publish(const std::string& path, const std::string& etag) override;
   std::uint64_t remove_file(const std::string& path, const std::string& etag) override;

@@ -24,13 +24,11 @@ class Hasher {
   void update(std::string_view data) { update(data.data(), data.size()); }
   std::string hex_digest();  // finalises; the hasher is then reset
   std::string raw_digest();  // finalises; raw bytes
-  std::uint64_t bytes_hashed() const { return bytes_; }
 
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
   DigestKind kind_;
-  std::uint64_t bytes_ = 0;
 };
 
 std::string sha256_hex(std::string_view data);

@@ -3,6 +3,7 @@
 // ASCII only: they read protocol text, file formats and command lines, never
 // prose, so no locale takes part.
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,6 +28,9 @@ bool iequals(std::string_view a, std::string_view b);
 std::vector<std::string> split(std::string_view s, char sep);
 // The inverse of split.
 std::string join(const std::vector<std::string>& parts, char sep);
+// The parts one after another, in one allocation: a message built of many pieces,
+// where a chain of operator+ would copy it once per piece.
+std::string concat(std::initializer_list<std::string_view> parts);
 
 // A decimal number of at most 19 digits and nothing else (no sign, no blanks), as
 // protocol fields write them; false leaves `out` alone.

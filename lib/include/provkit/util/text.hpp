@@ -14,9 +14,6 @@
 
 namespace provkit::util {
 
-// Whether `s` is well-formed UTF-8 (RFC 3629: no overlong forms, no surrogates, nothing past U+10FFFF).
-bool is_valid_utf8(std::string_view s);
-
 // The code point that starts at s[i], advancing i past it; -1 (and i past one byte) where the bytes there
 // are not well-formed UTF-8. For callers that walk a string by characters (path rules, YAML quoting).
 long next_code_point(std::string_view s, std::size_t& i);

@@ -1,5 +1,5 @@
 #pragma once
-// A library opened with dlopen at run time (the NVIDIA driver's NVML and
+// Private to host (lib/src/host/). A library opened with dlopen at run time (the NVIDIA driver's NVML and
 // libcuda), closed when it goes out of scope. Nothing of the driver is needed
 // to build, and a host without one gets an error text instead of a crash.
 #include <string>

@@ -1,5 +1,5 @@
 #pragma once
-// The handful of CUDA driver API calls envcheck's link test makes, through
+// Private to host (lib/src/host/). The handful of CUDA driver API calls envcheck's link test makes, through
 // libcuda.so.1 opened with dlopen (no CUDA runtime or toolkit needed). The
 // types are declared from the driver API's documented ABI; each call that
 // fails throws CudaError naming the call and its CUresult.
@@ -9,7 +9,7 @@
 #include <string>
 
 #include "provkit/error.hpp"
-#include "provkit/host/shared_library.hpp"
+#include "shared_library.hpp"
 
 namespace provkit::host {
 

@@ -138,10 +138,11 @@ void create_venv(const VenvLayout& l, const Interpreter& it, const std::string& 
   } else if (fs::exists(l.root, ec) && !fs::is_empty(l.root, ec)) {
     throw Error(ExitCode::usage, l.root.string() + " exists, is not empty and is not an environment (no pyvenv.cfg)");
   }
-  fs::create_directories(l.scripts);
-  fs::create_directories(l.purelib);
-  fs::create_directories(l.platlib);
-  fs::create_directories(l.root / "include");
+  // The root as the user named it; the skeleton below it never through a link (a planted
+  // site-packages link, FIFO or file fails with its sentence, nothing is made outside).
+  fs::create_directories(l.root, ec);
+  const util::Root env(l.root);
+  for (const fs::path& dir : {l.scripts, l.purelib, l.platlib, l.root / "include"}) env.make_dirs(dir);
   if (it.is_64bit && !fs::exists(l.root / "lib64", ec) && !fs::is_symlink(l.root / "lib64", ec))
     fs::create_symlink("lib", l.root / "lib64", ec);
   replace_symlink(it.executable, l.scripts / "python");

@@ -191,6 +191,8 @@ def judge(row, cell, cmd, mode, timeout):
         except (ValueError, AssertionError) as e:
             problems.append(f"--json: {str(e).splitlines()[0] if str(e) else type(e).__name__}")
     internal = "internal error" in out + err
+    if internal:  # the catch of last resort: the tool held, but a typed error with its sentence is missing
+        problems.append("ended in the tool's catch of last resort (an internal error, no typed error)")
     if problems:
         shown = (out + err).strip().replace("\n", " | ")[:300]
         return "; ".join(problems) + f" [{shown!r}]", rc, internal

@@ -36,23 +36,6 @@ std::string status(int code, const std::string& extra = "") {
   return "HTTP/1.1 " + std::to_string(code) + " X\r\nContent-Length: 5\r\nConnection: close\r\n" + extra + "\r\nerror";
 }
 
-// The bytes of `content` a "range: bytes=a-b" header asks for, as a 206.
-std::string ranged(const std::string& content, const std::string& headers) {
-  auto at = headers.find("range: bytes=");
-  if (at == std::string::npos)
-    return "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(content.size()) + "\r\nConnection: close\r\n\r\n" +
-           content;
-  std::size_t from = std::stoull(headers.substr(at + 13));
-  std::size_t to = content.size() - 1;
-  auto dash = headers.find('-', at + 13);
-  if (dash != std::string::npos && std::isdigit(static_cast<unsigned char>(headers[dash + 1])))
-    to = std::stoull(headers.substr(dash + 1));
-  std::string body = content.substr(from, to - from + 1);
-  return "HTTP/1.1 206 Partial Content\r\nContent-Length: " + std::to_string(body.size()) +
-         "\r\nContent-Range: bytes " + std::to_string(from) + "-" + std::to_string(to) + "/" +
-         std::to_string(content.size()) + "\r\nConnection: close\r\n\r\n" + body;
-}
-
 const std::string kToken = "hf_engineTestToken";
 
 // A source on one origin whose resolve URL redirects elsewhere: a 403 from
@@ -133,7 +116,8 @@ TEST_CASE("the engine resolves through its source; ranges go to the redirect tar
           "[download]") {
   Dir d("resolve");
   std::string content = content_of(6000);
-  TinyServer cdn("127.0.0.2", [&](const std::string&, const std::string& h) { return ranged(content, h); });
+  TinyServer cdn("127.0.0.2",
+                 [&](const std::string&, const std::string& h) { return test::ranged_answer(content, h); });
   std::string cdn_base = cdn.base;
   TinyServer origin("127.0.0.1", [&](const std::string&, const std::string&) {
     return status(302, "Location: " + cdn_base + "/blob?sig=1\r\n");
@@ -160,7 +144,7 @@ TEST_CASE("an expired redirect target is resolved again through the source and t
   std::atomic<int> redirects{0};
   TinyServer cdn("127.0.0.2", [&](const std::string& line, const std::string& h) {
     if (line.find("sig=1 ") != std::string::npos) return status(403);  // the first signature has expired
-    return ranged(content, h);
+    return test::ranged_answer(content, h);
   });
   std::string cdn_base = cdn.base;
   TinyServer origin("127.0.0.1", [&](const std::string&, const std::string&) {

@@ -27,21 +27,6 @@ std::string answer(int code, const std::string& extra = "", const std::string& b
          "\r\nConnection: close\r\n" + extra + "\r\n" + body;
 }
 
-// The bytes of `content` a "range: bytes=a-[b]" header asks for, as a 206; the whole of it as a 200 without one.
-std::string ranged(const std::string& content, const std::string& headers) {
-  auto at = headers.find("range: bytes=");
-  if (at == std::string::npos) return answer(200, "", content);
-  std::size_t from = std::stoull(headers.substr(at + 13));
-  std::size_t to = content.size() - 1;
-  auto dash = headers.find('-', at + 13);
-  if (dash != std::string::npos && std::isdigit(static_cast<unsigned char>(headers[dash + 1])))
-    to = std::stoull(headers.substr(dash + 1));
-  std::string body = content.substr(from, to - from + 1);
-  return "HTTP/1.1 206 Partial Content\r\nContent-Length: " + std::to_string(body.size()) +
-         "\r\nContent-Range: bytes " + std::to_string(from) + "-" + std::to_string(to) + "/" +
-         std::to_string(content.size()) + "\r\nConnection: close\r\n\r\n" + body;
-}
-
 std::string content_of(std::size_t n) {
   std::string s(n, '\0');
   for (std::size_t i = 0; i < n; ++i) s[i] = static_cast<char>('a' + (i * 7) % 26);
@@ -118,7 +103,7 @@ TEST_CASE("UrlSource: the token goes only to its own origin", "[download][url_so
 TEST_CASE("UrlSource::size_of: from Content-Range's total, or Content-Length where ranges are ignored",
           "[download][url_source]") {
   std::string content = content_of(12345);
-  Server ranges("127.0.0.1", [&](const std::string&, const std::string& h) { return ranged(content, h); });
+  Server ranges("127.0.0.1", [&](const std::string&, const std::string& h) { return test::ranged_answer(content, h); });
   CHECK(download::UrlSource().size_of(ranges.base + "/w.whl", quick()) == 12345);
   auto seen = ranges.seen();
   REQUIRE(seen.size() == 1);
@@ -136,7 +121,7 @@ TEST_CASE("UrlSource::size_of: from Content-Range's total, or Content-Length whe
 TEST_CASE("UrlSource::size_of: redirects followed, refusals typed, no size stated is a network failure",
           "[download][url_source]") {
   std::string content = content_of(777);
-  Server target("127.0.0.2", [&](const std::string&, const std::string& h) { return ranged(content, h); });
+  Server target("127.0.0.2", [&](const std::string&, const std::string& h) { return test::ranged_answer(content, h); });
   std::string target_base = target.base;
   Server origin("127.0.0.1", [&](const std::string& line, const std::string&) {
     if (line.find("/missing") != std::string::npos) return answer(404);
@@ -157,7 +142,7 @@ TEST_CASE("UrlSource::size_of: redirects followed, refusals typed, no size state
 TEST_CASE("fetch_url_file: a size nothing stated is learned first; the sha256 is returned", "[download][url_source]") {
   Dir d("url-fetch");
   std::string content = content_of(5000);
-  Server server("127.0.0.1", [&](const std::string&, const std::string& h) { return ranged(content, h); });
+  Server server("127.0.0.1", [&](const std::string&, const std::string& h) { return test::ranged_answer(content, h); });
   download::UrlSource source;
   download::Observer quiet;
   download::UrlFile f = file_in(d, server.base + "/w.whl");
@@ -173,7 +158,7 @@ TEST_CASE("fetch_url_file: a size nothing stated is learned first; the sha256 is
 TEST_CASE("fetch_url_file: a partial file is resumed with a range request", "[download][url_source]") {
   Dir d("url-resume");
   std::string content = content_of(8000);
-  Server server("127.0.0.1", [&](const std::string&, const std::string& h) { return ranged(content, h); });
+  Server server("127.0.0.1", [&](const std::string&, const std::string& h) { return test::ranged_answer(content, h); });
   download::UrlSource source;
   download::Observer quiet;
   download::UrlFile f = file_in(d, server.base + "/w.whl");
@@ -190,7 +175,7 @@ TEST_CASE("fetch_url_file: a partial file is resumed with a range request", "[do
 TEST_CASE("fetch_url_file: a wrong sha256 or size is refused and nothing of it is kept", "[download][url_source]") {
   Dir d("url-wrong");
   std::string content = content_of(4000);
-  Server server("127.0.0.1", [&](const std::string&, const std::string& h) { return ranged(content, h); });
+  Server server("127.0.0.1", [&](const std::string&, const std::string& h) { return test::ranged_answer(content, h); });
   download::UrlSource source;
   download::Observer quiet;
   download::UrlFile f = file_in(d, server.base + "/w.whl");

@@ -71,4 +71,20 @@ void LoopbackServer::serve() {
   }
 }
 
+std::string ranged_answer(const std::string& content, const std::string& headers) {
+  auto at = headers.find("range: bytes=");
+  if (at == std::string::npos)
+    return "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(content.size()) + "\r\nConnection: close\r\n\r\n" +
+           content;
+  std::size_t from = std::stoull(headers.substr(at + 13));
+  std::size_t to = content.size() - 1;
+  auto dash = headers.find('-', at + 13);
+  if (dash != std::string::npos && std::isdigit(static_cast<unsigned char>(headers[dash + 1])))
+    to = std::stoull(headers.substr(dash + 1));
+  std::string body = content.substr(from, to - from + 1);
+  return "HTTP/1.1 206 Partial Content\r\nContent-Length: " + std::to_string(body.size()) +
+         "\r\nContent-Range: bytes " + std::to_string(from) + "-" + std::to_string(to) + "/" +
+         std::to_string(content.size()) + "\r\nConnection: close\r\n\r\n" + body;
+}
+
 }  // namespace provkit::test

@@ -44,4 +44,8 @@ class LoopbackServer {
   std::thread thread_;
 };
 
+// The answer to a request whose headers (lower-cased) are `headers`: the bytes of `content` that a
+// "range: bytes=a-[b]" header asks for as a 206, or the whole of it as a 200 without one.
+std::string ranged_answer(const std::string& content, const std::string& headers);
+
 }  // namespace provkit::test

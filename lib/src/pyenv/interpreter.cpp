@@ -186,7 +186,7 @@ fs::path find_python(const std::string& given, const fs::path& managed_dir, std:
   // pyenv roots: $PYENV_ROOT (or ~/.pyenv), and that of any shim on PATH.
   std::vector<fs::path> pyenv_roots;
   auto root = util::getenv_str("PYENV_ROOT");
-  pyenv_roots.push_back(root.empty() ? util::getenv_str("HOME") + "/.pyenv" : root);
+  pyenv_roots.emplace_back(root.empty() ? util::getenv_str("HOME") + "/.pyenv" : root);
   const std::string path_env = path_list ? std::string(*path_list) : util::getenv_str("PATH");
   for (const auto& dir : util::split_path_list(path_env)) {
     fs::path candidate = fs::path(dir) / command;

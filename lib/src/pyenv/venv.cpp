@@ -184,8 +184,8 @@ fs::path base_interpreter(const fs::path& root) {
   static const std::regex xy_re(R"(^(\d+)\.(\d+))");
   std::smatch m;
   if (std::regex_search(version, m, xy_re)) names.push_back("python" + m[1].str() + "." + m[2].str());
-  names.push_back("python3");
-  names.push_back("python");
+  names.emplace_back("python3");
+  names.emplace_back("python");
   for (auto& name : names) {
     fs::path candidate = fs::canonical(home / name, ec);
     if (ec || !fs::is_regular_file(candidate, ec)) continue;

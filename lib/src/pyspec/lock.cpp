@@ -326,8 +326,9 @@ std::vector<LockEntry> applicable_entries(const Lock& lock, const std::map<std::
   for (auto& x : selection.extras) {
     if (!extras.count(normalize_name(x)))
       throw Error(ExitCode::usage,
-                  file + ": the lock has no extra '" + x + "' (" +
-                      (lock.extras.empty() ? "it offers none" : "it offers: " + joined(lock.extras, ", ")) + ")");
+                  util::concat({file, ": the lock has no extra '", x, "' (",
+                                lock.extras.empty() ? "it offers none" : "it offers: " + joined(lock.extras, ", "),
+                                ")"}));
     sets.extras.insert(normalize_name(x));
   }
   std::vector<std::string> group_names = lock.dependency_groups;
@@ -336,8 +337,9 @@ std::vector<LockEntry> applicable_entries(const Lock& lock, const std::map<std::
   for (auto& g : selection.groups) {
     if (!groups.count(normalize_name(g)))
       throw Error(ExitCode::usage,
-                  file + ": the lock has no dependency group '" + g + "' (" +
-                      (group_names.empty() ? "it offers none" : "it offers: " + joined(group_names, ", ")) + ")");
+                  util::concat({file, ": the lock has no dependency group '", g, "' (",
+                                group_names.empty() ? "it offers none" : "it offers: " + joined(group_names, ", "),
+                                ")"}));
     sets.dependency_groups.insert(normalize_name(g));
   }
   if (!selection.no_default_groups)

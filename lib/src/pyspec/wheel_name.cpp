@@ -138,7 +138,7 @@ std::vector<std::string> WheelName::tags() const {
   std::vector<std::string> out;
   for (auto& p : python_tags)
     for (auto& a : abi_tags)
-      for (auto& pl : platform_tags) out.push_back(p + "-" + a + "-" + pl);
+      for (auto& pl : platform_tags) out.push_back(util::concat({p, "-", a, "-", pl}));
   return out;
 }
 

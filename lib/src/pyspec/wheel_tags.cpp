@@ -1,5 +1,7 @@
 #include "provkit/pyspec/wheel_tags.hpp"
 
+#include "provkit/util/strings.hpp"
+
 namespace provkit::pyspec {
 
 namespace {
@@ -31,19 +33,20 @@ std::vector<std::string> compatible_tags(const TagInputs& it) {
   const std::string impl = cpython ? "cp" : (it.implementation == "pypy" ? "pp" : it.implementation.substr(0, 2));
   const auto plats = platforms(it);
   const std::string abi = impl + xy + it.abiflags;
-  for (auto& p : plats) tags.push_back(impl + xy + "-" + abi + "-" + p);
+  tags.reserve(plats.size() * (2 * it.minor + 8) + it.minor + 3);
+  for (auto& p : plats) tags.push_back(util::concat({impl, xy, "-", abi, "-", p}));
   // abi3 is for the stable ABI: CPython without free threading.
   if (cpython && it.abiflags.find('t') == std::string::npos) {
     for (int minor = it.minor; minor >= 2; --minor)
       for (auto& p : plats) tags.push_back("cp3" + std::to_string(minor) + "-abi3-" + p);
   }
-  for (auto& p : plats) tags.push_back(impl + xy + "-none-" + p);
+  for (auto& p : plats) tags.push_back(util::concat({impl, xy, "-none-", p}));
   for (int minor = it.minor; minor >= 0; --minor)
     for (auto& p : plats) tags.push_back("py3" + std::to_string(minor) + "-none-" + p);
   for (auto& p : plats) tags.push_back("py3-none-" + p);
   tags.push_back(impl + xy + "-none-any");
   tags.push_back("py" + xy + "-none-any");
-  tags.push_back("py3-none-any");
+  tags.emplace_back("py3-none-any");
   for (int minor = it.minor - 1; minor >= 0; --minor) tags.push_back("py3" + std::to_string(minor) + "-none-any");
   return tags;
 }

@@ -217,7 +217,7 @@ std::string WheelCache::local_wheel_sha256(const fs::path& wheel) {
   fs::path index = root_ / "local" / (util::sha256_hex(abs.string()) + ".json");
   util::Root cache(root_);
   try {
-    if (auto text = cache.read_if_present(index, 64 * 1024); !text.empty()) {
+    if (auto text = cache.read_if_present(index, std::size_t{64} * 1024); !text.empty()) {
       auto j = nlohmann::json::parse(text);
       if (j.at("stamp").get<std::string>() == stamp) return j.at("sha256").get<std::string>();
     }

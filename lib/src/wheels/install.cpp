@@ -317,7 +317,7 @@ fs::path install_wheel(const CacheEntry& entry, const std::string& wheel, const 
     rows.push_back({record_rel(dest), record_hash(h.raw_digest()), std::to_string(content.size())});
   }
 
-  const fs::path installed_dist_info = plan.root / plan.dist_info;
+  fs::path installed_dist_info = plan.root / plan.dist_info;
   for (auto [name, content] : {std::pair<const char*, std::string>{"INSTALLER", "envbuild\n"}, {"REQUESTED", ""}}) {
     fs::path dest = installed_dist_info / name;
     write_new_file(dest_in(dest), content, 0644);

@@ -267,13 +267,20 @@ fs::path install_wheel(const CacheEntry& entry, const std::string& wheel, const 
     }
     return made_dirs.emplace(dir.string(), std::move(made)).first->second.get();
   };
+  // Each parent as the plan spells it, resolved once: the path arithmetic is most of a warm install's user time.
+  std::unordered_map<std::string, int> parent_fds;
   auto dest_in = [&](const fs::path& dest) {
-    fs::path dir = dest.parent_path().lexically_normal();
-    if (auto rel = dir.lexically_relative(layout.root); lib64_is_lib && !rel.empty() && *rel.begin() == "lib64") {
-      dir = layout.root / "lib";
-      for (auto part = std::next(rel.begin()); part != rel.end(); ++part) dir /= *part;
+    fs::path parent = dest.parent_path();
+    auto it = parent_fds.find(parent.native());
+    if (it == parent_fds.end()) {
+      fs::path dir = parent.lexically_normal();
+      if (auto rel = dir.lexically_relative(layout.root); lib64_is_lib && !rel.empty() && *rel.begin() == "lib64") {
+        dir = layout.root / "lib";
+        for (auto part = std::next(rel.begin()); part != rel.end(); ++part) dir /= *part;
+      }
+      it = parent_fds.emplace(parent.native(), open_dir(dir)).first;
     }
-    return Dest{open_dir(dir), dest.filename().string(), dest};
+    return Dest{it->second, dest.filename().string(), dest};
   };
   auto record_rel = [&](const fs::path& dest) { return dest.lexically_relative(site).generic_string(); };
 

@@ -5,6 +5,8 @@
 # break them. --update-baseline rewrites the baseline from the current findings.
 # Needs a build directory configured with -DCMAKE_EXPORT_COMPILE_COMMANDS=ON ($PROVKIT_BUILD, default build/).
 set -euo pipefail
+# A step that fails unexpectedly says where, rather than ending the test with no output.
+trap 'echo "lint: $BASH_COMMAND failed (scripts/lint.sh line $LINENO)" >&2' ERR
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${PROVKIT_BUILD:-$root/build}
 baseline=$root/scripts/lint-baseline.txt
@@ -32,7 +34,8 @@ trap 'rm -f "$raw"' EXIT
 git ls-files 'lib/*.cpp' 'tools/*.cpp' 'shims/*.cpp' |
   xargs -P "$jobs" -n 4 clang-tidy-14 -p "$build" --quiet >"$raw" 2>/dev/null || true
 # "path:line:col: warning: text [check]" -> "relpath<TAB>check<TAB>source line", one per finding.
-findings=$(grep -E '^/.*:[0-9]+:[0-9]+: (warning|error): .*\[[a-z0-9.,-]+\]$' "$raw" | sort -u |
+# grep finds nothing when clang-tidy finds nothing: that is success, not an error for pipefail.
+findings=$({ grep -E '^/.*:[0-9]+:[0-9]+: (warning|error): .*\[[a-z0-9.,-]+\]$' "$raw" || true; } | sort -u |
   while IFS= read -r line; do
     file=${line%%:*}; rest=${line#*:}; lineno=${rest%%:*}
     check=$(sed -E 's/.*\[([^]]+)\]$/\1/' <<<"$line")

@@ -119,6 +119,12 @@ const RocmFacts& Probes::rocm() {
   return *rocm_;
 }
 
+const AtomicsPath& Probes::atomics_path(const std::string& bdf) {
+  auto it = atomics_paths_.find(bdf);
+  if (it == atomics_paths_.end()) it = atomics_paths_.emplace(bdf, read_atomics_path(env_.sysfs_root, bdf)).first;
+  return it->second;
+}
+
 }  // namespace detail
 
 std::vector<check::Result> run_checks(const Request& req, const Environment& env) {

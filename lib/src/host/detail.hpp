@@ -2,12 +2,14 @@
 // Inside envcheck (not installed): the probes one run shares, the words the
 // check families and the inventory share, and each family's entry point.
 // run_checks (host_checks.cpp) and inventory (host_inventory.cpp) compose them.
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "provkit/elf/elf.hpp"
 #include "provkit/host/envcheck.hpp"
+#include "provkit/host/pcie.hpp"
 #include "provkit/host/rocm.hpp"
 #include "provkit/host/toolchain.hpp"
 
@@ -40,6 +42,9 @@ class Probes {
   const toolchain::PythonLook& python_look();              // looked for, not run
   const elf::SearchContext& search_context();              // the loader's, with env's LD_LIBRARY_PATH
   const RocmFacts& rocm();
+  // The PCIe path of a function by its bus id (sysfs spelling), read once: the inventory reads the NVIDIA
+  // display functions' paths while the driver thread works, and the atomics rows find them here.
+  const AtomicsPath& atomics_path(const std::string& bdf);
 
  private:
   const Environment& env_;
@@ -50,6 +55,7 @@ class Probes {
   std::optional<toolchain::PythonLook> python_look_;
   std::optional<elf::SearchContext> search_context_;
   std::optional<RocmFacts> rocm_;
+  std::map<std::string, AtomicsPath> atomics_paths_;
 };
 
 // ---- Words shared by the checks and the inventory ----------------------------

@@ -5,6 +5,7 @@
 #include <future>
 
 #include "detail.hpp"
+#include "provkit/host/pcie.hpp"
 #include "provkit/host/system.hpp"
 #include "provkit/util/size.hpp"
 #include "step_clock.hpp"
@@ -138,6 +139,10 @@ std::vector<check::Result> inventory(const Environment& env, const Request& link
   std::vector<Result> roce;
   roce_rows("", probes, false, roce);
   clock.lap("roce GID tables");
+  // The PCIe atomics rows need the driver's bus ids, but the config reads they make (a trap to the hypervisor
+  // each, in a VM) need only the bus: the NVIDIA display functions' paths are read now, beside the driver.
+  for (const auto& id : display_bus_ids(env.sysfs_root, "0x10de")) probes.atomics_path(id);
+  clock.lap("pcie paths of the NVIDIA display functions");
   driver.get();
   clock.lap("then waited for the driver");
   const auto& s = probes.driver();

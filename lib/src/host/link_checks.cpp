@@ -248,7 +248,7 @@ void pcie_atomics_rows(Probes& probes, bool as_check, std::vector<Result>& out) 
                 {"cas128", f.caps.cas128}};
   };
   for (const auto& [who, id, hidden] : gpus) {
-    auto path = host::read_atomics_path(sysfs, id);
+    const auto& path = probes.atomics_path(id);
     if (!as_check && !path.readable()) continue;  // the inventory shows only what it could read
     Result r{.name = "pcie-atomics " + who,
              .status = as_check ? Status::pass : Status::info,

@@ -2,10 +2,15 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cstdio>
+#include <functional>
 #include <iterator>
+#include <optional>
 
 #include "provkit/error.hpp"
+#include "provkit/util/beneath.hpp"
+#include "provkit/util/fd.hpp"
 #include "provkit/util/fs.hpp"
 #include "provkit/util/strings.hpp"
 
@@ -22,10 +27,6 @@ bool is_hex_digits(std::string_view s, std::size_t n) {
   return s.size() == n &&
          std::all_of(s.begin(), s.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); });
 }
-
-unsigned byte_at(std::string_view c, std::size_t at) { return static_cast<unsigned char>(c[at]); }
-unsigned u16_at(std::string_view c, std::size_t at) { return byte_at(c, at) | byte_at(c, at + 1) << 8; }
-unsigned u32_at(std::string_view c, std::size_t at) { return u16_at(c, at) | u16_at(c, at + 2) << 16; }
 
 }  // namespace
 
@@ -58,22 +59,39 @@ std::string port_type_name(PortType t) {
   return "other";
 }
 
-PcieFunction parse_config(std::string_view bdf, std::string_view config) {
+namespace {
+
+// Reads `width` bytes (1, 2 or 4) at `at` of a config space, little-endian; nothing when it ends before.
+using ConfigRead = std::function<std::optional<unsigned>(std::size_t at, std::size_t width)>;
+
+unsigned little_endian(std::string_view bytes) {
+  unsigned v = 0;
+  for (std::size_t i = bytes.size(); i-- > 0;) v = v << 8 | static_cast<unsigned char>(bytes[i]);
+  return v;
+}
+
+// The capability list walked a field at a time: a read of sysfs's `config` is a config cycle per field read
+// (a trap to the hypervisor each, in a VM), so a function costs its five or six fields, not 64 dwords.
+PcieFunction walk_config(std::string_view bdf, const ConfigRead& read) {
   PcieFunction f{.bdf = std::string(bdf)};
-  if (config.size() <= kHeaderBytes) {
-    f.why = std::string(bdf) + "'s config space reads as " + std::to_string(config.size()) +
-            " bytes: past the first 64 only root may read it, and the capability list is there";
+  if (!read(kHeaderBytes, 1)) {
+    f.why = std::string(bdf) +
+            "'s config space reads as 64 bytes or fewer: past the first 64 only root may read it, and the "
+            "capability list is there";
     return f;
   }
-  if (!(u16_at(config, 0x06) & 0x10)) {  // Status: Capabilities List
+  if (!(read(0x06, 2).value_or(0) & 0x10)) {  // Status: Capabilities List
     f.why = std::string(bdf) + " has no capability list";
     return f;
   }
-  unsigned at = byte_at(config, 0x34) & 0xfc;
+  unsigned at = read(0x34, 1).value_or(0) & 0xfc;
   for (int hops = 0; at >= kHeaderBytes && hops < 48; ++hops) {  // 48: as many as fit in 256 bytes
-    if (at + 2 > config.size()) break;
-    if (byte_at(config, at) == kCapPcie) {
-      if (at + kDevCap2 + 4 > config.size()) break;
+    auto head = read(at, 2);                                     // capability id, next pointer
+    if (!head) break;
+    if ((*head & 0xff) == kCapPcie) {
+      auto flags = read(at + 2, 2);
+      auto cap2 = read(at + kDevCap2, 4);
+      if (!flags || !cap2) break;
       static const PortType types[] = {PortType::endpoint,
                                        PortType::legacy_endpoint,
                                        PortType::other,
@@ -84,20 +102,45 @@ PcieFunction parse_config(std::string_view bdf, std::string_view config) {
                                        PortType::pcie_to_pci_bridge,
                                        PortType::pci_to_pcie_bridge,
                                        PortType::root_complex_endpoint};
-      unsigned type = (u16_at(config, at + 2) >> 4) & 0xf;
+      unsigned type = (*flags >> 4) & 0xf;
       f.type = type < std::size(types) ? types[type] : PortType::other;
-      unsigned cap2 = u32_at(config, at + kDevCap2);
-      f.caps = {.routing = (cap2 >> 6 & 1) != 0,
-                .completer32 = (cap2 >> 7 & 1) != 0,
-                .completer64 = (cap2 >> 8 & 1) != 0,
-                .cas128 = (cap2 >> 9 & 1) != 0};
+      f.caps = {.routing = (*cap2 >> 6 & 1) != 0,
+                .completer32 = (*cap2 >> 7 & 1) != 0,
+                .completer64 = (*cap2 >> 8 & 1) != 0,
+                .cas128 = (*cap2 >> 9 & 1) != 0};
       f.readable = true;
       return f;
     }
-    at = byte_at(config, at + 1) & 0xfc;
+    at = (*head >> 8) & 0xfc;
   }
   f.why = std::string(bdf) + " has no PCI Express capability in its config space";
   return f;
+}
+
+}  // namespace
+
+PcieFunction parse_config(std::string_view bdf, std::string_view config) {
+  config = config.substr(0, std::min(config.size(), kConfigBytes));
+  return walk_config(bdf, [&](std::size_t at, std::size_t width) -> std::optional<unsigned> {
+    if (at + width > config.size()) return std::nullopt;
+    return little_endian(config.substr(at, width));
+  });
+}
+
+PcieFunction read_function(const fs::path& device_dir, std::string_view bdf) {
+  auto file = device_dir / "config";
+  try {
+    util::Fd fd = util::open_regular(file);  // a FIFO or device: refused, never waited on
+    if (!fd) throw Error(ExitCode::check_failed, file.string() + ": " + util::describe_open_error(errno));
+    return walk_config(bdf, [&](std::size_t at, std::size_t width) -> std::optional<unsigned> {
+      if (at + width > kConfigBytes) return std::nullopt;  // never the extended space: nothing here is in it
+      auto bytes = util::read_at(fd.get(), at, width, file.string());
+      if (bytes.size() != width) return std::nullopt;
+      return little_endian(bytes);
+    });
+  } catch (const Error& e) {
+    return PcieFunction{.bdf = std::string(bdf), .why = std::string("cannot read it: ") + e.what()};
+  }
 }
 
 bool AtomicsPath::readable() const {
@@ -113,10 +156,6 @@ const PcieFunction* AtomicsPath::first_blocking_bridge() const {
   return nullptr;
 }
 
-std::string read_config_space(const fs::path& device_dir) {
-  return util::read_file_head(device_dir / "config", kConfigBytes);  // a FIFO or device: refused, never waited on
-}
-
 AtomicsPath read_atomics_path(const fs::path& sysfs_root, const std::string& bdf) {
   AtomicsPath path{.bdf = bdf};
   std::error_code ec;
@@ -126,21 +165,12 @@ AtomicsPath read_atomics_path(const fs::path& sysfs_root, const std::string& bdf
     path.error = "no PCI device " + bdf + " under " + (sysfs_root / "bus/pci/devices").string();
     return path;
   }
-  auto read = [](const fs::path& dir, const std::string& id) {
-    std::string bytes;
-    try {
-      bytes = read_config_space(dir);
-    } catch (const Error& e) {
-      return PcieFunction{.bdf = id, .why = std::string("cannot read it: ") + e.what()};
-    }
-    return parse_config(id, bytes);
-  };
-  path.device = read(real, bdf);
+  path.device = read_function(real, bdf);
   // Every component of the real path that is a bus id is a bridge above the device.
   for (auto dir = real.parent_path(); dir.has_relative_path(); dir = dir.parent_path()) {
     auto id = dir.filename().string();
     if (canonical_bus_id(id) != id) break;  // "pci0000:00": the host bridge, past the root port
-    path.bridges.push_back(read(dir, id));
+    path.bridges.push_back(read_function(dir, id));
   }
   return path;
 }
@@ -163,6 +193,24 @@ std::vector<std::string> amd_gpu_bus_ids(const fs::path& sysfs_root) {
     std::error_code ec2;
     auto id = fs::canonical(it->path() / "device", ec2).filename().string();
     if (!ec2 && canonical_bus_id(id) == id && std::find(out.begin(), out.end(), id) == out.end()) out.push_back(id);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<std::string> display_bus_ids(const fs::path& sysfs_root, std::string_view vendor) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (fs::directory_iterator it(sysfs_root / "bus" / "pci" / "devices", ec), end; !ec && it != end; it.increment(ec)) {
+    auto id = it->path().filename().string();
+    if (canonical_bus_id(id) != id) continue;
+    try {
+      if (util::lower(util::trim(util::read_file_head(it->path() / "vendor", 64))) != vendor) continue;
+      if (!util::lower(util::trim(util::read_file_head(it->path() / "class", 64))).starts_with("0x03")) continue;
+    } catch (const Error&) {
+      continue;
+    }
+    out.push_back(id);
   }
   std::sort(out.begin(), out.end());
   return out;

@@ -72,4 +72,18 @@ std::string read_bounded(int fd, std::size_t max_bytes, const std::string& what)
   }
 }
 
+std::string read_at(int fd, std::uint64_t at, std::size_t n, const std::string& what) {
+  std::string out(n, '\0');
+  std::size_t got = 0;
+  while (got < n) {
+    ssize_t r = ::pread(fd, out.data() + got, n - got, static_cast<off_t>(at + got));
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) throw Error(ExitCode::check_failed, what + ": read error: " + std::strerror(errno));
+    if (r == 0) break;
+    got += static_cast<std::size_t>(r);
+  }
+  out.resize(got);
+  return out;
+}
+
 }  // namespace provkit::util

@@ -36,21 +36,10 @@ std::string read_file(const fs::path& path, std::size_t max_bytes) {
 }
 
 namespace {
-// Up to `n` bytes at `at` (pread, resuming after short reads and EINTR); fewer only at the end of the file.
 std::string read_at(const fs::path& path, std::uint64_t at, std::size_t n) {
   Fd fd = open_regular(path);
   if (!fd) throw_errno(path, "cannot open");
-  std::string out(n, '\0');
-  std::size_t got = 0;
-  while (got < n) {
-    ssize_t r = ::pread(fd.get(), out.data() + got, n - got, static_cast<off_t>(at + got));
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0) throw_errno(path, "read error");
-    if (r == 0) break;
-    got += static_cast<std::size_t>(r);
-  }
-  out.resize(got);
-  return out;
+  return util::read_at(fd.get(), at, n, path.string());
 }
 }  // namespace
 

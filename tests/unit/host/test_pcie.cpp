@@ -1,5 +1,6 @@
 // host/pcie: bus ids, the PCI Express capability in config space, and the
 // walk from a device to its root port through a sysfs tree made here.
+#include <sys/stat.h>
 #include <catch2/catch.hpp>
 
 #include <filesystem>
@@ -72,15 +73,27 @@ TEST_CASE("a short or capability-less config space is reported, never guessed", 
   CHECK_FALSE(host::parse_config("x", past_end).readable);
 }
 
-TEST_CASE("only the first 256 bytes of a config file are read: the capability list is there", "[host][pcie]") {
+TEST_CASE("a config file is walked a field at a time, never past byte 256", "[host][pcie]") {
   test::TempDir tmp("pcie");
   tmp.write("dev/config", config(0, 3u << 7));  // 4096 bytes, as root reads them
-  auto bytes = host::read_config_space(tmp.path / "dev");
-  CHECK(bytes.size() == 256);
-  CHECK(host::parse_config("0000:03:00.0", bytes).caps.completer64);
+  auto dev = host::read_function(tmp.path / "dev", "0000:03:00.0");
+  REQUIRE(dev.readable);
+  CHECK(dev.caps.completer64);
+  CHECK(dev.type == host::PortType::endpoint);
   tmp.write("user/config", config(0, 3u << 7, 64));  // what a user who is not root gets
-  CHECK(host::read_config_space(tmp.path / "user").size() == 64);
-  CHECK_THROWS_AS(host::read_config_space(tmp.path / "none"), Error);
+  auto user = host::read_function(tmp.path / "user", "0000:03:00.0");
+  CHECK_FALSE(user.readable);
+  CHECK_THAT(user.why, Catch::Contains("only root may read it"));
+  // A PCI Express capability at 0xf0 has its Device Capabilities 2 at 0x114, in the extended space: not read,
+  // though the file holds it, for the image and the file alike.
+  auto far = config(0, 3u << 7, 4096, 0xf0);
+  CHECK_FALSE(host::parse_config("x", far).readable);
+  tmp.write("far/config", far);
+  CHECK_FALSE(host::read_function(tmp.path / "far", "x").readable);
+  CHECK_THAT(host::read_function(tmp.path / "none", "x").why, Catch::Contains("cannot read it"));
+  fs::create_directories(tmp.path / "fifo");
+  REQUIRE(::mkfifo((tmp.path / "fifo/config").c_str(), 0600) == 0);
+  CHECK_THAT(host::read_function(tmp.path / "fifo", "x").why, Catch::Contains("cannot read it"));  // never waited on
 }
 
 TEST_CASE("the path from a device to its root port, nearest bridge first", "[host][pcie]") {
@@ -106,4 +119,21 @@ TEST_CASE("the path from a device to its root port, nearest bridge first", "[hos
   CHECK(host::read_atomics_path(sys, "0000:09:00.0").error.find("no PCI device 0000:09:00.0") != std::string::npos);
   // A name that is not a bus id never reaches the file system walk.
   CHECK_FALSE(host::read_atomics_path(sys, "../../../devices").error.empty());
+}
+
+TEST_CASE("display functions of a vendor, as the bus shows them", "[host][pcie]") {
+  test::TempDir tmp("pcie");
+  auto fn = [&](const std::string& id, const std::string& vendor, const std::string& cls) {
+    tmp.write("sys/bus/pci/devices/" + id + "/vendor", vendor + "\n");
+    tmp.write("sys/bus/pci/devices/" + id + "/class", cls + "\n");
+  };
+  fn("0000:c1:00.0", "0x10de", "0x030200");                        // a 3D controller (an H200)
+  fn("0000:41:00.0", "0x10de", "0x030000");                        // a VGA controller (a 3090)
+  fn("0000:41:00.1", "0x10de", "0x040300");                        // its HDMI audio function
+  fn("0000:02:00.0", "0x1002", "0x030000");                        // an AMD card
+  fn("0000:00:01.0", "0x8086", "0x060400");                        // a root port
+  tmp.write("sys/bus/pci/devices/pci0000:00/vendor", "0x10de\n");  // not a bus id
+  CHECK(host::display_bus_ids(tmp.path / "sys", "0x10de") == std::vector<std::string>{"0000:41:00.0", "0000:c1:00.0"});
+  CHECK(host::display_bus_ids(tmp.path / "sys", "0x1002") == std::vector<std::string>{"0000:02:00.0"});
+  CHECK(host::display_bus_ids(tmp.path / "none", "0x10de").empty());
 }

@@ -49,16 +49,17 @@ struct PcieFunction {
   PortType type = PortType::other;
   AtomicCaps caps;
 };
-// Pure: finds the PCI Express capability (id 0x10) in the capability list of
-// a config space image. `bdf` names it in `why`.
+// Finds the PCI Express capability (id 0x10) in the capability list of a
+// config space image (pure; only its first 256 bytes are looked at). `bdf`
+// names it in `why`.
 PcieFunction parse_config(std::string_view bdf, std::string_view config);
-// The part of a function's sysfs `config` file parse_config reads: its first
-// 256 bytes (the header and the capability list, where the PCI Express
-// capability is), or fewer when that is all the file gives (64 to a user
-// that is not root); throws provkit::Error when it cannot be read or is no regular file. Never the extended
-// space past 256: the kernel reads it from the device a dword at a time
-// (a trap to the hypervisor each, in a VM), and nothing here is in it.
-std::string read_config_space(const fs::path& device_dir);
+// The same walk over a function's sysfs `config` file, reading only the
+// fields it needs (the kernel turns each read into config cycles, a trap to
+// the hypervisor each in a VM), never past byte 256 (the extended space has
+// nothing it needs). An unprivileged read stops at 64 bytes: not readable,
+// `why` says so; a file that cannot be opened (or is no regular file) or
+// read: not readable, `why` says why.
+PcieFunction read_function(const fs::path& device_dir, std::string_view bdf);
 
 // The device and every bridge above it, nearest first, up to the root port.
 struct AtomicsPath {
@@ -76,5 +77,10 @@ AtomicsPath read_atomics_path(const fs::path& sysfs_root, const std::string& bdf
 // AMD GPUs as the DRM devices show them: the bus ids of <sysfs>/class/drm/cardN
 // whose device's vendor is 0x1002, sorted.
 std::vector<std::string> amd_gpu_bus_ids(const fs::path& sysfs_root);
+
+// The display-class functions (class 0x03xxxx: VGA, 3D controllers) of
+// `vendor` ("0x10de") under <sysfs>/bus/pci/devices, sorted: the GPUs as the
+// bus shows them, before any driver is asked.
+std::vector<std::string> display_bus_ids(const fs::path& sysfs_root, std::string_view vendor);
 
 }  // namespace provkit::host

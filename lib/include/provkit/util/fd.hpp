@@ -57,4 +57,9 @@ std::uint64_t read_blocks(int fd, std::span<char> buffer, const std::function<vo
 // read" rather than grow without bound (a link to /dev/zero, a huge file).
 std::string read_bounded(int fd, std::size_t max_bytes, const std::string& what);
 
+// Up to `n` bytes at offset `at` of `fd` (pread, resuming after short reads
+// and EINTR); fewer only where the file ends. Throws Error (check_failed)
+// "<what>: read error: <reason>".
+std::string read_at(int fd, std::uint64_t at, std::size_t n, const std::string& what);
+
 }  // namespace provkit::util

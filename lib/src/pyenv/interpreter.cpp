@@ -10,6 +10,7 @@
 #include <regex>
 
 #include "provkit/error.hpp"
+#include "provkit/util/beneath.hpp"
 #include "provkit/util/fs.hpp"
 #include "provkit/util/hash.hpp"
 #include "provkit/util/paths.hpp"
@@ -118,7 +119,10 @@ Interpreter query_interpreter(const fs::path& python, const fs::path& cache_dir)
   if (::stat(resolved.c_str(), &st) != 0) throw Error(ExitCode::usage, python.string() + ": cannot stat interpreter");
   std::string key = util::sha256_hex(resolved.string() + "\n" + std::to_string(st.st_mtim.tv_sec) + "." +
                                      std::to_string(st.st_mtim.tv_nsec) + "\n" + std::to_string(st.st_size) + "\nv1");
-  fs::path cached = cache_dir / "interpreters" / (key + ".json");
+  // Below the cache through util::Root: a link planted in the shared cache is never followed, a FIFO never waited on.
+  util::Root cache(cache_dir);
+  const fs::path cached = fs::path("interpreters") / (key + ".json");
+  constexpr std::size_t kAnswerMax = 1u << 20;  // an answer is a few hundred bytes
   // A script (a pyenv shim) may start another interpreter tomorrow: never cached.
   bool is_script = false;
   if (FILE* f = std::fopen(resolved.c_str(), "rb")) {
@@ -126,11 +130,12 @@ Interpreter query_interpreter(const fs::path& python, const fs::path& cache_dir)
     is_script = std::fread(head, 1, 2, f) == 2 && head[0] == '#' && head[1] == '!';
     std::fclose(f);
   }
-  if (!is_script && fs::exists(cached, ec)) {
+  if (!is_script) {
     try {
-      return from_json(nlohmann::json::parse(util::read_file(cached)));
+      if (auto text = cache.read_if_present(cached, kAnswerMax); !text.empty())
+        return from_json(nlohmann::json::parse(text));
     } catch (const std::exception&) {
-      // A damaged cache entry is asked again and rewritten.
+      // A damaged or unusable cache entry is asked again and rewritten.
     }
   }
   util::RunOptions run_options;
@@ -148,7 +153,7 @@ Interpreter query_interpreter(const fs::path& python, const fs::path& cache_dir)
   }
   if (it.major != 3) throw Error(ExitCode::usage, python.string() + ": Python " + it.version() + " is not Python 3");
   try {
-    if (!is_script) util::write_file_atomic(cached, out);
+    if (!is_script) cache.write_atomic(cached, out);
   } catch (const Error&) {
     // An unwritable cache only costs the next run one more question.
   }

@@ -269,7 +269,12 @@ bool is_pylock_name(const fs::path& file) {
 Lock read_lock(const fs::path& file) {
   std::error_code ec;
   if (!fs::is_regular_file(file, ec)) throw Error(ExitCode::usage, file.string() + ": lock file not found");
-  std::string text = util::read_file(file);
+  std::string text;
+  try {
+    text = util::read_file(file);
+  } catch (const Error& e) {
+    throw Error(ExitCode::usage, e.what());  // a lock too large to read is invalid input, as a malformed one is
+  }
   auto name = file.filename().string();
   if (is_pylock_name(file)) return parse_pylock(text, file);
   std::istringstream in(text);

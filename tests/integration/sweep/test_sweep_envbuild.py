@@ -23,7 +23,7 @@ from envbuild_fixtures import ENVBUILD, PYTHON, sha256, write_lock  # noqa: E402
 from make_wheels import pure_wheel  # noqa: E402
 from sweep_table import ODD_NAME, Row, sweep  # noqa: E402
 
-READ_FILE_MAX = 256 << 20  # util::kReadFileMax: a lock, an interpreter answer
+READ_FILE_MAX = 256 << 20  # util::kReadFileMax: a lock
 RECORD_MAX = 64 << 20  # installed.cpp, env_create.cpp: kMaxRecordBytes
 DEMO = "demopure-1.0-py3-none-any.whl"
 XY = "%d.%d" % sys.version_info[:2]
@@ -153,7 +153,7 @@ def input_rows():
         return create(cell, "new", "lock1.txt")
 
     def interp_row(cell, plant):
-        cell.plant(cell.path("cache", "interpreters", interpreter_key() + ".json"), plant, READ_FILE_MAX + 1)
+        cell.plant(cell.path("cache", "interpreters", interpreter_key() + ".json"), plant, (1 << 20) + 1)
         return create(cell, "new", "lock1.txt")
 
     def find_links_row(cell, plant):

@@ -319,6 +319,20 @@ TEST_CASE("a PEP 751 lock under another name is refused, saying the name it need
   CHECK(read_lock(dir / "pylock.prod.toml").pylock);
 }
 
+TEST_CASE("a lock too large to read is invalid input (exit 2), as a malformed one is", "[envbuild][locks]") {
+  provkit::test::TempDir tmp("envlock-big");
+  auto big = tmp.path / "requirements.txt";
+  provkit::util::write_file_atomic(big, "");
+  fs::resize_file(big, provkit::util::kReadFileMax + 1);  // sparse: nothing written
+  try {
+    read_lock(big);
+    FAIL("read a lock past util::kReadFileMax");
+  } catch (const provkit::Error& e) {
+    CHECK(e.code() == provkit::ExitCode::usage);
+    CHECK_THAT(std::string(e.what()), Catch::Contains("requirements.txt") && Catch::Contains("larger than"));
+  }
+}
+
 // issue 20, items 10 and 11: a requirement of any length is parsed without
 // std::regex (60k characters segfaulted), and the duplicate check is linear
 // (40,000 lines took 186 s).

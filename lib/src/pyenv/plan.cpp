@@ -42,11 +42,6 @@ std::string_view reason_name(RemovalReason r) {
   return "unknown";
 }
 
-bool PackageVersion::operator==(const PackageVersion& o) const {
-  if (parsed_ && o.parsed_) return compare(*parsed_, *o.parsed_) == 0;
-  return same_version(text_, o.text_);
-}
-
 namespace {
 
 // The best few tags and one of each kind (abi3, none, any), then the count.

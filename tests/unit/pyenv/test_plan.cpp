@@ -371,16 +371,6 @@ TEST_CASE("choice_hash: a local file by its own bytes, a URL by its stated hash"
   CHECK(choice_hash(u) == H('4'));
 }
 
-TEST_CASE("package names and versions: normalised once, compared as values", "[python][plan]") {
-  CHECK(PackageName("Foo.Bar_baz") == PackageName("foo-bar-baz"));
-  CHECK(PackageName("Foo.Bar_baz").as_written() == "Foo.Bar_baz");
-  CHECK(PackageVersion("1.0") == PackageVersion("1.0.0"));
-  CHECK(PackageVersion("1.0RC1") == PackageVersion("1.0rc1"));
-  CHECK(PackageVersion("1.0+local") != PackageVersion("1.0"));
-  CHECK(PackageVersion("1.0").pep440().has_value());
-  CHECK_FALSE(PackageVersion("not a version").pep440().has_value());
-}
-
 TEST_CASE("create --json keeps its name==version strings and adds the typed plan", "[python][plan]") {
   auto in = inputs(line("a", "1.0", H('1')) + line("b", "2.0", H('2')));
   in.candidates["a"] = {local("a-1.0-py3-none-any.whl", H('1'))};

@@ -16,6 +16,7 @@
 #include "provkit/error.hpp"
 #include "provkit/pyenv/installed.hpp"
 #include "provkit/pyspec/lock.hpp"
+#include "provkit/pyspec/package.hpp"
 #include "provkit/pyspec/pep440.hpp"
 #include "provkit/pyspec/wheel_name.hpp"
 #include "provkit/wheels/index.hpp"
@@ -35,36 +36,9 @@ enum class CreateRefusal {
 std::string_view reason_name(CreateRefusal r);
 ExitCode exit_code(CreateRefusal r);
 
-// A project name, normalised once (PEP 503) and compared as that; the spelling as written kept for messages.
-class PackageName {
- public:
-  PackageName() = default;
-  explicit PackageName(std::string_view as_written)
-      : written_(as_written), normal_(pyspec::normalize_name(as_written)) {}
-  const std::string& normalized() const { return normal_; }
-  const std::string& as_written() const { return written_; }
-  bool operator==(const PackageName& o) const { return normal_ == o.normal_; }
-  bool operator<(const PackageName& o) const { return normal_ < o.normal_; }
-
- private:
-  std::string written_, normal_;
-};
-
-// A version parsed once: compared as a PEP 440 value when both sides parse (1.0 == 1.0.0), else after
-// same_version's light normalisation (an installed METADATA may hold anything).
-class PackageVersion {
- public:
-  PackageVersion() = default;
-  explicit PackageVersion(std::string_view text) : text_(text), parsed_(pyspec::parse_version(text)) {}
-  const std::string& str() const { return text_; }
-  const std::optional<pyspec::Version>& pep440() const { return parsed_; }
-  bool operator==(const PackageVersion& o) const;
-  bool operator!=(const PackageVersion& o) const { return !(*this == o); }
-
- private:
-  std::string text_;
-  std::optional<pyspec::Version> parsed_;
-};
+// The plan speaks in pyspec's names and versions, each normalised or parsed once.
+using pyspec::PackageName;
+using pyspec::PackageVersion;
 
 // The hash a candidate is chosen by: a local file's own bytes always (a lock's word is not proof), a URL's
 // stated hash (checked while it downloads), else the hash its download gave. Empty: not known yet.

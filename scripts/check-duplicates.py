@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Fails on a block of six or more lines of real code written twice (Python 3 standard library only).
 
-Reads every .cpp, .hpp, .h and .c file under lib/, tools/, shims/ and tests/unit/ of ROOT (default: the
+Reads every .cpp, .hpp, .h and .c file under lib/, tools/, shims/, tests/unit/ and tests/fuzz/ of ROOT (default: the
 repository this script is in). Each line is normalised: white space stripped at both ends and runs of it
 inside made one space; blank lines, comment-only lines (// and /* ... */), lines of lone punctuation
 (`}`, `};`, `});`, also with a comment after them), `#include` lines and `namespace` lines are skipped. Every run of MIN (default 6) or more
@@ -17,7 +17,7 @@ import os
 import re
 import sys
 
-DIRS = ("lib", "tools", "shims", os.path.join("tests", "unit"))
+DIRS = ("lib", "tools", "shims", os.path.join("tests", "unit"), os.path.join("tests", "fuzz"))
 EXTENSIONS = (".cpp", ".hpp", ".h", ".c")
 PUNCTUATION_ONLY = re.compile(r"^[^\w\"']*$")
 SKIPPED_PREFIXES = ("#include", "namespace ")

@@ -8,21 +8,12 @@
 #include <string_view>
 
 #include "provkit/pyspec/markers.hpp"
+#include "support/marker_env.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace provkit::pyspec;
   std::string_view text(reinterpret_cast<const char*>(data), size);
-  static const std::map<std::string, std::string> env = {{"implementation_name", "cpython"},
-                                                         {"implementation_version", "3.11.2"},
-                                                         {"os_name", "posix"},
-                                                         {"platform_machine", "x86_64"},
-                                                         {"platform_release", "6.1.0-18-amd64"},
-                                                         {"platform_system", "Linux"},
-                                                         {"platform_version", "#1 SMP Debian"},
-                                                         {"python_full_version", "3.11.2"},
-                                                         {"platform_python_implementation", "CPython"},
-                                                         {"python_version", "3.11"},
-                                                         {"sys_platform", "linux"}};
+  const auto& env = provkit::test::linux_cpython311();
   static const MarkerSets sets{{"cli", "cpu"}, {"dev"}};
   Marker m;
   try {

@@ -12,21 +12,12 @@
 #include "provkit/pyspec/lock.hpp"
 #include "provkit/pyspec/wheel_name.hpp"
 #include "provkit/util/hash.hpp"
+#include "support/marker_env.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace provkit::pyspec;
   std::string text(reinterpret_cast<const char*>(data), size);
-  static const std::map<std::string, std::string> env = {{"implementation_name", "cpython"},
-                                                         {"implementation_version", "3.11.2"},
-                                                         {"os_name", "posix"},
-                                                         {"platform_machine", "x86_64"},
-                                                         {"platform_release", "6.1.0"},
-                                                         {"platform_system", "Linux"},
-                                                         {"platform_version", "#1"},
-                                                         {"python_full_version", "3.11.2"},
-                                                         {"platform_python_implementation", "CPython"},
-                                                         {"python_version", "3.11"},
-                                                         {"sys_platform", "linux"}};
+  const auto& env = provkit::test::linux_cpython311();
   Lock lock;
   try {
     lock = parse_pylock(text, "pylock.toml");

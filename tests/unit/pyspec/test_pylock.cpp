@@ -5,23 +5,14 @@
 #include "provkit/error.hpp"
 #include "provkit/pyspec/lock.hpp"
 #include "provkit/util/fs.hpp"
+#include "support/marker_env.hpp"
 
 using namespace provkit::pyspec;
 namespace fs = std::filesystem;
 
 namespace {
 
-const std::map<std::string, std::string> linux311 = {{"implementation_name", "cpython"},
-                                                     {"implementation_version", "3.11.2"},
-                                                     {"os_name", "posix"},
-                                                     {"platform_machine", "x86_64"},
-                                                     {"platform_release", "6.1.0"},
-                                                     {"platform_system", "Linux"},
-                                                     {"platform_version", "#1"},
-                                                     {"python_full_version", "3.11.2"},
-                                                     {"platform_python_implementation", "CPython"},
-                                                     {"python_version", "3.11"},
-                                                     {"sys_platform", "linux"}};
+const auto& linux311 = provkit::test::linux_cpython311();
 
 // The verdict envbuild's reader gives a lock: "ok" or the refusal's message.
 std::string verdict(const std::string& text) {

@@ -1,10 +1,9 @@
 // libFuzzer target: PEP 508 markers (provkit::pyspec::Marker), as read from
 // requirement lines and pylock.toml. Any input either parses or is refused
-// with std::invalid_argument; a parsed marker evaluates in all three contexts
-// to a bool or std::invalid_argument (an undefined comparison), never anything else.
+// with provkit::Error (SyntaxRefusal::invalid_marker); a parsed marker evaluates in all three contexts
+// to a bool or that refusal (an undefined comparison), never anything else.
 #include <cstdint>
 #include <cstdlib>
-#include <stdexcept>
 #include <string_view>
 
 #include "provkit/pyspec/markers.hpp"
@@ -18,13 +17,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   Marker m;
   try {
     m = Marker::parse(text);
-  } catch (const std::invalid_argument&) {
+  } catch (const provkit::Error& e) {
+    if (!e.is(SyntaxRefusal::invalid_marker)) std::abort();
     return 0;
   }
   for (auto context : {MarkerContext::metadata, MarkerContext::requirement, MarkerContext::lock_file}) {
     try {
       (void)m.evaluate(env, context, &sets);
-    } catch (const std::invalid_argument&) {}
+    } catch (const provkit::Error& e) {
+      if (!e.is(SyntaxRefusal::invalid_marker)) std::abort();
+    }
   }
   return 0;
 }

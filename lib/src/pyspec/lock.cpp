@@ -207,7 +207,7 @@ Lock parse_requirements(const std::string& text, const fs::path& path) {
     if (!entry.marker.empty()) {
       try {
         Marker::parse(entry.marker);
-      } catch (const std::invalid_argument& e) {
+      } catch (const Error& e) {
         throw input_error(file, start_line, std::string("invalid marker: ") + e.what());
       }
     }
@@ -353,21 +353,21 @@ std::vector<LockEntry> applicable_entries(const Lock& lock, const std::map<std::
   auto marker_true = [&](const std::string& marker, int line) {
     try {
       return evaluate_marker(marker, env, lock.pylock ? &sets : nullptr);
-    } catch (const std::invalid_argument& err) {
+    } catch (const Error& err) {
       throw input_error(file, line, err.what());
     }
   };
   auto environment_true = [&](const std::string& marker, int line) {
     try {
       return Marker::parse(marker).evaluate(env, MarkerContext::requirement);
-    } catch (const std::invalid_argument& err) {
+    } catch (const Error& err) {
       throw input_error(file, line, err.what());
     }
   };
   auto python_fits = [&](const std::string& spec, int line) {
     try {
       return version_matches(python, spec);
-    } catch (const std::invalid_argument& err) {
+    } catch (const Error& err) {
       throw input_error(file, line, std::string("requires-python: ") + err.what());
     }
   };

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <stdexcept>
 
 #include "provkit/pyspec/pep440.hpp"
 #include "provkit/pyspec/wheel_name.hpp"
@@ -11,7 +10,7 @@ namespace provkit::pyspec {
 
 namespace {
 
-[[noreturn]] void fail(const std::string& why) { throw std::invalid_argument(why); }
+[[noreturn]] void fail(const std::string& why) { throw Error(SyntaxRefusal::invalid_marker, why); }
 
 bool is_word(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'; }
 int hex_value(char c) {

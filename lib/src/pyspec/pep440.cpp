@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cctype>
-#include <stdexcept>
 
 namespace provkit::pyspec {
+
+std::string_view reason_name(SyntaxRefusal) { return reason_name(Reason::invalid_input); }
+ExitCode exit_code(SyntaxRefusal) { return ExitCode::usage; }
 
 namespace {
 
@@ -282,7 +284,7 @@ std::vector<Specifier> parse_specifier_set(std::string_view text) {
       auto spec = parse_specifier(clause);
       if (!spec) {
         std::string shown(clause.substr(0, 200));
-        throw std::invalid_argument("'" + shown + "' is not a version specifier");
+        throw Error(SyntaxRefusal::invalid_specifier, "'" + shown + "' is not a version specifier");
       }
       out.push_back(std::move(*spec));
     }

@@ -172,14 +172,14 @@ class Validator {
   void marker(const toml::node* n, const std::string& ctx) const {
     try {
       Marker::parse(**n->as_string());
-    } catch (const std::invalid_argument& e) {
+    } catch (const Error& e) {
       fail(n, std::string("invalid marker: ") + e.what(), ctx);
     }
   }
   void specifiers(const toml::node* n, const std::string& ctx) const {
     try {
       parse_specifier_set(**n->as_string());
-    } catch (const std::invalid_argument& e) {
+    } catch (const Error& e) {
       fail(n, std::string("invalid specifier: ") + e.what(), ctx);
     }
   }

@@ -1,7 +1,5 @@
 #include <catch2/catch.hpp>
 
-#include <stdexcept>
-
 #include "provkit/pyspec/markers.hpp"
 
 using provkit::pyspec::evaluate_marker;
@@ -20,6 +18,13 @@ const std::map<std::string, std::string> env = {{"python_version", "3.11"},
                                                 {"platform_version", "#1"}};
 }
 
+namespace {
+// The refusal a marker or specifier error carries: typed, never judged by its wording.
+auto refused(provkit::pyspec::SyntaxRefusal r) {
+  return Catch::Predicate<provkit::Error>([r](const provkit::Error& e) { return e.is(r); }, "refused as expected");
+}
+}  // namespace
+
 TEST_CASE("markers compare versions as versions and strings as strings", "[envbuild]") {
   CHECK(evaluate_marker("python_version >= '3.8'", env));
   CHECK(evaluate_marker("python_version > '3.9'", env));  // 3.11 > 3.9 as versions, not as text
@@ -35,10 +40,14 @@ TEST_CASE("markers compare versions as versions and strings as strings", "[envbu
 }
 
 TEST_CASE("malformed markers are refused", "[envbuild]") {
-  CHECK_THROWS_AS(evaluate_marker("python_version >= ", env), std::invalid_argument);
-  CHECK_THROWS_AS(evaluate_marker("nonsense_var == '1'", env), std::invalid_argument);
-  CHECK_THROWS_AS(evaluate_marker("(python_version >= '3'", env), std::invalid_argument);
-  CHECK_THROWS_AS(evaluate_marker("python_version >= '3' junk", env), std::invalid_argument);
+  CHECK_THROWS_MATCHES(evaluate_marker("python_version >= ", env), provkit::Error,
+                       refused(provkit::pyspec::SyntaxRefusal::invalid_marker));
+  CHECK_THROWS_MATCHES(evaluate_marker("nonsense_var == '1'", env), provkit::Error,
+                       refused(provkit::pyspec::SyntaxRefusal::invalid_marker));
+  CHECK_THROWS_MATCHES(evaluate_marker("(python_version >= '3'", env), provkit::Error,
+                       refused(provkit::pyspec::SyntaxRefusal::invalid_marker));
+  CHECK_THROWS_MATCHES(evaluate_marker("python_version >= '3' junk", env), provkit::Error,
+                       refused(provkit::pyspec::SyntaxRefusal::invalid_marker));
 }
 
 TEST_CASE("PEP 751 set variables: 'NAME' in extras / dependency_groups", "[envbuild][locks]") {
@@ -58,7 +67,8 @@ TEST_CASE("PEP 751 set variables: 'NAME' in extras / dependency_groups", "[envbu
   CHECK_FALSE(evaluate_marker("'cli' in extras", env, &none));
   // Outside a pylock, or used as a string, they are errors.
   CHECK_THROWS_WITH(evaluate_marker("'cli' in extras", env), Catch::Contains("pylock.toml"));
-  CHECK_THROWS_AS(evaluate_marker("extras == 'cli'", env, &sets), std::invalid_argument);
+  CHECK_THROWS_MATCHES(evaluate_marker("extras == 'cli'", env, &sets), provkit::Error,
+                       refused(provkit::pyspec::SyntaxRefusal::invalid_marker));
   CHECK_FALSE(evaluate_marker("'cli' == extras", env, &sets));  // packaging: a string is never equal to a set
 }
 
@@ -74,8 +84,10 @@ TEST_CASE("requires-python specifier sets", "[envbuild][locks]") {
   CHECK(version_matches("3.12.1", "!=3.12.0"));
   CHECK(version_matches("3.12.1", ""));
   CHECK(version_matches("3.12.1", ">=3.9,"));  // packaging skips empty clauses
-  CHECK_THROWS_AS(version_matches("3.12.1", "3.9"), std::invalid_argument);
-  CHECK_THROWS_AS(version_matches("3.12.1", "=>3.9"), std::invalid_argument);
+  CHECK_THROWS_MATCHES(version_matches("3.12.1", "3.9"), provkit::Error,
+                       refused(provkit::pyspec::SyntaxRefusal::invalid_specifier));
+  CHECK_THROWS_MATCHES(version_matches("3.12.1", "=>3.9"), provkit::Error,
+                       refused(provkit::pyspec::SyntaxRefusal::invalid_specifier));
 }
 
 // pypa/packaging tests/test_markers.py, case by case (packaging 26.3).
@@ -86,7 +98,8 @@ bool parses(const std::string& m) {
   try {
     Marker::parse(m);
     return true;
-  } catch (const std::invalid_argument&) {
+  } catch (const provkit::Error& e) {
+    if (!e.is(provkit::pyspec::SyntaxRefusal::invalid_marker)) throw;
     return false;
   }
 }
@@ -145,8 +158,10 @@ TEST_CASE("markers: packaging's evaluation cases", "[envbuild][markers]") {
   CHECK_FALSE(eval_with("\"b\" >= \"a\"", {{"a", "a"}}));
   CHECK_FALSE(eval_with("\"b\" <= \"a\"", {{"a", "a"}}));
   CHECK(eval_with("\"a\" <= \"a\"", {{"a", "a"}}));
-  CHECK_THROWS_AS(eval_with("'2.7.0' ~= os_name", {{"os_name", "posix"}}), std::invalid_argument);
-  CHECK_THROWS_AS(eval_with("os_name === 'posix'", {{"os_name", "posix"}}), std::invalid_argument);
+  CHECK_THROWS_MATCHES(eval_with("'2.7.0' ~= os_name", {{"os_name", "posix"}}), provkit::Error,
+                       refused(provkit::pyspec::SyntaxRefusal::invalid_marker));
+  CHECK_THROWS_MATCHES(eval_with("os_name === 'posix'", {{"os_name", "posix"}}), provkit::Error,
+                       refused(provkit::pyspec::SyntaxRefusal::invalid_marker));
   CHECK(eval_with("python_full_version > \"3.6.2\"", {{"python_full_version", "3.11.0a5"}}));
   // Why item 5 of issue 22: a wildcard is no specifier for >, so the string rule holds: false.
   CHECK_FALSE(eval_with("python_version > \"3.9.*\"", {{"python_version", "3.11"}}));
@@ -184,11 +199,15 @@ TEST_CASE("markers: packaging's evaluation cases", "[envbuild][markers]") {
     CHECK(lock("\"Foo\" in " + v));
     CHECK_FALSE(lock("\"baz\" in " + v + " and \"foo\" in " + v));
     CHECK(lock("\"foo\" in " + v + " or \"baz\" in " + v));
-    for (auto op : {"==", "!=", ">=", "<="}) CHECK_THROWS_AS(lock(v + " " + op + " 'foo'"), std::invalid_argument);
-    CHECK_THROWS_AS(Marker::parse("\"foo\" in " + v).evaluate({}, MarkerContext::requirement), std::invalid_argument);
+    for (auto op : {"==", "!=", ">=", "<="})
+      CHECK_THROWS_MATCHES(lock(v + " " + op + " 'foo'"), provkit::Error,
+                           refused(provkit::pyspec::SyntaxRefusal::invalid_marker));
+    CHECK_THROWS_MATCHES(Marker::parse("\"foo\" in " + v).evaluate({}, MarkerContext::requirement), provkit::Error,
+                         refused(provkit::pyspec::SyntaxRefusal::invalid_marker));
     CHECK_FALSE(Marker::parse("\"foo\" in " + v).evaluate({}, MarkerContext::lock_file));
   }
-  CHECK_THROWS_AS(Marker::parse("extra == 'x'").evaluate({}, MarkerContext::lock_file, &sets), std::invalid_argument);
+  CHECK_THROWS_MATCHES(Marker::parse("extra == 'x'").evaluate({}, MarkerContext::lock_file, &sets), provkit::Error,
+                       refused(provkit::pyspec::SyntaxRefusal::invalid_marker));
 }
 
 // issue 20, item 10: 20k nested parentheses were a stack overflow.

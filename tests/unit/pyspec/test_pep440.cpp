@@ -1,7 +1,6 @@
 // PEP 440 versions and specifiers, each case checked against packaging (pip's vendored packaging.version and
 // packaging.specifiers give the same answers).
 #include <catch2/catch.hpp>
-#include <stdexcept>
 #include <string>
 
 #include "provkit/pyspec/pep440.hpp"
@@ -97,5 +96,7 @@ TEST_CASE("pep440: a specifier set skips empty clauses and names the one that is
   CHECK(specifier_set_contains(set, "1.5"));
   CHECK_FALSE(specifier_set_contains(set, "2.0"));
   CHECK_THROWS_WITH(parse_specifier_set(">=1.0, =>2"), Catch::Contains("=>2"));
-  CHECK_THROWS_AS(parse_specifier_set(">=1.0, =>2"), std::invalid_argument);
+  CHECK_THROWS_MATCHES(parse_specifier_set(">=1.0, =>2"), provkit::Error,
+                       Catch::Predicate<provkit::Error>(
+                           [](const provkit::Error& e) { return e.is(SyntaxRefusal::invalid_specifier); }));
 }

@@ -12,6 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include "provkit/pyspec/pep440.hpp"  // SyntaxRefusal
+
 namespace provkit::pyspec {
 
 // PEP 751's set-valued marker variables, meaningful only in pylock.toml:
@@ -33,13 +35,13 @@ enum class MarkerContext { metadata, requirement, lock_file };
 
 class Marker {
  public:
-  // Throws std::invalid_argument with a short reason when the marker is malformed.
+  // Throws Error (SyntaxRefusal::invalid_marker, pep440.hpp) with a short reason when the marker is malformed.
   static Marker parse(std::string_view text);
 
   // `env` holds the interpreter's marker values; `sets` the lock_file
-  // context's extras and groups (empty sets when null). Throws
-  // std::invalid_argument where packaging raises UndefinedComparison or
-  // UndefinedEnvironmentName.
+  // context's extras and groups (empty sets when null). Throws Error
+  // (SyntaxRefusal::invalid_marker) where packaging raises UndefinedComparison
+  // or UndefinedEnvironmentName.
   bool evaluate(const std::map<std::string, std::string>& env, MarkerContext context = MarkerContext::metadata,
                 const MarkerSets* sets = nullptr) const;
 
@@ -68,7 +70,7 @@ bool evaluate_marker(std::string_view marker, const std::map<std::string, std::s
 
 // A PEP 440 specifier set (">=3.9, <3.14", "== 3.12.*", "~=3.10") against a
 // version, as packaging's SpecifierSet.contains with pre-releases allowed.
-// Throws std::invalid_argument when the set is malformed.
+// Throws Error (SyntaxRefusal::invalid_specifier) when the set is malformed.
 bool version_matches(std::string_view version, std::string_view specifiers);
 
 }  // namespace provkit::pyspec

@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "provkit/error.hpp"
+
 namespace provkit::pyspec {
 
 struct Version {
@@ -49,8 +51,17 @@ std::optional<Specifier> parse_specifier(std::string_view text);
 // A version that is not PEP 440 satisfies nothing but ===.
 bool specifier_contains(const Specifier& spec, std::string_view version);
 
+// Why a specifier or marker text was refused, for callers to branch on (Error::is): exit 2, and
+// "invalid_input" in --json, as any malformed input.
+enum class SyntaxRefusal {
+  invalid_specifier,  // packaging's InvalidSpecifier
+  invalid_marker,     // InvalidMarker, UndefinedComparison, UndefinedEnvironmentName
+};
+std::string_view reason_name(SyntaxRefusal r);
+ExitCode exit_code(SyntaxRefusal r);
+
 // A comma-separated specifier set; empty clauses are skipped (packaging does).
-// Throws std::invalid_argument naming the clause that is not a specifier.
+// Throws Error (SyntaxRefusal::invalid_specifier) naming the clause that is not a specifier.
 std::vector<Specifier> parse_specifier_set(std::string_view text);
 bool specifier_set_contains(const std::vector<Specifier>& set, std::string_view version);
 

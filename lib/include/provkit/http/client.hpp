@@ -89,9 +89,11 @@ struct CurlError : Error {
 };
 
 // Thrown from on_head/on_body to fail only that transfer (FailureKind::aborted,
-// message = what()); any other exception aborts Session::run as a whole.
-struct Abort : std::runtime_error {
-  using std::runtime_error::runtime_error;
+// message = what()); any other exception aborts Session::run as a whole. An
+// Error like every library exception (Reason::check_failed), caught by the
+// session before anything else sees it.
+struct Abort : Error {
+  explicit Abort(const std::string& why) : Error(Reason::check_failed, why) {}
 };
 
 // What the owner of a transfer supplies. All callbacks run on the loop's thread.

@@ -18,12 +18,19 @@
 #include <memory>
 #include <string_view>
 
+#include "provkit/error.hpp"
 #include "provkit/host/kernels.hpp"
 #include "provkit/util/strings.hpp"
 
 namespace provkit::host::kernels {
 
 namespace {
+
+// A bundle that is not what its header says: a problem of the library it is in, never a failure of the run
+// (an I/O error still is one).
+struct Malformed : Error {
+  explicit Malformed(const std::string& why) : Error(Reason::check_failed, why) {}
+};
 
 constexpr std::string_view kPlainMagic = "__CLANG_OFFLOAD_BUNDLE__";
 constexpr std::string_view kCompressedMagic = "CCOB";
@@ -50,8 +57,8 @@ std::uint64_t parse_table(std::string_view head, std::uint64_t available, bool c
   if (head.size() < kPlainMagic.size() + 8) return need = kPlainMagic.size() + 8, 0;
   const auto count = at<std::uint64_t>(head.data(), kPlainMagic.size());
   if (count > available / 24)
-    throw std::string("a bundle of " + std::to_string(count) + " entries cannot fit in " + std::to_string(available) +
-                      " bytes");
+    throw Malformed("a bundle of " + std::to_string(count) + " entries cannot fit in " + std::to_string(available) +
+                    " bytes");
   std::size_t p = kPlainMagic.size() + 8;
   std::uint64_t bundle_end = p;
   std::vector<Image> images;
@@ -59,12 +66,12 @@ std::uint64_t parse_table(std::string_view head, std::uint64_t available, bool c
     if (head.size() < p + 24) return need = p + 24, 0;
     const auto offset = at<std::uint64_t>(head.data(), p), size = at<std::uint64_t>(head.data(), p + 8),
                id_len = at<std::uint64_t>(head.data(), p + 16);
-    if (id_len > 4096) throw std::string("a bundle entry id of " + std::to_string(id_len) + " bytes");
+    if (id_len > 4096) throw Malformed("a bundle entry id of " + std::to_string(id_len) + " bytes");
     if (head.size() < p + 24 + id_len) return need = p + 24 + id_len, 0;
     std::string id(head.substr(p + 24, id_len));
     if (offset > available || size > available - offset)
-      throw std::string("entry " + id + " (" + std::to_string(size) + " bytes at " + std::to_string(offset) +
-                        ") lies beyond the bundle's " + std::to_string(available) + " bytes");
+      throw Malformed("entry " + id + " (" + std::to_string(size) + " bytes at " + std::to_string(offset) +
+                      ") lies beyond the bundle's " + std::to_string(available) + " bytes");
     bundle_end = std::max<std::uint64_t>(bundle_end, offset + size);
     p += 24 + id_len;
     if (id.rfind("host-", 0) == 0) continue;  // the host's (empty) entry
@@ -97,7 +104,7 @@ std::string inflate_start(const elf::ObjectFile& f, std::uint64_t from, std::uin
       while (ib.pos < ib.size) {
         ZSTD_outBuffer ob{buf.data(), buf.size(), 0};
         auto rc = ZSTD_decompressStream(z.get(), &ob, &ib);
-        if (ZSTD_isError(rc)) throw std::string("zstd: ") + ZSTD_getErrorName(rc);
+        if (ZSTD_isError(rc)) throw Malformed(std::string("zstd: ") + ZSTD_getErrorName(rc));
         out.append(buf.data(), ob.pos);
         if (rc == 0) return out;
         if (enough(out) || out.size() >= kMaxTableBytes) return out;
@@ -107,7 +114,7 @@ std::string inflate_start(const elf::ObjectFile& f, std::uint64_t from, std::uin
   }
   if (method == 0) {
     z_stream z{};
-    if (inflateInit(&z) != Z_OK) throw std::string("zlib: cannot start inflating");
+    if (inflateInit(&z) != Z_OK) throw Malformed("zlib: cannot start inflating");
     struct End {
       z_stream* z;
       ~End() { inflateEnd(z); }
@@ -122,14 +129,14 @@ std::string inflate_start(const elf::ObjectFile& f, std::uint64_t from, std::uin
         z.next_out = reinterpret_cast<Bytef*>(buf.data());
         z.avail_out = static_cast<uInt>(buf.size());
         int rc = inflate(&z, Z_NO_FLUSH);
-        if (rc != Z_OK && rc != Z_STREAM_END) throw std::string("zlib: ") + (z.msg ? z.msg : "corrupt data");
+        if (rc != Z_OK && rc != Z_STREAM_END) throw Malformed(std::string("zlib: ") + (z.msg ? z.msg : "corrupt data"));
         out.append(buf.data(), buf.size() - z.avail_out);
         if (rc == Z_STREAM_END || enough(out) || out.size() >= kMaxTableBytes) return out;
       }
     }
     return out;
   }
-  throw std::string("compression method " + std::to_string(method) + " (neither zlib nor zstd)");
+  throw Malformed("compression method " + std::to_string(method) + " (neither zlib nor zstd)");
 }
 
 // The next offset at or after `from` where a bundle starts (either magic),
@@ -171,11 +178,11 @@ void read_offload_bundles(const elf::ObjectFile& f, const elf::Section& section,
             next = pos + size;
             break;
           }
-          if (need > available || need > kMaxTableBytes) throw std::string("its entry table runs past the section");
+          if (need > available || need > kMaxTableBytes) throw Malformed("its entry table runs past the section");
           need = std::max<std::size_t>(need, head.size() * 2);
         }
       } else if (std::string_view(magic, 4) == kCompressedMagic) {
-        if (available < 8) throw std::string("a compressed bundle header cut short");
+        if (available < 8) throw Malformed("a compressed bundle header cut short");
         const auto version = at<std::uint16_t>(magic, 4), method = at<std::uint16_t>(magic, 6);
         std::uint64_t header = 0, total = 0, uncompressed = 0;
         char h[32] = {};
@@ -183,10 +190,9 @@ void read_offload_bundles(const elf::ObjectFile& f, const elf::Section& section,
         if (version == 1) header = 20, uncompressed = at<std::uint32_t>(h, 8);
         else if (version == 2) header = 24, total = at<std::uint32_t>(h, 8), uncompressed = at<std::uint32_t>(h, 12);
         else if (version == 3) header = 32, total = at<std::uint64_t>(h, 8), uncompressed = at<std::uint64_t>(h, 16);
-        else throw std::string("a compressed bundle of version " + std::to_string(version) + " (1-3 are known)");
+        else throw Malformed("a compressed bundle of version " + std::to_string(version) + " (1-3 are known)");
         if (header > available || (total && (total < header || total > available)))
-          throw std::string("a compressed bundle of " + std::to_string(total) + " bytes in " +
-                            std::to_string(available));
+          throw Malformed("a compressed bundle of " + std::to_string(total) + " bytes in " + std::to_string(available));
         const std::uint64_t data_end = total ? pos + total : end;
         std::vector<Image> images;
         std::size_t need = 0;
@@ -196,17 +202,17 @@ void read_offload_bundles(const elf::ObjectFile& f, const elf::Section& section,
           try {
             images.clear();
             size = parse_table(out, uncompressed, true, section.name, images, need);
-          } catch (const std::string& e) {
-            error = e;
+          } catch (const Malformed& e) {
+            error = e.what();
             return true;
           }
           return size != 0;
         });
-        if (!error.empty()) throw error;
+        if (!error.empty()) throw Malformed(error);
         if (!size) {
           images.clear();
           size = parse_table(start, uncompressed, true, section.name, images, need);
-          if (!size) throw std::string("its decompressed start does not hold the whole entry table");
+          if (!size) throw Malformed("its decompressed start does not hold the whole entry table");
         }
         into.images.insert(into.images.end(), images.begin(), images.end());
         // v1 does not say where it ends: the next bundle is found by its magic.
@@ -214,8 +220,8 @@ void read_offload_bundles(const elf::ObjectFile& f, const elf::Section& section,
       } else {
         next = pos + 4;  // a stray "__CL": look further
       }
-    } catch (const std::string& why) {
-      into.problems.push_back(util::concat({where, ": ", why}));
+    } catch (const Malformed& why) {
+      into.problems.push_back(util::concat({where, ": ", why.what()}));
       return;
     }
     pos = find_bundle(f, next, end);

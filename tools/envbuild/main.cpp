@@ -3,6 +3,9 @@
 #include <chrono>
 #include <iomanip>
 #include <iostream>
+#include <map>
+#include <mutex>
+#include <sstream>
 
 #include "provkit/cli/convention.hpp"
 #include "provkit/cli/output.hpp"
@@ -14,6 +17,7 @@
 #include "provkit/pyenv/interpreter_install.hpp"
 #include "provkit/pyenv/verify.hpp"
 #include "provkit/util/parallel.hpp"
+#include "provkit/util/size.hpp"
 #include "provkit/util/text.hpp"
 
 using namespace provkit;
@@ -32,6 +36,67 @@ struct Args {
   std::vector<std::string> extras, groups;
   bool no_default_groups = false, json = false;
   std::string source, wheelhouse, a, b, sha256;  // capture, diff, python
+  std::string progress = "lines";                // create: lines or none
+  int progress_interval_s = 10;
+};
+
+std::string seconds_text(double s) {
+  std::ostringstream out;
+  out << std::fixed << std::setprecision(1) << s << " s";
+  return out.str();
+}
+
+// create's download lines on stderr, for a log as much as a terminal: every --progress-interval seconds a
+// line for each wheel still downloading, and one when a wheel is in (pip's "Downloading" lines, hf-fetch's
+// --progress lines). The workers download in parallel: every event takes the lock.
+class DownloadLines : public download::Observer {
+ public:
+  explicit DownloadLines(int interval_s) : interval_(std::chrono::seconds(interval_s)) {}
+  void on_start(const download::Job& job, std::uint64_t resume_from, std::size_t) override {
+    std::lock_guard lock(mutex_);
+    auto now = Clock::now();
+    active_[job.spec.path] = {now, now, resume_from};
+  }
+  void on_progress(const download::Job& job, std::uint64_t have) override {
+    std::lock_guard lock(mutex_);
+    auto it = active_.find(job.spec.path);
+    auto now = Clock::now();
+    if (it == active_.end() || now - it->second.last_line < interval_) return;
+    it->second.last_line = now;
+    std::string line = shown(job.spec.path) + ": " + util::format_size(have);
+    if (job.spec.size)
+      line += " of " + util::format_size(job.spec.size) + " (" + std::to_string(have * 100 / job.spec.size) + "%)";
+    std::cerr << cli::sentence("envbuild", line + ", " + rate(it->second, have, now));
+  }
+  void on_retry(const download::Job& job, const std::string& why, double delay_s) override {
+    std::lock_guard lock(mutex_);
+    std::cerr << cli::sentence("envbuild", shown(job.spec.path) + ": " + why + "; again in " + seconds_text(delay_s));
+  }
+  void on_finish(const download::Job& job, const download::JobResult& r) override {
+    std::lock_guard lock(mutex_);
+    auto it = active_.find(job.spec.path);
+    if (r.outcome == download::Outcome::downloaded && it != active_.end())
+      std::cerr << cli::sentence("envbuild", "downloaded " + shown(job.spec.path) + " (" +
+                                                 util::format_size(job.spec.size) + ", " +
+                                                 rate(it->second, job.spec.size, Clock::now()) + ")");
+    if (it != active_.end()) active_.erase(it);
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  struct Transfer {
+    Clock::time_point started, last_line;
+    std::uint64_t from = 0;  // bytes kept from an earlier run
+  };
+  static std::string rate(const Transfer& t, std::uint64_t have, Clock::time_point now) {
+    double s = std::chrono::duration<double>(now - t.started).count();
+    std::string out = seconds_text(s);
+    if (s > 0 && have > t.from) out += ", " + util::format_size(static_cast<std::uint64_t>((have - t.from) / s)) + "/s";
+    return out;
+  }
+  Clock::duration interval_;
+  std::mutex mutex_;
+  std::map<std::string, Transfer> active_;
 };
 
 // The words of a bad RECORD let through by --allow-bad-record.
@@ -56,6 +121,8 @@ int create(Args a) {
   o.selection = {a.extras, a.groups, a.no_default_groups};
   o.cache_dir = pyenv::wheel_cache_dir(a.cache_dir);
   o.link_mode = wheels::parse_link_mode(a.link_mode);
+  DownloadLines lines(a.progress_interval_s);
+  if (a.progress == "lines") o.downloads = &lines;
   auto r = pyenv::create_env(o);
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::vector<std::string> warnings = r.warnings;
@@ -176,6 +243,15 @@ int run(int argc, char** argv) {
   create->add_flag("--compile", a.create.compile, "compile bytecode after installing");
   create->add_option("--jobs,-j", a.create.jobs, "parallel workers (default: 2x cores, 4..32)");
   create->add_flag("--json", a.json, "print the result as JSON");
+  create
+      ->add_option("--progress", a.progress,
+                   "lines (on stderr: each wheel downloaded, and every --progress-interval seconds each one "
+                   "still downloading) or none; default lines")
+      ->check(CLI::IsMember({"lines", "none"}));
+  create
+      ->add_option("--progress-interval", a.progress_interval_s,
+                   "seconds between the lines of a wheel still downloading (default 10, as hf-fetch's)")
+      ->check(CLI::Range(1, 3600));
 
   auto* verify = app.add_subcommand("verify", "check every installed file against RECORD, and the set against a lock");
   verify->add_option("DIR", a.env, "environment directory")->required();

@@ -80,16 +80,22 @@ std::vector<WheelCandidate> gather_candidates(const LockEntry& e, const Lock& lo
   return candidates;
 }
 
+// The caller's observer of downloads, or one that hears nothing (the base class: stateless, shared).
+download::Observer& downloads_of(const CreateOptions& o) {
+  static download::Observer quiet;
+  return o.downloads ? *o.downloads : quiet;
+}
+
 // Hashes the ranked candidates, best first, until one has a hash the lock allows: a local file always (its
 // size checked against the lock's first, as uv does), an index file without a stated hash by downloading it
 // once. What is not reached stays unhashed; plan_env chooses from the same ranking.
 void hash_candidates(const LockEntry& e, std::vector<WheelCandidate>& candidates, const std::vector<std::string>& tags,
-                     WheelCache& cache) {
+                     WheelCache& cache, download::Observer& downloads) {
   for (const auto* ranked : rank_wheels(e, candidates, tags)) {
     auto& c = candidates[static_cast<std::size_t>(ranked - candidates.data())];
     if (choice_hash(c).empty()) {
       if (c.local.empty()) {
-        c.hashed = download_unhashed_wheel(c.url, cache);
+        c.hashed = download_unhashed_wheel(c.url, cache, downloads);
       } else {
         std::error_code size_ec;
         auto on_disk = fs::file_size(c.local, size_ec);
@@ -153,6 +159,7 @@ CreateResult execute_plan(const Plan& plan, const Interpreter& it, const VenvLay
   // once their files are on disk.
   std::mutex warn_mutex, staged_mutex;
   std::vector<std::pair<std::size_t, WheelCache::Staged>> staged_entries;
+  download::Observer& downloads = downloads_of(o);
   auto fill = [&](std::size_t k) {
     Work& job = work[k];
     const SelectedWheel& w = *job.wheel;
@@ -185,7 +192,7 @@ CreateResult execute_plan(const Plan& plan, const Interpreter& it, const VenvLay
       fs::path wheel_file = w.wheel.local;
       std::error_code ec;
       if (wheel_file.empty() && fs::exists(cache.downloaded_wheel(sha), ec)) wheel_file = cache.downloaded_wheel(sha);
-      if (wheel_file.empty()) wheel_file = download_wheel(w.wheel.url, sha, w.wheel.size, cache);
+      if (wheel_file.empty()) wheel_file = download_wheel(w.wheel.url, sha, w.wheel.size, cache, downloads);
       auto staged = cache.stage(sha, wheel_file);
       job.cached = staged.entry;
       std::lock_guard lock(staged_mutex);
@@ -277,7 +284,7 @@ CreateResult create_env(const CreateOptions& o) {
   std::vector<std::vector<WheelCandidate>> offered(entries.size());
   util::parallel_for(entries.size(), jobs, [&](std::size_t i) {
     offered[i] = gather_candidates(entries[i], in.lock, local, index_urls);
-    hash_candidates(entries[i], offered[i], in.tags, cache);
+    hash_candidates(entries[i], offered[i], in.tags, cache, downloads_of(o));
   });
   std::vector<std::string> allowed;  // the hashes plan_env may choose, for the cache's state
   for (std::size_t i = 0; i < entries.size(); ++i) {

@@ -121,8 +121,8 @@ Interpreter query_interpreter(const fs::path& python, const fs::path& cache_dir)
                                      std::to_string(st.st_mtim.tv_nsec) + "\n" + std::to_string(st.st_size) + "\nv1");
   // Below the cache through util::Root: a link planted in the shared cache is never followed, a FIFO never waited on.
   util::Root cache(cache_dir);
-  const fs::path cached = fs::path("interpreters") / (key + ".json");
-  constexpr std::size_t kAnswerMax = 1u << 20;  // an answer is a few hundred bytes
+  const fs::path cached = cache_dir / "interpreters" / (key + ".json");  // spelt from the root, as Root wants
+  constexpr std::size_t kAnswerMax = 1u << 20;                           // an answer is a few hundred bytes
   // A script (a pyenv shim) may start another interpreter tomorrow: never cached.
   bool is_script = false;
   if (FILE* f = std::fopen(resolved.c_str(), "rb")) {

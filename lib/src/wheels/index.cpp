@@ -70,7 +70,8 @@ void add_candidate(std::vector<WheelCandidate>& out, const std::string& filename
 // tmp/<name>.partial after a failure or a kill, in byte ranges when large, sha256 (when known) and size
 // checked before the rename; a size nothing stated is learned from the server first. Returns the sha256.
 std::string fetch_into_cache(const std::string& url, std::optional<std::string> sha256,
-                             std::optional<std::uint64_t> size, const fs::path& target, WheelCache& cache) {
+                             std::optional<std::uint64_t> size, const fs::path& target, WheelCache& cache,
+                             download::Observer& observer) {
   download::UrlFile file;
   file.url = url;
   file.sha256 = std::move(sha256);
@@ -80,8 +81,7 @@ std::string fetch_into_cache(const std::string& url, std::optional<std::string> 
   file.lock_path = cache.root() / "locks" / (target.filename().string() + ".lock");
   file.root = cache.root();
   download::UrlSource source;
-  download::Observer quiet;
-  return download::fetch_url_file(file, download::Options{}, source, quiet);
+  return download::fetch_url_file(file, download::Options{}, source, observer);
 }
 
 }  // namespace
@@ -156,21 +156,21 @@ std::vector<WheelCandidate> simple_index_wheels(const std::string& index_url, co
 }
 
 fs::path download_wheel(const std::string& url, const std::string& sha256, std::optional<std::uint64_t> size,
-                        WheelCache& cache) {
+                        WheelCache& cache, download::Observer& observer) {
   fs::path target = cache.downloaded_wheel(sha256);
   std::error_code ec;
   if (fs::exists(target, ec)) return target;  // published only after its hash was checked
-  fetch_into_cache(url, sha256, size, target, cache);
+  fetch_into_cache(url, sha256, size, target, cache, observer);
   return target;
 }
 
-std::string download_unhashed_wheel(const std::string& url, WheelCache& cache) {
+std::string download_unhashed_wheel(const std::string& url, WheelCache& cache, download::Observer& observer) {
   // Remembered per URL, so a second create does not download it again.
   fs::path by_url = cache.root() / "wheels" / ("url-" + util::sha256_hex(url) + ".whl");
   std::error_code ec;
   std::string sha;
   if (fs::exists(by_url, ec)) sha = util::sha256_file(by_url);
-  else sha = fetch_into_cache(url, std::nullopt, std::nullopt, by_url, cache);
+  else sha = fetch_into_cache(url, std::nullopt, std::nullopt, by_url, cache, observer);
   fs::path target = cache.downloaded_wheel(sha);
   if (!fs::exists(target, ec)) fs::create_hard_link(by_url, target, ec);
   if (ec) copy_file_contents_to(by_url, target);

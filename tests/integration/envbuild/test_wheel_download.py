@@ -116,6 +116,27 @@ def test_wheel_resumed_after_envbuild_is_killed(tmp):
         check(not os.path.exists(partial), "the partial file became the wheel")
 
 
+def test_progress_lines_on_stderr_while_a_wheel_downloads(tmp):
+    # A deploy log sees a wheel that takes a while: a line every --progress-interval seconds, one when it is in;
+    # --progress none keeps stderr for the sentences that matter.
+    wheel = payload_wheel(tmp, "slowwheel", 3 << 20)
+    name = os.path.basename(wheel)
+    with HubSim(serve(tmp, [wheel])) as sim:
+        sim.set_faults([{"kind": "throttle", "path_contains": "slowwheel", "bytes_per_second": 1 << 20}])
+        lock = pylock(tmp, sim, [wheel])
+        p = envbuild(os.path.join(tmp, "cache"), "create", os.path.join(tmp, "env"), "--python", PYTHON,
+                     "--lock", lock, "--progress-interval", "1")
+        check("1 installed" in p.stdout, p.stdout + p.stderr)
+        lines = p.stderr.splitlines()
+        during = [ln for ln in lines if ln.startswith(f"envbuild: {name}: ") and " of 3.0 MiB (" in ln]
+        check(len(during) >= 1 and all(ln.endswith("/s") for ln in during), p.stderr)
+        done = [ln for ln in lines if ln.startswith(f"envbuild: downloaded {name} (3.0 MiB, ")]
+        check(len(done) == 1, p.stderr)
+        q = envbuild(os.path.join(tmp, "cache2"), "create", os.path.join(tmp, "env2"), "--python", PYTHON,
+                     "--lock", lock, "--progress", "none", "--progress-interval", "1")
+        check("1 installed" in q.stdout and name not in q.stderr, q.stdout + q.stderr)
+
+
 def test_large_wheel_is_fetched_in_byte_ranges(tmp):
     wheel = payload_wheel(tmp, "bigwheel", 40 << 20)
     with HubSim(serve(tmp, [wheel])) as sim:

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "provkit/download/downloader.hpp"
 #include "provkit/pyenv/interpreter.hpp"
 #include "provkit/pyenv/plan.hpp"
 #include "provkit/pyenv/venv.hpp"
@@ -36,6 +37,9 @@ struct CreateOptions {
   bool allow_empty = false;
   bool compile = false;
   unsigned jobs = 0;  // 0: default
+  // Told of each wheel download (start, progress, retries, finish), from the workers' threads at once: the
+  // tool's progress lines. None: downloads are quiet.
+  download::Observer* downloads = nullptr;
 };
 
 // A wheel installed although its RECORD does not match its content (CreateOptions::allow_bad_record).

@@ -70,8 +70,9 @@ Fd open_output_stream(const fs::path& path);
 
 // A directory that files are opened below. The root is opened when first
 // used (following links: the caller named it) and, for writers, created.
-// Paths may be given absolute (they must lie lexically below the root: the
-// layouts build them as root / ...) or relative to it. Errors throw
+// Paths are spelt as the layouts build them, root / ...: they must lie
+// lexically below the root (a relative path is taken from the working
+// directory, as the root's own spelling is, never from the root). Errors throw
 // provkit::Error (check_failed) naming the path and what was found.
 class Root {
  public:

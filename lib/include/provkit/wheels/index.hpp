@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "provkit/download/downloader.hpp"
 #include "provkit/pyspec/wheel_name.hpp"
 #include "provkit/wheels/cache.hpp"
 
@@ -37,12 +38,13 @@ std::vector<WheelCandidate> parse_simple_page(const std::string& body, const std
 // HTTP refusals are Error(auth) (401/403) or Error(check_failed) (404/410),
 // transport failures after retries Error(network), a wrong size
 // Error(check_failed) with nothing of it kept.
-std::string download_unhashed_wheel(const std::string& url, WheelCache& cache);
+// `observer` hears the download's events (start, progress, retries, finish), as hf-fetch's display does.
+std::string download_unhashed_wheel(const std::string& url, WheelCache& cache, download::Observer& observer);
 
 // Downloads `url` into the cache as wheels/<sha256>.whl through the download
 // engine (resumed, ranged, size and hash checked before the rename; a size
 // nothing stated is learned from the server first); returns the path.
 fs::path download_wheel(const std::string& url, const std::string& sha256, std::optional<std::uint64_t> size,
-                        WheelCache& cache);
+                        WheelCache& cache, download::Observer& observer);
 
 }  // namespace provkit::wheels

@@ -273,7 +273,7 @@ Lock read_lock(const fs::path& file) {
   try {
     text = util::read_file(file);
   } catch (const Error& e) {
-    throw Error(ExitCode::usage, e.what());  // a lock too large to read is invalid input, as a malformed one is
+    throw Error(Reason::invalid_input, e.what());  // a lock too large to read is invalid input, as a malformed one is
   }
   auto name = file.filename().string();
   if (is_pylock_name(file)) return parse_pylock(text, file);

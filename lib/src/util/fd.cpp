@@ -1,5 +1,6 @@
 #include "provkit/util/fd.hpp"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -55,6 +56,15 @@ std::uint64_t read_blocks(int fd, std::span<char> buffer, const std::function<vo
 }
 
 std::string read_bounded(int fd, std::size_t max_bytes, const std::string& what) {
+  auto too_large = [&] {
+    return Error(ExitCode::check_failed, what + ": larger than " + std::to_string(max_bytes) + " bytes; not read");
+  };
+  // A regular file says its size: one past the bound is refused before a byte is read, not after max_bytes.
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+    off_t here = ::lseek(fd, 0, SEEK_CUR);
+    if (here >= 0 && st.st_size > here && static_cast<std::uint64_t>(st.st_size - here) > max_bytes) throw too_large();
+  }
   std::string out;
   char buf[65536];
   for (;;) {
@@ -67,7 +77,7 @@ std::string read_bounded(int fd, std::size_t max_bytes, const std::string& what)
     }
     if (n == 0) return out;
     if (out.size() + static_cast<std::size_t>(n) > max_bytes)
-      throw Error(ExitCode::check_failed, what + ": larger than " + std::to_string(max_bytes) + " bytes; not read");
+      throw too_large();  // it grew while it was read, or says no size (a pipe)
     out.append(buf, static_cast<std::size_t>(n));
   }
 }

@@ -5,6 +5,7 @@
 
 #include "detail.hpp"
 #include "provkit/host/kernels.hpp"
+#include "provkit/util/log.hpp"
 #include "provkit/util/strings.hpp"
 
 namespace provkit::host::detail {
@@ -92,6 +93,14 @@ std::string fix_for(const kernels::Library& lib, const Gpu& gpu, const std::stri
 void kernel_checks(const Request& req, Probes& probes, std::vector<Result>& out) {
   const auto started = std::chrono::steady_clock::now();
   auto collected = kernels::collect_objects(req.kernels, probes.search_context());
+  // Where a cold run's time goes: the walk (one directory after another) or the reads.
+  const auto since = [&started] {
+    return std::to_string(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count());
+  };
+  util::log::debug("host", [&] {
+    return "kernels: " + std::to_string(collected.objects.size()) + " objects found in " + since() + " ms";
+  });
   auto gpus = targets(req, probes);
   const int driver_cuda = probes.driver().driver_cuda;
   std::size_t with_code = 0, images = 0;
@@ -125,6 +134,7 @@ void kernel_checks(const Request& req, Probes& probes, std::vector<Result>& out)
   };
   // I/O bound (scattered small reads): more threads than cores pays on a cold page cache.
   auto listings = kernels::list_all(collected.objects, 16, settle);
+  util::log::debug("host", [&] { return "kernels: listed at " + since() + " ms"; });
   for (auto& listing : listings) {
     const auto& object = listing.library.path;
     if (!listing.error.empty()) {

@@ -1,10 +1,19 @@
 // Which objects to read, what each carries, and what runs where (kernels.hpp).
 #include "provkit/host/kernels.hpp"
 
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <condition_variable>
 #include <cstring>
 #include <map>
+#include <mutex>
 #include <set>
+#include <string_view>
+#include <thread>
 
 #include "provkit/error.hpp"
 #include "provkit/host/rocm.hpp"
@@ -99,11 +108,72 @@ std::vector<Listing> list_all(const std::vector<fs::path>& objects, unsigned thr
 
 namespace {
 
-bool shared_object_name(const std::string& name) {
+// Directories read at once by a walk: I/O bound, as the listing's 16.
+constexpr unsigned kWalkers = 16;
+
+bool shared_object_name(std::string_view name) {
   auto so = name.find(".so");
   if (so == std::string::npos) return false;
-  auto rest = std::string_view(name).substr(so + 3);
+  auto rest = name.substr(so + 3);
   return rest.empty() || rest.front() == '.';
+}
+
+// The shared objects below `root`, read by `threads` walkers side by side. Cold, each directory is a read
+// whose place is known only from its parent's, so one walk pays the disk's latency once per directory, one
+// after another (torch's site-packages has thousands); walkers taking directories from one queue overlap them.
+// As recursive_directory_iterator: links to directories are not followed, a link to a regular file counts,
+// a directory that may not be read is skipped; any other error is named.
+void walk_for_shared_objects(const fs::path& root, unsigned threads, std::vector<fs::path>& found,
+                             std::vector<std::string>& unreadable) {
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::vector<fs::path> pending{root};
+  unsigned busy = 0;
+  auto read_one = [](const fs::path& dir, std::vector<fs::path>& dirs, std::vector<fs::path>& files) -> std::string {
+    DIR* d = ::opendir(dir.c_str());
+    if (!d) return errno == EACCES ? std::string() : dir.string() + ": " + std::strerror(errno);
+    const int fd = ::dirfd(d);
+    errno = 0;
+    while (const dirent* e = ::readdir(d)) {
+      const std::string_view name = e->d_name;
+      if (name == "." || name == "..") continue;
+      unsigned char type = e->d_type;
+      struct stat st;
+      if (type == DT_UNKNOWN && ::fstatat(fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+        type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISREG(st.st_mode) ? DT_REG : S_ISLNK(st.st_mode) ? DT_LNK : DT_UNKNOWN;
+      if (type == DT_DIR) dirs.push_back(dir / e->d_name);
+      else if ((type == DT_REG || type == DT_LNK) && shared_object_name(e->d_name) &&
+               (type == DT_REG || (::fstatat(fd, e->d_name, &st, 0) == 0 && S_ISREG(st.st_mode))))
+        files.push_back(dir / e->d_name);
+      errno = 0;
+    }
+    std::string error = errno ? dir.string() + ": " + std::strerror(errno) : std::string();
+    ::closedir(d);
+    return error;
+  };
+  auto walker = [&] {
+    std::unique_lock lock(mutex);
+    for (;;) {
+      changed.wait(lock, [&] { return !pending.empty() || busy == 0; });
+      if (pending.empty()) return;  // nothing queued and no walker that could queue more
+      const fs::path dir = std::move(pending.back());
+      pending.pop_back();
+      ++busy;
+      lock.unlock();
+      std::vector<fs::path> dirs, files;
+      std::string error = read_one(dir, dirs, files);
+      lock.lock();
+      --busy;
+      pending.insert(pending.end(), std::make_move_iterator(dirs.begin()), std::make_move_iterator(dirs.end()));
+      found.insert(found.end(), std::make_move_iterator(files.begin()), std::make_move_iterator(files.end()));
+      if (!error.empty()) unreadable.push_back(std::move(error));
+      changed.notify_all();
+    }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(walker);
+  walker();
+  for (auto& t : pool) t.join();
 }
 
 }  // namespace
@@ -130,12 +200,7 @@ Collected collect_objects(const std::vector<std::string>& paths, const elf::Sear
     if (fs::is_directory(st)) {
       ++out.directories;
       std::vector<fs::path> found;
-      fs::recursive_directory_iterator it(arg, fs::directory_options::skip_permission_denied, ec), end;
-      for (; !ec && it != end; it.increment(ec)) {
-        std::error_code fec;
-        if (it->is_regular_file(fec) && shared_object_name(it->path().filename().string())) found.push_back(it->path());
-      }
-      if (ec) out.unreadable.push_back(arg + ": " + ec.message());
+      walk_for_shared_objects(arg, kWalkers, found, out.unreadable);
       std::sort(found.begin(), found.end());
       for (const auto& f : found) add(f);
     } else if (add(arg)) {

@@ -3,6 +3,8 @@
 // (make_cuda.sh) and Debian's hipcc 5.2 (make_hip.sh), and the CCOB forms of
 // the real bundle (make_ccob.py). Hostile variants are those files with a
 // header patched to lie.
+#include <sys/stat.h>
+#include <unistd.h>
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -270,6 +272,37 @@ TEST_CASE("kernels: directories are walked for shared objects, each file once", 
   CHECK(got.directories == 1);
   REQUIRE(got.unreadable.size() == 1);
   CHECK_THAT(got.unreadable[0], Catch::Contains("missing"));
+}
+
+TEST_CASE("kernels: a walk finds every shared object of a deep, wide tree, and only those", "[kernels]") {
+  // The walkers share one queue of directories: every one is read once, whatever the order they finish in.
+  test::TempDir tmp("kernels");
+  std::vector<fs::path> expected;
+  for (int a = 0; a < 12; ++a)
+    for (int b = 0; b < 6; ++b) {
+      auto dir = tmp / "site" / ("pkg" + std::to_string(a)) / ("sub" + std::to_string(b)) / "lib";
+      fs::create_directories(dir);
+      expected.push_back(tmp.write(fs::relative(dir / ("libx" + std::to_string(b) + ".so.1"), tmp.path), "x"));
+      tmp.write(fs::relative(dir / "module.py", tmp.path), "");
+    }
+  fs::create_directories(tmp / "outside");
+  tmp.write("outside/libout.so", "x");
+  fs::create_directory_symlink(tmp / "outside",
+                               tmp / "site/pkg0/linked");  // not followed, as recursive_directory_iterator
+  fs::create_symlink(tmp / "outside/libout.so", tmp / "site/libvia.so");  // a link to a file counts
+  expected.push_back(tmp / "site/libvia.so");
+  fs::create_symlink(tmp / "nowhere.so", tmp / "site/libdangling.so");  // names nothing
+  REQUIRE(::mkfifo((tmp / "site/libfifo.so").c_str(), 0600) == 0);      // never opened, never waited on
+  fs::create_directories(tmp / "site/closed");
+  tmp.write("site/closed/libhidden.so", "x");
+  fs::permissions(tmp / "site/closed", fs::perms::none);
+  const bool root = ::geteuid() == 0;  // root reads a directory whatever its mode
+  if (root) expected.push_back(tmp / "site/closed/libhidden.so");
+  auto got = kernels::collect_objects({(tmp / "site").string()}, elf::SearchContext{});
+  fs::permissions(tmp / "site/closed", fs::perms::owner_all);
+  std::sort(expected.begin(), expected.end());
+  CHECK(got.objects == expected);
+  CHECK(got.unreadable.empty());  // a directory that may not be read is skipped, as before
 }
 
 TEST_CASE("kernels: many objects are read the largest first, listed in the order given", "[kernels]") {

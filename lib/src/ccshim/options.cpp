@@ -202,6 +202,19 @@ ParsedArg parse_one(const std::vector<std::string>& args, std::size_t i) {
 
 bool is_option(const ParsedArg& p, std::string_view name) { return p.option && p.option->name == name; }
 
+std::optional<std::pair<std::size_t, std::string>> last_option_value(const std::vector<std::string>& args,
+                                                                     std::string_view option) {
+  std::optional<std::pair<std::size_t, std::string>> found;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    auto p = parse_one(args, i);
+    if (is_option(p, option) && p.value_separate) found = {{i + 1, p.value}};
+    if (!p.option && args[i].size() > option.size() && args[i].starts_with(option))
+      found = {{i, args[i].substr(option.size())}};
+    if (p.value_separate) ++i;
+  }
+  return found;
+}
+
 // A C/C++/assembler source gcc would compile (so it is not a linker operand).
 bool is_source_file(std::string_view a) {
   static constexpr std::array<std::string_view, 14> suffixes = {".c", ".cc", ".cpp", ".cxx", ".c++", ".C", ".cp",

@@ -10,8 +10,12 @@
 #include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <string_view>
+#include <tuple>
 
 #include "provkit/ccshim/ccshim.hpp"
+#include "provkit/ccshim/options.hpp"
 #include "provkit/ccshim/supervise.hpp"
 #include "provkit/error.hpp"
 #include "provkit/util/fs.hpp"
@@ -151,6 +155,31 @@ const char* help_text =
     "environment: CC_SHIM_ZIG (zig to run), CC_SHIM_DEBUG=1 (print the zig command line),\n"
     "  ZIG_GLOBAL_CACHE_DIR / ZIG_LOCAL_CACHE_DIR (default: a per-user cache directory)\n";
 
+// An output that zig must not write itself (Exec::outputs): the last `option`'s value where it names what
+// is no regular file or directory, or (`links_too`) a link that is not one of the system's own names below
+// /dev or /proc (/dev/stdout, /dev/fd/N: the user's own streams). nullopt where zig writes it as gcc would.
+struct Redirected {
+  std::size_t index;
+  std::string given;
+  bool replace_link;
+};
+std::optional<Redirected> redirected_output(const std::vector<std::string>& argv, std::string_view option,
+                                            bool links_too) {
+  const auto found = last_option_value(argv, option);
+  struct stat st {};
+  if (!found || ::lstat(found->second.c_str(), &st) != 0) return std::nullopt;  // not there: zig makes it
+  const std::string& given = found->second;
+  const bool system_name = given.starts_with("/dev/") || given.starts_with("/proc/");
+  if (S_ISLNK(st.st_mode) && links_too && !system_name) {
+    // A link to a file, or to nothing: replaced. To a FIFO or device: written into.
+    const bool to_file = ::stat(given.c_str(), &st) != 0 || S_ISREG(st.st_mode) || S_ISDIR(st.st_mode);
+    return Redirected{found->first, given, to_file};
+  }
+  if (S_ISLNK(st.st_mode) && ::stat(given.c_str(), &st) != 0) return std::nullopt;  // dangling: zig's
+  if (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)) return std::nullopt;
+  return Redirected{found->first, given, false};
+}
+
 }  // namespace
 
 std::string exec_failed(const std::string& zig, int error) {
@@ -191,7 +220,6 @@ Plan plan(std::vector<std::string> args, const std::string& argv0) {
   Exec run;
   std::optional<std::string> zig_libc;
   bool linker_version = false, links = false;
-  std::optional<std::pair<std::size_t, std::string>> output;
   ZigSearch search;
   try {
     auto ctx = system_context();
@@ -205,7 +233,6 @@ Plan plan(std::vector<std::string> args, const std::string& argv0) {
     run.argv = translate(args, ctx);
     links = command_links(args, ctx);
     run.preface = gcc_driver_warnings(args, cxx, ctx);
-    output = output_argument(run.argv);
     // A libc file the caller gave zig stays theirs.
     if (util::getenv_str("ZIG_LIBC").empty()) zig_libc = zig_libc_file(args, ctx);
   } catch (const Error& e) {
@@ -228,12 +255,15 @@ Plan plan(std::vector<std::string> args, const std::string& argv0) {
     if (util::getenv_str("CC_SHIM_ZIG_OBJECT_CACHE") != "1") run.env[1].second = run.scratch_dir;
     // gcc writes into /dev/null, a FIFO or /dev/stdout as into any file; zig renames its output into
     // place (or, for /dev/null, leaves ./a.out, ./-.o or ./NAME.o behind): zig gets a file of its own.
-    struct stat st {};
-    if (output && ::stat(output->second.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
-      auto own = (fs::path(run.scratch_dir) / ("out" + fs::path(output->second).extension().string())).string();
-      auto& given = run.argv[output->first];
-      given = given == output->second ? own : "-o" + own;  // `-o FILE` or `-oFILE`
-      run.outputs.emplace_back(own, output->second);
+    // The dependency file likewise, and also where a link stands at its name (a build directory others
+    // write to): zig's clang writes -MF through it, where the shim replaces the link, as zig does at -o.
+    for (const auto& [option, own_name, links_too] : {std::tuple{"-o", "out", false}, {"-MF", "deps", true}}) {
+      if (auto output = redirected_output(run.argv, option, links_too)) {
+        auto own = (fs::path(run.scratch_dir) / (own_name + fs::path(output->given).extension().string())).string();
+        auto& arg = run.argv[output->index];
+        arg = arg == output->given ? own : std::string(option).append(own);  // `-o FILE` or `-oFILE`
+        run.outputs.push_back({own, output->given, output->replace_link});
+      }
     }
     // lld's warnings where GNU ld is silent are left out of zig's stderr (read through a pipe: zig 0.11's
     // clang prints no colours then, as for any redirected build log).

@@ -5,8 +5,10 @@
 
 #include <cerrno>
 
+#include "provkit/ccshim/options.hpp"
 #include "provkit/error.hpp"
 #include "provkit/util/fd.hpp"
+#include "provkit/util/text.hpp"
 
 namespace provkit::ccshim {
 
@@ -77,6 +79,16 @@ std::vector<std::string> expand_response_files(const std::vector<std::string>& a
   out.reserve(args.size());
   int expansions = 0;
   expand_into(args, ctx, expansions, out);
+  // An @file that could not be read stays as gcc leaves it, an input that gcc then reports missing (exit 1).
+  // The shim reports it so itself, the name made printable: zig would echo it raw, and a newline in it would
+  // forge a line of the build log. (The value of an option, `-o @out`, is a name like any other.)
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const auto p = parse_one(out, i);
+    if (p.value_separate) ++i;
+    else if (!p.option && out[i].size() > 1 && out[i][0] == '@')
+      throw Error(ExitCode::check_failed,
+                  util::printable(out[i]) + ": linker input file not found (a response file that cannot be read)");
+  }
   return out;
 }
 

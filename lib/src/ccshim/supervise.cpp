@@ -16,6 +16,7 @@
 #include "provkit/error.hpp"
 #include "provkit/util/beneath.hpp"
 #include "provkit/util/fd.hpp"
+#include "provkit/util/fs.hpp"
 
 extern char** environ;
 
@@ -65,10 +66,22 @@ void relay_stderr(int fd, const std::function<void(std::string_view)>& to_stderr
   if (!pending.empty() && !silent_in_gnu_ld(pending)) to_stderr(pending);
 }
 
-// `from`'s bytes written into `to`, which exists and is no regular file (so it is opened, never replaced).
-bool copy_into(const std::string& from, const std::string& to, const std::function<void(std::string_view)>& err) {
+// The bytes zig wrote in `out.written` given to `out.given`: into it as it is (a FIFO, /dev/stdout, a
+// device), or, with replace_link, in a file of its own renamed over the link, never written through it.
+bool copy_into(const Exec::Output& output, const std::function<void(std::string_view)>& err) {
+  const std::string &from = output.written, &to = output.given;
   util::Fd in = util::open_regular(from, O_RDONLY);
   if (!in) return true;  // zig wrote nothing there (-fsyntax-only, -M): nothing to give
+  if (output.replace_link) {
+    try {
+      util::write_file_atomic(to, util::read_bounded(in.get(), util::kReadFileMax, from), fs::perms(0644),
+                              util::Durability::process_crash);
+      return true;
+    } catch (const std::exception& e) {
+      err("cc-shim: cannot write " + to + ": " + e.what() + "\n");
+      return false;
+    }
+  }
   // `to` is no regular file (a FIFO, /dev/stdout, a device): opened as it is, never replaced; a FIFO that
   // nothing reads is an error at once, never a wait.
   util::Fd out = util::open_output_stream(to);
@@ -178,8 +191,8 @@ int supervise(const Exec& run, const std::function<void(std::string_view)>& to_s
   }
   int code = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
   if (code == 0)
-    for (const auto& [from, to] : run.outputs)
-      if (!copy_into(from, to, to_stderr)) code = 1;
+    for (const auto& output : run.outputs)
+      if (!copy_into(output, to_stderr)) code = 1;
   return code;
 }
 

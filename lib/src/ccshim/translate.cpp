@@ -415,17 +415,6 @@ std::string gcc_driver_warnings(const std::vector<std::string>& raw_args, bool c
   return out;
 }
 
-std::optional<std::pair<std::size_t, std::string>> output_argument(const std::vector<std::string>& args) {
-  std::optional<std::pair<std::size_t, std::string>> found;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    auto p = parse_one(args, i);
-    if (is_option(p, "-o") && p.value_separate) found = {{i + 1, p.value}};
-    if (!p.option && args[i].size() > 2 && args[i].starts_with("-o")) found = {{i, args[i].substr(2)}};
-    if (p.value_separate) ++i;
-  }
-  return found;
-}
-
 std::vector<std::string> translate(const std::vector<std::string>& raw_args, const SearchContext& ctx) {
   const auto args = expand_response_files(raw_args, ctx);
   const auto facts = read_facts(args);

@@ -2,21 +2,54 @@
 
 #include <dlfcn.h>
 #include <link.h>
+#include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <string>
+#include <vector>
 
 #include "provkit/util/beneath.hpp"
+#include "provkit/util/fs.hpp"
 
 namespace provkit::host {
 
-SharedLibrary::SharedLibrary(const std::string& name, Binding binding) {
-  // A path (not a bare soname for the loader to search) that names a FIFO or a device is refused here: the
-  // loader's own open of a FIFO waits for a writer forever. Anything else is the loader's to word.
+namespace {
+
+// The first file the loader would open for `name` that is a FIFO, a device or a socket, or "": the loader's
+// own open of a FIFO waits for a writer forever. A path is that file; a bare soname is searched, and the
+// part of the search that a user's or a job's environment names (LD_LIBRARY_PATH, split on ':' and ';' as
+// the loader splits it, an empty entry the working directory) is looked at up to its first regular file;
+// the system's cache and directories that follow are root's.
+std::string unloadable_file(const std::string& name) {
+  std::vector<std::string> candidates;
   if (name.find('/') != std::string::npos) {
-    if (util::Fd f = util::open_regular(name); !f && errno == util::kNotRegularFile) {
-      error_ = name + ": " + util::describe_open_error(errno);
-      return;
+    candidates.push_back(name);
+  } else {
+    const std::string dirs = util::getenv_str("LD_LIBRARY_PATH");
+    for (std::size_t start = 0; !dirs.empty() && start <= dirs.size();) {
+      const std::size_t end = std::min(dirs.find_first_of(":;", start), dirs.size());
+      const std::string dir = dirs.substr(start, end - start);
+      candidates.push_back((dir.empty() ? "." : dir) + "/" + name);
+      start = end + 1;
     }
+  }
+  for (const auto& file : candidates) {
+    struct stat st {};
+    if (::stat(file.c_str(), &st) != 0 || S_ISDIR(st.st_mode)) continue;  // the loader goes on past these
+    if (S_ISREG(st.st_mode)) return "";  // it opens this one (or skips it for reasons of its own)
+    return file;
+  }
+  return "";
+}
+
+}  // namespace
+
+SharedLibrary::SharedLibrary(const std::string& name, Binding binding) {
+  // What the loader would open and wait on is refused here; anything else is the loader's to word.
+  if (const std::string file = unloadable_file(name); !file.empty()) {
+    error_ = file + ": " + util::describe_open_error(util::kNotRegularFile);
+    return;
   }
   handle_ = ::dlopen(name.c_str(), (binding == Binding::lazy ? RTLD_LAZY : RTLD_NOW) | RTLD_LOCAL);
   if (!handle_) {

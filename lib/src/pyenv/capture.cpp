@@ -156,7 +156,6 @@ CaptureResult capture_env(const fs::path& source, const fs::path& wheelhouse, co
     const fs::path headers = prefix / "include" / "site" / python_dir / dist_name;
 
     std::vector<PackEntry> pack;
-    std::vector<RecordRow> rows;
     std::set<std::string> names;
     auto rows_in = parse_record(site_root.read(d.dist_info / "RECORD", kMaxMetadataBytes << 2),
                                 (d.dist_info / "RECORD").string());
@@ -185,24 +184,28 @@ CaptureResult capture_env(const fs::path& source, const fs::path& wheelhouse, co
       }
       if (!names.insert(name).second) continue;
       struct stat st {};
-      if (!prefix_root.stat(p, st) && errno == ENOENT)
-        throw Error(ExitCode::check_failed,
-                    label + ": " + row.path + " is missing; the environment has drifted (envbuild verify)");
-      util::Fd file = prefix_root.open_regular(p, O_RDONLY);
-      if (!file || ::fstat(file.get(), &st) != 0)
+      if (!prefix_root.stat(p, st)) {
+        if (errno == ENOENT)
+          throw Error(ExitCode::check_failed,
+                      label + ": " + row.path + " is missing; the environment has drifted (envbuild verify)");
         throw Error(ExitCode::check_failed, label + ": " + row.path + ": " + util::describe_open_error(errno));
+      }
+      if (!S_ISREG(st.st_mode)) {  // a link, FIFO or device: never followed, never read
+        const int why = S_ISLNK(st.st_mode) ? ELOOP : util::kNotRegularFile;
+        throw Error(ExitCode::check_failed, label + ": " + row.path + ": " + util::describe_open_error(why));
+      }
       PackEntry e;
       e.name = name;
       e.executable = (st.st_mode & 0111) != 0;
       if (name.rfind(data + "/scripts/", 0) == 0) {
+        util::Fd file = prefix_root.open_regular(p, O_RDONLY);
+        if (!file)
+          throw Error(ExitCode::check_failed, label + ": " + row.path + ": " + util::describe_open_error(errno));
         e.content = restore_python_shebang(util::read_bounded(file.get(), util::kReadFileMax, p.string()));
-        util::Hasher h;
-        h.update(e.content);
-        rows.push_back({name, record_hash(h.raw_digest()), std::to_string(e.content.size())});
       } else {
+        // Opened once, by pack_wheel, below the prefix: RECORD's row is the hash of the bytes it packs.
         e.source = p;
-        e.below = prefix;  // packed from below the prefix too, never through a link
-        rows.push_back({name, record_hash_of_fd(file.get(), p.string()), std::to_string(st.st_size)});
+        e.below = prefix;
       }
       pack.push_back(std::move(e));
     }
@@ -213,21 +216,12 @@ CaptureResult capture_env(const fs::path& source, const fs::path& wheelhouse, co
     if (info.tags.empty()) wheel_text += "Tag: " + tag + "\n";
     for (auto& e : pack)
       if (e.name == dist_info + "/WHEEL") e.source.clear(), e.content = wheel_text;
-    for (auto& r : rows)
-      if (r.path == dist_info + "/WHEEL") {
-        util::Hasher h;
-        h.update(wheel_text);
-        r.hash = record_hash(h.raw_digest());
-        r.size = std::to_string(wheel_text.size());
-      }
-    rows.push_back({dist_info + "/RECORD", "", ""});
-    pack.push_back({dist_info + "/RECORD", {}, format_record(rows), false});
 
     std::string version = d.version;
     std::replace(version.begin(), version.end(), '-', '_');
     std::string filename = dist_info_name(d.name) + "-" + version + "-" + tag + ".whl";
     fs::path out = wheelhouse / filename;
-    pack_wheel(out, pack);
+    pack_wheel(out, pack, dist_info + "/RECORD");
     LockEntry entry;
     entry.name = d.name;
     entry.version = d.version;

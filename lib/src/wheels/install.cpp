@@ -35,7 +35,7 @@ constexpr std::size_t kMaxMetadata = 16u << 20;
 
 // Writes bytes to a new file (replacing one that exists, a link as a link) with `mode`, in the directory
 // `to.dir` that was opened below the environment's root.
-void write_new_file(const Dest& to, const std::string& content, mode_t mode) {
+void write_new_file(const FileAt& to, const std::string& content, mode_t mode) {
   ::unlinkat(to.dir, to.name.c_str(), 0);
   util::Fd fd(::openat(to.dir, to.name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode));
   if (!fd)
@@ -280,13 +280,31 @@ fs::path install_wheel(const CacheEntry& entry, const std::string& wheel, const 
       }
       it = parent_fds.emplace(parent.native(), open_dir(dir)).first;
     }
-    return Dest{it->second, dest.filename().string(), dest};
+    return FileAt{it->second, dest.filename().string(), dest};
+  };
+  // Each source directory of the cache entry's tree opened once below the tree (no link on the way): the
+  // linker takes each file by name in it, so a link swapped into the tree after it was checked
+  // (WheelCache::changed_files) never moves a read or a link outside.
+  std::unordered_map<std::string, util::Fd> source_dirs;
+  auto source_in = [&](const UnpackedFile& f) {
+    const fs::path rel(f.path);
+    const fs::path parent = rel.parent_path();
+    auto it = source_dirs.find(parent.native());
+    if (it == source_dirs.end()) {
+      util::Fd dir = parent.empty() ? util::Fd(::fcntl(tree.fd(), F_DUPFD_CLOEXEC, 0))
+                                    : util::open_beneath(tree.fd(), parent, O_PATH | O_DIRECTORY);
+      if (!dir)
+        throw Error(ExitCode::check_failed,
+                    (entry.tree / parent).string() + ": cannot open: " + util::describe_open_error(errno));
+      it = source_dirs.emplace(parent.native(), std::move(dir)).first;
+    }
+    return FileAt{it->second.get(), rel.filename().string(), entry.tree / rel};
   };
   auto record_rel = [&](const fs::path& dest) { return dest.lexically_relative(site).generic_string(); };
 
   for (const auto& [file, dest, is_script] : plan.files) {
     const UnpackedFile& f = *file;
-    const Dest to = dest_in(dest);
+    const FileAt to = dest_in(dest);
     const fs::path src = entry.tree / f.path;
     if (is_script) {
       // "#!python" (or "#!pythonw") gets the environment's interpreter.
@@ -301,10 +319,10 @@ fs::path install_wheel(const CacheEntry& entry, const std::string& wheel, const 
         continue;
       }
       if (f.executable) {
-        linker.link(src, to);
+        linker.link(source_in(f), to);
       } else {
         // A private copy: chmod on a hardlink would change the cache's file too.
-        copy_file_contents(src, to);
+        copy_file_contents(source_in(f), to);
         util::Fd copied(::openat(to.dir, to.name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
         if (!copied || ::fchmod(copied.get(), 0755) != 0)
           throw Error(ExitCode::check_failed, dest.string() + ": cannot make it executable: " + std::strerror(errno));
@@ -312,7 +330,7 @@ fs::path install_wheel(const CacheEntry& entry, const std::string& wheel, const 
       rows.push_back({record_rel(dest), f.hash, std::to_string(f.size)});
       continue;
     }
-    linker.link(src, to);
+    linker.link(source_in(f), to);
     rows.push_back({record_rel(dest), f.hash, std::to_string(f.size)});
   }
 

@@ -35,10 +35,10 @@ namespace {
 
 using util::Fd;
 
-// Opens src and creates `to` (in the directory `dir`, never through a link) with src's permission bits;
-// false and errno on failure.
-bool open_pair(const fs::path& from, const Dest& to, Fd& src, Fd& dst) {
-  src = util::open_regular(from);  // a FIFO or device is no file to copy
+// Opens `from` (a regular file, never through a link) and creates `to` with its permission bits; false and
+// errno on failure.
+bool open_pair(const FileAt& from, const FileAt& to, Fd& src, Fd& dst) {
+  src = util::open_regular_beneath(from.dir, from.name, O_RDONLY);  // a FIFO or device is no file to copy
   if (!src) return false;
   struct stat st {};
   if (::fstat(src.get(), &st) != 0) return false;
@@ -47,13 +47,13 @@ bool open_pair(const fs::path& from, const Dest& to, Fd& src, Fd& dst) {
   return static_cast<bool>(dst);
 }
 
-void remove_keeping_errno(const Dest& to) {
+void remove_keeping_errno(const FileAt& to) {
   int e = errno;
   ::unlinkat(to.dir, to.name.c_str(), 0);
   errno = e;
 }
 
-bool clone_file(const fs::path& from, const Dest& to) {
+bool clone_file(const FileAt& from, const FileAt& to) {
   Fd src(-1), dst(-1);
   if (!open_pair(from, to, src, dst)) return false;
   if (::ioctl(dst.get(), FICLONE, src.get()) != 0) {
@@ -63,7 +63,19 @@ bool clone_file(const fs::path& from, const Dest& to) {
   return true;
 }
 
-bool copy_bytes(const fs::path& from, const Dest& to) {
+// A hard link of `from` itself (linkat never follows the name), kept only when what it links is a regular
+// file: a link or a FIFO swapped in at the source's name after the cache entry was checked never reaches the
+// environment. One fstatat, where opening each source would cost a warm create three calls a file.
+bool hard_link(const FileAt& from, const FileAt& to) {
+  if (::linkat(from.dir, from.name.c_str(), to.dir, to.name.c_str(), 0) != 0) return false;
+  struct stat st {};
+  if (::fstatat(to.dir, to.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode)) return true;
+  ::unlinkat(to.dir, to.name.c_str(), 0);
+  errno = S_ISLNK(st.st_mode) ? ELOOP : util::kNotRegularFile;
+  return false;
+}
+
+bool copy_bytes(const FileAt& from, const FileAt& to) {
   Fd src(-1), dst(-1);
   if (!open_pair(from, to, src, dst)) return false;
   for (;;) {
@@ -90,39 +102,35 @@ bool copy_bytes(const fs::path& from, const Dest& to) {
 }
 
 // The parent directory of a path the caller gave (links followed: the caller named it).
-Fd parent_of(const fs::path& to) {
-  fs::path dir = to.parent_path();
+Fd parent_of(const fs::path& p) {
+  fs::path dir = p.parent_path();
   return Fd(::open(dir.empty() ? "." : dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+}
+
+[[noreturn]] void cannot_place(const FileAt& from, const FileAt& to, int err) {
+  throw Error(ExitCode::check_failed, "cannot place " + to.shown.string() + " from " + from.shown.string() + ": " +
+                                          util::describe_open_error(err));
 }
 
 }  // namespace
 
-void copy_file_contents(const fs::path& from, const Dest& to) {
+void copy_file_contents(const FileAt& from, const FileAt& to) {
   if (!copy_bytes(from, to)) {
     if (errno == EEXIST) {
       ::unlinkat(to.dir, to.name.c_str(), 0);
       if (copy_bytes(from, to)) return;
     }
-    throw Error(ExitCode::check_failed,
-                "cannot copy " + from.string() + " to " + to.shown.string() + ": " + std::strerror(errno));
+    throw Error(ExitCode::check_failed, "cannot copy " + from.shown.string() + " to " + to.shown.string() + ": " +
+                                            util::describe_open_error(errno));
   }
 }
 
-void copy_file_contents(const fs::path& from, const fs::path& to) {
-  Fd dir = parent_of(to);
-  if (!dir)
-    throw Error(ExitCode::check_failed,
-                "cannot copy " + from.string() + " to " + to.string() + ": " + std::strerror(errno));
-  copy_file_contents(from, Dest{dir.get(), to.filename().string(), to});
-}
-
-bool Linker::try_mode(LinkMode m, const fs::path& from, const Dest& to, int& err) {
+bool Linker::try_mode(LinkMode m, const FileAt& from, const FileAt& to, int& err) {
   bool ok = false;
   for (int attempt = 0; attempt < 2; ++attempt) {
     switch (m) {
       case LinkMode::clone: ok = clone_file(from, to); break;
-      // The source itself, never what it points at (no AT_SYMLINK_FOLLOW).
-      case LinkMode::hardlink: ok = ::linkat(AT_FDCWD, from.c_str(), to.dir, to.name.c_str(), 0) == 0; break;
+      case LinkMode::hardlink: ok = hard_link(from, to); break;
       case LinkMode::copy: ok = copy_bytes(from, to); break;
     }
     if (ok || errno != EEXIST) break;
@@ -133,14 +141,13 @@ bool Linker::try_mode(LinkMode m, const fs::path& from, const Dest& to, int& err
 }
 
 void Linker::link(const fs::path& from, const fs::path& to) {
-  Fd dir = parent_of(to);
-  if (!dir)
-    throw Error(ExitCode::check_failed,
-                "cannot place " + to.string() + " from " + from.string() + ": " + std::strerror(errno));
-  link(from, Dest{dir.get(), to.filename().string(), to});
+  Fd from_dir = parent_of(from), to_dir = parent_of(to);
+  const FileAt source{from_dir.get(), from.filename().string(), from}, target{to_dir.get(), to.filename().string(), to};
+  if (!from_dir || !to_dir) cannot_place(source, target, errno);
+  link(source, target);
 }
 
-void Linker::link(const fs::path& from, const Dest& to) {
+void Linker::link(const FileAt& from, const FileAt& to) {
   int err = 0;
   LinkMode m;
   {
@@ -152,7 +159,7 @@ void Linker::link(const fs::path& from, const Dest& to) {
         if (try_mode(candidate, from, to, err)) {
           if (candidate != preferred_)
             warning_ = std::string("--link-mode ") + link_mode_name(preferred_) + " is not possible from " +
-                       from.parent_path().string() + " to " + to.shown.parent_path().string() + " (" +
+                       from.shown.parent_path().string() + " to " + to.shown.parent_path().string() + " (" +
                        std::strerror(first_err) + "); using " + link_mode_name(candidate) + " for every file";
           mode_ = candidate;
           settled_ = true;
@@ -160,18 +167,19 @@ void Linker::link(const fs::path& from, const Dest& to) {
         }
         if (!first_err) first_err = err;
         if (candidate == LinkMode::copy) break;
-        if (err == ENOENT) break;  // the source is missing: no mode will help
+        // The source is missing or no regular file: no mode will help.
+        if (err == ENOENT || err == util::kNotRegularFile || err == ELOOP) break;
       }
-      throw Error(ExitCode::check_failed,
-                  "cannot place " + to.shown.string() + " from " + from.string() + ": " + std::strerror(err));
+      cannot_place(from, to, err);
     }
     m = mode_;
   }
   if (try_mode(m, from, to, err)) return;
   // One file that cannot be linked (e.g. too many links) is copied instead.
-  if (m != LinkMode::copy && err != ENOENT && try_mode(LinkMode::copy, from, to, err)) return;
-  throw Error(ExitCode::check_failed,
-              "cannot place " + to.shown.string() + " from " + from.string() + ": " + std::strerror(err));
+  if (m != LinkMode::copy && err != ENOENT && err != util::kNotRegularFile && err != ELOOP &&
+      try_mode(LinkMode::copy, from, to, err))
+    return;
+  cannot_place(from, to, err);
 }
 
 std::string Linker::warning() const {

@@ -268,7 +268,7 @@ std::string read_zip_member(const fs::path& zip, const std::string& name) {
   refuse(zip, "no member '" + name + "'");
 }
 
-void pack_wheel(const fs::path& out, const std::vector<PackEntry>& entries) {
+void pack_wheel(const fs::path& out, const std::vector<PackEntry>& entries, const std::string& record_name) {
   fs::create_directories(out.parent_path());
   auto tmp = util::temp_path_beside(out);
   std::unique_ptr<archive, int (*)(archive*)> a(archive_write_new(), archive_write_free);
@@ -277,35 +277,46 @@ void pack_wheel(const fs::path& out, const std::vector<PackEntry>& entries) {
   if (archive_write_open_filename(a.get(), tmp.c_str()) != ARCHIVE_OK)
     throw Error(ExitCode::check_failed, tmp.string() + ": cannot write: " + archive_error(a.get()));
   std::vector<char> buf(1 << 20);
-  for (auto& e : entries) {
+  std::vector<RecordRow> rows;
+  auto add = [&](const std::string& name, const std::string& content, const util::Fd& fd, std::uint64_t size,
+                 bool executable) {
     std::unique_ptr<archive_entry, void (*)(archive_entry*)> ae(archive_entry_new(), archive_entry_free);
-    archive_entry_set_pathname_utf8(ae.get(), e.name.c_str());
+    archive_entry_set_pathname_utf8(ae.get(), name.c_str());
     archive_entry_set_filetype(ae.get(), AE_IFREG);
-    archive_entry_set_perm(ae.get(), e.executable ? 0755 : 0644);
+    archive_entry_set_perm(ae.get(), executable ? 0755 : 0644);
     archive_entry_set_mtime(ae.get(), 315532800, 0);  // 1980-01-01: reproducible wheels
-    util::Fd fd;
-    if (!e.source.empty()) {
-      fd = e.below.empty() ? util::open_regular(e.source) : util::Root(e.below).open_regular(e.source, O_RDONLY);
-      struct stat st {};
-      if (!fd || ::fstat(fd.get(), &st) != 0)
-        throw Error(ExitCode::check_failed, e.source.string() + ": cannot read: " + util::describe_open_error(errno));
-      archive_entry_set_size(ae.get(), st.st_size);
-    } else {
-      archive_entry_set_size(ae.get(), static_cast<la_int64_t>(e.content.size()));
+    archive_entry_set_size(ae.get(), static_cast<la_int64_t>(size));
+    if (archive_write_header(a.get(), ae.get()) != ARCHIVE_OK)
+      throw Error(ExitCode::check_failed, out.string() + ": cannot add " + name + ": " + archive_error(a.get()));
+    util::Hasher h;
+    std::uint64_t packed = 0;
+    auto write = [&](const char* data, std::size_t n) {
+      h.update(data, n);
+      packed += n;
+      archive_write_data(a.get(), data, n);
+    };
+    if (fd) util::read_blocks(fd.get(), buf, write, name);
+    else if (!content.empty()) write(content.data(), content.size());
+    if (packed != size)
+      throw Error(ExitCode::check_failed, out.string() + ": " + name + " changed size while it was packed (" +
+                                              std::to_string(size) + " bytes, then " + std::to_string(packed) + ")");
+    rows.push_back({name, record_hash(h.raw_digest()), std::to_string(packed)});
+  };
+  for (const auto& e : entries) {
+    if (e.source.empty()) {
+      add(e.name, e.content, util::Fd(), e.content.size(), e.executable);
+      continue;
     }
-    if (archive_write_header(a.get(), ae.get()) != ARCHIVE_OK) {
-      throw Error(ExitCode::check_failed, out.string() + ": cannot add " + e.name + ": " + archive_error(a.get()));
-    }
-    if (fd) {
-      for (;;) {
-        ssize_t n = ::read(fd.get(), buf.data(), buf.size());
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) break;
-        archive_write_data(a.get(), buf.data(), static_cast<size_t>(n));
-      }
-    } else if (!e.content.empty()) {
-      archive_write_data(a.get(), e.content.data(), e.content.size());
-    }
+    util::Fd fd = e.below.empty() ? util::open_regular(e.source) : util::Root(e.below).open_regular(e.source, O_RDONLY);
+    struct stat st {};
+    if (!fd || ::fstat(fd.get(), &st) != 0)
+      throw Error(ExitCode::check_failed, e.source.string() + ": cannot read: " + util::describe_open_error(errno));
+    add(e.name, {}, fd, static_cast<std::uint64_t>(st.st_size), e.executable);
+  }
+  if (!record_name.empty()) {
+    rows.push_back({record_name, "", ""});
+    const std::string record = format_record(rows);
+    add(record_name, record, util::Fd(), record.size(), false);
   }
   if (archive_write_close(a.get()) != ARCHIVE_OK)
     throw Error(ExitCode::check_failed, tmp.string() + ": cannot finish zip: " + archive_error(a.get()));

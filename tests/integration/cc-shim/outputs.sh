@@ -36,3 +36,36 @@ expect_contains "gcc on a pipe @file" "$(cat gcc.err)" "@/dev/fd/"
 expect_eq "the program built with @<(echo -DNDEBUG)" "$(./nd-shim)" "ndebug"
 "$SHIM" -O2 @<(echo -DNDEBUG) -c nd.c -o nd.o || fail "the shim failed on a pipe response file with -c"
 ok "a pipe response file's arguments are used"
+
+# The dependency file (-MF) where it is no regular file: gcc writes into /dev/stdout and a FIFO as into a
+# file; the shim gives zig a file of its own for it (zig's clang wrote through a link planted at the name
+# and waited on a FIFO with no reader). A link to a file is replaced by the file, never written through.
+mkdir deps && cd deps
+printf '#include "h.h"\nint x(void) { return H; }\n' >d.c
+printf '#define H 1\n' >h.h
+"$SHIM" -MD -MF /dev/stdout -c d.c -o d.o >stdout.d
+expect_contains "-MF /dev/stdout" "$(cat stdout.d)" "d.o:"
+expect_contains "-MF /dev/stdout" "$(cat stdout.d)" "h.h"
+echo "the canary: nothing may write here" >../canary
+ln -s ../canary link.d
+"$SHIM" -MD -MF link.d -c d.c -o d.o
+expect_eq "the file a planted -MF link pointed at" "$(cat ../canary)" "the canary: nothing may write here"
+[[ -f link.d && ! -L link.d ]] || fail "-MF link.d: the link was not replaced by the dependency file"
+expect_contains "the dependency file that replaced the link" "$(cat link.d)" "h.h"
+mkfifo deps.fifo
+set +e; timeout 60 "$SHIM" -MD -MF deps.fifo -c d.c -o d.o 2>fifo.err; rc=$?; set -e
+expect_eq "-MF into a FIFO that nothing reads (exit, never a wait)" "$rc" 1
+expect_contains "what the shim says of it" "$(cat fifo.err)" "nothing reads from it"
+cat deps.fifo >fifo.d &
+"$SHIM" -MD -MF deps.fifo -c d.c -o d.o
+wait
+expect_contains "the dependency file through a FIFO with a reader" "$(cat fifo.d)" "h.h"
+cd ..
+ok "-MF into /dev/stdout, a FIFO and a planted link: gcc's bytes, nothing written through the link"
+
+# An @file that cannot be read: gcc's exit 1 for the missing input, the name made printable (zig echoed it raw).
+set +e; "$SHIM" -c "$(printf '@odd\nFORGED\033[2J')" t.c -o t.o 2>odd.err; rc=$?; set -e
+expect_eq "exit status for an @file that cannot be read" "$rc" 1
+expect_eq "lines the shim printed for it" "$(wc -l <odd.err)" 1
+[[ $(cat odd.err) != *$'\033'* ]] || fail "the escape sequence of the @file's name reached stderr raw"
+ok "an unreadable @file: exit 1, one line, the name printable"

@@ -128,12 +128,38 @@ TEST_CASE("plan: zig's object cache kept on request, -o into what is no regular 
     for (const auto& args : {std::vector<std::string>{"t.c", "-o", "/dev/null"}, {"t.c", "-o/dev/null"}}) {
       auto run = std::get<Exec>(plan(args, "cc"));
       REQUIRE(run.outputs.size() == 1);
-      CHECK(run.outputs[0].second == "/dev/null");
-      CHECK(fs::path(run.outputs[0].first).parent_path() == run.scratch_dir);
-      CHECK((has(run, run.outputs[0].first) || has(run, "-o" + run.outputs[0].first)));
+      CHECK(run.outputs[0].given == "/dev/null");
+      CHECK_FALSE(run.outputs[0].replace_link);
+      CHECK(fs::path(run.outputs[0].written).parent_path() == run.scratch_dir);
+      CHECK((has(run, run.outputs[0].written) || has(run, "-o" + run.outputs[0].written)));
       CHECK_FALSE(has(run, "/dev/null"));
       CHECK(run.filter_linker_warnings);  // a link
     }
+  }
+  SECTION("-MF: a planted link is replaced, a FIFO written into, a file or /dev/stdout zig's") {
+    const auto canary = t.write("outside/canary", "canary\n");
+    fs::create_directories(t.path / "build");
+    fs::create_symlink(canary, t.path / "build" / "link.d");
+    fs::create_symlink(t.path / "outside" / "none", t.path / "build" / "dangling.d");
+    ::mkfifo((t.path / "build" / "fifo.d").c_str(), 0600);
+    for (const auto& [name, replace] : {std::pair{"link.d", true}, {"dangling.d", true}, {"fifo.d", false}}) {
+      const auto dep = (t.path / "build" / name).string();
+      for (const auto& args :
+           {std::vector<std::string>{"-MD", "-MF", dep, "-c", "t.c"}, {"-MD", "-MF" + dep, "-c", "t.c"}}) {
+        auto run = std::get<Exec>(plan(args, "cc"));
+        REQUIRE(run.outputs.size() == 1);
+        CHECK(run.outputs[0].given == dep);
+        CHECK(run.outputs[0].replace_link == replace);
+        CHECK(fs::path(run.outputs[0].written).parent_path() == run.scratch_dir);
+        CHECK_FALSE(has(run, dep));
+        CHECK_FALSE(has(run, "-MF" + dep));
+      }
+    }
+    t.write("build/plain.d", "");
+    for (const auto& dep : {(t.path / "build" / "plain.d").string(), std::string("/dev/stdout")})
+      CHECK(std::get<Exec>(plan({"-MD", "-MF", dep, "-c", "t.c"}, "cc")).outputs.empty() == fs::is_regular_file(dep));
+    // A link at -o to a file is zig's to replace, as it always did.
+    CHECK(std::get<Exec>(plan({"-c", "t.c", "-o", (t.path / "build" / "link.d").string()}, "cc")).outputs.empty());
   }
   SECTION("an ordinary or a missing -o file is zig's to write") {
     auto run = std::get<Exec>(plan({"t.c", "-o", (t.path / "out").string()}, "cc"));

@@ -40,10 +40,20 @@ TEST_CASE("response files: nested ones are expanded too", "[ccshim]") {
         Args{"-O1", "-DINNER", "-DDEEP", "-g", "z.c"});
 }
 
-TEST_CASE("response files: an unreadable one stays as it is and an empty one vanishes", "[ccshim]") {
+TEST_CASE("response files: an unreadable one is a missing input, named printably; an empty one vanishes", "[ccshim]") {
   FakeSystem sys;
   sys.response_files["empty.rsp"] = " \n ";
-  CHECK(ccshim::expand_response_files({"@missing.rsp", "@empty.rsp", "@"}, sys.context()) == Args{"@missing.rsp", "@"});
+  CHECK(ccshim::expand_response_files({"@empty.rsp", "@", "-o", "@out"}, sys.context()) == Args{"@", "-o", "@out"});
+  try {
+    ccshim::expand_response_files({"-c", "@odd\nFORGED\x1b[2J\xff.rsp", "x.c"}, sys.context());
+    FAIL("an unreadable response file was passed on");
+  } catch (const Error& e) {
+    CHECK(e.code() == ExitCode::check_failed);  // gcc's exit 1 for the missing input
+    const std::string what = e.what();
+    CHECK(what.find('\n') == std::string::npos);
+    CHECK(what.find('\x1b') == std::string::npos);
+    CHECK(what.find("linker input file not found") != std::string::npos);
+  }
 }
 
 TEST_CASE("response files: a cycle is refused naming the file", "[ccshim]") {
@@ -88,9 +98,11 @@ TEST_CASE("response files read from disk by the system context", "[ccshim]") {
   provkit::test::TempDir tmp("ccshim-rsp");
   const fs::path& dir = tmp.path;
   std::ofstream(dir / "a.rsp") << "-DFROM_DISK '-DQ=1 2'";
-  auto out = ccshim::expand_response_files({"@" + (dir / "a.rsp").string(), "@" + dir.string()},
-                                           ccshim::system_context());
-  CHECK(out == Args{"-DFROM_DISK", "-DQ=1 2", "@" + dir.string()});  // a directory is not readable as a file
+  auto out = ccshim::expand_response_files({"@" + (dir / "a.rsp").string()}, ccshim::system_context());
+  CHECK(out == Args{"-DFROM_DISK", "-DQ=1 2"});
+  // A directory is not readable as a file: gcc's missing input.
+  CHECK_THROWS_WITH(ccshim::expand_response_files({"@" + dir.string()}, ccshim::system_context()),
+                    Catch::Contains("linker input file not found"));
 }
 
 TEST_CASE("response file for zig: quoting as zig's reader reads it", "[ccshim]") {

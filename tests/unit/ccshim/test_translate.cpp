@@ -418,12 +418,15 @@ TEST_CASE("warnings: clang's defaults that gcc does not give are turned off afte
   CHECK_FALSE(has(translate({"-Werror", "x.c"}, sys.context()), "-Wno-error=implicit-function-declaration"));
 }
 
-TEST_CASE("output: the -o value as gcc takes it", "[ccshim]") {
-  using ccshim::output_argument;
+TEST_CASE("output: the -o and -MF values as gcc takes them", "[ccshim]") {
   using Found = std::optional<std::pair<std::size_t, std::string>>;
-  CHECK(output_argument({"-c", "a.c", "-o", "a.o"}) == Found({3, "a.o"}));
-  CHECK(output_argument({"-o/dev/null", "a.c"}) == Found({0, "/dev/null"}));
-  CHECK(output_argument({"-o", "x", "-o", "y"}) == Found({3, "y"}));  // the last one
-  CHECK(output_argument({"-D", "-o", "a.c"}) == std::nullopt);        // a -D value
-  CHECK(output_argument({"a.c"}) == std::nullopt);
+  CHECK(ccshim::last_option_value({"-c", "a.c", "-o", "a.o"}, "-o") == Found({3, "a.o"}));
+  CHECK(ccshim::last_option_value({"-o/dev/null", "a.c"}, "-o") == Found({0, "/dev/null"}));
+  CHECK(ccshim::last_option_value({"-o", "x", "-o", "y"}, "-o") == Found({3, "y"}));  // the last one
+  CHECK(ccshim::last_option_value({"-D", "-o", "a.c"}, "-o") == std::nullopt);        // a -D value
+  CHECK(ccshim::last_option_value({"a.c"}, "-o") == std::nullopt);
+  CHECK(ccshim::last_option_value({"-MD", "-MF", "a.d", "-c", "a.c"}, "-MF") == Found({2, "a.d"}));
+  CHECK(ccshim::last_option_value({"-MFdeps/a.d", "-MF", "b.d", "-c", "a.c"}, "-MF") == Found({2, "b.d"}));
+  CHECK(ccshim::last_option_value({"-MFdeps/a.d", "-c", "a.c", "-o", "a.o"}, "-MF") == Found({0, "deps/a.d"}));
+  CHECK(ccshim::last_option_value({"-c", "a.c", "-o", "a.o"}, "-MF") == std::nullopt);
 }

@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include <sys/stat.h>
+#include <sys/types.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -143,4 +144,86 @@ TEST_CASE("unpack names entries that make one path both a file and a directory",
   msg = refusal([&] { unpack_wheel(t.path / "d-1.0-py3-none-any.whl", t.path / "out"); });
   CHECK(msg.find("more than one .dist-info directory (d-1.0.dist-info, other-9.9.dist-info)") != std::string::npos);
   CHECK(is_empty_dir(t.path / "out"));
+}
+
+TEST_CASE("the linker takes its source by name in its directory, never through a link", "[envbuild]") {
+  TempDir t;
+  const fs::path secret = t.write("outside/secret", "not the cache's\n");
+  fs::create_directories(t.path / "tree");
+  fs::create_directories(t.path / "env");
+  fs::create_symlink(secret, t.path / "tree" / "f.py");  // swapped in after the cache entry was checked
+  ::mkfifo((t.path / "tree" / "fifo.py").c_str(), 0600);
+  for (LinkMode mode : {LinkMode::hardlink, LinkMode::copy, LinkMode::clone}) {
+    CAPTURE(link_mode_name(mode));
+    for (const char* name : {"f.py", "fifo.py"}) {
+      Linker linker(mode);
+      CHECK_THROWS_AS(linker.link(t.path / "tree" / name, t.path / "env" / name), provkit::Error);
+      // Neither the link itself (a hard link of it) nor the bytes it points at reach the environment.
+      CHECK_FALSE(fs::exists(fs::symlink_status(t.path / "env" / name)));
+    }
+  }
+  CHECK(provkit::util::read_file(secret) == "not the cache's\n");
+}
+
+TEST_CASE("install_wheel links from the cache entry's tree below it: a directory link in the tree is refused",
+          "[envbuild]") {
+  TempDir t;
+  const fs::path wheel = t.path / "demo-1.0-py3-none-any.whl";
+  pack_wheel(
+      wheel,
+      {{"demo/__init__.py", {}, "x = 1\n", false},
+       {"demo/sub/data.txt", {}, "the wheel's\n", false},
+       {"demo-1.0.dist-info/METADATA", {}, "Metadata-Version: 2.1\nName: demo\nVersion: 1.0\n", false},
+       {"demo-1.0.dist-info/WHEEL", {}, "Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n", false}},
+      "demo-1.0.dist-info/RECORD");
+  CacheEntry entry;
+  entry.tree = t.path / "cache" / "tree";
+  fs::create_directories(entry.tree);
+  entry.info = unpack_wheel(wheel, entry.tree);
+  REQUIRE(entry.info.record_problems.empty());  // RECORD was made from the bytes packed
+  InstallScheme scheme;
+  scheme.root = t.path / "env";
+  scheme.purelib = scheme.platlib = scheme.root / "lib" / "python3.11" / "site-packages";
+  scheme.scripts = scheme.root / "bin";
+  scheme.data = scheme.root;
+  scheme.python = scheme.root / "bin" / "python";
+  scheme.python_xy = "3.11";
+  fs::create_directories(scheme.purelib);
+
+  // As it is, it installs.
+  Linker linker(LinkMode::hardlink);
+  const fs::path dist_info = install_wheel(entry, wheel.filename().string(), scheme, linker);
+  CHECK(provkit::util::read_file(scheme.purelib / "demo" / "sub" / "data.txt") == "the wheel's\n");
+  CHECK(fs::exists(dist_info / "RECORD"));
+
+  // demo/sub replaced by a link to a directory outside the cache, holding a file of the same name.
+  const fs::path elsewhere = t.path / "elsewhere";
+  t.write("elsewhere/data.txt", "planted\n");
+  fs::remove_all(entry.tree / "demo" / "sub");
+  fs::create_directory_symlink(elsewhere, entry.tree / "demo" / "sub");
+  fs::remove_all(scheme.root);
+  fs::create_directories(scheme.purelib);
+  for (LinkMode mode : {LinkMode::hardlink, LinkMode::copy}) {
+    Linker again(mode);
+    CHECK_THROWS_AS(install_wheel(entry, wheel.filename().string(), scheme, again), provkit::Error);
+    CHECK_FALSE(fs::exists(scheme.purelib / "demo" / "sub" / "data.txt"));
+  }
+  CHECK(fs::hard_link_count(elsewhere / "data.txt") == 1);
+}
+
+TEST_CASE("pack_wheel writes RECORD from the bytes it packs, each source opened once", "[envbuild]") {
+  TempDir t;
+  const fs::path src = t.write("prefix/lib/mod.py", "print('hi')\n");
+  std::vector<PackEntry> entries = {{"mod.py", src, "", false, t.path / "prefix"},
+                                    {"mod-1.0.dist-info/WHEEL", {}, "Wheel-Version: 1.0\n", false}};
+  pack_wheel(t.path / "mod-1.0-py3-none-any.whl", entries, "mod-1.0.dist-info/RECORD");
+  // The hashes as Python's hashlib and base64 spell them for these bytes.
+  CHECK(read_zip_member(t.path / "mod-1.0-py3-none-any.whl", "mod-1.0.dist-info/RECORD") ==
+        "mod.py,sha256=yvAm8l1xQCCfmAcmBTB6Q4kUuc5vPBSyPRXZZnJB3lI,12\n"
+        "mod-1.0.dist-info/WHEEL,sha256=hPnzolO11CFKQQfo-cfRSowPfsQIecdrr39HeOvVHcE,19\n"
+        "mod-1.0.dist-info/RECORD,,\n");
+  // A source below `below` that is a link is refused, not followed.
+  fs::remove(src);
+  fs::create_symlink(t.write("outside", "secret\n"), src);
+  CHECK_THROWS_AS(pack_wheel(t.path / "x-1.0-py3-none-any.whl", entries, "mod-1.0.dist-info/RECORD"), provkit::Error);
 }

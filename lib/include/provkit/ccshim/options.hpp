@@ -6,9 +6,11 @@
 // only asks them.
 #include <array>
 #include <cstddef>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace provkit::ccshim {
@@ -62,6 +64,12 @@ ParsedArg parse_one(const std::vector<std::string>& args, std::size_t i);
 
 // True when `p` is the table's option `name`.
 bool is_option(const ParsedArg& p, std::string_view name);
+
+// The value of the last `option` of a command line (an option with a value: -o, -MF; gcc takes the last
+// one), spelt apart (`-o FILE`) or joined (`-oFILE`), with the index in `args` of the argument that holds
+// it; nullopt when there is none.
+std::optional<std::pair<std::size_t, std::string>> last_option_value(const std::vector<std::string>& args,
+                                                                     std::string_view option);
 
 // A C/C++/assembler source gcc would compile (so it is not a linker operand).
 bool is_source_file(std::string_view a);

@@ -27,9 +27,15 @@ struct Exec {
   // This run's own directory: zig's local cache (so that every compile runs clang and prints its
   // diagnostics, where zig's object cache would print nothing on a hit) and the files below.
   std::string scratch_dir;
-  // An -o that is no regular file (/dev/null, a FIFO, /dev/stdout): zig writes `first` in scratch_dir,
-  // the shim copies its bytes to `second` as gcc writes them there, and nothing else is left anywhere.
-  std::vector<std::pair<std::string, std::string>> outputs;
+  // An -o or -MF that is no regular file (/dev/null, a FIFO, /dev/stdout), or an -MF that is a link planted
+  // at the name: zig writes `written` in scratch_dir, then the shim gives its bytes to `given`, written into
+  // it as gcc writes them there or, with `replace_link`, in a file of its own that replaces the link (never
+  // written through it). Nothing else is left anywhere.
+  struct Output {
+    std::string written, given;
+    bool replace_link = false;
+  };
+  std::vector<Output> outputs;
   // zig's stderr read through the shim, without lld's lines that GNU ld does not print (silent_in_gnu_ld).
   bool filter_linker_warnings = false;
 };

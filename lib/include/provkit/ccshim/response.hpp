@@ -17,11 +17,12 @@ namespace provkit::ccshim {
 // fan-out of files that include each other.
 inline constexpr int max_response_file_expansions = 2000;
 
-// Replaces each `@file` by the arguments in it, recursively (gcc's rules: a
-// file that cannot be read leaves the argument as it is; quoting with '' and
-// "" and backslash escapes as in libiberty's buildargv). Throws
-// provkit::Error (usage) naming the file when more than
-// max_response_file_expansions files would be expanded.
+// Replaces each `@file` by the arguments in it, recursively (gcc's rules:
+// quoting with '' and "" and backslash escapes as in libiberty's buildargv).
+// Throws provkit::Error (usage) naming the file when more than
+// max_response_file_expansions files would be expanded, and (check_failed,
+// gcc's exit 1) for a file that cannot be read, which gcc leaves as an input
+// and then finds missing; the name printable (util::printable).
 std::vector<std::string> expand_response_files(const std::vector<std::string>& args, const SearchContext& ctx);
 
 // Argument bytes above which they go to zig in a response file: below the

@@ -4,6 +4,7 @@
 // SearchContext (docs/cc-shim.md lists the rules and why each exists).
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "provkit/ccshim/context.hpp"
@@ -61,10 +62,6 @@ bool command_links(const std::vector<std::string>& args, const SearchContext& ct
 // for C++/D/ObjC++ but not for C" for -fno-rtti and -frtti (libtool's -fno-rtti probe reads it). Empty when
 // there is nothing to say.
 std::string gcc_driver_warnings(const std::vector<std::string>& args, bool cxx, const SearchContext& ctx);
-
-// The -o value of a command line (the last one, as gcc takes it) and its index in `args`; nullopt when
-// there is none.
-std::optional<std::pair<std::size_t, std::string>> output_argument(const std::vector<std::string>& args);
 
 // What gcc prints for a query the shim answers itself, without zig:
 // `-dumpmachine` (the host's multiarch triple, "x86_64-linux-gnu") and

@@ -48,9 +48,9 @@ struct UnpackLimits {
 // RECORD mismatches are returned for the caller to judge.
 UnpackedWheel unpack_wheel(const fs::path& wheel, const fs::path& dest, const UnpackLimits& limits = {});
 
-// One file of a wheel being packed: bytes from `source` (or `content` when
-// source is empty), stored under `name`. With `below` set, source is opened
-// below that directory (util::Root: no link on the way, a regular file).
+// One file of a wheel being packed, stored under `name`: the bytes of the file `source` (opened once, below
+// the directory `below` when that is set: util::Root, no link on the way, a regular file), or `content`
+// when source is empty.
 struct PackEntry {
   std::string name;
   fs::path source;
@@ -58,8 +58,11 @@ struct PackEntry {
   bool executable = false;
   fs::path below{};
 };
-// Writes a deflated zip to `out` (atomically: temporary then rename).
-void pack_wheel(const fs::path& out, const std::vector<PackEntry>& entries);
+// Writes a deflated zip of `entries` to `out` (atomically: temporary then rename). With `record_name`, a
+// last member of that name holds the RECORD of every entry: the hash and size of the bytes packed, read in
+// the one pass that packs them, so RECORD describes exactly what the wheel holds even if a source file
+// changes meanwhile.
+void pack_wheel(const fs::path& out, const std::vector<PackEntry>& entries, const std::string& record_name = {});
 
 // Reads one member of a zip into memory (small metadata files).
 std::string read_zip_member(const fs::path& zip, const std::string& name);

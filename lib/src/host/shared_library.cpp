@@ -4,13 +4,13 @@
 #include <link.h>
 #include <sys/stat.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <string>
 #include <vector>
 
 #include "provkit/util/beneath.hpp"
 #include "provkit/util/fs.hpp"
+#include "provkit/util/paths.hpp"
 
 namespace provkit::host {
 
@@ -18,22 +18,15 @@ namespace {
 
 // The first file the loader would open for `name` that is a FIFO, a device or a socket, or "": the loader's
 // own open of a FIFO waits for a writer forever. A path is that file; a bare soname is searched, and the
-// part of the search that a user's or a job's environment names (LD_LIBRARY_PATH, split on ':' and ';' as
-// the loader splits it, an empty entry the working directory) is looked at up to its first regular file;
-// the system's cache and directories that follow are root's.
+// part of the search that a user's or a job's environment names (LD_LIBRARY_PATH, read as elf's loader
+// search reads it) is looked at up to its first regular file; the system's cache and directories that follow
+// are root's.
 std::string unloadable_file(const std::string& name) {
   std::vector<std::string> candidates;
-  if (name.find('/') != std::string::npos) {
-    candidates.push_back(name);
-  } else {
-    const std::string dirs = util::getenv_str("LD_LIBRARY_PATH");
-    for (std::size_t start = 0; !dirs.empty() && start <= dirs.size();) {
-      const std::size_t end = std::min(dirs.find_first_of(":;", start), dirs.size());
-      const std::string dir = dirs.substr(start, end - start);
-      candidates.push_back((dir.empty() ? "." : dir) + "/" + name);
-      start = end + 1;
-    }
-  }
+  if (name.find('/') != std::string::npos) candidates.push_back(name);
+  else
+    for (const auto& dir : util::split_path_list(util::getenv_str("LD_LIBRARY_PATH")))
+      candidates.push_back(std::string(dir).append("/").append(name));
   for (const auto& file : candidates) {
     struct stat st {};
     if (::stat(file.c_str(), &st) != 0 || S_ISDIR(st.st_mode)) continue;  // the loader goes on past these

@@ -213,8 +213,20 @@ CreateResult execute_plan(const Plan& plan, const Interpreter& it, const VenvLay
     cache.publish_all(staged_only);
     for (auto& [k, st] : staged_entries) work[k].cached.tree = cache.root() / "unpacked" / st.sha256 / "tree";
   };
+  // Largest wheel first: torch's or a CUDA library's unpack is the longest job, and started last it would
+  // run alone at the end.
+  std::vector<std::uint64_t> sizes(work.size());
+  for (std::size_t k = 0; k < work.size(); ++k) {
+    const auto& c = work[k].wheel->wheel;
+    std::error_code ec;
+    sizes[k] = c.local.empty() ? c.size.value_or(0) : fs::file_size(c.local, ec);
+    if (ec) sizes[k] = 0;
+  }
+  std::vector<std::size_t> order(work.size());
+  for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return sizes[a] > sizes[b]; });
   try {
-    util::parallel_for(work.size(), jobs, fill);
+    util::parallel_for(work.size(), jobs, [&](std::size_t k) { fill(order[k]); });
   } catch (...) {
     publish();  // what was unpacked is sound (RECORD problems are kept with it)
     throw;
@@ -223,7 +235,11 @@ CreateResult execute_plan(const Plan& plan, const Interpreter& it, const VenvLay
 
   // Every wheel's layout is judged (names, .data, nothing over the skeleton) before the environment is touched.
   const wheels::InstallScheme scheme = install_scheme(layout);
-  for (auto& job : work) check_wheel_fits(job.cached, job.wheel->wheel.wheel.filename, scheme);
+  // Side by side: each reads its WHEEL and entry points, a cold read apiece when the page cache is dropped.
+  std::vector<wheels::InstallPlan> placements(work.size());
+  util::parallel_for(work.size(), jobs, [&](std::size_t k) {
+    placements[k] = plan_install(work[k].cached, work[k].wheel->wheel.wheel.filename, scheme);
+  });
 
   // Only now touch the environment: skeleton, removals (what the lock leaves out, and what is replaced), then
   // installs in parallel.
@@ -240,9 +256,8 @@ CreateResult execute_plan(const Plan& plan, const Interpreter& it, const VenvLay
     result.removed.push_back(r.installed.name + "==" + r.installed.version);
   }
   Linker linker(o.link_mode);
-  util::parallel_for(work.size(), jobs, [&](std::size_t k) {
-    install_wheel(work[k].cached, work[k].wheel->wheel.wheel.filename, scheme, linker);
-  });
+  util::parallel_for(work.size(), jobs,
+                     [&](std::size_t k) { install_wheel(work[k].cached, placements[k], scheme, linker); });
   for (auto& job : work) result.installed.push_back(job.wheel->name.as_written() + "==" + job.wheel->version.str());
   for (const auto& k : plan.keeps) result.unchanged.push_back(k.wheel.name.as_written() + "==" + k.wheel.version.str());
   if (!work.empty()) result.link_mode = link_mode_name(linker.mode());

@@ -109,24 +109,6 @@ std::vector<EntryPoint> script_entry_points(const std::string& text) {
 
 namespace {
 
-// One file of the wheel and where it goes.
-struct Placement {
-  const UnpackedFile* file;
-  fs::path dest;
-  bool is_script = false;
-};
-
-// Where everything of an unpacked wheel goes, judged before anything is
-// written: the WHEEL file, the .dist-info's name against the wheel's file
-// name, the .data mapping, script names, and that nothing lands on the
-// environment's skeleton.
-struct InstallPlan {
-  std::string dist_info;
-  fs::path root;  // purelib or platlib, per Root-Is-Purelib
-  std::vector<Placement> files;
-  std::vector<std::pair<fs::path, EntryPoint>> launchers;
-};
-
 // "demo-1.0.dist-info" and METADATA must name the project and version the
 // wheel's file name (and so the lock entry) says.
 void check_identity(const CacheEntry& entry, const std::string& wheel) {
@@ -145,6 +127,8 @@ void check_identity(const CacheEntry& entry, const std::string& wheel) {
   if (normalize_name(md_name) != normalize_name(wn->name) || !same_version(md_version, wn->version))
     bad_wheel(wheel, dist_info + "/METADATA names " + md_name + " " + md_version + ", but" + says + "; refused");
 }
+
+}  // namespace
 
 InstallPlan plan_install(const CacheEntry& entry, const std::string& wheel, const InstallScheme& layout) {
   const auto& info = entry.info;
@@ -228,14 +212,7 @@ InstallPlan plan_install(const CacheEntry& entry, const std::string& wheel, cons
   return plan;
 }
 
-}  // namespace
-
-void check_wheel_fits(const CacheEntry& entry, const std::string& wheel, const InstallScheme& layout) {
-  plan_install(entry, wheel, layout);
-}
-
-fs::path install_wheel(const CacheEntry& entry, const std::string& wheel, const InstallScheme& layout, Linker& linker) {
-  const InstallPlan plan = plan_install(entry, wheel, layout);
+fs::path install_wheel(const CacheEntry& entry, const InstallPlan& plan, const InstallScheme& layout, Linker& linker) {
   const std::string python = layout.python.string();
   const fs::path site = layout.purelib;
   const util::Root tree(entry.tree);

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <memory>
@@ -20,6 +21,7 @@
 #include "provkit/util/fd.hpp"
 #include "provkit/util/fs.hpp"
 #include "provkit/util/hash.hpp"
+#include "provkit/util/parallel.hpp"
 #include "provkit/util/size.hpp"
 #include "provkit/wheels/record.hpp"
 
@@ -142,29 +144,32 @@ std::vector<EntryHeader> read_headers(const fs::path& wheel, const UnpackLimits&
 
 }  // namespace
 
-UnpackedWheel unpack_wheel(const fs::path& wheel, const fs::path& dest, const UnpackLimits& limits) {
-  const std::vector<EntryHeader> headers = read_headers(wheel, limits);
+namespace {
+
+// Members of one wheel are inflated side by side in this many parts at most: torch and the CUDA libraries are
+// a few GB each, and one stream of inflate, sha256 and write is the longest job of a cold create.
+constexpr std::size_t kMaxParts = 8;
+
+// Entries [begin, end) of the archive order, written below `root` (their directories made already): each one
+// streamed, hashed and checked against its declared size and the wheel's limits (`total` is what every part
+// has written so far). The file's write-back is started as soon as it is written, so that the cache's one
+// syncfs before publishing finds little left to write.
+void extract_part(const fs::path& wheel, const fs::path& dest, const util::Root& root,
+                  const std::vector<EntryHeader>& headers, std::size_t begin, std::size_t end,
+                  const UnpackLimits& limits, std::atomic<std::uint64_t>& total,
+                  std::vector<std::optional<UnpackedFile>>& files) {
   ReadArchive ar;
   open_zip(ar, wheel);
-  UnpackedWheel out;
-  std::unordered_set<std::string> made_dirs;
-  util::Root root(dest);  // nothing is written through a link, should one appear in dest meanwhile
-  std::uint64_t total = 0;
   archive_entry* entry = nullptr;
-  int r;
+  int r = ARCHIVE_OK;
   std::size_t index = 0;
-  while ((r = archive_read_next_header(ar.a, &entry)) == ARCHIVE_OK) {
+  while (index < end && (r = archive_read_next_header(ar.a, &entry)) == ARCHIVE_OK) {
     if (index >= headers.size() || entry_name(entry) != headers[index].name)
       refuse(wheel, "entries differ between two reads of the archive");
     const EntryHeader& h = headers[index++];
+    if (index - 1 < begin || h.is_dir) continue;
     const std::string& name = h.name;
     fs::path target = dest / h.clean;
-    if (h.is_dir) {
-      root.make_dirs(target);
-      continue;
-    }
-    auto parent = target.parent_path().string();
-    if (made_dirs.insert(parent).second) root.make_dirs(target.parent_path());
     bool exec = (archive_entry_perm(entry) & 0111) != 0;
     util::Fd fd = root.open(target, O_WRONLY | O_CREAT | O_EXCL, exec ? 0755 : 0644);
     if (!fd) refuse(wheel, "cannot create " + target.string() + ": " + util::describe_open_error(errno));
@@ -176,33 +181,66 @@ UnpackedWheel unpack_wheel(const fs::path& wheel, const fs::path& dest, const Un
     for (;;) {
       int rb = archive_read_data_block(ar.a, &block, &size, &offset);
       if (rb == ARCHIVE_EOF) break;
-      if (rb != ARCHIVE_OK) {
-        refuse(wheel, "corrupt entry '" + name + "': " + archive_error(ar.a));
-      }
-      if (static_cast<std::uint64_t>(offset) != written) {
-        // Sparse gaps do not occur in zips; treat as corruption.
-        refuse(wheel, "unexpected gap in entry '" + name + "'");
-      }
+      if (rb != ARCHIVE_OK) refuse(wheel, "corrupt entry '" + name + "': " + archive_error(ar.a));
+      // Sparse gaps do not occur in zips; treat as corruption.
+      if (static_cast<std::uint64_t>(offset) != written) refuse(wheel, "unexpected gap in entry '" + name + "'");
       // The declared sizes were judged; an entry holding more lies about them.
-      if (h.size && written + size > *h.size) {
+      if (h.size && written + size > *h.size)
         refuse(wheel,
                "entry '" + name + "' holds more than its declared " + std::to_string(*h.size) + " bytes; refused");
-      }
-      if (total + size > limits.max_total_bytes) {
+      const std::uint64_t so_far = total += size;
+      if (so_far > limits.max_total_bytes)
         refuse(wheel,
                "unpacks to more than " + util::format_size(limits.max_total_bytes) + " (at '" + name + "'); refused");
-      }
-      total += size;
-      check_ratio(wheel, total, limits);
+      check_ratio(wheel, so_far, limits);
       hasher.update(block, size);
-      if (int e = util::write_all(fd.get(), block, size); e != 0) {
+      if (int e = util::write_all(fd.get(), block, size); e != 0)
         refuse(wheel, "cannot write " + target.string() + ": " + std::strerror(e));
-      }
       written += size;
     }
-    out.files.push_back({h.clean, record_hash(hasher.raw_digest()), written, exec});
+    if (written) ::sync_file_range(fd.get(), 0, 0, SYNC_FILE_RANGE_WRITE);
+    files[index - 1] = UnpackedFile{h.clean, record_hash(hasher.raw_digest()), written, exec};
   }
-  if (r != ARCHIVE_EOF) refuse(wheel, std::string("corrupt zip: ") + archive_error(ar.a));
+  if (index < end)
+    refuse(wheel, r == ARCHIVE_EOF ? std::string("entries differ between two reads of the archive")
+                                   : "corrupt zip: " + archive_error(ar.a));
+}
+
+// Contiguous runs of entries of about equal declared bytes, at most kMaxParts: the bounds of each.
+std::vector<std::size_t> part_bounds(const std::vector<EntryHeader>& headers, std::uint64_t part_bytes) {
+  std::uint64_t declared = 0;
+  for (const auto& h : headers) declared += h.size.value_or(0);
+  const std::size_t parts = std::clamp<std::size_t>(declared / std::max<std::uint64_t>(part_bytes, 1), 1, kMaxParts);
+  std::vector<std::size_t> bounds{0};
+  std::uint64_t sum = 0;
+  for (std::size_t i = 0; i < headers.size(); ++i) {
+    sum += headers[i].size.value_or(0);
+    if (bounds.size() < parts && sum >= declared / parts * bounds.size()) bounds.push_back(i + 1);
+  }
+  if (bounds.back() != headers.size()) bounds.push_back(headers.size());
+  return bounds;
+}
+
+}  // namespace
+
+UnpackedWheel unpack_wheel(const fs::path& wheel, const fs::path& dest, const UnpackLimits& limits) {
+  const std::vector<EntryHeader> headers = read_headers(wheel, limits);
+  util::Root root(dest);  // nothing is written through a link, should one appear in dest meanwhile
+  // Every directory first, so that the parts only create files.
+  std::unordered_set<std::string> made_dirs;
+  for (const auto& h : headers) {
+    const fs::path dir = h.is_dir ? dest / h.clean : (dest / h.clean).parent_path();
+    if (made_dirs.insert(dir.string()).second) root.make_dirs(dir);
+  }
+  std::vector<std::optional<UnpackedFile>> files(headers.size());
+  std::atomic<std::uint64_t> total{0};
+  const auto bounds = part_bounds(headers, limits.part_bytes);
+  util::parallel_for(bounds.size() - 1, static_cast<unsigned>(bounds.size() - 1), [&](std::size_t p) {
+    extract_part(wheel, dest, root, headers, bounds[p], bounds[p + 1], limits, total, files);
+  });
+  UnpackedWheel out;
+  for (auto& f : files)
+    if (f) out.files.push_back(std::move(*f));
 
   // The one top-level .dist-info directory (read_headers refused a second), holding RECORD.
   for (auto& f : out.files) {

@@ -82,6 +82,32 @@ TEST_CASE("pack then unpack a wheel: hashes match RECORD, tampering is reported"
   CHECK(read_zip_member(t.path / "pkg-1.0-py3-none-any.whl", "pkg-1.0.dist-info/WHEEL") == "Wheel-Version: 1.0\n");
 }
 
+TEST_CASE("a large wheel is unpacked in parts side by side: every member whole, in archive order, checked",
+          "[envbuild]") {
+  TempDir t;
+  std::vector<PackEntry> entries;
+  for (int i = 0; i < 24; ++i) {
+    std::string body;
+    for (int k = 0; k < 600; ++k) body += std::to_string(i * 7919 + k * 31) + (k % 9 ? "," : "\n");
+    entries.push_back({"pkg/d" + std::to_string(i % 3) + "/m" + std::to_string(i) + ".so", {}, body, i % 5 == 0});
+  }
+  entries.push_back({"pkg-1.0.dist-info/WHEEL", {}, "Wheel-Version: 1.0\n", false});
+  const fs::path wheel = t.path / "pkg-1.0-py3-none-any.whl";
+  pack_wheel(wheel, entries, "pkg-1.0.dist-info/RECORD");
+  UnpackLimits parts;
+  parts.part_bytes = 4096;  // 24 members of ~3 KiB: eight parts
+  fs::create_directories(t.path / "out");
+  auto w = unpack_wheel(wheel, t.path / "out", parts);
+  CHECK(w.record_problems.empty());  // every member's hash and size as RECORD gives them
+  REQUIRE(w.files.size() == entries.size() + 1);
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    CHECK(w.files[i].path == entries[i].name);
+    CHECK(provkit::util::read_file(t.path / "out" / entries[i].name) == entries[i].content);
+    CHECK(w.files[i].executable == entries[i].executable);
+  }
+  CHECK(w.files.back().path == "pkg-1.0.dist-info/RECORD");
+}
+
 namespace {
 bool is_empty_dir(const fs::path& dir) { return fs::is_directory(dir) && fs::is_empty(dir); }
 
@@ -192,7 +218,8 @@ TEST_CASE("install_wheel links from the cache entry's tree below it: a directory
 
   // As it is, it installs.
   Linker linker(LinkMode::hardlink);
-  const fs::path dist_info = install_wheel(entry, wheel.filename().string(), scheme, linker);
+  const fs::path dist_info = install_wheel(entry, plan_install(entry, wheel.filename().string(), scheme), scheme,
+                                           linker);
   CHECK(provkit::util::read_file(scheme.purelib / "demo" / "sub" / "data.txt") == "the wheel's\n");
   CHECK(fs::exists(dist_info / "RECORD"));
 
@@ -205,7 +232,8 @@ TEST_CASE("install_wheel links from the cache entry's tree below it: a directory
   fs::create_directories(scheme.purelib);
   for (LinkMode mode : {LinkMode::hardlink, LinkMode::copy}) {
     Linker again(mode);
-    CHECK_THROWS_AS(install_wheel(entry, wheel.filename().string(), scheme, again), provkit::Error);
+    CHECK_THROWS_AS(install_wheel(entry, plan_install(entry, wheel.filename().string(), scheme), scheme, again),
+                    provkit::Error);
     CHECK_FALSE(fs::exists(scheme.purelib / "demo" / "sub" / "data.txt"));
   }
   CHECK(fs::hard_link_count(elsewhere / "data.txt") == 1);

@@ -37,16 +37,28 @@ struct EntryPoint {
 // [console_scripts] and [gui_scripts] of an entry_points.txt.
 std::vector<EntryPoint> script_entry_points(const std::string& entry_points_txt);
 
-// Checks, without writing, that `entry` (from wheel `wheel_filename`) can be
-// installed into `layout`: its .dist-info and METADATA name the project and
-// version of the file name, its .data and scripts map, and no file or
-// launcher lands on the environment's skeleton (layout.skeleton). Throws
-// Error(check_failed) naming the wheel otherwise.
-void check_wheel_fits(const CacheEntry& entry, const std::string& wheel_filename, const InstallScheme& layout);
+// One file of the wheel and where it goes.
+struct Placement {
+  const UnpackedFile* file;  // in the CacheEntry the plan was made from
+  fs::path dest;
+  bool is_script = false;
+};
 
-// Installs `entry` (from wheel `wheel_filename`) into `layout` after the same
-// checks. Returns the dist-info path.
-fs::path install_wheel(const CacheEntry& entry, const std::string& wheel_filename, const InstallScheme& layout,
-                       Linker& linker);
+// Where everything of an unpacked wheel goes, judged before anything is written.
+struct InstallPlan {
+  std::string dist_info;
+  fs::path root;  // purelib or platlib, per Root-Is-Purelib
+  std::vector<Placement> files;
+  std::vector<std::pair<fs::path, EntryPoint>> launchers;
+};
+
+// Works out, without writing, where `entry` (from wheel `wheel_filename`) goes in `layout`, and checks that
+// it can go there: its WHEEL is version 1, its .dist-info and METADATA name the project and version of the
+// file name, its .data and scripts map, and no file or launcher lands on the environment's skeleton
+// (layout.skeleton). Throws Error(check_failed) naming the wheel otherwise. The plan points into `entry`.
+InstallPlan plan_install(const CacheEntry& entry, const std::string& wheel_filename, const InstallScheme& layout);
+
+// Installs `entry` into `layout` as `plan` (plan_install's for them) says. Returns the dist-info path.
+fs::path install_wheel(const CacheEntry& entry, const InstallPlan& plan, const InstallScheme& layout, Linker& linker);
 
 }  // namespace provkit::wheels

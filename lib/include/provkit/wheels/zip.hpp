@@ -40,9 +40,13 @@ struct UnpackLimits {
   std::uint64_t max_entries = 500000;
   double max_ratio = 100;                           // uncompressed total / wheel file size
   std::uint64_t ratio_applies_above = 64ull << 20;  // small wheels may compress very well
+  // Not a limit: a wheel's members are inflated side by side in one part per this many declared bytes (at
+  // most 8), so that torch's or a CUDA library's few GB are not one stream of inflate, hash and write.
+  std::uint64_t part_bytes = 64ull << 20;
 };
 
-// Unpacks `wheel` into the empty directory `dest`. Throws Error(check_failed)
+// Unpacks `wheel` into the empty directory `dest`, its members in parts side by side (`part_bytes`); each
+// file's write-back is started as soon as it is written. Throws Error(check_failed)
 // naming the wheel and entry for unsafe entries, sizes past `limits` (declared
 // ones before writing, actual ones while streaming) or an unreadable archive;
 // RECORD mismatches are returned for the caller to judge.

@@ -215,6 +215,7 @@ void read_fatbins(const elf::ObjectFile& f, const elf::Section& section, Library
   HeaderReader reader(f, end, embedded);
   std::uint64_t pos = find_magic(reader, start, start, end);
   std::size_t reads = 0;
+  std::uint64_t bytes = 0;
   // The registration table's containers, read side by side: each one's chain of
   // entry headers is short, where the whole section's is thousands of reads
   // long. The scan's own order decides: a part is taken only where the scan
@@ -222,14 +223,17 @@ void read_fatbins(const elf::ObjectFile& f, const elf::Section& section, Library
   if (!starts.empty() && starts.front() == pos) {
     std::vector<Part> parts(starts.size());
     std::atomic<std::size_t> part_reads{0};
+    std::atomic<std::uint64_t> part_bytes{0};
     util::parallel_for(starts.size(), kContainerThreads, [&](std::size_t i) {
       HeaderReader own(f, end);
       auto container_end = read_container(own, starts[i], end, section, embedded, parts[i].found);
       parts[i].stopped = container_end == 0;
       if (container_end) parts[i].next = find_magic(own, start, container_end, end);
       part_reads += own.reads();
+      part_bytes += own.bytes();
     });
     reads += part_reads;
+    bytes += part_bytes;
     std::size_t i = 0;
     for (; i < parts.size() && starts[i] == pos; ++i) {
       append(into, parts[i]);
@@ -249,8 +253,8 @@ void read_fatbins(const elf::ObjectFile& f, const elf::Section& section, Library
   }
   util::log::debug("host", [&] {
     return f.path().string() + ": " + section.name + ": " + std::to_string(into.images.size()) +
-           " images so far, headers in " + std::to_string(reads + reader.reads()) + " reads" +
-           (embedded ? " (" + std::to_string(reader.bytes() >> 20) + " MiB in blocks)" : "");
+           " images so far, headers in " + std::to_string(reads + reader.reads()) + " reads of " +
+           std::to_string((bytes + reader.bytes()) >> 10) + " KiB" + (embedded ? " (in blocks)" : "");
   });
 }
 

@@ -1,4 +1,4 @@
-#include "provkit/ccshim/context.hpp"
+#include "context.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -8,11 +8,11 @@
 #include <map>
 #include <memory>
 
-#include "provkit/ccshim/translate.hpp"
 #include "provkit/error.hpp"
 #include "provkit/util/fd.hpp"
 #include "provkit/util/fs.hpp"
 #include "provkit/util/paths.hpp"
+#include "translate.hpp"
 
 namespace provkit::ccshim {
 

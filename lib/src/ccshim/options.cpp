@@ -1,4 +1,4 @@
-#include "provkit/ccshim/options.hpp"
+#include "options.hpp"
 
 #include <algorithm>
 #include <array>

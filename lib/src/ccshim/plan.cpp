@@ -14,8 +14,8 @@
 #include <string_view>
 #include <tuple>
 
-#include "provkit/ccshim/ccshim.hpp"
-#include "provkit/ccshim/options.hpp"
+#include "ccshim.hpp"
+#include "options.hpp"
 #include "provkit/ccshim/supervise.hpp"
 #include "provkit/error.hpp"
 #include "provkit/util/fs.hpp"

@@ -1,11 +1,11 @@
-#include "provkit/ccshim/response.hpp"
+#include "response.hpp"
 
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <cerrno>
 
-#include "provkit/ccshim/options.hpp"
+#include "options.hpp"
 #include "provkit/error.hpp"
 #include "provkit/util/fd.hpp"
 #include "provkit/util/text.hpp"

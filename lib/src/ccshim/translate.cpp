@@ -1,4 +1,4 @@
-#include "provkit/ccshim/translate.hpp"
+#include "translate.hpp"
 
 #include <elf.h>
 
@@ -7,9 +7,9 @@
 #include <memory>
 #include <string_view>
 
-#include "provkit/ccshim/options.hpp"
-#include "provkit/ccshim/response.hpp"
+#include "options.hpp"
 #include "provkit/util/strings.hpp"
+#include "response.hpp"
 
 namespace provkit::ccshim {
 

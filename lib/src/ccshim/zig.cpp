@@ -1,4 +1,4 @@
-#include "provkit/ccshim/zig.hpp"
+#include "zig.hpp"
 
 #include <algorithm>
 #include <string_view>

@@ -21,9 +21,9 @@
 
 #include "partial.hpp"
 #include "provkit/download/downloader.hpp"
-#include "provkit/download/ramp.hpp"
 #include "provkit/download/source.hpp"
 #include "provkit/http/http.hpp"
+#include "ramp.hpp"
 #include "transfer_state.hpp"
 
 namespace provkit::download {

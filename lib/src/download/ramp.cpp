@@ -1,4 +1,4 @@
-#include "provkit/download/ramp.hpp"
+#include "ramp.hpp"
 
 #include <algorithm>
 #include <cstdio>

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "provkit/download/write_behind.hpp"
 #include "range_record.hpp"
+#include "write_behind.hpp"
 
 namespace provkit::download {
 

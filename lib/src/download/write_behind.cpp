@@ -1,4 +1,4 @@
-#include "provkit/download/write_behind.hpp"
+#include "write_behind.hpp"
 
 #include <unistd.h>
 

@@ -3,7 +3,7 @@
 #include <map>
 #include <vector>
 
-#include "provkit/host/pcie.hpp"
+#include "pcie.hpp"
 
 namespace provkit::host {
 

@@ -7,11 +7,11 @@
 #include <string>
 #include <vector>
 
+#include "pcie.hpp"
 #include "provkit/elf/elf.hpp"
 #include "provkit/host/envcheck.hpp"
-#include "provkit/host/pcie.hpp"
-#include "provkit/host/rocm.hpp"
-#include "provkit/host/toolchain.hpp"
+#include "rocm.hpp"
+#include "toolchain.hpp"
 
 namespace provkit::host::detail {
 

@@ -26,7 +26,7 @@
 #include "provkit/util/log.hpp"
 #include "provkit/util/parallel.hpp"
 
-#include "provkit/host/kernels.hpp"
+#include "kernels.hpp"
 
 namespace provkit::host::kernels {
 

@@ -8,8 +8,8 @@
 
 #include "step_clock.hpp"
 
+#include "pcie.hpp"
 #include "provkit/error.hpp"
-#include "provkit/host/pcie.hpp"
 #include "provkit/util/fs.hpp"
 #include "provkit/util/paths.hpp"
 #include "provkit/util/process.hpp"

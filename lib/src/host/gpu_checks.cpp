@@ -4,8 +4,8 @@
 #include <algorithm>
 
 #include "detail.hpp"
-#include "provkit/host/system.hpp"
 #include "provkit/util/size.hpp"
+#include "system.hpp"
 
 namespace provkit::host::detail {
 

@@ -5,10 +5,10 @@
 #include <future>
 
 #include "detail.hpp"
-#include "provkit/host/pcie.hpp"
-#include "provkit/host/system.hpp"
+#include "pcie.hpp"
 #include "provkit/util/size.hpp"
 #include "step_clock.hpp"
+#include "system.hpp"
 
 namespace provkit::host {
 

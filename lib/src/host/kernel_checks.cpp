@@ -4,7 +4,7 @@
 #include <map>
 
 #include "detail.hpp"
-#include "provkit/host/kernels.hpp"
+#include "kernels.hpp"
 #include "provkit/util/log.hpp"
 #include "provkit/util/strings.hpp"
 

@@ -1,5 +1,5 @@
 // Which objects to read, what each carries, and what runs where (kernels.hpp).
-#include "provkit/host/kernels.hpp"
+#include "kernels.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -18,10 +18,10 @@
 #include <thread>
 
 #include "provkit/error.hpp"
-#include "provkit/host/rocm.hpp"
 #include "provkit/util/log.hpp"
 #include "provkit/util/parallel.hpp"
 #include "provkit/util/strings.hpp"
+#include "rocm.hpp"
 
 namespace provkit::host::kernels {
 

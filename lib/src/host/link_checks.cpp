@@ -8,9 +8,9 @@
 #include <cstdio>
 
 #include "detail.hpp"
-#include "provkit/host/pcie.hpp"
-#include "provkit/host/roce.hpp"
+#include "pcie.hpp"
 #include "provkit/util/strings.hpp"
+#include "roce.hpp"
 
 namespace provkit::host::detail {
 

@@ -18,8 +18,8 @@
 #include <memory>
 #include <string_view>
 
+#include "kernels.hpp"
 #include "provkit/error.hpp"
-#include "provkit/host/kernels.hpp"
 #include "provkit/util/strings.hpp"
 
 namespace provkit::host::kernels {

@@ -1,4 +1,4 @@
-#include "provkit/host/pcie.hpp"
+#include "pcie.hpp"
 
 #include <algorithm>
 #include <cctype>

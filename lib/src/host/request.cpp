@@ -5,11 +5,11 @@
 #include <cstdlib>
 
 #include "provkit/host/envcheck.hpp"
-#include "provkit/host/system.hpp"
 #include "provkit/util/fs.hpp"
 #include "provkit/util/hash.hpp"
 #include "provkit/util/size.hpp"
 #include "provkit/util/strings.hpp"
+#include "system.hpp"
 
 namespace provkit::host {
 

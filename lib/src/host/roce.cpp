@@ -1,4 +1,4 @@
-#include "provkit/host/roce.hpp"
+#include "roce.hpp"
 
 #include <arpa/inet.h>
 #include <ifaddrs.h>

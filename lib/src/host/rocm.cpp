@@ -1,12 +1,12 @@
-#include "provkit/host/rocm.hpp"
+#include "rocm.hpp"
 
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
 #include <sstream>
 
+#include "kernels.hpp"
 #include "provkit/error.hpp"
-#include "provkit/host/kernels.hpp"
 #include "provkit/util/fs.hpp"
 #include "provkit/util/strings.hpp"
 

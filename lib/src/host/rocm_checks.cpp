@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "detail.hpp"
-#include "provkit/host/kernels.hpp"
+#include "kernels.hpp"
 #include "provkit/util/size.hpp"
 
 namespace provkit::host::detail {

@@ -1,4 +1,4 @@
-#include "provkit/host/system.hpp"
+#include "system.hpp"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>

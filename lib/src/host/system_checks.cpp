@@ -1,9 +1,9 @@
 // envcheck's host gates: free disk space (--disk), a free TCP port
 // (--port-free), a file present with its sha256 (--file).
 #include "detail.hpp"
-#include "provkit/host/system.hpp"
 #include "provkit/util/hash.hpp"
 #include "provkit/util/size.hpp"
+#include "system.hpp"
 
 namespace provkit::host::detail {
 

@@ -1,4 +1,4 @@
-#include "provkit/host/toolchain.hpp"
+#include "toolchain.hpp"
 
 #include "provkit/error.hpp"
 #include "provkit/pyenv/dirs.hpp"

@@ -1,4 +1,4 @@
-#include "provkit/http/ca_bundle.hpp"
+#include "ca_bundle.hpp"
 
 #include <cstdlib>
 #include <filesystem>

@@ -9,8 +9,8 @@
 #include <list>
 #include <mutex>
 
+#include "ca_bundle.hpp"
 #include "provkit/error.hpp"
-#include "provkit/http/ca_bundle.hpp"
 #include "provkit/http/client.hpp"
 #include "provkit/http/ratelimit.hpp"
 #include "provkit/http/token.hpp"

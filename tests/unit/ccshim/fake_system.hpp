@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "provkit/ccshim/context.hpp"
+#include "ccshim/context.hpp"
 
 namespace ccshim_test {
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "provkit/ccshim/ccshim.hpp"
+#include "ccshim/ccshim.hpp"
 
 namespace ccshim = provkit::ccshim;
 using Args = std::vector<std::string>;

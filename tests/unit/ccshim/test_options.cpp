@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "provkit/ccshim/options.hpp"
+#include "ccshim/options.hpp"
 
 using namespace provkit::ccshim;
 using Args = std::vector<std::string>;

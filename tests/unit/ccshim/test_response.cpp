@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "provkit/ccshim/ccshim.hpp"
+#include "ccshim/ccshim.hpp"
 #include "provkit/error.hpp"
 
 #include "ccshim/fake_system.hpp"

@@ -2,7 +2,7 @@
 #include <catch2/catch.hpp>
 #include <string_view>
 
-#include "provkit/ccshim/ccshim.hpp"
+#include "ccshim/ccshim.hpp"
 #include "provkit/error.hpp"
 
 #include "ccshim/fake_system.hpp"

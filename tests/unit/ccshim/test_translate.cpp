@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "provkit/ccshim/ccshim.hpp"
-#include "provkit/ccshim/options.hpp"
+#include "ccshim/ccshim.hpp"
+#include "ccshim/options.hpp"
 #include "provkit/error.hpp"
 
 #include "ccshim/fake_system.hpp"

@@ -3,7 +3,7 @@
 
 #include <functional>
 
-#include "provkit/download/ramp.hpp"
+#include "download/ramp.hpp"
 #include "provkit/util/log.hpp"
 
 using provkit::download::ConnectionRamp;

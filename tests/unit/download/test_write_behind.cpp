@@ -9,7 +9,7 @@
 #include <string>
 #include <thread>
 
-#include "provkit/download/write_behind.hpp"
+#include "download/write_behind.hpp"
 #include "support/temp_dir.hpp"
 
 using provkit::download::WriteBehind;

@@ -7,15 +7,15 @@
 #include <filesystem>
 #include <fstream>
 
+#include "host/rocm.hpp"
+#include "host/system.hpp"
+#include "host/toolchain.hpp"
 #include "provkit/elf/elf.hpp"
 #include "provkit/error.hpp"
 #include "provkit/host/check.hpp"
 #include "provkit/host/cuda_compat.hpp"
 #include "provkit/host/envcheck.hpp"
 #include "provkit/host/gpu.hpp"
-#include "provkit/host/rocm.hpp"
-#include "provkit/host/system.hpp"
-#include "provkit/host/toolchain.hpp"
 
 #include "support/temp_dir.hpp"
 

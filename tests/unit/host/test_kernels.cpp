@@ -17,9 +17,9 @@
 #include <string>
 #include <vector>
 
+#include "host/kernels.hpp"
 #include "provkit/elf/sections.hpp"
 #include "provkit/error.hpp"
-#include "provkit/host/kernels.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace provkit;

@@ -6,8 +6,8 @@
 #include <filesystem>
 #include <string>
 
+#include "host/pcie.hpp"
 #include "provkit/error.hpp"
-#include "provkit/host/pcie.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace provkit;

@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <string>
 
-#include "provkit/host/roce.hpp"
+#include "host/roce.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace provkit;

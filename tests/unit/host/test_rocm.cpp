@@ -2,7 +2,7 @@
 // selectors, and whether code built for a target id loads on them.
 #include <catch2/catch.hpp>
 
-#include "provkit/host/rocm.hpp"
+#include "host/rocm.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace provkit::host;

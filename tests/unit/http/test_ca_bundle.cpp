@@ -5,7 +5,7 @@
 #include <map>
 #include <set>
 
-#include "provkit/http/ca_bundle.hpp"
+#include "http/ca_bundle.hpp"
 
 using namespace provkit::http;
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "provkit/ccshim/context.hpp"
+#include "context.hpp"
 
 namespace provkit::ccshim {
 

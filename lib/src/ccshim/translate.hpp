@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "provkit/ccshim/context.hpp"
+#include "context.hpp"
 
 namespace provkit::ccshim {
 

@@ -6,8 +6,8 @@
 //   ccshim_response.hpp   @file expansion in, zig's response file out
 //   ccshim_translate.hpp  the translation itself, and gcc's self-queries
 //   ccshim_zig.hpp        finding zig, its version and caches, the cc links
-#include "provkit/ccshim/context.hpp"
-#include "provkit/ccshim/response.hpp"
+#include "context.hpp"
 #include "provkit/ccshim/supervise.hpp"
-#include "provkit/ccshim/translate.hpp"
-#include "provkit/ccshim/zig.hpp"
+#include "response.hpp"
+#include "translate.hpp"
+#include "zig.hpp"

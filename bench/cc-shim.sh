@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# cc-shim's added wall time per compile (docs/benchmarks.md, "cc-shim").
+# cc-shim's added wall time per compile (docs/benchmarks-cc-shim.md, "cc-shim").
 #   bench/cc-shim.sh [BUILD_DIR] [RUNS]
 # Needs the zig the tests install (BUILD_DIR/npm/zig, from `ctest -R cc-shim`)
 # and python3. Each case runs both commands RUNS times, alternating, after

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A chain of N shared objects for `envcheck --elf` (docs/benchmarks.md, issue 11 item 15).
+"""A chain of N shared objects for `envcheck --elf` (docs/benchmarks-envcheck.md, issue 11 item 15).
 
     python3 bench/elf-chain.py N DIR [--shape origin|missing]
 

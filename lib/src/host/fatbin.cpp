@@ -210,7 +210,7 @@ void append(Library& into, Part& part) {
 }  // namespace
 
 void read_fatbins(const elf::ObjectFile& f, const elf::Section& section, Library& into, bool embedded,
-                  const std::vector<std::uint64_t>& starts) {
+                  const std::vector<std::uint64_t>& starts, const EnoughSeen& enough) {
   const std::uint64_t start = section.offset, end = section.offset + section.size;
   HeaderReader reader(f, end, embedded);
   std::uint64_t pos = find_magic(reader, start, start, end);
@@ -247,8 +247,13 @@ void read_fatbins(const elf::ObjectFile& f, const elf::Section& section, Library
     });
   }
   while (pos + 16 <= end) {
+    const std::size_t before = into.images.size();
     auto container_end = read_container(reader, pos, end, section, embedded, into);
     if (!container_end) break;
+    if (embedded && enough && into.images.size() > before && enough(into.images, before)) {
+      into.kept_as_data_in_part = container_end < end;
+      break;
+    }
     pos = find_magic(reader, start, container_end, end);
   }
   util::log::debug("host", [&] {

@@ -125,7 +125,19 @@ void kernel_checks(const Request& req, Probes& probes, std::vector<Result>& out)
     bool settled = true;
     for (const auto& t : gpus) settled &= kernels::judge(listing.library, t.gpu, driver_cuda).status != Status::fail;
     try {
-      if (!settled && kernels::has_data_sections(object)) listing.library = kernels::list_kernels(object, true);
+      if (!settled && kernels::has_data_sections(object)) {
+        // Read until every GPU has a cubin that runs (AMD's verdicts do not rest on CUDA kernels): what comes
+        // after cannot change a PASS. A GPU with none keeps the whole section read, for the FAIL to name all.
+        std::vector<bool> done(gpus.size());
+        for (std::size_t g = 0; g < gpus.size(); ++g) done[g] = !gpus[g].gpu.gfx.empty();
+        auto enough = [&](const std::vector<kernels::Image>& images, std::size_t from) {
+          for (std::size_t i = from; i < images.size(); ++i)
+            for (std::size_t g = 0; g < gpus.size(); ++g)
+              done[g] = done[g] || kernels::cubin_runs_on(images[i], gpus[g].gpu);
+          return std::all_of(done.begin(), done.end(), [](bool d) { return d; });
+        };
+        listing.library = kernels::list_kernels(object, true, enough);
+      }
     } catch (const Error&) {}
     // Still nothing runs: are its cubins empty modules (the headers do not say; the cubins' section tables do)?
     settled = true;
@@ -180,7 +192,11 @@ void kernel_checks(const Request& req, Probes& probes, std::vector<Result>& out)
               {"compressed", compressed},
               {"sections", sections},
               {"relocatable", {{"images", relocatable}, {"cubins", reloc_cubins}, {"ptx", reloc_ptx}}},
-              {"kept_as_data", {{"images", embedded}, {"cubins", kept_cubins}, {"ptx", kept_ptx}}},
+              {"kept_as_data",
+               {{"images", embedded},
+                {"cubins", kept_cubins},
+                {"ptx", kept_ptx},
+                {"read_in_part", lib.kept_as_data_in_part}}},
               {"other_entries", other},
               {"empty_modules", empty_modules},
               {"problems", lib.problems},
@@ -209,6 +225,7 @@ void kernel_checks(const Request& req, Probes& probes, std::vector<Result>& out)
       carries += (carries.empty() ? "" : ", ") + std::to_string(embedded) +
                  " more kept as data (.ldata, loaded by the library itself): ";
       for (std::size_t k = 0; k < both.size(); ++k) carries += (k ? " " : "") + both[k];
+      if (lib.kept_as_data_in_part) carries += " (read until each GPU had a cubin that runs; the rest left unread)";
     }
     std::size_t others = 0;
     for (const auto& o : lib.other) others += o.count;

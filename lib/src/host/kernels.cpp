@@ -33,7 +33,7 @@ Origin origin_of(const Image& image) {
   return image.relocatable ? Origin::relocatable : image.embedded ? Origin::embedded : Origin::registered;
 }
 
-Library list_kernels(const fs::path& object, bool kept_as_data) {
+Library list_kernels(const fs::path& object, bool kept_as_data, const EnoughSeen& enough) {
   Library lib;
   lib.path = object;
   elf::ObjectFile file(object);
@@ -47,7 +47,7 @@ Library list_kernels(const fs::path& object, bool kept_as_data) {
     for (auto* n = kHipSections; *n; ++n)
       if (s.name == *n) read_offload_bundles(file, s, lib);
     for (auto* n = kEmbeddedSections; kept_as_data && *n; ++n)
-      if (s.name == *n) read_fatbins(file, s, lib, true);
+      if (s.name == *n && !lib.kept_as_data_in_part) read_fatbins(file, s, lib, true, {}, enough);
   }
   return lib;
 }
@@ -308,6 +308,14 @@ bool cuda_runs(const Image& i, cudacompat::Version cc) {
   if (i.arch.ptx && i.arch.variant == 'f') return i.arch.arch.major == cc.major && i.arch.arch.minor <= cc.minor;
   return cudacompat::runs_on(i.arch, cc);
 }
+
+}  // namespace
+
+bool cubin_runs_on(const Image& image, const Gpu& gpu) {
+  return image.kind == Kind::cubin && !image.relocatable && gpu.cc && cudacompat::runs_on(image.arch, *gpu.cc);
+}
+
+namespace {
 
 std::string carries_text(const Library& lib, bool amd) {
   std::vector<std::string> parts;

@@ -66,8 +66,15 @@ struct Library {
   std::vector<Image> images;
   std::vector<std::string> problems;
   std::vector<OtherEntries> other;  // of the loadable sections (not __nv_relfatbin)
+  // The kept-as-data sections were read only until `enough` (list_kernels) said the rest could not change
+  // a verdict: the kept-as-data images are those found by then.
+  bool kept_as_data_in_part = false;
   bool has_device_code() const { return !images.empty(); }
 };
+
+// Said after each container of a kept-as-data section, with the images found so far and the index of the
+// first one this container added: true when nothing more is needed (the rest of the section stays unread).
+using EnoughSeen = std::function<bool(const std::vector<Image>& images, std::size_t new_from)>;
 
 // The sections read, in this order.
 extern const char* const kCudaSections[];      // .nv_fatbin, __nv_relfatbin, .nvFatBinSegment is only pointers
@@ -81,8 +88,9 @@ extern const char* const kEmbeddedSections[];  // .ldata, .lrodata: scanned for 
 // quietly (the magic was data). `starts`: the file offsets of the containers
 // the runtime registers (registered_fatbins), ascending; they are read side by
 // side, the listing the same as the scan's.
+// `enough` (embedded sections only): asked after each container, as EnoughSeen says.
 void read_fatbins(const elf::ObjectFile& file, const elf::Section& section, Library& into, bool embedded = false,
-                  const std::vector<std::uint64_t>& starts = {});
+                  const std::vector<std::uint64_t>& starts = {}, const EnoughSeen& enough = {});
 // The file offsets of the containers in `fatbin` (.nv_fatbin) that
 // `.nvFatBinSegment`'s wrappers (u32 magic 0x466243B1, u32 version, u64
 // address of the fatbin, u64) point at, ascending; empty when the table is
@@ -97,9 +105,11 @@ void read_offload_bundles(const elf::ObjectFile& file, const elf::Section& secti
 // One object's kernels from its section table. Throws provkit::Error
 // (check_failed) naming the file when it is not a readable ELF object.
 // `kept_as_data`: also scan .ldata/.lrodata, which reads those sections whole
-// (cuFFT's is 278 MB): callers ask for it only when the registered code
-// does not run on a GPU.
-Library list_kernels(const fs::path& object, bool kept_as_data = false);
+// (cuFFT's is 278 MB, half of what a cold look at torch's site-packages reads):
+// callers ask for it only when the registered code does not run on a GPU, and
+// with `enough` stop it once the verdicts are settled (cuFFT keeps each module
+// for every arch it supports side by side, so the first one settles them).
+Library list_kernels(const fs::path& object, bool kept_as_data = false, const EnoughSeen& enough = {});
 // Reads the section table of each cubin in `library` that `wanted` selects
 // (decompressing a zstd payload), to count its kernels: a cubin with none
 // is an empty module, which needs no GPU. LZ4 payloads stay unread.
@@ -143,6 +153,9 @@ struct Verdict {
 // `driver_cuda`: the driver's CUDA version (1000*major + 10*minor), 0 when
 // unknown; PTX whose ISA needs a newer driver is not counted as running.
 Verdict judge(const Library& library, const Gpu& gpu, int driver_cuda);
+
+// A loadable cubin (not relocatable) that runs on NVIDIA `gpu`: what a PASS rests on.
+bool cubin_runs_on(const Image& image, const Gpu& gpu);
 
 // The CUDA release that introduced a PTX ISA version ("9.0" -> 13.0, "8.8" -> 12.9); nullopt when unknown.
 std::optional<cudacompat::Version> cuda_for_ptx_isa(const std::string& isa);

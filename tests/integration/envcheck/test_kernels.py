@@ -44,6 +44,7 @@ def test_h200_passes_a_library_with_sm_90a_and_fails_one_without(tmp):
     check(any(line.startswith("FAIL   kernels ") for line in t.out.splitlines()), "--kernels table row", str(t))
 
 
+V100_GPU = "gpu.2.uuid=GPU-v100\ngpu.2.name=Tesla V100\ngpu.2.cc=7.0\n"
 B200_BOX = "driver_version=580.159.04\ncuda_version=13000\ngpu.0.uuid=GPU-b200\ngpu.0.name=NVIDIA B200\ngpu.0.cc=10.0\n"
 
 
@@ -143,9 +144,19 @@ def test_fatbins_kept_as_data_are_looked_for_when_the_registered_ones_fail(tmp):
     r = envcheck("--kernels", lib("libk_ldata.so"), "--json", env=fake_gpu(tmp, H200_BOX))
     expect(r, 0, "kept as data")
     name = "kernels " + lib("libk_ldata.so")
-    row(r, name, "PASS", "sm_90 in .ldata", ["kept as data (.ldata, loaded by the library itself): sm_75 sm_90 compute_90",
-                                              "runs its sm_90 cubins"])
-    check(checks_by_name(r)[name]["data"]["kept_as_data"]["images"] == 10, "kept-as-data count", str(r))
+    row(r, name, "PASS", "sm_90 in .ldata", ["kept as data (.ldata, loaded by the library itself): sm_75 sm_90",
+                                              "read until each GPU had a cubin that runs", "runs its sm_90 cubins"])
+    # Its .ldata holds the same fatbin (several containers) twice: the first container with an sm_90 cubin
+    # settles both H200s, and the rest is never read.
+    kept = checks_by_name(r)[name]["data"]["kept_as_data"]
+    check(kept["images"] == 2 and kept["cubins"] == ["sm_75", "sm_90"] and kept["read_in_part"] is True,
+          "kept-as-data read in part", str(kept))
+    # A GPU that no cubin kept as data serves keeps the whole section read, for the FAIL to name all of it.
+    r = envcheck("--kernels", lib("libk_ldata.so"), "--json", env=fake_gpu(tmp, H200_BOX + V100_GPU))
+    expect(r, 1, "kept as data")
+    kept = checks_by_name(r)[name]["data"]["kept_as_data"]
+    check(kept["images"] == 10 and kept["read_in_part"] is False, "kept-as-data read whole", str(kept))
+    row(r, name, "FAIL", "nothing on the V100", ["sm_75 sm_90 compute_90", "nothing in it runs on GPU 2 (Tesla V100"])
 
 
 def test_an_empty_module_needs_no_gpu(tmp):

@@ -343,6 +343,30 @@ TEST_CASE("kernels: fatbins kept as data (.ldata) are read when asked, and count
   auto v = kernels::judge(lib, nvidia(9, 0), 13000);
   CHECK(v.status == check::Status::pass);
   CHECK(v.via == "sm_90");
+  CHECK_FALSE(lib.kept_as_data_in_part);
+
+  // With `enough`, the scan stops after the first container that satisfies it; the rest stays unread.
+  std::vector<std::size_t> asked;
+  auto first_sm90 = kernels::list_kernels(kData / "libk_ldata.so", true,
+                                          [&](const std::vector<kernels::Image>& images, std::size_t from) {
+                                            asked.push_back(from);
+                                            for (std::size_t i = from; i < images.size(); ++i)
+                                              if (kernels::cubin_runs_on(images[i], nvidia(9, 0))) return true;
+                                            return false;
+                                          });
+  CHECK(first_sm90.kept_as_data_in_part);
+  CHECK(asked == std::vector<std::size_t>{7});  // the first container of .ldata already holds sm_90
+  CHECK(first_sm90.images.size() < lib.images.size());
+  CHECK(kernels::judge(first_sm90, nvidia(9, 0), 13000).via == "sm_90");
+  // Never enough: every container is asked about, and the whole section listed.
+  std::size_t containers = 0;
+  auto whole = kernels::list_kernels(kData / "libk_ldata.so", true,
+                                     [&](const std::vector<kernels::Image>&, std::size_t) {
+                                       return ++containers, false;
+                                     });
+  CHECK(containers > 1);
+  CHECK(whole.images.size() == 17);
+  CHECK_FALSE(whole.kept_as_data_in_part);
 }
 
 TEST_CASE("kernels: a cubin with no kernel is an empty module, which needs no GPU", "[kernels]") {

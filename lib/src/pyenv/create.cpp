@@ -109,11 +109,11 @@ void hash_candidates(const LockEntry& e, std::vector<WheelCandidate>& candidates
   }
 }
 
-CacheState cache_state(const WheelCache& cache, const std::string& sha256) {
+CacheState cache_state(const WheelCache& cache, const std::string& sha256, std::optional<CacheEntry>& found) {
   CacheState s;
   std::error_code ec;
   s.downloaded = fs::exists(cache.downloaded_wheel(sha256), ec);
-  if (auto found = cache.find(sha256)) {
+  if ((found = cache.find(sha256))) {
     s.unpacked = true;
     s.changed_files = cache.changed_files(*found);
     s.dist_info = found->info.dist_info;
@@ -135,7 +135,8 @@ std::string plural(std::size_t n, const char* word) { return std::to_string(n) +
 
 }  // namespace
 
-CreateResult execute_plan(const Plan& plan, const Interpreter& it, const VenvLayout& layout, const CreateOptions& o) {
+CreateResult execute_plan(const Plan& plan, const Interpreter& it, const VenvLayout& layout, const CreateOptions& o,
+                          const std::map<std::string, CacheEntry>& read_for_plan) {
   CreateResult result;
   result.plan = plan;
   const unsigned jobs = o.jobs ? o.jobs : util::default_jobs();
@@ -166,7 +167,10 @@ CreateResult execute_plan(const Plan& plan, const Interpreter& it, const VenvLay
     const std::string sha = w.sha256();
     std::optional<CacheEntry> found;
     switch (job.fetch->step) {
-      case CacheStep::use_unpacked: found = cache.find(sha); break;
+      case CacheStep::use_unpacked:
+        if (auto it = read_for_plan.find(sha); it != read_for_plan.end()) found = it->second;
+        else found = cache.find(sha);
+        break;
       case CacheStep::unpack: break;
       case CacheStep::unpack_again_drifted:
         // Hardlinked files are shared with the cache: an edit in the environment may have changed the
@@ -335,13 +339,19 @@ CreateResult create_env(const CreateOptions& o) {
   std::sort(allowed.begin(), allowed.end());
   allowed.erase(std::unique(allowed.begin(), allowed.end()), allowed.end());
   std::vector<CacheState> states(allowed.size());
-  util::parallel_for(allowed.size(), jobs, [&](std::size_t i) { states[i] = cache_state(cache, allowed[i]); });
-  for (std::size_t i = 0; i < allowed.size(); ++i) in.cache[allowed[i]] = std::move(states[i]);
+  std::vector<std::optional<CacheEntry>> entries_read(allowed.size());
+  util::parallel_for(allowed.size(), jobs,
+                     [&](std::size_t i) { states[i] = cache_state(cache, allowed[i], entries_read[i]); });
+  std::map<std::string, CacheEntry> read_for_plan;
+  for (std::size_t i = 0; i < allowed.size(); ++i) {
+    in.cache[allowed[i]] = std::move(states[i]);
+    if (entries_read[i]) read_for_plan.emplace(allowed[i], std::move(*entries_read[i]));
+  }
 
   Plan plan = plan_env(in);
   if (util::log::enabled())
     for (const auto& line : describe(plan)) util::log::debug("python", line);
-  return execute_plan(plan, it, layout, o);
+  return execute_plan(plan, it, layout, o, read_for_plan);
 }
 
 nlohmann::json to_json(const CreateResult& r, const std::string& env, double seconds) {

@@ -6,6 +6,7 @@
 // plan out.
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -64,9 +65,12 @@ nlohmann::json to_json(const CreateResult& r, const std::string& env, double sec
 // Carries a plan out for the environment `layout` of interpreter `it`: fills the cache (downloads checked while
 // they stream, wheels unpacked and checked against RECORD; refused with Error(CreateRefusal::bad_record) unless
 // `options.allow_bad_record`), judges every wheel's layout, and only then touches the environment: skeleton,
-// removals, installs in parallel, bytecode when asked.
+// removals, installs in parallel, bytecode when asked. `read_for_plan`: cache entries (by sha256) read while
+// planning, used as they were read and checked rather than read again (a files.json of 49,000 files is most
+// of a warm create's reading).
 CreateResult execute_plan(const Plan& plan, const Interpreter& it, const VenvLayout& layout,
-                          const CreateOptions& options);
+                          const CreateOptions& options,
+                          const std::map<std::string, wheels::CacheEntry>& read_for_plan = {});
 
 // Reads the inputs (interpreter, lock, the wheels each source offers, the environment, the cache), plans
 // (plan_env; each decision traced) and carries the plan out.

@@ -1,5 +1,5 @@
 #pragma once
-// What cc-shim's translation may ask of the system (later ccshim/context):
+// What cc-shim's translation may ask of the system:
 // every fact it needs, in one struct, so unit tests can drive each rule.
 #include <filesystem>
 #include <functional>

@@ -1,5 +1,5 @@
 #pragma once
-// cc-shim's knowledge of the options it reads (later ccshim/options): gcc's
+// cc-shim's knowledge of the options it reads: gcc's
 // driver options, GNU ld's options as they reach it through -Wl, and
 // -Xlinker, and the warnings where gcc's defaults differ from clang's. One
 // table each, shaped like ccache's compopt; the translation (ccshim_translate)

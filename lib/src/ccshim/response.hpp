@@ -1,5 +1,5 @@
 #pragma once
-// cc-shim's response files (later ccshim/response): gcc's @file expansion on
+// cc-shim's response files: gcc's @file expansion on
 // the way in, and the response file zig reads when the command line is too
 // long for exec on the way out.
 #include <cstddef>

@@ -1,5 +1,5 @@
 #pragma once
-// cc-shim's argument translation (later ccshim/translate): a gcc command line
+// cc-shim's argument translation: a gcc command line
 // in, the `zig cc` command line out. A pure function of the arguments and a
 // SearchContext (docs/cc-shim.md lists the rules and why each exists).
 #include <optional>

@@ -1,5 +1,5 @@
 #pragma once
-// cc-shim's side of running zig (later ccshim/zig): finding it, asking its
+// cc-shim's side of running zig: finding it, asking its
 // version, its cache directories, the links that make cc-shim the system's
 // cc, and the spelling of a command line for debug output.
 #include <filesystem>

@@ -1,7 +1,7 @@
 #pragma once
 // Inside envcheck (not installed): the probes one run shares, the words the
 // check families and the inventory share, and each family's entry point.
-// run_checks (host_checks.cpp) and inventory (host_inventory.cpp) compose them.
+// run_checks (detail.cpp) and inventory (inventory.cpp) compose them.
 #include <map>
 #include <optional>
 #include <string>
@@ -80,14 +80,14 @@ std::string toolkit_version(const fs::path& root);
 std::string rocm_text(const RocmFacts& f, nlohmann::json& data);
 
 // ---- The check families --------------------------------------------------------
-Result cuda_check(const Request& req, Probes& probes);  // host_gpu_checks.cpp
+Result cuda_check(const Request& req, Probes& probes);  // gpu_checks.cpp
 void gpu_checks(const Request& req, Probes& probes, std::vector<Result>& out);
-Result cc_check(Probes& probes);  // host_toolchain_checks.cpp
+Result cc_check(Probes& probes);  // toolchain_checks.cpp
 Result nvcc_check(Probes& probes);
 Result python_check(const std::string& want, Probes& probes);
-Result lib_check(const std::string& name, Probes& probes);  // host_library_checks.cpp
+Result lib_check(const std::string& name, Probes& probes);  // library_checks.cpp
 void elf_checks(const std::string& path, Probes& probes, std::vector<Result>& out);
-Result disk_check(const DiskGate& gate);  // host_system_checks.cpp
+Result disk_check(const DiskGate& gate);  // system_checks.cpp
 Result port_check(const PortGate& gate);
 Result file_check(const FileGate& gate);
 Result rocm_check(Probes& probes);

@@ -1,7 +1,5 @@
 #include "provkit/hub/inspect.hpp"
 
-#include <fnmatch.h>
-
 #include <algorithm>
 #include <atomic>
 #include <fstream>
@@ -12,6 +10,7 @@
 
 #include "provkit/error.hpp"
 #include "provkit/http/http.hpp"
+#include "provkit/hub/snapshot.hpp"
 #include "provkit/util/fs.hpp"
 #include "provkit/util/hash.hpp"
 #include "provkit/util/log.hpp"
@@ -25,12 +24,6 @@ namespace {
 namespace fs = std::filesystem;
 using checkpoint::FileHeader;
 using checkpoint::Format;
-
-bool matches_any(const std::vector<std::string>& globs, const std::string& path) {
-  for (const auto& g : globs)
-    if (::fnmatch(g.c_str(), path.c_str(), 0) == 0) return true;
-  return false;
-}
 
 // Reads every file of `files` with `read` (header files by their header,
 // sidecars whole), `jobs` at once, and builds the report. An `assemble` entry
@@ -101,7 +94,7 @@ checkpoint::Report read_all(
       not_read.push_back({f.path, f.size, "not a safetensors or GGUF file"});
       continue;
     }
-    if ((!o.include.empty() && !matches_any(o.include, f.path)) || matches_any(o.exclude, f.path)) {
+    if (!selected_by_globs(f.path, o.include, o.exclude)) {
       if (j.header) left_out.insert(f.path);
       not_read.push_back({f.path, f.size, "left out by the include/exclude globs"});
       continue;

@@ -46,6 +46,11 @@ bool matches_any(const std::vector<std::string>& globs, const std::string& path)
 }
 }  // namespace
 
+bool selected_by_globs(const std::string& path, const std::vector<std::string>& include,
+                       const std::vector<std::string>& exclude) {
+  return (include.empty() || matches_any(include, path)) && !matches_any(exclude, path);
+}
+
 std::vector<ManifestFile> pin_tree_files(const std::vector<TreeEntry>& tree, const std::vector<std::string>& include,
                                          const std::vector<std::string>& exclude,
                                          const std::function<std::string(const TreeEntry&)>& fetch_small,
@@ -53,8 +58,7 @@ std::vector<ManifestFile> pin_tree_files(const std::vector<TreeEntry>& tree, con
   std::vector<ManifestFile> files;
   for (const auto& e : tree) {
     if (!e.is_file()) continue;
-    if (!include.empty() && !matches_any(include, e.path)) continue;
-    if (matches_any(exclude, e.path)) continue;
+    if (!selected_by_globs(e.path, include, exclude)) continue;
     if (!is_safe_relative_path(e.path))
       throw Error(ExitCode::network, "the Hub's tree names an unusable path '" + e.path + "'");
     ManifestFile f;

@@ -1,5 +1,5 @@
 #pragma once
-// Running zig under cc-shim rather than exec'ing it (later ccshim/supervise): what has to happen after zig
+// Running zig under cc-shim rather than exec'ing it: what has to happen after zig
 // ends (a scratch directory removed, an output copied where gcc would have written it, lld's stderr read
 // through the shim) needs the shim still there.
 #include <functional>

@@ -10,9 +10,9 @@
 //   progress goes to an Observer the tool plugs its display into;
 // - where files come from (resolve, re-resolve on expiry, the token, what a
 //   refusal means) is a download::Source's business (the Hub's: HubSource).
-// The engine's parts: download_engine.hpp (run, file transfer, range
-// attempt), download_partial.hpp, download_digest.hpp,
-// download_prefix_hasher.hpp, download_io.hpp.
+// The engine's parts are private to the domain (lib/src/download/): engine.hpp
+// (run, file transfer, range attempt), partial.hpp, digest.hpp,
+// prefix_hasher.hpp, io.hpp.
 // Also here: verification of files on disk (no network) and assembly of
 // split parts.
 #include <cstdint>

@@ -16,11 +16,11 @@
 //   userinfo, no query string) and the token is never part of any text.
 //
 // The parts, each in its own header (include just the one you need):
-//   http_headers.hpp    header lists, raw lines, Link, Content-Range
-//   http_ratelimit.hpp  RateLimit fields, the pacer, the bandwidth token bucket
-//   http_retry.hpp      RetryPolicy, Retry-After
-//   http_url.hpp        Url and origins, resolve_reference, redact_url, percent-coding
-//   http_client.hpp     Request, Response, Options, Session, Client
+//   headers.hpp    header lists, raw lines, Link, Content-Range
+//   ratelimit.hpp  RateLimit fields, the pacer, the bandwidth token bucket
+//   retry.hpp      RetryPolicy, Retry-After
+//   url.hpp        Url and origins, resolve_reference, redact_url, percent-coding
+//   client.hpp     Request, Response, Options, Session, Client
 #include "provkit/http/client.hpp"
 #include "provkit/http/headers.hpp"
 #include "provkit/http/ratelimit.hpp"

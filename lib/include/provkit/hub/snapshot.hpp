@@ -80,6 +80,12 @@ class SnapshotObserver : public download::Observer {
 
 // ---- pinning: a manifest's files from the Hub's tree ---------------------
 
+// Whether a repo path is chosen by `include` globs (all when none is given) and no `exclude` glob:
+// huggingface_hub's allow/ignore patterns (fnmatch, '*' crosses '/'). The one rule of manifest create,
+// `hf-fetch REPO` and inspect.
+bool selected_by_globs(const std::string& path, const std::vector<std::string>& include,
+                       const std::vector<std::string>& exclude);
+
 // The tree's files matching an `include` glob (all when none is given) and
 // no `exclude` glob (huggingface_hub's allow/ignore patterns: fnmatch, '*'
 // crosses '/'), in tree order. An LFS file is pinned by the tree's sha256;

@@ -2,7 +2,7 @@
 // `envbuild create`'s plan: a pure function from what was read (the lock, the interpreter's markers and tags,
 // the wheels each source offers, the distributions the environment holds, what the cache holds) to what is to
 // be done, each decision with its reason. No I/O: every decision is a unit test with no file touched (uv's
-// Planner/Plan). env_create.cpp reads the inputs and carries the plan out.
+// Planner/Plan). create.cpp reads the inputs and carries the plan out.
 #include <cstdint>
 #include <filesystem>
 #include <functional>

@@ -1,6 +1,6 @@
 #pragma once
 // Colon-separated directory lists (PATH, LIBRARY_PATH, LD_LIBRARY_PATH,
-// DT_RPATH) and finding an executable on one (later util/paths).
+// DT_RPATH) and finding an executable on one.
 #include <filesystem>
 #include <optional>
 #include <string>

@@ -1,5 +1,5 @@
 #pragma once
-// The one way the library runs another program (later util/process): argv
+// The one way the library runs another program: argv
 // without a shell, stdin from /dev/null, stdout captured (stderr with it,
 // inherited or discarded), an optional time limit.
 #include <chrono>

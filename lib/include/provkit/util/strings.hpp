@@ -1,5 +1,5 @@
 #pragma once
-// Small string helpers, one of each for the whole library (later util/strings).
+// Small string helpers, one of each for the whole library.
 // ASCII only: they read protocol text, file formats and command lines, never
 // prose, so no locale takes part.
 #include <cstdint>

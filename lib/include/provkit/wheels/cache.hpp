@@ -5,7 +5,7 @@
 //   <root>/wheels/<sha256>.whl            downloaded wheels, checked while streaming
 //   <root>/local/<key>.json               sha256 of find-links files by path+size+mtime
 //   <root>/tmp/                           work in progress (partial downloads among it); never trusted
-//   <root>/locks/                         a lock file per download (simple_index.cpp)
+//   <root>/locks/                         a lock file per download (index.cpp)
 // An entry appears only by rename of a complete temporary directory, so a
 // crash leaves nothing half-unpacked under unpacked/.
 #include <cstdint>

@@ -3,7 +3,6 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -99,18 +98,12 @@ std::vector<Listing> list_all(const std::vector<fs::path>& objects, unsigned thr
   const auto started = std::chrono::steady_clock::now();
   util::parallel_for(order.size(), threads, [&](std::size_t k) {
     const std::size_t i = order[k];
-    // Where a cold run's time goes, per object: when its reads began and ended, and what this thread read
-    // from disk meanwhile (the kernel's per-thread I/O accounting).
+    // Where a cold run's time goes, per object: when its reads began and ended (each section's bytes are
+    // read_fatbins' trace: a thread's own I/O count misses what the side-by-side readers read for it).
     auto ms = [&started] {
       return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
     };
-    auto read_kib = [] {
-      rusage ru{};
-      ::getrusage(RUSAGE_THREAD, &ru);
-      return static_cast<long>(ru.ru_inblock / 2);
-    };
     const double from = ms();
-    const long kib = read_kib();
     try {
       out[i].library = list_kernels(objects[i]);
     } catch (const Error& e) {
@@ -121,8 +114,7 @@ std::vector<Listing> list_all(const std::vector<fs::path>& objects, unsigned thr
     if (then) then(out[i]);
     util::log::debug("host", [&] {
       return util::concat({"kernels: ", objects[i].string(), ": ", std::to_string(from), "-", std::to_string(ms()),
-                           " ms, ", std::to_string((read_kib() - kib) >> 10), " MiB from disk, ",
-                           std::to_string(out[i].library.images.size()), " images"});
+                           " ms, ", std::to_string(out[i].library.images.size()), " images"});
     });
   });
   return out;

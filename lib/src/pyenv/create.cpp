@@ -136,7 +136,7 @@ std::string plural(std::size_t n, const char* word) { return std::to_string(n) +
 }  // namespace
 
 CreateResult execute_plan(const Plan& plan, const Interpreter& it, const VenvLayout& layout, const CreateOptions& o,
-                          const std::map<std::string, CacheEntry>& read_for_plan) {
+                          std::map<std::string, CacheEntry> read_for_plan) {
   CreateResult result;
   result.plan = plan;
   const unsigned jobs = o.jobs ? o.jobs : util::default_jobs();
@@ -168,7 +168,7 @@ CreateResult execute_plan(const Plan& plan, const Interpreter& it, const VenvLay
     std::optional<CacheEntry> found;
     switch (job.fetch->step) {
       case CacheStep::use_unpacked:
-        if (auto it = read_for_plan.find(sha); it != read_for_plan.end()) found = it->second;
+        if (auto it = read_for_plan.find(sha); it != read_for_plan.end()) found = std::move(it->second);
         else found = cache.find(sha);
         break;
       case CacheStep::unpack: break;
@@ -191,7 +191,7 @@ CreateResult execute_plan(const Plan& plan, const Interpreter& it, const VenvLay
       }
     }
     if (found) {
-      job.cached = *found;
+      job.cached = std::move(*found);
     } else {
       fs::path wheel_file = w.wheel.local;
       std::error_code ec;
@@ -351,7 +351,7 @@ CreateResult create_env(const CreateOptions& o) {
   Plan plan = plan_env(in);
   if (util::log::enabled())
     for (const auto& line : describe(plan)) util::log::debug("python", line);
-  return execute_plan(plan, it, layout, o, read_for_plan);
+  return execute_plan(plan, it, layout, o, std::move(read_for_plan));
 }
 
 nlohmann::json to_json(const CreateResult& r, const std::string& env, double seconds) {

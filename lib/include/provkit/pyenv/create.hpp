@@ -66,11 +66,10 @@ nlohmann::json to_json(const CreateResult& r, const std::string& env, double sec
 // they stream, wheels unpacked and checked against RECORD; refused with Error(CreateRefusal::bad_record) unless
 // `options.allow_bad_record`), judges every wheel's layout, and only then touches the environment: skeleton,
 // removals, installs in parallel, bytecode when asked. `read_for_plan`: cache entries (by sha256) read while
-// planning, used as they were read and checked rather than read again (a files.json of 49,000 files is most
+// planning, each moved into the install that uses it rather than read again (a files.json of 49,000 files is most
 // of a warm create's reading).
 CreateResult execute_plan(const Plan& plan, const Interpreter& it, const VenvLayout& layout,
-                          const CreateOptions& options,
-                          const std::map<std::string, wheels::CacheEntry>& read_for_plan = {});
+                          const CreateOptions& options, std::map<std::string, wheels::CacheEntry> read_for_plan = {});
 
 // Reads the inputs (interpreter, lock, the wheels each source offers, the environment, the cache), plans
 // (plan_env; each decision traced) and carries the plan out.

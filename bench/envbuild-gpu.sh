@@ -30,6 +30,7 @@ exec > >(tee "$OUT/envbuild-gpu.log") 2>&1
 
 now() { date +%s.%N; }
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
+median() { printf '%s\n' "$@" | sort -g | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 
 echo "host: $(uname -srm); $(nproc) cores; $(grep PRETTY_NAME /etc/os-release | cut -d= -f2)"
@@ -76,10 +77,16 @@ for i in 1 2 3; do
   sync; t0=$(now); eb "$work/eb-hot$i" >/dev/null; hot_eb+=("$(secs "$t0" "$(now)")")
   if [[ -n ${ENVBUILD_OLD:-} ]]; then sync; t0=$(now); old_eb "$work/old-hot$i" >/dev/null; hot_old+=("$(secs "$t0" "$(now)")"); fi
 done
-state=$(drop); t0=$(now); run_uv "$work/uv-dropped"; t_uv_dropped=$(secs "$t0" "$(now)")
-state=$(drop); t0=$(now); eb "$work/eb-dropped" >/dev/null; t_eb_dropped=$(secs "$t0" "$(now)")
-t_old_dropped=
-if [[ -n ${ENVBUILD_OLD:-} ]]; then state=$(drop); t0=$(now); old_eb "$work/old-dropped" >/dev/null; t_old_dropped=$(secs "$t0" "$(now)"); fi
+# Dropped: three rounds, uv then envbuild (then the earlier build), each after its own drop; medians. The
+# envbuild runs are traced (PROVKIT_LOG=debug): $OUT/envbuild-dropped-N.trace has the create's phases.
+drop_uv=(); drop_eb=(); drop_old=()
+for i in 1 2 3; do
+  state=$(drop); t0=$(now); run_uv "$work/uv-dropped$i"; drop_uv+=("$(secs "$t0" "$(now)")")
+  state=$(drop); t0=$(now); PROVKIT_LOG=debug eb "$work/eb-dropped$i" >/dev/null 2>"$OUT/envbuild-dropped-$i.trace"
+  drop_eb+=("$(secs "$t0" "$(now)")")
+  if [[ -n ${ENVBUILD_OLD:-} ]]; then state=$(drop); t0=$(now); old_eb "$work/old-dropped$i" >/dev/null; drop_old+=("$(secs "$t0" "$(now)")"); fi
+done
+t_uv_dropped=$(median "${drop_uv[@]}"); t_eb_dropped=$(median "${drop_eb[@]}")
 /usr/bin/time -v "$ENVBUILD" --cache-dir "$work/eb-cache" create "$work/eb-timev" --python "$PY" --lock "$work/lock.txt" \
   --find-links "$work/wheels" 2>&1 >/dev/null | grep -E "Elapsed|User time|System time|File system outputs" || true
 t0=$(now); "$ENVBUILD" --cache-dir "$work/eb-cache" verify "$work/eb-warm" --lock "$work/lock.txt" | tail -1
@@ -100,13 +107,13 @@ $n distributions ($files files, $size of wheels) captured by envbuild from $site
 | uv venv + uv pip install, warm uv cache | $t_uv_warm | |
 | envbuild create, warm cache | $t_eb_warm | $(ratio "$t_eb_warm" "$t_uv_warm") (target <= 0.5) |
 | uv warm, page cache hot, 3 runs | ${hot_uv[*]} | |
-| envbuild warm, page cache hot, 3 runs | ${hot_eb[*]} | $(ratio "${hot_eb[1]}" "${hot_uv[1]}") (second runs) |
-| uv warm, page cache $state | $t_uv_dropped | |
-| envbuild warm, page cache $state | $t_eb_dropped | $(ratio "$t_eb_dropped" "$t_uv_dropped") |
+| envbuild warm, page cache hot, 3 runs | ${hot_eb[*]} | $(ratio "$(median "${hot_eb[@]}")" "$(median "${hot_uv[@]}")") (medians; target <= 0.5) |
+| uv warm, page cache $state, 3 runs | ${drop_uv[*]} (median $t_uv_dropped) | |
+| envbuild warm, page cache $state, 3 runs | ${drop_eb[*]} (median $t_eb_dropped) | $(ratio "$t_eb_dropped" "$t_uv_dropped") (medians; target <= 0.1) |
 | envbuild verify --lock (every file hashed) | $t_verify | |
 | earlier build (ENVBUILD_OLD), cold cache | ${t_old_cold:-} | |
 | earlier build, warm, page cache hot, 3 runs | ${hot_old[*]:-} | |
-| earlier build, warm, page cache dropped | ${t_old_dropped:-} | |
+| earlier build, warm, page cache dropped, 3 runs | ${drop_old[*]:-} | |
 TABLE
 cat "$OUT/envbuild-gpu.md"
 rm -rf "$work"

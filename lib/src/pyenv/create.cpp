@@ -1,6 +1,8 @@
 #include "provkit/pyenv/create.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <map>
 #include <mutex>
 
@@ -17,6 +19,7 @@
 #include "provkit/wheels/index.hpp"
 #include "provkit/wheels/install.hpp"
 #include "provkit/wheels/record.hpp"
+#include "provkit/wheels/zip.hpp"
 
 namespace provkit::pyenv {
 
@@ -24,6 +27,15 @@ using namespace pyspec;
 using namespace wheels;
 
 namespace {
+// One line of the create's phases for the trace, with the milliseconds since `since` (then reset to now):
+// where a create's time goes, on a host where a profiler is not at hand.
+void trace_phase(std::chrono::steady_clock::time_point& since, const std::string& what) {
+  if (!util::log::enabled()) return;
+  auto now = std::chrono::steady_clock::now();
+  double ms = std::chrono::duration<double, std::milli>(now - since).count();
+  since = now;
+  util::log::debug("python", [&] { return what + " in " + std::to_string(std::llround(ms)) + " ms"; });
+}
 
 // The most a RECORD read for planning may hold (torch's is about 2 MiB).
 constexpr std::size_t kMaxRecordBytes = 64u << 20;
@@ -122,6 +134,21 @@ CacheState cache_state(const WheelCache& cache, const std::string& sha256, std::
   return s;
 }
 
+// Fills `s` from the wheel's own RECORD (CacheState::from_wheel_record). A wheel whose RECORD cannot be read
+// stays not_in_cache: its install, which unpacks and checks it, tells what is wrong with it.
+void read_own_record(CacheState& s, const fs::path& wheel) {
+  try {
+    auto record = read_wheel_record(wheel, kMaxRecordBytes);
+    if (!record) return;
+    for (auto& row : parse_record(record->text, wheel.filename().string() + ":" + record->dist_info + "/RECORD"))
+      if (!row.hash.empty()) s.files[row.path] = row.hash;
+    s.dist_info = record->dist_info;
+    s.from_wheel_record = true;
+  } catch (const Error&) {
+    s.files.clear();
+  }
+}
+
 // The installed RECORD's rows that have a hash, read below the environment's root (no link followed).
 std::map<std::string, std::string> read_record_hashes(const util::Root& env, const InstalledDist& d) {
   const fs::path record = d.dist_info / "RECORD";
@@ -141,6 +168,7 @@ CreateResult execute_plan(const Plan& plan, const Interpreter& it, const VenvLay
   result.plan = plan;
   const unsigned jobs = o.jobs ? o.jobs : util::default_jobs();
   WheelCache cache(o.cache_dir);
+  auto phase = std::chrono::steady_clock::now();
 
   // What to install, in the lock's order: installs and reinstalls alike.
   struct Work {
@@ -236,6 +264,7 @@ CreateResult execute_plan(const Plan& plan, const Interpreter& it, const VenvLay
     throw;
   }
   publish();
+  trace_phase(phase, "create: " + plural(work.size(), "wheel") + " in the cache");
 
   // Every wheel's layout is judged (names, .data, nothing over the skeleton) before the environment is touched.
   const wheels::InstallScheme scheme = install_scheme(layout);
@@ -244,6 +273,7 @@ CreateResult execute_plan(const Plan& plan, const Interpreter& it, const VenvLay
   util::parallel_for(work.size(), jobs, [&](std::size_t k) {
     placements[k] = plan_install(work[k].cached, work[k].wheel->wheel.wheel.filename, scheme);
   });
+  trace_phase(phase, "create: install plans made");
 
   // Only now touch the environment: skeleton, removals (what the lock leaves out, and what is replaced), then
   // installs in parallel.
@@ -259,9 +289,11 @@ CreateResult execute_plan(const Plan& plan, const Interpreter& it, const VenvLay
     uninstall(r.installed);
     result.removed.push_back(r.installed.name + "==" + r.installed.version);
   }
+  trace_phase(phase, "create: environment made, removals done");
   Linker linker(o.link_mode);
   util::parallel_for(work.size(), jobs,
                      [&](std::size_t k) { install_wheel(work[k].cached, placements[k], scheme, linker); });
+  trace_phase(phase, "create: " + plural(work.size(), "wheel") + " installed");
   for (auto& job : work) result.installed.push_back(job.wheel->name.as_written() + "==" + job.wheel->version.str());
   for (const auto& k : plan.keeps) result.unchanged.push_back(k.wheel.name.as_written() + "==" + k.wheel.version.str());
   if (!work.empty()) result.link_mode = link_mode_name(linker.mode());
@@ -282,7 +314,9 @@ CreateResult execute_plan(const Plan& plan, const Interpreter& it, const VenvLay
 
 CreateResult create_env(const CreateOptions& o) {
   const unsigned jobs = o.jobs ? o.jobs : util::default_jobs();
+  auto phase = std::chrono::steady_clock::now();
   Interpreter it = query_interpreter(o.python, o.cache_dir);
+  trace_phase(phase, "create: interpreter asked");
   WheelCache cache(o.cache_dir);
   PlanInputs in;
   in.env = o.env;
@@ -305,6 +339,8 @@ CreateResult create_env(const CreateOptions& o) {
     offered[i] = gather_candidates(entries[i], in.lock, local, index_urls);
     hash_candidates(entries[i], offered[i], in.tags, cache, downloads_of(o));
   });
+  trace_phase(phase,
+              "create: lock read, the wheels of its " + std::to_string(entries.size()) + " entries found and hashed");
   std::vector<std::string> allowed;  // the hashes plan_env may choose, for the cache's state
   for (std::size_t i = 0; i < entries.size(); ++i) {
     for (const auto& c : offered[i]) {
@@ -336,18 +372,40 @@ CreateResult create_env(const CreateOptions& o) {
     }
   });
 
+  trace_phase(phase, "create: " + plural(installed.size(), "installed distribution") + " read");
   std::sort(allowed.begin(), allowed.end());
   allowed.erase(std::unique(allowed.begin(), allowed.end()), allowed.end());
+  // The wheels an installed distribution may be kept for (the lock pins it at the installed version): where
+  // the cache has not unpacked one, the wheel's own RECORD is what the installed files are compared with.
+  std::map<std::string, fs::path> to_compare;  // sha256 -> the local file (empty: the cache's download, if any)
+  for (const auto& e : entries) {
+    bool installed_here = std::any_of(in.installed.begin(), in.installed.end(), [&](const InstalledState& s) {
+      return s.files && PackageName(s.dist.name) == PackageName(e.name);
+    });
+    if (!installed_here) continue;
+    for (const auto& c : in.candidates[normalize_name(e.name)]) {
+      auto sha = choice_hash(c);
+      if (std::find(e.sha256.begin(), e.sha256.end(), sha) != e.sha256.end()) to_compare.emplace(sha, c.local);
+    }
+  }
   std::vector<CacheState> states(allowed.size());
   std::vector<std::optional<CacheEntry>> entries_read(allowed.size());
-  util::parallel_for(allowed.size(), jobs,
-                     [&](std::size_t i) { states[i] = cache_state(cache, allowed[i], entries_read[i]); });
+  util::parallel_for(allowed.size(), jobs, [&](std::size_t i) {
+    states[i] = cache_state(cache, allowed[i], entries_read[i]);
+    auto wheel = to_compare.find(allowed[i]);
+    if (states[i].unpacked || wheel == to_compare.end()) return;
+    fs::path file = !wheel->second.empty() ? wheel->second
+                    : states[i].downloaded ? cache.downloaded_wheel(allowed[i])
+                                           : fs::path();
+    if (!file.empty()) read_own_record(states[i], file);
+  });
   std::map<std::string, CacheEntry> read_for_plan;
   for (std::size_t i = 0; i < allowed.size(); ++i) {
     in.cache[allowed[i]] = std::move(states[i]);
     if (entries_read[i]) read_for_plan.emplace(allowed[i], std::move(*entries_read[i]));
   }
 
+  trace_phase(phase, "create: the cache's state of " + plural(allowed.size(), "wheel") + " looked at");
   Plan plan = plan_env(in);
   if (util::log::enabled())
     for (const auto& line : describe(plan)) util::log::debug("python", line);

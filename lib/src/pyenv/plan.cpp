@@ -270,7 +270,7 @@ Plan plan_env(const PlanInputs& in) {
       continue;
     }
     auto cached = in.cache.find(w.sha256());
-    if (cached == in.cache.end() || !cached->second.unpacked) {
+    if (cached == in.cache.end() || !(cached->second.unpacked || cached->second.from_wheel_record)) {
       reinstall(ReinstallReason::not_in_cache, "");
       continue;
     }

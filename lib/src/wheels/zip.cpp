@@ -306,6 +306,36 @@ std::string read_zip_member(const fs::path& zip, const std::string& name) {
   refuse(zip, "no member '" + name + "'");
 }
 
+std::optional<WheelRecord> read_wheel_record(const fs::path& wheel, std::size_t max_bytes) {
+  constexpr std::string_view kSuffix = ".dist-info/RECORD";
+  ReadArchive ar;
+  open_zip(ar, wheel);
+  std::optional<WheelRecord> found;
+  archive_entry* entry = nullptr;
+  int rc;
+  while ((rc = archive_read_next_header(ar.a, &entry)) == ARCHIVE_OK) {
+    std::string name = entry_name(entry);
+    if (name.size() <= kSuffix.size() || name.compare(name.size() - kSuffix.size(), kSuffix.size(), kSuffix) != 0 ||
+        name.find('/') != name.size() - std::string_view("/RECORD").size())
+      continue;
+    if (found) return std::nullopt;  // two .dist-info directories with a RECORD: which one is the wheel's is unclear
+    WheelRecord r;
+    r.dist_info = name.substr(0, name.size() - std::string_view("/RECORD").size());
+    char buf[65536];
+    for (;;) {
+      auto n = archive_read_data(ar.a, buf, sizeof buf);
+      if (n < 0) refuse(wheel, "corrupt entry '" + name + "'");
+      if (n == 0) break;
+      if (r.text.size() + static_cast<std::size_t>(n) > max_bytes)
+        refuse(wheel, name + " is over " + std::to_string(max_bytes) + " bytes");
+      r.text.append(buf, static_cast<std::size_t>(n));
+    }
+    found = std::move(r);
+  }
+  if (rc != ARCHIVE_EOF) refuse(wheel, std::string("cannot read as a zip: ") + archive_error(ar.a));
+  return found;
+}
+
 void pack_wheel(const fs::path& out, const std::vector<PackEntry>& entries, const std::string& record_name) {
   fs::create_directories(out.parent_path());
   auto tmp = util::temp_path_beside(out);

@@ -5,6 +5,7 @@ marker leaves out, keep), the same decisions typed in --json's "plan", and PROVK
 --debug does. Real wheels (make_wheels.py), a real interpreter."""
 import json
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
@@ -32,6 +33,18 @@ def decisions(stderr):
     return [line[len(prefix):] for line in stderr.splitlines() if line.startswith(prefix)]
 
 
+def phases(stderr):
+    """The create's phase lines ("create: WHAT in N ms"), as (what, ms)."""
+    prefix = "envbuild: debug: python: create: "
+    out = []
+    for line in stderr.splitlines():
+        if line.startswith(prefix):
+            m = re.fullmatch(r"(.+) in (\d+) ms", line[len(prefix):])
+            check(m, "a phase line without its milliseconds", line)
+            out.append((m.group(1), int(m.group(2))))
+    return out
+
+
 def has(lines, start, *words):
     return any(line.startswith(start) and all(w in line for w in words) for line in lines)
 
@@ -49,6 +62,12 @@ def test_version_change_and_removal():
     check(has(lines, "install demopure 1.0 (demopure-1.0-py3-none-any.whl): not installed", "cache: unpack"), "the plan's decisions", lines)
     check(has(lines, "install demoplat 1.0 (demoplat-1.0-", "not installed"), "the plan's decisions", lines)
     check(len(lines) == 2, "the plan's decisions", lines)
+    # Where the create's time went, phase by phase, in the order they ran (for a host without a profiler).
+    steps = [what for what, _ in phases(p.stderr)]
+    check(steps == ["interpreter asked", "lock read, the wheels of its 2 entries found and hashed",
+                    "0 installed distributions read", "the cache's state of 2 wheels looked at", "2 wheels in the cache",
+                    "install plans made", "environment made, removals done", "2 wheels installed"],
+          "the create's phases", steps)
 
     # demopure moves to 1.1 (a reinstall), demoplat leaves the lock (a removal).
     p = create(cache, env, write_lock(os.path.join(tmp, "a2.txt"), [PURE11]), "--json")
@@ -97,7 +116,7 @@ def test_marker_false_removal_and_drift():
     env_quiet = {k: v for k, v in os.environ.items() if k != "PROVKIT_LOG"}
     p = run([ENVBUILD, "--cache-dir", cache, "create", env, "--python", PYTHON, "--lock", lock, "-f", wheels],
             env=env_quiet)
-    check(decisions(p.stderr) == [] and "debug" not in p.stderr, p.stderr)
+    check(decisions(p.stderr) == [] and phases(p.stderr) == [] and "debug" not in p.stderr, p.stderr)
 
 
 def test_same_version_other_wheel():
@@ -119,9 +138,25 @@ def test_same_version_other_wheel():
     site = [os.path.join(env, "lib", d, "site-packages") for d in os.listdir(os.path.join(env, "lib"))][0]
     check(b"REBUILT" in open(os.path.join(site, "demopure", "__init__.py"), "rb").read(), "the rebuilt wheel is in")
     envbuild(cache, "verify", env, "--lock", lock)
-    # With a cache that has never seen the lock's wheel, nothing proves the installed files are its own.
-    p = create(os.path.join(tmp, "cache-c-fresh"), other, lock, find_links=(rebuilt_dir,))
-    check(has(decisions(p.stderr), "reinstall demopure 1.0 (demopure-1.0-1-py3-none-any.whl): not_in_cache"), p.stderr)
+    # A cache that has never seen the lock's wheel (wiped, or another machine's): the wheel file is at hand, and
+    # its own RECORD, read from the zip, is what the installed files are compared with. `other` holds that
+    # wheel's files: kept, and nothing unpacked into the new cache.
+    fresh = os.path.join(tmp, "cache-c-fresh")
+    p = create(fresh, other, lock, find_links=(rebuilt_dir,))
+    check(decisions(p.stderr) == ["keep demopure 1.0 (demopure-1.0-1-py3-none-any.whl): installed, its files match "
+                                  "RECORD and the wheel's"], p.stderr)
+    unpacked = os.path.join(fresh, "unpacked")
+    check(not os.path.isdir(unpacked) or os.listdir(unpacked) == [], "unpacked for a keep", unpacked)
+    # An environment holding 1.0's first wheel: its files are not the rebuilt wheel's RECORD says, so it is
+    # reinstalled, from the wheel unpacked now.
+    old_env = os.path.join(tmp, "env-c-old")
+    create(cache, old_env, os.path.join(tmp, "c1.txt"), debug=False)
+    p = create(os.path.join(tmp, "cache-c-fresh2"), old_env, lock, find_links=(rebuilt_dir,))
+    check(has(decisions(p.stderr), "reinstall demopure 1.0 (demopure-1.0-1-py3-none-any.whl): hash_differs: the "
+                                   "installed files are another wheel's (first difference: demopure", "cache: unpack"),
+          p.stderr)
+    site = [os.path.join(old_env, "lib", d, "site-packages") for d in os.listdir(os.path.join(old_env, "lib"))][0]
+    check(b"REBUILT" in open(os.path.join(site, "demopure", "__init__.py"), "rb").read(), "the rebuilt wheel is in")
 
 
 def test_refusals_name_the_flag_in_plain_and_json():

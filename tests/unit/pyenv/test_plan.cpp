@@ -186,6 +186,35 @@ TEST_CASE("plan: the same version from another wheel is reinstalled, hash_differ
   CHECK(uncached.reinstalls[0].fetch.step == CacheStep::unpack);
 }
 
+TEST_CASE("plan: with the cache wiped, the wheel's own RECORD decides keep or hash_differs", "[python][plan]") {
+  // The wheel is at hand (a local file) but not unpacked: its RECORD, read from the zip, says what its files are.
+  auto in = inputs(line("a", "1.0", H('1')));
+  in.candidates["a"] = {local("a-1.0-py3-none-any.whl", H('1'))};
+  in.installed = {installed("a", "1.0", "A")};
+  CacheState own;
+  own.from_wheel_record = true;
+  own.dist_info = "a-1.0.dist-info";
+  own.files = wheel_files("a", "1.0", "A");
+  own.files.erase("a-1.0.dist-info/RECORD");  // a RECORD lists itself without a hash
+  in.cache[H('1')] = own;
+  auto kept = plan_env(in);
+  CHECK(kept.reinstalls.empty());
+  REQUIRE(kept.keeps.size() == 1);
+  CHECK(kept.keeps[0].installed.name == "a");
+  // The installed files are another wheel's: reinstalled, unpacked from the wheel (nothing in the cache to use).
+  in.cache[H('1')].files = wheel_files("a", "1.0", "REBUILT");
+  auto other = plan_env(in);
+  REQUIRE(other.reinstalls.size() == 1);
+  CHECK(other.reinstalls[0].reason == ReinstallReason::hash_differs);
+  CHECK(other.reinstalls[0].detail == "a/__init__.py");
+  CHECK(other.reinstalls[0].fetch.step == CacheStep::unpack);
+  // Neither unpacked nor read: still not_in_cache.
+  in.cache[H('1')].from_wheel_record = false;
+  auto unread = plan_env(in);
+  REQUIRE(unread.reinstalls.size() == 1);
+  CHECK(unread.reinstalls[0].reason == ReinstallReason::not_in_cache);
+}
+
 TEST_CASE("plan: drifted files are reinstalled and the cache entry unpacked again", "[python][plan]") {
   auto in = inputs(line("a", "1.0", H('1')));
   in.candidates["a"] = {local("a-1.0-py3-none-any.whl", H('1'))};

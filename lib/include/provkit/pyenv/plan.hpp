@@ -77,6 +77,10 @@ struct CacheState {
   std::map<std::string, std::string> files;  // the unpacked entry's files as in the wheel: path -> "sha256=..."
   std::string dist_info;                     // the entry's "name-1.0.dist-info"
   bool downloaded = false;                   // wheels/<sha256>.whl exists
+  // Not unpacked, but the wheel is at hand (a local file, or downloaded): `files` and `dist_info` are its own
+  // RECORD's (wheels::read_wheel_record), read to compare an installed distribution with, so that an
+  // environment whose cache was wiped is not reinstalled whole.
+  bool from_wheel_record = false;
 };
 
 // Whether planning needs `installed`'s files and RECORD: the lock (entries selected for this interpreter) pins

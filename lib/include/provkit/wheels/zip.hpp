@@ -6,6 +6,7 @@
 // from the central directory, before a byte is written.
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -70,5 +71,15 @@ void pack_wheel(const fs::path& out, const std::vector<PackEntry>& entries, cons
 
 // Reads one member of a zip into memory (small metadata files).
 std::string read_zip_member(const fs::path& zip, const std::string& name);
+
+// The RECORD a wheel carries: the member "<dist_info>/RECORD" of its one top-level .dist-info directory,
+// read without unpacking anything else. It is what the wheel says its files are (the wheel's own claim:
+// unpack_wheel is what checks it against the bytes). nullopt when the wheel has no such member, or more than
+// one .dist-info directory holds one; a member over `max_bytes` is refused.
+struct WheelRecord {
+  std::string dist_info;  // "name-1.0.dist-info"
+  std::string text;
+};
+std::optional<WheelRecord> read_wheel_record(const fs::path& wheel, std::size_t max_bytes);
 
 }  // namespace provkit::wheels

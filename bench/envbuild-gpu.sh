@@ -55,7 +55,9 @@ run_uv() {  # $1 = venv dir; uses UV_CACHE_DIR from the caller
 export UV_CACHE_DIR="$work/uv-cache"
 # Every timed run starts with no dirty pages (`sync`, untimed): uv writes without syncing, and envbuild's
 # syncfs before it publishes would otherwise also write back what the run before it left dirty.
-sync; t0=$(now); run_uv "$work/uv-cold"; t_uv_cold=$(secs "$t0" "$(now)")
+# uv copies every file into each environment (7-8 GB for torch + CUDA here): each one but uv-warm (kept for
+# the diff) is removed, untimed, once timed, so that the runs fit a 64 GiB disk.
+sync; t0=$(now); run_uv "$work/uv-cold"; t_uv_cold=$(secs "$t0" "$(now)"); rm -rf "$work/uv-cold"
 sync; t0=$(now); run_uv "$work/uv-warm"; t_uv_warm=$(secs "$t0" "$(now)")
 
 eb() { "$ENVBUILD" --cache-dir "$work/eb-cache" create "$1" --python "$PY" --lock "$work/lock.txt" --find-links "$work/wheels"; }
@@ -73,7 +75,7 @@ drop() { sync; echo 3 > /proc/sys/vm/drop_caches 2>/dev/null && echo dropped || 
 old_eb() { "$ENVBUILD_OLD" --cache-dir "$work/eb-cache" create "$1" --python "$PY" --lock "$work/lock.txt" --find-links "$work/wheels"; }
 hot_uv=(); hot_eb=(); hot_old=()
 for i in 1 2 3; do
-  sync; t0=$(now); run_uv "$work/uv-hot$i"; hot_uv+=("$(secs "$t0" "$(now)")")
+  sync; t0=$(now); run_uv "$work/uv-hot$i"; hot_uv+=("$(secs "$t0" "$(now)")"); rm -rf "$work/uv-hot$i"
   sync; t0=$(now); eb "$work/eb-hot$i" >/dev/null; hot_eb+=("$(secs "$t0" "$(now)")")
   if [[ -n ${ENVBUILD_OLD:-} ]]; then sync; t0=$(now); old_eb "$work/old-hot$i" >/dev/null; hot_old+=("$(secs "$t0" "$(now)")"); fi
 done
@@ -81,7 +83,7 @@ done
 # envbuild runs are traced (PROVKIT_LOG=debug): $OUT/envbuild-dropped-N.trace has the create's phases.
 drop_uv=(); drop_eb=(); drop_old=()
 for i in 1 2 3; do
-  state=$(drop); t0=$(now); run_uv "$work/uv-dropped$i"; drop_uv+=("$(secs "$t0" "$(now)")")
+  state=$(drop); t0=$(now); run_uv "$work/uv-dropped$i"; drop_uv+=("$(secs "$t0" "$(now)")"); rm -rf "$work/uv-dropped$i"
   state=$(drop); t0=$(now); PROVKIT_LOG=debug eb "$work/eb-dropped$i" >/dev/null 2>"$OUT/envbuild-dropped-$i.trace"
   drop_eb+=("$(secs "$t0" "$(now)")")
   if [[ -n ${ENVBUILD_OLD:-} ]]; then state=$(drop); t0=$(now); old_eb "$work/old-dropped$i" >/dev/null; drop_old+=("$(secs "$t0" "$(now)")"); fi

@@ -10,8 +10,22 @@
 #include "provkit/cli/convention.hpp"
 #include "provkit/cli/output.hpp"
 #include "provkit/error.hpp"
+#include "provkit/hub/client.hpp"
 
 namespace {
+
+// The flag that would give a token, said after the library's sentence when the Hub refused for want of one
+// (a gated or private repository) and none was found.
+provkit::Error with_token_hint(const provkit::Error& e, const std::string& token_file) {
+  using provkit::hub::HubRefusal;
+  if (!e.is(HubRefusal::gated) && !e.is(HubRefusal::not_found_or_private)) return e;
+  try {
+    if (!provkit::hub::find_token(token_file).value.empty()) return e;  // the sentence names the token tried
+  } catch (const provkit::Error&) {
+    return e;
+  }
+  return provkit::Error(e, std::string(e.what()) + "; or give one in a file with --token-file FILE");
+}
 
 int run(int argc, char** argv) {
   CLI::App app{"hf-fetch: fetch Hugging Face Hub files pinned to a commit, sha256-verified and resumable"};
@@ -178,7 +192,7 @@ int run(int argc, char** argv) {
     fetch.manifest = manifests.front();
     return hffetch::run_fetch(fetch, out);
   } catch (const provkit::Error& e) {
-    out.error(e);
+    out.error(with_token_hint(e, common.token_file));
     return static_cast<int>(e.code());
   } catch (const std::exception& e) {  // the catch of last resort: a summary and exit 3, never an abort
     out.error(provkit::Error(provkit::Reason::internal, std::string("internal error: ") + e.what()));

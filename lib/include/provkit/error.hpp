@@ -62,6 +62,9 @@ class Error : public std::runtime_error {
   template <class R>
   requires std::is_enum_v<R> Error(R reason, const std::string& message)
       : std::runtime_error(message), code_(exit_code(reason)), reason_(reason) {}
+  // The same code and reason, told in `message` (a tool adding its own advice to the library's sentence).
+  Error(const Error& other, const std::string& message)
+      : std::runtime_error(message), code_(other.code_), reason_(other.reason_) {}
   ExitCode code() const { return code_; }
   const ReasonId& reason() const { return reason_; }
   template <class R>

@@ -196,40 +196,67 @@ Token find_token_unchecked(const std::string& token_file_flag) {
 }
 }  // namespace
 
+std::string_view reason_name(HubRefusal r) {
+  switch (r) {
+    case HubRefusal::revision_not_found:
+    case HubRefusal::entry_not_found: return reason_name(Reason::check_failed);
+    case HubRefusal::upstream: return reason_name(Reason::network);
+    case HubRefusal::gated:
+    case HubRefusal::not_found_or_private:
+    case HubRefusal::access_refused: break;
+  }
+  return reason_name(Reason::auth);
+}
+
+ExitCode exit_code(HubRefusal r) {
+  switch (r) {
+    case HubRefusal::revision_not_found:
+    case HubRefusal::entry_not_found: return ExitCode::check_failed;
+    case HubRefusal::upstream: return ExitCode::network;
+    case HubRefusal::gated:
+    case HubRefusal::not_found_or_private:
+    case HubRefusal::access_refused: break;
+  }
+  return ExitCode::auth;
+}
+
 Error hub_error(const Repo& repo, const std::string& what, long status, const http::Headers& headers,
                 const std::string& token_source) {
   const bool had_token = !token_source.empty();
   const std::string the_token = "the token from " + token_source;
   std::string code = headers.get("x-error-code").value_or("");
   std::string name = describe(repo);
-  const std::string token_hint = "HF_TOKEN, HF_TOKEN_PATH or --token-file";
+  // Where the library looks for a token by itself; a tool names its own flag after the sentence.
+  const std::string token_hint = "HF_TOKEN or HF_TOKEN_PATH";
   if (code == "GatedRepo") {
     if (had_token)
-      return Error(ExitCode::auth, name + " is a gated repository and " + the_token +
-                                       " has no access to it: request "
-                                       "access on the repository's Hub page with the account of that token");
-    return Error(ExitCode::auth, name +
-                                     " is a gated repository: accept its conditions on the repository's Hub page and "
-                                     "provide a token of that account (" +
-                                     token_hint + ")");
+      return Error(HubRefusal::gated, name + " is a gated repository and " + the_token +
+                                          " has no access to it: request "
+                                          "access on the repository's Hub page with the account of that token");
+    return Error(HubRefusal::gated, name +
+                                        " is a gated repository: accept its conditions on the repository's Hub page "
+                                        "and provide a token of that account (" +
+                                        token_hint + ")");
   }
   if (code == "RepoNotFound" || status == 401) {
     if (had_token)
-      return Error(ExitCode::auth, "repository " + name + " was not found, or " + the_token + " has no access to it");
-    return Error(ExitCode::auth, "repository " + name +
-                                     " was not found, or it is private and needs a token with "
-                                     "access to it (" +
-                                     token_hint + ")");
+      return Error(HubRefusal::not_found_or_private,
+                   "repository " + name + " was not found, or " + the_token + " has no access to it");
+    return Error(HubRefusal::not_found_or_private, "repository " + name +
+                                                       " was not found, or it is private and needs a token with "
+                                                       "access to it (" +
+                                                       token_hint + ")");
   }
   if (status == 403)
-    return Error(ExitCode::auth, "access to " + name + " refused (HTTP 403) for " + what +
-                                     (had_token ? " with " + the_token : std::string()));
-  if (code == "RevisionNotFound") return Error(ExitCode::check_failed, what + ": the revision is not in " + name);
+    return Error(HubRefusal::access_refused, "access to " + name + " refused (HTTP 403) for " + what +
+                                                 (had_token ? " with " + the_token : std::string()));
+  if (code == "RevisionNotFound")
+    return Error(HubRefusal::revision_not_found, what + ": the revision is not in " + name);
   if (code == "EntryNotFound" || status == 404)
-    return Error(ExitCode::check_failed, what + ": not found in " + name + " (HTTP 404)");
+    return Error(HubRefusal::entry_not_found, what + ": not found in " + name + " (HTTP 404)");
   std::string msg = escape_control(headers.get("x-error-message").value_or(""));  // upstream text
   if (msg.size() > 200) msg.resize(200);
-  return Error(ExitCode::network,
+  return Error(HubRefusal::upstream,
                what + ": the Hub answered HTTP " + std::to_string(status) + (msg.empty() ? "" : " (" + msg + ")"));
 }
 

@@ -107,8 +107,16 @@ def test_gated_repo_exits_4_with_sentence():
         reqs = sim.requests()
     check(r.rc == 4, f"expected exit 4 without a token: {r}")
     check("org/model is a gated repository" in r.err and "token" in r.err, f"no clear sentence: {r}")
+    # The library's sentence names where it looks for a token; the tool adds its own flag, only when no token
+    # was found (with one, the sentence names the token that has no access).
+    check("(HF_TOKEN or HF_TOKEN_PATH); or give one in a file with --token-file FILE" in r.err, f"no way to a token: {r}")
     check(r2.rc == 4 and "org/model" in r2.err and "no access" in r2.err, f"wrong token: {r2}")
+    check("--token-file" not in r2.err, f"the flag offered though a token was given: {r2}")
     check(not resolves(reqs), "files were requested from a gated repo without access")
+    with HubSim(repo.repos_json) as sim:
+        j = fetch(repo, sim, "--json")
+    s = j.json()
+    check(j.rc == 4 and s["reason"] == "auth" and s["message"].endswith("--token-file FILE"), "--json summary", s)
 
 
 def test_private_repo_exits_4():

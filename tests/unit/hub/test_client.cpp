@@ -94,21 +94,37 @@ TEST_CASE("refused answers become sentences naming the repo, with exit codes", "
   odd.add("X-Error-Message", "busy\x1b[2J now");
   CHECK(std::string(hub_error(repo, "the tree", 500, odd, "").what()) ==
         "the tree: the Hub answered HTTP 500 (busy\\x1b[2J now)");  // upstream text is printed escaped
+  // Each refusal typed (what a tool branches on), its exit code the reason's, and the sentence naming the repo.
   Error gated = hub_error(repo, "the tree", 401, with_code("GatedRepo"), "");
+  CHECK(gated.is(HubRefusal::gated));
   CHECK(gated.code() == ExitCode::auth);
+  CHECK(gated.reason().name() == "auth");  // --json's shared name, as before the type
   CHECK_THAT(gated.what(), Catch::Contains("org/name is a gated repository") && Catch::Contains("HF_TOKEN"));
+  CHECK_THAT(gated.what(), !Catch::Contains("--"));  // no tool flag in a library sentence: the tool adds its own
   Error gated_tok = hub_error(repo, "the tree", 403, with_code("GatedRepo"), "HF_TOKEN");
-  CHECK(gated_tok.code() == ExitCode::auth);
+  CHECK(gated_tok.is(HubRefusal::gated));
   CHECK_THAT(gated_tok.what(), Catch::Contains("the token from HF_TOKEN has no access"));
   CHECK_THAT(hub_error(repo, "x", 404, with_code("RepoNotFound"), "--token-file /t").what(),
              Catch::Contains("or the token from --token-file /t has no access"));
   Error missing = hub_error(repo, "the tree", 401, with_code("RepoNotFound"), "");
+  CHECK(missing.is(HubRefusal::not_found_or_private));
   CHECK(missing.code() == ExitCode::auth);
   CHECK_THAT(missing.what(), Catch::Contains("repository org/name was not found") && Catch::Contains("private"));
-  CHECK(hub_error(repo, "x", 404, with_code("RevisionNotFound"), "").code() == ExitCode::check_failed);
-  CHECK(hub_error(repo, "x", 404, with_code("EntryNotFound"), "").code() == ExitCode::check_failed);
+  CHECK_THAT(missing.what(), !Catch::Contains("--"));
+  CHECK(hub_error(repo, "x", 401, http::Headers{}, "").is(HubRefusal::not_found_or_private));
+  CHECK(hub_error(repo, "x", 403, http::Headers{}, "").is(HubRefusal::access_refused));
+  Error revision = hub_error(repo, "x", 404, with_code("RevisionNotFound"), "");
+  CHECK(revision.is(HubRefusal::revision_not_found));
+  CHECK(revision.code() == ExitCode::check_failed);
+  CHECK(revision.reason().name() == "check_failed");
+  Error entry = hub_error(repo, "x", 404, with_code("EntryNotFound"), "");
+  CHECK(entry.is(HubRefusal::entry_not_found));
+  CHECK(entry.code() == ExitCode::check_failed);
+  CHECK(hub_error(repo, "x", 404, http::Headers{}, "").is(HubRefusal::entry_not_found));
   Error server = hub_error(repo, "x", 503, http::Headers{}, "");
+  CHECK(server.is(HubRefusal::upstream));
   CHECK(server.code() == ExitCode::network);
+  CHECK(server.reason().name() == "network");
   CHECK_THAT(server.what(), Catch::Contains("HTTP 503"));
   CHECK_THAT(hub_error(Repo{RepoType::dataset, "o/d"}, "x", 401, with_code("GatedRepo"), "").what(),
              Catch::Contains("dataset o/d"));

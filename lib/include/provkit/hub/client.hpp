@@ -120,7 +120,21 @@ class HubClient {
   http::Client client_;
 };
 
-// The sentence and exit code for a refused Hub answer (status + X-Error-Code).
+// Why the Hub refused, for callers to branch on (Error::is): a tool adds its own advice to the sentence (the
+// flag that gives a token). The names are the shared reasons these refusals always had in --json
+// (docs/json.md): auth, check_failed, network.
+enum class HubRefusal {
+  gated,                 // 4: a gated repository, and no token with access to it
+  not_found_or_private,  // 4: RepoNotFound or 401: no such repository, or a private one the token cannot see
+  access_refused,        // 4: HTTP 403
+  revision_not_found,    // 1: the repository has no such revision
+  entry_not_found,       // 1: no such file at that revision (404)
+  upstream,              // 3: any other refusal (5xx, 429 after retries, ...)
+};
+std::string_view reason_name(HubRefusal r);
+ExitCode exit_code(HubRefusal r);
+
+// The sentence and typed reason (HubRefusal) for a refused Hub answer (status + X-Error-Code).
 // `what` names the thing asked for ("the tree at <rev>"); `token_source`
 // (empty: no token was sent) picks the advice and is named in it.
 Error hub_error(const Repo& repo, const std::string& what, long status, const http::Headers& headers,

@@ -123,7 +123,10 @@ int create(Args a) {
   o.link_mode = wheels::parse_link_mode(a.link_mode);
   DownloadLines lines(a.progress_interval_s);
   if (a.progress == "lines") o.downloads = &lines;
-  auto r = pyenv::create_env(o);
+  // Read, plan, carry out: the plan is made from what was read, without touching anything.
+  pyenv::PlanReading reading = pyenv::read_plan_inputs(o);
+  const pyenv::Plan plan = pyenv::plan_env(reading.inputs);
+  auto r = pyenv::execute_plan(plan, reading.interpreter, reading.layout, o, std::move(reading.cache_entries));
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::vector<std::string> warnings = r.warnings;
   for (auto& b : r.bad_records) warnings.push_back(bad_record_warning(b));

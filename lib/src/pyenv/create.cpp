@@ -164,6 +164,8 @@ std::string plural(std::size_t n, const char* word) { return std::to_string(n) +
 
 CreateResult execute_plan(const Plan& plan, const Interpreter& it, const VenvLayout& layout, const CreateOptions& o,
                           std::map<std::string, CacheEntry> read_for_plan) {
+  if (util::log::enabled())
+    for (const auto& line : describe(plan)) util::log::debug("python", line);
   CreateResult result;
   result.plan = plan;
   const unsigned jobs = o.jobs ? o.jobs : util::default_jobs();
@@ -312,13 +314,14 @@ CreateResult execute_plan(const Plan& plan, const Interpreter& it, const VenvLay
   return result;
 }
 
-CreateResult create_env(const CreateOptions& o) {
+PlanReading read_plan_inputs(const CreateOptions& o) {
   const unsigned jobs = o.jobs ? o.jobs : util::default_jobs();
   auto phase = std::chrono::steady_clock::now();
-  Interpreter it = query_interpreter(o.python, o.cache_dir);
+  PlanReading reading{query_interpreter(o.python, o.cache_dir), {}, {}, {}};
+  const Interpreter& it = reading.interpreter;
   trace_phase(phase, "create: interpreter asked");
   WheelCache cache(o.cache_dir);
-  PlanInputs in;
+  PlanInputs& in = reading.inputs;
   in.env = o.env;
   in.lock = read_lock(o.lock);
   in.markers = it.markers;
@@ -352,7 +355,8 @@ CreateResult create_env(const CreateOptions& o) {
   }
 
   // What the environment holds now (nothing is changed before the plan is carried out).
-  VenvLayout layout = venv_layout(o.env, it);
+  reading.layout = venv_layout(o.env, it);
+  const VenvLayout& layout = reading.layout;
   std::vector<InstalledDist> installed;
   std::error_code ec;
   if (fs::is_directory(layout.purelib, ec)) installed = list_installed(layout.purelib);
@@ -399,17 +403,12 @@ CreateResult create_env(const CreateOptions& o) {
                                            : fs::path();
     if (!file.empty()) read_own_record(states[i], file);
   });
-  std::map<std::string, CacheEntry> read_for_plan;
   for (std::size_t i = 0; i < allowed.size(); ++i) {
     in.cache[allowed[i]] = std::move(states[i]);
-    if (entries_read[i]) read_for_plan.emplace(allowed[i], std::move(*entries_read[i]));
+    if (entries_read[i]) reading.cache_entries.emplace(allowed[i], std::move(*entries_read[i]));
   }
-
   trace_phase(phase, "create: the cache's state of " + plural(allowed.size(), "wheel") + " looked at");
-  Plan plan = plan_env(in);
-  if (util::log::enabled())
-    for (const auto& line : describe(plan)) util::log::debug("python", line);
-  return execute_plan(plan, it, layout, o, std::move(read_for_plan));
+  return reading;
 }
 
 nlohmann::json to_json(const CreateResult& r, const std::string& env, double seconds) {

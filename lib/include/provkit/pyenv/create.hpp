@@ -1,9 +1,10 @@
 #pragma once
-// `envbuild create`: make an environment match a lock. Reads what the plan
-// needs (each lock entry's candidate wheels from find-links, pylock paths or
-// simple indexes; the installed distributions; the cache), plans (plan.hpp:
-// install, reinstall, remove, keep, each with its reason), then carries the
-// plan out.
+// `envbuild create`: make an environment match a lock, in three steps the tool
+// calls in turn: read what the plan needs (read_plan_inputs: each lock entry's
+// candidate wheels from find-links, pylock paths or simple indexes; the
+// installed distributions; the cache), plan (plan.hpp's plan_env: install,
+// reinstall, remove, keep, each with its reason), carry the plan out
+// (execute_plan).
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -17,6 +18,7 @@
 #include "provkit/pyenv/venv.hpp"
 #include "provkit/pyspec/lock.hpp"
 #include "provkit/pyspec/wheel_name.hpp"
+#include "provkit/wheels/cache.hpp"
 #include "provkit/wheels/linker.hpp"
 
 namespace provkit::pyenv {
@@ -71,8 +73,18 @@ nlohmann::json to_json(const CreateResult& r, const std::string& env, double sec
 CreateResult execute_plan(const Plan& plan, const Interpreter& it, const VenvLayout& layout,
                           const CreateOptions& options, std::map<std::string, wheels::CacheEntry> read_for_plan = {});
 
-// Reads the inputs (interpreter, lock, the wheels each source offers, the environment, the cache), plans
-// (plan_env; each decision traced) and carries the plan out.
-CreateResult create_env(const CreateOptions& options);
+// What planning read, kept to carry the plan out.
+struct PlanReading {
+  Interpreter interpreter;
+  VenvLayout layout;
+  PlanInputs inputs;  // for plan_env
+  // Cache entries (by sha256) read while looking at the cache's state: execute_plan's `read_for_plan`.
+  std::map<std::string, wheels::CacheEntry> cache_entries;
+};
+
+// Reads what a plan needs, changing nothing: the interpreter, the lock, the wheels each source offers
+// (hashed as far as the choice needs), the distributions installed in `options.env`, the cache's state of
+// every wheel the lock allows. `envbuild create` is read_plan_inputs, plan_env (plan.hpp), execute_plan.
+PlanReading read_plan_inputs(const CreateOptions& options);
 
 }  // namespace provkit::pyenv

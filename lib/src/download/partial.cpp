@@ -33,6 +33,11 @@ void PartialFile::open(int connections, std::uint64_t min_split, download::Obser
 void PartialFile::close() {
   hasher_.stop();
   writer_.finish();
+  try {
+    record_.drain();  // the sidecar written before the lock is let go
+  } catch (const Error&) {
+    // A sidecar that could not be rewritten: the next run judges what is there (an older sidecar claims less).
+  }
   handle_.close();
 }
 

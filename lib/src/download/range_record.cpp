@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <utility>
 
 #include "provkit/error.hpp"
 
@@ -105,22 +106,82 @@ void RangeRecord::move_frontier() {
   while (frontier_ < ranges_.size() && ranges_[frontier_].complete()) ++frontier_;
 }
 
+SidecarWriter::~SidecarWriter() {
+  if (!worker_.joinable()) return;
+  {
+    std::lock_guard lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  worker_.join();
+}
+
+void SidecarWriter::rethrow() {
+  if (auto e = std::exchange(error_, nullptr)) std::rethrow_exception(e);
+}
+
+void SidecarWriter::post(std::string content) {
+  {
+    std::lock_guard lock(mu_);
+    rethrow();
+    pending_ = std::move(content);
+    if (!worker_.joinable()) worker_ = std::thread([this] { loop(); });
+  }
+  cv_.notify_all();
+}
+
+void SidecarWriter::drain() {
+  std::unique_lock lock(mu_);
+  cv_.wait(lock, [&] { return !pending_ && !writing_; });
+  rethrow();
+}
+
+void SidecarWriter::loop() {
+  std::unique_lock lock(mu_);
+  for (;;) {
+    cv_.wait(lock, [&] { return stop_ || pending_; });
+    if (!pending_) return;  // stopping, nothing left to write
+    std::string content = std::move(*pending_);
+    pending_.reset();
+    writing_ = true;
+    lock.unlock();
+    std::exception_ptr failed;
+    try {
+      root_.write_atomic(path_, content, std::filesystem::perms(0644), util::Durability::process_crash);
+    } catch (...) {
+      failed = std::current_exception();
+    }
+    lock.lock();
+    writing_ = false;
+    if (failed && !error_) error_ = failed;
+    cv_.notify_all();
+  }
+}
+
 void RangeRecord::save() {
   if (!split()) return;
+  writer_.drain();  // a background write must not land after this one
   root_.write_atomic(sidecar_, ranges::format_sidecar(size_, ranges_), std::filesystem::perms(0644),
                      util::Durability::process_crash);
   written_ = std::chrono::steady_clock::now();
 }
 
 void RangeRecord::save_now_and_then(std::size_t i) {
-  if (split() && (ranges_[i].complete() || std::chrono::steady_clock::now() - written_ > kSidecarInterval)) save();
+  if (split() && (ranges_[i].complete() || std::chrono::steady_clock::now() - written_ > kSidecarInterval)) {
+    writer_.post(ranges::format_sidecar(size_, ranges_));
+    written_ = std::chrono::steady_clock::now();
+  }
 }
 
 void RangeRecord::save_if_due() {
-  if (split() && std::chrono::steady_clock::now() - written_ > kSidecarInterval) save();
+  if (split() && std::chrono::steady_clock::now() - written_ > kSidecarInterval) {
+    writer_.post(ranges::format_sidecar(size_, ranges_));
+    written_ = std::chrono::steady_clock::now();
+  }
 }
 
 void RangeRecord::remove() {
+  writer_.drain();  // nothing written after the removal
   try {
     root_.remove(sidecar_);
   } catch (const Error&) {  // nothing to remove, or nothing that can be: the next open judges it

@@ -3,8 +3,10 @@
 // and RangeRecord keeping the sidecar on disk and reading it back.
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <fstream>
 
 #include "download/range_record.hpp"
+#include "provkit/error.hpp"
 #include "provkit/util/fs.hpp"
 #include "support/temp_dir.hpp"
 
@@ -117,4 +119,36 @@ TEST_CASE("RangeRecord: the sidecar written, read back on the next load, removed
   fs::create_symlink("/etc/passwd", sidecar);
   download::RangeRecord rec(root, sidecar, kSize);
   CHECK(rec.load(kMiB, 2, kMiB).from == ResumePlan::From::unreadable);
+}
+
+TEST_CASE("SidecarWriter: off the caller's thread, the newest content wins, drained before removal, errors rethrown",
+          "[download][partial]") {
+  test::TempDir dir("sidecar-writer");
+  util::Root root(dir.path);
+  fs::path sidecar = dir / "blob.partial.ranges";
+  {
+    download::SidecarWriter w(root, sidecar);
+    for (int i = 0; i < 200; ++i) w.post("content " + std::to_string(i) + "\n");
+    w.drain();
+    CHECK(util::read_file(sidecar) == "content 199\n");  // whatever was skipped, the last one stands
+  }
+  // The periodic saves of a RangeRecord go through it; remove() waits for them, so no sidecar comes back.
+  {
+    download::RangeRecord rec(root, sidecar, kSize);
+    rec.load(0, 2, kMiB);
+    REQUIRE(rec.split());
+    rec.advance(0, rec.ranges()[0].end);
+    rec.save_now_and_then(0);  // the range is full: saved now, in the background
+    rec.remove();
+    CHECK_FALSE(fs::exists(sidecar));
+    rec.save_now_and_then(0);
+    rec.drain();
+    CHECK(fs::is_regular_file(sidecar));
+  }
+  // A write that fails (the sidecar's directory is a file) is thrown on the caller's thread, at drain or post.
+  std::ofstream(dir / "not-a-dir") << "x";
+  download::SidecarWriter bad(root, dir / "not-a-dir" / "blob.ranges");
+  bad.post("x\n");
+  CHECK_THROWS_AS(bad.drain(), provkit::Error);
+  bad.drain();  // told once
 }

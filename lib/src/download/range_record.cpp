@@ -166,18 +166,18 @@ void RangeRecord::save() {
   written_ = std::chrono::steady_clock::now();
 }
 
+void RangeRecord::save_in_background() {
+  writer_.post(ranges::format_sidecar(size_, ranges_));
+  written_ = std::chrono::steady_clock::now();
+}
+
 void RangeRecord::save_now_and_then(std::size_t i) {
-  if (split() && (ranges_[i].complete() || std::chrono::steady_clock::now() - written_ > kSidecarInterval)) {
-    writer_.post(ranges::format_sidecar(size_, ranges_));
-    written_ = std::chrono::steady_clock::now();
-  }
+  if (split() && (ranges_[i].complete() || std::chrono::steady_clock::now() - written_ > kSidecarInterval))
+    save_in_background();
 }
 
 void RangeRecord::save_if_due() {
-  if (split() && std::chrono::steady_clock::now() - written_ > kSidecarInterval) {
-    writer_.post(ranges::format_sidecar(size_, ranges_));
-    written_ = std::chrono::steady_clock::now();
-  }
+  if (split() && std::chrono::steady_clock::now() - written_ > kSidecarInterval) save_in_background();
 }
 
 void RangeRecord::remove() {

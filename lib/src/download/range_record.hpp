@@ -109,6 +109,8 @@ class RangeRecord {
 
  private:
   void move_frontier();
+  // The sidecar as the ranges stand now, handed to the writer's thread.
+  void save_in_background();
 
   const util::Root& root_;
   std::filesystem::path sidecar_;

@@ -386,8 +386,9 @@ PlanReading read_plan_inputs(const CreateOptions& o) {
     bool installed_here = std::any_of(in.installed.begin(), in.installed.end(), [&](const InstalledState& s) {
       return s.files && PackageName(s.dist.name) == PackageName(e.name);
     });
-    if (!installed_here) continue;
-    for (const auto& c : in.candidates[normalize_name(e.name)]) {
+    auto offered_here = in.candidates.find(normalize_name(e.name));
+    if (!installed_here || offered_here == in.candidates.end()) continue;
+    for (const auto& c : offered_here->second) {
       auto sha = choice_hash(c);
       if (std::find(e.sha256.begin(), e.sha256.end(), sha) != e.sha256.end()) to_compare.emplace(sha, c.local);
     }

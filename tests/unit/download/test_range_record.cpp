@@ -121,7 +121,7 @@ TEST_CASE("RangeRecord: the sidecar written, read back on the next load, removed
   CHECK(rec.load(kMiB, 2, kMiB).from == ResumePlan::From::unreadable);
 }
 
-TEST_CASE("SidecarWriter: off the caller's thread, the newest content wins, drained before removal, errors rethrown",
+TEST_CASE("SidecarWriter: the newest content wins, drained before removal, errors rethrown on the caller's thread",
           "[download][partial]") {
   test::TempDir dir("sidecar-writer");
   util::Root root(dir.path);

@@ -61,7 +61,9 @@ sync; t0=$(now); run_uv "$work/uv-cold"; t_uv_cold=$(secs "$t0" "$(now)"); rm -r
 sync; t0=$(now); run_uv "$work/uv-warm"; t_uv_warm=$(secs "$t0" "$(now)")
 
 eb() { "$ENVBUILD" --cache-dir "$work/eb-cache" create "$1" --python "$PY" --lock "$work/lock.txt" --find-links "$work/wheels"; }
-sync; t0=$(now); eb "$work/eb-cold"; t_eb_cold=$(secs "$t0" "$(now)")
+# The cold run is traced too: $OUT/envbuild-cold.trace has its phases (unpacking, the cache's sync, linking).
+sync; t0=$(now); PROVKIT_LOG=debug eb "$work/eb-cold" 2>"$OUT/envbuild-cold.trace"; t_eb_cold=$(secs "$t0" "$(now)")
+grep -E "create: " "$OUT/envbuild-cold.trace" | sed 's/^envbuild: debug: python: /  /' || true
 t_old_cold=
 if [[ -n ${ENVBUILD_OLD:-} ]]; then  # the earlier build's cold run, on a cache of its own
   sync; t0=$(now); "$ENVBUILD_OLD" --cache-dir "$work/old-cache" create "$work/old-cold" --python "$PY" --lock "$work/lock.txt" \

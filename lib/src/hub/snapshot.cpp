@@ -111,7 +111,7 @@ VerifySummary verify_snapshot(const Manifest& m, const hfcache::Layout& layout, 
   std::vector<bool> done(items.size());
   std::size_t next_to_report = 0;
   std::mutex mu;
-  util::parallel_for(items.size(), std::max(1u, std::thread::hardware_concurrency()), [&](std::size_t i) {
+  util::parallel_for(items.size(), util::cpu_jobs(), [&](std::size_t i) {
     download::Verification v = items[i].verification;  // a dropped part: nothing to read
     if (items[i].dropped_into.empty()) v = download::verify_file(layout.file_path(items[i].path), items[i].spec);
     std::lock_guard lock(mu);

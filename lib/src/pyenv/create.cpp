@@ -186,12 +186,25 @@ CreateResult execute_plan(const Plan& plan, const Interpreter& it, const VenvLay
       if (r.wheel.name == w.name) work.push_back({&r.wheel, &r.fetch, {}});
   }
 
-  // Fill the cache (download and unpack what is missing), in parallel; new entries are published together
-  // once their files are on disk.
+  // Fill the cache in three steps: each wheel found in the cache, or fetched and its unpack begun (the
+  // central directory judged), in parallel; then the parts of every unpack on one pool of threads, largest
+  // first (torch's largest library, a GB in one member, started late or sharing the cores with a hundred
+  // other parts, finished alone seconds after the rest); then each unpack finished (its RECORD checked).
+  // New entries are published together once their files are on disk.
   std::mutex warn_mutex, staged_mutex;
   std::vector<std::pair<std::size_t, WheelCache::Staged>> staged_entries;
+  std::vector<std::optional<WheelCache::Staging>> stagings(work.size());
   download::Observer& downloads = downloads_of(o);
-  auto fill = [&](std::size_t k) {
+  auto judge_record = [&](const Work& job) {
+    const auto& probs = job.cached.info.record_problems;
+    if (probs.empty()) return;
+    if (!o.allow_bad_record)
+      throw Error(CreateRefusal::bad_record, job.wheel->wheel.wheel.filename + " has a bad RECORD (" +
+                                                 plural(probs.size(), "problem") + ", first: " + probs.front() + ")");
+    std::lock_guard lock(warn_mutex);
+    result.bad_records.push_back({job.wheel->wheel.wheel.filename, probs.size(), probs.front()});
+  };
+  auto find_or_begin = [&](std::size_t k) {
     Work& job = work[k];
     const SelectedWheel& w = *job.wheel;
     const std::string sha = w.sha256();
@@ -222,24 +235,25 @@ CreateResult execute_plan(const Plan& plan, const Interpreter& it, const VenvLay
     }
     if (found) {
       job.cached = std::move(*found);
-    } else {
-      fs::path wheel_file = w.wheel.local;
-      std::error_code ec;
-      if (wheel_file.empty() && fs::exists(cache.downloaded_wheel(sha), ec)) wheel_file = cache.downloaded_wheel(sha);
-      if (wheel_file.empty()) wheel_file = download_wheel(w.wheel.url, sha, w.wheel.size, cache, downloads);
-      auto staged = cache.stage(sha, wheel_file);
-      job.cached = staged.entry;
+      judge_record(job);
+      return;
+    }
+    fs::path wheel_file = w.wheel.local;
+    std::error_code ec;
+    if (wheel_file.empty() && fs::exists(cache.downloaded_wheel(sha), ec)) wheel_file = cache.downloaded_wheel(sha);
+    if (wheel_file.empty()) wheel_file = download_wheel(w.wheel.url, sha, w.wheel.size, cache, downloads);
+    stagings[k] = cache.begin_stage(sha, wheel_file);
+  };
+  auto finish = [&](std::size_t k) {
+    if (!stagings[k]) return;
+    auto staged = cache.finish_stage(*stagings[k]);
+    stagings[k].reset();
+    work[k].cached = staged.entry;
+    {
       std::lock_guard lock(staged_mutex);
       staged_entries.emplace_back(k, std::move(staged));
     }
-    if (!job.cached.info.record_problems.empty()) {
-      const auto& probs = job.cached.info.record_problems;
-      if (!o.allow_bad_record)
-        throw Error(CreateRefusal::bad_record, w.wheel.wheel.filename + " has a bad RECORD (" +
-                                                   plural(probs.size(), "problem") + ", first: " + probs.front() + ")");
-      std::lock_guard lock(warn_mutex);
-      result.bad_records.push_back({w.wheel.wheel.filename, probs.size(), probs.front()});
-    }
+    judge_record(work[k]);
   };
   std::vector<WheelCache::Staged> staged_only;
   auto publish = [&] {
@@ -247,8 +261,7 @@ CreateResult execute_plan(const Plan& plan, const Interpreter& it, const VenvLay
     cache.publish_all(staged_only);
     for (auto& [k, st] : staged_entries) work[k].cached.tree = cache.root() / "unpacked" / st.sha256 / "tree";
   };
-  // Largest wheel first: torch's or a CUDA library's unpack is the longest job, and started last it would
-  // run alone at the end.
+  // Largest wheel first: its download or central directory is the longest of the first step.
   std::vector<std::uint64_t> sizes(work.size());
   for (std::size_t k = 0; k < work.size(); ++k) {
     const auto& c = work[k].wheel->wheel;
@@ -259,14 +272,34 @@ CreateResult execute_plan(const Plan& plan, const Interpreter& it, const VenvLay
   std::vector<std::size_t> order(work.size());
   for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return sizes[a] > sizes[b]; });
+  std::size_t unpacked = 0;
   try {
-    util::parallel_for(work.size(), jobs, [&](std::size_t k) { fill(order[k]); });
+    util::parallel_for(work.size(), jobs, [&](std::size_t k) { find_or_begin(order[k]); });
+    struct Part {
+      std::size_t job, part;
+      std::uint64_t bytes;
+    };
+    std::vector<Part> parts;
+    for (std::size_t k = 0; k < work.size(); ++k) {
+      if (!stagings[k]) continue;
+      ++unpacked;
+      for (std::size_t p = 0; p < stagings[k]->unpack->parts(); ++p)
+        parts.push_back({k, p, stagings[k]->unpack->part_size(p)});
+    }
+    std::stable_sort(parts.begin(), parts.end(), [](const Part& a, const Part& b) { return a.bytes > b.bytes; });
+    util::parallel_for(parts.size(), o.jobs ? o.jobs : util::cpu_jobs(),
+                       [&](std::size_t i) { stagings[parts[i].job]->unpack->run_part(parts[i].part); });
+    util::parallel_for(work.size(), jobs, finish);
   } catch (...) {
-    publish();  // what was unpacked is sound (RECORD problems are kept with it)
+    for (auto& staging : stagings)
+      if (staging) cache.discard(*staging);
+    publish();  // what was unpacked whole is sound (RECORD problems are kept with it)
     throw;
   }
+  trace_phase(phase, "create: " + plural(unpacked, "wheel") + " unpacked, " + std::to_string(work.size() - unpacked) +
+                         " found unpacked in the cache");
   publish();
-  trace_phase(phase, "create: " + plural(work.size(), "wheel") + " in the cache");
+  trace_phase(phase, "create: the cache synced to disk, " + plural(staged_only.size(), "wheel") + " published");
 
   // Every wheel's layout is judged (names, .data, nothing over the skeleton) before the environment is touched.
   const wheels::InstallScheme scheme = install_scheme(layout);

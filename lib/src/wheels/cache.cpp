@@ -13,6 +13,7 @@
 #include "provkit/util/fd.hpp"
 #include "provkit/util/fs.hpp"
 #include "provkit/util/hash.hpp"
+#include "provkit/util/parallel.hpp"
 
 namespace provkit::wheels {
 
@@ -108,14 +109,24 @@ std::optional<CacheEntry> WheelCache::find(const std::string& sha256) const {
   }
 }
 
-WheelCache::Staged WheelCache::stage(const std::string& sha256, const fs::path& wheel_file) {
-  Staged staged;
-  staged.sha256 = sha256;
-  staged.dir = temp_path(sha256);
+WheelCache::Staging WheelCache::begin_stage(const std::string& sha256, const fs::path& wheel_file) {
+  Staging staging{sha256, temp_path(sha256), nullptr};
   util::Root cache = below(root_);
-  cache.make_dirs(staged.dir / "tree");  // tmp/ itself a link: refused here, before a byte is unpacked
+  cache.make_dirs(staging.dir / "tree");  // tmp/ itself a link: refused here, before a byte is unpacked
   try {
-    staged.entry.info = unpack_wheel(wheel_file, staged.dir / "tree");
+    staging.unpack = std::make_unique<WheelUnpack>(wheel_file, staging.dir / "tree");
+  } catch (...) {
+    discard(staging);
+    throw;
+  }
+  return staging;
+}
+
+WheelCache::Staged WheelCache::finish_stage(Staging& staging) {
+  Staged staged{staging.sha256, staging.dir, {}};
+  util::Root cache = below(root_);
+  try {
+    staged.entry.info = staging.unpack->finish();
     // What each file is right after extraction, to know later whether it still is.
     for (auto& f : staged.entry.info.files) {
       struct stat st {};
@@ -125,10 +136,23 @@ WheelCache::Staged WheelCache::stage(const std::string& sha256, const fs::path& 
     }
     cache.write_atomic(staged.dir / "files.json", to_json(staged.entry).dump());
   } catch (...) {
-    remove_quietly(cache, staged.dir);
+    discard(staging);
     throw;
   }
   return staged;
+}
+
+void WheelCache::discard(const Staging& staging) { remove_quietly(below(root_), staging.dir); }
+
+WheelCache::Staged WheelCache::stage(const std::string& sha256, const fs::path& wheel_file) {
+  Staging staging = begin_stage(sha256, wheel_file);
+  try {
+    staging.unpack->run_parts(util::cpu_jobs());
+  } catch (...) {
+    discard(staging);
+    throw;
+  }
+  return finish_stage(staging);
 }
 
 void WheelCache::sync() const {

@@ -146,10 +146,6 @@ std::vector<EntryHeader> read_headers(const fs::path& wheel, const UnpackLimits&
 
 namespace {
 
-// Members of one wheel are inflated side by side in this many parts at most: torch and the CUDA libraries are
-// a few GB each, and one stream of inflate, sha256 and write is the longest job of a cold create.
-constexpr std::size_t kMaxParts = 8;
-
 // Entries [begin, end) of the archive order, written below `root` (their directories made already): each one
 // streamed, hashed and checked against its declared size and the wheel's limits (`total` is what every part
 // has written so far). The file's write-back is started as soon as it is written, so that the cache's one
@@ -206,16 +202,26 @@ void extract_part(const fs::path& wheel, const fs::path& dest, const util::Root&
                                    : "corrupt zip: " + archive_error(ar.a));
 }
 
-// Contiguous runs of entries of about equal declared bytes, at most kMaxParts: the bounds of each.
+// Parts in archive order: a member of `part_bytes` or more is a part of its own (torch's and the CUDA
+// libraries' largest files are single members of up to a GB, one stream of inflate, hash and write each);
+// smaller members are grouped until a part holds `part_bytes`. The bounds of each part.
 std::vector<std::size_t> part_bounds(const std::vector<EntryHeader>& headers, std::uint64_t part_bytes) {
-  std::uint64_t declared = 0;
-  for (const auto& h : headers) declared += h.size.value_or(0);
-  const std::size_t parts = std::clamp<std::size_t>(declared / std::max<std::uint64_t>(part_bytes, 1), 1, kMaxParts);
+  part_bytes = std::max<std::uint64_t>(part_bytes, 1);
   std::vector<std::size_t> bounds{0};
-  std::uint64_t sum = 0;
+  std::uint64_t open_part = 0;  // declared bytes of the part being grouped
   for (std::size_t i = 0; i < headers.size(); ++i) {
-    sum += headers[i].size.value_or(0);
-    if (bounds.size() < parts && sum >= declared / parts * bounds.size()) bounds.push_back(i + 1);
+    const std::uint64_t size = headers[i].size.value_or(0);
+    if (size >= part_bytes) {
+      if (bounds.back() != i) bounds.push_back(i);  // the group before it ends here
+      bounds.push_back(i + 1);
+      open_part = 0;
+      continue;
+    }
+    open_part += size;
+    if (open_part >= part_bytes) {
+      bounds.push_back(i + 1);
+      open_part = 0;
+    }
   }
   if (bounds.back() != headers.size()) bounds.push_back(headers.size());
   return bounds;
@@ -223,24 +229,57 @@ std::vector<std::size_t> part_bounds(const std::vector<EntryHeader>& headers, st
 
 }  // namespace
 
-UnpackedWheel unpack_wheel(const fs::path& wheel, const fs::path& dest, const UnpackLimits& limits) {
-  const std::vector<EntryHeader> headers = read_headers(wheel, limits);
-  util::Root root(dest);  // nothing is written through a link, should one appear in dest meanwhile
+struct WheelUnpack::State {
+  fs::path wheel, dest;
+  UnpackLimits limits;
+  std::vector<EntryHeader> headers;
+  util::Root root;  // nothing is written through a link, should one appear in dest meanwhile
+  std::vector<std::size_t> bounds;
+  std::vector<std::optional<UnpackedFile>> files;
+  std::atomic<std::uint64_t> total{0};
+  State(const fs::path& w, const fs::path& d, const UnpackLimits& l)
+      : wheel(w), dest(d), limits(l), headers(read_headers(w, l)), root(d) {}
+};
+
+WheelUnpack::WheelUnpack(const fs::path& wheel, const fs::path& dest, const UnpackLimits& limits)
+    : state_(std::make_unique<State>(wheel, dest, limits)) {
+  State& st = *state_;
   // Every directory first, so that the parts only create files.
   std::unordered_set<std::string> made_dirs;
-  for (const auto& h : headers) {
+  for (const auto& h : st.headers) {
     const fs::path dir = h.is_dir ? dest / h.clean : (dest / h.clean).parent_path();
-    if (made_dirs.insert(dir.string()).second) root.make_dirs(dir);
+    if (made_dirs.insert(dir.string()).second) st.root.make_dirs(dir);
   }
-  std::vector<std::optional<UnpackedFile>> files(headers.size());
-  std::atomic<std::uint64_t> total{0};
-  const auto bounds = part_bounds(headers, limits.part_bytes);
-  util::parallel_for(bounds.size() - 1, static_cast<unsigned>(bounds.size() - 1), [&](std::size_t p) {
-    extract_part(wheel, dest, root, headers, bounds[p], bounds[p + 1], limits, total, files);
-  });
+  st.bounds = part_bounds(st.headers, limits.part_bytes);
+  st.files.resize(st.headers.size());
+}
+
+WheelUnpack::~WheelUnpack() = default;
+
+std::size_t WheelUnpack::parts() const { return state_->bounds.size() - 1; }
+
+std::uint64_t WheelUnpack::part_size(std::size_t part) const {
+  std::uint64_t bytes = 0;
+  for (std::size_t i = state_->bounds[part]; i < state_->bounds[part + 1]; ++i)
+    bytes += state_->headers[i].size.value_or(0);
+  return bytes;
+}
+
+void WheelUnpack::run_part(std::size_t part) {
+  State& st = *state_;
+  extract_part(st.wheel, st.dest, st.root, st.headers, st.bounds[part], st.bounds[part + 1], st.limits, st.total,
+               st.files);
+}
+
+UnpackedWheel WheelUnpack::finish() {
+  State& st = *state_;
+  const fs::path& wheel = st.wheel;
+  const fs::path& dest = st.dest;
+  const util::Root& root = st.root;
   UnpackedWheel out;
-  for (auto& f : files)
+  for (auto& f : st.files)
     if (f) out.files.push_back(std::move(*f));
+  st.files.clear();
 
   // The one top-level .dist-info directory (read_headers refused a second), holding RECORD.
   for (auto& f : out.files) {
@@ -285,6 +324,20 @@ UnpackedWheel unpack_wheel(const fs::path& wheel, const fs::path& dest, const Un
     if (!files_seen.count(row.path) && !row.hash.empty())
       out.record_problems.push_back(row.path + ": listed in RECORD but not in the wheel");
   return out;
+}
+
+void WheelUnpack::run_parts(unsigned threads) {
+  std::vector<std::size_t> order(parts());
+  for (std::size_t p = 0; p < order.size(); ++p) order[p] = p;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return part_size(a) > part_size(b); });
+  util::parallel_for(order.size(), threads, [&](std::size_t k) { run_part(order[k]); });
+}
+
+UnpackedWheel unpack_wheel(const fs::path& wheel, const fs::path& dest, const UnpackLimits& limits) {
+  WheelUnpack unpack(wheel, dest, limits);
+  unpack.run_parts(util::cpu_jobs());
+  return unpack.finish();
 }
 
 std::string read_zip_member(const fs::path& zip, const std::string& name) {

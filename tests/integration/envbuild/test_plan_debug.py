@@ -65,7 +65,8 @@ def test_version_change_and_removal():
     # Where the create's time went, phase by phase, in the order they ran (for a host without a profiler).
     steps = [what for what, _ in phases(p.stderr)]
     check(steps == ["interpreter asked", "lock read, the wheels of its 2 entries found and hashed",
-                    "0 installed distributions read", "the cache's state of 2 wheels looked at", "2 wheels in the cache",
+                    "0 installed distributions read", "the cache's state of 2 wheels looked at",
+                    "2 wheels unpacked, 0 found unpacked in the cache", "the cache synced to disk, 2 wheels published",
                     "install plans made", "environment made, removals done", "2 wheels installed"],
           "the create's phases", steps)
 

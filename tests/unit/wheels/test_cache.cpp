@@ -107,3 +107,33 @@ TEST_CASE("wheel cache: links planted in the cache move nothing outside it", "[e
     }
   }
 }
+
+TEST_CASE("wheel cache: a staging in steps publishes what finished; a dropped one leaves nothing in tmp/",
+          "[envbuild][cache]") {
+  provkit::test::TempDir tmp("wheelcache-steps");
+  const fs::path wheels = fs::path(PROVKIT_TEST_DATA) / "locks" / "uv-0.11.15" / "wheels";
+  const fs::path pure = wheels / "demopure-1.0-py3-none-any.whl";
+  WheelCache cache(tmp / "cache");
+  const std::string sha = provkit::util::sha256_file(pure);
+  auto staging = cache.begin_stage(sha, pure);
+  REQUIRE(staging.unpack);
+  CHECK(fs::is_directory(staging.dir / "tree"));
+  CHECK_FALSE(cache.has_unpacked(sha));
+  staging.unpack->run_parts(2);
+  auto staged = cache.finish_stage(staging);
+  CHECK_FALSE(staged.entry.info.files.empty());
+  CHECK(staged.entry.mtimes.size() == staged.entry.info.files.size());
+  CHECK_FALSE(cache.has_unpacked(sha));  // nothing is published before publish_all
+  std::vector<WheelCache::Staged> batch{staged};
+  cache.publish_all(batch);
+  CHECK(cache.has_unpacked(sha));
+  CHECK(fs::is_empty(tmp / "cache" / "tmp"));
+
+  // Begun, never run: discarded, its directory gone, nothing published.
+  auto dropped = cache.begin_stage(std::string(64, 'a'), pure);
+  CHECK(fs::exists(dropped.dir));
+  cache.discard(dropped);
+  CHECK_FALSE(fs::exists(dropped.dir));
+  CHECK(fs::is_empty(tmp / "cache" / "tmp"));
+  CHECK_FALSE(cache.has_unpacked(std::string(64, 'a')));
+}

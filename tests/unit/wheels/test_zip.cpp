@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <thread>
 
 #include "provkit/error.hpp"
 #include "provkit/util/fs.hpp"
@@ -46,7 +47,7 @@ TEST_CASE("pack then unpack a wheel: hashes match RECORD, tampering is reported"
   CHECK(read_zip_member(t.path / "pkg-1.0-py3-none-any.whl", "pkg-1.0.dist-info/WHEEL") == "Wheel-Version: 1.0\n");
 }
 
-TEST_CASE("unpacked in eight parts, a wheel's members are each whole, in archive order and checked", "[envbuild]") {
+TEST_CASE("unpacked in parts, a wheel's members are each whole, in archive order and checked", "[envbuild]") {
   TempDir t;
   std::vector<PackEntry> entries;
   for (int i = 0; i < 24; ++i) {
@@ -58,9 +59,10 @@ TEST_CASE("unpacked in eight parts, a wheel's members are each whole, in archive
   const fs::path wheel = t.path / "pkg-1.0-py3-none-any.whl";
   pack_wheel(wheel, entries, "pkg-1.0.dist-info/RECORD");
   UnpackLimits parts;
-  parts.part_bytes = 4096;  // 24 members of ~3 KiB: eight parts
+  parts.part_bytes = 4096;  // 24 members of 3.2-4.2 KiB: one or two to a part
   fs::create_directories(t.path / "out");
   auto w = unpack_wheel(wheel, t.path / "out", parts);
+  CHECK(WheelUnpack(wheel, t.path / "probe", parts).parts() >= 12);
   CHECK(w.record_problems.empty());  // every member's hash and size as RECORD gives them
   REQUIRE(w.files.size() == entries.size() + 1);
   for (std::size_t i = 0; i < entries.size(); ++i) {
@@ -69,6 +71,44 @@ TEST_CASE("unpacked in eight parts, a wheel's members are each whole, in archive
     CHECK(w.files[i].executable == entries[i].executable);
   }
   CHECK(w.files.back().path == "pkg-1.0.dist-info/RECORD");
+}
+
+TEST_CASE("a member as large as a part is a part of its own; parts run in any order, on any thread", "[envbuild]") {
+  TempDir t;
+  auto body = [](int seed, std::size_t bytes) {
+    std::string b;
+    for (int k = 0; b.size() < bytes; ++k) b += std::to_string(seed * 7919 + k * 31) + (k % 9 ? "," : "\n");
+    return b;
+  };
+  // small, small, LARGE, small, LARGE, LARGE, small (+ WHEEL and RECORD, small)
+  std::vector<std::size_t> sizes = {1000, 1000, 9000, 1000, 12000, 9000, 1000};
+  std::vector<PackEntry> entries;
+  for (std::size_t i = 0; i < sizes.size(); ++i)
+    entries.push_back({"pkg/m" + std::to_string(i), {}, body(static_cast<int>(i), sizes[i]), false});
+  entries.push_back({"pkg-1.0.dist-info/WHEEL", {}, "Wheel-Version: 1.0\n", false});
+  const fs::path wheel = t.path / "pkg-1.0-py3-none-any.whl";
+  pack_wheel(wheel, entries, "pkg-1.0.dist-info/RECORD");
+  UnpackLimits limits;
+  limits.part_bytes = 8192;
+  fs::create_directories(t.path / "out");
+  WheelUnpack unpack(wheel, t.path / "out", limits);
+  // [m0 m1] [m2] [m3] [m4] [m5] [m6 WHEEL RECORD]: each large member alone, the small ones between grouped.
+  REQUIRE(unpack.parts() == 6);
+  std::vector<std::uint64_t> part_sizes;
+  for (std::size_t p = 0; p < unpack.parts(); ++p) part_sizes.push_back(unpack.part_size(p));
+  CHECK(part_sizes[1] == entries[2].content.size());
+  CHECK(part_sizes[3] == entries[4].content.size());
+  CHECK(part_sizes[4] == entries[5].content.size());
+  CHECK(part_sizes[0] == entries[0].content.size() + entries[1].content.size());
+  // Last part first, then the rest backwards, each on a thread of its own.
+  for (std::size_t p = unpack.parts(); p-- > 0;) std::thread([&] { unpack.run_part(p); }).join();
+  auto w = unpack.finish();
+  CHECK(w.record_problems.empty());
+  REQUIRE(w.files.size() == entries.size() + 1);
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    CHECK(w.files[i].path == entries[i].name);
+    CHECK(provkit::util::read_file(t.path / "out" / entries[i].name) == entries[i].content);
+  }
 }
 
 namespace {

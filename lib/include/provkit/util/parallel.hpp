@@ -87,4 +87,8 @@ inline unsigned default_jobs() {
   return std::clamp(hc * 2, 4u, 32u);
 }
 
+// Worker count for CPU-bound work (inflate, hashing): one per core, so that the longest job started first
+// keeps a whole core.
+inline unsigned cpu_jobs() { return std::max(1u, std::thread::hardware_concurrency()); }
+
 }  // namespace provkit::util

@@ -10,6 +10,7 @@
 // crash leaves nothing half-unpacked under unpacked/.
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -46,6 +47,17 @@ class WheelCache {
     CacheEntry entry;
   };
   Staged stage(const std::string& sha256, const fs::path& wheel_file);
+  // stage() itself in steps, for a batch whose parts all run on one pool of threads, largest first:
+  // begin_stage (the wheel's central directory judged, its directories made in tmp/), the unpack's parts,
+  // then finish_stage. A staging that fails or is dropped is removed with discard().
+  struct Staging {
+    std::string sha256;
+    fs::path dir;
+    std::unique_ptr<WheelUnpack> unpack;
+  };
+  Staging begin_stage(const std::string& sha256, const fs::path& wheel_file);
+  Staged finish_stage(Staging& staging);
+  void discard(const Staging& staging);
   void publish_all(std::vector<Staged>& staged);
   bool has_unpacked(const std::string& sha256) const;
   // Drops an unpacked entry (moved aside, then removed), e.g. when its files

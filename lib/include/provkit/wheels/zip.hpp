@@ -6,6 +6,7 @@
 // from the central directory, before a byte is written.
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -41,17 +42,41 @@ struct UnpackLimits {
   std::uint64_t max_entries = 500000;
   double max_ratio = 100;                           // uncompressed total / wheel file size
   std::uint64_t ratio_applies_above = 64ull << 20;  // small wheels may compress very well
-  // Not a limit: a wheel's members are inflated side by side in one part per this many declared bytes (at
-  // most 8), so that torch's or a CUDA library's few GB are not one stream of inflate, hash and write.
+  // Not a limit: a wheel's members are inflated side by side in parts, a member this large or larger in a
+  // part of its own and smaller ones grouped up to this many declared bytes, so that torch's or a CUDA
+  // library's few GB are not one stream of inflate, hash and write.
   std::uint64_t part_bytes = 64ull << 20;
 };
 
-// Unpacks `wheel` into the empty directory `dest`, its members in parts side by side (`part_bytes`); each
-// file's write-back is started as soon as it is written. Throws Error(check_failed)
+// Unpacks `wheel` into the empty directory `dest`, its parts side by side, largest first; each file's
+// write-back is started as soon as it is written. Throws Error(check_failed)
 // naming the wheel and entry for unsafe entries, sizes past `limits` (declared
 // ones before writing, actual ones while streaming) or an unreadable archive;
 // RECORD mismatches are returned for the caller to judge.
 UnpackedWheel unpack_wheel(const fs::path& wheel, const fs::path& dest, const UnpackLimits& limits = {});
+
+// The same in steps, for a caller that unpacks many wheels on one pool of threads, every wheel's parts
+// largest first: a GB member started late, or sharing the cores with a hundred other parts, finishes alone
+// long after the rest. The constructor judges the central directory (the refusals above, before a byte is
+// written) and makes the directories; each part is then run once, on any thread; finish() (after every part)
+// checks the files against RECORD.
+class WheelUnpack {
+ public:
+  WheelUnpack(const fs::path& wheel, const fs::path& dest, const UnpackLimits& limits = {});
+  ~WheelUnpack();
+  WheelUnpack(const WheelUnpack&) = delete;
+  WheelUnpack& operator=(const WheelUnpack&) = delete;
+
+  std::size_t parts() const;
+  std::uint64_t part_size(std::size_t part) const;  // the declared bytes of its members
+  void run_part(std::size_t part);
+  void run_parts(unsigned threads);  // every part, side by side on up to `threads` threads, largest first
+  UnpackedWheel finish();
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
 
 // One file of a wheel being packed, stored under `name`: the bytes of the file `source` (opened once, below
 // the directory `below` when that is set: util::Root, no link on the way, a regular file), or `content`

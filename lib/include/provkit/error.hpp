@@ -133,9 +133,16 @@ inline std::string escape_control(std::string_view s) {
 
 // An input file is wrong at a place: the message reads "FILE:LINE: what",
 // with control bytes escaped (what quotes the input).
-inline Error input_error(const std::string& file, int line, const std::string& what) {
-  return Error(Reason::invalid_input,
+// The domain's `reason` (exit 2 as any malformed input, unless the reason says otherwise) or the shared
+// invalid_input.
+template <class R>
+requires std::is_enum_v<R>
+inline Error input_error(R reason, const std::string& file, int line, const std::string& what) {
+  return Error(reason,
                escape_control(file) + (line > 0 ? ":" + std::to_string(line) : "") + ": " + escape_control(what));
+}
+inline Error input_error(const std::string& file, int line, const std::string& what) {
+  return input_error(Reason::invalid_input, file, line, what);
 }
 
 }  // namespace provkit

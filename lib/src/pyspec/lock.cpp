@@ -31,13 +31,16 @@ std::vector<std::string> split_ws(const std::string& s) {
 // "sha256:<hex>" -> hex; refuses weak or unknown algorithms.
 std::string parse_hash(const std::string& value, const std::string& file, int line) {
   auto colon = value.find(':');
-  if (colon == std::string::npos) throw input_error(file, line, "--hash needs ALGORITHM:HEX, got '" + value + "'");
+  if (colon == std::string::npos)
+    throw input_error(LockRefusal::weak_hash, file, line, "--hash needs ALGORITHM:HEX, got '" + value + "'");
   std::string algo = value.substr(0, colon), hex = util::lower(value.substr(colon + 1));
   if (algo == "md5" || algo == "sha1" || algo == "sha224")
-    throw input_error(file, line, algo + " hashes are too weak; use sha256");
+    throw input_error(LockRefusal::weak_hash, file, line, algo + " hashes are too weak; use sha256");
   if (algo != "sha256")
-    throw input_error(file, line, "unsupported hash algorithm '" + algo + "' (envbuild checks sha256)");
-  if (!util::is_hex(hex, 64)) throw input_error(file, line, "sha256 hash must be 64 hex digits, got '" + hex + "'");
+    throw input_error(LockRefusal::weak_hash, file, line,
+                      "unsupported hash algorithm '" + algo + "' (envbuild checks sha256)");
+  if (!util::is_hex(hex, 64))
+    throw input_error(LockRefusal::weak_hash, file, line, "sha256 hash must be 64 hex digits, got '" + hex + "'");
   return hex;
 }
 
@@ -137,7 +140,8 @@ Lock parse_requirements(const std::string& text, const fs::path& path) {
         std::string opt = tokens[t], value;
         bool has_value = false;
         if (opt[0] != '-')
-          throw input_error(file, start_line, "'" + opt + "' follows options; a requirement goes on its own line");
+          throw input_error(LockRefusal::malformed, file, start_line,
+                            "'" + opt + "' follows options; a requirement goes on its own line");
         if (auto eq = opt.find('='); eq != std::string::npos && opt.rfind("--", 0) == 0) {
           value = expand_env_vars(opt.substr(eq + 1));
           opt = opt.substr(0, eq);
@@ -145,10 +149,11 @@ Lock parse_requirements(const std::string& text, const fs::path& path) {
         }
         auto take = [&](const char* what) {
           if (!has_value) {
-            if (t + 1 >= tokens.size()) throw input_error(file, start_line, opt + " needs " + what);
+            if (t + 1 >= tokens.size())
+              throw input_error(LockRefusal::malformed, file, start_line, opt + " needs " + what);
             value = expanded(++t);
           }
-          if (value.empty()) throw input_error(file, start_line, opt + " needs " + what);
+          if (value.empty()) throw input_error(LockRefusal::malformed, file, start_line, opt + " needs " + what);
           return value;
         };
         if (opt == "-i" || opt == "--index-url" || opt == "--extra-index-url") {
@@ -166,14 +171,15 @@ Lock parse_requirements(const std::string& text, const fs::path& path) {
           // Already how envbuild works (wheels only, hashes required, exact pins
           // that may name pre-releases) or irrelevant to it.
         } else if (opt == "-e" || opt == "--editable") {
-          throw input_error(file, start_line,
+          throw input_error(LockRefusal::not_pinned, file, start_line,
                             "editable requirements ('" + opt + (t + 1 < tokens.size() ? " " + tokens[t + 1] : "") +
                                 "') cannot be locked by hash; envbuild installs wheels only (uv export: "
                                 "--no-emit-project; or build the project into a wheel and lock that)");
         } else if (opt == "-r" || opt == "-c" || opt == "--requirement" || opt == "--constraint") {
-          throw input_error(file, start_line, "included files (" + opt + ") are not supported; give one complete lock");
+          throw input_error(LockRefusal::unsupported, file, start_line,
+                            "included files (" + opt + ") are not supported; give one complete lock");
         } else {
-          throw input_error(file, start_line, "unknown option '" + opt + "'");
+          throw input_error(LockRefusal::malformed, file, start_line, "unknown option '" + opt + "'");
         }
       }
       continue;
@@ -191,16 +197,19 @@ Lock parse_requirements(const std::string& text, const fs::path& path) {
     if (semi != std::string::npos) {
       entry.marker = trim(req.substr(semi + 1));
       req = trim(req.substr(0, semi));
-      if (entry.marker.empty()) throw input_error(file, start_line, "empty environment marker after ';'");
+      if (entry.marker.empty())
+        throw input_error(LockRefusal::invalid_marker, file, start_line, "empty environment marker after ';'");
     }
     if (auto w = req_written.find(';'); w != std::string::npos) req_written = trim(req_written.substr(0, w));
     if (req.find("://") != std::string::npos || req.find(" @ ") != std::string::npos)
-      throw input_error(file, start_line, "URL requirements are not supported; pin name==version with --hash");
+      throw input_error(LockRefusal::not_pinned, file, start_line,
+                        "URL requirements are not supported; pin name==version with --hash");
     std::string name, version;
     if (!split_pin(req, name, version)) {
       if (req.find_first_of("<>~!*,") != std::string::npos || req.find("==") == std::string::npos)
-        throw input_error(file, start_line, "'" + req_written + "' is not pinned; every entry must be name==version");
-      throw input_error(file, start_line, "cannot parse requirement '" + req_written + "'");
+        throw input_error(LockRefusal::not_pinned, file, start_line,
+                          "'" + req_written + "' is not pinned; every entry must be name==version");
+      throw input_error(LockRefusal::malformed, file, start_line, "cannot parse requirement '" + req_written + "'");
     }
     entry.name = name;
     entry.version = version;
@@ -208,11 +217,12 @@ Lock parse_requirements(const std::string& text, const fs::path& path) {
       try {
         Marker::parse(entry.marker);
       } catch (const Error& e) {
-        throw input_error(file, start_line, std::string("invalid marker: ") + e.what());
+        throw input_error(LockRefusal::invalid_marker, file, start_line, std::string("invalid marker: ") + e.what());
       }
     }
     if (entry.version.find('*') != std::string::npos)
-      throw input_error(file, start_line, "'" + req_written + "' is not pinned to one version");
+      throw input_error(LockRefusal::not_pinned, file, start_line,
+                        "'" + req_written + "' is not pinned to one version");
     for (; t < tokens.size(); ++t) {
       std::string tok = expanded(t), value;
       if (tok.rfind("--hash=", 0) == 0) {
@@ -220,7 +230,8 @@ Lock parse_requirements(const std::string& text, const fs::path& path) {
       } else if (tok == "--hash" && t + 1 < tokens.size()) {
         value = expanded(++t);
       } else {
-        throw input_error(file, start_line, "unknown option '" + tokens[t] + "' on a requirement");
+        throw input_error(LockRefusal::malformed, file, start_line,
+                          "unknown option '" + tokens[t] + "' on a requirement");
       }
       entry.sha256.push_back(parse_hash(value, file, start_line));
     }
@@ -228,11 +239,12 @@ Lock parse_requirements(const std::string& text, const fs::path& path) {
     else any_hash = true;
     auto [prev, fresh] = seen.emplace(normalize_name(entry.name) + '\0' + entry.marker, start_line);
     if (!fresh)
-      throw input_error(file, start_line, entry.name + " is already locked at line " + std::to_string(prev->second));
+      throw input_error(LockRefusal::duplicate, file, start_line,
+                        entry.name + " is already locked at line " + std::to_string(prev->second));
     lock.entries.push_back(std::move(entry));
   }
   if (!unhashed.empty())
-    throw input_error(file, unhashed.front().first,
+    throw input_error(LockRefusal::unhashed, file, unhashed.front().first,
                       unhashed.front().second + " has no --hash=sha256:...; every entry must be hashed" +
                           (any_hash ? "" : " (this is not a hash-checking lock)"));
   // --no-binary asks pip to build from source, which envbuild never does: refused
@@ -251,11 +263,34 @@ Lock parse_requirements(const std::string& text, const fs::path& path) {
   for (auto& e : lock.entries) {
     auto found = named.find(normalize_name(e.name));
     if (!all && found == named.end()) continue;
-    throw input_error(file, found != named.end() ? found->second : all_line,
+    throw input_error(LockRefusal::unsupported, file, found != named.end() ? found->second : all_line,
                       "--no-binary covers " + e.name + " (line " + std::to_string(e.line) +
                           "): pip would build it from source, and envbuild installs wheels only");
   }
   return lock;
+}
+
+std::string_view reason_name(LockRefusal r) {
+  switch (r) {
+    case LockRefusal::python_mismatch:
+    case LockRefusal::environment_mismatch: return reason_name(Reason::check_failed);
+    case LockRefusal::not_found:
+    case LockRefusal::malformed:
+    case LockRefusal::not_pinned:
+    case LockRefusal::unhashed:
+    case LockRefusal::weak_hash:
+    case LockRefusal::duplicate:
+    case LockRefusal::unsupported:
+    case LockRefusal::invalid_marker:
+    case LockRefusal::invalid_specifier:
+    case LockRefusal::no_such_selection: break;
+  }
+  return reason_name(Reason::invalid_input);
+}
+
+ExitCode exit_code(LockRefusal r) {
+  return r == LockRefusal::python_mismatch || r == LockRefusal::environment_mismatch ? ExitCode::check_failed
+                                                                                     : ExitCode::usage;
 }
 
 bool is_pylock_name(const fs::path& file) {
@@ -268,12 +303,12 @@ bool is_pylock_name(const fs::path& file) {
 
 Lock read_lock(const fs::path& file) {
   std::error_code ec;
-  if (!fs::is_regular_file(file, ec)) throw Error(ExitCode::usage, file.string() + ": lock file not found");
+  if (!fs::is_regular_file(file, ec)) throw Error(LockRefusal::not_found, file.string() + ": lock file not found");
   std::string text;
   try {
     text = util::read_file(file);
   } catch (const Error& e) {
-    throw Error(Reason::invalid_input, e.what());  // a lock too large to read is invalid input, as a malformed one is
+    throw Error(LockRefusal::malformed, e.what());  // a lock too large to read is invalid input, as a malformed one is
   }
   auto name = file.filename().string();
   if (is_pylock_name(file)) return parse_pylock(text, file);
@@ -286,7 +321,7 @@ Lock read_lock(const fs::path& file) {
     if (key != std::string::npos && line.compare(key, 12, "lock-version") == 0 && after != std::string::npos &&
         line[after] == '=')
       throw input_error(
-          file.string(), lineno,
+          LockRefusal::malformed, file.string(), lineno,
           "this is a PEP 751 lock (" + trim(line) + "), but it is named '" + name +
               "'; PEP 751 locks must be named pylock.toml or pylock.NAME.toml (NAME without dots): rename it");
   }
@@ -317,9 +352,10 @@ std::vector<LockEntry> applicable_entries(const Lock& lock, const std::map<std::
   // 1. Extras and groups (PEP 751: extras none by default, groups default-groups).
   MarkerSets sets;
   if (!lock.pylock && (!selection.extras.empty() || !selection.groups.empty()))
-    throw Error(ExitCode::usage, file +
-                                     ": --extra and --group choose among a pylock.toml's extras and dependency "
-                                     "groups; a requirements file has none");
+    throw Error(LockRefusal::no_such_selection,
+                file +
+                    ": --extra and --group choose among a pylock.toml's extras and dependency "
+                    "groups; a requirements file has none");
   auto offered = [](const std::vector<std::string>& names) {
     std::set<std::string> out;
     for (auto& n : names) out.insert(normalize_name(n));
@@ -330,7 +366,7 @@ std::vector<LockEntry> applicable_entries(const Lock& lock, const std::map<std::
   for (auto& g : lock.default_groups) groups.insert(normalize_name(g));
   for (auto& x : selection.extras) {
     if (!extras.count(normalize_name(x)))
-      throw Error(ExitCode::usage,
+      throw Error(LockRefusal::no_such_selection,
                   util::concat({file, ": the lock has no extra '", x, "' (",
                                 lock.extras.empty() ? "it offers none" : "it offers: " + joined(lock.extras, ", "),
                                 ")"}));
@@ -341,7 +377,7 @@ std::vector<LockEntry> applicable_entries(const Lock& lock, const std::map<std::
     if (std::find(group_names.begin(), group_names.end(), g) == group_names.end()) group_names.push_back(g);
   for (auto& g : selection.groups) {
     if (!groups.count(normalize_name(g)))
-      throw Error(ExitCode::usage,
+      throw Error(LockRefusal::no_such_selection,
                   util::concat({file, ": the lock has no dependency group '", g, "' (",
                                 group_names.empty() ? "it offers none" : "it offers: " + joined(group_names, ", "),
                                 ")"}));
@@ -354,38 +390,38 @@ std::vector<LockEntry> applicable_entries(const Lock& lock, const std::map<std::
     try {
       return evaluate_marker(marker, env, lock.pylock ? &sets : nullptr);
     } catch (const Error& err) {
-      throw input_error(file, line, err.what());
+      throw input_error(LockRefusal::invalid_marker, file, line, err.what());
     }
   };
   auto environment_true = [&](const std::string& marker, int line) {
     try {
       return Marker::parse(marker).evaluate(env, MarkerContext::requirement);
     } catch (const Error& err) {
-      throw input_error(file, line, err.what());
+      throw input_error(LockRefusal::invalid_marker, file, line, err.what());
     }
   };
   auto python_fits = [&](const std::string& spec, int line) {
     try {
       return version_matches(python, spec);
     } catch (const Error& err) {
-      throw input_error(file, line, std::string("requires-python: ") + err.what());
+      throw input_error(LockRefusal::invalid_specifier, file, line, std::string("requires-python: ") + err.what());
     }
   };
 
   // 2. The lock as a whole must admit the interpreter (`environments = []` admits none).
   if (!lock.requires_python.empty() && !python_fits(lock.requires_python, lock.requires_python_line))
-    throw Error(ExitCode::check_failed, at(file, lock.requires_python_line) + "the lock requires Python " +
-                                            lock.requires_python + "; the interpreter is Python " + python);
+    throw Error(LockRefusal::python_mismatch, at(file, lock.requires_python_line) + "the lock requires Python " +
+                                                  lock.requires_python + "; the interpreter is Python " + python);
   if (!lock.environments.empty() || lock.has_environments) {
     bool any = false;
     for (auto& m : lock.environments) any = environment_true(m, lock.environments_line) || any;
     if (!any)
-      throw Error(ExitCode::check_failed, at(file, lock.environments_line) + "the lock is for the environments " +
-                                              joined(lock.environments, " | ") +
-                                              ", and this interpreter is in none of them (sys_platform '" +
-                                              value("sys_platform") + "', platform_machine '" +
-                                              value("platform_machine") + "', python_full_version '" + python +
-                                              "', implementation_name '" + value("implementation_name") + "')");
+      throw Error(LockRefusal::environment_mismatch,
+                  at(file, lock.environments_line) + "the lock is for the environments " +
+                      joined(lock.environments, " | ") + ", and this interpreter is in none of them (sys_platform '" +
+                      value("sys_platform") + "', platform_machine '" + value("platform_machine") +
+                      "', python_full_version '" + python + "', implementation_name '" + value("implementation_name") +
+                      "')");
   }
 
   // 3. Entries: marker, then the entry's own requires-python, one per name.
@@ -394,12 +430,12 @@ std::vector<LockEntry> applicable_entries(const Lock& lock, const std::map<std::
   for (auto& e : lock.entries) {
     if (!e.marker.empty() && !marker_true(e.marker, e.line)) continue;
     if (!e.requires_python.empty() && !python_fits(e.requires_python, e.line))
-      throw Error(ExitCode::check_failed, at(file, e.line) + e.name + "==" + e.version + " requires Python " +
-                                              e.requires_python + "; the interpreter is Python " + python);
-    if (!e.unusable.empty()) throw input_error(file, e.unusable_line, e.unusable);
+      throw Error(LockRefusal::python_mismatch, at(file, e.line) + e.name + "==" + e.version + " requires Python " +
+                                                    e.requires_python + "; the interpreter is Python " + python);
+    if (!e.unusable.empty()) throw input_error(e.unusable_reason, file, e.unusable_line, e.unusable);
     auto [it, fresh] = selected.emplace(normalize_name(e.name), e.line);
     if (!fresh)
-      throw input_error(file, e.line,
+      throw input_error(LockRefusal::duplicate, file, e.line,
                         e.name + " is locked twice for this environment (lines " + std::to_string(it->second) +
                             " and " + std::to_string(e.line) + "); at most one entry per name may apply");
     out.push_back(e);

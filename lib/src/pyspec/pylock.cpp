@@ -56,7 +56,7 @@ void check_toml_depth(const std::string& text, const std::string& file) {
       }
     } else if (c == '[' || c == '{') {
       if (++depth > max_toml_depth)
-        throw input_error(file, line,
+        throw input_error(LockRefusal::malformed, file, line,
                           "arrays and tables nest deeper than " + std::to_string(max_toml_depth) + " levels");
       dots = 0;
     } else if (c == ']' || c == '}') {
@@ -66,7 +66,8 @@ void check_toml_depth(const std::string& text, const std::string& file) {
       dots = 0;
     } else if (c == '.') {
       if (++dots >= max_toml_depth)
-        throw input_error(file, line, "a dotted key of more than " + std::to_string(max_toml_depth) + " parts");
+        throw input_error(LockRefusal::malformed, file, line,
+                          "a dotted key of more than " + std::to_string(max_toml_depth) + " parts");
     }
   }
 }
@@ -126,8 +127,9 @@ class Validator {
  public:
   explicit Validator(std::string file) : file_(std::move(file)) {}
 
-  [[noreturn]] void fail(const toml::node* at, const std::string& what, const std::string& ctx) const {
-    throw input_error(file_, line(at), what + (ctx.empty() ? "" : " in '" + ctx + "'"));
+  [[noreturn]] void fail(const toml::node* at, const std::string& what, const std::string& ctx,
+                         LockRefusal reason = LockRefusal::malformed) const {
+    throw input_error(reason, file_, line(at), what + (ctx.empty() ? "" : " in '" + ctx + "'"));
   }
   int line(const toml::node* n) const { return n ? static_cast<int>(n->source().begin.line) : 0; }
   static std::string key(const std::string& ctx, const char* k) { return ctx.empty() ? k : ctx + "." + k; }
@@ -173,14 +175,14 @@ class Validator {
     try {
       Marker::parse(**n->as_string());
     } catch (const Error& e) {
-      fail(n, std::string("invalid marker: ") + e.what(), ctx);
+      fail(n, std::string("invalid marker: ") + e.what(), ctx, LockRefusal::invalid_marker);
     }
   }
   void specifiers(const toml::node* n, const std::string& ctx) const {
     try {
       parse_specifier_set(**n->as_string());
     } catch (const Error& e) {
-      fail(n, std::string("invalid specifier: ") + e.what(), ctx);
+      fail(n, std::string("invalid specifier: ") + e.what(), ctx, LockRefusal::invalid_specifier);
     }
   }
   std::optional<std::uint64_t> size(const toml::table& t, const std::string& ctx) const {
@@ -205,7 +207,7 @@ class Validator {
                "directory); envbuild needs a sha256 for every wheel: lock from an index that serves hashes, or write a "
                "hashed requirements lock with `uv pip compile --generate-hashes --find-links DIR`, which hashes local "
                "wheels",
-           hctx);
+           hctx, LockRefusal::unhashed);
     for (auto& [name, value] : *h)
       if (!value.is_string()) fail(&value, "Hash values must be strings", hctx);
     auto* sha = h->get("sha256");
@@ -252,7 +254,8 @@ Lock parse_pylock(const std::string& text, const fs::path& path) {
   try {
     doc = toml::parse(text, file);
   } catch (const toml::parse_error& e) {
-    throw input_error(file, static_cast<int>(e.source().begin.line), std::string(e.description()));
+    throw input_error(LockRefusal::malformed, file, static_cast<int>(e.source().begin.line),
+                      std::string(e.description()));
   }
   Validator v(file);
   using T = toml::node_type;
@@ -379,6 +382,7 @@ Lock parse_pylock(const std::string& text, const fs::path& path) {
         entry.unusable_line = v.line(at);
         entry.unusable = entry.name + " has no version and its wheels name different ones (" + wheel_version + ", " +
                          wn->version + "); envbuild installs one pinned version";
+        entry.unusable_reason = LockRefusal::not_pinned;
       }
     };
     for (std::size_t i = 0; i < wheels.size(); ++i)
@@ -397,10 +401,11 @@ Lock parse_pylock(const std::string& text, const fs::path& path) {
 
     // What envbuild installs: the wheels, or an archive that is a wheel
     // (`uv export` writes archive = {url = ".../torch-...whl"} for a URL wheel).
-    auto unusable = [&](int line, const std::string& why) {
+    auto unusable = [&](int line, const std::string& why, LockRefusal reason = LockRefusal::unsupported) {
       if (!entry.unusable.empty()) return;
       entry.unusable_line = line;
       entry.unusable = why;
+      entry.unusable_reason = reason;
     };
     std::vector<std::pair<Validator::FileSource, const toml::node*>> installable;
     for (std::size_t i = 0; i < wheels.size(); ++i) installable.emplace_back(wheels[i], wheel_nodes[i]);
@@ -437,11 +442,12 @@ Lock parse_pylock(const std::string& text, const fs::path& path) {
         continue;
       }
       if (f.sha256.empty()) {
-        unusable(v.line(at), lw.filename + " has no sha256 hash (envbuild checks sha256)");
+        unusable(v.line(at), lw.filename + " has no sha256 hash (envbuild checks sha256)", LockRefusal::unhashed);
         continue;
       }
       if (!util::is_hex(f.sha256, 64)) {
-        unusable(v.line(at), lw.filename + ": sha256 hash must be 64 hex digits, got '" + f.sha256.substr(0, 80) + "'");
+        unusable(v.line(at), lw.filename + ": sha256 hash must be 64 hex digits, got '" + f.sha256.substr(0, 80) + "'",
+                 LockRefusal::weak_hash);
         continue;
       }
       lw.sha256 = f.sha256;

@@ -6,6 +6,7 @@
 #include "provkit/error.hpp"
 #include "provkit/pyenv/create.hpp"
 #include "provkit/pyenv/plan.hpp"
+#include "provkit/pyspec/lock.hpp"
 
 using namespace provkit::pyenv;
 using namespace provkit::pyspec;
@@ -327,8 +328,10 @@ TEST_CASE("plan: a package with only an sdist is refused when selected, naming i
           H('1') + "\" } }\n",
       "pylock.toml");
   auto e = refusal([&] { plan_env(in); });
-  CHECK(e.is(provkit::Reason::invalid_input));
-  CHECK_THAT(std::string(e.what()), Catch::Contains("pylock.toml:3") && Catch::Contains("only an sdist"));
+  CHECK(e.is(provkit::pyspec::LockRefusal::unsupported));
+  CHECK(e.code() == provkit::ExitCode::usage);
+  CHECK(e.reason().name() == "invalid_input");  // --json's name, as before the reason was typed
+  CHECK_THAT(std::string(e.what()), Catch::StartsWith("pylock.toml:3: "));
   // For another platform it is not selected, and nothing is refused.
   in.lock.entries[0].marker = "sys_platform == 'win32'";
   CHECK(plan_env(in).selected.empty());

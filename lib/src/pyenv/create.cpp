@@ -275,20 +275,11 @@ CreateResult execute_plan(const Plan& plan, const Interpreter& it, const VenvLay
   std::size_t unpacked = 0;
   try {
     util::parallel_for(work.size(), jobs, [&](std::size_t k) { find_or_begin(order[k]); });
-    struct Part {
-      std::size_t job, part;
-      std::uint64_t bytes;
-    };
-    std::vector<Part> parts;
-    for (std::size_t k = 0; k < work.size(); ++k) {
-      if (!stagings[k]) continue;
-      ++unpacked;
-      for (std::size_t p = 0; p < stagings[k]->unpack->parts(); ++p)
-        parts.push_back({k, p, stagings[k]->unpack->part_size(p)});
-    }
-    std::stable_sort(parts.begin(), parts.end(), [](const Part& a, const Part& b) { return a.bytes > b.bytes; });
-    util::parallel_for(parts.size(), o.jobs ? o.jobs : util::cpu_jobs(),
-                       [&](std::size_t i) { stagings[parts[i].job]->unpack->run_part(parts[i].part); });
+    std::vector<wheels::WheelUnpack*> unpacks;
+    for (auto& staging : stagings)
+      if (staging) unpacks.push_back(staging->unpack.get());
+    unpacked = unpacks.size();
+    wheels::run_parts(unpacks, o.jobs ? o.jobs : util::cpu_jobs());
     util::parallel_for(work.size(), jobs, finish);
   } catch (...) {
     for (auto& staging : stagings)

@@ -270,28 +270,13 @@ Lock parse_requirements(const std::string& text, const fs::path& path) {
   return lock;
 }
 
-std::string_view reason_name(LockRefusal r) {
-  switch (r) {
-    case LockRefusal::python_mismatch:
-    case LockRefusal::environment_mismatch: return reason_name(Reason::check_failed);
-    case LockRefusal::not_found:
-    case LockRefusal::malformed:
-    case LockRefusal::not_pinned:
-    case LockRefusal::unhashed:
-    case LockRefusal::weak_hash:
-    case LockRefusal::duplicate:
-    case LockRefusal::unsupported:
-    case LockRefusal::invalid_marker:
-    case LockRefusal::invalid_specifier:
-    case LockRefusal::no_such_selection: break;
-  }
-  return reason_name(Reason::invalid_input);
-}
-
 ExitCode exit_code(LockRefusal r) {
   return r == LockRefusal::python_mismatch || r == LockRefusal::environment_mismatch ? ExitCode::check_failed
                                                                                      : ExitCode::usage;
 }
+
+// The shared name of the exit code: what --json said before the reasons were typed.
+std::string_view reason_name(LockRefusal r) { return reason_name(reason_for(exit_code(r))); }
 
 bool is_pylock_name(const fs::path& file) {
   const std::string name = file.filename().string();

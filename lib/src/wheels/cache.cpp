@@ -147,7 +147,7 @@ void WheelCache::discard(const Staging& staging) { remove_quietly(below(root_), 
 WheelCache::Staged WheelCache::stage(const std::string& sha256, const fs::path& wheel_file) {
   Staging staging = begin_stage(sha256, wheel_file);
   try {
-    staging.unpack->run_parts(util::cpu_jobs());
+    run_parts({staging.unpack.get()}, util::cpu_jobs());
   } catch (...) {
     discard(staging);
     throw;

@@ -326,17 +326,22 @@ UnpackedWheel WheelUnpack::finish() {
   return out;
 }
 
-void WheelUnpack::run_parts(unsigned threads) {
-  std::vector<std::size_t> order(parts());
-  for (std::size_t p = 0; p < order.size(); ++p) order[p] = p;
-  std::stable_sort(order.begin(), order.end(),
-                   [&](std::size_t a, std::size_t b) { return part_size(a) > part_size(b); });
-  util::parallel_for(order.size(), threads, [&](std::size_t k) { run_part(order[k]); });
+void run_parts(const std::vector<WheelUnpack*>& unpacks, unsigned threads) {
+  struct Part {
+    WheelUnpack* unpack;
+    std::size_t part;
+    std::uint64_t bytes;
+  };
+  std::vector<Part> parts;
+  for (WheelUnpack* u : unpacks)
+    for (std::size_t p = 0; p < u->parts(); ++p) parts.push_back({u, p, u->part_size(p)});
+  std::stable_sort(parts.begin(), parts.end(), [](const Part& a, const Part& b) { return a.bytes > b.bytes; });
+  util::parallel_for(parts.size(), threads, [&](std::size_t i) { parts[i].unpack->run_part(parts[i].part); });
 }
 
 UnpackedWheel unpack_wheel(const fs::path& wheel, const fs::path& dest, const UnpackLimits& limits) {
   WheelUnpack unpack(wheel, dest, limits);
-  unpack.run_parts(util::cpu_jobs());
+  run_parts({&unpack}, util::cpu_jobs());
   return unpack.finish();
 }
 

@@ -119,7 +119,7 @@ TEST_CASE("wheel cache: a staging in steps publishes what finished; a dropped on
   REQUIRE(staging.unpack);
   CHECK(fs::is_directory(staging.dir / "tree"));
   CHECK_FALSE(cache.has_unpacked(sha));
-  staging.unpack->run_parts(2);
+  run_parts({staging.unpack.get()}, 2);
   auto staged = cache.finish_stage(staging);
   CHECK_FALSE(staged.entry.info.files.empty());
   CHECK(staged.entry.mtimes.size() == staged.entry.info.files.size());

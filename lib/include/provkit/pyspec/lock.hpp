@@ -60,7 +60,7 @@ struct LockEntry {
   // entry for another platform may have nothing envbuild can use.
   std::string unusable;
   int unusable_line = 0;
-  LockRefusal unusable_reason = LockRefusal::unsupported;  // or unhashed
+  LockRefusal unusable_reason = LockRefusal::unsupported;  // or unhashed, weak_hash, not_pinned
 };
 
 struct Lock {

@@ -70,13 +70,15 @@ class WheelUnpack {
   std::size_t parts() const;
   std::uint64_t part_size(std::size_t part) const;  // the declared bytes of its members
   void run_part(std::size_t part);
-  void run_parts(unsigned threads);  // every part, side by side on up to `threads` threads, largest first
   UnpackedWheel finish();
 
  private:
   struct State;
   std::unique_ptr<State> state_;
 };
+
+// Every part of every one of `unpacks`, side by side on up to `threads` threads, largest first.
+void run_parts(const std::vector<WheelUnpack*>& unpacks, unsigned threads);
 
 // One file of a wheel being packed, stored under `name`: the bytes of the file `source` (opened once, below
 // the directory `below` when that is set: util::Root, no link on the way, a regular file), or `content`

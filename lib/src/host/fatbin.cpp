@@ -200,18 +200,66 @@ struct Part {
   bool stopped = false;  // a problem: the scan ends here
 };
 
-void append(Library& into, Part& part) {
-  into.images.insert(into.images.end(), std::make_move_iterator(part.found.images.begin()),
-                     std::make_move_iterator(part.found.images.end()));
-  into.problems.insert(into.problems.end(), part.found.problems.begin(), part.found.problems.end());
-  for (const auto& o : part.found.other) add_other(into, o);
+void append(Library& into, Library& found) {
+  into.images.insert(into.images.end(), std::make_move_iterator(found.images.begin()),
+                     std::make_move_iterator(found.images.end()));
+  into.problems.insert(into.problems.end(), found.problems.begin(), found.problems.end());
+  for (const auto& o : found.other) add_other(into, o);
+}
+
+// A kept-as-data section looked at as `sampling` says (kernels.hpp): each window lists the containers that
+// start in it (their entries may run past it), side by side. A container that does not parse ends its window
+// quietly: a window starts anywhere, and the magic it finds may be data. True when `into` holds the
+// section's listing: its windows covered it whole, or what they found was `enough`.
+bool read_windows(const elf::ObjectFile& f, const elf::Section& section, Library& into, const EnoughSeen& enough,
+                  const Sampling& sampling) {
+  const std::uint64_t start = section.offset, end = section.offset + section.size;
+  const std::uint64_t window = std::max<std::uint64_t>(sampling.window, 4096) & ~std::uint64_t(7);
+  const std::uint64_t needed = (section.size + window - 1) / window;
+  const bool whole = needed <= sampling.windows;
+  const std::size_t count = whole ? needed : std::max<std::size_t>(sampling.windows, 1);
+  // Strides a multiple of 8 (containers are 8-aligned), whole windows apart at the least.
+  const std::uint64_t stride = whole ? window : (section.size / count) & ~std::uint64_t(7);
+  std::vector<Library> in_window(count);
+  std::atomic<std::size_t> reads{0};
+  std::atomic<std::uint64_t> bytes{0};
+  util::parallel_for(count, kContainerThreads, [&](std::size_t i) {
+    const std::uint64_t from = start + i * stride, to = std::min(end, from + window);
+    HeaderReader own(f, end);
+    own.get(from, to - from, "a fatbin section");  // the window in one read; most headers fall in it
+    for (auto pos = find_magic(own, start, from, to); pos + 16 <= to;) {
+      Library one;
+      const auto container_end = read_container(own, pos, end, section, true, one);
+      if (!container_end || !one.problems.empty()) break;
+      append(in_window[i], one);
+      pos = find_magic(own, start, container_end, to);
+    }
+    reads += own.reads();
+    bytes += own.bytes();
+  });
+  Library found;
+  for (auto& one : in_window) append(found, one);
+  const bool settled = whole || enough(found.images);
+  util::log::debug("host", [&] {
+    return f.path().string() + ": " + section.name + ": " + std::to_string(found.images.size()) + " images in " +
+           std::to_string(count) + " windows of " + std::to_string(window >> 10) + " KiB, headers in " +
+           std::to_string(reads) + " reads of " + std::to_string(bytes >> 10) + " KiB" +
+           (whole     ? " (the whole section)"
+            : settled ? " (enough: the rest left unread)"
+                      : " (not enough)");
+  });
+  if (!settled) return false;
+  append(into, found);
+  into.kept_as_data_in_part = !whole;
+  return true;
 }
 
 }  // namespace
 
 void read_fatbins(const elf::ObjectFile& f, const elf::Section& section, Library& into, bool embedded,
-                  const std::vector<std::uint64_t>& starts, const EnoughSeen& enough) {
+                  const std::vector<std::uint64_t>& starts, const EnoughSeen& enough, const Sampling& sampling) {
   const std::uint64_t start = section.offset, end = section.offset + section.size;
+  if (embedded && enough && read_windows(f, section, into, enough, sampling)) return;
   HeaderReader reader(f, end, embedded);
   std::uint64_t pos = find_magic(reader, start, start, end);
   std::size_t reads = 0;
@@ -236,7 +284,7 @@ void read_fatbins(const elf::ObjectFile& f, const elf::Section& section, Library
     bytes += part_bytes;
     std::size_t i = 0;
     for (; i < parts.size() && starts[i] == pos; ++i) {
-      append(into, parts[i]);
+      append(into, parts[i].found);
       if (parts[i].stopped) return;
       pos = parts[i].next;
     }
@@ -247,13 +295,8 @@ void read_fatbins(const elf::ObjectFile& f, const elf::Section& section, Library
     });
   }
   while (pos + 16 <= end) {
-    const std::size_t before = into.images.size();
     auto container_end = read_container(reader, pos, end, section, embedded, into);
     if (!container_end) break;
-    if (embedded && enough && into.images.size() > before && enough(into.images, before)) {
-      into.kept_as_data_in_part = container_end < end;
-      break;
-    }
     pos = find_magic(reader, start, container_end, end);
   }
   util::log::debug("host", [&] {

@@ -126,15 +126,14 @@ void kernel_checks(const Request& req, Probes& probes, std::vector<Result>& out)
     for (const auto& t : gpus) settled &= kernels::judge(listing.library, t.gpu, driver_cuda).status != Status::fail;
     try {
       if (!settled && kernels::has_data_sections(object)) {
-        // Read until every GPU has a cubin that runs (AMD's verdicts do not rest on CUDA kernels): what comes
-        // after cannot change a PASS. A GPU with none keeps the whole section read, for the FAIL to name all.
-        std::vector<bool> done(gpus.size());
-        for (std::size_t g = 0; g < gpus.size(); ++g) done[g] = !gpus[g].gpu.gfx.empty();
-        auto enough = [&](const std::vector<kernels::Image>& images, std::size_t from) {
-          for (std::size_t i = from; i < images.size(); ++i)
-            for (std::size_t g = 0; g < gpus.size(); ++g)
-              done[g] = done[g] || kernels::cubin_runs_on(images[i], gpus[g].gpu);
-          return std::all_of(done.begin(), done.end(), [](bool d) { return d; });
+        // Enough when every GPU has a cubin that runs (AMD's verdicts do not rest on CUDA kernels): the rest
+        // cannot change a PASS. A GPU with none has the whole section read, for the FAIL to name all.
+        auto enough = [&](const std::vector<kernels::Image>& images) {
+          return std::all_of(gpus.begin(), gpus.end(), [&](const auto& t) {
+            return !t.gpu.gfx.empty() || std::any_of(images.begin(), images.end(), [&](const kernels::Image& i) {
+              return kernels::cubin_runs_on(i, t.gpu);
+            });
+          });
         };
         listing.library = kernels::list_kernels(object, true, enough);
       }
@@ -225,7 +224,8 @@ void kernel_checks(const Request& req, Probes& probes, std::vector<Result>& out)
       carries += (carries.empty() ? "" : ", ") + std::to_string(embedded) +
                  " more kept as data (.ldata, loaded by the library itself): ";
       for (std::size_t k = 0; k < both.size(); ++k) carries += (k ? " " : "") + both[k];
-      if (lib.kept_as_data_in_part) carries += " (read until each GPU had a cubin that runs; the rest left unread)";
+      if (lib.kept_as_data_in_part)
+        carries += " (looked at in windows until each GPU had a cubin that runs; the rest left unread)";
     }
     std::size_t others = 0;
     for (const auto& o : lib.other) others += o.count;

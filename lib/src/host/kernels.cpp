@@ -32,7 +32,7 @@ Origin origin_of(const Image& image) {
   return image.relocatable ? Origin::relocatable : image.embedded ? Origin::embedded : Origin::registered;
 }
 
-Library list_kernels(const fs::path& object, bool kept_as_data, const EnoughSeen& enough) {
+Library list_kernels(const fs::path& object, bool kept_as_data, const EnoughSeen& enough, const Sampling& sampling) {
   Library lib;
   lib.path = object;
   elf::ObjectFile file(object);
@@ -46,7 +46,7 @@ Library list_kernels(const fs::path& object, bool kept_as_data, const EnoughSeen
     for (auto* n = kHipSections; *n; ++n)
       if (s.name == *n) read_offload_bundles(file, s, lib);
     for (auto* n = kEmbeddedSections; kept_as_data && *n; ++n)
-      if (s.name == *n && !lib.kept_as_data_in_part) read_fatbins(file, s, lib, true, {}, enough);
+      if (s.name == *n && !lib.kept_as_data_in_part) read_fatbins(file, s, lib, true, {}, enough, sampling);
   }
   return lib;
 }

@@ -66,15 +66,25 @@ struct Library {
   std::vector<Image> images;
   std::vector<std::string> problems;
   std::vector<OtherEntries> other;  // of the loadable sections (not __nv_relfatbin)
-  // The kept-as-data sections were read only until `enough` (list_kernels) said the rest could not change
-  // a verdict: the kept-as-data images are those found by then.
+  // The kept-as-data sections were looked at in windows only (Sampling), and `enough` (list_kernels) said
+  // what they held settles every verdict: the kept-as-data images are those the windows found.
   bool kept_as_data_in_part = false;
   bool has_device_code() const { return !images.empty(); }
 };
 
-// Said after each container of a kept-as-data section, with the images found so far and the index of the
-// first one this container added: true when nothing more is needed (the rest of the section stays unread).
-using EnoughSeen = std::function<bool(const std::vector<Image>& images, std::size_t new_from)>;
+// Asked once per kept-as-data section, with the images its windows found (Sampling): true when they settle
+// every verdict, so the rest of the section stays unread; false, and the section is read whole.
+using EnoughSeen = std::function<bool(const std::vector<Image>& images)>;
+
+// How a kept-as-data section is looked at before it is read whole: `windows` reads of `window` bytes spread
+// evenly over it, side by side, each listing the containers that start in it. cuFFT's 278 MB .ldata keeps
+// its modules grouped by arch, PTX for compute_75 to compute_90 first and its sm_90 cubins 154 MiB in, so a
+// scan from the start reads 160 MiB before an H200's verdict is settled, and 256 windows of 32 KiB (8 MiB)
+// settle it. A section no larger than the windows together is read whole in them, which is a full listing.
+struct Sampling {
+  std::uint64_t window = 32 << 10;
+  std::size_t windows = 256;
+};
 
 // The sections read, in this order.
 extern const char* const kCudaSections[];      // .nv_fatbin, __nv_relfatbin, .nvFatBinSegment is only pointers
@@ -88,9 +98,11 @@ extern const char* const kEmbeddedSections[];  // .ldata, .lrodata: scanned for 
 // quietly (the magic was data). `starts`: the file offsets of the containers
 // the runtime registers (registered_fatbins), ascending; they are read side by
 // side, the listing the same as the scan's.
-// `enough` (embedded sections only): asked after each container, as EnoughSeen says.
+// `enough` (embedded sections only): the section is first looked at as `sampling` says, and read whole
+// only when what the windows found is not enough (EnoughSeen).
 void read_fatbins(const elf::ObjectFile& file, const elf::Section& section, Library& into, bool embedded = false,
-                  const std::vector<std::uint64_t>& starts = {}, const EnoughSeen& enough = {});
+                  const std::vector<std::uint64_t>& starts = {}, const EnoughSeen& enough = {},
+                  const Sampling& sampling = {});
 // The file offsets of the containers in `fatbin` (.nv_fatbin) that
 // `.nvFatBinSegment`'s wrappers (u32 magic 0x466243B1, u32 version, u64
 // address of the fatbin, u64) point at, ascending; empty when the table is
@@ -107,9 +119,10 @@ void read_offload_bundles(const elf::ObjectFile& file, const elf::Section& secti
 // `kept_as_data`: also scan .ldata/.lrodata, which reads those sections whole
 // (cuFFT's is 278 MB, half of what a cold look at torch's site-packages reads):
 // callers ask for it only when the registered code does not run on a GPU, and
-// with `enough` stop it once the verdicts are settled (cuFFT keeps each module
-// for every arch it supports side by side, so the first one settles them).
-Library list_kernels(const fs::path& object, bool kept_as_data = false, const EnoughSeen& enough = {});
+// with `enough` look at them in windows first (Sampling), reading one whole
+// only when what its windows hold does not settle the verdicts.
+Library list_kernels(const fs::path& object, bool kept_as_data = false, const EnoughSeen& enough = {},
+                     const Sampling& sampling = {});
 // Reads the section table of each cubin in `library` that `wanted` selects
 // (decompressing a zstd payload), to count its kernels: a cubin with none
 // is an empty module, which needs no GPU. LZ4 payloads stay unread.

@@ -145,18 +145,56 @@ def test_fatbins_kept_as_data_are_looked_for_when_the_registered_ones_fail(tmp):
     expect(r, 0, "kept as data")
     name = "kernels " + lib("libk_ldata.so")
     row(r, name, "PASS", "sm_90 in .ldata", ["kept as data (.ldata, loaded by the library itself): sm_75 sm_90",
-                                              "read until each GPU had a cubin that runs", "runs its sm_90 cubins"])
-    # Its .ldata holds the same fatbin (several containers) twice: the first container with an sm_90 cubin
-    # settles both H200s, and the rest is never read.
+                                              "runs its sm_90 cubins"])
+    # Its .ldata (27 KB) holds the same fatbin twice; smaller than the windows it is looked at in, it is
+    # read whole in them.
     kept = checks_by_name(r)[name]["data"]["kept_as_data"]
-    check(kept["images"] == 2 and kept["cubins"] == ["sm_75", "sm_90"] and kept["read_in_part"] is True,
-          "kept-as-data read in part", str(kept))
+    check(kept["images"] == 10 and kept["cubins"] == ["sm_75", "sm_90"] and kept["read_in_part"] is False,
+          "kept-as-data read whole", str(kept))
     # A GPU that no cubin kept as data serves keeps the whole section read, for the FAIL to name all of it.
     r = envcheck("--kernels", lib("libk_ldata.so"), "--json", env=fake_gpu(tmp, H200_BOX + V100_GPU))
     expect(r, 1, "kept as data")
     kept = checks_by_name(r)[name]["data"]["kept_as_data"]
     check(kept["images"] == 10 and kept["read_in_part"] is False, "kept-as-data read whole", str(kept))
     row(r, name, "FAIL", "nothing on the V100", ["sm_75 sm_90 compute_90", "nothing in it runs on GPU 2 (Tesla V100"])
+
+
+def test_a_large_kept_as_data_section_is_looked_at_in_windows(tmp):
+    # A 16 MiB .ldata, as cuFFT's 278 MB one keeps its modules grouped by arch: libk_no_sm90.so's fatbin
+    # (sm_80, sm_86, sm_120) between two of the 256 windows of 32 KiB (64 KiB apart), libk_compressed.so's
+    # (sm_75, sm_90) in the 201st. A scan from the start would list both; the windows find the sm_90 cubin
+    # without reading up to it, and an H200's verdict needs no more.
+    def fatbin(name):
+        out = os.path.join(tmp, name + ".fatbin")
+        subprocess.run(["objcopy", "-O", "binary", "--only-section=.nv_fatbin", lib(name), out], check=True)
+        with open(out, "rb") as f:
+            return f.read()
+    ldata = bytearray(b"y" * (16 << 20))
+    early, late = fatbin("libk_no_sm90.so"), fatbin("libk_compressed.so")
+    at_early, at_late = 10 * 65536 + 36864, 200 * 65536 + 1024
+    assert at_early + len(early) <= 11 * 65536 and len(late) < 32768
+    ldata[at_early:at_early + len(early)] = early
+    ldata[at_late:at_late + len(late)] = late
+    with open(os.path.join(tmp, "ldata.bin"), "wb") as f:
+        f.write(ldata)
+    big = os.path.join(tmp, "libk_big_ldata.so")
+    subprocess.run(["objcopy", "--add-section", ".ldata=" + os.path.join(tmp, "ldata.bin"),
+                    "--set-section-flags", ".ldata=alloc,data", lib("libk_no_sm90.so"), big], check=True)
+    name = "kernels " + big
+    r = envcheck("--kernels", big, "--json", env=fake_gpu(tmp, H200_BOX))
+    expect(r, 0, "sm_90 found in a window")
+    row(r, name, "PASS", "sm_90 in a window", ["kept as data (.ldata, loaded by the library itself): sm_75 sm_90",
+                                               "looked at in windows until each GPU had a cubin that runs",
+                                               "runs its sm_90 cubins"])
+    kept = checks_by_name(r)[name]["data"]["kept_as_data"]
+    check(kept["images"] == 5 and kept["cubins"] == ["sm_75", "sm_90"] and kept["read_in_part"] is True,
+          "kept-as-data looked at in windows", str(kept))
+    # A V100 that nothing there runs on: the windows are not enough, and the section is read whole.
+    r = envcheck("--kernels", big, "--json", env=fake_gpu(tmp, H200_BOX + V100_GPU))
+    expect(r, 1, "nothing for the V100")
+    kept = checks_by_name(r)[name]["data"]["kept_as_data"]
+    check(kept["images"] == 12 and kept["read_in_part"] is False and
+          kept["cubins"] == ["sm_75", "sm_80", "sm_86", "sm_90", "sm_120"], "kept-as-data read whole", str(kept))
 
 
 def test_an_empty_module_needs_no_gpu(tmp):

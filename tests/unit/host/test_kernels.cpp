@@ -345,28 +345,52 @@ TEST_CASE("kernels: fatbins kept as data (.ldata) are read when asked, and count
   CHECK(v.via == "sm_90");
   CHECK_FALSE(lib.kept_as_data_in_part);
 
-  // With `enough`, the scan stops after the first container that satisfies it; the rest stays unread.
-  std::vector<std::size_t> asked;
-  auto first_sm90 = kernels::list_kernels(kData / "libk_ldata.so", true,
-                                          [&](const std::vector<kernels::Image>& images, std::size_t from) {
-                                            asked.push_back(from);
-                                            for (std::size_t i = from; i < images.size(); ++i)
-                                              if (kernels::cubin_runs_on(images[i], nvidia(9, 0))) return true;
-                                            return false;
-                                          });
-  CHECK(first_sm90.kept_as_data_in_part);
-  CHECK(asked == std::vector<std::size_t>{7});  // the first container of .ldata already holds sm_90
-  CHECK(first_sm90.images.size() < lib.images.size());
-  CHECK(kernels::judge(first_sm90, nvidia(9, 0), 13000).via == "sm_90");
-  // Never enough: every container is asked about, and the whole section listed.
-  std::size_t containers = 0;
-  auto whole = kernels::list_kernels(kData / "libk_ldata.so", true,
-                                     [&](const std::vector<kernels::Image>&, std::size_t) {
-                                       return ++containers, false;
-                                     });
-  CHECK(containers > 1);
-  CHECK(whole.images.size() == 17);
+  // With `enough`, a section no larger than its windows together is read whole in them: the same listing,
+  // and nothing asked.
+  std::size_t asked = 0;
+  auto runs_on_h200 = [&](const std::vector<kernels::Image>& images) {
+    ++asked;
+    return std::any_of(images.begin(), images.end(),
+                       [](const kernels::Image& i) { return kernels::cubin_runs_on(i, nvidia(9, 0)); });
+  };
+  auto tiled = kernels::list_kernels(kData / "libk_ldata.so", true, runs_on_h200);
+  CHECK(asked == 0);
+  CHECK(tiled.images.size() == 17);
+  CHECK_FALSE(tiled.kept_as_data_in_part);
+}
+
+TEST_CASE("kernels: a large kept-as-data section is looked at in windows, and read whole when they are not enough",
+          "[kernels]") {
+  // libk_ldata.so's .ldata (27764 bytes): 100 bytes, a fatbin of 3832 bytes (sm_75, sm_90 and compute_90),
+  // 20000 bytes of filler, the same fatbin. Two windows of 4 KiB, 13880 bytes apart: the first holds the
+  // first copy, the second only filler; the second copy is never read.
+  const kernels::Sampling two_windows{.window = 4096, .windows = 2};
+  std::size_t asked = 0;
+  std::vector<kernels::Image> seen;
+  auto runs_on = [&](int major, int minor) {
+    return [&, major, minor](const std::vector<kernels::Image>& images) {
+      ++asked;
+      seen = images;
+      return std::any_of(images.begin(), images.end(),
+                         [&](const kernels::Image& i) { return kernels::cubin_runs_on(i, nvidia(major, minor)); });
+    };
+  };
+  auto in_part = kernels::list_kernels(kData / "libk_ldata.so", true, runs_on(9, 0), two_windows);
+  CHECK(asked == 1);
+  CHECK(seen.size() == 5);  // one copy's images: what the windows held
+  CHECK(in_part.kept_as_data_in_part);
+  CHECK(in_part.images.size() == 7 + 5);
+  CHECK(kernels::distinct_targets(in_part, kernels::Kind::cubin, kernels::Origin::embedded) ==
+        strings({"sm_75", "sm_90"}));
+  CHECK(kernels::judge(in_part, nvidia(9, 0), 13000).via == "sm_90");
+
+  // Not enough (a V100: nothing kept there runs on it): the section is read whole, both copies listed.
+  asked = 0;
+  auto whole = kernels::list_kernels(kData / "libk_ldata.so", true, runs_on(7, 0), two_windows);
+  CHECK(asked == 1);
   CHECK_FALSE(whole.kept_as_data_in_part);
+  CHECK(whole.images.size() == 17);
+  CHECK(whole.problems.empty());
 }
 
 TEST_CASE("kernels: a cubin with no kernel is an empty module, which needs no GPU", "[kernels]") {

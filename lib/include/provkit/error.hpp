@@ -19,9 +19,9 @@ enum class ExitCode : int {
 };
 
 // Why something failed, for scripts to branch on (--json's "reason", docs/json.md). Each domain has its own
-// enum (hub::Reason, python::Reason, ...) with, in its namespace, `std::string_view reason_name(R)` and
-// `ExitCode exit_code(R)`; ReasonId carries any of them without the error knowing the domain. These are the
-// reasons every domain shares.
+// enum (hub::HubRefusal, pyspec::LockRefusal, download::TransferFailure, ...) with, in its namespace,
+// `std::string_view reason_name(R)` and `ExitCode exit_code(R)`; ReasonId carries any of them without the
+// error knowing the domain. These are the reasons every domain shares.
 enum class Reason {
   usage,          // 2: the command line is wrong
   invalid_input,  // 2: a file or value given is wrong (it names the file and line)
@@ -36,21 +36,24 @@ ExitCode exit_code(Reason r);
 // The shared reason an exit code stands for when nothing more specific is known.
 Reason reason_for(ExitCode code);
 
-// One reason of any domain's enum, by type and value, with its name.
+// One reason of any domain's enum, by type and value, with its name and exit code.
 class ReasonId {
  public:
   template <class R>
-  requires std::is_enum_v<R> ReasonId(R r) : domain_(&typeid(R)), value_(static_cast<int>(r)), name_(reason_name(r)) {}
+  requires std::is_enum_v<R> ReasonId(R r)
+      : domain_(&typeid(R)), value_(static_cast<int>(r)), name_(reason_name(r)), code_(exit_code(r)) {}
   template <class R>
   requires std::is_enum_v<R>
   bool is(R r) const { return *domain_ == typeid(R) && value_ == static_cast<int>(r); }
   std::string_view name() const { return name_; }
+  ExitCode code() const { return code_; }
   bool operator==(const ReasonId& o) const { return *domain_ == *o.domain_ && value_ == o.value_; }
 
  private:
   const std::type_info* domain_;
   int value_;
   std::string_view name_;
+  ExitCode code_;
 };
 
 class Error : public std::runtime_error {
@@ -62,6 +65,9 @@ class Error : public std::runtime_error {
   template <class R>
   requires std::is_enum_v<R> Error(R reason, const std::string& message)
       : std::runtime_error(message), code_(exit_code(reason)), reason_(reason) {}
+  // A reason carried from elsewhere (a result's), with its exit code.
+  Error(const ReasonId& reason, const std::string& message)
+      : std::runtime_error(message), code_(reason.code()), reason_(reason) {}
   // The same code and reason, told in `message` (a tool adding its own advice to the library's sentence).
   Error(const Error& other, const std::string& message)
       : std::runtime_error(message), code_(other.code_), reason_(other.reason_) {}

@@ -71,7 +71,7 @@ AssembleResult assemble(const AssembleJob& job) {
       // The parts are the layout's own names (a snapshot's links to its blobs); regular files only.
       util::Fd in = util::open_regular(part);
       if (!in)
-        throw Error(ExitCode::check_failed, part.string() + ": cannot open part: " + util::describe_open_error(errno));
+        throw Error(FileFailure::local_file, part.string() + ": cannot open part: " + util::describe_open_error(errno));
       ::posix_fadvise(in.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
       r.size += util::read_blocks(
           in.get(), {buf.get(), kReadBuffer},

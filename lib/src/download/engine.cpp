@@ -149,7 +149,7 @@ void FileTransfer::complete() {
   // someone else are never published under the verified name).
   struct stat named;
   if (!root.stat(job_.partial_path, named) || named.st_dev != st.st_dev || named.st_ino != st.st_ino) {
-    fail(TransferEvent::replaced, ExitCode::check_failed,
+    fail(TransferEvent::replaced, download::FileFailure::replaced,
          job_.partial_path.string() +
              ": replaced while it was being fetched and hashed; nothing published (a rerun fetches it again)");
     finish();
@@ -158,7 +158,7 @@ void FileTransfer::complete() {
   if (!c.ok()) {
     result_.outcome = download::Outcome::mismatch;
     result_.mismatch = c.mismatch;
-    result_.code = ExitCode::check_failed;
+    result_.reason = download::FileFailure::mismatch;
     result_.rejected = keep_aside(root, job_.partial_path, job_.rejected_prefix, c.sha256);
     result_.message = c.message + "; the downloaded bytes are kept at " + result_.rejected.string();
     trace(job_, [&] { return "rejected (" + c.message + "): kept aside at " + result_.rejected.string(); });
@@ -178,13 +178,13 @@ void FileTransfer::complete() {
   finish();
 }
 
-void FileTransfer::fail(TransferEvent event, ExitCode code, const std::string& message) {
+void FileTransfer::fail(TransferEvent event, const ReasonId& reason, const std::string& message) {
   bool first = state_ != TransferState::failing;
   apply(event);
   if (!first) return;
   trace(job_, [&] { return "failing: " + message; });
   result_.outcome = download::Outcome::failed;
-  result_.code = code;
+  result_.reason = reason;
   result_.message = message;
 }
 
@@ -284,7 +284,7 @@ void FileTransfer::retrying(const std::string& why, double delay_s) {
 }
 
 void FileTransfer::ended(std::size_t range, const http::Result& res, const std::string& asked, bool stopped,
-                         ExitCode abort_code, bool wrote) {
+                         download::FileFailure abort_reason, bool wrote) {
   partial_.flush(range);
   --transfers_;
   busy_[range] = false;
@@ -302,8 +302,8 @@ void FileTransfer::ended(std::size_t range, const http::Result& res, const std::
     case EndVerdict::stopped:  // range full, or taken up by settle() (the file goes on as one stream)
     case EndVerdict::complete: break;
     case EndVerdict::failed:
-      fail(TransferEvent::transfer_failed, res.failure == http::FailureKind::aborted ? abort_code : ExitCode::network,
-           res.message);
+      fail(TransferEvent::transfer_failed,
+           res.failure == http::FailureKind::aborted ? abort_reason : download::FileFailure::network, res.message);
       break;
     case EndVerdict::expired:
       // Resolve the file again and carry on from where the range is. Ranges
@@ -316,11 +316,11 @@ void FileTransfer::ended(std::size_t range, const http::Result& res, const std::
       break;
     case EndVerdict::refused: {
       Error e = source_.refusal(job_, res.response);
-      fail(TransferEvent::transfer_failed, e.code(), e.what());
+      fail(TransferEvent::transfer_failed, e.reason(), e.what());
       break;
     }
     case EndVerdict::short_body:
-      fail(TransferEvent::transfer_failed, ExitCode::network,
+      fail(TransferEvent::transfer_failed, download::FileFailure::network,
            "the transfer ended after " + std::to_string(partial_.have()) + " of " + std::to_string(job_.spec.size) +
                " bytes (kept for the next run)");
       break;
@@ -363,10 +363,11 @@ void RangeAttempt::on_head(const http::Hop& hop) {
   owner_.answered(range_, verdict, hop.url);
   switch (verdict) {
     case HeadVerdict::wrong_range:
+      abort_reason_ = download::FileFailure::server_error;
       throw http::Abort("the server answered the range request from byte " + std::to_string(next) +
                         " with another range");
     case HeadVerdict::wrong_total:
-      abort_code_ = ExitCode::check_failed;
+      abort_reason_ = download::FileFailure::wrong_size;
       throw http::Abort("the server has " + std::to_string(*cr->total) + " bytes, the manifest says " +
                         std::to_string(size));
     case HeadVerdict::whole_file_split:
@@ -382,7 +383,7 @@ void RangeAttempt::on_body(const char* data, std::size_t n) {
   RangeView v = owner_.view(range_);
   BodyVerdict verdict = judge_body(n, v.missing, v.split);
   if (verdict.too_long) {
-    abort_code_ = ExitCode::check_failed;
+    abort_reason_ = download::FileFailure::wrong_size;
     throw http::Abort("the server sent more than the manifest's " + std::to_string(v.size) + " bytes");
   }
   owner_.bytes(range_, data, verdict.take);
@@ -393,7 +394,7 @@ void RangeAttempt::on_body(const char* data, std::size_t n) {
   }
 }
 
-void RangeAttempt::on_done(http::Result& res) { owner_.ended(range_, res, url_, stopped_, abort_code_, wrote_); }
+void RangeAttempt::on_done(http::Result& res) { owner_.ended(range_, res, url_, stopped_, abort_reason_, wrote_); }
 
 // ---- Run --------------------------------------------------------------------------
 

@@ -72,7 +72,7 @@ class RangeOwner {
   virtual void retrying(const std::string& why, double delay_s) = 0;
   // The transfer ended (after its retries); `asked`: the URL its last try asked.
   virtual void ended(std::size_t range, const http::Result& res, const std::string& asked, bool stopped,
-                     ExitCode abort_code, bool wrote) = 0;
+                     FileFailure abort_reason, bool wrote) = 0;
 
  protected:
   ~RangeOwner() = default;
@@ -111,8 +111,8 @@ class FileTransfer : private RangeOwner {
   void answered(std::size_t range, HeadVerdict verdict, const std::string& url) override;
   void bytes(std::size_t range, const char* data, std::size_t n) override;
   void retrying(const std::string& why, double delay_s) override;
-  void ended(std::size_t range, const http::Result& res, const std::string& asked, bool stopped, ExitCode abort_code,
-             bool wrote) override;
+  void ended(std::size_t range, const http::Result& res, const std::string& asked, bool stopped,
+             FileFailure abort_reason, bool wrote) override;
 
   // Starts transfers for incomplete ranges, lowest first (the hash follows
   // the contiguous prefix), up to the state's connection count.
@@ -123,7 +123,7 @@ class FileTransfer : private RangeOwner {
   // Every byte is there: verify, then rename into place or keep aside.
   void complete();
   // The first failure is the one to tell.
-  void fail(TransferEvent event, ExitCode code, const std::string& message);
+  void fail(TransferEvent event, const ReasonId& reason, const std::string& message);
   void finish();
   // A range was answered from byte 0 with the whole file: the file starts over.
   void restart_stream();
@@ -161,8 +161,8 @@ class RangeAttempt : public std::enable_shared_from_this<RangeAttempt> {
   RangeOwner& owner_;
   std::size_t range_;
   int attempt_ = 0;
-  std::string url_;                          // asked for (the resolved URL or where it led)
-  ExitCode abort_code_ = ExitCode::network;  // for an http::Abort thrown by on_head/on_body
+  std::string url_;                                  // asked for (the resolved URL or where it led)
+  FileFailure abort_reason_ = FileFailure::network;  // for an http::Abort thrown by on_head/on_body
   bool wrote_ = false;
   bool stopped_ = false;  // aborted on purpose (range full, or whole file refused): no failure
 };

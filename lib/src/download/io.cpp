@@ -18,13 +18,13 @@
 namespace provkit::download {
 
 void io_error(const fs::path& path, const std::string& what) {
-  throw Error(ExitCode::check_failed, path.string() + ": " + what + ": " + std::strerror(errno));
+  throw Error(FileFailure::local_file, path.string() + ": " + what + ": " + std::strerror(errno));
 }
 
 void no_space(const fs::path& path, std::uint64_t still_needed) {
-  throw Error(ExitCode::check_failed, path.string() + ": no space left on the device; " + std::to_string(still_needed) +
-                                          " more bytes are needed for this file (what is there is kept, and a "
-                                          "rerun resumes once there is room)");
+  throw Error(FileFailure::no_space, path.string() + ": no space left on the device; " + std::to_string(still_needed) +
+                                         " more bytes are needed for this file (what is there is kept, and a "
+                                         "rerun resumes once there is room)");
 }
 
 void write_all(int fd, const char* data, std::size_t n, const fs::path& path) {
@@ -61,7 +61,7 @@ void preallocate(int fd, std::uint64_t size, const fs::path& path, std::uint64_t
 void make_parent(const fs::path& p) {
   std::error_code ec;
   fs::create_directories(p.parent_path(), ec);
-  if (ec) throw Error(ExitCode::check_failed, p.parent_path().string() + ": cannot create directory: " + ec.message());
+  if (ec) throw Error(FileFailure::local_file, p.parent_path().string() + ": cannot create directory: " + ec.message());
 }
 
 fs::path job_root(const download::Job& job) {
@@ -96,7 +96,8 @@ bool BlobLock::acquire(const util::Root& root, const fs::path& path, bool wait) 
   root.parent(path, true);
   fd_ = root.open_regular(path, O_RDWR | O_CREAT, 0644);
   if (!fd_)
-    throw Error(ExitCode::check_failed, path.string() + ": cannot open lock file: " + util::describe_open_error(errno));
+    throw Error(FileFailure::local_file,
+                path.string() + ": cannot open lock file: " + util::describe_open_error(errno));
   int rc;
   while ((rc = ::flock(fd_.get(), LOCK_EX | (wait ? 0 : LOCK_NB))) != 0 && errno == EINTR) {}
   if (rc == 0) return true;

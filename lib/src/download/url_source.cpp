@@ -37,10 +37,10 @@ Error UrlSource::refusal(const std::string& url, long status) const {
   const std::string where = http::redact_url(url) + ": ";
   const std::string http_status = "HTTP " + std::to_string(status);
   if (status == 401 || status == 403)
-    return Error(ExitCode::auth, where + "access refused (" + http_status + ")" +
-                                     (token_.empty() ? std::string() : " with the token given"));
-  if (status == 404 || status == 410) return Error(ExitCode::check_failed, where + "not found (" + http_status + ")");
-  return Error(ExitCode::network, where + "the server answered " + http_status);
+    return Error(FileFailure::access_refused, where + "access refused (" + http_status + ")" +
+                                                  (token_.empty() ? std::string() : " with the token given"));
+  if (status == 404 || status == 410) return Error(FileFailure::not_found, where + "not found (" + http_status + ")");
+  return Error(FileFailure::server_error, where + "the server answered " + http_status);
 }
 
 std::uint64_t UrlSource::size_of(const std::string& url, const http::Options& options) const {
@@ -70,13 +70,13 @@ std::uint64_t UrlSource::size_of(const std::string& url, const http::Options& op
       head.reset();
     }
     if (!head)
-      throw Error(ExitCode::network, where + "the server states no size (no Content-Range total or Content-Length)");
+      throw Error(FileFailure::no_size, where + "the server states no size (no Content-Range total or Content-Length)");
     util::log::debug("download", [&] {
       return where + std::to_string(size) + " bytes, as the answer to a request for its first byte says";
     });
     return size;
   }
-  if (result.failure != http::FailureKind::none) throw Error(ExitCode::network, where + result.message);
+  if (result.failure != http::FailureKind::none) throw Error(FileFailure::network, where + result.message);
   if (result.response.status == 416) {  // no first byte: an empty file says its size as "bytes */0"
     auto cr = http::parse_content_range(result.response.headers.get("content-range").value_or(""));
     if (cr && cr->total) return *cr->total;
@@ -107,16 +107,18 @@ std::string fetch_url_file(const UrlFile& file, const Options& options, UrlSourc
     case Outcome::mismatch: {
       // Nothing of a wrong file stays: the engine's copy kept aside goes too.
       if (!r.rejected.empty()) util::Root(job.root.empty() ? r.rejected.parent_path() : job.root).remove(r.rejected);
-      throw Error(ExitCode::check_failed, where + expected + util::lower(download::mismatch_name(r.mismatch)) +
-                                              " (got sha256 " + r.sha256 + "); removed");
+      throw Error(FileFailure::mismatch, where + expected + util::lower(download::mismatch_name(r.mismatch)) +
+                                             " (got sha256 " + r.sha256 + "); removed");
     }
     case Outcome::failed: break;
   }
   // The source's refusals name the URL already; the engine's own failures
   // (too many bytes, another total) are about what was expected.
   std::string message = r.message;
-  if (message.rfind(where, 0) != 0) message = where + (r.code == ExitCode::check_failed ? expected : "") + message;
-  throw Error(r.code == ExitCode::ok ? ExitCode::network : r.code, message);
+  const ReasonId reason = r.reason.value_or(FileFailure::network);
+  if (message.rfind(where, 0) != 0)
+    message = where + (reason.code() == ExitCode::check_failed ? expected : "") + message;
+  throw Error(reason, message);
 }
 
 }  // namespace provkit::download

@@ -15,7 +15,7 @@ int FetchReport::exit_code() const {
     case Stage::planned: return space && !space->fits() ? 1 : 0;
     case Stage::published: break;
   }
-  return static_cast<int>(published.code);
+  return static_cast<int>(published.code());
 }
 
 namespace {

@@ -175,7 +175,7 @@ SnapshotFiles check_in_place(const Manifest& m, const hfcache::Layout& layout, S
       r.outcome = download::Outcome::present;
     } else {
       r.outcome = download::Outcome::failed;
-      r.code = ExitCode::check_failed;
+      r.reason = download::FileFailure::not_verified;
     }
     observer.on_checked_in_place(check, layout);
     out.results.push_back(std::move(r));
@@ -225,11 +225,12 @@ DownloadPlan plan_downloads(const Manifest& m, const hfcache::Layout& layout, co
 }
 
 namespace {
-ExitCode worse(ExitCode a, ExitCode b) {
+// The worse of two failures' reasons: the first of the worst exit code.
+std::optional<ReasonId> worse(const std::optional<ReasonId>& a, const ReasonId& b) {
   auto rank = [](ExitCode c) {
     return c == ExitCode::auth ? 3 : c == ExitCode::network ? 2 : c == ExitCode::check_failed ? 1 : 0;
   };
-  return rank(b) > rank(a) ? b : a;
+  return a && rank(a->code()) >= rank(b.code()) ? a : b;
 }
 }  // namespace
 
@@ -279,7 +280,7 @@ SnapshotSummary publish_snapshot(const Manifest& m, hfcache::Layout& layout, con
       } catch (const Error&) {}
     } else {
       ++s.failed;
-      s.code = worse(s.code, r.code);
+      s.reason = worse(s.reason, r.reason.value_or(download::FileFailure::network));
     }
   }
   // Assembly needs every file; it is skipped when one failed.
@@ -303,7 +304,7 @@ SnapshotSummary publish_snapshot(const Manifest& m, hfcache::Layout& layout, con
       bool ok = a.result.outcome != download::AssembleOutcome::mismatch;
       if (!ok) {
         ++s.failed;
-        s.code = worse(s.code, ExitCode::check_failed);
+        s.reason = worse(s.reason, download::FileFailure::mismatch);
       } else {
         ++s.assembled;
         sums.emplace_back(e.output, a.result.sha256);

@@ -94,7 +94,8 @@ TEST_CASE("a complete partial with wrong bytes is kept aside, never at the final
   auto r = Downloader(Options{}, source).run({j}, rec)[0];
   CHECK(r.outcome == Outcome::mismatch);
   CHECK(r.mismatch == Mismatch::sha256);
-  CHECK(r.code == ExitCode::check_failed);
+  CHECK(r.reason == ReasonId(FileFailure::mismatch));
+  CHECK(r.reason->code() == ExitCode::check_failed);
   CHECK_THAT(r.message, Catch::Contains(util::sha256_hex(content)) && Catch::Contains(util::sha256_hex(wrong)));
   CHECK_FALSE(fs::exists(j.final_path));
   CHECK(r.rejected == fs::path(j.rejected_prefix.string() + ".bad-" + util::sha256_hex(wrong)));
@@ -132,7 +133,7 @@ TEST_CASE("an over-long partial is discarded and the file fetched from the start
   auto r = Downloader(o, source).run({j}, rec)[0];
   // Nothing listens on port 9: the fetch fails, but it asked from byte 0.
   CHECK(r.outcome == Outcome::failed);
-  CHECK(r.code == ExitCode::network);
+  CHECK(r.reason == ReasonId(FileFailure::network));
   CHECK(r.resumed_from == 0);
   CHECK(fs::file_size(j.partial_path) == 0);
   CHECK(rec.events.at(0) == "restart f");

@@ -58,7 +58,8 @@ struct TestSource : download::Source {
     return http::token_allowed(resolved, url) ? kToken : std::string();
   }
   Error refusal(const download::Job& job, const http::Response& r) const override {
-    return Error(ExitCode::auth, job.spec.path + ": refused with HTTP " + std::to_string(r.status));
+    return Error(download::FileFailure::access_refused,
+                 job.spec.path + ": refused with HTTP " + std::to_string(r.status));
   }
 };
 
@@ -169,7 +170,8 @@ TEST_CASE("a refusal is the source's typed error; the partial file is kept", "[d
   download::Job job = job_in(d.path, content_of(100));
   auto r = run.fetch(origin, job);
   CHECK(r.outcome == download::Outcome::failed);
-  CHECK(r.code == ExitCode::auth);
+  CHECK(r.reason == ReasonId(download::FileFailure::access_refused));  // the source's own, carried
+  CHECK(r.reason->code() == ExitCode::auth);
   CHECK(r.message == "model.bin: refused with HTTP 401");
   CHECK_FALSE(fs::exists(job.final_path));
   CHECK(fs::exists(job.partial_path));

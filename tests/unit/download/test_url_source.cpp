@@ -57,13 +57,14 @@ download::Options options() {
   return o;
 }
 
-ExitCode code_of(const std::function<void()>& f) {
+// The reason f's Error carries; nullopt when it throws none.
+std::optional<ReasonId> reason_of(const std::function<void()>& f) {
   try {
     f();
   } catch (const Error& e) {
-    return e.code();
+    return e.reason();
   }
-  return ExitCode::ok;
+  return std::nullopt;
 }
 
 }  // namespace
@@ -77,17 +78,25 @@ TEST_CASE("UrlSource: the job's URL as it is, never expired, refusals typed by s
   refused.response.status = 403;
   refused.response.url = "https://cdn.example/other";
   CHECK_FALSE(source.expired(refused, job.url, job.url));  // a 403 from elsewhere is not the Hub's expiry
-  auto code = [&](long status) {
+  auto refusal = [&](long status) {
     http::Response r;
     r.status = status;
-    return source.refusal(job, r).code();
+    return source.refusal(job, r);
   };
-  CHECK(code(401) == ExitCode::auth);
-  CHECK(code(403) == ExitCode::auth);
-  CHECK(code(404) == ExitCode::check_failed);
-  CHECK(code(410) == ExitCode::check_failed);
-  CHECK(code(500) == ExitCode::network);
-  CHECK(code(429) == ExitCode::network);
+  using download::FileFailure;
+  for (long status : {401L, 403L}) {
+    CHECK(refusal(status).is(FileFailure::access_refused));
+    CHECK(refusal(status).code() == ExitCode::auth);
+  }
+  for (long status : {404L, 410L}) {
+    CHECK(refusal(status).is(FileFailure::not_found));
+    CHECK(refusal(status).code() == ExitCode::check_failed);
+  }
+  for (long status : {500L, 429L}) {
+    CHECK(refusal(status).is(FileFailure::server_error));
+    CHECK(refusal(status).code() == ExitCode::network);
+  }
+  CHECK(refusal(404).reason().name() == "check_failed");  // the --json name these always had
   CHECK(std::string(source.refusal(job.url, 404).what()).find("files.example/a/w-1.0") != std::string::npos);
 }
 
@@ -133,10 +142,11 @@ TEST_CASE("UrlSource::size_of: redirects followed, refusals typed, no size state
   });
   download::UrlSource source;
   CHECK(source.size_of(origin.base + "/w.whl", quick()) == 777);
-  CHECK(code_of([&] { source.size_of(origin.base + "/missing", quick()); }) == ExitCode::check_failed);
-  CHECK(code_of([&] { source.size_of(origin.base + "/private", quick()); }) == ExitCode::auth);
-  CHECK(code_of([&] { source.size_of(origin.base + "/broken", quick()); }) == ExitCode::network);
-  CHECK(code_of([&] { source.size_of(origin.base + "/nolength", quick()); }) == ExitCode::network);
+  using download::FileFailure;
+  CHECK(reason_of([&] { source.size_of(origin.base + "/missing", quick()); }) == FileFailure::not_found);
+  CHECK(reason_of([&] { source.size_of(origin.base + "/private", quick()); }) == FileFailure::access_refused);
+  CHECK(reason_of([&] { source.size_of(origin.base + "/broken", quick()); }) == FileFailure::server_error);
+  CHECK(reason_of([&] { source.size_of(origin.base + "/nolength", quick()); }) == FileFailure::no_size);
 }
 
 TEST_CASE("fetch_url_file: a size nothing stated is learned first; the sha256 is returned", "[download][url_source]") {
@@ -185,6 +195,7 @@ TEST_CASE("fetch_url_file: a wrong sha256 or size is refused and nothing of it i
     download::fetch_url_file(f, options(), source, quiet);
     FAIL("a wrong sha256 was accepted");
   } catch (const Error& e) {
+    CHECK(e.is(download::FileFailure::mismatch));
     CHECK(e.code() == ExitCode::check_failed);
     CHECK(std::string(e.what()).find(util::sha256_hex(content)) != std::string::npos);
   }
@@ -197,6 +208,7 @@ TEST_CASE("fetch_url_file: a wrong sha256 or size is refused and nothing of it i
     download::fetch_url_file(f, options(), source, quiet);
     FAIL("a wrong size was accepted");
   } catch (const Error& e) {
+    CHECK(e.is(download::FileFailure::wrong_size));  // the server's total, told before a byte is taken
     CHECK(e.code() == ExitCode::check_failed);
     CHECK(std::string(e.what()).find("10 bytes") != std::string::npos);
   }
@@ -214,6 +226,7 @@ TEST_CASE("fetch_url_file: a refusal is the source's typed error naming the URL"
     download::fetch_url_file(f, options(), source, quiet);
     FAIL("a refusal was accepted");
   } catch (const Error& e) {
+    CHECK(e.is(download::FileFailure::access_refused));  // carried from the engine's result
     CHECK(e.code() == ExitCode::auth);
     CHECK(std::string(e.what()).find("/private/w.whl: access refused (HTTP 403)") != std::string::npos);
   }

@@ -6,6 +6,7 @@
 #include <map>
 #include <utility>
 
+#include "provkit/hub/client.hpp"
 #include "provkit/hub/snapshot.hpp"
 #include "provkit/util/fs.hpp"
 #include "provkit/util/hash.hpp"
@@ -98,7 +99,7 @@ TEST_CASE("check_in_place finds a blob by its git oid, its sha256 or the link's 
   for (int i = 0; i < 3; ++i) CHECK(files.results[i].outcome == download::Outcome::present);
   CHECK(files.results[0].sha256 == util::sha256_hex("{}"));
   CHECK(files.results[3].outcome == download::Outcome::failed);
-  CHECK(files.results[3].code == ExitCode::check_failed);
+  CHECK(files.results[3].reason == ReasonId(download::FileFailure::not_verified));
   CHECK(rec.in_place.back() == std::pair<std::string, FileState>{"missing.txt", FileState::missing});
 
   // A second look trusts the verified stamps the first one wrote.
@@ -112,7 +113,7 @@ TEST_CASE("check_in_place finds a blob by its git oid, its sha256 or the link's 
   auto s = hub::publish_snapshot(m, c, files, rec, {{"main"}, false});
   CHECK(s.present == 3);
   CHECK(s.failed == 1);
-  CHECK(s.code == ExitCode::check_failed);
+  CHECK(s.code() == ExitCode::check_failed);
   CHECK(util::read_file(c.file_path("model.bin")) == "lfs bytes");  // linked again
   CHECK(rec.assembled.empty());
   CHECK_FALSE(fs::exists(c.ref_path("main")));
@@ -131,7 +132,8 @@ TEST_CASE("publish_snapshot assembles and finishes the layout only when everythi
   CHECK(s.present == 2);
   CHECK(s.assembled == 1);
   CHECK(s.failed == 0);
-  CHECK(s.code == ExitCode::ok);
+  CHECK(s.code() == ExitCode::ok);
+  CHECK_FALSE(s.reason);
   CHECK(util::read_file(c.file_path("whole")) == "abcd");
   CHECK(util::read_file(c.ref_path("main")) == kCommit);
   REQUIRE(rec.assembled.size() == 1);
@@ -146,25 +148,28 @@ TEST_CASE("publish_snapshot assembles and finishes the layout only when everythi
     auto bad = hub::publish_snapshot(m, c, files, rec, {{"main"}, false});
     CHECK(bad.failed == 1);
     CHECK(bad.assembled == 0);
-    CHECK(bad.code == ExitCode::check_failed);
+    CHECK(bad.reason == ReasonId(download::FileFailure::mismatch));
     CHECK(rec.assembled.back().second == download::AssembleOutcome::mismatch);
     CHECK_FALSE(fs::exists(c.file_path("other")));
     CHECK_FALSE(fs::exists(c.ref_path("main")));
   }
-  SECTION("the worst failure decides the code: auth over network over a failed check") {
+  SECTION("the worst failure decides the reason: auth over network over a failed check, the first of its kind") {
     hub::SnapshotFiles failing = files;
-    for (auto code : {ExitCode::check_failed, ExitCode::auth, ExitCode::network}) {
+    for (ReasonId reason :
+         {ReasonId(download::FileFailure::not_found), ReasonId(hub::HubRefusal::gated),
+          ReasonId(download::FileFailure::access_refused), ReasonId(download::FileFailure::network)}) {
       download::JobResult r;
       r.path = "x";
-      r.code = code;
+      r.reason = reason;
       r.bytes_transferred = 10;
       failing.results.push_back(r);
       failing.etags.emplace_back();
     }
     auto bad = hub::publish_snapshot(m, c, failing, rec, {{"main"}, false});
-    CHECK(bad.failed == 3);
-    CHECK(bad.code == ExitCode::auth);
-    CHECK(bad.bytes_transferred == 30);
+    CHECK(bad.failed == 4);
+    CHECK(bad.reason == ReasonId(hub::HubRefusal::gated));
+    CHECK(bad.code() == ExitCode::auth);
+    CHECK(bad.bytes_transferred == 40);
   }
 }
 

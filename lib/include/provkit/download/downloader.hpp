@@ -110,6 +110,25 @@ struct Job {
 
 enum class Outcome { present, downloaded, mismatch, failed };
 
+// Why a file is not in place (JobResult::reason, Error::is). The names in --json are the shared reasons
+// (docs/json.md) these failures always had: network, auth, check_failed.
+enum class FileFailure {
+  network,         // 3: the connection failed, or the body ended short, after the retries
+  server_error,    // 3: an HTTP error other than those below (5xx, 429 after retries), or an answer that
+                   //    does not fit the request (another range)
+  no_size,         // 3: a URL given without a size, and the server states none
+  access_refused,  // 4: HTTP 401 or 403
+  not_found,       // 1: HTTP 404 or 410
+  wrong_size,      // 1: the server has another total, or sends more bytes than the expected size
+  mismatch,        // 1: every byte there, the size or a hash not the expected one
+  replaced,        // 1: the partial file's name was given to other bytes while it was fetched
+  not_verified,    // 1: verify only: the file in place is missing or does not verify
+  local_file,      // 1: a file or directory here cannot be opened, made or written
+  no_space,        // 1: the disk is full (what was written is kept for a rerun)
+};
+std::string_view reason_name(FileFailure f);
+ExitCode exit_code(FileFailure f);
+
 struct JobResult {
   std::string path;
   Outcome outcome = Outcome::failed;
@@ -121,8 +140,10 @@ struct JobResult {
   Mismatch mismatch = Mismatch::none;   // mismatch: which check failed
   std::string message;                  // mismatch or failure: one sentence
   fs::path rejected;                    // where a mismatch was kept
-  ExitCode code = ExitCode::ok;         // for failures: network, auth, check_failed
-  std::string warning;                  // what went wrong without failing it (a stamp not written)
+  // mismatch or failure: why (a FileFailure, or the source's own refusal: hub::HubRefusal); its code()
+  // is the exit code.
+  std::optional<ReasonId> reason;
+  std::string warning;  // what went wrong without failing it (a stamp not written)
 };
 
 // Progress and events, for the tool's display. Called on the loop's thread.

@@ -5,7 +5,7 @@
 // plan the downloads, then publish, assemble and finish the layout.
 // Everything comes back as data, per file as it happens through a
 // SnapshotObserver, in sum as a struct; the tool words it and picks the exit
-// code. (Later lib/include/provkit/hub/snapshot.hpp.)
+// code.
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -154,8 +154,9 @@ struct SnapshotSummary {
   std::size_t dropped = 0;        // parts dropped in this run
   std::uint64_t freed_bytes = 0;  // the disk they gave back
   std::uint64_t bytes_transferred = 0;
-  // The worst of the failures: auth outranks network, which outranks check_failed.
-  ExitCode code = ExitCode::ok;
+  // The worst of the failures (auth outranks network, which outranks check_failed), the first of its kind.
+  std::optional<ReasonId> reason;
+  ExitCode code() const { return reason ? reason->code() : ExitCode::ok; }
 };
 // What publishing does with split parts: `dropped` are parts already gone
 // (find_dropped_parts, outputs verified), published nowhere and listed in no

@@ -161,23 +161,24 @@ Token checked(Token t) {
                                        " contains a control character (a line break?); nothing was sent");
   return t;
 }
-Token find_token_unchecked(const std::string& token_file_flag);
+Token find_token_unchecked(const std::string& token_file);
 }  // namespace
 
-Token find_token(const std::string& token_file_flag) { return checked(find_token_unchecked(token_file_flag)); }
+Token find_token(const std::string& token_file) { return checked(find_token_unchecked(token_file)); }
 
 namespace {
-Token find_token_unchecked(const std::string& token_file_flag) {
-  // huggingface_hub's order: the token given (here --token-file), then the environment, then the token file.
-  if (!token_file_flag.empty()) {
+Token find_token_unchecked(const std::string& token_file) {
+  // huggingface_hub's order: the token given (here a file the caller names), then the environment, then the
+  // default token file.
+  if (!token_file.empty()) {
     std::string t;
     try {
-      t = util::trim(util::read_file(token_file_flag));
+      t = util::trim(util::read_file(token_file));
     } catch (const Error&) {
-      throw Error(ExitCode::usage, token_file_flag + ": cannot read the token file");
+      throw Error(ExitCode::usage, token_file + ": cannot read the token file");
     }
-    if (t.empty()) throw Error(ExitCode::usage, token_file_flag + ": the token file is empty");
-    return {t, "--token-file " + token_file_flag};
+    if (t.empty()) throw Error(ExitCode::usage, token_file + ": the token file is empty");
+    return {t, token_file};
   }
   for (const char* name : {"HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"})
     if (auto env = util::trim(util::getenv_str(name)); !env.empty()) return {env, name};

@@ -64,8 +64,8 @@ def test_token_sources():
             f.write("hf_wrongFileToken\n")
         r = hf_fetch("--manifest", repo.manifest, "--endpoint", sim.hub, "--check-upstream", "--token-file", wrong_file,
                      env=clean_env(HF_TOKEN=TOKEN))
-        check(r.rc == 4 and f"the token from --token-file {wrong_file} has no access" in r.err,
-              f"the refusal should name --token-file: {r}")
+        check(r.rc == 4 and f"the token from {wrong_file} has no access" in r.err,
+              f"the refusal should name the token file: {r}")
         check("hf_wrongFileToken" not in r.all, f"the token was printed: {r}")
 
 

@@ -104,8 +104,8 @@ TEST_CASE("refused answers become sentences naming the repo, with exit codes", "
   Error gated_tok = hub_error(repo, "the tree", 403, with_code("GatedRepo"), "HF_TOKEN");
   CHECK(gated_tok.is(HubRefusal::gated));
   CHECK_THAT(gated_tok.what(), Catch::Contains("the token from HF_TOKEN has no access"));
-  CHECK_THAT(hub_error(repo, "x", 404, with_code("RepoNotFound"), "--token-file /t").what(),
-             Catch::Contains("or the token from --token-file /t has no access"));
+  CHECK_THAT(hub_error(repo, "x", 404, with_code("RepoNotFound"), "/t").what(),
+             Catch::Contains("or the token from /t has no access"));
   Error missing = hub_error(repo, "the tree", 401, with_code("RepoNotFound"), "");
   CHECK(missing.is(HubRefusal::not_found_or_private));
   CHECK(missing.code() == ExitCode::auth);
@@ -190,7 +190,7 @@ TEST_CASE("token sources in huggingface_hub's order: --token-file, HF_TOKEN, HUG
   // --token-file is the token given, as huggingface_hub's token= argument: it beats every other source.
   auto t = find_token((dir / "flag").string());
   CHECK(t.value == "hf_from_flag");
-  CHECK(t.source == "--token-file " + (dir / "flag").string());
+  CHECK(t.source == (dir / "flag").string());  // the file's path: no tool's flag named
   env.set("HUGGING_FACE_HUB_TOKEN", nullptr);
   // A control character inside a token (a CR/LF would inject a header) is refused, naming the source only.
   env.set("HF_TOKEN", "hf_secret\r\nX-Injected: yes");

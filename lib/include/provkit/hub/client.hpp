@@ -75,17 +75,16 @@ std::string endpoint_from(const std::string& flag);
 // HF_HUB_OFFLINE is set true, read the way huggingface_hub reads a boolean: 1, ON, YES or TRUE, in any case.
 bool offline_from_env();
 
-// The token and where it came from ("--token-file F", "HF_TOKEN", a file path),
-// in huggingface_hub's order: `token_file` (--token-file, as its `token=`
-// argument), else HF_TOKEN, else HUGGING_FACE_HUB_TOKEN, else the token file
-// (HF_TOKEN_PATH, else $HF_HOME/token). An empty result means none. A named --token-file that
-// cannot be read, or a token with a control character inside (after
+// The token and where it came from ("HF_TOKEN", "HF_TOKEN_PATH (F)", a file's path), in huggingface_hub's
+// order: `token_file` (a file the caller names, as its `token=` argument), else HF_TOKEN, else
+// HUGGING_FACE_HUB_TOKEN, else the token file (HF_TOKEN_PATH, else $HF_HOME/token). An empty result means
+// none. A named `token_file` that cannot be read, or a token with a control character inside (after
 // trimming the ends), is an Error(usage) naming the source, never the token.
 struct Token {
   std::string value;
   std::string source;
 };
-Token find_token(const std::string& token_file_flag);
+Token find_token(const std::string& token_file);
 
 class HubClient {
  public:

@@ -65,7 +65,7 @@ void expand_into(const std::vector<std::string>& args, const SearchContext& ctx,
       continue;
     }
     if (++expansions > max_response_file_expansions)
-      throw input_error(file.string(), 0,
+      throw input_error(ResponseFileRefusal::too_many, file.string(), 0,
                         "too many @-files encountered (more than " + std::to_string(max_response_file_expansions) +
                             " response files expanded; does a file include itself?)");
     expand_into(split_response_text(*text), ctx, expansions, out);
@@ -73,6 +73,14 @@ void expand_into(const std::vector<std::string>& args, const SearchContext& ctx,
 }
 
 }  // namespace
+
+std::string_view reason_name(ResponseFileRefusal r) {
+  return reason_name(reason_for(exit_code(r)));  // the shared names: invalid_input, check_failed
+}
+
+ExitCode exit_code(ResponseFileRefusal r) {
+  return r == ResponseFileRefusal::unreadable ? ExitCode::check_failed : ExitCode::usage;
+}
 
 std::vector<std::string> expand_response_files(const std::vector<std::string>& args, const SearchContext& ctx) {
   std::vector<std::string> out;
@@ -86,7 +94,7 @@ std::vector<std::string> expand_response_files(const std::vector<std::string>& a
     const auto p = parse_one(out, i);
     if (p.value_separate) ++i;
     else if (!p.option && out[i].size() > 1 && out[i][0] == '@')
-      throw Error(ExitCode::check_failed,
+      throw Error(ResponseFileRefusal::unreadable,
                   util::printable(out[i]) + ": linker input file not found (a response file that cannot be read)");
   }
   return out;

@@ -6,9 +6,11 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "context.hpp"
+#include "provkit/error.hpp"
 
 namespace provkit::ccshim {
 
@@ -17,12 +19,17 @@ namespace provkit::ccshim {
 // fan-out of files that include each other.
 inline constexpr int max_response_file_expansions = 2000;
 
+// Why a command line's response files were refused (Error::is); the exit codes are gcc's.
+enum class ResponseFileRefusal {
+  too_many,    // 2: more than max_response_file_expansions expanded (a cycle, or a fan-out)
+  unreadable,  // 1: a file that cannot be read, which gcc leaves as an input and then finds missing
+};
+std::string_view reason_name(ResponseFileRefusal r);
+ExitCode exit_code(ResponseFileRefusal r);
+
 // Replaces each `@file` by the arguments in it, recursively (gcc's rules:
 // quoting with '' and "" and backslash escapes as in libiberty's buildargv).
-// Throws provkit::Error (usage) naming the file when more than
-// max_response_file_expansions files would be expanded, and (check_failed,
-// gcc's exit 1) for a file that cannot be read, which gcc leaves as an input
-// and then finds missing; the name printable (util::printable).
+// Throws provkit::Error (ResponseFileRefusal) naming the file (util::printable), worded as gcc words it.
 std::vector<std::string> expand_response_files(const std::vector<std::string>& args, const SearchContext& ctx);
 
 // Argument bytes above which they go to zig in a response file: below the

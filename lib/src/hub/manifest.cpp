@@ -21,32 +21,36 @@ namespace provkit::hub {
 
 bool is_safe_relative_path(std::string_view path) { return util::is_safe_relative_path(path); }
 
+std::string_view reason_name(ManifestRefusal) { return reason_name(Reason::invalid_input); }
+ExitCode exit_code(ManifestRefusal) { return ExitCode::usage; }
+
 namespace {
 
 struct Parser {
   const std::string& file;
+  using R = ManifestRefusal;
 
   int line_of(const YAML::Node& n) const { return util::yaml_line(n); }
-  [[noreturn]] void fail(const YAML::Node& n, const std::string& what) const {
-    throw input_error(file, line_of(n), what);
+  [[noreturn]] void fail(R reason, const YAML::Node& n, const std::string& what) const {
+    throw input_error(reason, file, line_of(n), what);
   }
 
   std::string scalar(const YAML::Node& n, const std::string& key) const {
-    if (!n.IsScalar()) fail(n, key + " must be a single value");
+    if (!n.IsScalar()) fail(R::malformed, n, key + " must be a single value");
     return n.Scalar();
   }
 
   std::uint64_t size(const YAML::Node& n, const std::string& key) const {
     std::string s = scalar(n, key);
     if (s.empty() || s.size() > 19 || s.find_first_not_of("0123456789") != std::string::npos)
-      fail(n, key + " must be a non-negative integer (bytes), not '" + s + "'");
+      fail(R::invalid_value, n, key + " must be a non-negative integer (bytes), not '" + s + "'");
     return std::stoull(s);
   }
 
   std::string hex(const YAML::Node& n, const std::string& key, std::size_t len) const {
     std::string s = scalar(n, key);
     if (!util::is_hex(s, len) || s.find_first_of("ABCDEF") != std::string::npos)
-      fail(n, key + " must be " + std::to_string(len) + " lower-case hex digits");
+      fail(R::invalid_value, n, key + " must be " + std::to_string(len) + " lower-case hex digits");
     return s;
   }
 
@@ -54,93 +58,102 @@ struct Parser {
   void check_keys(const YAML::Node& map, const std::set<std::string>& known, const std::string& where) const {
     std::set<std::string> seen;
     for (const auto& kv : map) {
-      if (!kv.first.IsScalar()) fail(kv.first, "unexpected key in " + where);
+      if (!kv.first.IsScalar()) fail(R::malformed, kv.first, "unexpected key in " + where);
       const std::string& k = kv.first.Scalar();
-      if (!known.count(k)) fail(kv.first, util::concat({"unknown key '", k, "' in ", where}));
-      if (!seen.insert(k).second) fail(kv.first, util::concat({"key '", k, "' given twice in ", where}));
+      if (!known.count(k)) fail(R::unknown_key, kv.first, util::concat({"unknown key '", k, "' in ", where}));
+      if (!seen.insert(k).second) fail(R::duplicate, kv.first, util::concat({"key '", k, "' given twice in ", where}));
     }
   }
 
   Manifest parse(std::string_view text) {
     YAML::Node root = util::load_single_yaml_document(text, file);
     if (!root.IsMap())
-      throw input_error(file, root.IsDefined() ? line_of(root) : 0, "a manifest must be a YAML mapping");
+      throw input_error(R::malformed, file, root.IsDefined() ? line_of(root) : 0, "a manifest must be a YAML mapping");
     check_keys(root, {"manifest", "repo", "type", "revision", "ref", "files", "assemble"}, "the manifest");
 
     Manifest m;
     m.source = file;
     auto need = [&](const char* key) {
       YAML::Node n = root[key];
-      if (!n) throw input_error(file, line_of(root), std::string("missing '") + key + "'");
+      if (!n) fail(R::missing, root, std::string("missing '") + key + "'");
       return n;
     };
     YAML::Node version = need("manifest");
     if (scalar(version, "manifest") != std::to_string(Manifest::kVersion))
-      fail(version, "unknown manifest format version '" + version.Scalar() + "' (this hf-fetch reads version 1)");
+      fail(R::unsupported_version, version,
+           "unknown manifest format version '" + version.Scalar() + "' (this release reads version 1)");
 
     YAML::Node repo = need("repo");
     m.repo.id = scalar(repo, "repo");
-    if (!hub::is_valid_repo_id(m.repo.id)) fail(repo, "repo '" + m.repo.id + "' is not a Hub repository id (org/name)");
+    if (!hub::is_valid_repo_id(m.repo.id))
+      fail(R::invalid_value, repo, "repo '" + m.repo.id + "' is not a Hub repository id (org/name)");
     if (YAML::Node type = root["type"]) {
       auto t = hub::parse_repo_type(scalar(type, "type"));
-      if (!t) fail(type, "type must be model, dataset or space, not '" + type.Scalar() + "'");
+      if (!t) fail(R::invalid_value, type, "type must be model, dataset or space, not '" + type.Scalar() + "'");
       m.repo.type = *t;
     }
     YAML::Node rev = need("revision");
     m.revision = scalar(rev, "revision");
     if (!util::is_hex(m.revision, 40) || m.revision.find_first_of("ABCDEF") != std::string::npos)
-      fail(rev, "revision must be a 40-hex commit id ('" + m.revision +
-                    "' is not; manifests pin commits, not branches or tags)");
+      fail(R::not_pinned, rev,
+           "revision must be a 40-hex commit id ('" + m.revision +
+               "' is not; manifests pin commits, not branches or tags)");
     if (YAML::Node ref = root["ref"]) {
       m.ref = scalar(ref, "ref");
       if (!is_valid_ref_name(*m.ref))
-        fail(ref, "ref '" + *m.ref + "' is not a branch or tag name (it becomes refs/<ref> in the cache)");
+        fail(R::invalid_value, ref,
+             "ref '" + *m.ref + "' is not a branch or tag name (it becomes refs/<ref> in the cache)");
     }
 
     YAML::Node files = need("files");
-    if (!files.IsSequence()) fail(files, "files must be a list");
-    if (files.size() == 0) fail(files, "files is empty: a manifest names the files to fetch");
+    if (!files.IsSequence()) fail(R::malformed, files, "files must be a list");
+    if (files.size() == 0) fail(R::missing, files, "files is empty: a manifest names the files to fetch");
     std::map<std::string, int> first_line;
     for (const auto& f : files) {
-      if (!f.IsMap()) fail(f, "each entry of files must be a mapping with path, size and sha256/git_oid");
+      if (!f.IsMap()) fail(R::malformed, f, "each entry of files must be a mapping with path, size and sha256/git_oid");
       check_keys(f, {"path", "size", "sha256", "git_oid"}, "a files entry");
       ManifestFile mf;
       mf.line = line_of(f);
-      if (!f["path"]) fail(f, "a files entry has no path");
+      if (!f["path"]) fail(R::missing, f, "a files entry has no path");
       mf.path = scalar(f["path"], "path");
       if (!is_safe_relative_path(mf.path))
-        fail(f["path"], "path '" + mf.path + "' must be relative, without '..', '.', empty segments or backslashes");
+        fail(R::unsafe_path, f["path"],
+             "path '" + mf.path + "' must be relative, without '..', '.', empty segments or backslashes");
       if (auto [it, fresh] = first_line.emplace(mf.path, mf.line); !fresh)
-        fail(f["path"], "path '" + mf.path + "' is listed twice (first at line " + std::to_string(it->second) + ")");
-      if (!f["size"]) fail(f, "file '" + mf.path + "' has no size");
+        fail(R::duplicate, f["path"],
+             "path '" + mf.path + "' is listed twice (first at line " + std::to_string(it->second) + ")");
+      if (!f["size"]) fail(R::missing, f, "file '" + mf.path + "' has no size");
       mf.size = size(f["size"], "size");
       if (f["sha256"]) mf.sha256 = hex(f["sha256"], "sha256", 64);
       if (f["git_oid"]) mf.git_oid = hex(f["git_oid"], "git_oid", 40);
-      if (!mf.sha256 && !mf.git_oid) fail(f, "file '" + mf.path + "' needs sha256 or git_oid");
+      if (!mf.sha256 && !mf.git_oid) fail(R::unhashed, f, "file '" + mf.path + "' needs sha256 or git_oid");
       m.files.push_back(std::move(mf));
     }
 
     if (YAML::Node assemble = root["assemble"]) {
-      if (!assemble.IsSequence()) fail(assemble, "assemble must be a list");
+      if (!assemble.IsSequence()) fail(R::malformed, assemble, "assemble must be a list");
       std::set<std::string> outputs;
       for (const auto& a : assemble) {
-        if (!a.IsMap()) fail(a, "each entry of assemble must be a mapping with output and parts");
+        if (!a.IsMap()) fail(R::malformed, a, "each entry of assemble must be a mapping with output and parts");
         check_keys(a, {"output", "parts", "sha256", "size"}, "an assemble entry");
         AssembleEntry e;
         e.line = line_of(a);
-        if (!a["output"]) fail(a, "an assemble entry has no output");
+        if (!a["output"]) fail(R::missing, a, "an assemble entry has no output");
         e.output = scalar(a["output"], "output");
         if (!is_safe_relative_path(e.output))
-          fail(a["output"],
+          fail(R::unsafe_path, a["output"],
                "output '" + e.output + "' must be relative, without '..', '.', empty segments or backslashes");
-        if (first_line.count(e.output)) fail(a["output"], "output '" + e.output + "' is also one of the files");
-        if (!outputs.insert(e.output).second) fail(a["output"], "output '" + e.output + "' is assembled twice");
+        if (first_line.count(e.output))
+          fail(R::unknown_part, a["output"], "output '" + e.output + "' is also one of the files");
+        if (!outputs.insert(e.output).second)
+          fail(R::duplicate, a["output"], "output '" + e.output + "' is assembled twice");
         YAML::Node parts = a["parts"];
-        if (!parts) fail(a, "assemble entry '" + e.output + "' has no parts");
-        if (!parts.IsSequence() || parts.size() == 0) fail(parts, "parts must be a non-empty list of paths from files");
+        if (!parts) fail(R::missing, a, "assemble entry '" + e.output + "' has no parts");
+        if (!parts.IsSequence() || parts.size() == 0)
+          fail(R::malformed, parts, "parts must be a non-empty list of paths from files");
         for (const auto& p : parts) {
           std::string part = scalar(p, "a part");
-          if (!first_line.count(part)) fail(p, "part '" + part + "' is not one of the files");
+          if (!first_line.count(part)) fail(R::unknown_part, p, "part '" + part + "' is not one of the files");
           e.parts.push_back(part);
         }
         if (a["sha256"]) e.sha256 = hex(a["sha256"], "sha256", 64);

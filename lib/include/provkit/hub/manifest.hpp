@@ -2,7 +2,8 @@
 // hf-fetch manifests (YAML, documented in manifests/README.md): a repository
 // pinned to one commit and exactly the files to fetch, each with its size and
 // sha256 and/or git blob id, plus optional assembly of split parts.
-// Every refusal is provkit::input_error(file, line, what): exit 2.
+// Every refusal is provkit::input_error(ManifestRefusal, file, line, what): exit 2 (a YAML syntax error is
+// util's, Reason::invalid_input).
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -16,6 +17,22 @@
 #include "provkit/hub/client.hpp"
 
 namespace provkit::hub {
+
+// Why a manifest was refused (Error::is); every one exit 2, `invalid_input` in --json.
+enum class ManifestRefusal {
+  malformed,            // a mapping or list where another shape is needed
+  unsupported_version,  // `manifest:` is not a version this library reads
+  missing,              // a key it needs is absent ('files', a path, a size, an output, parts)
+  unknown_key,          // a key manifests do not have
+  duplicate,            // a key, a path or an output given twice
+  not_pinned,           // `revision:` is not a 40-hex commit id (a branch or tag)
+  unsafe_path,          // a path or output that is absolute or has '..', '.', empty segments or backslashes
+  unhashed,             // a file with neither sha256 nor git_oid
+  invalid_value,        // a repo id, type, ref, size or digest that is not one
+  unknown_part,         // an assembly part that is not one of the files, or an output that is
+};
+std::string_view reason_name(ManifestRefusal r);
+ExitCode exit_code(ManifestRefusal r);
 
 struct ManifestFile {
   std::string path;

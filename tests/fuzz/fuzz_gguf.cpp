@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "provkit/checkpoint/gguf.hpp"
+#include "checkpoint/gguf.hpp"
 #include "provkit/checkpoint/report.hpp"
 #include "provkit/error.hpp"
 

@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "provkit/pyspec/markers.hpp"
+#include "pyspec/markers.hpp"
 #include "support/marker_env.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -7,8 +7,8 @@
 #include <cstdlib>
 #include <string>
 
+#include "checkpoint/safetensors.hpp"
 #include "provkit/checkpoint/report.hpp"
-#include "provkit/checkpoint/safetensors.hpp"
 #include "provkit/error.hpp"
 
 using namespace provkit::checkpoint;

@@ -1,4 +1,4 @@
-#include "provkit/checkpoint/gguf.hpp"
+#include "gguf.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -2,9 +2,9 @@
 
 #include <algorithm>
 
-#include "provkit/checkpoint/gguf.hpp"
-#include "provkit/checkpoint/safetensors.hpp"
+#include "gguf.hpp"
 #include "provkit/error.hpp"
+#include "safetensors.hpp"
 
 namespace provkit::checkpoint {
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <set>
 
-#include "provkit/checkpoint/gguf.hpp"
+#include "gguf.hpp"
 #include "provkit/error.hpp"
 #include "provkit/util/strings.hpp"
 

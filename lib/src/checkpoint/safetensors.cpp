@@ -1,4 +1,4 @@
-#include "provkit/checkpoint/safetensors.hpp"
+#include "safetensors.hpp"
 
 #include <algorithm>
 #include <limits>

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <optional>
 
-#include "provkit/hub/source.hpp"
 #include "provkit/util/fs.hpp"
+#include "source.hpp"
 
 namespace provkit::hub {
 

@@ -1,4 +1,4 @@
-#include "provkit/hub/source.hpp"
+#include "source.hpp"
 
 #include "provkit/download/downloader.hpp"
 #include "provkit/http/token.hpp"

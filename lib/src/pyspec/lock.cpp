@@ -8,8 +8,8 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "markers.hpp"
 #include "provkit/error.hpp"
-#include "provkit/pyspec/markers.hpp"
 #include "provkit/pyspec/wheel_name.hpp"
 #include "provkit/util/fs.hpp"
 #include "provkit/util/hash.hpp"

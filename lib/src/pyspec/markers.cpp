@@ -1,4 +1,4 @@
-#include "provkit/pyspec/markers.hpp"
+#include "markers.hpp"
 
 #include <algorithm>
 #include <cstdint>

@@ -9,9 +9,9 @@
 
 #include <algorithm>
 
+#include "markers.hpp"
 #include "provkit/error.hpp"
 #include "provkit/pyspec/lock.hpp"
-#include "provkit/pyspec/markers.hpp"
 #include "provkit/pyspec/pep440.hpp"
 #include "provkit/pyspec/wheel_name.hpp"
 #include "provkit/util/hash.hpp"

@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "checkpoint/builders.hpp"
-#include "provkit/checkpoint/gguf.hpp"
+#include "checkpoint/gguf.hpp"
 #include "provkit/error.hpp"
 
 using namespace provkit;

@@ -1,8 +1,8 @@
 #include <catch2/catch.hpp>
 
 #include "checkpoint/builders.hpp"
+#include "checkpoint/safetensors.hpp"
 #include "provkit/checkpoint/report.hpp"
-#include "provkit/checkpoint/safetensors.hpp"
 #include "provkit/error.hpp"
 
 using namespace provkit;

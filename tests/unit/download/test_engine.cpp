@@ -17,9 +17,9 @@
 #include <thread>
 
 #include "download/engine.hpp"
+#include "hub/source.hpp"
 #include "provkit/download/downloader.hpp"
 #include "provkit/http/token.hpp"
-#include "provkit/hub/source.hpp"
 #include "provkit/util/fs.hpp"
 #include "provkit/util/hash.hpp"
 #include "support/loopback_server.hpp"

@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "provkit/pyspec/markers.hpp"
+#include "pyspec/markers.hpp"
 
 using provkit::pyspec::evaluate_marker;
 

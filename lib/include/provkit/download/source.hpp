@@ -4,7 +4,7 @@
 // the Hub) and fetches later ranges from where it led; what an expired
 // redirect target looks like, where the token may go and what a refusal
 // means belong to the source. The engine knows nothing of the Hub; the Hub's
-// source is hub::HubSource (provkit/hub/source.hpp).
+// source is hub::HubSource (lib/src/hub/source.hpp, private to hub).
 #include <string>
 
 #include "provkit/error.hpp"

@@ -10,8 +10,8 @@ namespace provkit::checkpoint {
 
 namespace {
 
-Error bad(const std::string& path, const std::string& what) {
-  return input_error(path, 0, "not a valid GGUF file: " + what);
+Error bad(const std::string& path, HeaderRefusal reason, const std::string& what) {
+  return input_error(reason, path, 0, "not a valid GGUF file: " + what);
 }
 
 struct NeedMore {
@@ -27,9 +27,11 @@ struct Cursor {
   std::uint64_t pos = 0;
 
   void need(std::uint64_t n, const char* what) {
-    if (n > file_size || pos > file_size - n) throw bad(path, std::string(what) + " runs past the end of the file");
+    if (n > file_size || pos > file_size - n)
+      throw bad(path, HeaderRefusal::truncated, std::string(what) + " runs past the end of the file");
     if (pos + n > kMaxGgufHeader)
-      throw bad(path, "the header is longer than " + std::to_string(kMaxGgufHeader >> 20) + " MiB");
+      throw bad(path, HeaderRefusal::too_large,
+                "the header is longer than " + std::to_string(kMaxGgufHeader >> 20) + " MiB");
     if (pos + n > have.size()) throw NeedMore{pos + n};
   }
   template <class T>
@@ -44,7 +46,7 @@ struct Cursor {
   std::string_view string(const char* what, std::uint64_t max = kMaxGgufString) {
     auto n = get<std::uint64_t>(what);
     if (n > max)
-      throw bad(path,
+      throw bad(path, HeaderRefusal::too_large,
                 std::string(what) + " is " + std::to_string(n) + " bytes long (at most " + std::to_string(max) + ")");
     need(n, what);
     auto s = have.substr(pos, n);
@@ -107,7 +109,9 @@ nlohmann::json scalar(Cursor& c, std::uint32_t type, const char* what) {
       // Kept as text only when short and valid enough to print; the JSON dump replaces bad UTF-8.
       return std::string(s.substr(0, 256));
     }
-    default: throw bad(c.path, std::string(what) + " has the unknown value type " + std::to_string(type));
+    default:
+      throw bad(c.path, HeaderRefusal::malformed,
+                std::string(what) + " has the unknown value type " + std::to_string(type));
   }
 }
 
@@ -178,7 +182,8 @@ ParseResult parse_gguf(std::string_view have, std::uint64_t file_size, const std
   Cursor c{have, file_size, path};
   try {
     c.need(4, "the magic");
-    if (have.substr(0, 4) != "GGUF") throw bad(path, "it does not start with the magic 'GGUF'");
+    if (have.substr(0, 4) != "GGUF")
+      throw bad(path, HeaderRefusal::not_this_format, "it does not start with the magic 'GGUF'");
     c.pos = 4;
     FileHeader h;
     h.path = path;
@@ -186,11 +191,14 @@ ParseResult parse_gguf(std::string_view have, std::uint64_t file_size, const std
     h.file_size = file_size;
     h.gguf_version = c.get<std::uint32_t>("the version");
     if (h.gguf_version != 2 && h.gguf_version != 3)
-      throw bad(path, "version " + std::to_string(h.gguf_version) + " is not one this reader knows (2 and 3)");
+      throw bad(path, HeaderRefusal::unsupported_version,
+                "version " + std::to_string(h.gguf_version) + " is not one this reader knows (2 and 3)");
     auto tensor_count = c.get<std::uint64_t>("the tensor count");
     auto kv_count = c.get<std::uint64_t>("the key/value count");
-    if (tensor_count > kMaxGgufTensors) throw bad(path, "it claims " + std::to_string(tensor_count) + " tensors");
-    if (kv_count > kMaxGgufKeys) throw bad(path, "it claims " + std::to_string(kv_count) + " metadata keys");
+    if (tensor_count > kMaxGgufTensors)
+      throw bad(path, HeaderRefusal::too_large, "it claims " + std::to_string(tensor_count) + " tensors");
+    if (kv_count > kMaxGgufKeys)
+      throw bad(path, HeaderRefusal::too_large, "it claims " + std::to_string(kv_count) + " metadata keys");
 
     std::uint64_t alignment = 32;
     for (std::uint64_t i = 0; i < kv_count; ++i) {
@@ -200,8 +208,9 @@ ParseResult parse_gguf(std::string_view have, std::uint64_t file_size, const std
         auto item_type = c.get<std::uint32_t>("an array's item type");
         auto count = c.get<std::uint64_t>("an array's length");
         if (count > kMaxGgufArray)
-          throw bad(path, "the array '" + key + "' claims " + std::to_string(count) + " items");
-        if (item_type == array) throw bad(path, "the array '" + key + "' holds arrays");
+          throw bad(path, HeaderRefusal::too_large,
+                    "the array '" + key + "' claims " + std::to_string(count) + " items");
+        if (item_type == array) throw bad(path, HeaderRefusal::malformed, "the array '" + key + "' holds arrays");
         if (auto size = fixed_size(item_type)) {
           c.need(size * count, "an array");
           c.pos += size * count;
@@ -209,7 +218,8 @@ ParseResult parse_gguf(std::string_view have, std::uint64_t file_size, const std
           c.need(count * 8, "an array of strings");  // each at least its length: ask for that much at once
           for (std::uint64_t j = 0; j < count; ++j) c.string("an array's string");
         } else {
-          throw bad(path, "the array '" + key + "' has the unknown item type " + std::to_string(item_type));
+          throw bad(path, HeaderRefusal::malformed,
+                    "the array '" + key + "' has the unknown item type " + std::to_string(item_type));
         }
         h.metadata[key] = "[" + std::to_string(count) + " " + value_type_name(item_type) + "]";
         continue;
@@ -218,7 +228,7 @@ ParseResult parse_gguf(std::string_view have, std::uint64_t file_size, const std
       if (key == "general.alignment") {
         if (!v.is_number_unsigned() || v.get<std::uint64_t>() == 0 ||
             (v.get<std::uint64_t>() & (v.get<std::uint64_t>() - 1)) || v.get<std::uint64_t>() > (1u << 20))
-          throw bad(path, "general.alignment is not a power of two up to 1 MiB");
+          throw bad(path, HeaderRefusal::malformed, "general.alignment is not a power of two up to 1 MiB");
         alignment = v.get<std::uint64_t>();
       }
       h.metadata[key] = std::move(v);
@@ -232,42 +242,49 @@ ParseResult parse_gguf(std::string_view have, std::uint64_t file_size, const std
       t.name = c.string("a tensor name", 65535);
       auto dims = c.get<std::uint32_t>("a tensor's dimension count");
       if (dims > 4)
-        throw bad(path, "tensor '" + t.name + "' has " + std::to_string(dims) + " dimensions (ggml has at most 4)");
+        throw bad(path, HeaderRefusal::malformed,
+                  "tensor '" + t.name + "' has " + std::to_string(dims) + " dimensions (ggml has at most 4)");
       t.elements = 1;
       for (std::uint32_t d = 0; d < dims; ++d) {
         t.shape.push_back(c.get<std::uint64_t>("a tensor's dimension"));
         if (__builtin_mul_overflow(t.elements, t.shape.back(), &t.elements) || t.elements > (1ull << 50))
-          throw bad(path, "tensor '" + t.name + "' has an impossible shape");
+          throw bad(path, HeaderRefusal::malformed, "tensor '" + t.name + "' has an impossible shape");
       }
       auto type_id = c.get<std::uint32_t>("a tensor's type");
       auto type = ggml_type(type_id);
-      if (!type) throw bad(path, "tensor '" + t.name + "' has the unknown ggml type " + std::to_string(type_id));
+      if (!type)
+        throw bad(path, HeaderRefusal::unknown_dtype,
+                  "tensor '" + t.name + "' has the unknown ggml type " + std::to_string(type_id));
       t.dtype = type->name;
       if (!t.shape.empty() && t.shape[0] % type->block_size != 0)
-        throw bad(path, "tensor '" + t.name + "' has " + std::to_string(t.shape[0]) +
-                            " elements per row, not a multiple of " + t.dtype + "'s block of " +
-                            std::to_string(type->block_size));
+        throw bad(path, HeaderRefusal::size_mismatch,
+                  "tensor '" + t.name + "' has " + std::to_string(t.shape[0]) +
+                      " elements per row, not a multiple of " + t.dtype + "'s block of " +
+                      std::to_string(type->block_size));
       if (t.elements % type->block_size != 0)
-        throw bad(path, "tensor '" + t.name + "' is not a whole number of " + t.dtype + " blocks");
+        throw bad(path, HeaderRefusal::size_mismatch,
+                  "tensor '" + t.name + "' is not a whole number of " + t.dtype + " blocks");
       t.bytes = t.elements / type->block_size * type->block_bytes;
       t.offset = c.get<std::uint64_t>("a tensor's offset");  // relative to the data, fixed below
       if (t.offset % alignment != 0)
-        throw bad(path, "tensor '" + t.name + "' is not aligned to " + std::to_string(alignment));
+        throw bad(path, HeaderRefusal::misaligned,
+                  "tensor '" + t.name + "' is not aligned to " + std::to_string(alignment));
       h.tensors.push_back(std::move(t));
     }
     std::uint64_t data_start = (c.pos + alignment - 1) / alignment * alignment;
-    if (data_start > file_size) throw bad(path, "the tensor data would start past the end of the file");
+    if (data_start > file_size)
+      throw bad(path, HeaderRefusal::truncated, "the tensor data would start past the end of the file");
     h.header_bytes = c.pos;
     const std::uint64_t data_size = file_size - data_start;
     for (auto& t : h.tensors) {
       if (t.offset > data_size || t.bytes > data_size - t.offset)
-        throw bad(path, "tensor '" + t.name + "' (" + std::to_string(t.bytes) + " bytes at " +
-                            std::to_string(t.offset) + ") lies outside the " + std::to_string(data_size) +
-                            " bytes of data");
+        throw bad(path, HeaderRefusal::outside_data,
+                  "tensor '" + t.name + "' (" + std::to_string(t.bytes) + " bytes at " + std::to_string(t.offset) +
+                      ") lies outside the " + std::to_string(data_size) + " bytes of data");
       t.offset += data_start;
     }
     if (auto o = first_overlap(h.tensors))
-      throw bad(path, "tensors '" + o->first->name + "' and '" + o->second->name + "' overlap");
+      throw bad(path, HeaderRefusal::overlap, "tensors '" + o->first->name + "' and '" + o->second->name + "' overlap");
     return h;
   } catch (const NeedMore& m) {
     return NeedBytes{m.bytes};

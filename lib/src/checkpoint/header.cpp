@@ -21,6 +21,9 @@ std::optional<std::pair<const Tensor*, const Tensor*>> first_overlap(const std::
 
 std::string format_name(Format f) { return f == Format::gguf ? "gguf" : "safetensors"; }
 
+std::string_view reason_name(HeaderRefusal) { return reason_name(Reason::invalid_input); }
+ExitCode exit_code(HeaderRefusal) { return ExitCode::usage; }
+
 bool is_checkpoint_name(std::string_view path, Format* format) {
   auto ends = [&](std::string_view s) { return path.size() > s.size() && path.substr(path.size() - s.size()) == s; };
   Format f;
@@ -54,7 +57,7 @@ FileHeader read_header(const std::string& path, Format format, std::uint64_t fil
     // Every answer needs more bytes than the last (the parsers guarantee it);
     // GGUF vocabularies are read a few at a time, so ask for at least twice as much.
     if (need <= have.size() || round > 64)
-      throw Error(ExitCode::usage, escape_control(path) + ": the header cannot be read to its end");
+      throw Error(HeaderRefusal::too_large, escape_control(path) + ": the header cannot be read to its end");
     want = format == Format::gguf ? std::max(need, std::min<std::uint64_t>(have.size() * 2, kMaxGgufHeader)) : need;
     want = std::min(file_size, want);
   }

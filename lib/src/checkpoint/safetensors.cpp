@@ -13,8 +13,8 @@ namespace {
 
 using json = nlohmann::json;
 
-Error bad(const std::string& path, const std::string& what) {
-  return input_error(path, 0, "not a valid safetensors file: " + what);
+Error bad(const std::string& path, HeaderRefusal reason, const std::string& what) {
+  return input_error(reason, path, 0, "not a valid safetensors file: " + what);
 }
 
 bool mul_overflows(std::uint64_t a, std::uint64_t b, std::uint64_t& out) { return __builtin_mul_overflow(a, b, &out); }
@@ -42,7 +42,8 @@ class HeaderReader : public nlohmann::json_sax<json> {
       if (entry_name_ != "__metadata__") start_tensor();
       return true;
     }
-    if (depth_ == 2 && in_metadata()) throw bad(path_, "__metadata__ value '" + key_ + "' is not a string");
+    if (depth_ == 2 && in_metadata())
+      throw bad(path_, HeaderRefusal::malformed, "__metadata__ value '" + key_ + "' is not a string");
     return nest();
   }
   bool end_object() override {
@@ -51,10 +52,12 @@ class HeaderReader : public nlohmann::json_sax<json> {
     return true;
   }
   bool start_array(std::size_t) override {
-    if (depth_ == 0) throw bad(path_, "the header is not a JSON object");
+    if (depth_ == 0) throw bad(path_, HeaderRefusal::not_this_format, "the header is not a JSON object");
     if (depth_ == 1)
-      throw bad(path_, entry_name_ == "__metadata__" ? "__metadata__ is not an object" : where() + " is not an object");
-    if (depth_ == 2 && in_metadata()) throw bad(path_, "__metadata__ value '" + key_ + "' is not a string");
+      throw bad(path_, HeaderRefusal::malformed,
+                entry_name_ == "__metadata__" ? "__metadata__ is not an object" : where() + " is not an object");
+    if (depth_ == 2 && in_metadata())
+      throw bad(path_, HeaderRefusal::malformed, "__metadata__ value '" + key_ + "' is not a string");
     if (depth_ == 2 && (key_ == "shape" || key_ == "data_offsets")) {
       array_ = key_ == "shape" ? Array::shape : Array::offsets;
       (array_ == Array::shape ? has_shape_ : has_offsets_) = true;
@@ -76,7 +79,7 @@ class HeaderReader : public nlohmann::json_sax<json> {
     return true;
   }
   bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override {
-    throw bad(path_, "the header is not a JSON object");
+    throw bad(path_, HeaderRefusal::not_this_format, "the header is not a JSON object");
   }
 
   void finish() {
@@ -93,17 +96,20 @@ class HeaderReader : public nlohmann::json_sax<json> {
   std::string where() const { return "tensor '" + entry_name_ + "'"; }
   bool nest() {
     if (depth_ == 3 && array_ != Array::none) (array_ == Array::shape ? bad_shape_ : bad_offsets_) = true;
-    if (++depth_ > kMaxDepth) throw bad(path_, "the header nests more than " + std::to_string(kMaxDepth) + " levels");
+    if (++depth_ > kMaxDepth)
+      throw bad(path_, HeaderRefusal::too_large, "the header nests more than " + std::to_string(kMaxDepth) + " levels");
     return true;
   }
 
   template <class T>
   bool scalar(T&& v) {
-    if (depth_ == 0) throw bad(path_, "the header is not a JSON object");
-    if (depth_ == 1) throw bad(path_, in_metadata() ? "__metadata__ is not an object" : where() + " is not an object");
+    if (depth_ == 0) throw bad(path_, HeaderRefusal::not_this_format, "the header is not a JSON object");
+    if (depth_ == 1)
+      throw bad(path_, HeaderRefusal::malformed,
+                in_metadata() ? "__metadata__ is not an object" : where() + " is not an object");
     if (depth_ == 2 && in_metadata()) {
       if constexpr (!std::is_same_v<std::decay_t<T>, std::string>) {
-        throw bad(path_, "__metadata__ value '" + key_ + "' is not a string");
+        throw bad(path_, HeaderRefusal::malformed, "__metadata__ value '" + key_ + "' is not a string");
       } else {
         h_.metadata[key_] = std::forward<T>(v);
         return true;
@@ -136,27 +142,30 @@ class HeaderReader : public nlohmann::json_sax<json> {
 
   void end_tensor() {
     const std::string w = where();
-    if (!has_dtype_) throw bad(path_, w + " has no dtype");
-    if (!has_shape_) throw bad(path_, w + " has no shape");
+    if (!has_dtype_) throw bad(path_, HeaderRefusal::missing_field, w + " has no dtype");
+    if (!has_shape_) throw bad(path_, HeaderRefusal::missing_field, w + " has no shape");
     if (!has_offsets_ || bad_offsets_ || offsets_.size() != 2)
-      throw bad(path_, w + " has no data_offsets [begin, end]");
+      throw bad(path_, HeaderRefusal::missing_field, w + " has no data_offsets [begin, end]");
     Tensor& t = tensor_;
     t.name = entry_name_;
     auto bits = safetensors_dtype_bits(t.dtype);
-    if (!bits) throw bad(path_, w + " has the unknown dtype '" + t.dtype + "'");
-    if (bad_shape_) throw bad(path_, w + " has a shape that is not a list of sizes");
+    if (!bits) throw bad(path_, HeaderRefusal::unknown_dtype, w + " has the unknown dtype '" + t.dtype + "'");
+    if (bad_shape_) throw bad(path_, HeaderRefusal::malformed, w + " has a shape that is not a list of sizes");
     t.elements = 1;
     for (auto d : t.shape)
-      if (mul_overflows(t.elements, d, t.elements)) throw bad(path_, w + "'s shape overflows");
+      if (mul_overflows(t.elements, d, t.elements))
+        throw bad(path_, HeaderRefusal::malformed, w + "'s shape overflows");
     std::uint64_t begin = offsets_[0], end = offsets_[1];
     if (begin > end || end > data_size_)
-      throw bad(path_, w + " has data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) +
-                           "] outside the " + std::to_string(data_size_) + " bytes of data");
+      throw bad(path_, HeaderRefusal::outside_data,
+                w + " has data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) + "] outside the " +
+                    std::to_string(data_size_) + " bytes of data");
     std::uint64_t total_bits = 0;
     if (mul_overflows(t.elements, *bits, total_bits) || total_bits % 8 != 0 || total_bits / 8 != end - begin)
-      throw bad(path_, w + " is " + std::to_string(end - begin) + " bytes, but " + std::to_string(t.elements) +
-                           " elements of " + t.dtype + " need " +
-                           (total_bits % 8 ? "a whole number of bytes" : std::to_string(total_bits / 8)));
+      throw bad(path_, HeaderRefusal::size_mismatch,
+                w + " is " + std::to_string(end - begin) + " bytes, but " + std::to_string(t.elements) +
+                    " elements of " + t.dtype + " need " +
+                    (total_bits % 8 ? "a whole number of bytes" : std::to_string(total_bits / 8)));
     t.bytes = end - begin;
     t.offset = data_start_ + begin;
     // A name given twice: the last one counts, as in a JSON object read whole.
@@ -192,16 +201,19 @@ std::optional<unsigned> safetensors_dtype_bits(std::string_view d) {
 
 ParseResult parse_safetensors(std::string_view have, std::uint64_t file_size, const std::string& path) {
   if (file_size < 8)
-    throw bad(path, "the file is " + std::to_string(file_size) + " bytes, shorter than the 8-byte header length");
+    throw bad(path, HeaderRefusal::truncated,
+              "the file is " + std::to_string(file_size) + " bytes, shorter than the 8-byte header length");
   if (have.size() < 8) return NeedBytes{8};
   std::uint64_t n = 0;
   for (int i = 7; i >= 0; --i) n = (n << 8) | static_cast<unsigned char>(have[i]);
   if (n > kMaxSafetensorsHeader)
-    throw bad(path, "the header length " + std::to_string(n) + " is over the format's limit of " +
-                        std::to_string(kMaxSafetensorsHeader) + " bytes");
+    throw bad(path, HeaderRefusal::too_large,
+              "the header length " + std::to_string(n) + " is over the format's limit of " +
+                  std::to_string(kMaxSafetensorsHeader) + " bytes");
   if (n + 8 > file_size)
-    throw bad(path, "the header length " + std::to_string(n) + " runs past the end of the file (" +
-                        std::to_string(file_size) + " bytes)");
+    throw bad(path, HeaderRefusal::truncated,
+              "the header length " + std::to_string(n) + " runs past the end of the file (" +
+                  std::to_string(file_size) + " bytes)");
   if (have.size() < n + 8) return NeedBytes{n + 8};
 
   FileHeader h;
@@ -213,7 +225,7 @@ ParseResult parse_safetensors(std::string_view have, std::uint64_t file_size, co
   json::sax_parse(have.substr(8, n), &reader, json::input_format_t::json, true, false);
   reader.finish();
   if (auto o = first_overlap(h.tensors))
-    throw bad(path, "tensors '" + o->first->name + "' and '" + o->second->name + "' overlap");
+    throw bad(path, HeaderRefusal::overlap, "tensors '" + o->first->name + "' and '" + o->second->name + "' overlap");
   return h;
 }
 

@@ -15,10 +15,29 @@
 
 #include <nlohmann/json.hpp>
 
+#include "provkit/error.hpp"
+
 namespace provkit::checkpoint {
 
 enum class Format { safetensors, gguf };
 std::string format_name(Format f);
+
+// Why a checkpoint's header was refused (Error::is): every one exit 2, `invalid_input` in --json.
+enum class HeaderRefusal {
+  truncated,            // the file ends before its header, a value in it or the tensor data
+  too_large,            // a length, count or depth over the reader's limits (refused before it is allocated)
+  not_this_format,      // no GGUF magic; a safetensors header that is not a JSON object
+  unsupported_version,  // a GGUF version this reader does not know
+  malformed,            // a value of the wrong kind (metadata, a shape, a value type, the alignment)
+  missing_field,        // a tensor without dtype, shape or data_offsets
+  unknown_dtype,        // a dtype or ggml type this reader does not know
+  outside_data,         // a tensor's bytes outside the file's data
+  size_mismatch,        // a tensor's bytes are not what its dtype and shape need (whole blocks, whole bytes)
+  misaligned,           // a GGUF tensor not at the file's alignment
+  overlap,              // two tensors that share a byte
+};
+std::string_view reason_name(HeaderRefusal r);
+ExitCode exit_code(HeaderRefusal r);
 
 struct Tensor {
   std::string name;

@@ -169,7 +169,7 @@ Fd open_output_stream(const fs::path& path) {
 
 namespace {
 [[noreturn]] void fail(const fs::path& p, const std::string& what, int err) {
-  throw Error(ExitCode::check_failed, p.string() + ": " + what + ": " + describe_open_error(err));
+  throw Error(file_refusal(err), p.string() + ": " + what + ": " + describe_open_error(err));
 }
 
 bool writes(int flags) { return (flags & (O_WRONLY | O_RDWR | O_CREAT | O_TRUNC)) != 0; }
@@ -197,7 +197,7 @@ int Root::fd(bool create) const {
 }
 
 fs::path Root::relative(const fs::path& p) const {
-  if (dir_.empty()) throw Error(ExitCode::check_failed, p.string() + ": no root to open it below");
+  if (dir_.empty()) throw Error(FileRefusal::outside_root, p.string() + ": no root to open it below");
   fs::path rel;
   // Both spelt from the same working directory (the layouts build paths as root / ...): no getcwd, which
   // a walk of thousands of files would otherwise pay twice per file.
@@ -208,7 +208,7 @@ fs::path Root::relative(const fs::path& p) const {
     rel = full.lexically_relative(base);
   }
   if (rel.empty() || *rel.begin() == "..")
-    throw Error(ExitCode::check_failed, p.string() + ": lies outside " + dir_.string());
+    throw Error(FileRefusal::outside_root, p.string() + ": lies outside " + dir_.string());
   return rel;
 }
 

@@ -10,6 +10,26 @@
 
 namespace provkit::util {
 
+FileRefusal file_refusal(int err) {
+  switch (err) {
+    case ENOENT:
+    case ENOTDIR: return FileRefusal::not_found;
+    case ELOOP: return FileRefusal::link_in_the_way;
+    case kNotRegularFile:
+    case ENXIO: return FileRefusal::not_regular;
+    case EXDEV: return FileRefusal::outside_root;
+    case EACCES:
+    case EPERM:
+    case EROFS: return FileRefusal::permission;
+    case ENOSPC:
+    case EDQUOT: return FileRefusal::no_space;
+    default: return FileRefusal::io_error;
+  }
+}
+
+std::string_view reason_name(FileRefusal) { return reason_name(Reason::check_failed); }
+ExitCode exit_code(FileRefusal) { return ExitCode::check_failed; }
+
 void Fd::reset(int fd) noexcept {
   if (fd_ >= 0 && fd_ != fd) {
     int saved = errno;
@@ -47,7 +67,7 @@ std::uint64_t read_blocks(int fd, std::span<char> buffer, const std::function<vo
     ssize_t n = ::read(fd, buffer.data(), buffer.size());
     if (n < 0) {
       if (errno == EINTR) continue;
-      throw Error(ExitCode::check_failed, what + ": read error: " + std::strerror(errno));
+      throw Error(file_refusal(errno), what + ": read error: " + std::strerror(errno));
     }
     if (n == 0) return total;
     sink(buffer.data(), static_cast<std::size_t>(n));
@@ -57,7 +77,7 @@ std::uint64_t read_blocks(int fd, std::span<char> buffer, const std::function<vo
 
 std::string read_bounded(int fd, std::size_t max_bytes, const std::string& what) {
   auto too_large = [&] {
-    return Error(ExitCode::check_failed, what + ": larger than " + std::to_string(max_bytes) + " bytes; not read");
+    return Error(FileRefusal::too_large, what + ": larger than " + std::to_string(max_bytes) + " bytes; not read");
   };
   // A regular file says its size: one past the bound is refused before a byte is read, not after max_bytes.
   struct stat st {};
@@ -73,7 +93,7 @@ std::string read_bounded(int fd, std::size_t max_bytes, const std::string& what)
     ssize_t n = ::read(fd, buf, room < sizeof buf ? room : sizeof buf);
     if (n < 0) {
       if (errno == EINTR) continue;
-      throw Error(ExitCode::check_failed, what + ": read error: " + std::strerror(errno));
+      throw Error(file_refusal(errno), what + ": read error: " + std::strerror(errno));
     }
     if (n == 0) return out;
     if (out.size() + static_cast<std::size_t>(n) > max_bytes)
@@ -88,7 +108,7 @@ std::string read_at(int fd, std::uint64_t at, std::size_t n, const std::string& 
   while (got < n) {
     ssize_t r = ::pread(fd, out.data() + got, n - got, static_cast<off_t>(at + got));
     if (r < 0 && errno == EINTR) continue;
-    if (r < 0) throw Error(ExitCode::check_failed, what + ": read error: " + std::strerror(errno));
+    if (r < 0) throw Error(file_refusal(errno), what + ": read error: " + std::strerror(errno));
     if (r == 0) break;
     got += static_cast<std::size_t>(r);
   }

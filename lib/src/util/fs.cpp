@@ -20,7 +20,8 @@ namespace provkit::util {
 
 namespace {
 [[noreturn]] void throw_errno(const fs::path& path, const std::string& what) {
-  throw Error(ExitCode::check_failed, path.string() + ": " + what + ": " + describe_open_error(errno));
+  const int err = errno;
+  throw Error(file_refusal(err), path.string() + ": " + what + ": " + describe_open_error(err));
 }
 }  // namespace
 
@@ -48,8 +49,8 @@ std::string read_file_head(const fs::path& path, std::size_t max_bytes) { return
 std::string read_file_range(const fs::path& path, std::uint64_t at, std::size_t n) {
   std::string out = read_at(path, at, n);
   if (out.size() != n)
-    throw Error(ExitCode::check_failed, path.string() + ": " + std::to_string(n) + " bytes at " + std::to_string(at) +
-                                            " asked for, the file ends after " + std::to_string(out.size()));
+    throw Error(FileRefusal::short_file, path.string() + ": " + std::to_string(n) + " bytes at " + std::to_string(at) +
+                                             " asked for, the file ends after " + std::to_string(out.size()));
   return out;
 }
 
@@ -92,7 +93,8 @@ void write_file_atomic(const fs::path& target, std::string_view content, fs::per
     std::error_code ec;
     fs::create_directories(target.parent_path(), ec);
     if (ec)
-      throw Error(ExitCode::check_failed, target.parent_path().string() + ": cannot create directory: " + ec.message());
+      throw Error(file_refusal(ec.value()),
+                  target.parent_path().string() + ": cannot create directory: " + ec.message());
   }
   auto tmp = temp_path_beside(target);
   log::debug("fs", [&] {

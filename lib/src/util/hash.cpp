@@ -103,7 +103,10 @@ template <typename Sink>
 std::uint64_t read_file_blocks(const std::filesystem::path& path, Sink&& sink) {
   // Regular files only: a FIFO or /dev/zero named as a wheel or archive must never block or read forever.
   Fd fd = open_regular(path);
-  if (!fd) throw Error(ExitCode::check_failed, path.string() + ": cannot open: " + describe_open_error(errno));
+  if (!fd) {
+    const int err = errno;
+    throw Error(file_refusal(err), path.string() + ": cannot open: " + describe_open_error(err));
+  }
   ::posix_fadvise(fd.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
   std::vector<char> buf(1 << 20);
   return util::read_blocks(fd.get(), buf, sink, path.string());
@@ -119,7 +122,7 @@ std::string sha256_file(const std::filesystem::path& path) {
 FileDigests digest_file(const std::filesystem::path& path) {
   std::error_code ec;
   auto size = std::filesystem::file_size(path, ec);
-  if (ec) throw Error(ExitCode::check_failed, path.string() + ": " + ec.message());
+  if (ec) throw Error(file_refusal(ec.value()), path.string() + ": " + ec.message());
   Hasher sha256(DigestKind::sha256), sha1(DigestKind::sha1);
   std::string header = "blob " + std::to_string(size);
   sha1.update(header.data(), header.size() + 1);
@@ -127,7 +130,7 @@ FileDigests digest_file(const std::filesystem::path& path) {
     sha256.update(p, n);
     sha1.update(p, n);
   });
-  if (total != size) throw Error(ExitCode::check_failed, path.string() + ": changed while being read");
+  if (total != size) throw Error(FileRefusal::io_error, path.string() + ": changed while being read");
   return {sha256.hex_digest(), sha1.hex_digest(), total};
 }
 

@@ -12,6 +12,7 @@
 #include "provkit/util/fs.hpp"
 #include "provkit/util/hash.hpp"
 #include "support/loopback_server.hpp"
+#include "support/reason_of.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace provkit;
@@ -55,16 +56,6 @@ download::Options options() {
   download::Options o;
   o.http = quick();
   return o;
-}
-
-// The reason f's Error carries; nullopt when it throws none.
-std::optional<ReasonId> reason_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.reason();
-  }
-  return std::nullopt;
 }
 
 }  // namespace
@@ -143,10 +134,10 @@ TEST_CASE("UrlSource::size_of: redirects followed, refusals typed, no size state
   download::UrlSource source;
   CHECK(source.size_of(origin.base + "/w.whl", quick()) == 777);
   using download::FileFailure;
-  CHECK(reason_of([&] { source.size_of(origin.base + "/missing", quick()); }) == FileFailure::not_found);
-  CHECK(reason_of([&] { source.size_of(origin.base + "/private", quick()); }) == FileFailure::access_refused);
-  CHECK(reason_of([&] { source.size_of(origin.base + "/broken", quick()); }) == FileFailure::server_error);
-  CHECK(reason_of([&] { source.size_of(origin.base + "/nolength", quick()); }) == FileFailure::no_size);
+  CHECK(test::reason_of([&] { source.size_of(origin.base + "/missing", quick()); }) == FileFailure::not_found);
+  CHECK(test::reason_of([&] { source.size_of(origin.base + "/private", quick()); }) == FileFailure::access_refused);
+  CHECK(test::reason_of([&] { source.size_of(origin.base + "/broken", quick()); }) == FileFailure::server_error);
+  CHECK(test::reason_of([&] { source.size_of(origin.base + "/nolength", quick()); }) == FileFailure::no_size);
 }
 
 TEST_CASE("fetch_url_file: a size nothing stated is learned first; the sha256 is returned", "[download][url_source]") {

@@ -52,7 +52,8 @@ TEST_CASE("write_all and read_bounded: whole writes, reads refused past their bo
     util::read_bounded(zero.get(), 4096, "/dev/zero");
     FAIL("an endless file was read");
   } catch (const Error& e) {
-    CHECK(e.is(Reason::check_failed));
+    CHECK(e.is(util::FileRefusal::too_large));
+    CHECK(e.reason().name() == "check_failed");
   }
   util::Fd null(::open("/dev/null", O_WRONLY | O_CLOEXEC));
   CHECK(util::write_all(null.get(), std::string(1 << 20, 'x')) == 0);

@@ -14,6 +14,7 @@
 #include "provkit/util/fd.hpp"
 #include "provkit/util/fs.hpp"
 #include "provkit/util/hash.hpp"
+#include "support/reason_of.hpp"
 #include "support/temp_dir.hpp"
 
 namespace fs = std::filesystem;
@@ -25,12 +26,12 @@ TEST_CASE("read_file and the file hashers take regular files only, bounded", "[u
   tmp.write("file", "abc");
   fs::create_symlink(tmp / "file", tmp / "link");
   CHECK(util::read_file(tmp / "link") == "abc");  // a path the user named: its links are theirs
-  CHECK_THROWS_WITH(util::read_file(tmp / "fifo"), Catch::Contains("not a regular file"));
-  CHECK_THROWS_WITH(util::read_file("/dev/zero"), Catch::Contains("not a regular file"));
-  CHECK_THROWS_WITH(util::read_file(tmp / "file", 2), Catch::Contains("larger than 2 bytes"));
+  CHECK(test::reason_of([&] { util::read_file(tmp / "fifo"); }) == util::FileRefusal::not_regular);
+  CHECK(test::reason_of([&] { util::read_file("/dev/zero"); }) == util::FileRefusal::not_regular);
+  CHECK(test::reason_of([&] { util::read_file(tmp / "file", 2); }) == util::FileRefusal::too_large);
   CHECK(util::read_file(tmp / "file", 3) == "abc");
-  CHECK_THROWS_WITH(util::sha256_file(tmp / "fifo"), Catch::Contains("not a regular file"));
-  CHECK_THROWS_WITH(util::sha256_file("/dev/zero"), Catch::Contains("not a regular file"));
+  CHECK(test::reason_of([&] { util::sha256_file(tmp / "fifo"); }) == util::FileRefusal::not_regular);
+  CHECK(test::reason_of([&] { util::sha256_file("/dev/zero"); }) == util::FileRefusal::not_regular);
 }
 
 TEST_CASE("read_file_head and read_file_range: a head or a range of a regular file, never of a FIFO or device",
@@ -41,12 +42,12 @@ TEST_CASE("read_file_head and read_file_range: a head or a range of a regular fi
   fs::create_symlink(tmp / "file", tmp / "link");
   CHECK(util::read_file_head(tmp / "link", 4) == "line");                     // the head only, however long the file
   CHECK(util::read_file_head(tmp / "file", 4096) == "line one\nline two\n");  // shorter: all of it
-  CHECK_THROWS_WITH(util::read_file_head(tmp / "fifo", 4096), Catch::Contains("not a regular file"));
-  CHECK_THROWS_WITH(util::read_file_head("/dev/zero", 4096), Catch::Contains("not a regular file"));
+  CHECK(test::reason_of([&] { util::read_file_head(tmp / "fifo", 4096); }) == util::FileRefusal::not_regular);
+  CHECK(test::reason_of([&] { util::read_file_head("/dev/zero", 4096); }) == util::FileRefusal::not_regular);
   CHECK(util::read_file_range(tmp / "file", 5, 3) == "one");
-  CHECK_THROWS_WITH(util::read_file_range(tmp / "file", 10, 100), Catch::Contains("the file ends after 8"));
-  CHECK_THROWS_WITH(util::read_file_range(tmp / "fifo", 0, 1), Catch::Contains("not a regular file"));
-  CHECK_THROWS_WITH(util::read_file_range(tmp / "absent", 0, 1), Catch::Contains("absent"));
+  CHECK(test::reason_of([&] { util::read_file_range(tmp / "file", 10, 100); }) == util::FileRefusal::short_file);
+  CHECK(test::reason_of([&] { util::read_file_range(tmp / "fifo", 0, 1); }) == util::FileRefusal::not_regular);
+  CHECK(test::reason_of([&] { util::read_file_range(tmp / "absent", 0, 1); }) == util::FileRefusal::not_found);
 }
 
 TEST_CASE("write_file_atomic replaces a planted link at the target, never writes through it", "[util][fs]") {
@@ -84,7 +85,8 @@ TEST_CASE("rename_durable names both paths when it fails", "[util][fs]") {
     util::rename_durable(tmp / "missing", tmp / "to");
     FAIL("renamed nothing");
   } catch (const Error& e) {
-    CHECK(e.is(Reason::check_failed));
+    CHECK(e.is(util::FileRefusal::not_found));
+    CHECK(e.code() == ExitCode::check_failed);
     CHECK(std::string(e.what()).find("missing") != std::string::npos);
   }
 }

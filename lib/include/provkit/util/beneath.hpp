@@ -33,10 +33,6 @@ namespace fs = std::filesystem;
 // tests of the walk, and for kernels whose openat2 misbehaves).
 enum class Resolver { automatic, openat2, walk };
 
-// errno of an open that found something other than a regular file where a
-// file is expected (describe_open_error words it).
-inline constexpr int kNotRegularFile = EMEDIUMTYPE;
-
 // `relative` below the directory `root_fd`, opened with `flags` (O_CLOEXEC
 // and O_NOFOLLOW added), never through a link in any component, never
 // leaving the root (an absolute path or a ".." is refused with EXDEV).

@@ -2,6 +2,7 @@
 // File descriptors: an owning Fd, and the raw reads and writes every file
 // goes through (whole writes, block reads, reads bounded by a size the
 // caller states).
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -9,7 +10,30 @@
 #include <string>
 #include <string_view>
 
+#include "provkit/error.hpp"
+
 namespace provkit::util {
+
+// errno of an open that found something other than a regular file where a
+// file is expected (describe_open_error words it).
+inline constexpr int kNotRegularFile = EMEDIUMTYPE;
+
+// Why a file could not be opened, made or read (Error::is), from an errno or a bound: every one exit 1,
+// `check_failed` in --json, as these failures always were.
+enum class FileRefusal {
+  not_found,        // ENOENT, ENOTDIR
+  link_in_the_way,  // ELOOP: a link where none is followed
+  not_regular,      // kNotRegularFile, ENXIO: a FIFO, device or socket where a file is expected
+  outside_root,     // EXDEV, or a path that lies outside the root it must be below
+  permission,       // EACCES, EPERM, EROFS
+  no_space,         // ENOSPC, EDQUOT
+  too_large,        // larger than the bound it is read with
+  short_file,       // the file ends before the range asked for
+  io_error,         // any other errno (a read error, ...)
+};
+FileRefusal file_refusal(int err);
+std::string_view reason_name(FileRefusal r);
+ExitCode exit_code(FileRefusal r);
 
 // Owns one descriptor: closed when it goes, moved, never copied.
 class Fd {

@@ -209,17 +209,17 @@ void append(Library& into, Library& found) {
 
 // A kept-as-data section looked at as `sampling` says (kernels.hpp): each window lists the containers that
 // start in it (their entries may run past it), side by side. A container that does not parse ends its window
-// quietly: a window starts anywhere, and the magic it finds may be data. True when `into` holds the
-// section's listing: its windows covered it whole, or what they found was `enough`.
+// quietly: a window starts anywhere, and the magic it finds may be data. True when what they found was
+// `enough`, and is then in `into`; false, and nothing read, for a section no larger than the windows
+// together (the scan reads it whole in one or two large reads).
 bool read_windows(const elf::ObjectFile& f, const elf::Section& section, Library& into, const EnoughSeen& enough,
                   const Sampling& sampling) {
   const std::uint64_t start = section.offset, end = section.offset + section.size;
   const std::uint64_t window = std::max<std::uint64_t>(sampling.window, 4096) & ~std::uint64_t(7);
-  const std::uint64_t needed = (section.size + window - 1) / window;
-  const bool whole = needed <= sampling.windows;
-  const std::size_t count = whole ? needed : std::max<std::size_t>(sampling.windows, 1);
-  // Strides a multiple of 8 (containers are 8-aligned), whole windows apart at the least.
-  const std::uint64_t stride = whole ? window : (section.size / count) & ~std::uint64_t(7);
+  const std::size_t count = std::max<std::size_t>(sampling.windows, 1);
+  if (section.size / window <= count) return false;
+  // A stride a multiple of 8 (containers are 8-aligned), more than a window.
+  const std::uint64_t stride = (section.size / count) & ~std::uint64_t(7);
   std::vector<Library> in_window(count);
   std::atomic<std::size_t> reads{0};
   std::atomic<std::uint64_t> bytes{0};
@@ -239,18 +239,16 @@ bool read_windows(const elf::ObjectFile& f, const elf::Section& section, Library
   });
   Library found;
   for (auto& one : in_window) append(found, one);
-  const bool settled = whole || enough(found.images);
+  const bool settled = enough(found.images);
   util::log::debug("host", [&] {
     return f.path().string() + ": " + section.name + ": " + std::to_string(found.images.size()) + " images in " +
            std::to_string(count) + " windows of " + std::to_string(window >> 10) + " KiB, headers in " +
            std::to_string(reads) + " reads of " + std::to_string(bytes >> 10) + " KiB" +
-           (whole     ? " (the whole section)"
-            : settled ? " (enough: the rest left unread)"
-                      : " (not enough)");
+           (settled ? " (enough: the rest left unread)" : " (not enough: read whole)");
   });
   if (!settled) return false;
   append(into, found);
-  into.kept_as_data_in_part = !whole;
+  into.kept_as_data_in_part = true;
   return true;
 }
 

@@ -80,7 +80,7 @@ using EnoughSeen = std::function<bool(const std::vector<Image>& images)>;
 // evenly over it, side by side, each listing the containers that start in it. cuFFT's 278 MB .ldata keeps
 // its modules grouped by arch, PTX for compute_75 to compute_90 first and its sm_90 cubins 154 MiB in, so a
 // scan from the start reads 160 MiB before an H200's verdict is settled, and 256 windows of 32 KiB (8 MiB)
-// settle it. A section no larger than the windows together is read whole in them, which is a full listing.
+// settle it. A section no larger than the windows together is read whole by the scan (one or two large reads).
 struct Sampling {
   std::uint64_t window = 32 << 10;
   std::size_t windows = 256;

@@ -146,8 +146,8 @@ def test_fatbins_kept_as_data_are_looked_for_when_the_registered_ones_fail(tmp):
     name = "kernels " + lib("libk_ldata.so")
     row(r, name, "PASS", "sm_90 in .ldata", ["kept as data (.ldata, loaded by the library itself): sm_75 sm_90",
                                               "runs its sm_90 cubins"])
-    # Its .ldata (27 KB) holds the same fatbin twice; smaller than the windows it is looked at in, it is
-    # read whole in them.
+    # Its .ldata (27 KB) holds the same fatbin twice; no larger than the windows it would be looked at in,
+    # it is read whole.
     kept = checks_by_name(r)[name]["data"]["kept_as_data"]
     check(kept["images"] == 10 and kept["cubins"] == ["sm_75", "sm_90"] and kept["read_in_part"] is False,
           "kept-as-data read whole", str(kept))

@@ -345,7 +345,7 @@ TEST_CASE("kernels: fatbins kept as data (.ldata) are read when asked, and count
   CHECK(v.via == "sm_90");
   CHECK_FALSE(lib.kept_as_data_in_part);
 
-  // With `enough`, a section no larger than its windows together is read whole in them: the same listing,
+  // With `enough`, a section no larger than its windows together is read whole by the scan: the same listing,
   // and nothing asked.
   std::size_t asked = 0;
   auto runs_on_h200 = [&](const std::vector<kernels::Image>& images) {

@@ -19,7 +19,7 @@ enum class ExitCode : int {
 };
 
 // Why something failed, for scripts to branch on (--json's "reason", docs/json.md). Each domain has its own
-// enum (hub::HubRefusal, pyspec::LockRefusal, download::TransferFailure, ...) with, in its namespace,
+// enum (hub::HubRefusal, pyspec::LockRefusal, download::FileFailure, ...) with, in its namespace,
 // `std::string_view reason_name(R)` and `ExitCode exit_code(R)`; ReasonId carries any of them without the
 // error knowing the domain. These are the reasons every domain shares.
 enum class Reason {

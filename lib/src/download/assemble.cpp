@@ -70,8 +70,10 @@ AssembleResult assemble(const AssembleJob& job) {
     for (const auto& part : job.parts) {
       // The parts are the layout's own names (a snapshot's links to its blobs); regular files only.
       util::Fd in = util::open_regular(part);
-      if (!in)
-        throw Error(FileFailure::local_file, part.string() + ": cannot open part: " + util::describe_open_error(errno));
+      if (!in) {
+        const int err = errno;
+        throw Error(util::file_refusal(err), part.string() + ": cannot open part: " + util::describe_open_error(err));
+      }
       ::posix_fadvise(in.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
       r.size += util::read_blocks(
           in.get(), {buf.get(), kReadBuffer},

@@ -18,13 +18,15 @@
 namespace provkit::download {
 
 void io_error(const fs::path& path, const std::string& what) {
-  throw Error(FileFailure::local_file, path.string() + ": " + what + ": " + std::strerror(errno));
+  const int err = errno;
+  throw Error(util::file_refusal(err), path.string() + ": " + what + ": " + std::strerror(err));
 }
 
 void no_space(const fs::path& path, std::uint64_t still_needed) {
-  throw Error(FileFailure::no_space, path.string() + ": no space left on the device; " + std::to_string(still_needed) +
-                                         " more bytes are needed for this file (what is there is kept, and a "
-                                         "rerun resumes once there is room)");
+  throw Error(util::FileRefusal::no_space, path.string() + ": no space left on the device; " +
+                                               std::to_string(still_needed) +
+                                               " more bytes are needed for this file (what is there is kept, and a "
+                                               "rerun resumes once there is room)");
 }
 
 void write_all(int fd, const char* data, std::size_t n, const fs::path& path) {
@@ -61,7 +63,9 @@ void preallocate(int fd, std::uint64_t size, const fs::path& path, std::uint64_t
 void make_parent(const fs::path& p) {
   std::error_code ec;
   fs::create_directories(p.parent_path(), ec);
-  if (ec) throw Error(FileFailure::local_file, p.parent_path().string() + ": cannot create directory: " + ec.message());
+  if (ec)
+    throw Error(util::file_refusal(ec.value()),
+                p.parent_path().string() + ": cannot create directory: " + ec.message());
 }
 
 fs::path job_root(const download::Job& job) {
@@ -95,9 +99,10 @@ bool BlobLock::acquire(const util::Root& root, const fs::path& path, bool wait) 
   if (path.empty()) return true;
   root.parent(path, true);
   fd_ = root.open_regular(path, O_RDWR | O_CREAT, 0644);
-  if (!fd_)
-    throw Error(FileFailure::local_file,
-                path.string() + ": cannot open lock file: " + util::describe_open_error(errno));
+  if (!fd_) {
+    const int err = errno;
+    throw Error(util::file_refusal(err), path.string() + ": cannot open lock file: " + util::describe_open_error(err));
+  }
   int rc;
   while ((rc = ::flock(fd_.get(), LOCK_EX | (wait ? 0 : LOCK_NB))) != 0 && errno == EINTR) {}
   if (rc == 0) return true;

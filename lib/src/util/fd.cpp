@@ -16,6 +16,7 @@ FileRefusal file_refusal(int err) {
     case ENOTDIR: return FileRefusal::not_found;
     case ELOOP: return FileRefusal::link_in_the_way;
     case kNotRegularFile:
+    case EISDIR:
     case ENXIO: return FileRefusal::not_regular;
     case EXDEV: return FileRefusal::outside_root;
     case EACCES:

@@ -253,3 +253,32 @@ TEST_CASE("verified stamps key on the file, not on ctime or the cache's spelling
   CHECK_FALSE(verify_file_stamped(root, j.final_path, j.spec, fifo_stamp).from_stamp);
   CHECK(fs::is_regular_file(fs::symlink_status(fifo_stamp)));
 }
+
+TEST_CASE("a local file that cannot be opened is util::FileRefusal's, from the errno", "[fetch]") {
+  TempDir tmp("fetch-local-refusal");
+  const fs::path& d = tmp.path;
+  util::write_file_atomic(d / "p1", "ab");
+  AssembleJob job;
+  job.output = d / "whole";
+  job.parts = {d / "p1", d / "p2"};  // p2 is missing
+  job.stamp = d / "whole.stamp";
+  job.root = d;
+  try {
+    assemble(job);
+    FAIL("assembled from a missing part");
+  } catch (const Error& e) {
+    CHECK(e.is(util::FileRefusal::not_found));
+    CHECK(e.code() == ExitCode::check_failed);
+  }
+  // The blob lock's own file: a directory stands where it goes.
+  Job j = job_in(d, "abc");
+  j.lock_path = d / "lockdir";
+  fs::create_directories(j.lock_path);
+  Recorder rec;
+  try {
+    Downloader(Options{}, source).run({j}, rec);
+    FAIL("a directory was taken for the lock file");
+  } catch (const Error& e) {
+    CHECK(e.is(util::FileRefusal::not_regular));
+  }
+}

@@ -123,9 +123,8 @@ enum class FileFailure {
   mismatch,        // 1: every byte there, the size or a hash not the expected one
   replaced,        // 1: the partial file's name was given to other bytes while it was fetched
   not_verified,    // 1: verify only: the file in place is missing or does not verify
-  local_file,      // 1: a file or directory here cannot be opened, made or written
-  no_space,        // 1: the disk is full (what was written is kept for a rerun)
 };
+// A file here that cannot be opened, made or written is util::FileRefusal's (from the errno), as for every file.
 std::string_view reason_name(FileFailure f);
 ExitCode exit_code(FileFailure f);
 

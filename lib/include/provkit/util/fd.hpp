@@ -23,7 +23,7 @@ inline constexpr int kNotRegularFile = EMEDIUMTYPE;
 enum class FileRefusal {
   not_found,        // ENOENT, ENOTDIR
   link_in_the_way,  // ELOOP: a link where none is followed
-  not_regular,      // kNotRegularFile, ENXIO: a FIFO, device or socket where a file is expected
+  not_regular,      // kNotRegularFile, EISDIR, ENXIO: a directory, FIFO, device or socket where a file is expected
   outside_root,     // EXDEV, or a path that lies outside the root it must be below
   permission,       // EACCES, EPERM, EROFS
   no_space,         // ENOSPC, EDQUOT

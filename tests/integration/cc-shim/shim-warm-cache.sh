@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Fixture cc-shim-shim-warm: a zig cache filled by `cc-shim --shim-warm` and
-# by nothing else, for warm-up.sh. Started from an empty directory; warming
-# builds libc++ and libc++abi three times (debug, -O2, shared), about 10
-# minutes on a loaded 2-core box, so the cache is kept in the build tree and
-# reused by later runs. Every run still calls --shim-warm on it: on a warm
+# by nothing else, for warm-up.sh, and the start of the shared cache
+# (warm-cache.sh). Started from an empty directory; warming builds libc++ and
+# libc++abi four times (debug, -O2, shared, -O2 objects linked), 4 minutes on
+# an idle 2-core box and over 10 loaded, so the cache is kept in the build
+# tree and reused by later runs. Every run still calls --shim-warm on it: on a warm
 # cache that takes seconds, and when the shim's flags have changed it builds
 # what they now need, so the cache is always the one --shim-warm leaves. The
 # stamp says it was started empty and warmed; without it the cache is made

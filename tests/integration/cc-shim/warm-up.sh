@@ -6,7 +6,8 @@
 # through the shim's own c++ link adds no libc++ artefact to zig's cache and
 # costs about what a second, warm compile costs. In a fresh cache the same
 # compile does build libc++: that side is watched until zig writes its first
-# libc++ object, then stopped (the test would otherwise prove nothing).
+# libc++ object, then stopped (the test would otherwise prove nothing). A link
+# of objects compiled apart, as a project's build links, builds none either.
 source "$(dirname "$0")/lib.sh"
 WARMED=$PROVKIT_BUILD_DIR/tests/cc-shim/zig-cache-shim-warm
 [[ -f $WARMED.stamp ]] || fail "no cache warmed by --shim-warm at $WARMED (fixture cc-shim-shim-warm)"
@@ -50,6 +51,20 @@ echo "after --shim-warm: first C++ compile+link ${first} s, second ${second} s; 
 awk -v f="$first" -v s="$second" 'BEGIN { exit !(f <= 4 * s + 3) }' ||
   fail "the first C++ compile after --shim-warm took ${first} s, a warm one ${second} s: more than 4x + 3 s"
 ok "after --shim-warm the first C++ compile builds no libc++ (${first} s, warm ${second} s)"
+
+# A project's build compiles objects and links them apart (make, ninja); zig keeps the runtime of such a link
+# as another cache entry than the runtime of a link that also compiles (expat's first build after a warm-up
+# built libc++ again, 60 s). Optimised and shared, as CMake's Release and RelWithDebInfo builds link.
+"$WORK/bin/c++" -O2 -g -c hello.cpp -o hello.o || fail "c++ -O2 -c hello.cpp failed"
+"$WORK/bin/c++" -O2 -g -fPIC -c hello.cpp -o hello_pic.o || fail "c++ -O2 -fPIC -c hello.cpp failed"
+"$WORK/bin/c++" -O2 -g hello.o -o hello4 || fail "c++ -O2 hello.o failed"
+expect_eq "hello4 output" "$(./hello4)" hello
+"$WORK/bin/c++" -shared -O2 -g hello_pic.o -o hello.so || fail "c++ -shared hello_pic.o failed"
+libcxx_artefacts "$WARMED" >after
+if ! diff -u before after >&2; then
+  fail "a link of objects after --shim-warm built libc++ again (new artefacts above)"
+fi
+ok "after --shim-warm a link of compiled objects (-O2, -shared) builds no libc++"
 
 # 2. A fresh cache: the same first compile builds libc++ (watched, then stopped).
 export ZIG_GLOBAL_CACHE_DIR=$WORK/fresh-cache

@@ -42,13 +42,14 @@ constexpr std::size_t kEntryHeaderMin = 64;
 using detail::at;
 using detail::hex;
 
-// Reads a section's headers through one buffer. Cold, a read costs its
-// latency (~0.1 ms on NVMe, more on network disks) far more than its bytes up
-// to a few hundred KB, and each header's place is known only from the one
-// before it, so the reads cannot overlap. Where headers lie close together
-// (cuFFT's .ldata: 24000 containers of ~10 KB; torch's entries of tens of KB)
-// one large read takes many of them; where they lie far apart, each is one
-// small read and the payloads between them stay unread.
+// Reads a section's headers through one buffer. Cold, each header's place is
+// known only from the one before it, and a read costs the disk its latency and
+// its bytes: on one GPU host's virtual disk about 0.03 ms a read and 2.4 ms a
+// MiB, so a read costs what ~12 KiB do. A header is therefore read with the
+// 4 KiB from it and no more; a header within them costs nothing. Windows of 64
+// KiB to 1 MiB over close headers read 281 MiB of torch's site-packages instead
+// of 199 and were 10-15% slower there, and no faster on a quicker disk
+// (docs/benchmarks-envcheck.md, "What bounds a cold run").
 //
 // A section that is all containers back to back (`sequential`: cuFFT's .ldata,
 // 278 MB of which 266 MB are containers of ~7 KB) has a header on nearly every
@@ -63,14 +64,8 @@ class HeaderReader {
 
   // `length` bytes at `offset` (within the section), valid until the next call.
   const unsigned char* get(std::uint64_t offset, std::size_t length, const char* what) {
-    // The gap from the header before: a guess at the gaps to come.
-    const std::uint64_t gap = offset > last_ ? offset - last_ : kDense;
-    last_ = offset;
     if (offset >= start_ && offset - start_ + length <= size_) return buf_.data() + (offset - start_);
-    std::uint64_t want = sequential_    ? kBlock
-                         : gap < kDense ? std::clamp<std::uint64_t>(gap * 8, kMinWindow, kMaxWindow)
-                                        : kPage;
-    want = std::max<std::uint64_t>(want, length);
+    std::uint64_t want = std::max<std::uint64_t>(sequential_ ? kBlock : kPage, length);
     if (end_ > offset && want > end_ - offset) want = std::max<std::uint64_t>(end_ - offset, length);
     if (buf_.size() < want) buf_.resize(want);
     size_ = 0;
@@ -86,10 +81,9 @@ class HeaderReader {
   std::uint64_t bytes() const { return bytes_; }
 
  private:
-  static constexpr std::uint64_t kPage = 4096, kMinWindow = 64 << 10, kMaxWindow = 1 << 20, kDense = 32 << 10,
-                                 kBlock = 8 << 20;
+  static constexpr std::uint64_t kPage = 4096, kBlock = 8 << 20;
   const elf::ObjectFile& f_;
-  std::uint64_t end_, start_ = 0, size_ = 0, last_ = 0, bytes_ = 0;
+  std::uint64_t end_, start_ = 0, size_ = 0, bytes_ = 0;
   bool sequential_;
   std::size_t reads_ = 0;
   std::vector<unsigned char> buf_;

@@ -25,6 +25,7 @@
 #include "provkit/error.hpp"
 #include "provkit/util/log.hpp"
 #include "provkit/util/parallel.hpp"
+#include "provkit/util/strings.hpp"
 
 #include "kernels.hpp"
 
@@ -44,12 +45,15 @@ using detail::hex;
 
 // Reads a section's headers through one buffer. Cold, each header's place is
 // known only from the one before it, and a read costs the disk its latency and
-// its bytes: on one GPU host's virtual disk about 0.03 ms a read and 2.4 ms a
-// MiB, so a read costs what ~12 KiB do. A header is therefore read with the
-// 4 KiB from it and no more; a header within them costs nothing. Windows of 64
-// KiB to 1 MiB over close headers read 281 MiB of torch's site-packages instead
-// of 199 and were 10-15% slower there, and no faster on a quicker disk
-// (docs/benchmarks-envcheck.md, "What bounds a cold run").
+// the pages it touches: on one GPU host's virtual disk about 0.03 ms a read and
+// 2.4 ms a MiB. A header is therefore read with the rest of the pages it lies
+// in and no more: a header further on in those pages costs nothing, and a
+// read never touches a page for a header that may not be there. 4 KiB from
+// each header (two pages for most) read 140 MiB of torch's libraries where
+// this reads 93, in 7% more reads, and was 5-7% slower; windows of 64 KiB to
+// 1 MiB over close headers were slower still (docs/benchmarks-envcheck.md,
+// "What bounds a cold run"). A small container is the exception: it is read
+// whole (kWholeContainer below).
 //
 // A section that is all containers back to back (`sequential`: cuFFT's .ldata,
 // 278 MB of which 266 MB are containers of ~7 KB) has a header on nearly every
@@ -62,10 +66,12 @@ class HeaderReader {
   HeaderReader(const elf::ObjectFile& f, std::uint64_t end, bool sequential = false)
       : f_(f), end_(end), sequential_(sequential) {}
 
-  // `length` bytes at `offset` (within the section), valid until the next call.
+  // `length` bytes at `offset` (the file's, within the section), valid until the next call.
   const unsigned char* get(std::uint64_t offset, std::size_t length, const char* what) {
     if (offset >= start_ && offset - start_ + length <= size_) return buf_.data() + (offset - start_);
-    std::uint64_t want = std::max<std::uint64_t>(sequential_ ? kBlock : kPage, length);
+    // To the end of the page the last byte asked for is in (offsets are the file's, so pages are the disk's).
+    std::uint64_t want = sequential_ ? std::max<std::uint64_t>(kBlock, length)
+                                     : ((offset + length + kPage - 1) & ~(kPage - 1)) - offset;
     if (end_ > offset && want > end_ - offset) want = std::max<std::uint64_t>(end_ - offset, length);
     if (buf_.size() < want) buf_.resize(want);
     size_ = 0;
@@ -133,30 +139,55 @@ void add_other(Library& into, const OtherEntries& e) {
   else it->count += e.count;
 }
 
-// Threads per library for its registered containers (the libraries themselves
-// are read 16 at a time): I/O bound, a cold read waits on the disk.
+// Threads per library for its containers (the libraries themselves are read 16
+// at a time): I/O bound, a cold read waits on the disk.
 constexpr unsigned kContainerThreads = 8;
+// A container read apart whose extent (to the next one's start) is no larger is
+// read whole, its entries' headers with it: one read where there were several
+// (cuBLASLt's 2782 containers hold 5737 entries). On the GPU host a read costs
+// more than its bytes' share, most of all the first time the machine reads a
+// file: the CUDA 13 libraries read in 5,177 reads of 71 MiB instead of 7,478
+// of 58, and were as fast or faster, first read or not
+// (docs/benchmarks-envcheck.md, "The first read of a file").
+constexpr std::uint64_t kWholeContainer = 128 << 10;
+// Threads for a kept-as-data section's windows: independent reads about 1 MiB
+// apart in cuFFT's .ldata, where a host that has never read the file pays a
+// fetch for each. Read 8 at a time, they made cuFFT the last library of torch's
+// listed on one GPU host's first run (505 ms of 566).
+constexpr unsigned kWindowThreads = 32;
 
 }  // namespace
 
 namespace {
 
+// A container's 16-byte header at `pos`.
+struct ContainerHeader {
+  std::uint16_t version = 0, size = 0;
+  std::uint64_t entries_size = 0;
+  bool fits = false;  // version 1, and it and its entries within the section
+};
+
+ContainerHeader container_header(HeaderReader& reader, std::uint64_t pos, std::uint64_t end) {
+  const unsigned char* head = reader.get(pos, 16, "a fatbin header");
+  ContainerHeader h{at<std::uint16_t>(head, 4), at<std::uint16_t>(head, 6), at<std::uint64_t>(head, 8)};
+  h.fits = h.version == 1 && h.size >= 16 && h.size <= end - pos && h.entries_size <= end - pos - h.size;
+  return h;
+}
+
 // One container at `pos` into `into`: its end, or 0 after a problem (which ends the section's scan).
 std::uint64_t read_container(HeaderReader& reader, std::uint64_t pos, std::uint64_t end, const elf::Section& section,
                              bool embedded, Library& into) {
   const bool relocatable = section.name == "__nv_relfatbin";
-  const unsigned char* head = reader.get(pos, 16, "a fatbin header");
-  const auto version = at<std::uint16_t>(head, 4);
-  const auto header_size = at<std::uint16_t>(head, 6);
-  const auto entries_size = at<std::uint64_t>(head, 8);
+  const auto head = container_header(reader, pos, end);
   const std::string where = section.name + " at " + hex(pos);
-  if (version != 1 || header_size < 16 || header_size > end - pos || entries_size > end - pos - header_size) {
+  if (!head.fits) {
     into.problems.push_back(where + ": a fatbin header that does not fit its section (version " +
-                            std::to_string(version) + ", " + std::to_string(entries_size) + " bytes of entries)");
+                            std::to_string(head.version) + ", " + std::to_string(head.entries_size) +
+                            " bytes of entries)");
     return 0;
   }
-  const std::uint64_t container_end = pos + header_size + entries_size;
-  std::uint64_t e = pos + header_size;
+  const std::uint64_t container_end = pos + head.size + head.entries_size;
+  std::uint64_t e = pos + head.size;
   while (e + kEntryHeaderMin <= container_end) {
     const unsigned char* h = reader.get(e, kEntryHeaderMin, "a fatbin entry header");
     const auto kind = at<std::uint16_t>(h, 0);
@@ -217,7 +248,7 @@ bool read_windows(const elf::ObjectFile& f, const elf::Section& section, Library
   std::vector<Library> in_window(count);
   std::atomic<std::size_t> reads{0};
   std::atomic<std::uint64_t> bytes{0};
-  util::parallel_for(count, kContainerThreads, [&](std::size_t i) {
+  util::parallel_for(count, kWindowThreads, [&](std::size_t i) {
     const std::uint64_t from = start + i * stride, to = std::min(end, from + window);
     HeaderReader own(f, end);
     own.get(from, to - from, "a fatbin section");  // the window in one read; most headers fall in it
@@ -246,6 +277,21 @@ bool read_windows(const elf::ObjectFile& f, const elf::Section& section, Library
   return true;
 }
 
+// Where the containers from `pos` start, each found from the one before by its own header and the magic after
+// its end (in the page that end is in, with the next header), up to the first that does not fit: the scan
+// meets that one and says why.
+std::vector<std::uint64_t> container_chain(HeaderReader& reader, std::uint64_t start, std::uint64_t pos,
+                                           std::uint64_t end) {
+  std::vector<std::uint64_t> out;
+  while (pos + 16 <= end) {
+    const auto head = container_header(reader, pos, end);
+    if (!head.fits) break;
+    out.push_back(pos);
+    pos = find_magic(reader, start, pos + head.size + head.entries_size, end);
+  }
+  return out;
+}
+
 }  // namespace
 
 void read_fatbins(const elf::ObjectFile& f, const elf::Section& section, Library& into, bool embedded,
@@ -254,39 +300,41 @@ void read_fatbins(const elf::ObjectFile& f, const elf::Section& section, Library
   if (embedded && enough && read_windows(f, section, into, enough, sampling)) return;
   HeaderReader reader(f, end, embedded);
   std::uint64_t pos = find_magic(reader, start, start, end);
-  std::size_t reads = 0;
-  std::uint64_t bytes = 0;
-  // The registration table's containers, read side by side: each one's chain of
-  // entry headers is short, where the whole section's is thousands of reads
-  // long. The scan's own order decides: a part is taken only where the scan
-  // would have come to it (the magic after the one before), else the scan goes on alone.
-  if (!starts.empty() && starts.front() == pos) {
-    std::vector<Part> parts(starts.size());
-    std::atomic<std::size_t> part_reads{0};
-    std::atomic<std::uint64_t> part_bytes{0};
-    util::parallel_for(starts.size(), kContainerThreads, [&](std::size_t i) {
-      HeaderReader own(f, end);
-      auto container_end = read_container(own, starts[i], end, section, embedded, parts[i].found);
-      parts[i].stopped = container_end == 0;
-      if (container_end) parts[i].next = find_magic(own, start, container_end, end);
-      part_reads += own.reads();
-      part_bytes += own.bytes();
-    });
-    reads += part_reads;
-    bytes += part_bytes;
-    std::size_t i = 0;
-    for (; i < parts.size() && starts[i] == pos; ++i) {
-      append(into, parts[i].found);
-      if (parts[i].stopped) return;
-      pos = parts[i].next;
-    }
-    util::log::debug("host", [&] {
-      return f.path().string() + ": " + section.name + ": " + std::to_string(i) + " of " +
-             std::to_string(starts.size()) + " registered containers read side by side" +
-             (pos < end ? ", the rest scanned" : "");
-    });
-  }
+  // Containers read side by side: each one's chain of entry headers is short, where the whole section's is
+  // thousands of reads long, and a cold read waits on the disk. Where they start: the registration table's,
+  // else the containers' own headers one after another (one read a container, not one an entry: nccl's
+  // __nv_relfatbin is 127 containers of 7 entries). A data section is read in blocks from its start instead.
+  const auto side = embedded          ? std::vector<std::uint64_t>{}
+                    : !starts.empty() ? starts
+                                      : container_chain(reader, start, pos, end);
+  std::vector<Part> parts(side.size());
+  std::atomic<std::size_t> reads{0};
+  std::atomic<std::uint64_t> bytes{0};
+  util::parallel_for(side.size(), kContainerThreads, [&](std::size_t i) {
+    HeaderReader own(f, end);
+    // A small container in one read, to the next one's header so the magic after it comes along.
+    const std::uint64_t to = i + 1 < side.size() ? std::min(end, side[i + 1] + 16) : end;
+    if (to - side[i] <= kWholeContainer) own.get(side[i], to - side[i], "a fatbin container");
+    auto container_end = read_container(own, side[i], end, section, embedded, parts[i].found);
+    parts[i].stopped = container_end == 0;
+    if (container_end) parts[i].next = find_magic(own, start, container_end, end);
+    reads += own.reads();
+    bytes += own.bytes();
+  });
+  // The scan's own order decides: a part is taken where the scan comes to its start (the magic after the one
+  // before). A container the table does not name is read by the scan itself: cuSOLVER's, cuSPARSE's and
+  // cuRAND's .nv_fatbin begin with one.
+  std::size_t taken = 0;
   while (pos + 16 <= end) {
+    const auto it = std::lower_bound(side.begin(), side.end(), pos);
+    if (it != side.end() && *it == pos) {
+      auto& part = parts[static_cast<std::size_t>(it - side.begin())];
+      append(into, part.found);
+      ++taken;
+      if (part.stopped) break;
+      pos = part.next;
+      continue;
+    }
     auto container_end = read_container(reader, pos, end, section, embedded, into);
     if (!container_end) break;
     pos = find_magic(reader, start, container_end, end);
@@ -294,7 +342,11 @@ void read_fatbins(const elf::ObjectFile& f, const elf::Section& section, Library
   util::log::debug("host", [&] {
     return f.path().string() + ": " + section.name + ": " + std::to_string(into.images.size()) +
            " images so far, headers in " + std::to_string(reads + reader.reads()) + " reads of " +
-           std::to_string((bytes + reader.bytes()) >> 10) + " KiB" + (embedded ? " (in blocks)" : "");
+           std::to_string((bytes + reader.bytes()) >> 10) + " KiB" +
+           (embedded ? std::string(" (in blocks)")
+                     : util::concat({"; ", std::to_string(taken), " of ", std::to_string(side.size()),
+                                     " containers read side by side (",
+                                     starts.empty() ? "found by their headers" : "registered", ")"}));
   });
 }
 

@@ -1,6 +1,7 @@
 // envcheck --kernels: every library under the given paths, what kernels it
 // carries, and whether any of them runs on each GPU of this box (kernels.hpp).
 #include <chrono>
+#include <future>
 #include <map>
 
 #include "detail.hpp"
@@ -92,17 +93,30 @@ std::string fix_for(const kernels::Library& lib, const Gpu& gpu, const std::stri
 
 void kernel_checks(const Request& req, Probes& probes, std::vector<Result>& out) {
   const auto started = std::chrono::steady_clock::now();
-  auto collected = kernels::collect_objects(req.kernels, probes.search_context());
-  // Where a cold run's time goes: the walk (one directory after another) or the reads.
+  // Where a cold run's time goes: the walk (one directory after another), the driver, or the reads.
   const auto since = [&started] {
     return std::to_string(
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count());
   };
+  // The GPUs (NVML's init and libcuda's load: 0.1 s on the GPU host) are read on a thread of their own while
+  // this one walks the paths and the libraries are read; only judging waits for them. That thread touches the
+  // driver's and ROCm's parts of `probes`; the search context they share is made here first.
+  struct Known {
+    std::vector<Target> gpus;
+    int driver_cuda = 0;
+  };
+  const auto& search = probes.search_context();
+  const std::shared_future<Known> known = std::async(std::launch::async, [&] {
+                                            Known k{targets(req, probes), probes.driver().driver_cuda};
+                                            util::log::debug("host", [&] {
+                                              return "kernels: GPUs and driver known at " + since() + " ms";
+                                            });
+                                            return k;
+                                          }).share();
+  auto collected = kernels::collect_objects(req.kernels, search);
   util::log::debug("host", [&] {
     return "kernels: " + std::to_string(collected.objects.size()) + " objects found in " + since() + " ms";
   });
-  auto gpus = targets(req, probes);
-  const int driver_cuda = probes.driver().driver_cuda;
   std::size_t with_code = 0, images = 0;
   nlohmann::json unreadable = nlohmann::json::array();
   for (const auto& u : collected.unreadable) unreadable.push_back(u);
@@ -122,6 +136,8 @@ void kernel_checks(const Request& req, Probes& probes, std::vector<Result>& out)
   auto settle = [&](kernels::Listing& listing) {
     if (!listing.library.has_device_code()) return;
     const auto object = listing.library.path;
+    const auto& gpus = known.get().gpus;
+    const int driver_cuda = known.get().driver_cuda;
     bool settled = true;
     for (const auto& t : gpus) settled &= kernels::judge(listing.library, t.gpu, driver_cuda).status != Status::fail;
     try {
@@ -146,6 +162,8 @@ void kernel_checks(const Request& req, Probes& probes, std::vector<Result>& out)
   // I/O bound (scattered small reads): more threads than cores pays on a cold page cache.
   auto listings = kernels::list_all(collected.objects, 16, settle);
   util::log::debug("host", [&] { return "kernels: listed at " + since() + " ms"; });
+  const auto& gpus = known.get().gpus;
+  const int driver_cuda = known.get().driver_cuda;
   for (auto& listing : listings) {
     const auto& object = listing.library.path;
     if (!listing.error.empty()) {

@@ -5,6 +5,7 @@
  *   cuda_version=13000             nvmlSystemGetCudaDriverVersion_v2
  *   libcuda_version=13000          cuDriverGetVersion (default: cuda_version)
  *   nvml_init=0                    what nvmlInit_v2 returns
+ *   nvml_init_ms=0                 how long nvmlInit_v2 takes (a real driver: 0.1-0.25 s)
  *   gpu.N.uuid= gpu.N.name= gpu.N.cc=12.0 gpu.N.memory_total= gpu.N.memory_free=
  *   gpu.N.pcie_gen=CUR,MAX  gpu.N.pcie_width=CUR,MAX
  *   p2p.A.B=STATUS  nvlink.A.B=STATUS  (nvmlGpuP2PStatus_t; default 5, not supported)
@@ -46,6 +47,7 @@ struct fake_desc {
   int cuda_version;
   int libcuda_version;
   int nvml_init;
+  int nvml_init_ms;
   int gpu_count;
   struct fake_gpu gpus[FAKE_MAX_GPUS];
   int p2p[FAKE_MAX_GPUS][FAKE_MAX_GPUS];
@@ -79,6 +81,7 @@ static int fake_desc_load(struct fake_desc* d) {
     else if (strcmp(key, "cuda_version") == 0) d->cuda_version = atoi(val);
     else if (strcmp(key, "libcuda_version") == 0) d->libcuda_version = atoi(val);
     else if (strcmp(key, "nvml_init") == 0) d->nvml_init = atoi(val);
+    else if (strcmp(key, "nvml_init_ms") == 0) d->nvml_init_ms = atoi(val);
     else if (sscanf(key, "p2p.%d.%d", &i, &j) == 2 && i >= 0 && j >= 0 && i < FAKE_MAX_GPUS && j < FAKE_MAX_GPUS)
       d->p2p[i][j] = d->p2p[j][i] = atoi(val);
     else if (sscanf(key, "nvlink.%d.%d", &i, &j) == 2 && i >= 0 && j >= 0 && i < FAKE_MAX_GPUS && j < FAKE_MAX_GPUS)

@@ -2,6 +2,7 @@
  * NVML's documented signatures, answering from $PROVKIT_FAKE_GPU. */
 #include <dlfcn.h>
 #include <strings.h>
+#include <time.h>
 
 #include "fake_gpu_desc.h"
 
@@ -16,6 +17,10 @@ static int initialised;
 
 nvmlReturn_t nvmlInit_v2(void) {
   if (fake_desc_load(&desc) != 0) return 9;
+  if (desc.nvml_init_ms > 0) {
+    struct timespec t = {desc.nvml_init_ms / 1000, (desc.nvml_init_ms % 1000) * 1000000L};
+    nanosleep(&t, NULL);
+  }
   if (desc.nvml_init != 0) return desc.nvml_init;
   initialised = 1;
   return 0;

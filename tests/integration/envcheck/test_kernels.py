@@ -44,6 +44,20 @@ def test_h200_passes_a_library_with_sm_90a_and_fails_one_without(tmp):
     check(any(line.startswith("FAIL   kernels ") for line in t.out.splitlines()), "--kernels table row", str(t))
 
 
+def test_the_driver_is_read_while_the_libraries_are(tmp):
+    # NVML's init takes 0.1-0.25 s on the GPU host: the libraries' headers are read meanwhile, and only the
+    # verdicts wait for it. Here it takes 3 s, and the trace says in which order the two ended.
+    env = fake_gpu(tmp, H200_BOX + "nvml_init_ms=3000\n", PROVKIT_LOG="debug")
+    r = envcheck("--kernels", lib("libk_multi.so"), lib("libk_compressed.so"), "--json", env=env)
+    expect(r, 0, "--kernels with a slow driver")
+    row(r, "kernels " + lib("libk_multi.so"), "PASS", "sm_90a on H200, slow driver", ["sm_90a"])
+    lines = r.err.splitlines()
+    known = [i for i, line in enumerate(lines) if "kernels: GPUs and driver known at" in line]
+    read = [i for i, line in enumerate(lines) if ".nv_fatbin: " in line and "images so far" in line]
+    check(len(known) == 1 and len(read) == 2, "the trace has the driver's and both libraries' lines", r.err)
+    check(read and known and read[0] < known[0], "a library was read before the driver was known", r.err)
+
+
 V100_GPU = "gpu.2.uuid=GPU-v100\ngpu.2.name=Tesla V100\ngpu.2.cc=7.0\n"
 B200_BOX = "driver_version=580.159.04\ncuda_version=13000\ngpu.0.uuid=GPU-b200\ngpu.0.name=NVIDIA B200\ngpu.0.cc=10.0\n"
 

@@ -9,6 +9,7 @@
 
 #include "host/kernels.hpp"
 #include "provkit/elf/sections.hpp"
+#include "provkit/util/log.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace provkit;
@@ -84,4 +85,42 @@ TEST_CASE("fatbin: a registration table the linker left to relocations is not fo
   auto sections = elf::read_sections(f);
   CHECK(kernels::registered_fatbins(f, sections, *elf::find_section(sections, ".nv_fatbin")).empty());
   CHECK(entries(kernels::list_kernels(path)) == entries(kernels::list_kernels(source)));
+}
+
+TEST_CASE("fatbin: containers are read side by side wherever the scan meets them", "[kernels][fatbin]") {
+  // libk_multi.so's .nv_fatbin begins with a container its table does not name, as cuSOLVER's, cuSPARSE's and
+  // cuRAND's do: the one after it is still read apart. With no table, the containers' own headers say where
+  // each starts. Only the trace tells how a listing was read.
+  const auto path = kData / "libk_multi.so";
+  std::vector<std::string> lines;
+  util::log::set_sink([&](std::string_view, std::string_view text) {
+    if (text.find("side by side") != std::string_view::npos) lines.emplace_back(text);
+  });
+  const auto from_table = entries(kernels::list_kernels(path));
+  const auto from_headers = entries(listed(path, {}));
+  util::log::set_sink({});
+  CHECK(from_table.size() == 9);
+  CHECK(from_headers == from_table);
+  REQUIRE(lines.size() == 2);
+  CHECK_THAT(lines[0], Catch::Contains("; 1 of 1 containers read side by side (registered)"));
+  CHECK_THAT(lines[1], Catch::Contains("; 2 of 2 containers read side by side (found by their headers)"));
+
+  // The second container's header lies: the headers' chain ends before it, and the scan meets it and says so.
+  test::TempDir tmp;
+  std::uint64_t second = 0;
+  {
+    elf::ObjectFile f(path);
+    auto sections = elf::read_sections(f);
+    auto starts = kernels::registered_fatbins(f, sections, *elf::find_section(sections, ".nv_fatbin"));
+    REQUIRE(starts.size() == 1);
+    second = starts[0];
+  }
+  auto data = read_all(path);
+  const std::uint64_t lie = 1ull << 40;
+  std::memcpy(data.data() + second + 8, &lie, 8);
+  const auto lying = tmp.write("lying.so", data);
+  auto lib = listed(lying, {});
+  CHECK(entries(lib) == std::vector<std::string>(from_table.begin(), from_table.begin() + 4));
+  REQUIRE(lib.problems.size() == 1);
+  CHECK_THAT(lib.problems[0], Catch::Contains("a fatbin header that does not fit its section"));
 }

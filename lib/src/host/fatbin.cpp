@@ -147,7 +147,7 @@ constexpr unsigned kContainerThreads = 8;
 // (cuBLASLt's 2782 containers hold 5737 entries). On the GPU host a read costs
 // more than its bytes' share, most of all the first time the machine reads a
 // file: the CUDA 13 libraries read in 5,177 reads of 71 MiB instead of 7,478
-// of 58, and were as fast or faster, first read or not
+// of 58, faster on a first read and no slower after it
 // (docs/benchmarks-envcheck.md, "The first read of a file").
 constexpr std::uint64_t kWholeContainer = 128 << 10;
 // Threads for a kept-as-data section's windows: independent reads about 1 MiB

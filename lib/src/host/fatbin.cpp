@@ -150,6 +150,8 @@ constexpr unsigned kContainerThreads = 8;
 // of 58, faster on a first read and no slower after it
 // (docs/benchmarks-envcheck.md, "The first read of a file").
 constexpr std::uint64_t kWholeContainer = 128 << 10;
+// Containers read side by side at a time, at most (cuBLASLt has 2782).
+constexpr std::size_t kBatch = 4096;
 // Threads for a kept-as-data section's windows: independent reads about 1 MiB
 // apart in cuFFT's .ldata, where a host that has never read the file pays a
 // fetch for each. Read 8 at a time, they made cuFFT the last library of torch's
@@ -277,13 +279,13 @@ bool read_windows(const elf::ObjectFile& f, const elf::Section& section, Library
   return true;
 }
 
-// Where the containers from `pos` start, each found from the one before by its own header and the magic after
-// its end (in the page that end is in, with the next header), up to the first that does not fit: the scan
-// meets that one and says why.
+// Where the next `most` containers from `pos` start, each found from the one before by its own header and the
+// magic after its end (in the page that end is in, with the next header), up to the first that does not fit:
+// the scan meets that one and says why.
 std::vector<std::uint64_t> container_chain(HeaderReader& reader, std::uint64_t start, std::uint64_t pos,
-                                           std::uint64_t end) {
+                                           std::uint64_t end, std::size_t most) {
   std::vector<std::uint64_t> out;
-  while (pos + 16 <= end) {
+  while (pos + 16 <= end && out.size() < most) {
     const auto head = container_header(reader, pos, end);
     if (!head.fits) break;
     out.push_back(pos);
@@ -304,29 +306,46 @@ void read_fatbins(const elf::ObjectFile& f, const elf::Section& section, Library
   // thousands of reads long, and a cold read waits on the disk. Where they start: the registration table's,
   // else the containers' own headers one after another (one read a container, not one an entry: nccl's
   // __nv_relfatbin is 127 containers of 7 entries). A data section is read in blocks from its start instead.
-  const auto side = embedded          ? std::vector<std::uint64_t>{}
-                    : !starts.empty() ? starts
-                                      : container_chain(reader, start, pos, end);
-  std::vector<Part> parts(side.size());
+  // A batch at a time, in the scan's order, so a section of millions of tiny containers costs one batch's memory.
+  std::vector<std::uint64_t> side;  // the batch's starts, ascending
+  std::vector<Part> parts;          // what each holds
+  bool more = !embedded;            // containers past the batch may still be read side by side
+  std::size_t taken = 0, apart = 0;
   std::atomic<std::size_t> reads{0};
   std::atomic<std::uint64_t> bytes{0};
-  util::parallel_for(side.size(), kContainerThreads, [&](std::size_t i) {
-    HeaderReader own(f, end);
-    // A small container in one read, to the next one's header so the magic after it comes along.
-    const std::uint64_t to = i + 1 < side.size() ? std::min(end, side[i + 1] + 16) : end;
-    if (to - side[i] <= kWholeContainer) own.get(side[i], to - side[i], "a fatbin container");
-    auto container_end = read_container(own, side[i], end, section, embedded, parts[i].found);
-    parts[i].stopped = container_end == 0;
-    if (container_end) parts[i].next = find_magic(own, start, container_end, end);
-    reads += own.reads();
-    bytes += own.bytes();
-  });
+  auto next_batch = [&](std::uint64_t from) {
+    if (!starts.empty()) {
+      const auto first = std::lower_bound(starts.begin(), starts.end(), from);
+      side.assign(first, first + static_cast<std::ptrdiff_t>(
+                                     std::min<std::size_t>(kBatch, static_cast<std::size_t>(starts.end() - first))));
+      more = static_cast<std::size_t>(starts.end() - first) > side.size();
+    } else {
+      side = container_chain(reader, start, from, end, kBatch);
+      more = side.size() == kBatch;
+    }
+    parts.assign(side.size(), Part{});
+    apart += side.size();
+    util::parallel_for(side.size(), kContainerThreads, [&](std::size_t i) {
+      HeaderReader own(f, end);
+      // A small container in one read, to the next one's header so the magic after it comes along.
+      const std::uint64_t to = i + 1 < side.size() ? std::min(end, side[i + 1] + 16) : end;
+      if (to - side[i] <= kWholeContainer) own.get(side[i], to - side[i], "a fatbin container");
+      auto container_end = read_container(own, side[i], end, section, embedded, parts[i].found);
+      parts[i].stopped = container_end == 0;
+      if (container_end) parts[i].next = find_magic(own, start, container_end, end);
+      reads += own.reads();
+      bytes += own.bytes();
+    });
+  };
   // The scan's own order decides: a part is taken where the scan comes to its start (the magic after the one
   // before). A container the table does not name is read by the scan itself: cuSOLVER's, cuSPARSE's and
   // cuRAND's .nv_fatbin begin with one.
-  std::size_t taken = 0;
   while (pos + 16 <= end) {
-    const auto it = std::lower_bound(side.begin(), side.end(), pos);
+    auto it = std::lower_bound(side.begin(), side.end(), pos);
+    if (it == side.end() && more) {
+      next_batch(pos);
+      it = std::lower_bound(side.begin(), side.end(), pos);
+    }
     if (it != side.end() && *it == pos) {
       auto& part = parts[static_cast<std::size_t>(it - side.begin())];
       append(into, part.found);
@@ -344,7 +363,7 @@ void read_fatbins(const elf::ObjectFile& f, const elf::Section& section, Library
            " images so far, headers in " + std::to_string(reads + reader.reads()) + " reads of " +
            std::to_string((bytes + reader.bytes()) >> 10) + " KiB" +
            (embedded ? std::string(" (in blocks)")
-                     : util::concat({"; ", std::to_string(taken), " of ", std::to_string(side.size()),
+                     : util::concat({"; ", std::to_string(taken), " of ", std::to_string(apart),
                                      " containers read side by side (",
                                      starts.empty() ? "found by their headers" : "registered", ")"}));
   });

@@ -124,3 +124,60 @@ TEST_CASE("fatbin: containers are read side by side wherever the scan meets them
   REQUIRE(lib.problems.size() == 1);
   CHECK_THAT(lib.problems[0], Catch::Contains("a fatbin header that does not fit its section"));
 }
+
+TEST_CASE("fatbin: a section of thousands of containers is read a batch at a time, in order", "[kernels][fatbin]") {
+  // 10000 containers of one sm_90 cubin header each (no payload), back to back: more than two batches. Found by
+  // their headers, named by a table, or with a header that lies in the middle: the scan's listing each time.
+  constexpr std::size_t kCount = 10000, kEach = 16 + 64;
+  std::string data(kCount * kEach, '\0');
+  auto put = [&](std::size_t at, auto value) { std::memcpy(data.data() + at, &value, sizeof value); };
+  std::vector<std::uint64_t> starts;
+  for (std::size_t i = 0; i < kCount; ++i) {
+    const std::size_t c = i * kEach;
+    starts.push_back(c);
+    put(c, std::uint32_t{0xBA55ED50});
+    put(c + 4, std::uint16_t{1});
+    put(c + 6, std::uint16_t{16});
+    put(c + 8, std::uint64_t{64});
+    put(c + 16, std::uint16_t{2});                                  // a cubin
+    put(c + 20, std::uint32_t{64});                                 // its header's size, no payload
+    put(c + 16 + 28, static_cast<std::uint32_t>(90 + i % 2 * 10));  // sm_90, sm_100 in turn
+  }
+  test::TempDir tmp;
+  auto list = [&](const std::string& bytes, const std::vector<std::uint64_t>& table) {
+    const auto path = tmp.write("fatbins.bin", bytes);
+    elf::ObjectFile f(path);
+    const elf::Section section{.name = ".nv_fatbin", .type = 1, .address = 0, .offset = 0, .size = bytes.size()};
+    kernels::Library lib;
+    kernels::read_fatbins(f, section, lib, false, table);
+    return lib;
+  };
+  std::vector<std::string> lines;
+  util::log::set_sink([&](std::string_view, std::string_view text) {
+    if (text.find("side by side") != std::string_view::npos) lines.emplace_back(text);
+  });
+  const auto found = list(data, {});
+  const auto named = list(data, starts);
+  util::log::set_sink({});
+  REQUIRE(found.images.size() == kCount);
+  CHECK(found.problems.empty());
+  CHECK(found.images[0].target == "sm_90");
+  CHECK(found.images[4097].target == "sm_100");
+  CHECK(found.images[kCount - 1].payload_offset == kCount * kEach);
+  CHECK(entries(named) == entries(found));
+  REQUIRE(lines.size() == 2);
+  CHECK_THAT(lines[0], Catch::Contains("10000 of 10000 containers read side by side (found by their headers)"));
+  CHECK_THAT(lines[1], Catch::Contains("10000 of 10000 containers read side by side (registered)"));
+
+  // Container 5000's header says its entries run past the section: the 5000 before it are listed, then the
+  // problem, whichever way the containers were found.
+  auto lying = data;
+  const std::uint64_t lie = 1ull << 40;
+  std::memcpy(lying.data() + 5000 * kEach + 8, &lie, 8);
+  for (const auto& table : {std::vector<std::uint64_t>{}, starts}) {
+    const auto lib = list(lying, table);
+    CHECK(lib.images.size() == 5000);
+    REQUIRE(lib.problems.size() == 1);
+    CHECK_THAT(lib.problems[0], Catch::Contains(".nv_fatbin at 0x61a80: a fatbin header that does not fit"));
+  }
+}

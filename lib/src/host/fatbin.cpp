@@ -310,7 +310,7 @@ void read_fatbins(const elf::ObjectFile& f, const elf::Section& section, Library
   std::vector<std::uint64_t> side;  // the batch's starts, ascending
   std::vector<Part> parts;          // what each holds
   bool more = !embedded;            // containers past the batch may still be read side by side
-  std::size_t taken = 0, apart = 0;
+  std::size_t taken = 0, apart = 0, batches = 0;
   std::atomic<std::size_t> reads{0};
   std::atomic<std::uint64_t> bytes{0};
   auto next_batch = [&](std::uint64_t from) {
@@ -325,6 +325,7 @@ void read_fatbins(const elf::ObjectFile& f, const elf::Section& section, Library
     }
     parts.assign(side.size(), Part{});
     apart += side.size();
+    batches += !side.empty();
     util::parallel_for(side.size(), kContainerThreads, [&](std::size_t i) {
       HeaderReader own(f, end);
       // A small container in one read, to the next one's header so the magic after it comes along.
@@ -364,7 +365,8 @@ void read_fatbins(const elf::ObjectFile& f, const elf::Section& section, Library
            std::to_string((bytes + reader.bytes()) >> 10) + " KiB" +
            (embedded ? std::string(" (in blocks)")
                      : util::concat({"; ", std::to_string(taken), " of ", std::to_string(apart),
-                                     " containers read side by side (",
+                                     " containers read side by side in ", std::to_string(batches),
+                                     batches == 1 ? " batch (" : " batches (",
                                      starts.empty() ? "found by their headers" : "registered", ")"}));
   });
 }

@@ -136,8 +136,9 @@ void kernel_checks(const Request& req, Probes& probes, std::vector<Result>& out)
   auto settle = [&](kernels::Listing& listing) {
     if (!listing.library.has_device_code()) return;
     const auto object = listing.library.path;
-    const auto& gpus = known.get().gpus;
-    const int driver_cuda = known.get().driver_cuda;
+    const Known& k = known.get();  // not a structured binding: clang 14 takes none into a lambda
+    const auto& gpus = k.gpus;
+    const int driver_cuda = k.driver_cuda;
     bool settled = true;
     for (const auto& t : gpus) settled &= kernels::judge(listing.library, t.gpu, driver_cuda).status != Status::fail;
     try {

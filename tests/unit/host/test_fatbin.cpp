@@ -33,6 +33,18 @@ std::vector<std::string> entries(const kernels::Library& lib) {
   return out;
 }
 
+// The trace lines that say how `run` read its containers (only the trace tells).
+template <class F>
+std::vector<std::string> side_by_side_lines(F&& run) {
+  std::vector<std::string> lines;
+  util::log::set_sink([&](std::string_view, std::string_view text) {
+    if (text.find("side by side") != std::string_view::npos) lines.emplace_back(text);
+  });
+  run();
+  util::log::set_sink({});
+  return lines;
+}
+
 kernels::Library listed(const fs::path& path, const std::vector<std::uint64_t>& starts) {
   elf::ObjectFile f(path);
   auto sections = elf::read_sections(f);
@@ -92,18 +104,16 @@ TEST_CASE("fatbin: containers are read side by side wherever the scan meets them
   // cuRAND's do: the one after it is still read apart. With no table, the containers' own headers say where
   // each starts. Only the trace tells how a listing was read.
   const auto path = kData / "libk_multi.so";
-  std::vector<std::string> lines;
-  util::log::set_sink([&](std::string_view, std::string_view text) {
-    if (text.find("side by side") != std::string_view::npos) lines.emplace_back(text);
+  std::vector<std::string> from_table, from_headers;
+  const auto lines = side_by_side_lines([&] {
+    from_table = entries(kernels::list_kernels(path));
+    from_headers = entries(listed(path, {}));
   });
-  const auto from_table = entries(kernels::list_kernels(path));
-  const auto from_headers = entries(listed(path, {}));
-  util::log::set_sink({});
   CHECK(from_table.size() == 9);
   CHECK(from_headers == from_table);
   REQUIRE(lines.size() == 2);
-  CHECK_THAT(lines[0], Catch::Contains("; 1 of 1 containers read side by side (registered)"));
-  CHECK_THAT(lines[1], Catch::Contains("; 2 of 2 containers read side by side (found by their headers)"));
+  CHECK_THAT(lines[0], Catch::Contains("; 1 of 1 containers read side by side in 1 batch (registered)"));
+  CHECK_THAT(lines[1], Catch::Contains("; 2 of 2 containers read side by side in 1 batch (found by their headers)"));
 
   // The second container's header lies: the headers' chain ends before it, and the scan meets it and says so.
   test::TempDir tmp;
@@ -152,13 +162,11 @@ TEST_CASE("fatbin: a section of thousands of containers is read a batch at a tim
     kernels::read_fatbins(f, section, lib, false, table);
     return lib;
   };
-  std::vector<std::string> lines;
-  util::log::set_sink([&](std::string_view, std::string_view text) {
-    if (text.find("side by side") != std::string_view::npos) lines.emplace_back(text);
+  kernels::Library found, named;
+  const auto lines = side_by_side_lines([&] {
+    found = list(data, {});
+    named = list(data, starts);
   });
-  const auto found = list(data, {});
-  const auto named = list(data, starts);
-  util::log::set_sink({});
   REQUIRE(found.images.size() == kCount);
   CHECK(found.problems.empty());
   CHECK(found.images[0].target == "sm_90");
@@ -166,8 +174,9 @@ TEST_CASE("fatbin: a section of thousands of containers is read a batch at a tim
   CHECK(found.images[kCount - 1].payload_offset == kCount * kEach);
   CHECK(entries(named) == entries(found));
   REQUIRE(lines.size() == 2);
-  CHECK_THAT(lines[0], Catch::Contains("10000 of 10000 containers read side by side (found by their headers)"));
-  CHECK_THAT(lines[1], Catch::Contains("10000 of 10000 containers read side by side (registered)"));
+  CHECK_THAT(lines[0],
+             Catch::Contains("10000 of 10000 containers read side by side in 3 batches (found by their headers)"));
+  CHECK_THAT(lines[1], Catch::Contains("10000 of 10000 containers read side by side in 3 batches (registered)"));
 
   // Container 5000's header says its entries run past the section: the 5000 before it are listed, then the
   // problem, whichever way the containers were found.

@@ -59,7 +59,9 @@ def test_connection_closed_mid_body_resumes_within_the_run():
     repo = small_repo()
     path = "weights/model-00001-of-00002.safetensors"
     with HubSim(repo.repos_json) as sim:
-        sim.set_faults([{"kind": "close_mid_body", "origin": "cdn", "at": 100_000}])
+        # On this file's body only: the files are fetched side by side, and another that reached byte 100000 first
+        # would take the fault instead.
+        sim.set_faults([{"kind": "close_mid_body", "origin": "cdn", "at": 100_000, "path_contains": sha256(repo.files[path])}])
         r = fetch(repo, sim)
         reqs = sim.requests(origin="cdn")
     check(r.rc == 0, f"fetch failed: {r}")

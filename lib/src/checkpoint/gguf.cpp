@@ -213,7 +213,15 @@ ParseResult parse_gguf(std::string_view have, std::uint64_t file_size, const std
         if (item_type == array) throw bad(path, HeaderRefusal::malformed, "the array '" + key + "' holds arrays");
         if (auto size = fixed_size(item_type)) {
           c.need(size * count, "an array");
-          c.pos += size * count;
+          if (count > kMaxGgufArrayShown) {
+            c.pos += size * count;
+          } else {
+            // Per-layer facts (head_count_kv, sliding_window_pattern, recurrent_layers): their values, not a count.
+            nlohmann::json items = nlohmann::json::array();
+            for (std::uint64_t j = 0; j < count; ++j) items.push_back(scalar(c, item_type, "an array's item"));
+            h.metadata[key] = std::move(items);
+            continue;
+          }
         } else if (item_type == str) {
           c.need(count * 8, "an array of strings");  // each at least its length: ask for that much at once
           for (std::uint64_t j = 0; j < count; ++j) c.string("an array's string");

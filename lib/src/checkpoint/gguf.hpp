@@ -38,6 +38,10 @@ inline constexpr std::uint64_t kMaxGgufTensors = 1u << 20;
 inline constexpr std::uint64_t kMaxGgufKeys = 1u << 20;
 inline constexpr std::uint64_t kMaxGgufString = 64u << 20;
 inline constexpr std::uint64_t kMaxGgufArray = 64u << 20;
+// Arrays of numbers or bools up to this many items are kept as JSON arrays in
+// the metadata (per-layer facts); longer ones, and arrays of strings (a
+// tokenizer's vocabulary), as "[N TYPE]".
+inline constexpr std::uint64_t kMaxGgufArrayShown = 4096;
 
 // `have` holds the first bytes of the file (any number). Pure.
 ParseResult parse_gguf(std::string_view have, std::uint64_t file_size, const std::string& path);

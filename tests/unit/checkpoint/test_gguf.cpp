@@ -70,7 +70,7 @@ TEST_CASE("gguf: metadata of every type, tensors with their ggml bytes", "[check
   CHECK(h.metadata["u64"] == (1ull << 40));
   CHECK(h.metadata["d"] == 2.0);
   CHECK(h.metadata["tokens"] == "[2 STRING]");
-  CHECK(h.metadata["scores"] == "[3 FLOAT32]");
+  CHECK(h.metadata["scores"] == nlohmann::json::array({0.0, 0.0, 0.0}));
   REQUIRE(h.tensors.size() == 3);
   CHECK(h.tensors[0].dtype == "Q4_K");
   CHECK(h.tensors[0].elements == 1024);
@@ -100,6 +100,29 @@ TEST_CASE("gguf: metadata of every type, tensors with their ggml bytes", "[check
       nullptr, 16);
   CHECK(again.tensors.size() == 3);
   CHECK(reads > 1);
+}
+
+TEST_CASE("gguf: arrays of numbers and bools are their values; long ones and strings a summary", "[checkpoint]") {
+  std::string kv_i32 = le(0xfffffffe, 4);  // -2
+  std::vector<std::string> kv = {
+      gguf_str("llama.attention.head_count_kv") + le(9, 4) + le(5, 4) + le(4, 8) + le(8, 4) + le(8, 4) + le(2, 4) +
+          kv_i32,  // INT32
+      gguf_str("gemma3.attention.sliding_window_pattern") + le(9, 4) + le(7, 4) + le(3, 8) +
+          std::string("\1\1\0", 3),                                                // BOOL
+      gguf_str("u16") + le(9, 4) + le(2, 4) + le(2, 8) + le(65535, 2) + le(7, 2),  // UINT16
+      gguf_str("long") + le(9, 4) + le(4, 4) + le(kMaxGgufArrayShown + 1, 8) +
+          std::string((kMaxGgufArrayShown + 1) * 4, '\0'),  // UINT32, one past the bound
+  };
+  std::string f = gguf_file(kv, {{"output_norm.weight", 0, {64}, 256}});
+  auto r = parse_gguf(f, f.size(), "m.gguf");
+  REQUIRE(std::holds_alternative<FileHeader>(r));
+  auto& h = std::get<FileHeader>(r);
+  CHECK(h.metadata["llama.attention.head_count_kv"] == nlohmann::json::array({8, 8, 2, -2}));
+  CHECK(h.metadata["gemma3.attention.sliding_window_pattern"] == nlohmann::json::array({true, true, false}));
+  CHECK(h.metadata["u16"] == nlohmann::json::array({65535, 7}));
+  CHECK(h.metadata["long"] == "[" + std::to_string(kMaxGgufArrayShown + 1) + " UINT32]");
+  REQUIRE(h.tensors.size() == 1);
+  CHECK(h.tensors[0].offset >= h.header_bytes);
 }
 
 TEST_CASE("gguf: a large vocabulary is read in a few ranges, not one per string", "[checkpoint]") {

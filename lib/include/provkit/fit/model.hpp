@@ -1,0 +1,66 @@
+#pragma once
+// A model's memory facts, engine-neutral: per layer whether it keeps a KV
+// cache (full or sliding-window attention), a recurrent state, or nothing in
+// the main context, and the widths each needs. Read from GGUF metadata here
+// (from_gguf); a vLLM config.json reader fills the same struct.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "provkit/checkpoint/header.hpp"
+
+namespace provkit::fit {
+
+enum class LayerKind {
+  attention,  // a K (and, unless MLA, a V) cache row per cell
+  recurrent,  // R and S states per sequence (Mamba, gated delta net)
+  none,       // nothing in the main context: nextn/MTP layers, layers sharing another's KV
+};
+
+struct Layer {
+  LayerKind kind = LayerKind::attention;
+  bool sliding = false;         // a sliding-window layer (its own, smaller cache)
+  std::uint32_t n_head_kv = 0;  // KV heads (1 for MLA's latent)
+  std::uint32_t head_k = 0;     // K elements per head (MLA: kv_lora_rank + rope dim)
+  std::uint32_t head_v = 0;     // V elements per head (MLA: 0, no V cache)
+  std::uint64_t k_width() const { return std::uint64_t{n_head_kv} * head_k; }
+  std::uint64_t v_width() const { return std::uint64_t{n_head_kv} * head_v; }
+};
+
+struct ModelFacts {
+  std::string architecture;
+  std::uint32_t context_length = 0;  // the training context (llama.cpp's -c 0)
+  std::uint32_t sliding_window = 0;  // cells of a sliding window (0: none)
+  bool mla = false;                  // K only (the compressed latent): K and V types must be equal
+  // F32 elements per sequence of each recurrent layer's R (conv) and S (ssm) states (llama-hparams.cpp n_embd_r/s).
+  std::uint64_t recurrent_r = 0, recurrent_s = 0;
+  std::vector<Layer> layers;
+};
+
+// The facts of a GGUF's metadata (the JSON checkpoint::parse_gguf keeps,
+// arrays as arrays). llama.cpp's rules: head_count_kv and the key/value
+// lengths scalar or per layer; sliding_window_pattern (int N: layer i slides
+// when i % N < N - 1; or a bool per layer), else the architecture's default;
+// recurrent layers by architecture (mamba, mamba2 all), full_attention_interval
+// (qwen3next: i + 1 not a multiple), or a per-layer head_count_kv of 0 beside
+// ssm.* keys (jamba, granitehybrid, nemotron_h); the last
+// nextn_predict_layers and shared_kv_layers keep no cache. Throws
+// Error(invalid_input) naming `path` when a fact it needs is missing or
+// impossible, or the architecture slides by a rule it does not know.
+ModelFacts from_gguf(const nlohmann::json& metadata, const std::string& path);
+
+// The weights by layer (blk.N.*), the output layer (output*, which llama.cpp
+// places as layer n_layer) and the input (token_embd*, kept on the host).
+struct Weights {
+  std::vector<std::uint64_t> layer_bytes;
+  std::uint64_t output_bytes = 0, input_bytes = 0;
+  std::uint64_t total() const;
+};
+// The tensors of a model's GGUF files (a gguf-split set's parts together), by
+// the layer each belongs to; `layers` from the model's facts. Tensors of
+// other names (rope factors, ...) count with the output layer.
+Weights weights_of(const std::vector<checkpoint::FileHeader>& files, std::size_t layers);
+
+}  // namespace provkit::fit

@@ -1,0 +1,66 @@
+#pragma once
+// Where each byte goes: KV cache and recurrent state per layer exactly as
+// llama.cpp allocates them, each layer's device by -ngl/-ts, the weights
+// beside them, and the largest context and most slots the GPUs hold.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "provkit/fit/engine.hpp"
+#include "provkit/fit/model.hpp"
+
+namespace provkit::fit {
+
+// One card: its total memory and what is free on it now (named sizes: both the same).
+struct GpuFacts {
+  std::uint64_t total = 0, free = 0;
+};
+// "24G,24G" or "97887MiB,24576MiB": one card each (util::parse_size). Throws Error(usage).
+std::vector<GpuFacts> parse_gpu_memory(const std::string& list);
+
+struct LayerPlan {
+  std::uint32_t index = 0;
+  LayerKind kind = LayerKind::attention;
+  bool sliding = false;
+  std::int32_t device = -1;  // GPU index, -1: the host
+  std::uint64_t cells = 0;   // KV cells over all streams
+  std::uint64_t k_bytes = 0, v_bytes = 0, r_bytes = 0, s_bytes = 0, weights_bytes = 0;
+};
+
+struct GpuRow {
+  std::uint32_t index = 0;
+  std::uint64_t total = 0, free = 0;
+  std::uint64_t layers = 0, weights_bytes = 0, kv_bytes = 0, recurrent_bytes = 0;
+  std::int64_t left = 0;  // free - (weights + kv + recurrent); negative: short by that much
+};
+
+struct Plan {
+  Engine engine = Engine::llama_server;
+  std::uint32_t context = 0;    // n_ctx in effect (padded to 256)
+  std::uint32_t sequences = 1;  // slots
+  bool unified = false, flash_attn = true;
+  std::uint32_t ubatch = 512;
+  std::uint64_t cells = 0, swa_cells = 0;  // per stream, full and sliding-window layers
+  std::vector<LayerPlan> layers;
+  std::uint64_t kv_bytes = 0, recurrent_bytes = 0, weights_bytes = 0, host_bytes = 0;
+  std::vector<double> tensor_split;  // each card's share of the offloaded layers
+  std::vector<GpuRow> gpus;
+  bool fits = true;                          // every card keeps left >= 0 (no GPUs: true)
+  std::optional<std::uint32_t> max_context;  // the largest -c (a multiple of 256, up to the training context) that fits
+  std::optional<std::uint32_t> max_slots;    // the most -np at this context that fit (up to 256)
+  nlohmann::json to_json() const;
+};
+
+// llama.cpp's rules (llama-context.cpp, llama-kv-cache.cpp, llama-kv-cache-iswa.cpp,
+// llama-memory-recurrent.cpp, llama-model.cpp's layer split). Throws
+// Error(FitRefusal::engine_refuses) with llama.cpp's reason for what it
+// refuses at context creation: a quantized V cache without flash attention,
+// MLA with K and V of different types, a cache type whose block does not
+// divide a head. Compute buffers and the runtime's own memory are not counted.
+Plan plan(const ModelFacts& model, const EngineSettings& engine, const Weights& weights,
+          const std::vector<GpuFacts>& gpus);
+
+}  // namespace provkit::fit

@@ -1,0 +1,201 @@
+#include "provkit/fit/engine.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+
+#include "provkit/util/text.hpp"
+
+namespace provkit::fit {
+
+namespace {
+
+Error usage(const std::string& what) { return Error(Reason::usage, "--engine-args: " + what); }
+
+// Shell words: single and double quotes, backslashes; nothing expanded.
+std::vector<std::string> shell_words(const std::string& line) {
+  std::vector<std::string> words;
+  std::string word;
+  bool in_word = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    char c = line[i];
+    if (c == ' ' || c == '\t' || c == '\n') {
+      if (in_word) words.push_back(std::move(word));
+      word.clear();
+      in_word = false;
+      continue;
+    }
+    in_word = true;
+    if (c == '\'') {
+      auto end = line.find('\'', i + 1);
+      if (end == std::string::npos) throw usage("a quote is not closed");
+      word += line.substr(i + 1, end - i - 1);
+      i = end;
+    } else if (c == '"') {
+      for (++i; i < line.size() && line[i] != '"'; ++i) {
+        if (line[i] == '\\' && i + 1 < line.size() && std::string("\"\\$`").find(line[i + 1]) != std::string::npos) ++i;
+        word += line[i];
+      }
+      if (i >= line.size()) throw usage("a quote is not closed");
+    } else if (c == '\\' && i + 1 < line.size()) {
+      word += line[++i];
+    } else {
+      word += c;
+    }
+  }
+  if (in_word) words.push_back(std::move(word));
+  return words;
+}
+
+std::int64_t integer(const std::string& flag, const std::string& value, std::int64_t low, std::int64_t high) {
+  char* end = nullptr;
+  errno = 0;
+  long long v = std::strtoll(value.c_str(), &end, 10);
+  if (value.empty() || *end != '\0' || errno == ERANGE || v < low || v > high)
+    throw usage(flag + " wants a whole number from " + std::to_string(low) + " to " + std::to_string(high) + ", not '" +
+                util::printable(value) + "'");
+  return v;
+}
+
+// llama.cpp's -ts: numbers split by ',' or '/' (common/arg.cpp).
+std::vector<double> proportions(const std::string& value) {
+  std::vector<double> out;
+  std::size_t start = 0;
+  while (start <= value.size()) {
+    auto end = value.find_first_of(",/", start);
+    std::string part = value.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    char* stop = nullptr;
+    double v = std::strtod(part.c_str(), &stop);
+    if (part.empty() || *stop != '\0' || !(v >= 0) || v > 1e9)
+      throw usage("-ts wants proportions like 3,1, not '" + util::printable(value) + "'");
+    out.push_back(v);
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return out;
+}
+
+bool is_value(const std::string& w) {
+  return w.empty() || w[0] != '-' || (w.size() > 1 && (std::isdigit(static_cast<unsigned char>(w[1])) || w[1] == '.'));
+}
+
+}  // namespace
+
+std::string_view engine_name(Engine e) {
+  switch (e) {
+    case Engine::llama_server: return "llama-server";
+    case Engine::llama_cli: return "llama-cli";
+    case Engine::llama_completion: return "llama-completion";
+  }
+  return "?";
+}
+
+std::optional<CacheType> cache_type(const std::string& name) {
+  // common/arg.cpp's kv_cache_types, with ggml.c's type_traits block size and bytes.
+  static const CacheType types[] = {{"f32", 1, 4},      {"f16", 1, 2},    {"bf16", 1, 2},
+                                    {"q8_0", 32, 34},   {"q4_0", 32, 18}, {"q4_1", 32, 20},
+                                    {"iq4_nl", 32, 18}, {"q5_0", 32, 22}, {"q5_1", 32, 24}};
+  for (const auto& t : types)
+    if (t.name == name) return t;
+  return std::nullopt;
+}
+
+std::string_view reason_name(FitRefusal r) { return r == FitRefusal::does_not_fit ? "does_not_fit" : "engine_refuses"; }
+ExitCode exit_code(FitRefusal r) { return r == FitRefusal::does_not_fit ? ExitCode::check_failed : ExitCode::usage; }
+
+std::uint32_t EngineSettings::sequences() const {
+  // llama-server with -np unset runs 4 slots (tools/server: n_parallel -1 -> 4, unified KV).
+  if (parallel) return std::max<std::uint32_t>(1, *parallel);
+  return engine == Engine::llama_server ? 4 : 1;
+}
+bool EngineSettings::unified() const {
+  if (kv_unified) return *kv_unified;
+  return engine == Engine::llama_server && !parallel;
+}
+
+EngineSettings parse_engine_args(const std::string& line) {
+  auto words = shell_words(line);
+  if (words.empty()) throw usage("empty: it names the engine first (llama-server, llama-cli, llama-completion)");
+  EngineSettings s;
+  std::string tool = words[0].substr(words[0].rfind('/') + 1);
+  if (tool == "llama-server") s.engine = Engine::llama_server;
+  else if (tool == "llama-cli") s.engine = Engine::llama_cli;
+  else if (tool == "llama-completion") s.engine = Engine::llama_completion;
+  else if (tool == "vllm" || tool == "python" || tool == "python3")
+    throw usage("vLLM's command line is not planned yet (llama-server, llama-cli and llama-completion are)");
+  else
+    throw usage("'" + util::printable(tool) +
+                "' is not an engine this planner knows (llama-server, llama-cli, "
+                "llama-completion)");
+  const bool server = s.engine == Engine::llama_server;
+
+  for (std::size_t i = 1; i < words.size(); ++i) {
+    std::string flag = words[i], value;
+    bool inline_value = false;
+    if (auto eq = flag.find('='); flag.rfind("--", 0) == 0 && eq != std::string::npos) {
+      value = flag.substr(eq + 1);
+      flag = flag.substr(0, eq);
+      inline_value = true;
+    }
+    auto take = [&]() -> std::string {
+      if (inline_value) return value;
+      if (i + 1 >= words.size()) throw usage(flag + " wants a value");
+      return words[++i];
+    };
+    auto cache = [&](const std::string& v) {
+      auto t = cache_type(v);
+      if (!t)
+        throw Error(FitRefusal::engine_refuses,
+                    "llama.cpp refuses -" + std::string(flag == "-ctk" || flag == "--cache-type-k" ? "ctk" : "ctv") +
+                        " " + util::printable(v) + ": Unsupported cache type");
+      return *t;
+    };
+    if (flag == "-m" || flag == "--model") s.model = take();
+    else if (flag == "-c" || flag == "--ctx-size")
+      s.context = static_cast<std::uint32_t>(integer(flag, take(), 0, 1 << 30));
+    else if (flag == "-np" || flag == "--parallel") {
+      auto n = integer(flag, take(), -1, 256);
+      if (n >= 0) s.parallel = static_cast<std::uint32_t>(n);
+    } else if (flag == "-kvu" || flag == "--kv-unified" || flag == "--no-kv-unified") {
+      // llama.cpp 0.7.0 takes these in llama-server only ("error: invalid argument" elsewhere).
+      if (!server)
+        throw Error(FitRefusal::engine_refuses, "llama.cpp refuses " + flag + " for " + tool + ": invalid argument");
+      s.kv_unified = flag != "--no-kv-unified";
+    } else if (flag == "-ctk" || flag == "--cache-type-k") s.type_k = cache(take());
+    else if (flag == "-ctv" || flag == "--cache-type-v") s.type_v = cache(take());
+    else if (flag == "-fa" || flag == "--flash-attn") {
+      auto v = take();
+      if (v == "on" || v == "enabled" || v == "1") s.flash_attn = FlashAttention::on;
+      else if (v == "off" || v == "disabled" || v == "0") s.flash_attn = FlashAttention::off;
+      else if (v == "auto" || v == "-1") s.flash_attn = FlashAttention::automatic;
+      else throw usage("-fa wants on, off or auto, not '" + util::printable(v) + "'");
+    } else if (flag == "-b" || flag == "--batch-size")
+      s.batch = static_cast<std::uint32_t>(integer(flag, take(), 1, 1 << 30));
+    else if (flag == "-ub" || flag == "--ubatch-size")
+      s.ubatch = static_cast<std::uint32_t>(integer(flag, take(), 1, 1 << 30));
+    else if (flag == "--swa-full") s.swa_full = true;
+    else if (flag == "-ngl" || flag == "--gpu-layers" || flag == "--n-gpu-layers") {
+      auto v = take();
+      if (v == "auto" || v == "all") s.gpu_layers.reset();
+      else s.gpu_layers = integer(flag, v, -1, 1 << 20);
+      if (s.gpu_layers && *s.gpu_layers < 0) s.gpu_layers.reset();
+    } else if (flag == "-ts" || flag == "--tensor-split") s.tensor_split = proportions(take());
+    else if (flag == "-sm" || flag == "--split-mode") {
+      auto v = take();
+      if (v == "none") s.split_mode = SplitMode::none;
+      else if (v == "layer") s.split_mode = SplitMode::layer;
+      else if (v == "row") s.split_mode = SplitMode::row;
+      else throw usage("-sm wants none, layer or row, not '" + util::printable(v) + "'");
+    } else if (flag == "-mg" || flag == "--main-gpu")
+      s.main_gpu = static_cast<std::uint32_t>(integer(flag, take(), 0, 4096));
+    else if (flag == "-nkvo" || flag == "--no-kv-offload") s.kv_offload = false;
+    else {
+      // Not about memory: skipped with its value, if one follows.
+      s.ignored.push_back(flag);
+      if (!inline_value && i + 1 < words.size() && is_value(words[i + 1])) ++i;
+    }
+  }
+  return s;
+}
+
+}  // namespace provkit::fit

@@ -1,0 +1,71 @@
+#include <catch2/catch.hpp>
+
+#include "provkit/fit/engine.hpp"
+
+using namespace provkit;
+using namespace provkit::fit;
+
+namespace {
+ReasonId refusal_of(const std::string& line) {
+  try {
+    parse_engine_args(line);
+  } catch (const Error& e) {
+    return e.reason();
+  }
+  FAIL("not refused: " << line);
+  return Reason::internal;
+}
+}  // namespace
+
+TEST_CASE("fit engine: llama-server's line read for memory, the rest skipped with its values", "[fit]") {
+  auto s = parse_engine_args(
+      "/usr/bin/llama-server --host 0.0.0.0 --port 8080 -m '/models/a b.gguf' -c 262144 -np 2 -ctk q8_0 "
+      "--cache-type-v=q8_0 -fa on -ts 36,29 -ub 1024 --swa-full -ngl 99 --jinja --seed -1 -nkvo");
+  CHECK(s.engine == Engine::llama_server);
+  CHECK(s.model == "/models/a b.gguf");
+  CHECK(s.context == 262144);
+  CHECK(s.sequences() == 2);
+  CHECK_FALSE(s.unified());  // -np given: one stream per slot unless --kv-unified
+  CHECK(s.type_k.name == "q8_0");
+  CHECK(s.type_v.row_bytes(64) == 68);
+  CHECK(s.flash_attn == FlashAttention::on);
+  CHECK(s.tensor_split == std::vector<double>{36, 29});
+  CHECK(s.ubatch == 1024);
+  CHECK(s.swa_full);
+  CHECK(s.gpu_layers == 99);
+  CHECK_FALSE(s.kv_offload);
+  CHECK(s.ignored == std::vector<std::string>{"--host", "--port", "--jinja", "--seed"});
+}
+
+TEST_CASE("fit engine: each tool's defaults", "[fit]") {
+  auto server = parse_engine_args("llama-server -m x.gguf");
+  CHECK(server.sequences() == 4);  // -np unset: 4 slots sharing one unified cache
+  CHECK(server.unified());
+  CHECK(server.context == 0);
+  CHECK(server.flash_attn == FlashAttention::automatic);
+  CHECK_FALSE(server.gpu_layers);
+  auto kvu = parse_engine_args("llama-server -np 3 -kvu -ts 1/1");
+  CHECK(kvu.unified());
+  CHECK(kvu.tensor_split == std::vector<double>{1, 1});
+  auto completion = parse_engine_args("llama-completion -c 1000 -fa off -ngl all");
+  CHECK(completion.sequences() == 1);
+  CHECK_FALSE(completion.unified());
+  CHECK(completion.flash_attn == FlashAttention::off);
+  CHECK_FALSE(completion.gpu_layers);
+}
+
+TEST_CASE("fit engine: what llama.cpp's parser refuses, it refuses; a line it cannot read is usage", "[fit]") {
+  CHECK(refusal_of("llama-server -ctk q3_k") == FitRefusal::engine_refuses);
+  CHECK(refusal_of("llama-completion --kv-unified") == FitRefusal::engine_refuses);
+  CHECK(reason_name(FitRefusal::engine_refuses) == "engine_refuses");
+  CHECK(exit_code(FitRefusal::engine_refuses) == ExitCode::usage);
+  CHECK(exit_code(FitRefusal::does_not_fit) == ExitCode::check_failed);
+  CHECK(refusal_of("vllm serve org/model --max-model-len 4096") == Reason::usage);
+  CHECK(refusal_of("ollama run x") == Reason::usage);
+  CHECK(refusal_of("llama-server -c many") == Reason::usage);
+  CHECK(refusal_of("llama-server -c") == Reason::usage);
+  CHECK(refusal_of("llama-server -fa maybe") == Reason::usage);
+  CHECK(refusal_of("llama-server -ts 1,x") == Reason::usage);
+  CHECK(refusal_of("llama-server -m 'open") == Reason::usage);
+  CHECK(refusal_of("") == Reason::usage);
+}

@@ -62,8 +62,10 @@ struct InspectArgs {
   std::string manifest;
   std::vector<std::string> include, exclude;
   unsigned gpus = 0, tp = 0;
-  std::string gpu_memory;  // SIZE
-  int jobs = 16;           // headers read at once
+  std::string gpu_memory;   // SIZE, or SIZE,SIZE... (one per card) with --engine-args
+  std::string engine_args;  // the engine's command line, planned by provkit::fit
+  std::string print_field;  // --print FIELD: one field of the fit plan, the value alone
+  int jobs = 16;            // headers read at once
   CLI::App* cmd = nullptr;
 };
 void add_inspect_command(CLI::App& app, InspectArgs& args);

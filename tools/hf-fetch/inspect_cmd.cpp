@@ -1,9 +1,12 @@
 // hf-fetch inspect REPO[@REV] | --manifest FILE | PATH...: a checkpoint's
 // facts from its headers alone (hub/inspect.hpp reads, checkpoint/report.hpp
 // judges and writes the JSON); this file parses flags and words the report.
+#include <algorithm>
 #include <filesystem>
+#include <iostream>
 
 #include "commands.hpp"
+#include "provkit/fit/plan.hpp"
 #include "provkit/hub/inspect.hpp"
 #include "provkit/util/size.hpp"
 
@@ -21,11 +24,19 @@ void add_inspect_command(CLI::App& app, InspectArgs& a) {
   a.cmd->add_option("--include", a.include, "only paths matching this glob (repeatable)");
   a.cmd->add_option("--exclude", a.exclude, "leave out paths matching this glob (repeatable)");
   auto* gpus = a.cmd->add_option("--gpus", a.gpus, "GPUs to fit the weights on")->check(CLI::Range(1, 4096));
-  a.cmd->add_option("--gpu-memory", a.gpu_memory, "memory per GPU (SIZE, e.g. 80G)")->needs(gpus);
-  gpus->needs(a.cmd->get_option("--gpu-memory"));
+  a.cmd->add_option("--gpu-memory", a.gpu_memory,
+                    "memory per GPU (SIZE, e.g. 80G); with --engine-args one SIZE per card: 24G,24G");
   a.cmd->add_option("--tp", a.tp, "tensor-parallel size (default: all the GPUs)")
       ->check(CLI::Range(1, 4096))
       ->needs(gpus);
+  a.cmd->add_option("--engine-args", a.engine_args,
+                    "the engine's command line ('llama-server -c 65536 -np 2 -ctk q8_0 -fa on -ts 3,1'): plan its "
+                    "KV cache, recurrent state and layer split exactly as the engine allocates them");
+  a.cmd
+      ->add_option("--print", a.print_field,
+                   "with --engine-args: print the fit plan's field FIELD (fits, kv_bytes, max_context, ...), "
+                   "the value alone (the exit status is still the verdict)")
+      ->type_name("FIELD");
 }
 
 namespace {
@@ -50,7 +61,24 @@ int run_inspect(const InspectArgs& a, Output& out) {
   o.include = a.include;
   o.exclude = a.exclude;
   o.jobs = static_cast<unsigned>(a.jobs);
-  if (a.gpus) o.fit = checkpoint::FitRequest{a.gpus, util::parse_size(a.gpu_memory), a.tp};
+  // --engine-args plans the engine's memory (fit::plan) on the cards --gpu-memory names; without it
+  // --gpus N --gpu-memory SIZE counts the weights alone, as before.
+  std::optional<fit::EngineSettings> engine;
+  std::vector<fit::GpuFacts> cards;
+  if (!a.engine_args.empty()) {
+    engine = fit::parse_engine_args(a.engine_args);
+    if (!a.gpu_memory.empty()) cards = fit::parse_gpu_memory(a.gpu_memory);
+    if (a.gpus && cards.size() == 1) cards.assign(a.gpus, cards.front());
+    if (a.gpus && cards.size() != a.gpus)
+      throw Error(ExitCode::usage, "--gpus " + std::to_string(a.gpus) + " but --gpu-memory names " +
+                                       std::to_string(cards.size()) + " cards");
+    if (a.tp) throw Error(ExitCode::usage, "--tp is vLLM's; llama.cpp splits by -ts in --engine-args");
+  } else if (!a.print_field.empty()) {
+    throw Error(ExitCode::usage, "--print reads the fit plan: it needs --engine-args");
+  } else if (a.gpus || !a.gpu_memory.empty()) {
+    if (!a.gpus || a.gpu_memory.empty()) throw Error(ExitCode::usage, "--gpus and --gpu-memory go together");
+    o.fit = checkpoint::FitRequest{a.gpus, util::parse_size(a.gpu_memory), a.tp};
+  }
   auto client = [&] {
     return hub::HubClient(hub::endpoint_from(a.common.endpoint), hub::find_token(a.common.token_file), a.common.http());
   };
@@ -73,6 +101,42 @@ int run_inspect(const InspectArgs& a, Output& out) {
     r = hub::inspect_paths(std::vector<std::filesystem::path>(a.targets.begin(), a.targets.end()), o);
   }
   if (r.files.empty()) throw Error(ExitCode::usage, "no .safetensors or .gguf file to inspect");
+
+  std::optional<fit::Plan> plan;
+  if (engine) {
+    // The model is the GGUF with an architecture (a projector beside it, "clip", is not); the other parts
+    // of a gguf-split set carry split.* alone and count with it.
+    auto model_file = std::find_if(r.files.begin(), r.files.end(), [](const checkpoint::FileHeader& f) {
+      return f.format == checkpoint::Format::gguf && f.metadata.contains("general.architecture") &&
+             f.metadata["general.architecture"] != "clip";
+    });
+    if (model_file == r.files.end())
+      throw Error(ExitCode::usage, "--engine-args plans a GGUF model (llama.cpp); no GGUF model here");
+    std::vector<checkpoint::FileHeader> parts;
+    for (const auto& f : r.files)
+      if (f.format == checkpoint::Format::gguf &&
+          (!f.metadata.contains("general.architecture") ||
+           f.metadata["general.architecture"] == model_file->metadata["general.architecture"]))
+        parts.push_back(f);
+    auto model = fit::from_gguf(model_file->metadata, model_file->path);
+    plan = fit::plan(model, *engine, fit::weights_of(parts, model.layers.size()), cards);
+  }
+  if (!a.print_field.empty()) {
+    json p = plan->to_json();
+    // gpus and layers are rows: --json has them.
+    if (!p.contains(a.print_field) || a.print_field == "gpus" || a.print_field == "layers")
+      throw Error(ExitCode::usage, "--print: the fit plan has no plain field '" + escape_control(a.print_field) + "'");
+    const json& v = p[a.print_field];
+    // Never an empty or "null" value for $(...): a field without one here is said, exit 2.
+    if (v.is_null() || (v.is_array() && v.empty()))
+      throw Error(ExitCode::usage, "--print: the fit plan has no value for '" + escape_control(a.print_field) +
+                                       "' here (max_context, max_slots and tensor_split need --gpu-memory)");
+    if (v.is_array())
+      for (const auto& x : v) std::cout << x.dump() << "\n";
+    else std::cout << (v.is_string() ? v.get<std::string>() : v.dump()) << "\n";
+    if (r.contradicts()) return static_cast<int>(ExitCode::check_failed);
+    return static_cast<int>(plan->fits ? ExitCode::ok : ExitCode::check_failed);
+  }
 
   json j = r.to_json();  // names as they are: the JSON lines escape what is not UTF-8, the plain lines the rest
   for (const auto& f : j["files"]) {
@@ -119,11 +183,32 @@ int run_inspect(const InspectArgs& a, Output& out) {
                                human_bytes(r.fit->gpu_memory) + " left: fits"
                          : human_bytes(static_cast<std::uint64_t>(-r.fit->free_per_gpu)) + " more than the " +
                                human_bytes(r.fit->gpu_memory) + " each has: does not fit");
+  if (plan) {
+    j["fit"] = plan->to_json();
+    text += "\nfit: " + std::string(fit::engine_name(plan->engine)) + " -c " + std::to_string(plan->context) + ", " +
+            std::to_string(plan->sequences) + (plan->unified ? " unified" : "") + " slots: KV cache " +
+            human_bytes(plan->kv_bytes) + ", recurrent state " + human_bytes(plan->recurrent_bytes) + ", weights " +
+            human_bytes(plan->weights_bytes) + " (compute buffers not counted)";
+    for (const auto& g : plan->gpus)
+      text += "\n  GPU " + std::to_string(g.index) + ": " + std::to_string(g.layers) + " layers, weights " +
+              human_bytes(g.weights_bytes) + ", KV " + human_bytes(g.kv_bytes) + ", recurrent " +
+              human_bytes(g.recurrent_bytes) + " of " + human_bytes(g.free) + ": " +
+              (g.left >= 0 ? human_bytes(static_cast<std::uint64_t>(g.left)) + " left"
+                           : human_bytes(static_cast<std::uint64_t>(-g.left)) + " short");
+    if (!plan->gpus.empty())
+      text += std::string("\n  ") + (plan->fits ? "fits" : "does not fit") +
+              "; the largest -c that fits: " + std::to_string(plan->max_context.value_or(0)) +
+              ", the most slots at this context per slot: " + std::to_string(plan->max_slots.value_or(0));
+  }
   text += "\ntransferred: " + std::to_string(r.transferred) + " bytes";
   int code = r.exit_code();
-  // The contradictions were said above, on stderr; a failed consistency check is check_failed.
+  // The contradictions were said above, on stderr; a failed consistency check is check_failed, a plan
+  // that does not fit does_not_fit (a contradiction wins: it says the facts themselves are wrong).
   std::optional<ReasonId> reason;
-  if (code == static_cast<int>(ExitCode::check_failed)) reason = provkit::Reason::check_failed;
+  if (code == 0 && plan && !plan->fits) {
+    code = static_cast<int>(ExitCode::check_failed);
+    reason = fit::FitRefusal::does_not_fit;
+  } else if (code == static_cast<int>(ExitCode::check_failed)) reason = provkit::Reason::check_failed;
   else if (code != 0) reason = reason_for(static_cast<ExitCode>(code));
   out.summary(code, reason, j, text, false);
   return code;

@@ -103,7 +103,7 @@ Devices assign(const EngineSettings& e, std::size_t n_layer, const std::vector<G
   if (gpus.empty()) return d;
   if (e.tensor_split.size() > gpus.size())
     throw Error(Reason::usage, "--engine-args: -ts names " + std::to_string(e.tensor_split.size()) +
-                                     " cards, --gpu-memory " + std::to_string(gpus.size()));
+                                   " cards, --gpu-memory " + std::to_string(gpus.size()));
   std::vector<double> share(gpus.size(), 0);
   double sum = std::accumulate(e.tensor_split.begin(), e.tensor_split.end(), 0.0);
   for (std::size_t g = 0; g < gpus.size(); ++g)
@@ -234,9 +234,10 @@ Plan plan(const ModelFacts& m, const EngineSettings& e, const Weights& w, const 
   p.fits = t.fits;
   if (gpus.empty()) return p;
 
-  // The largest context (a multiple of 256, up to the training context) at these slots; the most slots
+  // The largest context (a multiple of 256, up to the training context or -c) at these slots; the most slots
   // at this context per slot. Both grow the caches monotonically: binary search.
-  std::uint32_t low = 0, high = static_cast<std::uint32_t>(pad(std::max(m.context_length, 1u)) / kPad);
+  // Past the training context only as far as the line itself asks.
+  std::uint32_t low = 0, high = static_cast<std::uint32_t>(pad(std::max({m.context_length, s.context, 1u})) / kPad);
   while (low < high) {
     std::uint32_t mid = (low + high + 1) / 2;
     if (fits_at(m, e, w, d, gpus, mid * static_cast<std::uint32_t>(kPad), s.sequences)) low = mid;

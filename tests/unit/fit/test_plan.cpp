@@ -173,6 +173,10 @@ TEST_CASE("fit plan: fits, the largest context and the most slots", "[fit]") {
   auto slots = run(dense(), "llama-completion -c 512 -np 2", card, w);
   CHECK(slots.max_slots == 8);  // 256 cells a slot
   CHECK(slots.max_context == 2048);
+  // Up to the training context (4096), or further when the line asks for more.
+  std::vector<GpuFacts> big = {{1ull << 30, 1ull << 30}};
+  CHECK(run(dense(), "llama-completion -c 512", big, w).max_context == 4096);
+  CHECK(run(dense(), "llama-completion -c 8000", big, w).max_context == 8192);
   auto none = run(dense(), "llama-completion -c 512", {{100, 100}}, w);
   CHECK_FALSE(none.fits);
   CHECK(none.max_context == 0);

@@ -48,9 +48,10 @@ struct Plan {
   std::uint64_t kv_bytes = 0, recurrent_bytes = 0, weights_bytes = 0, host_bytes = 0;
   std::vector<double> tensor_split;  // each card's share of the offloaded layers
   std::vector<GpuRow> gpus;
-  bool fits = true;                          // every card keeps left >= 0 (no GPUs: true)
-  std::optional<std::uint32_t> max_context;  // the largest -c (a multiple of 256, up to the training context) that fits
-  std::optional<std::uint32_t> max_slots;    // the most -np at this context that fit (up to 256)
+  bool fits = true;  // every card keeps left >= 0 (no GPUs: true)
+  // With GPUs named: the largest -c (a multiple of 256, up to the training context or -c, the larger)
+  // that fits at these slots, and the most -np that fit keeping each slot's context (up to 256).
+  std::optional<std::uint32_t> max_context, max_slots;
   nlohmann::json to_json() const;
 };
 

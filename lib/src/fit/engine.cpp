@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <map>
 
+#include "provkit/util/strings.hpp"
 #include "provkit/util/text.hpp"
 
 namespace provkit::fit {
@@ -159,7 +160,8 @@ EngineSettings parse_engine_args(const std::string& line) {
     } else if (flag == "-kvu" || flag == "--kv-unified" || flag == "--no-kv-unified") {
       // llama.cpp 0.7.0 takes these in llama-server only ("error: invalid argument" elsewhere).
       if (!server)
-        throw Error(FitRefusal::engine_refuses, "llama.cpp refuses " + flag + " for " + tool + ": invalid argument");
+        throw Error(FitRefusal::engine_refuses,
+                    util::concat({"llama.cpp refuses ", flag, " for ", tool, ": invalid argument"}));
       s.kv_unified = flag != "--no-kv-unified";
     } else if (flag == "-ctk" || flag == "--cache-type-k") s.type_k = cache(take());
     else if (flag == "-ctv" || flag == "--cache-type-v") s.type_v = cache(take());

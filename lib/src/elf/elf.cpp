@@ -358,7 +358,7 @@ LoaderFacts parse_loader_help(std::string_view help) {
   // component to the first ("tls/x86_64/x86_64").
   std::vector<std::string> parts(legacy_hwcaps.rbegin(), legacy_hwcaps.rend());
   if (!platform.empty()) parts.push_back(platform);
-  if (tls) parts.push_back("tls");
+  if (tls) parts.emplace_back("tls");
   if (parts.size() < 16) {
     for (std::size_t mask = (std::size_t(1) << parts.size()) - 1; mask > 0; --mask) {
       std::string sub;

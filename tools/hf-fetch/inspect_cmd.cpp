@@ -143,6 +143,7 @@ int run_inspect(const InspectArgs& a, Output& out) {
     std::string extra;
     if (f["format"] == "gguf")
       extra = ", GGUF v" + std::to_string(f["gguf_version"].get<int>()) +
+              (f["gguf_byte_order"] == "big" ? " big-endian" : "") +
               (f["architecture"].is_string() ? ", architecture " + f["architecture"].get<std::string>() : "") +
               (f["file_type"].is_string() ? ", file type " + f["file_type"].get<std::string>() : "");
     out.event("file", "READ", f["path"], f["format"].get<std::string>() + extra + ": " + counts(f), false,

@@ -25,6 +25,7 @@ struct Cursor {
   std::uint64_t file_size;
   const std::string& path;
   std::uint64_t pos = 0;
+  bool big_endian = false;  // every number in the header, as GGUFWriter(endianess=BIG) writes them
 
   void need(std::uint64_t n, const char* what) {
     if (n > file_size || pos > file_size - n)
@@ -38,8 +39,10 @@ struct Cursor {
   T get(const char* what) {
     need(sizeof(T), what);
     T v{};
-    for (std::size_t i = 0; i < sizeof(T); ++i)
-      v |= static_cast<T>(static_cast<T>(static_cast<unsigned char>(have[pos + i])) << (8 * i));
+    for (std::size_t i = 0; i < sizeof(T); ++i) {
+      const std::size_t shift = 8 * (big_endian ? sizeof(T) - 1 - i : i);
+      v |= static_cast<T>(static_cast<T>(static_cast<unsigned char>(have[pos + i])) << shift);
+    }
     pos += sizeof(T);
     return v;
   }
@@ -117,65 +120,85 @@ nlohmann::json scalar(Cursor& c, std::uint32_t type, const char* what) {
 
 }  // namespace
 
+// The one table of ggml types and llama.cpp file types, transcribed from
+// gguf-py 0.7.0 (Debian unstable's python3-gguf 1:0.7.0+dfsg-2, llama.cpp
+// 0.7.0): gguf/constants.py GGMLQuantizationType + GGML_QUANT_SIZES, and
+// LlamaFileType with the ggml type llama-quant.cpp stores most weights in.
+// tests/integration/hf-fetch/test_gguf_py.py compares both against gguf-py itself.
+namespace {
+
+struct GgmlTypeRow {
+  std::uint32_t id;
+  GgmlType type;
+};
+constexpr GgmlTypeRow kGgmlTypes[] = {
+    {0, {"F32", 1, 4}},         {1, {"F16", 1, 2}},         {2, {"Q4_0", 32, 18}},      {3, {"Q4_1", 32, 20}},
+    {6, {"Q5_0", 32, 22}},      {7, {"Q5_1", 32, 24}},      {8, {"Q8_0", 32, 34}},      {9, {"Q8_1", 32, 36}},
+    {10, {"Q2_K", 256, 84}},    {11, {"Q3_K", 256, 110}},   {12, {"Q4_K", 256, 144}},   {13, {"Q5_K", 256, 176}},
+    {14, {"Q6_K", 256, 210}},   {15, {"Q8_K", 256, 292}},   {16, {"IQ2_XXS", 256, 66}}, {17, {"IQ2_XS", 256, 74}},
+    {18, {"IQ3_XXS", 256, 98}}, {19, {"IQ1_S", 256, 50}},   {20, {"IQ4_NL", 32, 18}},   {21, {"IQ3_S", 256, 110}},
+    {22, {"IQ2_S", 256, 82}},   {23, {"IQ4_XS", 256, 136}}, {24, {"I8", 1, 1}},         {25, {"I16", 1, 2}},
+    {26, {"I32", 1, 4}},        {27, {"I64", 1, 8}},        {28, {"F64", 1, 8}},        {29, {"IQ1_M", 256, 56}},
+    {30, {"BF16", 1, 2}},       {34, {"TQ1_0", 256, 54}},   {35, {"TQ2_0", 256, 66}},   {39, {"MXFP4", 32, 17}},
+    {40, {"NVFP4", 64, 36}},    {41, {"Q1_0", 128, 18}},    {42, {"Q2_0", 64, 18}},
+};
+
+struct FileTypeRow {
+  std::uint32_t id;
+  GgufFileType type;
+};
+constexpr FileTypeRow kFileTypes[] = {
+    {0, {"F32", "F32", 1}},
+    {1, {"F16", "F16", 1}},
+    {2, {"Q4_0", "Q4_0", 32}},
+    {3, {"Q4_1", "Q4_1", 32}},
+    {4, {"Q4_1_SOME_F16", "Q4_1", 32}},  // llama.h still names it; gguf-py comments it out
+    {7, {"Q8_0", "Q8_0", 32}},
+    {8, {"Q5_0", "Q5_0", 32}},
+    {9, {"Q5_1", "Q5_1", 32}},
+    {10, {"Q2_K", "Q2_K", 256}},
+    {11, {"Q3_K_S", "Q3_K", 256}},
+    {12, {"Q3_K_M", "Q3_K", 256}},
+    {13, {"Q3_K_L", "Q3_K", 256}},
+    {14, {"Q4_K_S", "Q4_K", 256}},
+    {15, {"Q4_K_M", "Q4_K", 256}},
+    {16, {"Q5_K_S", "Q5_K", 256}},
+    {17, {"Q5_K_M", "Q5_K", 256}},
+    {18, {"Q6_K", "Q6_K", 256}},
+    {19, {"IQ2_XXS", "IQ2_XXS", 256}},
+    {20, {"IQ2_XS", "IQ2_XS", 256}},
+    {21, {"Q2_K_S", "Q2_K", 256}},
+    {22, {"IQ3_XS", "IQ3_S", 256}},
+    {23, {"IQ3_XXS", "IQ3_XXS", 256}},
+    {24, {"IQ1_S", "IQ1_S", 256}},
+    {25, {"IQ4_NL", "IQ4_NL", 32}},
+    {26, {"IQ3_S", "IQ3_S", 256}},
+    {27, {"IQ3_M", "IQ3_S", 256}},
+    {28, {"IQ2_S", "IQ2_S", 256}},
+    {29, {"IQ2_M", "IQ2_S", 256}},
+    {30, {"IQ4_XS", "IQ4_XS", 256}},
+    {31, {"IQ1_M", "IQ1_M", 256}},
+    {32, {"BF16", "BF16", 1}},
+    {36, {"TQ1_0", "TQ1_0", 256}},
+    {37, {"TQ2_0", "TQ2_0", 256}},
+    {38, {"MXFP4_MOE", "MXFP4", 32}},
+    {39, {"NVFP4", "NVFP4", 64}},
+    {40, {"Q1_0", "Q1_0", 128}},
+    {41, {"Q2_0", "Q2_0", 64}},
+};
+
+}  // namespace
+
 std::optional<GgmlType> ggml_type(std::uint32_t id) {
-  // id -> name, elements per block, bytes per block (ggml.c, type_traits).
-  static const GgmlType table[] = {
-      {"F32", 1, 4},      {"F16", 1, 2},        {"Q4_0", 32, 18},    {"Q4_1", 32, 20},     {"", 0, 0},
-      {"", 0, 0},         {"Q5_0", 32, 22},     {"Q5_1", 32, 24},    {"Q8_0", 32, 34},     {"Q8_1", 32, 36},
-      {"Q2_K", 256, 84},  {"Q3_K", 256, 110},   {"Q4_K", 256, 144},  {"Q5_K", 256, 176},   {"Q6_K", 256, 210},
-      {"Q8_K", 256, 292}, {"IQ2_XXS", 256, 66}, {"IQ2_XS", 256, 74}, {"IQ3_XXS", 256, 98}, {"IQ1_S", 256, 50},
-      {"IQ4_NL", 32, 18}, {"IQ3_S", 256, 110},  {"IQ2_S", 256, 82},  {"IQ4_XS", 256, 136}, {"I8", 1, 1},
-      {"I16", 1, 2},      {"I32", 1, 4},        {"I64", 1, 8},       {"F64", 1, 8},        {"IQ1_M", 256, 56},
-      {"BF16", 1, 2},     {"", 0, 0},           {"", 0, 0},          {"", 0, 0},           {"TQ1_0", 256, 54},
-      {"TQ2_0", 256, 66}, {"", 0, 0},           {"", 0, 0},          {"", 0, 0},           {"MXFP4", 32, 17}};
-  if (id >= std::size(table) || table[id].block_size == 0) return std::nullopt;
-  return table[id];
+  for (const auto& row : kGgmlTypes)
+    if (row.id == id) return row.type;
+  return std::nullopt;  // never defined, or retired (4, 5, 31-33, 36-38)
 }
 
 std::optional<GgufFileType> gguf_file_type(std::uint32_t id) {
-  // llama.h's enum llama_ftype (LLAMA_FTYPE_MOSTLY_*), with the ggml type
-  // llama-quant.cpp stores most weights in for each.
-  static const GgufFileType table[] = {{"F32", "F32", 1},
-                                       {"F16", "F16", 1},
-                                       {"Q4_0", "Q4_0", 32},
-                                       {"Q4_1", "Q4_1", 32},
-                                       {"Q4_1_SOME_F16", "Q4_1", 32},
-                                       {"", "", 0},
-                                       {"", "", 0},
-                                       {"Q8_0", "Q8_0", 32},
-                                       {"Q5_0", "Q5_0", 32},
-                                       {"Q5_1", "Q5_1", 32},
-                                       {"Q2_K", "Q2_K", 256},
-                                       {"Q3_K_S", "Q3_K", 256},
-                                       {"Q3_K_M", "Q3_K", 256},
-                                       {"Q3_K_L", "Q3_K", 256},
-                                       {"Q4_K_S", "Q4_K", 256},
-                                       {"Q4_K_M", "Q4_K", 256},
-                                       {"Q5_K_S", "Q5_K", 256},
-                                       {"Q5_K_M", "Q5_K", 256},
-                                       {"Q6_K", "Q6_K", 256},
-                                       {"IQ2_XXS", "IQ2_XXS", 256},
-                                       {"IQ2_XS", "IQ2_XS", 256},
-                                       {"Q2_K_S", "Q2_K", 256},
-                                       {"IQ3_XS", "IQ3_S", 256},
-                                       {"IQ3_XXS", "IQ3_XXS", 256},
-                                       {"IQ1_S", "IQ1_S", 256},
-                                       {"IQ4_NL", "IQ4_NL", 32},
-                                       {"IQ3_S", "IQ3_S", 256},
-                                       {"IQ3_M", "IQ3_S", 256},
-                                       {"IQ2_S", "IQ2_S", 256},
-                                       {"IQ2_M", "IQ2_S", 256},
-                                       {"IQ4_XS", "IQ4_XS", 256},
-                                       {"IQ1_M", "IQ1_M", 256},
-                                       {"BF16", "BF16", 1},
-                                       {"", "", 0},
-                                       {"", "", 0},
-                                       {"", "", 0},
-                                       {"TQ1_0", "TQ1_0", 256},
-                                       {"TQ2_0", "TQ2_0", 256},
-                                       {"MXFP4_MOE", "MXFP4", 32}};
-  if (id >= std::size(table) || table[id].block_size == 0) return std::nullopt;
-  return table[id];
+  for (const auto& row : kFileTypes)
+    if (row.id == id) return row.type;
+  return std::nullopt;  // never defined, or retired (5, 6, 33-35)
 }
 
 ParseResult parse_gguf(std::string_view have, std::uint64_t file_size, const std::string& path) {
@@ -190,6 +213,14 @@ ParseResult parse_gguf(std::string_view have, std::uint64_t file_size, const std
     h.format = Format::gguf;
     h.file_size = file_size;
     h.gguf_version = c.get<std::uint32_t>("the version");
+    // GGUFReader's test: a version whose low 16 bits are zero was written in the
+    // other byte order, and every number after the magic is read that way.
+    if ((h.gguf_version & 0xFFFF) == 0) {
+      c.big_endian = true;
+      c.pos = 4;
+      h.gguf_version = c.get<std::uint32_t>("the version");
+      h.gguf_big_endian = true;
+    }
     if (h.gguf_version != 2 && h.gguf_version != 3)
       throw bad(path, HeaderRefusal::unsupported_version,
                 "version " + std::to_string(h.gguf_version) + " is not one this reader knows (2 and 3)");

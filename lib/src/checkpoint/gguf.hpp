@@ -1,5 +1,6 @@
 #pragma once
-// The GGUF header (ggml's docs/gguf.md), versions 2 and 3, little-endian:
+// The GGUF header (ggml's docs/gguf.md), versions 2 and 3, in either byte
+// order (GGUFReader's rule: a version with zero low 16 bits is byte-swapped):
 // magic "GGUF", u32 version, u64 tensor count, u64 key/value count, the
 // key/values (u64-length strings, u32 type, value; arrays: u32 type, u64
 // count, items), then per tensor: name, u32 dims, u64 each, u32 ggml type,

@@ -264,6 +264,7 @@ json Report::to_json() const {
     fj["header_bytes"] = f.header_bytes;
     if (f.format == Format::gguf) {
       fj["gguf_version"] = f.gguf_version;
+      fj["gguf_byte_order"] = f.gguf_big_endian ? "big" : "little";
       fj["architecture"] = f.metadata.contains("general.architecture") ? f.metadata["general.architecture"] : json();
       auto type = gguf_file_type_name(f);
       fj["file_type"] = type ? json(*type) : json();

@@ -159,13 +159,15 @@ class HeaderReader : public nlohmann::json_sax<json> {
     if (begin > end || end > data_size_)
       throw bad(path_, HeaderRefusal::outside_data,
                 w + " has data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) + "] outside the " +
-                    std::to_string(data_size_) + " bytes of data");
+                    std::to_string(data_size_) + " bytes of data (safetensors: " +
+                    (begin > end ? "InvalidOffset" : "MetadataIncompleteBuffer") + ")");
     std::uint64_t total_bits = 0;
     if (mul_overflows(t.elements, *bits, total_bits) || total_bits % 8 != 0 || total_bits / 8 != end - begin)
       throw bad(path_, HeaderRefusal::size_mismatch,
                 w + " is " + std::to_string(end - begin) + " bytes, but " + std::to_string(t.elements) +
                     " elements of " + t.dtype + " need " +
-                    (total_bits % 8 ? "a whole number of bytes" : std::to_string(total_bits / 8)));
+                    (total_bits % 8 ? "a whole number of bytes" : std::to_string(total_bits / 8)) +
+                    " (safetensors: TensorInvalidInfo)");
     t.bytes = end - begin;
     t.offset = data_start_ + begin;
     // A name given twice: the last one counts, as in a JSON object read whole.
@@ -187,13 +189,44 @@ class HeaderReader : public nlohmann::json_sax<json> {
   std::unordered_map<std::string, std::size_t> index_;
 };
 
+// safetensors' own rule (safetensors/src/tensor.rs, Metadata::validate and
+// SafeTensors::read_metadata): sorted by offsets, each tensor starts where the
+// previous one ends, the first at 0, and the last ends where the file does.
+// Anything else safetensors (and so transformers and vLLM) refuses to load.
+void check_contiguous(const FileHeader& h, const std::string& path) {
+  std::vector<const Tensor*> by_offset;
+  by_offset.reserve(h.tensors.size());
+  for (const auto& t : h.tensors) by_offset.push_back(&t);
+  std::sort(by_offset.begin(), by_offset.end(), [](const Tensor* a, const Tensor* b) {
+    return a->offset != b->offset ? a->offset < b->offset : a->bytes < b->bytes;
+  });
+  const std::uint64_t data_start = h.header_bytes;
+  std::uint64_t end = data_start;
+  for (const Tensor* t : by_offset) {
+    if (t->offset != end)
+      throw bad(path, HeaderRefusal::not_contiguous,
+                "tensor '" + t->name + "' starts at byte " + std::to_string(t->offset - data_start) +
+                    " of the data, not at " + std::to_string(end - data_start) +
+                    (end == data_start ? " (the data's start)" : " where the tensor before it ends") +
+                    " (safetensors: InvalidOffset)");
+    end = t->offset + t->bytes;
+  }
+  if (end != h.file_size)
+    throw bad(path, HeaderRefusal::not_contiguous,
+              "the tensors' data ends at byte " + std::to_string(end - data_start) +
+                  " of the data, but the file holds " + std::to_string(h.file_size - data_start) + " (" +
+                  std::to_string(h.file_size - end) + " trailing bytes; safetensors: MetadataIncompleteBuffer)");
+}
+
 }  // namespace
 
 std::optional<unsigned> safetensors_dtype_bits(std::string_view d) {
+  // safetensors 0.8.0's Dtype (safetensors/src/tensor.rs), bits per element; the FNUZ fp8 pair is AMD's.
   static const std::pair<std::string_view, unsigned> table[] = {
-      {"BOOL", 8}, {"U8", 8},   {"I8", 8},    {"F8_E5M2", 8}, {"F8_E4M3", 8}, {"F8_E8M0", 8}, {"I16", 16},
-      {"U16", 16}, {"F16", 16}, {"BF16", 16}, {"I32", 32},    {"U32", 32},    {"F32", 32},    {"F64", 64},
-      {"I64", 64}, {"U64", 64}, {"F4", 4},    {"F6_E2M3", 6}, {"F6_E3M2", 6}, {"C64", 64}};
+      {"BOOL", 8},        {"U8", 8},          {"I8", 8},      {"F8_E5M2", 8}, {"F8_E4M3", 8}, {"F8_E8M0", 8},
+      {"F8_E4M3FNUZ", 8}, {"F8_E5M2FNUZ", 8}, {"I16", 16},    {"U16", 16},    {"F16", 16},    {"BF16", 16},
+      {"I32", 32},        {"U32", 32},        {"F32", 32},    {"F64", 64},    {"I64", 64},    {"U64", 64},
+      {"F4", 4},          {"F6_E2M3", 6},     {"F6_E3M2", 6}, {"C64", 64}};
   for (const auto& [name, bits] : table)
     if (name == d) return bits;
   return std::nullopt;
@@ -225,7 +258,9 @@ ParseResult parse_safetensors(std::string_view have, std::uint64_t file_size, co
   json::sax_parse(have.substr(8, n), &reader, json::input_format_t::json, true, false);
   reader.finish();
   if (auto o = first_overlap(h.tensors))
-    throw bad(path, HeaderRefusal::overlap, "tensors '" + o->first->name + "' and '" + o->second->name + "' overlap");
+    throw bad(path, HeaderRefusal::overlap,
+              "tensors '" + o->first->name + "' and '" + o->second->name + "' overlap (safetensors: InvalidOffset)");
+  check_contiguous(h, path);
   return h;
 }
 

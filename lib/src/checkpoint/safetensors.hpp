@@ -3,7 +3,9 @@
 // JSON: {"__metadata__": {str: str}, NAME: {"dtype", "shape", "data_offsets":
 // [begin, end]}} with offsets relative to the byte after the header. Checked:
 // N <= kMaxSafetensorsHeader and inside the file, every offset inside the
-// data, elements * dtype size == end - begin, no two tensors overlapping.
+// data, elements * dtype size == end - begin, no two tensors overlapping, and
+// safetensors' own rule: sorted by offset, the tensors cover the data from 0
+// to the file's end with no gap (refusals name safetensors' error).
 #include <cstdint>
 #include <optional>
 #include <string>

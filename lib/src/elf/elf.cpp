@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -23,20 +24,32 @@
 #include "provkit/util/fd.hpp"
 #include "provkit/util/fs.hpp"
 #include "provkit/util/paths.hpp"
+#include "provkit/util/process.hpp"
+#include "provkit/util/strings.hpp"
 
 namespace provkit::elf {
+
+namespace {
+
+// The first sizeof(Elf64_Ehdr) bytes of the file, or as many as it has: how many were read.
+std::size_t read_elf_header(int fd, unsigned char (&hdr)[sizeof(Elf64_Ehdr)]) {
+  std::size_t got = 0;
+  while (got < sizeof hdr) {
+    ssize_t n = ::pread(fd, hdr + got, sizeof hdr - got, static_cast<off_t>(got));
+    if (n <= 0) break;
+    got += static_cast<std::size_t>(n);
+  }
+  return got;
+}
+
+}  // namespace
 
 std::optional<Identity> read_identity(const fs::path& path) {
   std::string why;
   util::Fd fd = detail::open_regular_file(path, why);
   if (!fd) return std::nullopt;
   unsigned char hdr[sizeof(Elf64_Ehdr)] = {};
-  std::size_t got = 0;
-  while (got < sizeof hdr) {
-    ssize_t n = ::pread(fd.get(), hdr + got, sizeof hdr - got, static_cast<off_t>(got));
-    if (n <= 0) break;
-    got += static_cast<std::size_t>(n);
-  }
+  const std::size_t got = read_elf_header(fd.get(), hdr);
   fd.reset();
   if (got < EI_NIDENT || std::memcmp(hdr, ELFMAG, SELFMAG) != 0) return std::nullopt;
   Identity id;
@@ -170,6 +183,7 @@ DynamicInfo read_dynamic_as(const ObjectFile& f, const std::string& head, Identi
     auto ph = load<Phdr>(phdrs, i * sizeof(Phdr));
     if (ph.p_type == PT_LOAD) loads.push_back({ph.p_vaddr, ph.p_offset, ph.p_filesz});
     if (ph.p_type == PT_DYNAMIC) dynamic = ph;
+    if (ph.p_type == PT_INTERP) info.has_interp = true;
   }
   if (!dynamic) return info;
   info.has_dynamic = true;
@@ -212,8 +226,12 @@ DynamicInfo read_dynamic_as(const ObjectFile& f, const std::string& head, Identi
   };
   for (auto n : needed) info.needed.push_back(str(n));
   if (soname) info.soname = str(*soname);
-  if (rpath) info.rpath = split_path_list(str(*rpath));
-  if (runpath) info.runpath = split_path_list(str(*runpath));
+  // An empty element is the current directory to ld.so (glibc's fillin_rpath), as in LD_LIBRARY_PATH.
+  auto search_list = [](const std::string& value) {
+    return value.empty() ? std::vector<std::string>{} : split_path_list(value, util::EmptyEntry::current_dir);
+  };
+  if (rpath) info.rpath = search_list(str(*rpath));
+  if (runpath) info.runpath = search_list(str(*runpath));
   if (verdef_addr && verdefnum) {
     // Elf32_Verdef/Verdaux and their 64-bit twins have the same layout.
     constexpr std::uint64_t max_definitions = 4096;  // glibc's libc.so.6 has about 50
@@ -232,8 +250,6 @@ DynamicInfo read_dynamic_as(const ObjectFile& f, const std::string& head, Identi
   }
   return info;
 }
-
-bool same_target(const Identity& a, const Identity& b) { return a.elf_class == b.elf_class && a.machine == b.machine; }
 
 }  // namespace
 
@@ -268,14 +284,15 @@ std::optional<std::string> glibc_version(const fs::path& libc) {
   return "2." + std::to_string(best_minor);
 }
 
-std::string expand_dst(const std::string& entry, const fs::path& origin) {
+std::string expand_dst(const std::string& entry, const fs::path& origin, std::string_view platform_name) {
 #if defined(__x86_64__)
-  const std::string lib = "lib/x86_64-linux-gnu", platform = "x86_64";
+  const std::string lib = "lib/x86_64-linux-gnu", machine = "x86_64";
 #elif defined(__aarch64__)
-  const std::string lib = "lib/aarch64-linux-gnu", platform = "aarch64";
+  const std::string lib = "lib/aarch64-linux-gnu", machine = "aarch64";
 #else
-  const std::string lib = "lib", platform = "";
+  const std::string lib = "lib", machine = "";
 #endif
+  const std::string platform = platform_name.empty() ? machine : std::string(platform_name);
   std::string out;
   for (std::size_t i = 0; i < entry.size();) {
     if (entry[i] != '$') {
@@ -300,9 +317,82 @@ std::string expand_dst(const std::string& entry, const fs::path& origin) {
   return out;
 }
 
+std::vector<fs::path> split_ld_library_path(std::string_view value) {
+  std::vector<fs::path> out;
+  if (value.empty()) return out;  // glibc: an empty LD_LIBRARY_PATH is no path at all
+  for (const auto& dir : split_path_list(value, util::EmptyEntry::current_dir)) out.emplace_back(dir);
+  return out;
+}
+
+LoaderFacts parse_loader_help(std::string_view help) {
+  LoaderFacts facts;
+  std::vector<std::string>& out = facts.subdirs;
+  std::vector<std::string> legacy_hwcaps;
+  std::string platform;
+  bool tls = false;
+  enum { other, hwcaps, legacy } section = other;
+  for (const auto& line : util::split(help, '\n')) {
+    if (line.rfind("Subdirectories of glibc-hwcaps directories", 0) == 0) {
+      section = hwcaps;
+      continue;
+    }
+    if (line.rfind("Legacy HWCAP subdirectories", 0) == 0) {
+      section = legacy;
+      continue;
+    }
+    if (line.rfind("  ", 0) != 0) {
+      section = other;
+      continue;
+    }
+    if (section == other) continue;
+    auto name = line.substr(2, line.find(' ', 2) - 2);
+    if (section == legacy && line.find("(AT_PLATFORM") != std::string::npos) facts.platform = name;
+    if (line.find("searched)") == std::string::npos) continue;
+    if (section == hwcaps) out.push_back("glibc-hwcaps/" + name);
+    else if (line.find("AT_PLATFORM") != std::string::npos) platform = name;
+    else if (name == "tls") tls = true;
+    else legacy_hwcaps.push_back(name);
+  }
+  // _dl_important_hwcaps (glibc 2.36 elf/dl-hwcaps.c): components hwcaps (lowest bit first; --help prints
+  // them highest first), platform, tls; every subset, largest mask first, each written from the last
+  // component to the first ("tls/x86_64/x86_64").
+  std::vector<std::string> parts(legacy_hwcaps.rbegin(), legacy_hwcaps.rend());
+  if (!platform.empty()) parts.push_back(platform);
+  if (tls) parts.emplace_back("tls");
+  if (parts.size() < 16) {
+    for (std::size_t mask = (std::size_t(1) << parts.size()) - 1; mask > 0; --mask) {
+      std::string sub;
+      for (std::size_t j = parts.size(); j-- > 0;)
+        if (mask & (std::size_t(1) << j)) sub += (sub.empty() ? "" : "/") + parts[j];
+      if (std::find(out.begin(), out.end(), sub) == out.end()) out.push_back(sub);
+    }
+  }
+  return facts;
+}
+
+LoaderFacts host_loader_facts() {
+#if defined(__x86_64__)
+  const char* ldso = "/lib64/ld-linux-x86-64.so.2";
+#elif defined(__aarch64__)
+  const char* ldso = "/lib/ld-linux-aarch64.so.1";
+#else
+  const char* ldso = nullptr;
+#endif
+  if (!ldso || ::access(ldso, X_OK) != 0) return {};
+  util::RunOptions options;
+  options.stderr_to = util::StderrTo::discard;
+  options.timeout = std::chrono::seconds(10);
+  auto r = util::run({ldso, "--help"}, options);
+  if (r.exit_status != 0) return {};
+  return parse_loader_help(r.output);
+}
+
 SearchContext loader_context_from_environment() {
   SearchContext ctx;
-  for (const auto& dir : split_path_list(util::getenv_str("LD_LIBRARY_PATH"))) ctx.ld_library_path.emplace_back(dir);
+  auto facts = host_loader_facts();
+  ctx.subdirs = std::move(facts.subdirs);
+  ctx.platform = std::move(facts.platform);
+  ctx.ld_library_path = split_ld_library_path(util::getenv_str("LD_LIBRARY_PATH"));
   ctx.cache = read_ld_so_cache();
   ctx.default_dirs = default_library_dirs();
   ctx.want = host_identity();
@@ -310,6 +400,67 @@ SearchContext loader_context_from_environment() {
 }
 
 namespace {
+
+enum class Candidate { absent, passed_over, stops, loads };
+struct CandidateVerdict {
+  Candidate kind;
+  std::string why;  // ld.so's own words where it has them
+};
+
+// What glibc's open_verify (elf/dl-load.c, 2.36) makes of a file it tries:
+// one it cannot open is passed over (ENOENT, EACCES...), as is an ELF of
+// another class or machine; anything else that is not a loadable ELF of the
+// wanted kind ends the whole load with the message ld.so prints. A FIFO or
+// device is passed over unread (ld.so would block on it).
+CandidateVerdict verify_candidate(const fs::path& candidate, const Identity& want) {
+  util::Fd fd(::open(candidate.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
+  if (!fd) {
+    if (errno == ENOENT || errno == ENOTDIR) return {Candidate::absent, {}};
+    return {Candidate::passed_over, std::string("cannot be opened: ") + std::strerror(errno)};
+  }
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) return {Candidate::passed_over, "cannot be read"};
+  if (S_ISDIR(st.st_mode)) return {Candidate::stops, "cannot read file data: Error 21"};  // EISDIR, as ld.so words it
+  if (!S_ISREG(st.st_mode)) return {Candidate::passed_over, "not a regular file"};
+  unsigned char hdr[sizeof(Elf64_Ehdr)] = {};
+  const std::size_t got = read_elf_header(fd.get(), hdr);
+  const bool is64 = want.elf_class == ELFCLASS64;
+  const std::size_t ehdr_size = is64 ? sizeof(Elf64_Ehdr) : sizeof(Elf32_Ehdr);
+  if (got < ehdr_size) return {Candidate::stops, "file too short"};
+  if (std::memcmp(hdr, ELFMAG, SELFMAG) != 0) return {Candidate::stops, "invalid ELF header"};
+  if (hdr[EI_CLASS] != want.elf_class) {
+    // e_type and e_machine sit at the same offsets (16, 18) in both classes.
+    Identity other{hdr[EI_CLASS], static_cast<std::uint16_t>(hdr[18] | (hdr[19] << 8)),
+                   static_cast<std::uint16_t>(hdr[16] | (hdr[17] << 8))};
+    return {Candidate::passed_over, describe(other) + ", not " + describe(want)};
+  }
+  if (hdr[EI_DATA] != ELFDATA2LSB) return {Candidate::stops, "ELF file data encoding not little-endian"};
+  if (hdr[EI_VERSION] != EV_CURRENT) return {Candidate::stops, "ELF file version ident does not match current one"};
+  if (hdr[EI_OSABI] != ELFOSABI_SYSV && hdr[EI_OSABI] != ELFOSABI_GNU)
+    return {Candidate::stops, "ELF file OS ABI invalid"};
+  std::uint16_t type = 0, machine = 0, phentsize = 0, phnum = 0;
+  std::uint64_t phoff = 0;
+  if (is64) {
+    Elf64_Ehdr e;
+    std::memcpy(&e, hdr, sizeof e);
+    type = e.e_type, machine = e.e_machine, phentsize = e.e_phentsize, phnum = e.e_phnum, phoff = e.e_phoff;
+  } else {
+    Elf32_Ehdr e;
+    std::memcpy(&e, hdr, sizeof e);
+    type = e.e_type, machine = e.e_machine, phentsize = e.e_phentsize, phnum = e.e_phnum, phoff = e.e_phoff;
+  }
+  if (machine != want.machine) {
+    Identity other{hdr[EI_CLASS], machine, type};
+    return {Candidate::passed_over, describe(other) + ", not " + describe(want)};
+  }
+  if (type != ET_DYN && type != ET_EXEC) return {Candidate::stops, "only ET_DYN and ET_EXEC can be loaded"};
+  if (phentsize != (is64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr)))
+    return {Candidate::stops, "ELF file's phentsize not the expected size"};
+  const auto size = static_cast<std::uint64_t>(st.st_size);
+  if (phoff > size || std::uint64_t(phnum) * phentsize > size - phoff)
+    return {Candidate::stops, "cannot read file data"};
+  return {Candidate::loads, {}};
+}
 
 // One object's RPATH in front of the RPATHs of the objects that loaded it
 // (glibc walks l_loader the same way). Shared, never copied: a child whose
@@ -346,21 +497,31 @@ class LibrarySearch {
       accept(name, "path", result);
       return result;
     }
+    // Done when found, or when ld.so would give up at a candidate.
+    auto take = [&](const fs::path& candidate, const char* via) {
+      return accept(candidate, via, result) || result.stopped_at.has_value();
+    };
+    // One search directory as ld.so walks it: its hwcaps subdirectories first, then itself.
+    auto in_dir = [&](const fs::path& dir, const char* via) {
+      for (const auto& sub : ctx_.subdirs)
+        if (dir_exists(dir / sub) && take(dir / sub / name, via)) return true;
+      return take(dir / name, via);
+    };
     auto search = [&](const std::vector<fs::path>& dirs, const char* via) {
       for (const auto& dir : dirs)
-        if (dir_exists(dir) && accept(dir / name, via, result)) return true;
+        if (dir_exists(dir) && in_dir(dir, via)) return true;
       return false;
     };
     if (runpath.empty()) {
       std::unordered_set<std::string> seen;  // a directory twice in the chain answers the same
       for (const RpathNode* node = rpath.get(); node; node = node->loader.get())
         for (const auto& dir : node->dirs)
-          if (seen.insert(dir.string()).second && accept(dir / name, "RPATH", result)) return result;
+          if (seen.insert(dir.string()).second && in_dir(dir, "RPATH")) return result;
     }
     if (search(ctx_.ld_library_path, "LD_LIBRARY_PATH")) return result;
     if (search(runpath, "RUNPATH")) return result;
     for (const auto& e : ctx_.cache)
-      if (e.name == name && accept(e.path, "ld.so.cache", result)) return result;
+      if (e.name == name && take(e.path, "ld.so.cache")) return result;
     search(ctx_.default_dirs, "default directories");
     return result;
   }
@@ -376,21 +537,20 @@ class LibrarySearch {
     return it->second;
   }
 
-  // True (and result filled) when `candidate` exists and has the wanted class and machine.
+  // True (and result filled) when the loader takes `candidate`; false when it
+  // passes over it (absent, unreadable, another class or machine) or stops
+  // there (result.stopped_at filled: the caller ends the search).
   bool accept(const fs::path& candidate, const char* via, Lookup& result) {
     ++probes_;
-    std::error_code ec;
-    if (!fs::is_regular_file(candidate, ec)) return false;
-    auto id = read_identity(candidate);
-    if (!id) {
-      result.skipped.push_back({candidate, "not an ELF object, or truncated"});
-      return false;
-    }
-    if (!same_target(*id, ctx_.want)) {
-      result.skipped.push_back({candidate, describe(*id) + ", not " + describe(ctx_.want)});
-      return false;
+    auto verdict = verify_candidate(candidate, ctx_.want);
+    switch (verdict.kind) {
+      case Candidate::absent: return false;
+      case Candidate::passed_over: result.skipped.push_back({candidate, verdict.why}); return false;
+      case Candidate::stops: result.stopped_at = Skipped{candidate, verdict.why}; return false;
+      case Candidate::loads: break;
     }
     result.path = candidate.lexically_normal();  // "$ORIGIN/../lib" reads better resolved
+    result.opened = candidate;
     result.via = via;
     return true;
   }
@@ -412,6 +572,7 @@ Resolution resolve_needed(const fs::path& object, SearchContext ctx) {
   Resolution res;
   struct Pending {
     fs::path path;
+    fs::path opened;  // the path as ld.so opened it: the origin of its $ORIGIN
     DynamicInfo info;
     RpathChain loaders;  // the RPATHs of the objects that loaded it, nearest first
   };
@@ -420,29 +581,43 @@ Resolution resolve_needed(const fs::path& object, SearchContext ctx) {
   LibrarySearch search(ctx);
   std::set<std::string> loaded_names;
   std::set<fs::path> loaded_files;
-  auto expand_all = [](const std::vector<std::string>& entries, const fs::path& obj) {
-    const auto origin = fs::absolute(obj).parent_path();
+  // $ORIGIN: a program's real folder (the kernel runs the link's target); a
+  // library's folder as found, links not followed, ".." kept as glibc keeps it.
+  auto origin_of = [&](const fs::path& obj, bool is_root) {
+    std::error_code ec;
+    if (is_root && root.has_interp) {
+      auto real = fs::canonical(obj, ec);
+      if (!ec) return real.parent_path();
+    }
+    return fs::absolute(obj).parent_path();
+  };
+  auto expand_all = [&](const std::vector<std::string>& entries, const fs::path& origin) {
     std::vector<fs::path> out;
     out.reserve(entries.size());
-    for (const auto& e : entries) out.emplace_back(expand_dst(e, origin));
+    for (const auto& e : entries) out.emplace_back(expand_dst(e, origin, ctx.platform));
     return out;
   };
   std::deque<Pending> queue;
   loaded_files.insert(fs::weakly_canonical(object));
   if (!root.soname.empty()) loaded_names.insert(root.soname);
-  queue.push_back({object, root, nullptr});
+  queue.push_back({object, object, root, nullptr});
+  bool is_root = true;
   while (!queue.empty()) {
     auto current = std::move(queue.front());
     queue.pop_front();
+    const auto origin = origin_of(current.opened, is_root);
+    is_root = false;
     // The loader ignores an object's RPATH when it has a RUNPATH; its
     // dependencies still inherit the RPATHs of its loaders.
-    auto rpath = current.info.runpath.empty()
-                     ? search.extend(current.loaders, expand_all(current.info.rpath, current.path))
-                     : current.loaders;
-    auto runpath = expand_all(current.info.runpath, current.path);
+    auto rpath = current.info.runpath.empty() ? search.extend(current.loaders, expand_all(current.info.rpath, origin))
+                                              : current.loaders;
+    auto runpath = expand_all(current.info.runpath, origin);
     for (const auto& name : current.info.needed) {
       if (loaded_names.count(name)) continue;
-      NeededEdge edge{name, current.path, search.find(name, rpath, runpath)};
+      // ld.so expands $ORIGIN, $LIB and $PLATFORM in a needed name that holds a '/'
+      // (python-build-standalone's "$ORIGIN/../lib/libpython3.X.so.1.0").
+      const std::string wanted = name.find('/') != std::string::npos ? expand_dst(name, origin, ctx.platform) : name;
+      NeededEdge edge{name, current.path, search.find(wanted, rpath, runpath)};
       loaded_names.insert(name);  // a missing name is listed once: the loader would stop there
       if (!edge.lookup.path) {
         res.missing.push_back(std::move(edge));
@@ -454,7 +629,7 @@ Resolution resolve_needed(const fs::path& object, SearchContext ctx) {
       try {
         auto info = read_dynamic(*edge.lookup.path);
         if (!info.soname.empty()) loaded_names.insert(info.soname);
-        queue.push_back({*edge.lookup.path, std::move(info), rpath});
+        queue.push_back({*edge.lookup.path, *edge.lookup.opened, std::move(info), rpath});
       } catch (const Error& e) {
         res.unreadable.emplace_back(e.what());
       }

@@ -105,8 +105,7 @@ const toolchain::PythonLook& Probes::python_look() {
 const elf::SearchContext& Probes::search_context() {
   if (!search_context_) {
     auto ctx = elf::loader_context_from_environment();
-    ctx.ld_library_path.clear();
-    for (const auto& dir : util::split_path_list(env_.ld_library_path)) ctx.ld_library_path.emplace_back(dir);
+    ctx.ld_library_path = elf::split_ld_library_path(env_.ld_library_path);
     search_context_ = std::move(ctx);
   }
   return *search_context_;

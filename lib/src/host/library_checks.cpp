@@ -34,6 +34,10 @@ Result lib_check(const std::string& name, Probes& probes) {
   }
   r.reason = "the loader would not find " + name + " for " + elf::describe(ctx.want) +
              " programs (searched LD_LIBRARY_PATH, /etc/ld.so.cache, the default directories)";
+  if (found.stopped_at) {
+    r.reason += ": it stops at " + found.stopped_at->path.string() + " (" + found.stopped_at->why + ")";
+    r.data["stopped_at"] = {{"path", found.stopped_at->path.string()}, {"why", found.stopped_at->why}};
+  }
   if (!found.skipped.empty()) r.reason += "; passed over " + skipped_text(found.skipped);
   r.fix = "install the package that ships " + name +
           ", or add its directory to LD_LIBRARY_PATH (or /etc/ld.so.conf.d/ and run ldconfig)";
@@ -81,14 +85,22 @@ void elf_checks(const std::string& path, Probes& probes, std::vector<Result>& ou
                         {"needed_by", e.needed_by.string()}});
   for (const auto& m : res.missing) {
     std::string reason = m.name + ", needed by " + m.needed_by.string() + ", will not resolve";
+    nlohmann::json data = {{"name", m.name}, {"needed_by", m.needed_by.string()}};
+    std::string fix = "install " + m.name + ", or add its directory to the needing object's RUNPATH or LD_LIBRARY_PATH";
+    if (const auto& stop = m.lookup.stopped_at) {
+      // ld.so opens the first candidate it finds and gives up there: later copies never get a chance.
+      reason += ": the loader stops at " + stop->path.string() + " (" + stop->why + ")";
+      data["stopped_at"] = {{"path", stop->path.string()}, {"why", stop->why}};
+      fix = "replace " + stop->path.string() +
+            " with the real library (a git-lfs pointer or a truncated copy?), or remove it";
+    }
     if (!m.lookup.skipped.empty()) reason += "; passed over " + skipped_text(m.lookup.skipped);
-    out.push_back(
-        {.name = name + ": " + m.name,
-         .status = Status::fail,
-         .rule = Rule::needed_resolution,
-         .reason = reason,
-         .fix = "install " + m.name + ", or add its directory to the needing object's RUNPATH or LD_LIBRARY_PATH",
-         .data = {{"name", m.name}, {"needed_by", m.needed_by.string()}}});
+    out.push_back({.name = name + ": " + m.name,
+                   .status = Status::fail,
+                   .rule = Rule::needed_resolution,
+                   .reason = reason,
+                   .fix = fix,
+                   .data = data});
   }
   for (const auto& u : res.unreadable)
     out.push_back({.name = name,

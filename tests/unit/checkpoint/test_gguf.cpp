@@ -38,9 +38,13 @@ TEST_CASE("ggml types: names, blocks and bytes as ggml.c's type_traits", "[check
   CHECK(ggml_type(14)->block_bytes == 210);
   CHECK(ggml_type(30)->name == "BF16");
   CHECK(ggml_type(39)->name == "MXFP4");
+  CHECK(ggml_type(40)->name == "NVFP4");  // gguf-py 0.7.0: blocks of 64 in 36 bytes
+  CHECK(ggml_type(40)->block_size == 64);
+  CHECK(ggml_type(40)->block_bytes == 36);
+  CHECK(gguf_file_type(39)->name == "NVFP4");
   CHECK_FALSE(ggml_type(4));   // Q4_2, retired
   CHECK_FALSE(ggml_type(31));  // Q4_0_4_4, retired
-  CHECK_FALSE(ggml_type(40));
+  CHECK_FALSE(ggml_type(43));  // not (yet) in gguf-py
 }
 
 TEST_CASE("gguf: metadata of every type, tensors with their ggml bytes", "[checkpoint]") {
@@ -155,7 +159,18 @@ TEST_CASE("gguf: general.alignment moves the data", "[checkpoint]") {
 TEST_CASE("gguf: hostile headers are refused naming the file, without huge allocations", "[checkpoint]") {
   CHECK(reason_of("GGML" + std::string(20, '\0')) == HeaderRefusal::not_this_format);
   CHECK(reason_of(header(1, 0, 0)) == HeaderRefusal::unsupported_version);
-  CHECK(reason_of(header(0x03000000, 0, 0)) == HeaderRefusal::unsupported_version);  // big-endian
+  // Big-endian (GGUFReader's rule: a version with zero low 16 bits): every number read so, then checked the same.
+  auto be = [](std::uint64_t v, int n) {
+    std::string out;
+    for (int i = n - 1; i >= 0; --i) out += static_cast<char>((v >> (8 * i)) & 0xff);
+    return out;
+  };
+  auto big = std::get<FileHeader>(
+      parse_gguf("GGUF" + be(3, 4) + be(0, 8) + be(0, 8) + std::string(8, '\0'), 32, "m.gguf"));
+  CHECK(big.gguf_big_endian);
+  CHECK(big.gguf_version == 3);
+  CHECK(reason_of("GGUF" + be(1, 4) + be(0, 8) + be(0, 8)) == HeaderRefusal::unsupported_version);
+  CHECK(reason_of("GGUF" + be(3, 4) + be(1ull << 40, 8) + be(0, 8)) == HeaderRefusal::too_large);
   CHECK(reason_of(header(3, 1ull << 40, 0)) == HeaderRefusal::too_large);
   CHECK(reason_of(header(3, 0, 1ull << 40)) == HeaderRefusal::too_large);
   // A key claiming 2^60 bytes: refused from the length alone.

@@ -99,6 +99,16 @@ TEST_CASE("safetensors: hostile headers are refused naming the file", "[checkpoi
                                     {"b", {{"dtype", "U8"}, {"shape", {8}}, {"data_offsets", {4, 12}}}}},
                                    12)) == HeaderRefusal::overlap);
   CHECK(reason_of(safetensors_file({{"__metadata__", {{"k", 1}}}}, 0)) == HeaderRefusal::malformed);
+  // safetensors' own rule (Metadata::validate, read_metadata): the data covered from 0 to the file's end.
+  auto u8 = [](std::uint64_t begin, std::uint64_t end) {
+    return json{{"dtype", "U8"}, {"shape", {end - begin}}, {"data_offsets", {begin, end}}};
+  };
+  auto refusal = [](const std::string& file) { return std::string(refusal_of(file).what()); };
+  CHECK(refusal(safetensors_file({{"a", u8(0, 4)}}, 6)).find("MetadataIncompleteBuffer") != std::string::npos);
+  CHECK(refusal(safetensors_file({{"a", u8(0, 2)}, {"b", u8(3, 5)}}, 5)).find("InvalidOffset") != std::string::npos);
+  CHECK(refusal(safetensors_file({{"a", u8(2, 4)}}, 4)).find("InvalidOffset") != std::string::npos);
+  CHECK(reason_of(safetensors_file(json::object(), 1)) == HeaderRefusal::not_contiguous);
+  CHECK(parse_all(safetensors_file({{"b", u8(4, 6)}, {"a", u8(0, 4)}, {"z", u8(6, 6)}}, 6)).tensors.size() == 3);
 }
 
 TEST_CASE("safetensors: the header is read as events, keeping only what a header holds", "[checkpoint]") {
@@ -129,14 +139,17 @@ TEST_CASE("safetensors: the header is read as events, keeping only what a header
         HeaderRefusal::too_large);
   CHECK(reason_of(raw(R"({"t": {"dtype": "U8", "shape": [4], "data_offsets": [0, 4]}} junk)", 4)) ==
         HeaderRefusal::not_this_format);
-  // Tensors come out by name (the order a JSON object read whole gave); a name given twice: the last counts.
+  // Tensors come out by name (the order a JSON object read whole gave); a name given twice: the last counts, as
+  // in safetensors 0.8.0 (which loads this file, a = 1 byte at 0, b = 3 bytes at 1; with the first "b" kept the
+  // data would not be covered from 0 and it refuses it).
   auto two = parse_all(raw(R"({"b": {"dtype": "U8", "shape": [2], "data_offsets": [0, 2]},
-                              "a": {"dtype": "U8", "shape": [1], "data_offsets": [2, 3]},
-                              "b": {"dtype": "U8", "shape": [1], "data_offsets": [3, 4]}, "__metadata__": {"format": "pt"}})",
+                              "a": {"dtype": "U8", "shape": [1], "data_offsets": [0, 1]},
+                              "b": {"dtype": "U8", "shape": [3], "data_offsets": [1, 4]}, "__metadata__": {"format": "pt"}})",
                            4));
   REQUIRE(two.tensors.size() == 2);
   CHECK(two.tensors[0].name == "a");
   CHECK(two.tensors[1].name == "b");
-  CHECK(two.tensors[1].offset == 8 + two.header_bytes - 8 + 3);
+  CHECK(two.tensors[1].offset == two.header_bytes + 1);
+  CHECK(two.tensors[1].bytes == 3);
   CHECK(two.metadata == json{{"format", "pt"}});
 }

@@ -170,3 +170,54 @@ TEST_CASE("ELF: an object with a RUNPATH has its needs searched without any RPAT
   REQUIRE(res.resolved.size() == 2);
   CHECK(res.resolved[1].lookup.via == "RUNPATH");
 }
+
+TEST_CASE("ELF: the hwcaps subdirectories ld.so --help says it searches, in its order", "[elf]") {
+  // glibc 2.36's text on a CPU with x86-64-v3 (an AMD host: platform from AT_PLATFORM, no avx512_1). The order
+  // is the one LD_DEBUG=libs shows ld.so trying, duplicates dropped.
+  const std::string help = R"(Usage: ld.so [OPTION]... EXECUTABLE-FILE [ARGS-FOR-PROGRAM...]
+  --list                list all dependencies and how they are resolved
+
+Shared library search path:
+  (libraries located via /etc/ld.so.cache)
+  /lib/x86_64-linux-gnu (system search path)
+
+Subdirectories of glibc-hwcaps directories, in priority order:
+  x86-64-v4
+  x86-64-v3 (supported, searched)
+  x86-64-v2 (supported, searched)
+
+Legacy HWCAP subdirectories under library search path directories:
+  x86_64 (AT_PLATFORM; supported, searched)
+  tls (supported, searched)
+  avx512_1
+  x86_64 (supported, searched)
+)";
+  auto facts = elf::parse_loader_help(help);
+  CHECK(facts.platform == "x86_64");
+  CHECK(facts.subdirs == std::vector<std::string>{"glibc-hwcaps/x86-64-v3", "glibc-hwcaps/x86-64-v2",
+                                                  "tls/x86_64/x86_64", "tls/x86_64", "tls", "x86_64/x86_64", "x86_64"});
+  // An Intel host with AVX-512 (glibc names the platform haswell and adds avx512_1): every subset, largest first.
+  const std::string intel = R"(Subdirectories of glibc-hwcaps directories, in priority order:
+  x86-64-v4 (supported, searched)
+  x86-64-v3 (supported, searched)
+  x86-64-v2 (supported, searched)
+
+Legacy HWCAP subdirectories under library search path directories:
+  haswell (AT_PLATFORM; supported, searched)
+  tls (supported, searched)
+  avx512_1 (supported, searched)
+  x86_64 (supported, searched)
+)";
+  auto intel_facts = elf::parse_loader_help(intel);
+  CHECK(intel_facts.platform == "haswell");
+  const auto& subdirs = intel_facts.subdirs;
+  REQUIRE(subdirs.size() == 3 + 15);
+  CHECK(subdirs[3] == "tls/haswell/avx512_1/x86_64");
+  CHECK(subdirs[4] == "tls/haswell/avx512_1");
+  CHECK(subdirs.back() == "x86_64");
+  // glibc 2.37 and later: no legacy section; musl or no loader: nothing.
+  CHECK(elf::parse_loader_help("Subdirectories of glibc-hwcaps directories, in priority order:\n  x86-64-v2 "
+                               "(supported, searched)\n")
+            .subdirs == std::vector<std::string>{"glibc-hwcaps/x86-64-v2"});
+  CHECK(elf::parse_loader_help("musl libc (x86_64)\nVersion 1.2.3\n").subdirs.empty());
+}

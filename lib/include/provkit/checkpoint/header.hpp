@@ -35,6 +35,7 @@ enum class HeaderRefusal {
   size_mismatch,        // a tensor's bytes are not what its dtype and shape need (whole blocks, whole bytes)
   misaligned,           // a GGUF tensor not at the file's alignment
   overlap,              // two tensors that share a byte
+  not_contiguous,       // safetensors: a gap, data not starting at 0, or bytes after the last tensor
 };
 std::string_view reason_name(HeaderRefusal r);
 ExitCode exit_code(HeaderRefusal r);
@@ -61,6 +62,7 @@ struct FileHeader {
   // (strings cut at 256 bytes) and, for arrays, "[N TYPE]".
   nlohmann::json metadata = nlohmann::json::object();
   std::uint32_t gguf_version = 0;
+  bool gguf_big_endian = false;  // written for a big-endian host (GGUFWriter's endianess=BIG)
 };
 
 // "I need the first `bytes` bytes of the file" (never more than its size).

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace provkit::elf {
@@ -55,6 +56,7 @@ struct DynamicInfo {
   std::vector<std::string> runpath;              // DT_RUNPATH, split on ':'
   std::vector<std::string> version_definitions;  // DT_VERDEF names ("GLIBC_2.36", ...), in file order
   bool has_dynamic = false;                      // false for static executables
+  bool has_interp = false;                       // a PT_INTERP: a program the kernel starts, not a library
 };
 DynamicInfo read_dynamic(const fs::path& path);
 
@@ -64,8 +66,10 @@ DynamicInfo read_dynamic(const fs::path& path);
 std::optional<std::string> glibc_version(const fs::path& libc);
 
 // Expands $ORIGIN / ${ORIGIN} (the directory of the object that carries the
-// path), $LIB and $PLATFORM as the host loader does.
-std::string expand_dst(const std::string& entry, const fs::path& origin);
+// path), $LIB and $PLATFORM as the host loader does. ld.so applies it to
+// RPATH, RUNPATH and to DT_NEEDED entries that hold a '/'. `platform`: what
+// the host's ld.so calls its platform (LoaderFacts); empty: the machine's name.
+std::string expand_dst(const std::string& entry, const fs::path& origin, std::string_view platform = {});
 
 // Where the loader looks, besides an object's own RPATH/RUNPATH.
 struct SearchContext {
@@ -73,9 +77,33 @@ struct SearchContext {
   std::vector<CacheEntry> cache;
   std::vector<fs::path> default_dirs;
   Identity want;  // class and machine a candidate must have (the host's, or the root object's)
+  // The subdirectories ld.so tries in every search directory before the
+  // directory itself, in its order ("glibc-hwcaps/x86-64-v3", ...,
+  // "tls/x86_64", "x86_64"), and its $PLATFORM: LoaderFacts.
+  std::vector<std::string> subdirs;
+  std::string platform;
 };
+
+// What a glibc ld.so says of itself in its `--help` text (glibc 2.33+).
+struct LoaderFacts {
+  // The glibc-hwcaps subdirectories marked "searched", in priority order,
+  // then (glibc before 2.37) every combination of the legacy hwcap names,
+  // platform and "tls" marked "searched", most specific first, as
+  // _dl_important_hwcaps builds them.
+  std::vector<std::string> subdirs;
+  std::string platform;  // the AT_PLATFORM line ("x86_64"; glibc says "haswell" on some Intel CPUs)
+};
+// Pure; empty for any other text (musl, no loader).
+LoaderFacts parse_loader_help(std::string_view ldso_help);
+
+// The host's ld.so asked (`ld.so --help`); empty when there is none.
+LoaderFacts host_loader_facts();
 // From $LD_LIBRARY_PATH, /etc/ld.so.cache and default_library_dirs().
 SearchContext loader_context_from_environment();
+
+// LD_LIBRARY_PATH as ld.so splits it: an empty element (`/x:`, `:/x`,
+// `/x::/y`) is the current directory; an empty value is no directory at all.
+std::vector<fs::path> split_ld_library_path(std::string_view value);
 
 // A candidate the loader would pass over (wrong class or machine, not an ELF).
 struct Skipped {
@@ -87,6 +115,11 @@ struct Lookup {
   std::optional<fs::path> path;  // where the loader finds it; nullopt when it will not
   std::string via;               // "RPATH", "LD_LIBRARY_PATH", "RUNPATH", "ld.so.cache", "default directories", "path"
   std::vector<Skipped> skipped;
+  // A candidate ld.so opens and gives up on, ending the whole load (glibc's
+  // open_verify: not an ELF, too short, a directory, wrong byte order, not
+  // ET_DYN/ET_EXEC...): `why` in ld.so's own words. path is then nullopt.
+  std::optional<Skipped> stopped_at;
+  std::optional<fs::path> opened;  // path as the loader opened it (unnormalised: "$ORIGIN/../lib" kept)
 };
 
 // Search for `name` as the loader would for an object whose (expanded)
@@ -114,6 +147,9 @@ struct Resolution {
 // loaded once (a soname already loaded satisfies later requests), RPATHs are
 // inherited down the chain of loaders unless the needing object has a
 // RUNPATH. Candidates must match the root object's class and machine.
+// $ORIGIN of a program (an object with PT_INTERP) is the folder of its real
+// path, as the kernel hands ld.so /proc/self/exe; of a library, the folder
+// of the path it was found at, links not followed (as glibc's l_origin).
 Resolution resolve_needed(const fs::path& object, SearchContext ctx);
 
 }  // namespace provkit::elf

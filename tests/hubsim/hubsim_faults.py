@@ -13,6 +13,7 @@ import threading
 FAULT_KINDS = {
     "close_mid_body", "ignore_range", "wrong_bytes", "truncate", "status", "stall", "expire_url",
     "redirect_loop", "redirect_other_origin", "rate_limit", "throttle", "relative_redirect", "headers",
+    "revision_sha",
 }
 
 

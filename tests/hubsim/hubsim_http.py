@@ -367,11 +367,12 @@ class HubHandler(Handler):
                 if f.lfs:
                     s["lfs"] = {"size": f.size, "sha256": f.sha256, "pointerSize": len(f.pointer)}
             siblings.append(s)
+        lie = self._fault("revision_sha")  # a Hub or mirror naming another commit than the one asked for
         info = {
             "_id": hashlib.sha1(repo.id.encode()).hexdigest()[:24],
             "id": repo.id,
             "author": repo.id.split("/")[0] if "/" in repo.id else None,
-            "sha": commit.sha,
+            "sha": lie["sha"] if lie else commit.sha,
             "lastModified": FIXED_DATE,
             "createdAt": FIXED_DATE,
             "private": repo.private,

@@ -9,6 +9,7 @@
 #include "provkit/cli/output.hpp"
 #include "provkit/error.hpp"
 #include "provkit/host/envcheck.hpp"
+#include "provkit/util/text.hpp"
 
 using namespace provkit;
 
@@ -130,13 +131,23 @@ int run(int argc, char** argv) {
     // Values only, for $(...): a check that failed still exits 1, and a field no check has is said, exit 2,
     // so `export X=$(envcheck ... --print F)` under set -e never exports an empty or "null" value.
     auto values = host::field_values(report, print_field);
-    for (const auto& v : values) std::cout << v << "\n";
+    const std::string none = "no check that ran has a value for '" + print_field + "'";  // escaped where printed
+    if (json) {  // the summary --json always ends in, the values in it
+      auto fields = host::to_json(report);
+      fields["print"] = {{"field", print_field}, {"values", values}};
+      if (report.failed()) return cli::JsonLines("envcheck").summary(1, Reason::check_failed, fields);
+      if (values.empty()) return cli::JsonLines("envcheck").summary(2, Reason::usage, fields, none);
+      return cli::JsonLines("envcheck").summary(0, std::nullopt, fields);
+    }
+    // A value is a name from the machine (a device, a path): one line each, never a line or a
+    // terminal sequence of its own.
+    for (const auto& v : values) std::cout << util::printable(v) << "\n";
     if (report.failed()) {
       if (!quiet) std::cerr << host::check::render_table(report.results);
       return static_cast<int>(ExitCode::check_failed);
     }
     if (values.empty()) {
-      std::cerr << "envcheck: no check that ran has a value for '" << print_field << "'\n";
+      std::cerr << cli::sentence("envcheck", none);
       return static_cast<int>(ExitCode::usage);
     }
     return static_cast<int>(ExitCode::ok);

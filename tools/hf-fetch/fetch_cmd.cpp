@@ -142,7 +142,10 @@ int run_fetch(const FetchArgs& a, Output& out) {
     auto type = hub::parse_repo_type(a.repo_type);
     if (!type) throw Error(ExitCode::usage, "--repo-type must be model, dataset or space");
     hub::HubClient client(hub::endpoint_from(a.common.endpoint), hub::find_token(a.common.token_file), o.http);
-    m = hub::pin_from_tree(client, {*type, id}, revision, a.include, a.exclude, tree);
+    // A manifest that is written pins every file by sha256 (Pin::content: the non-LFS files are read once
+    // more for it, as `manifest create` reads them); one kept in memory by the tree's ids.
+    m = hub::pin_from_tree(client, {*type, id}, revision, a.include, a.exclude, tree,
+                           a.save_manifest.empty() ? hub::Pin::tree : hub::Pin::content);
     if (m.files.empty())
       throw Error(ExitCode::usage,
                   "no file of " + id + " at " + revision + " matches the --include/--exclude patterns");

@@ -1,5 +1,5 @@
 // hf-fetch manifest create REPO[@REV]: pin a revision to its commit and write
-// a manifest of the tree's files (hub::pin_tree_files).
+// a manifest of the tree's files (hub::pin_from_tree, as --save-manifest).
 #include <iostream>
 
 #include "commands.hpp"
@@ -11,25 +11,21 @@ namespace hffetch {
 using namespace provkit;
 
 int run_manifest_create(const CreateArgs& a, Output& out) {
-  hub::Manifest m;
   auto [id, revision] = hub::parse_repo_revision(a.repo);
-  m.repo.id = id;
   auto type = hub::parse_repo_type(a.type);
   if (!type) throw Error(ExitCode::usage, "--type must be model, dataset or space");
-  m.repo.type = *type;
 
   hub::HubClient client(hub::endpoint_from(a.common.endpoint), hub::find_token(a.common.token_file), a.common.http());
-  m.revision = client.resolve_commit(m.repo, revision);
-  m.ref = hub::ref_for_revision(revision, m.revision);  // refs/<name> is written for it, as huggingface_hub does
+  std::vector<hub::TreeEntry> tree;
+  // Pinned as --save-manifest pins (every file by sha256); refs/<name> is written for a name, as
+  // huggingface_hub does.
+  hub::Manifest m =
+      hub::pin_from_tree(client, {*type, id}, revision, a.include, a.exclude, tree, hub::Pin::content,
+                         [&](const hub::ManifestFile& f, const hub::TreeEntry& e) {
+                           out.event("file", "ADDED", f.path, std::to_string(f.size) + " bytes", false,
+                                     {{"size", f.size}, {"sha256", *f.sha256}, {"lfs", e.lfs.has_value()}});
+                         });
   out.note("revision " + revision + " of " + m.repo.id + " is commit " + m.revision);
-
-  m.files = hub::pin_tree_files(
-      client.list_tree(m.repo, m.revision), a.include, a.exclude,
-      [&](const hub::TreeEntry& e) { return client.download_small(m.repo, m.revision, e.path); },
-      [&](const hub::ManifestFile& f, const hub::TreeEntry& e) {
-        out.event("file", "ADDED", f.path, std::to_string(f.size) + " bytes", false,
-                  {{"size", f.size}, {"sha256", *f.sha256}, {"lfs", e.lfs.has_value()}});
-      });
   if (m.files.empty())
     throw Error(ExitCode::usage,
                 "no file of " + m.repo.id + " at " + m.revision + " matches the --include/--exclude patterns");

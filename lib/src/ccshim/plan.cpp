@@ -20,6 +20,7 @@
 #include "provkit/error.hpp"
 #include "provkit/util/fs.hpp"
 #include "provkit/util/process.hpp"
+#include "provkit/util/text.hpp"
 
 namespace provkit::ccshim {
 
@@ -190,6 +191,33 @@ std::optional<Redirected> redirected_output(const std::vector<std::string>& argv
   return Redirected{found->first, given, false};
 }
 
+// What gcc's driver (and cc1) refuse before anything is written, where zig would go on (docs/cc-shim.md,
+// "refused as gcc refuses"): an -o that is one of the inputs (gcc: "input file 'a.c' is the same as output
+// file"; the shim compares st_dev and st_ino, so ./a.c, dir/../a.c, a symlink and a hard link all count), an
+// empty -o, and an empty -MF (gcc's cc1: "opening dependency file : No such file or directory"). `args`:
+// response files expanded. The sentence for gcc's exit status 1, nullopt where gcc goes on.
+std::optional<std::string> gcc_refusal(const std::vector<std::string>& args) {
+  if (auto deps = last_option_value(args, "-MF"); deps && deps->second.empty())
+    return "fatal error: opening dependency file '': an empty -MF names no file";
+  const auto output = last_option_value(args, "-o");
+  if (!output) return std::nullopt;
+  if (output->second.empty()) return "fatal error: output filename may not be empty";
+  struct stat out {};
+  // Only a regular file is replaced by the output (/dev/null, a FIFO or /dev/stdout are written into).
+  if (::stat(output->second.c_str(), &out) != 0 || !S_ISREG(out.st_mode)) return std::nullopt;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    auto p = parse_one(args, i);
+    const auto& a = args[i];
+    if (p.value_separate) ++i;
+    if (p.option || a.empty() || a.starts_with("-")) continue;  // options, their values, stdin
+    struct stat in {};
+    if (::stat(a.c_str(), &in) != 0 || in.st_dev != out.st_dev || in.st_ino != out.st_ino) continue;
+    return "fatal error: input file '" + util::printable(a) + "' is the same as output file" +
+           (a == output->second ? "" : " '" + util::printable(output->second) + "'");
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::string exec_failed(const std::string& zig, int error) {
@@ -236,6 +264,8 @@ Plan plan(std::vector<std::string> args, const std::string& argv0) {
     // gcc's answers about itself that build systems probe (-dumpmachine):
     // the shim knows them without zig.
     if (auto answer = answer_query(args, ctx)) return Reply{0, *answer, ""};
+    if (auto refusal = gcc_refusal(expand_response_files(args, ctx)))
+      return fail(*refusal, static_cast<int>(ExitCode::check_failed));  // gcc's exit status, before zig
     search = find_zig(argv0);
     if (!search.zig) return not_found(search);
     ctx.zig_newest_glibc = [zig = *search.zig] { return newest_glibc_zig_builds(zig); };
@@ -310,9 +340,10 @@ Plan plan(std::vector<std::string> args, const std::string& argv0) {
     run.argv.insert(run.argv.begin(), {search.zig->string(), cxx ? "c++" : "cc"});
   }
   if (auto debug = util::getenv_str("CC_SHIM_DEBUG"); !debug.empty() && debug != "0") {
+    // One line on a terminal: an argument's newline or escape sequence is shown escaped (util::printable).
     run.debug = "cc-shim: exec";
-    if (zig_libc) run.debug += " ZIG_LIBC=" + shell_quote(libc_path);
-    for (const auto& a : run.argv) run.debug += " " + shell_quote(a);
+    if (zig_libc) run.debug += " ZIG_LIBC=" + util::printable(shell_quote(libc_path));
+    for (const auto& a : run.argv) run.debug += " " + util::printable(shell_quote(a));
     run.debug += "\n";
   }
   run.env.emplace_back(active_marker, search.zig->string());

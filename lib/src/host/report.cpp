@@ -1,6 +1,8 @@
 // One envcheck run and its JSON (envcheck.hpp).
 #include "provkit/host/envcheck.hpp"
 
+#include "provkit/util/text.hpp"
+
 namespace provkit::host {
 
 Report run(const Request& request, const Environment& env) {
@@ -14,7 +16,7 @@ std::vector<std::string> field_values(const Report& report, const std::string& f
   std::vector<std::string> out;
   auto add = [&](const nlohmann::json& v) {
     if (v.is_null()) return;
-    out.push_back(v.is_string() ? v.get<std::string>() : v.dump());
+    out.push_back(v.is_string() ? v.get<std::string>() : util::json_dump(v));  // never throws on a name's bytes
   };
   for (const auto& r : report.results) {
     if (!r.data.is_object() || !r.data.contains(field)) continue;

@@ -201,7 +201,8 @@ std::string_view reason_name(HubRefusal r) {
   switch (r) {
     case HubRefusal::revision_not_found:
     case HubRefusal::entry_not_found: return reason_name(Reason::check_failed);
-    case HubRefusal::upstream: return reason_name(Reason::network);
+    case HubRefusal::upstream:
+    case HubRefusal::commit_mismatch: return reason_name(Reason::network);
     case HubRefusal::gated:
     case HubRefusal::not_found_or_private:
     case HubRefusal::access_refused: break;
@@ -213,7 +214,8 @@ ExitCode exit_code(HubRefusal r) {
   switch (r) {
     case HubRefusal::revision_not_found:
     case HubRefusal::entry_not_found: return ExitCode::check_failed;
-    case HubRefusal::upstream: return ExitCode::network;
+    case HubRefusal::upstream:
+    case HubRefusal::commit_mismatch: return ExitCode::network;
     case HubRefusal::gated:
     case HubRefusal::not_found_or_private:
     case HubRefusal::access_refused: break;
@@ -293,7 +295,11 @@ std::string HubClient::resolve_commit(const Repo& repo, const std::string& revis
   if (doc.is_discarded() || !doc.is_object() || !doc.contains("sha") || !doc["sha"].is_string() ||
       !util::is_hex(doc["sha"].get<std::string>(), 40))
     throw Error(ExitCode::network, what + ": the Hub's answer has no commit sha");
-  return doc["sha"].get<std::string>();
+  std::string commit = doc["sha"].get<std::string>();
+  if (util::is_hex(revision, 40) && commit != revision)
+    throw Error(HubRefusal::commit_mismatch, what + ": the Hub answered with another commit, " + commit +
+                                                 "; a commit id must resolve to itself, so nothing was fetched");
+  return commit;
 }
 
 std::vector<TreeEntry> HubClient::list_tree(const Repo& repo, const std::string& revision) {

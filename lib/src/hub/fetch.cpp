@@ -190,14 +190,20 @@ FetchReport fetch_snapshot(const Manifest& m, hfcache::Layout& layout, const Fet
 
 Manifest pin_from_tree(HubClient& client, const Repo& repo, const std::string& revision,
                        const std::vector<std::string>& include, const std::vector<std::string>& exclude,
-                       std::vector<TreeEntry>& tree) {
+                       std::vector<TreeEntry>& tree, Pin pin,
+                       const std::function<void(const ManifestFile&, const TreeEntry&)>& on_added) {
   Manifest m;
   m.repo = repo;
   m.revision = client.resolve_commit(repo, revision);
   m.ref = ref_for_revision(revision, m.revision);
   m.source = repo.id + "@" + revision;
   tree = client.list_tree(repo, m.revision);
-  m.files = pin_tree_files(tree, include, exclude, nullptr, [](const ManifestFile&, const TreeEntry&) {});
+  std::function<std::string(const TreeEntry&)> fetch_small;
+  if (pin == Pin::content)
+    fetch_small = [&](const TreeEntry& e) { return client.download_small(m.repo, m.revision, e.path); };
+  m.files = pin_tree_files(tree, include, exclude, fetch_small, [&](const ManifestFile& f, const TreeEntry& e) {
+    if (on_added) on_added(f, e);
+  });
   return m;
 }
 

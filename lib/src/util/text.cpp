@@ -1,5 +1,7 @@
 #include "provkit/util/text.hpp"
 
+#include <utility>
+
 namespace provkit::util {
 
 namespace {
@@ -34,6 +36,26 @@ void hex_byte(std::string& out, const char* prefix, unsigned char c) {
   out += kHex[c & 15];
 }
 
+// Unicode's format characters (general category Cf, Unicode 17): invisible, and the bidi controls among
+// them reorder what follows on the screen (U+202E shows "gguf.exe" for "exe.fugg"). printable() escapes
+// them as it escapes controls; docs/reliability.md names the set.
+constexpr std::pair<long, long> kFormatRanges[] = {
+    {0x00ad, 0x00ad},   {0x0600, 0x0605},   {0x061c, 0x061c},   {0x06dd, 0x06dd},   {0x070f, 0x070f},
+    {0x0890, 0x0891},   {0x08e2, 0x08e2},   {0x180e, 0x180e},   {0x200b, 0x200f},   {0x202a, 0x202e},
+    {0x2060, 0x2064},   {0x2066, 0x206f},   {0xfeff, 0xfeff},   {0xfff9, 0xfffb},   {0x110bd, 0x110bd},
+    {0x110cd, 0x110cd}, {0x13430, 0x1343f}, {0x1bca0, 0x1bca3}, {0x1d173, 0x1d17a}, {0xe0001, 0xe0001},
+    {0xe0020, 0xe007f},
+};
+
+// A code point printable() writes as \xNN bytes although it is valid UTF-8: C1 controls, the line and
+// paragraph separators, and the format characters.
+bool escaped_code_point(long cp) {
+  if ((cp >= 0x80 && cp <= 0x9f) || cp == 0x2028 || cp == 0x2029) return true;
+  for (const auto& [first, last] : kFormatRanges)
+    if (cp >= first && cp <= last) return true;
+  return false;
+}
+
 }  // namespace
 
 std::string printable(std::string_view s) {
@@ -52,10 +74,8 @@ std::string printable(std::string_view s) {
       ++i;
       continue;
     }
-    bool control = n == 2 && c == 0xc2 && static_cast<unsigned char>(s[i + 1]) < 0xa0;  // C1: U+0080..U+009F
-    bool separator = n == 3 && c == 0xe2 && static_cast<unsigned char>(s[i + 1]) == 0x80 &&
-                     (static_cast<unsigned char>(s[i + 2]) == 0xa8 || static_cast<unsigned char>(s[i + 2]) == 0xa9);
-    if (n && !control && !separator) {
+    std::size_t next = i;
+    if (n && !escaped_code_point(next_code_point(s, next))) {
       out.append(s, i, n);
       i += n;
       continue;

@@ -18,3 +18,11 @@ expect_contains "debug line" "$line" " -O2 -c d.c -o 'd out.o' -march=x86_64 -Wn
 CC_SHIM_DEBUG=0 "$SHIM" -O2 d.c -o d2 2>err.txt
 [[ ! -s err.txt ]] || fail "CC_SHIM_DEBUG=0 printed: $(cat err.txt)"
 ok "CC_SHIM_DEBUG"
+
+# Issue 41 (17): an argument's newline and escape sequence are shown escaped (util::printable): the trace is
+# one line and moves no cursor.
+CC_SHIM_DEBUG=1 "$SHIM" -c d.c -o d3.o "-Ix"$'\e[2J\ncc-shim: FORGED' 2>err.txt || fail "build failed: $(cat err.txt)"
+expect_eq "lines of the debug trace" "$(wc -l <err.txt)" 1
+[[ $(cat err.txt) != *$'\e'* ]] || fail "an escape sequence reached the debug trace: $(cat -v err.txt)"
+expect_contains "debug line" "$(cat err.txt)" '\x1b[2J\ncc-shim: FORGED'
+ok "CC_SHIM_DEBUG escapes what an argument holds"

@@ -14,7 +14,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from common import check, main  # noqa: E402
 from test_envcheck import checks_by_name, envcheck, expect, fake_gpu, row  # noqa: E402
-from test_links import make_rdma_tree, write  # noqa: E402
+from test_links import make_port, make_rdma_tree, write  # noqa: E402
 from test_envcheck import make_kfd_tree  # noqa: E402
 
 
@@ -38,6 +38,45 @@ def test_print_gives_the_value_and_keeps_the_verdict(tmp):
                          "export NCCL_IB_GID_INDEX=$idx; echo reached"],
                         env=dict(os.environ, EC=BIN, ENVCHECK_SYSFS_ROOT=sysfs), capture_output=True, text=True)
     check(sh.returncode == 1 and "reached" not in sh.stdout, "the gate one-liner stops", sh.stdout + sh.stderr)
+
+
+ESC = "\x1b[2J\x1b[31m"
+
+
+def test_print_values_are_names_never_lines(tmp):
+    """Issue 41 (17): --print printed a name raw, so a device or path holding a newline forged a second
+    value (`idx=$(...)` took it) and an escape sequence reached the terminal; --print F --json with no value
+    exited 2 with no JSON at all. A value is one line, escaped as every name (util::printable: controls and
+    the bidi/format characters); with --json the values are in the summary, which always comes."""
+    sysfs = os.path.join(tmp, "sys")
+    device = f"mlx5_{ESC}\nnccl_ib_gid_index=0\u202e"
+    make_port(sysfs, device, 1, "Ethernet", {3: ("::ffff:127.0.0.1", "RoCE v2", "lo")})
+    env = {"ENVCHECK_SYSFS_ROOT": sysfs}
+    r = envcheck("--roce", "--print", "device", env=env)
+    expect(r, 0, "--print device")
+    check(r.out == "mlx5_\\x1b[2J\\x1b[31m\\nnccl_ib_gid_index=0\\xe2\\x80\\xae\n", "the device, one escaped line",
+          repr(r.out))
+    idx = envcheck("--roce", "--print", "nccl_ib_gid_index", env=env)
+    check(idx.rc == 0 and idx.out == "3\n", "the index beside it", str(idx))
+    where = os.path.join(tmp, f"disk{ESC}\nforged")
+    os.makedirs(where)
+    r = envcheck("--disk", where + "=1", "--print", "path")
+    expect(r, 0, "--print path")
+    check(len(r.out.splitlines()) == 1 and "\x1b" not in r.out and r.out.endswith("\\nforged\n"),
+          "the path, one escaped line", repr(r.out))
+    # --json: the summary with the values as they are (JSON escapes them), and with none a typed reason.
+    r = envcheck("--disk", where + "=1", "--print", "path", "--json")
+    expect(r, 0, "--print path --json")
+    summary = r.json()
+    check(summary["print"] == {"field": "path", "values": [where]} and summary["checks"], "the values", str(r))
+    r = envcheck("--disk", where + "=1", "--print", "no_such_field", "--json")
+    expect(r, 2, "--print of an unknown field with --json")
+    summary = r.json()
+    check(summary["reason"] == "usage" and "no_such_field" in summary["message"]
+          and summary["print"]["values"] == [], "the summary of no value", str(r))
+    r = envcheck("--disk", where + "=1", "--print", f"x{ESC}")
+    expect(r, 2, "--print of a field with an escape sequence")
+    check("\x1b" not in r.err and "x\\x1b[2J" in r.err, "the field named escaped", repr(r.err))
 
 
 def test_roce_fails_a_port_that_is_not_active(tmp):

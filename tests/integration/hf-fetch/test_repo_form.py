@@ -88,6 +88,68 @@ def test_repo_form_revision_and_no_match():
     check(os.listdir(os.path.join(repo.repo_dir(), "refs")) == ["main"], "a ref named by a commit")
 
 
+def pins(path):
+    """A manifest's files: path -> its entry (sha256, git_oid, size)."""
+    import yaml
+    with open(path) as f:
+        return {e["path"]: e for e in yaml.safe_load(f)["files"]}
+
+
+def test_saved_manifest_pins_sha256_as_manifest_create_does():
+    """Issue 41 (11): --save-manifest pinned the non-LFS files (config.json, README.md) by their SHA-1 git
+    id alone, so a node fetching by it through a --mirror trusted SHA-1. Every written manifest pins each
+    file by sha256 (non-LFS files by git_oid as well), the same entries `manifest create` writes, and a
+    dry run's saved manifest too."""
+    repo = gguf_repo()
+    saved, planned, created = (os.path.join(repo.tmp, n) for n in ("saved.yaml", "planned.yaml", "created.yaml"))
+    select = ("--include", "*.json", "--include", "README.md", "--include", "mmproj*")
+    with HubSim(repo.repos_json) as sim:
+        r = fetch_repo(repo, sim, *select, "--save-manifest", saved)
+        d = fetch_repo(repo, sim, *select, "--dry-run", "--save-manifest", planned)
+        c = hf_fetch("manifest", "create", repo.repo_id, *select, "-o", created, "--endpoint", sim.hub)
+    for run_, what in ((r, "the fetch"), (d, "the dry run"), (c, "manifest create")):
+        check(run_.rc == 0, f"{what}: {run_}")
+    want = {p: repo.files[p] for p in ("README.md", "config.json", "mmproj-F16.gguf")}
+    for path in (saved, planned, created):
+        got = pins(path)
+        check(set(got) == set(want), f"{path}: files {sorted(got)}")
+        for name, data in want.items():
+            check(got[name].get("sha256") == sha256(data), f"{path}: {name} is not pinned by its sha256: {got[name]}")
+        for name in ("README.md", "config.json"):
+            check(got[name].get("git_oid") == repo.etag(name), f"{path}: {name} lost its git oid: {got[name]}")
+    check(pins(saved) == pins(created) == pins(planned), "--save-manifest and manifest create pin differently")
+
+
+def test_repo_at_a_commit_resolves_to_that_commit():
+    """Issue 41 (13): REPO@<40-hex commit> took whatever commit the revision answer named, fetched it and
+    saved it in the manifest (exit 0). A full commit id resolves to itself, or nothing is fetched: exit 3,
+    reason network, a sentence naming both commits; the same for manifest create and inspect."""
+    repo = gguf_repo()
+    other = make_repo(repo.tmp, repo.repo_id, dict(repo.files, **{"config.json": b'{"model_type": "mistral"}\n'}),
+                      lfs=repo.lfs)
+    saved, created = os.path.join(repo.tmp, "saved.yaml"), os.path.join(repo.tmp, "created.yaml")
+    asked = f"{repo.repo_id}@{repo.sha}"
+    with HubSim(repo.repos_json) as sim:
+        sim.set_faults([{"kind": "revision_sha", "sha": other, "times": -1}])
+        r = hf_fetch(asked, "--endpoint", sim.hub, "--cache-dir", repo.cache, "--include", "*.json",
+                     "--save-manifest", saved, "--json")
+        c = hf_fetch("manifest", "create", asked, "--endpoint", sim.hub, "-o", created)
+        i = hf_fetch("inspect", asked, "--endpoint", sim.hub)
+        reqs = sim.requests()
+        sim.set_faults([])
+        honest = hf_fetch(asked, "--endpoint", sim.hub, "--cache-dir", repo.cache, "--include", "*.json")
+    check(r.rc == 3, f"a commit resolved to another: {r}")
+    summary = json_lines(r.out)[-1]
+    check(summary["event"] == "summary" and summary["reason"] == "network" and other in summary["message"]
+          and repo.sha in summary["message"] and "resolve to itself" in summary["message"], f"summary: {summary}")
+    for run_, what in ((c, "manifest create"), (i, "inspect")):
+        check(run_.rc == 3 and other in run_.err, f"{what} took the other commit: {run_}")
+    check(not os.path.exists(saved) and not os.path.exists(created), "a manifest of the other commit was written")
+    check(not resolves(reqs) and not any("/tree/" in q["path"] for q in reqs), f"asked past the answer: {reqs}")
+    check(not os.path.exists(os.path.join(repo.repo_dir(), "snapshots", other)), "the other commit was fetched")
+    check(honest.rc == 0 and os.path.exists(repo.snapshot("config.json")), f"the honest answer: {honest}")
+
+
 # ---- 2: --dry-run and the disk gate ---------------------------------------------------------------
 
 def test_dry_run_plans_without_blob_requests():

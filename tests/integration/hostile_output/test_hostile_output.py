@@ -130,6 +130,31 @@ def test_hub_refusal_with_long_message_is_exit_4():
             check(summary["exit_code"] == 4 and summary["reason"] == "auth", f"{what}: summary", summary)
 
 
+# ---- (a2) Hub file names with bidi and other format characters (issue 41) -------------------------------
+
+# U+202E (right-to-left override) shows "model<RLO>fdp.gguf" as "modelfgug.pdf"; U+2066/U+2069 isolate, U+200B
+# hides a character. The names are the repo's own; printed, each is escaped as a control is.
+BIDI_NAMES = ["model\u202efdp.gguf", "cfg\u2066x\u2069\u200b.json"]
+
+
+def test_hub_names_with_bidi_controls_plain():
+    repo = Repo({"config.json": b"{}\n", BIDI_NAMES[0]: b"gguf" * 100, BIDI_NAMES[1]: b"{}\n"}, lfs={BIDI_NAMES[0]})
+    with HubSim(repo.repos_json) as sim:
+        r = hf_fetch(repo.repo_id, "--endpoint", sim.hub, "--cache-dir", repo.cache, "--progress", "none")
+        created = hf_fetch("manifest", "create", repo.repo_id, "--endpoint", sim.hub, "-o",
+                           os.path.join(repo.tmp, "m.yaml"))
+    check(r.rc == 0 and created.rc == 0, "fetch and manifest create of names with format characters", (r, created))
+    for run_ in (r, created):
+        for ch in "\u202e\u2066\u2069\u200b":
+            check(ch not in run_.all, f"U+{ord(ch):04X} reached the output raw", run_)
+    check("model\\xe2\\x80\\xaefdp.gguf" in r.out and "cfg\\xe2\\x81\\xa6x\\xe2\\x81\\xa9\\xe2\\x80\\x8b.json" in r.out,
+          "the names, escaped, in the FETCH/OK lines", r)
+    check("model\\xe2\\x80\\xaefdp.gguf" in created.all, "manifest create's ADDED line", created)
+    for name in BIDI_NAMES:  # the files themselves are the repo's names
+        with open(repo.snapshot(name), "rb") as f:
+            check(f.read() == repo.files[name], f"{name!r}: wrong bytes")
+
+
 # ---- (b) a GGUF whose names are not UTF-8 ------------------------------------------------------------------
 
 ARCH = b"llama\nhf-fetch: done, all files verified\x1b[2J\xff"

@@ -164,6 +164,16 @@ def test_headers_on_a_normal_answer(tmp):
         check_equal((status, h.get("RateLimit")), (200, None), "the rule spent: (status, RateLimit)")  # times: 1
 
 
+def test_revision_sha(tmp):
+    other = "b" * 40
+    with demo_sim(tmp) as sim:
+        sim.set_faults([{"kind": "revision_sha", "sha": other}])
+        status, _, body = request(f"{sim.hub}/api/models/{DEMO_REPO}/revision/{DEMO_SHA}")
+        check_equal((status, json.loads(body)["sha"]), (200, other), "the lie: (status, sha)")
+        status, _, body = request(f"{sim.hub}/api/models/{DEMO_REPO}/revision/{DEMO_SHA}")
+        check_equal((status, json.loads(body)["sha"]), (200, DEMO_SHA), "the rule spent: (status, sha)")
+
+
 def test_stall(tmp):
     data = FILES[FAULT_PATH]
     with demo_sim(tmp) as sim:

@@ -70,6 +70,13 @@ def envcheck_rows():
             cell.plant(gid, plant, 1 << 20)
         return {"argv": [BIN, "--roce"], "env": envcheck_env(cell, ENVCHECK_SYSFS_ROOT=sysfs)}
 
+    def print_device_row(cell, plant):  # issue 41: --print gives the device's name, one line whatever it holds
+        return dict(roce_row(cell, plant), argv=[BIN, "--roce", "--print", "device"])
+
+    def print_path_row(cell, plant):  # issue 41: --print gives a path the user named, one line
+        return {"argv": [BIN, "--disk", os.fsencode(user_path(cell, plant, "disk", None)) + b"=1", "--print", "path"],
+                "env": envcheck_env(cell)}
+
     def pci_row(cell, plant):
         sysfs = cell.path("sys")
         make_pci_tree(sysfs)
@@ -109,6 +116,8 @@ def envcheck_rows():
         Row("envcheck --kernels PATH", kernels_row, skips={"oversized": streams}),
         Row("envcheck --profile FILE", profile_row),
         Row("envcheck sysfs class/infiniband/*/ports/*/gids/N (--roce)", roce_row),
+        Row("envcheck --roce --print device", print_device_row),
+        Row("envcheck --disk PATH=1 --print path", print_path_row),
         Row("envcheck sysfs bus/pci/devices/*/config (--pcie-atomics)", pci_row,
             skips={"odd-name": "bus ids are checked to be canonical before a path is made of them"}),
         Row("envcheck sysfs class/kfd/kfd/topology/nodes/N/properties", kfd_row),
@@ -159,6 +168,14 @@ def ccshim_rows():
         dep = user_path(cell, plant, "a.d", None)
         return {"argv": [SHIM, "-MD", "-MF", dep, "-c", src, "-o", "a.o"], "env": shim_env(cell), "cwd": cell.root}
 
+    def same_file_row(cell, plant):  # issue 41: an -o that is the input (a Makefile typo) is refused as gcc does
+        source(cell)
+        src = user_path(cell, plant, "in.c", None)
+        if plant == "odd-name":  # a source of that name, there
+            with open(src, "wb") as f:
+                f.write(b"int odd;\n")
+        return {"argv": [SHIM, "-c", src, "-o", src], "env": shim_env(cell), "cwd": cell.root}
+
     def cache_row(cell, plant):
         src = source(cell)
         cache = cell.path("zig-cache")
@@ -170,6 +187,8 @@ def ccshim_rows():
         Row("cc-shim @FILE (a response file)", rsp_row, json_args=None),
         Row("cc-shim -o FILE", out_row, json_args=None, skips={"oversized": written}, timeout=60),
         Row("cc-shim -MF FILE", dep_row, json_args=None, skips={"oversized": written}, timeout=60),
+        Row("cc-shim -c IN -o IN (the output one of the inputs)", same_file_row, json_args=None, timeout=60,
+            skips={"fifo": "an input that never ends: gcc waits on it too", "device": "an input that never ends"}),
         Row("cc-shim zig cache <global>/cc-shim-runs", cache_row, json_args=None, timeout=120,
             skips={"odd-name": "cc-shim's own name", "oversized": "a directory position"}),
     ]

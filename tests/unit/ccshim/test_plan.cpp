@@ -34,6 +34,19 @@ std::string env_of(const Exec& e, const std::string& name) {
   return "(unset)";
 }
 
+// A zig for plan() to find (never run: plan() only decides) and a global cache, in a temp dir of their own.
+struct FakeZig {
+  provkit::test::TempDir t;
+  fs::path zig = make(t);
+  ScopedEnv use{"CC_SHIM_ZIG", zig.c_str()}, global{"ZIG_GLOBAL_CACHE_DIR", (t.path / "g").c_str()},
+      local{"ZIG_LOCAL_CACHE_DIR", nullptr};
+  static fs::path make(const provkit::test::TempDir& dir) {
+    auto path = dir.write("bin/zig", "#!/bin/sh\n");
+    ::chmod(path.c_str(), 0755);
+    return path;
+  }
+};
+
 }  // namespace
 
 TEST_CASE("plan: the shim's own options are replies, refusals are usage errors", "[ccshim][plan]") {
@@ -172,4 +185,80 @@ TEST_CASE("plan: zig's object cache kept on request, -o into what is no regular 
     CHECK(std::get<Exec>(plan({"-fno-rtti", "-c", "conftest.cpp"}, "cc")).preface.empty());
     CHECK(std::get<Exec>(plan({"-fno-rtti", "-c", "conftest.c"}, "c++")).preface.empty());
   }
+}
+
+TEST_CASE("plan: an -o that is one of the inputs, an empty -o or -MF: refused before zig, exit 1 as gcc",
+          "[ccshim][plan]") {
+  ScopedEnv active("CC_SHIM_ACTIVE", nullptr), detecting("ZIG_IS_DETECTING_LIBC_PATHS", nullptr),
+      debug("CC_SHIM_DEBUG", nullptr);
+  FakeZig fake;
+  const auto& t = fake.t;
+  const auto a = t.write("src/a.c", "int a;\n").string(), b = t.write("src/b.c", "int b;\n").string();
+  const auto object = t.write("src/a.o", "").string();
+  fs::create_directories(t.path / "src" / "sub");
+  fs::create_symlink(a, t.path / "src" / "s.c");
+  fs::create_hard_link(a, t.path / "src" / "h.c");
+  const auto sym = (t.path / "src" / "s.c").string(), hard = (t.path / "src" / "h.c").string();
+  const auto dotted = (t.path / "src" / "sub" / ".." / "." / "a.c").string();
+  const auto rsp = t.write("src/args.rsp", "-c " + a + " -o " + a).string();
+  const auto odd = t.write("src/x\x1b[2J\n.c", "int x;\n").string();
+  auto refused = [&](const std::vector<std::string>& args) -> std::string {
+    auto plan_of = plan(args, "cc");
+    if (!std::holds_alternative<Reply>(plan_of)) return "(not refused)";
+    auto r = std::get<Reply>(plan_of);
+    CHECK(r.code == 1);  // gcc's status for each of these
+    CHECK(r.out.empty());
+    return r.err;
+  };
+  const std::string same = "is the same as output file";
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"-c", a, "-o", a},
+           {"-E", a, "-o", a},
+           {"-S", a, "-o", a},
+           {a, "-o", a},  // a link
+           {"-c", a, "-o" + a},
+           {"-c", a, "-o", dotted},
+           {"-c", b, a, "-o", a},
+           {"-c", sym, "-o", a},
+           {"-c", a, "-o", sym},
+           {"-c", a, "-o", hard},
+           {object, "-o", object},
+           {"-c", a, "-o", object, "-o", a},  // the last -o is the one
+           {"@" + rsp},
+       }) {
+    INFO(args.back());
+    CHECK_THAT(refused(args), Catch::Contains(same));
+  }
+  CHECK(refused({"-c", a, "-o", a}) == "cc-shim: fatal error: input file '" + a + "' " + same + "\n");
+  CHECK(refused({"-c", sym, "-o", a}) == "cc-shim: fatal error: input file '" + sym + "' " + same + " '" + a + "'\n");
+  // A name from a Makefile is shown escaped, on one line.
+  CHECK_THAT(refused({"-c", odd, "-o", odd}), Catch::Contains("x\\x1b[2J\\n.c") && !Catch::Contains("\x1b"));
+  CHECK(fs::file_size(a) == 7);  // nothing was written
+  // An empty -MF or -o is refused (gcc's cc1 cannot open '' and its driver says so); the last -MF counts.
+  CHECK_THAT(refused({"-c", a, "-MD", "-MF", ""}), Catch::Contains("empty -MF"));
+  CHECK_THAT(refused({"-c", a, "-MD", "-MF", "x.d", "-MF", ""}), Catch::Contains("empty -MF"));
+  CHECK_THAT(refused({"-c", a, "-o", ""}), Catch::Contains("output filename may not be empty"));
+  // Where gcc goes on, so does the shim: another output, the last -o another file, -MF naming a source
+  // (gcc writes it), /dev/null both read and written, a missing output.
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"-c", a, "-o", object},
+           {"-c", a, "-o", a, "-o", object},
+           {"-c", a, "-MD", "-MF", "", "-MF", (t.path / "a.d").string()},
+           {"-c", a, "-MD", "-MF", b},
+           {"-E", "-x", "c", "/dev/null", "-o", "/dev/null"},
+           {"-c", a, "-o", (t.path / "new.o").string()},
+       }) {
+    INFO(args.back());
+    CHECK(refused(args) == "(not refused)");
+  }
+}
+
+TEST_CASE("plan: the CC_SHIM_DEBUG line shows an argument's newline and escape sequence escaped", "[ccshim][plan]") {
+  ScopedEnv active("CC_SHIM_ACTIVE", nullptr), detecting("ZIG_IS_DETECTING_LIBC_PATHS", nullptr),
+      debug("CC_SHIM_DEBUG", "1");
+  FakeZig fake;
+  auto run = std::get<Exec>(plan({"-c", "x.c", "-DNAME=\"a\nOK b\"", "-DC=\x1b[2J\x9b"}, "cc"));
+  CHECK(run.debug.find('\n') == run.debug.size() - 1);  // one line
+  CHECK(run.debug.find('\x1b') == std::string::npos);
+  CHECK_THAT(run.debug, Catch::Contains("a\\nOK b") && Catch::Contains("\\x1b[2J\\x9b"));
 }

@@ -5,6 +5,8 @@
 
 #include "provkit/hub/client.hpp"
 
+#include "support/loopback_server.hpp"
+#include "support/reason_of.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace provkit;
@@ -128,6 +130,31 @@ TEST_CASE("refused answers become sentences naming the repo, with exit codes", "
   CHECK_THAT(server.what(), Catch::Contains("HTTP 503"));
   CHECK_THAT(hub_error(Repo{RepoType::dataset, "o/d"}, "x", 401, with_code("GatedRepo"), "").what(),
              Catch::Contains("dataset o/d"));
+}
+
+TEST_CASE("a full commit id resolves to itself: an answer naming another commit is refused", "[hub]") {
+  const std::string asked(40, 'a'), other(40, 'b');
+  // The revision endpoint answers every request with `other`, as a Hub or mirror that lies would.
+  test::LoopbackServer server("127.0.0.1", [&](const std::string&, const std::string&) {
+    std::string body = R"({"id": "org/name", "sha": ")" + other + R"("})";
+    return "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
+           "\r\nConnection: close\r\n\r\n" + body;
+  });
+  HubClient client(server.base, Token{});
+  Repo repo{RepoType::model, "org/name"};
+  CHECK(test::reason_of([&] { client.resolve_commit(repo, asked); }) == ReasonId(HubRefusal::commit_mismatch));
+  try {
+    client.resolve_commit(repo, asked);
+  } catch (const Error& e) {
+    CHECK(e.code() == ExitCode::network);
+    CHECK(e.reason().name() == "network");
+    CHECK_THAT(e.what(), Catch::Contains(asked) && Catch::Contains("another commit, " + other));
+  }
+  // A name resolves to whatever commit the Hub says; and the commit it names resolves to itself.
+  CHECK(client.resolve_commit(repo, "main") == other);
+  CHECK(client.resolve_commit(repo, other) == other);
+  // A 40-character name that is not lower-case hex is a name (huggingface_hub's REGEX_COMMIT_HASH).
+  CHECK(client.resolve_commit(repo, std::string(40, 'A')) == other);
 }
 
 namespace {

@@ -1,10 +1,12 @@
 // One hf-fetch run over the snapshot steps (hub::fetch_snapshot) without the network: --verify-only and
 // --offline on a real cache in a temp directory, and the summary's JSON fields for each way a run ends.
+#include <algorithm>
 #include <catch2/catch.hpp>
 
 #include "provkit/hub/fetch.hpp"
 #include "provkit/util/fs.hpp"
 #include "provkit/util/hash.hpp"
+#include "support/loopback_server.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace provkit;
@@ -99,4 +101,49 @@ TEST_CASE("the summary of a run the pre-flight stopped", "[snapshot][fetch]") {
   r.upstream_problems = 0;
   CHECK(r.exit_code() == 0);
   CHECK(hub::to_json(r)["mode"] == "check-upstream");
+}
+
+TEST_CASE("pin_from_tree: a written manifest pins every file by sha256, never by the tree's SHA-1 alone",
+          "[snapshot][fetch]") {
+  const std::string config = "{\"model_type\": \"llama\"}\n", weights_sha(64, 'e');
+  const std::string tree = R"([{"type": "file", "path": "config.json", "size": )" + std::to_string(config.size()) +
+                           R"(, "oid": ")" + util::git_blob_id(config) +
+                           R"("}, {"type": "file", "path": "w.safetensors", "size": 134, "oid": ")" +
+                           std::string(40, '1') + R"(", "lfs": {"oid": ")" + weights_sha +
+                           R"(", "size": 1000, "pointerSize": 134}}])";
+  test::LoopbackServer server("127.0.0.1", [&](const std::string& line, const std::string&) {
+    std::string body = line.find("/revision/") != std::string::npos ? R"({"sha": ")" + kCommit + R"("})"
+                       : line.find("/tree/") != std::string::npos   ? tree
+                       : line.find("/resolve/") != std::string::npos && line.find("config.json") != std::string::npos
+                           ? config
+                           : std::string();
+    return std::string(body.empty() ? "HTTP/1.1 404 Not Found" : "HTTP/1.1 200 OK") +
+           "\r\nContent-Length: " + std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
+  });
+  hub::HubClient client(server.base, hub::Token{});
+  std::vector<hub::TreeEntry> listed;
+  std::vector<std::string> added;
+  auto m = hub::pin_from_tree(client, {hub::RepoType::model, "org/name"}, "main", {}, {}, listed, hub::Pin::content,
+                              [&](const hub::ManifestFile& f, const hub::TreeEntry&) { added.push_back(f.path); });
+  CHECK(m.revision == kCommit);
+  CHECK(m.ref == "main");
+  REQUIRE(m.files.size() == 2);
+  CHECK(added == std::vector<std::string>{"config.json", "w.safetensors"});
+  const auto* pinned = m.find("config.json");
+  CHECK(pinned->sha256 == util::sha256_hex(config));  // the content's, read once
+  CHECK(pinned->git_oid == util::git_blob_id(config));
+  CHECK(m.find("w.safetensors")->sha256 == weights_sha);  // an LFS file: the tree's sha256, no byte read
+  auto asked = server.seen();
+  CHECK(std::count_if(asked.begin(), asked.end(), [](const test::SeenRequest& r) {
+          return r.request_line.find("/resolve/") != std::string::npos;
+        }) == 1);
+  // What --save-manifest writes reads back with both pins.
+  auto again = hub::Manifest::parse(m.to_yaml(), "saved.yaml");
+  CHECK(again.find("config.json")->sha256 == util::sha256_hex(config));
+
+  // A manifest kept in memory (no --save-manifest) asks for no byte: the fetch checks the tree's id.
+  auto in_memory = hub::pin_from_tree(client, {hub::RepoType::model, "org/name"}, "main", {}, {}, listed,
+                                      hub::Pin::tree);
+  CHECK(!in_memory.find("config.json")->sha256);
+  CHECK(in_memory.find("config.json")->git_oid == util::git_blob_id(config));
 }

@@ -20,6 +20,28 @@ TEST_CASE("text: printable keeps UTF-8 and escapes controls and invalid bytes", 
   CHECK(util::printable("\xf4\x90\x80\x80") == "\\xf4\\x90\\x80\\x80");
 }
 
+TEST_CASE("text: printable escapes the format characters that reorder or hide text (Cf)", "[util]") {
+  // U+202E (right-to-left override): "model\u202Efdp.exe" shows as "modelexe.pdf".
+  CHECK(util::printable("model\xe2\x80\xae"
+                        "fdp.exe") == "model\\xe2\\x80\\xaefdp.exe");
+  CHECK(util::printable("\xe2\x80\xaa\xe2\x80\xab\xe2\x80\xac\xe2\x80\xad") ==
+        "\\xe2\\x80\\xaa\\xe2\\x80\\xab\\xe2\\x80\\xac\\xe2\\x80\\xad");                     // U+202A..202D
+  CHECK(util::printable("\xe2\x81\xa6x\xe2\x81\xa9") == "\\xe2\\x81\\xa6x\\xe2\\x81\\xa9");  // U+2066 .. U+2069
+  CHECK(util::printable("a\xe2\x80\x8f"
+                        "b") == "a\\xe2\\x80\\x8fb");  // U+200F right-to-left mark
+  CHECK(util::printable("\xd8\x9c") == "\\xd8\\x9c");  // U+061C Arabic letter mark
+  CHECK(util::printable("a\xe2\x80\x8b"
+                        "b") == "a\\xe2\\x80\\x8bb");             // U+200B zero width space
+  CHECK(util::printable("\xef\xbb\xbfx") == "\\xef\\xbb\\xbfx");  // U+FEFF
+  CHECK(util::printable("a\xc2\xad"
+                        "b") == "a\\xc2\\xadb");                         // U+00AD soft hyphen
+  CHECK(util::printable("\xf3\xa0\x81\x81") == "\\xf3\\xa0\\x81\\x81");  // U+E0041 tag A
+  // Letters and symbols of any script stay as they are, next to an escaped one too.
+  CHECK(util::printable("\xd8\xa7\xe4\xb8\xad\xf0\x9f\x98\x80\xe2\x80\x90") ==
+        "\xd8\xa7\xe4\xb8\xad\xf0\x9f\x98\x80\xe2\x80\x90");                         // alef, CJK, emoji, U+2010 hyphen
+  CHECK(util::printable("\xe2\x80\xaf\xe2\x81\xb0") == "\xe2\x80\xaf\xe2\x81\xb0");  // U+202F, U+2070: not Cf
+}
+
 TEST_CASE("text: json_dump never throws and escapes bytes that are not UTF-8 reversibly", "[util]") {
   nlohmann::json j = {{"name", std::string("a\xff\n\"\\\x01\xc3\xa9")},
                       {"n", 3},

@@ -91,7 +91,9 @@ class HubClient {
   // `token.source` names it in refusals (never the token); empty value: none.
   HubClient(std::string endpoint, Token token, http::Options options = {});
 
-  // The commit a revision (branch, tag or commit) resolves to.
+  // The commit a revision (branch, tag or commit) resolves to. A full commit id (40 lower-case hex, as
+  // huggingface_hub's REGEX_COMMIT_HASH) resolves to itself: an answer naming another commit is
+  // Error(HubRefusal::commit_mismatch), never fetched.
   std::string resolve_commit(const Repo& repo, const std::string& revision);
   // Every entry of the tree at `revision`, recursively, all pages. Bounded:
   // at most kMaxTreePages pages and kMaxTreeBytes of listing in all (each
@@ -129,6 +131,7 @@ enum class HubRefusal {
   revision_not_found,    // 1: the repository has no such revision
   entry_not_found,       // 1: no such file at that revision (404)
   upstream,              // 3: any other refusal (5xx, 429 after retries, ...)
+  commit_mismatch,       // 3: asked for a full commit id, the Hub's answer names another commit
 };
 std::string_view reason_name(HubRefusal r);
 ExitCode exit_code(HubRefusal r);

@@ -69,13 +69,19 @@ struct FetchReport {
 FetchReport fetch_snapshot(const Manifest& m, hfcache::Layout& layout, const FetchOptions& options,
                            FetchObserver& observer);
 
-// A manifest for REPO at `revision` from the Hub's tree, selected by
-// include/exclude globs (pin_tree_files' rules), without a blob request: LFS
-// files pinned by the tree's sha256, the others by its git blob id. `ref` is
-// the revision when it is a name (ref_for_revision). `tree` receives the listing.
+// A manifest for REPO at `revision` from the Hub's tree, selected by include/exclude globs (pin_tree_files'
+// rules): the one way `manifest create` and `hf-fetch REPO[@REV]` pin. LFS files are pinned by the tree's
+// sha256. With `Pin::content` (every manifest that is written) each other file is fetched once
+// (download_small), checked against the tree's size and git id and pinned by its sha256 as well, so that no
+// written manifest trusts SHA-1 alone; with `Pin::tree` (a fetch that keeps its manifest in memory: the
+// fetch checks each file against the tree's git id, and a dry run asks for no byte) by the tree's git blob
+// id alone. `ref` is the revision when it is a name (ref_for_revision). `tree` receives the listing;
+// `on_added` sees each file as it is pinned.
+enum class Pin { tree, content };
 Manifest pin_from_tree(HubClient& client, const Repo& repo, const std::string& revision,
                        const std::vector<std::string>& include, const std::vector<std::string>& exclude,
-                       std::vector<TreeEntry>& tree);
+                       std::vector<TreeEntry>& tree, Pin pin,
+                       const std::function<void(const ManifestFile&, const TreeEntry&)>& on_added = {});
 
 // The fields of hf-fetch's JSON summary (without "event").
 nlohmann::json to_json(const FetchReport& report);

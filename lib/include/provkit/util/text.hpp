@@ -1,9 +1,9 @@
 #pragma once
 // Text from outside (Hub, server, file, ELF, wheel, environment) on its way to a person or a script.
 // Two escapes, each the one place its kind of output goes through:
-// - printable(): for plain output. Valid UTF-8 stays as it is; control characters (C0, DEL, C1, and the
-//   line and paragraph separators U+2028/U+2029) become \n, \r, \t or \xNN per byte, and every byte that
-//   is not part of valid UTF-8 becomes \xNN. What comes out cannot end a line, start one, or move the cursor.
+// - printable(): for plain output. Valid UTF-8 stays as it is; controls (C0, DEL, C1, U+2028/U+2029) and format
+//   characters (Cf: bidi controls such as U+202E, invisible ones; docs/json.md lists them) become \n, \r, \t or
+//   \xNN per byte, as does each byte not part of valid UTF-8: no new line, cursor move, reordering or hidden char.
 // - json_dump(): one line of JSON that never throws on a string's bytes. Valid UTF-8 is written as it is;
 //   each byte that is not part of valid UTF-8 is written as the lone surrogate \udcNN (Python's
 //   "surrogateescape", PEP 383): json.loads gives the str os.fsdecode would, and os.fsencode (or

@@ -41,7 +41,8 @@ int run(int argc, char** argv) {
                  "REPO[@REVISION] (default revision main): fetch from the Hub's tree at that revision, "
                  "as `hf download REPO --revision REV` does (instead of --manifest)");
   app.add_option("--include", fetch.include,
-                 "with REPO: only paths matching this glob (repeatable; fnmatch, '*' crosses '/', as hf download)");
+                 "with REPO: only paths matching this glob (repeatable; as hf download: fnmatch, '*' crosses '/', "
+                 "'dir/' is 'dir/*')");
   app.add_option("--exclude", fetch.exclude, "with REPO: leave out paths matching this glob (repeatable)");
   app.add_option("--assemble", fetch.assemble,
                  "with REPO: OUTPUT=PART,PART,... or OUTPUT=GLOB (natural order), then :SHA256 or :SHA256SUMS (the "

@@ -10,6 +10,7 @@
 
 #include "provkit/error.hpp"
 #include "provkit/http/http.hpp"
+#include "provkit/hub/patterns.hpp"
 #include "provkit/hub/snapshot.hpp"
 #include "provkit/util/fs.hpp"
 #include "provkit/util/hash.hpp"
@@ -94,7 +95,7 @@ checkpoint::Report read_all(
       not_read.push_back({f.path, f.size, "not a safetensors or GGUF file"});
       continue;
     }
-    if (!selected_by_globs(f.path, o.include, o.exclude)) {
+    if (!selected_by_patterns(f.path, o.include, o.exclude)) {
       if (j.header) left_out.insert(f.path);
       not_read.push_back({f.path, f.size, "left out by the include/exclude globs"});
       continue;

@@ -2,7 +2,6 @@
 #include "provkit/util/strings.hpp"
 #include "provkit/util/text.hpp"
 
-#include <fnmatch.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -12,6 +11,7 @@
 #include <set>
 
 #include "provkit/error.hpp"
+#include "provkit/hub/patterns.hpp"
 #include "provkit/util/beneath.hpp"
 #include "provkit/util/fs.hpp"
 #include "provkit/util/hash.hpp"
@@ -392,11 +392,12 @@ AssembleEntry parse_assembly(const Manifest& m, std::string spec, const std::fun
   e.output = spec.substr(0, eq);
   std::uint64_t size = 0;
   std::string rest = spec.substr(eq + 1);
-  if (rest.find_first_of("*?[") != std::string::npos && rest.find(',') == std::string::npos) {
-    // OUT=GLOB: the manifest's files it matches (fnmatch, as --include), in natural order (part-2 before part-10).
+  if ((rest.find_first_of("*?[") != std::string::npos || rest.back() == '/') && rest.find(',') == std::string::npos) {
+    // OUT=GLOB: the manifest's files it matches (the --include rule), in natural order (part-2 before part-10).
     std::vector<std::string> parts;
+    const RepoPattern glob(rest);
     for (const auto& f : m.files)
-      if (::fnmatch(rest.c_str(), f.path.c_str(), 0) == 0) parts.push_back(f.path);
+      if (glob.matches(f.path)) parts.push_back(f.path);
     if (parts.empty()) throw AssemblySpecError(spec, rest);
     std::sort(parts.begin(), parts.end(), natural_less);
     rest.clear();

@@ -1,13 +1,12 @@
 #include "provkit/hub/snapshot.hpp"
 
-#include <fnmatch.h>
-
 #include <algorithm>
 #include <map>
 #include <mutex>
 #include <set>
 #include <thread>
 
+#include "provkit/hub/patterns.hpp"
 #include "provkit/util/fs.hpp"
 #include "provkit/util/hash.hpp"
 #include "provkit/util/parallel.hpp"
@@ -38,19 +37,6 @@ fs::path stamp_path(const hfcache::Layout& layout, std::string_view kind, const 
   return util::path_with_suffix(layout.state_dir() / kind / path, ".stamp");
 }
 
-namespace {
-bool matches_any(const std::vector<std::string>& globs, const std::string& path) {
-  for (const auto& g : globs)
-    if (::fnmatch(g.c_str(), path.c_str(), 0) == 0) return true;
-  return false;
-}
-}  // namespace
-
-bool selected_by_globs(const std::string& path, const std::vector<std::string>& include,
-                       const std::vector<std::string>& exclude) {
-  return (include.empty() || matches_any(include, path)) && !matches_any(exclude, path);
-}
-
 std::vector<ManifestFile> pin_tree_files(const std::vector<TreeEntry>& tree, const std::vector<std::string>& include,
                                          const std::vector<std::string>& exclude,
                                          const std::function<std::string(const TreeEntry&)>& fetch_small,
@@ -58,7 +44,7 @@ std::vector<ManifestFile> pin_tree_files(const std::vector<TreeEntry>& tree, con
   std::vector<ManifestFile> files;
   for (const auto& e : tree) {
     if (!e.is_file()) continue;
-    if (!selected_by_globs(e.path, include, exclude)) continue;
+    if (!selected_by_patterns(e.path, include, exclude)) continue;
     if (!is_safe_relative_path(e.path))
       throw Error(ExitCode::network, "the Hub's tree names an unusable path '" + e.path + "'");
     ManifestFile f;

@@ -146,11 +146,10 @@ CaptureResult capture_env(const fs::path& source, const fs::path& wheelhouse, co
     }
     std::set<std::string> launchers;
     for (auto& ep :
-         script_entry_points(site_root.read_if_present(d.dist_info / "entry_points.txt", kMaxMetadataBytes))) {
+         launchers_as_pip_names_them(script_entry_points(site_root.read_if_present(d.dist_info / "entry_points.txt",
+                                                                                   kMaxMetadataBytes)),
+                                     python_dir.substr(6)))
       launchers.insert(ep.name);
-      if (ep.name.rfind("pip3.", 0) == 0) launchers.insert("pip" + python_dir.substr(6));
-      if (ep.name.rfind("easy_install-3.", 0) == 0) launchers.insert("easy_install-" + python_dir.substr(6));
-    }
     const std::string data = dist_info.substr(0, dist_info.size() - 10) + ".data";
     const std::string dist_name = dist_info.substr(0, dist_info.find('-'));
     const fs::path headers = prefix / "include" / "site" / python_dir / dist_name;

@@ -1,6 +1,7 @@
 #include "provkit/util/fs.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -127,6 +128,20 @@ fs::path user_cache_dir() {
   fs::path fallback = "/tmp/provkit-" + std::to_string(::getuid());
   writable(fallback);
   return fallback;
+}
+
+unsigned process_umask() {
+  if (std::FILE* f = std::fopen("/proc/self/status", "re")) {
+    char line[256];
+    unsigned mask = 0;
+    bool found = false;
+    while (!found && std::fgets(line, sizeof line, f)) found = std::sscanf(line, "Umask: %o", &mask) == 1;
+    std::fclose(f);
+    if (found) return mask & 0777;
+  }
+  const mode_t mask = ::umask(022);
+  ::umask(mask);
+  return mask & 0777;
 }
 
 }  // namespace provkit::util

@@ -33,28 +33,46 @@ constexpr std::size_t kMaxMetadata = 16u << 20;
   throw Error(ExitCode::check_failed, wheel + ": " + what);
 }
 
-// Writes bytes to a new file (replacing one that exists, a link as a link) with `mode`, in the directory
+// Writes bytes to a new file (replacing one that exists, a link as a link) of exactly `mode`, in the directory
 // `to.dir` that was opened below the environment's root.
 void write_new_file(const FileAt& to, const std::string& content, mode_t mode) {
   ::unlinkat(to.dir, to.name.c_str(), 0);
   util::Fd fd(::openat(to.dir, to.name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode));
   if (!fd)
     throw Error(ExitCode::check_failed, to.shown.string() + ": cannot create: " + util::describe_open_error(errno));
+  if (::fchmod(fd.get(), mode) != 0)  // the umask took bits off that `mode` has (pip's launchers: r-x for all)
+    throw Error(ExitCode::check_failed, to.shown.string() + ": cannot set its mode: " + std::strerror(errno));
   if (util::write_all(fd.get(), content) != 0 || fd.close() != 0)
     throw Error(ExitCode::check_failed, to.shown.string() + ": write error");
 }
 
 using util::trim;
 
-// pip names its own launchers after the running Python (pip3.X, easy_install-3.X).
-std::string versioned_script_name(const std::string& name, const std::string& xy) {
-  static const std::regex pip_re(R"(pip3\.\d+)"), easy_re(R"(easy_install-3\.\d+)");
-  if (std::regex_match(name, pip_re)) return "pip" + xy;
-  if (std::regex_match(name, easy_re)) return "easy_install-" + xy;
-  return name;
-}
-
 }  // namespace
+
+std::vector<EntryPoint> launchers_as_pip_names_them(const std::vector<EntryPoint>& entry_points,
+                                                    const std::string& python_xy) {
+  static const std::regex pip_versioned(R"(pip(\d+(\.\d+)?)?)"), easy_versioned(R"(easy_install(-\d+\.\d+)?)");
+  auto console_value = [&](const std::string& name) -> std::string {
+    for (const auto& ep : entry_points)
+      if (!ep.gui && ep.name == name) return ep.value;
+    return {};
+  };
+  const std::string major = python_xy.substr(0, python_xy.find('.'));
+  const std::string pip = console_value("pip"), easy_install = console_value("easy_install");
+  std::vector<EntryPoint> out;
+  if (!pip.empty())
+    for (const auto& name : {std::string("pip"), "pip" + major, "pip" + python_xy}) out.push_back({name, pip, false});
+  if (!easy_install.empty())
+    for (const auto& name : {std::string("easy_install"), "easy_install-" + python_xy})
+      out.push_back({name, easy_install, false});
+  for (const auto& ep : entry_points) {
+    bool replaced = !ep.gui && ((!pip.empty() && std::regex_match(ep.name, pip_versioned)) ||
+                                (!easy_install.empty() && std::regex_match(ep.name, easy_versioned)));
+    if (!replaced) out.push_back(ep);
+  }
+  return out;
+}
 
 std::string script_shebang(const std::string& python) {
   if (python.size() + 2 > 127 || python.find(' ') != std::string::npos) {
@@ -199,9 +217,10 @@ InstallPlan plan_install(const CacheEntry& entry, const std::string& wheel, cons
 
   // Launchers for console and GUI scripts.
   {
-    for (auto& ep :
-         script_entry_points(tree.read_if_present(entry.tree / dist_info / "entry_points.txt", kMaxMetadata))) {
-      std::string name = versioned_script_name(ep.name, layout.python_xy);
+    const auto declared = script_entry_points(
+        tree.read_if_present(entry.tree / dist_info / "entry_points.txt", kMaxMetadata));
+    for (auto& ep : launchers_as_pip_names_them(declared, layout.python_xy)) {
+      const std::string& name = ep.name;
       if (name.empty() || name.find('/') != std::string::npos || name == "." || name == "..")
         bad_wheel(wheel, "entry point script name '" + ep.name + "' is not a plain file name");
       fs::path dest = layout.scripts / name;
@@ -289,31 +308,25 @@ fs::path install_wheel(const CacheEntry& entry, const InstallPlan& plan, const I
       if (content.rfind("#!python", 0) == 0) {
         auto nl = content.find('\n');
         content = script_shebang(python) + (nl == std::string::npos ? "" : content.substr(nl + 1));
-        write_new_file(to, content, 0755);
+        write_new_file(to, content, linker.file_mode(true));
         util::Hasher h;
         h.update(content);
         rows.push_back({record_rel(dest), record_hash(h.raw_digest()), std::to_string(content.size())});
         continue;
       }
-      if (f.executable) {
-        linker.link(source_in(f), to);
-      } else {
-        // A private copy: chmod on a hardlink would change the cache's file too.
-        copy_file_contents(source_in(f), to);
-        util::Fd copied(::openat(to.dir, to.name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
-        if (!copied || ::fchmod(copied.get(), 0755) != 0)
-          throw Error(ExitCode::check_failed, dest.string() + ": cannot make it executable: " + std::strerror(errno));
-      }
+      if (f.executable) linker.link(source_in(f), to, true);
+      else copy_file_contents(source_in(f), to, linker.file_mode(true));  // a private copy, made executable
       rows.push_back({record_rel(dest), f.hash, std::to_string(f.size)});
       continue;
     }
-    linker.link(source_in(f), to);
+    linker.link(source_in(f), to, f.executable);
     rows.push_back({record_rel(dest), f.hash, std::to_string(f.size)});
   }
 
   for (const auto& [dest, ep] : plan.launchers) {
     std::string content = launcher_script(python, ep.value);
-    write_new_file(dest_in(dest), content, 0755);
+    // pip's launchers (distlib's ScriptMaker): created under the umask, then r-x added for everyone.
+    write_new_file(dest_in(dest), content, linker.file_mode(false) | 0555);
     util::Hasher h;
     h.update(content);
     rows.push_back({record_rel(dest), record_hash(h.raw_digest()), std::to_string(content.size())});
@@ -322,13 +335,13 @@ fs::path install_wheel(const CacheEntry& entry, const InstallPlan& plan, const I
   fs::path installed_dist_info = plan.root / plan.dist_info;
   for (auto [name, content] : {std::pair<const char*, std::string>{"INSTALLER", "envbuild\n"}, {"REQUESTED", ""}}) {
     fs::path dest = installed_dist_info / name;
-    write_new_file(dest_in(dest), content, 0644);
+    write_new_file(dest_in(dest), content, linker.file_mode(false));
     util::Hasher h;
     h.update(content);
     rows.push_back({record_rel(dest), record_hash(h.raw_digest()), std::to_string(content.size())});
   }
   rows.push_back({record_rel(installed_dist_info / "RECORD"), "", ""});
-  write_new_file(dest_in(installed_dist_info / "RECORD"), format_record(rows), 0644);
+  write_new_file(dest_in(installed_dist_info / "RECORD"), format_record(rows), linker.file_mode(false));
   return installed_dist_info;
 }
 

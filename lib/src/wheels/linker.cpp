@@ -12,6 +12,7 @@
 #include "provkit/error.hpp"
 #include "provkit/util/beneath.hpp"
 #include "provkit/util/fd.hpp"
+#include "provkit/util/fs.hpp"
 
 namespace provkit::wheels {
 
@@ -31,20 +32,31 @@ LinkMode parse_link_mode(const std::string& s) {
   throw Error(ExitCode::usage, "--link-mode must be clone, hardlink or copy, not '" + s + "'");
 }
 
+mode_t installed_file_mode(bool executable, unsigned umask) {
+  return executable ? ((0777 & ~umask) | 0111) : (0666 & ~umask);
+}
+
 namespace {
 
 using util::Fd;
 
-// Opens `from` (a regular file, never through a link) and creates `to` with its permission bits; false and
-// errno on failure.
-bool open_pair(const FileAt& from, const FileAt& to, Fd& src, Fd& dst) {
+// errno of a hardlink not made because the cache file's mode is not the one the installed file needs.
+constexpr int kModeDiffers = -2;
+
+// Opens `from` (a regular file, never through a link) and creates `to` with exactly `mode` (the umask
+// taken off at creation is put back where `mode` has those bits); false and errno on failure.
+bool open_pair(const FileAt& from, const FileAt& to, mode_t mode, Fd& src, Fd& dst) {
   src = util::open_regular_beneath(from.dir, from.name, O_RDONLY);  // a FIFO or device is no file to copy
   if (!src) return false;
+  dst.reset(::openat(to.dir, to.name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode));
+  if (!dst) return false;
   struct stat st {};
-  if (::fstat(src.get(), &st) != 0) return false;
-  dst.reset(
-      ::openat(to.dir, to.name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, st.st_mode & 07777));
-  return static_cast<bool>(dst);
+  if (::fstat(dst.get(), &st) == 0 && (st.st_mode & 07777) == mode) return true;
+  if (::fchmod(dst.get(), mode) == 0) return true;
+  int e = errno;
+  ::unlinkat(to.dir, to.name.c_str(), 0);
+  errno = e;
+  return false;
 }
 
 void remove_keeping_errno(const FileAt& to) {
@@ -53,9 +65,9 @@ void remove_keeping_errno(const FileAt& to) {
   errno = e;
 }
 
-bool clone_file(const FileAt& from, const FileAt& to) {
+bool clone_file(const FileAt& from, const FileAt& to, mode_t mode) {
   Fd src(-1), dst(-1);
-  if (!open_pair(from, to, src, dst)) return false;
+  if (!open_pair(from, to, mode, src, dst)) return false;
   if (::ioctl(dst.get(), FICLONE, src.get()) != 0) {
     remove_keeping_errno(to);
     return false;
@@ -64,20 +76,23 @@ bool clone_file(const FileAt& from, const FileAt& to) {
 }
 
 // A hard link of `from` itself (linkat never follows the name), kept only when what it links is a regular
-// file: a link or a FIFO swapped in at the source's name after the cache entry was checked never reaches the
-// environment. One fstatat, where opening each source would cost a warm create three calls a file.
-bool hard_link(const FileAt& from, const FileAt& to) {
+// file of exactly `mode`: a link or a FIFO swapped in at the source's name after the cache entry was checked
+// never reaches the environment, and the shared inode never gives a file another mode than this run's umask
+// would (errno kModeDiffers). One fstatat, where opening each source would cost a warm create three calls a
+// file.
+bool hard_link(const FileAt& from, const FileAt& to, mode_t mode) {
   if (::linkat(from.dir, from.name.c_str(), to.dir, to.name.c_str(), 0) != 0) return false;
   struct stat st {};
-  if (::fstatat(to.dir, to.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode)) return true;
+  bool regular = ::fstatat(to.dir, to.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode);
+  if (regular && (st.st_mode & 07777) == mode) return true;
   ::unlinkat(to.dir, to.name.c_str(), 0);
-  errno = S_ISLNK(st.st_mode) ? ELOOP : util::kNotRegularFile;
+  errno = regular ? kModeDiffers : S_ISLNK(st.st_mode) ? ELOOP : util::kNotRegularFile;
   return false;
 }
 
-bool copy_bytes(const FileAt& from, const FileAt& to) {
+bool copy_bytes(const FileAt& from, const FileAt& to, mode_t mode) {
   Fd src(-1), dst(-1);
-  if (!open_pair(from, to, src, dst)) return false;
+  if (!open_pair(from, to, mode, src, dst)) return false;
   for (;;) {
     ssize_t n = ::copy_file_range(src.get(), nullptr, dst.get(), nullptr, 1 << 30, 0);
     if (n == 0) return true;
@@ -114,24 +129,32 @@ Fd parent_of(const fs::path& p) {
 
 }  // namespace
 
-void copy_file_contents(const FileAt& from, const FileAt& to) {
-  if (!copy_bytes(from, to)) {
+void copy_file_contents(const FileAt& from, const FileAt& to, mode_t mode) {
+  if (!copy_bytes(from, to, mode)) {
     if (errno == EEXIST) {
       ::unlinkat(to.dir, to.name.c_str(), 0);
-      if (copy_bytes(from, to)) return;
+      if (copy_bytes(from, to, mode)) return;
     }
     throw Error(ExitCode::check_failed, "cannot copy " + from.shown.string() + " to " + to.shown.string() + ": " +
                                             util::describe_open_error(errno));
   }
 }
 
-bool Linker::try_mode(LinkMode m, const FileAt& from, const FileAt& to, int& err) {
+Linker::Linker(LinkMode preferred, unsigned umask) : preferred_(preferred), umask_(umask), mode_(preferred) {}
+
+Linker::Linker(LinkMode preferred) : Linker(preferred, util::process_umask()) {}
+
+bool Linker::try_mode(LinkMode m, const FileAt& from, const FileAt& to, mode_t file_mode, int& err) {
   bool ok = false;
   for (int attempt = 0; attempt < 2; ++attempt) {
     switch (m) {
-      case LinkMode::clone: ok = clone_file(from, to); break;
-      case LinkMode::hardlink: ok = hard_link(from, to); break;
-      case LinkMode::copy: ok = copy_bytes(from, to); break;
+      case LinkMode::clone: ok = clone_file(from, to, file_mode); break;
+      case LinkMode::hardlink:
+        ok = hard_link(from, to, file_mode);
+        // The cache file's mode is not this run's: this file is copied, the mode stays hardlink for the rest.
+        if (!ok && errno == kModeDiffers) ok = copy_bytes(from, to, file_mode);
+        break;
+      case LinkMode::copy: ok = copy_bytes(from, to, file_mode); break;
     }
     if (ok || errno != EEXIST) break;
     ::unlinkat(to.dir, to.name.c_str(), 0);  // replace what a previous install left
@@ -140,14 +163,15 @@ bool Linker::try_mode(LinkMode m, const FileAt& from, const FileAt& to, int& err
   return ok;
 }
 
-void Linker::link(const fs::path& from, const fs::path& to) {
+void Linker::link(const fs::path& from, const fs::path& to, bool executable) {
   Fd from_dir = parent_of(from), to_dir = parent_of(to);
   const FileAt source{from_dir.get(), from.filename().string(), from}, target{to_dir.get(), to.filename().string(), to};
   if (!from_dir || !to_dir) cannot_place(source, target, errno);
-  link(source, target);
+  link(source, target, executable);
 }
 
-void Linker::link(const FileAt& from, const FileAt& to) {
+void Linker::link(const FileAt& from, const FileAt& to, bool executable) {
+  const mode_t file_mode = installed_file_mode(executable, umask_);
   int err = 0;
   LinkMode m;
   {
@@ -156,7 +180,7 @@ void Linker::link(const FileAt& from, const FileAt& to) {
       // Settle the mode on the first file, falling back once.
       int first_err = 0;
       for (LinkMode candidate = preferred_;; candidate = static_cast<LinkMode>(static_cast<int>(candidate) + 1)) {
-        if (try_mode(candidate, from, to, err)) {
+        if (try_mode(candidate, from, to, file_mode, err)) {
           if (candidate != preferred_)
             warning_ = std::string("--link-mode ") + link_mode_name(preferred_) + " is not possible from " +
                        from.shown.parent_path().string() + " to " + to.shown.parent_path().string() + " (" +
@@ -174,10 +198,10 @@ void Linker::link(const FileAt& from, const FileAt& to) {
     }
     m = mode_;
   }
-  if (try_mode(m, from, to, err)) return;
+  if (try_mode(m, from, to, file_mode, err)) return;
   // One file that cannot be linked (e.g. too many links) is copied instead.
   if (m != LinkMode::copy && err != ENOENT && err != util::kNotRegularFile && err != ELOOP &&
-      try_mode(LinkMode::copy, from, to, err))
+      try_mode(LinkMode::copy, from, to, file_mode, err))
     return;
   cannot_place(from, to, err);
 }

@@ -3,6 +3,7 @@
 #include <archive.h>
 #include <archive_entry.h>
 #include <fcntl.h>
+#include <locale.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -36,7 +37,32 @@ std::string archive_error(archive* a) {
 
 namespace {
 
+// Entry names are UTF-8 whatever the process's locale: libarchive converts a zip's UTF-8 names to the
+// current locale's charset, and under the C locale (every tool's) a name outside ASCII fails the read ("cannot
+// be converted") and is written without the UTF-8 flag. This thread reads and writes archives under C.UTF-8
+// while one is open; the process's locale is not touched.
+class Utf8Names {
+ public:
+  Utf8Names() {
+    static const locale_t utf8 = [] {
+      for (const char* name : {"C.UTF-8", "C.utf8", "en_US.UTF-8"})
+        if (locale_t l = ::newlocale(LC_CTYPE_MASK, name, static_cast<locale_t>(nullptr))) return l;
+      return static_cast<locale_t>(nullptr);
+    }();
+    if (utf8) previous_ = ::uselocale(utf8);
+  }
+  ~Utf8Names() {
+    if (previous_) ::uselocale(previous_);
+  }
+  Utf8Names(const Utf8Names&) = delete;
+  Utf8Names& operator=(const Utf8Names&) = delete;
+
+ private:
+  locale_t previous_ = nullptr;
+};
+
 struct ReadArchive {
+  Utf8Names names;
   archive* a = archive_read_new();
   ~ReadArchive() { archive_read_free(a); }
 };
@@ -167,8 +193,13 @@ void extract_part(const fs::path& wheel, const fs::path& dest, const util::Root&
     const std::string& name = h.name;
     fs::path target = dest / h.clean;
     bool exec = (archive_entry_perm(entry) & 0111) != 0;
-    util::Fd fd = root.open(target, O_WRONLY | O_CREAT | O_EXCL, exec ? 0755 : 0644);
+    // 0644 or 0755 whatever the umask of the run that fills the cache: an install takes its files' modes from
+    // its own umask (linker.hpp), and a hardlink shares these.
+    const mode_t mode = exec ? 0755 : 0644;
+    util::Fd fd = root.open(target, O_WRONLY | O_CREAT | O_EXCL, mode);
     if (!fd) refuse(wheel, "cannot create " + target.string() + ": " + util::describe_open_error(errno));
+    if (::fchmod(fd.get(), mode) != 0)
+      refuse(wheel, "cannot set the mode of " + target.string() + ": " + std::strerror(errno));
     util::Hasher hasher;
     const void* block;
     size_t size;
@@ -397,6 +428,7 @@ std::optional<WheelRecord> read_wheel_record(const fs::path& wheel, std::size_t 
 void pack_wheel(const fs::path& out, const std::vector<PackEntry>& entries, const std::string& record_name) {
   fs::create_directories(out.parent_path());
   auto tmp = util::temp_path_beside(out);
+  const Utf8Names names;
   std::unique_ptr<archive, int (*)(archive*)> a(archive_write_new(), archive_write_free);
   archive_write_set_format_zip(a.get());
   archive_write_zip_set_compression_deflate(a.get());

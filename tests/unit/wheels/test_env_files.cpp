@@ -27,22 +27,22 @@ TEST_CASE("linker settles on a mode on the first file and replaces existing targ
   TempDir t;
   provkit::util::write_file_atomic(t.path / "a", "hello");
   provkit::util::write_file_atomic(t.path / "b", "world");
-  Linker hard(LinkMode::hardlink);
-  hard.link(t.path / "a", t.path / "x");
+  Linker hard(LinkMode::hardlink, 022);
+  hard.link(t.path / "a", t.path / "x", false);
   CHECK(hard.mode() == LinkMode::hardlink);
   CHECK(fs::hard_link_count(t.path / "a") == 2);
-  hard.link(t.path / "b", t.path / "x");  // replaces
+  hard.link(t.path / "b", t.path / "x", false);  // replaces
   CHECK(provkit::util::read_file(t.path / "x") == "world");
-  Linker copy(LinkMode::copy);
-  copy.link(t.path / "a", t.path / "y");
+  Linker copy(LinkMode::copy, 022);
+  copy.link(t.path / "a", t.path / "y", false);
   CHECK(fs::hard_link_count(t.path / "y") == 1);
   CHECK(provkit::util::read_file(t.path / "y") == "hello");
   // clone: either reflinks, or falls back once with a warning; never both silent and wrong.
-  Linker clone(LinkMode::clone);
-  clone.link(t.path / "a", t.path / "z");
+  Linker clone(LinkMode::clone, 022);
+  clone.link(t.path / "a", t.path / "z", false);
   CHECK(provkit::util::read_file(t.path / "z") == "hello");
   CHECK((clone.mode() == LinkMode::clone) == clone.warning().empty());
-  CHECK_THROWS_AS(clone.link(t.path / "missing", t.path / "w"), provkit::Error);
+  CHECK_THROWS_AS(clone.link(t.path / "missing", t.path / "w", false), provkit::Error);
 }
 
 TEST_CASE("launchers: plain shebang, /bin/sh exec form for long or spaced paths", "[envbuild]") {
@@ -70,7 +70,7 @@ TEST_CASE("the linker takes its source by name in its directory, never through a
     CAPTURE(link_mode_name(mode));
     for (const char* name : {"f.py", "fifo.py"}) {
       Linker linker(mode);
-      CHECK_THROWS_AS(linker.link(t.path / "tree" / name, t.path / "env" / name), provkit::Error);
+      CHECK_THROWS_AS(linker.link(t.path / "tree" / name, t.path / "env" / name, false), provkit::Error);
       // Neither the link itself (a hard link of it) nor the bytes it points at reach the environment.
       CHECK_FALSE(fs::exists(fs::symlink_status(t.path / "env" / name)));
     }
@@ -124,4 +124,74 @@ TEST_CASE("install_wheel links from the cache entry's tree below it: a directory
     CHECK_FALSE(fs::exists(scheme.purelib / "demo" / "sub" / "data.txt"));
   }
   CHECK(fs::hard_link_count(elsewhere / "data.txt") == 1);
+}
+
+namespace {
+mode_t mode_of(const fs::path& p) {
+  struct stat st {};
+  REQUIRE(::stat(p.c_str(), &st) == 0);
+  return st.st_mode & 07777;
+}
+}  // namespace
+
+TEST_CASE("installed modes come from the installing run's umask, never from the cache's file", "[envbuild][modes]") {
+  // pip: 0666 less the umask; an executable 0777 less the umask plus every execute bit.
+  CHECK(installed_file_mode(false, 022) == 0644);
+  CHECK(installed_file_mode(true, 022) == 0755);
+  CHECK(installed_file_mode(false, 077) == 0600);
+  CHECK(installed_file_mode(true, 077) == 0711);
+  CHECK(installed_file_mode(false, 002) == 0664);
+  TempDir t;
+  const fs::path narrow = t.write("cache/narrow.py", "filled under umask 077\n");  // an older cache's file
+  ::chmod(narrow.c_str(), 0600);
+  const fs::path wide = t.write("cache/wide.py", "filled as the cache fills now\n");
+  ::chmod(wide.c_str(), 0644);
+  fs::create_directories(t.path / "env");
+  for (LinkMode mode : {LinkMode::hardlink, LinkMode::copy, LinkMode::clone}) {
+    CAPTURE(link_mode_name(mode));
+    const fs::path env = t.path / "env" / link_mode_name(mode);
+    fs::create_directories(env);
+    Linker under_022(mode, 022);
+    under_022.link(narrow, env / "narrow.py", false);
+    CHECK(mode_of(env / "narrow.py") == 0644);
+    CHECK(fs::hard_link_count(env / "narrow.py") == 1);  // a hardlink would have been 0600
+    under_022.link(narrow, env / "narrow-tool", true);
+    CHECK(mode_of(env / "narrow-tool") == 0755);
+    Linker under_077(mode, 077);
+    under_077.link(wide, env / "wide.py", false);
+    CHECK(mode_of(env / "wide.py") == 0600);
+    under_077.link(wide, env / "wide-tool", true);
+    CHECK(mode_of(env / "wide-tool") == 0711);
+    CHECK(mode_of(narrow) == 0600);  // the cache's files keep theirs
+    CHECK(mode_of(wide) == 0644);
+  }
+  // Where the cache file has the mode the umask gives, a hardlink is what it is.
+  Linker hard(LinkMode::hardlink, 022);
+  hard.link(wide, t.path / "env" / "linked.py", false);
+  CHECK(fs::hard_link_count(wide) == 2);
+}
+
+TEST_CASE("pip's launcher names: pip gives pip, pipX and pipX.Y; easy_install its versioned name", "[envbuild]") {
+  // pip 24.2 and 25.0.1 declare `pip` and `pip3` only; pip and ensurepip add pip3.11 (get_console_script_specs).
+  auto names = [](const std::vector<EntryPoint>& eps) {
+    std::vector<std::string> out;
+    for (const auto& ep : eps) out.push_back(ep.name + "=" + ep.value);
+    return out;
+  };
+  auto pip25 = script_entry_points(
+      "[console_scripts]\npip = pip._internal.cli.main:main\npip3 = pip._internal.cli.main:main\n");
+  CHECK(names(launchers_as_pip_names_them(pip25, "3.11")) ==
+        std::vector<std::string>{"pip=pip._internal.cli.main:main", "pip3=pip._internal.cli.main:main",
+                                 "pip3.11=pip._internal.cli.main:main"});
+  // An older wheel's pip3.8 is dropped, not kept beside pip3.11; other scripts stay as they are.
+  auto old = script_entry_points(
+      "[console_scripts]\npip = pip.main:a\npip3.8 = pip.main:b\npipx = other:c\neasy_install = setuptools.c:d\n"
+      "easy_install-3.8 = setuptools.c:e\n[gui_scripts]\npip3.8 = gui:f\n");
+  CHECK(names(launchers_as_pip_names_them(old, "3.12")) ==
+        std::vector<std::string>{"pip=pip.main:a", "pip3=pip.main:a", "pip3.12=pip.main:a",
+                                 "easy_install=setuptools.c:d", "easy_install-3.12=setuptools.c:d", "pipx=other:c",
+                                 "pip3.8=gui:f"});
+  // Without a `pip` entry point nothing is renamed (pip keeps another project's pip3.8 as it is).
+  auto other = script_entry_points("[console_scripts]\npip3.8 = x:y\n");
+  CHECK(names(launchers_as_pip_names_them(other, "3.11")) == std::vector<std::string>{"pip3.8=x:y"});
 }

@@ -218,3 +218,41 @@ TEST_CASE("read_wheel_record reads the one .dist-info's RECORD and nothing else"
               {"other-2.0.dist-info/RECORD", {}, "o/b.py,sha256=BBBB,1\n", false}});
   CHECK_FALSE(read_wheel_record(t.path / "two-1.0-py3-none-any.whl", 1 << 20));
 }
+
+TEST_CASE("entry names outside ASCII are UTF-8 whatever the locale, read and written", "[envbuild][zip-names]") {
+  // The tools run under the C locale, where libarchive's conversion of a UTF-8 name fails; pip installs these.
+  TempDir t;
+  const fs::path wheel = t.path / "demo-1.0-py3-none-any.whl";
+  const std::string name = "demo/\xc3\xbcn\xc3\xaf.txt";  // demo/ünï.txt
+  pack_wheel(wheel,
+             {{name, {}, "umlauts\n", false},
+              {"demo-1.0.dist-info/METADATA", {}, "Metadata-Version: 2.1\nName: demo\nVersion: 1.0\n", false}},
+             "demo-1.0.dist-info/RECORD");
+  // Written with the zip's UTF-8 flag (general purpose bit 11 of the first local header), so that every
+  // reader (Python's zipfile, pip, unzip) takes the name as UTF-8 rather than CP437.
+  const std::string bytes = provkit::util::read_file(wheel);
+  REQUIRE(bytes.size() > 30);
+  REQUIRE(bytes.compare(0, 4, "PK\x03\x04") == 0);
+  CHECK((static_cast<unsigned char>(bytes[7]) & 0x08) != 0);
+  CHECK(bytes.compare(30, name.size(), name) == 0);
+  // Read back: the entry is found by its UTF-8 name and unpacked under it.
+  const UnpackedWheel unpacked = unpack_wheel(wheel, t.path / "tree");
+  CHECK(unpacked.record_problems.empty());
+  CHECK(provkit::util::read_file(t.path / "tree" / name) == "umlauts\n");
+  CHECK(read_zip_member(wheel, name) == "umlauts\n");
+}
+
+TEST_CASE("the cache's files are 0644 and 0755 whatever the umask of the run that fills it", "[envbuild][modes]") {
+  TempDir t;
+  const fs::path wheel = t.path / "demo-1.0-py3-none-any.whl";
+  pack_wheel(wheel, {{"demo/a.py", {}, "x = 1\n", false}, {"demo/tool", {}, "#!/bin/sh\n", true}},
+             "demo-1.0.dist-info/RECORD");
+  const mode_t before = ::umask(077);
+  unpack_wheel(wheel, t.path / "tree");
+  ::umask(before);
+  struct stat st {};
+  REQUIRE(::stat((t.path / "tree" / "demo" / "a.py").c_str(), &st) == 0);
+  CHECK((st.st_mode & 07777) == 0644);
+  REQUIRE(::stat((t.path / "tree" / "demo" / "tool").c_str(), &st) == 0);
+  CHECK((st.st_mode & 07777) == 0755);
+}

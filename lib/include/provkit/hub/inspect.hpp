@@ -17,7 +17,7 @@
 namespace provkit::hub {
 
 struct InspectOptions {
-  std::vector<std::string> include, exclude;  // fnmatch globs, as manifest create's
+  std::vector<std::string> include, exclude;  // patterns (hub/patterns.hpp), as manifest create's
   unsigned jobs = 8;                          // files read at once
   // Header bytes held at once by all jobs together (util::ByteBudget): sixteen jobs on 100 MB headers would
   // otherwise hold 1.6 GB of buffers before the first is parsed.

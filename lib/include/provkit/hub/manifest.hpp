@@ -111,7 +111,7 @@ struct AssemblySpecError : Error {
   std::optional<std::string> part;  // the part that is not one of the manifest's files; none: `spec` is not of the form
   AssemblySpecError(const std::string& spec, std::optional<std::string> part);
 };
-// Also OUTPUT=GLOB: the files matching it (fnmatch) in natural order; and a
+// Also OUTPUT=GLOB: the files matching it (RepoPattern) in natural order; and a
 // trailing ":SHA256SUMS" takes OUTPUT's sha256 from the repo's own SHA256SUMS
 // (its text from `repo_sums`, asked only then).
 AssembleEntry parse_assembly(const Manifest& m, std::string spec, const std::function<std::string()>& repo_sums = {});

@@ -80,15 +80,8 @@ class SnapshotObserver : public download::Observer {
 
 // ---- pinning: a manifest's files from the Hub's tree ---------------------
 
-// Whether a repo path is chosen by `include` globs (all when none is given) and no `exclude` glob:
-// huggingface_hub's allow/ignore patterns (fnmatch, '*' crosses '/'). The one rule of manifest create,
-// `hf-fetch REPO` and inspect.
-bool selected_by_globs(const std::string& path, const std::vector<std::string>& include,
-                       const std::vector<std::string>& exclude);
-
-// The tree's files matching an `include` glob (all when none is given) and
-// no `exclude` glob (huggingface_hub's allow/ignore patterns: fnmatch, '*'
-// crosses '/'), in tree order. An LFS file is pinned by the tree's sha256;
+// The tree's files matching an `include` pattern (all when none is given) and
+// no `exclude` pattern (selected_by_patterns, hub/patterns.hpp), in tree order. An LFS file is pinned by the tree's sha256;
 // any other is fetched with `fetch_small`, hashed, and its size and git id
 // checked against the tree (no `fetch_small`: pinned by the tree's git id alone). `on_added` sees each file as it is
 // pinned. Throws Error(network) for an unusable path or content the tree does not describe; an empty result is the

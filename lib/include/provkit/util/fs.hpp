@@ -58,6 +58,10 @@ fs::path temp_path_beside(const fs::path& target, std::string_view tag = "tmp");
 // falling back to /tmp/provkit-<uid> when neither is writable.
 fs::path user_cache_dir();
 
+// This process's umask, read without changing it (/proc/self/status; where that has no Umask line, set and
+// restored at once).
+unsigned process_umask();
+
 // Environment variable or empty string.
 std::string getenv_str(const char* name);
 

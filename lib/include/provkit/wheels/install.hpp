@@ -37,6 +37,13 @@ struct EntryPoint {
 // [console_scripts] and [gui_scripts] of an entry_points.txt.
 std::vector<EntryPoint> script_entry_points(const std::string& entry_points_txt);
 
+// The launchers pip makes from those entry points for a Python `python_xy` ("3.11"), pip's own corner
+// (get_console_script_specs in pip/_internal/operations/install/wheel.py): a console script `pip` gives `pip`,
+// `pipX` and `pipX.Y` (ensurepip's names; any other `pipN` or `pipN.M` entry is dropped), and `easy_install`
+// gives `easy_install` and `easy_install-X.Y`. Every other entry point is as it is.
+std::vector<EntryPoint> launchers_as_pip_names_them(const std::vector<EntryPoint>& entry_points,
+                                                    const std::string& python_xy);
+
 // One file of the wheel and where it goes.
 struct Placement {
   const UnpackedFile* file;  // in the CacheEntry the plan was made from

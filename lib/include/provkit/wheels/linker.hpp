@@ -1,6 +1,13 @@
 #pragma once
 // Puts cache files into environments: reflink (FICLONE), else hardlink, else
 // copy. The mode is settled on the first file; a fallback is noted once.
+//
+// File modes: an installed file gets the mode pip gives it under the installing run's umask
+// (installed_file_mode), whatever the cache's file has. A hardlink shares the cache file's inode, so it is
+// made only where the cache file has exactly that mode (the cache stores 0644 and 0755, what umask 022
+// gives); under another umask the file is copied (or reflinked) with its own mode instead.
+#include <sys/types.h>
+
 #include <filesystem>
 #include <mutex>
 #include <string>
@@ -23,27 +30,36 @@ struct FileAt {
 const char* link_mode_name(LinkMode m);
 LinkMode parse_link_mode(const std::string& s);  // throws Error(usage)
 
+// pip's mode for an installed file under `umask`: 0666 less the umask; an executable 0777 less the umask
+// plus every execute bit (pip's set_extracted_file_to_default_mode_plus_executable).
+mode_t installed_file_mode(bool executable, unsigned umask);
+
 class Linker {
  public:
-  explicit Linker(LinkMode preferred) : preferred_(preferred), mode_(preferred) {}
-  // `to` must not exist (an existing one is replaced); `from` must be a regular file. Thread-safe.
-  void link(const FileAt& from, const FileAt& to);
+  // `umask`: the installing run's (util::process_umask()).
+  Linker(LinkMode preferred, unsigned umask);
+  explicit Linker(LinkMode preferred);
+  // `to` must not exist (an existing one is replaced); `from` must be a regular file. `to` gets
+  // installed_file_mode(executable) (see above). Thread-safe.
+  void link(const FileAt& from, const FileAt& to, bool executable);
   // The same at paths the caller gave (their directories followed as they are).
-  void link(const fs::path& from, const fs::path& to);
+  void link(const fs::path& from, const fs::path& to, bool executable);
   LinkMode mode() const { return mode_; }
+  mode_t file_mode(bool executable) const { return installed_file_mode(executable, umask_); }
   // "reflink not supported (...); hardlinking instead", or empty.
   std::string warning() const;
 
  private:
-  bool try_mode(LinkMode m, const FileAt& from, const FileAt& to, int& err);
+  bool try_mode(LinkMode m, const FileAt& from, const FileAt& to, mode_t file_mode, int& err);
   LinkMode preferred_;
+  unsigned umask_;
   LinkMode mode_;
   bool settled_ = false;
   std::string warning_;
   mutable std::mutex mutex_;
 };
 
-// Copies a regular file with its permission bits (copy_file_range, then read/write).
-void copy_file_contents(const FileAt& from, const FileAt& to);
+// Copies a regular file (copy_file_range, then read/write) to a new file of exactly `mode`.
+void copy_file_contents(const FileAt& from, const FileAt& to, mode_t mode);
 
 }  // namespace provkit::wheels

@@ -41,13 +41,14 @@ def hash_file(path):
 
 
 class RepoFile:
-    def __init__(self, path, source, lfs, sha256=None):
+    def __init__(self, path, source, lfs, sha256=None, size=None):
         self.path = path
         self.source = source
         self.lfs = lfs
         if sha256 and lfs:
-            # Given by repos.json: trust it and skip hashing a (possibly huge) LFS file.
-            self.size = os.path.getsize(source)
+            # Given by repos.json: trust it and skip hashing a (possibly huge) LFS file. A given `size` is
+            # what this Hub claims (a lying Hub: sizes no disk holds); the bytes served stay the source's.
+            self.size = os.path.getsize(source) if size is None else int(size)
             self.sha256 = sha256
         else:
             self.size, self.sha256, content_oid = hash_file(source)
@@ -80,6 +81,7 @@ class Commit:
         self.title = title
         self.files = {f.path: f for f in files}
         self.dirs = {}  # dir path -> git tree id
+        self._entries = {}  # (base, recursive, expand) -> entries: a tree of 300k files is listed page by page
         self._compute_trees()
 
     def _compute_trees(self):
@@ -117,6 +119,12 @@ class Commit:
         directories and files by path. None when base is neither the root nor a directory."""
         if base and base not in self.dirs:
             return None
+        key = (base, bool(recursive), bool(expand))
+        if key not in self._entries:
+            self._entries[key] = self._list(base, recursive, expand)
+        return self._entries[key]
+
+    def _list(self, base, recursive, expand):
         prefix = base + "/" if base else ""
         out = []
         for d, oid in self.dirs.items():
@@ -146,7 +154,8 @@ class Repo:
             if not re.fullmatch(r"[0-9a-f]{40}", c["sha"]):
                 raise ValueError(f"repo {self.id}: commit sha must be 40 lowercase hex: {c['sha']!r}")
             files = [
-                RepoFile(f["path"], os.path.join(base_dir, f["source"]), bool(f.get("lfs", False)), f.get("sha256"))
+                RepoFile(f["path"], os.path.join(base_dir, f["source"]), bool(f.get("lfs", False)), f.get("sha256"),
+                         f.get("size"))
                 for f in c["files"]
             ]
             self.commits.append(Commit(c["sha"], list(c.get("refs", [])), files, c.get("title", "commit")))

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "provkit/error.hpp"
+#include "provkit/util/checked.hpp"
 
 namespace provkit::checkpoint {
 
@@ -286,7 +287,8 @@ ParseResult parse_gguf(std::string_view have, std::uint64_t file_size, const std
       t.elements = 1;
       for (std::uint32_t d = 0; d < dims; ++d) {
         t.shape.push_back(c.get<std::uint64_t>("a tensor's dimension"));
-        if (__builtin_mul_overflow(t.elements, t.shape.back(), &t.elements) || t.elements > (1ull << 50))
+        auto elements = util::checked_mul(t.elements, t.shape.back());
+        if (!elements || (t.elements = *elements) > (1ull << 50))
           throw bad(path, HeaderRefusal::malformed, "tensor '" + t.name + "' has an impossible shape");
       }
       auto type_id = c.get<std::uint32_t>("a tensor's type");

@@ -5,6 +5,7 @@
 
 #include "gguf.hpp"
 #include "provkit/error.hpp"
+#include "provkit/util/checked.hpp"
 #include "provkit/util/strings.hpp"
 
 namespace provkit::checkpoint {
@@ -50,6 +51,7 @@ IndexCheck check_index(const std::string& path, const json& doc,
   }
   const std::string dir = dir_of(path);
   std::map<std::string, std::set<std::string>> expected;  // file -> tensors the map puts there
+  util::CheckedSum tensor_bytes("the tensor bytes of the files " + path + " names");
   for (auto& [tensor, file] : doc["weight_map"].items()) {
     ++c.entries;
     if (!file.is_string()) {
@@ -73,7 +75,7 @@ IndexCheck check_index(const std::string& path, const json& doc,
     std::set<std::string> stored;
     for (const auto& t : f->second->tensors) {
       stored.insert(t.name);
-      c.tensor_bytes += t.bytes;
+      tensor_bytes.add(t.bytes, file);
       if (!names.count(t.name))
         problem(c.problems, dropped, "tensor " + t.name + " of " + file + " is not in the weight_map under that file");
     }
@@ -82,6 +84,7 @@ IndexCheck check_index(const std::string& path, const json& doc,
         problem(c.problems, dropped,
                 util::concat({"weight_map puts tensor ", n, " in ", file, ", which does not hold it"}));
   }
+  c.tensor_bytes = tensor_bytes.value();
   if (c.total_size && *c.total_size != c.tensor_bytes && c.not_read.empty())
     problem(c.problems, dropped,
             "metadata.total_size is " + std::to_string(*c.total_size) +
@@ -120,7 +123,7 @@ std::vector<std::string> check_splits(const std::vector<FileHeader>& files, cons
     s.count = *count;
     if (!s.parts.insert(*no).second) s.problems.push_back(f.path + " repeats split.no " + std::to_string(*no));
     if (auto declared = num(f.metadata, "split.tensors.count")) s.tensors_declared = *declared;
-    s.tensors += f.tensors.size();
+    s.tensors += f.tensors.size();  // each file's count is bounded (kMaxGgufTensors)
   }
   std::vector<std::string> out;
   for (auto& [key, s] : sets) {
@@ -150,9 +153,10 @@ void gguf_scheme(const std::vector<FileHeader>& files, SchemeCheck& q) {
       continue;
     auto id = f.metadata["general.file_type"].get<std::uint64_t>();
     if (id > 0xffffffffu || !gguf_file_type(static_cast<std::uint32_t>(id))) continue;
-    std::uint64_t bytes = 0;
-    for (const auto& t : f.tensors) bytes += t.bytes;
-    bytes_by_type[static_cast<std::uint32_t>(id)] += bytes;
+    util::CheckedSum bytes("the tensor bytes of the GGUF files of one type",
+                           bytes_by_type[static_cast<std::uint32_t>(id)]);
+    for (const auto& t : f.tensors) bytes.add(t.bytes, f.path);
+    bytes_by_type[static_cast<std::uint32_t>(id)] = bytes.value();
     first_file.emplace(static_cast<std::uint32_t>(id), f.path);
   }
   if (bytes_by_type.empty()) return;
@@ -174,11 +178,15 @@ json totals_json(const Totals& t) {
 
 }  // namespace
 
-void Totals::add(const Tensor& t) {
+void Totals::add(const Tensor& t, std::string_view file) {
+  const std::string item = std::string(file) + " (tensor " + t.name + ")";
+  // Checked before anything changes: a refused tensor leaves the totals as they were.
+  auto new_elements = util::CheckedSum("the tensors' elements", elements).add(t.elements, item).value();
+  auto new_bytes = util::CheckedSum("the tensors' bytes", bytes).add(t.bytes, item).value();
   ++tensors;
-  elements += t.elements;
-  bytes += t.bytes;
-  bytes_by_dtype[t.dtype] += t.bytes;
+  elements = new_elements;
+  bytes = new_bytes;
+  bytes_by_dtype[t.dtype] += t.bytes;  // within bytes, which did not overflow
 }
 
 std::optional<std::string> gguf_file_type_name(const FileHeader& f) {
@@ -204,11 +212,22 @@ Fit fit(const std::vector<FileHeader>& files, const FitRequest& r) {
   if (f.gpus == 0) throw Error(ExitCode::usage, "--gpus must be at least 1");
   if (f.tp > f.gpus || f.gpus % f.tp != 0)
     throw Error(ExitCode::usage, "--tp " + std::to_string(f.tp) + " does not divide --gpus " + std::to_string(f.gpus));
+  util::CheckedSum sharded("the bytes of the tensors split across GPUs");
+  util::CheckedSum replicated("the bytes of the tensors kept whole on each GPU");
   for (const auto& file : files)
     for (const auto& t : file.tensors)
-      (t.shape.size() >= 2 && !is_router_module(module_of(t.name)) ? f.sharded_bytes : f.replicated_bytes) += t.bytes;
-  f.weights_per_gpu = (f.sharded_bytes + f.tp - 1) / f.tp + f.replicated_bytes;
-  f.free_per_gpu = static_cast<std::int64_t>(f.gpu_memory) - static_cast<std::int64_t>(f.weights_per_gpu);
+      (t.shape.size() >= 2 && !is_router_module(module_of(t.name)) ? sharded : replicated).add(t.bytes, file.path);
+  f.sharded_bytes = sharded.value();
+  f.replicated_bytes = replicated.value();
+  const std::uint64_t share = f.sharded_bytes / f.tp + (f.sharded_bytes % f.tp != 0);  // rounded up, never past 2^64
+  auto per_gpu = util::checked_add(share, f.replicated_bytes);
+  if (!per_gpu) throw util::sum_overflow("the weights per GPU", "the checkpoint", share, f.replicated_bytes);
+  f.weights_per_gpu = *per_gpu;
+  // The difference as a signed number, held at int64's ends rather than wrapped.
+  constexpr auto kMaxSigned = static_cast<std::uint64_t>(INT64_MAX);
+  f.free_per_gpu = f.gpu_memory >= f.weights_per_gpu
+                       ? static_cast<std::int64_t>(std::min(f.gpu_memory - f.weights_per_gpu, kMaxSigned))
+                       : -static_cast<std::int64_t>(std::min(f.weights_per_gpu - f.gpu_memory, kMaxSigned));
   f.fits = f.weights_per_gpu <= f.gpu_memory;
   return f;
 }
@@ -220,11 +239,12 @@ Report make_report(std::vector<FileHeader> files, const Sidecars& sidecars,
   r.files = std::move(files);
   std::map<std::string, const FileHeader*> by_path;
   std::vector<const Tensor*> safetensors;
+  util::CheckedSum read("the sizes of the files read");
   for (const auto& f : r.files) {
-    r.read_bytes += f.file_size;
+    read.add(f.file_size, f.path);
     by_path[f.path] = &f;
     for (const auto& t : f.tensors) {
-      r.total.add(t);
+      r.total.add(t, f.path);
       if (f.format == Format::safetensors) safetensors.push_back(&t);
     }
   }
@@ -235,6 +255,7 @@ Report make_report(std::vector<FileHeader> files, const Sidecars& sidecars,
     else if (path == "hf_quant_config.json") hf_quant = std::move(doc);
     else r.indexes.push_back(check_index(path, doc, by_path, left_out));
   }
+  r.read_bytes = read.value();
   r.split_problems = check_splits(r.files, left_out);
   r.quantization = check_quantization(config, hf_quant, safetensors);
   if (r.quantization.method.empty()) gguf_scheme(r.files, r.quantization);
@@ -256,7 +277,7 @@ json Report::to_json() const {
   j["files"] = json::array();
   for (const auto& f : files) {
     Totals t;
-    for (const auto& x : f.tensors) t.add(x);
+    for (const auto& x : f.tensors) t.add(x, f.path);
     json fj = totals_json(t);
     fj["path"] = f.path;
     fj["format"] = format_name(f.format);

@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "provkit/error.hpp"
+#include "provkit/util/checked.hpp"
 
 namespace provkit::checkpoint {
 
@@ -17,7 +18,11 @@ Error bad(const std::string& path, HeaderRefusal reason, const std::string& what
   return input_error(reason, path, 0, "not a valid safetensors file: " + what);
 }
 
-bool mul_overflows(std::uint64_t a, std::uint64_t b, std::uint64_t& out) { return __builtin_mul_overflow(a, b, &out); }
+bool mul_overflows(std::uint64_t a, std::uint64_t b, std::uint64_t& out) {
+  auto product = util::checked_mul(a, b);
+  if (product) out = *product;
+  return !product;
+}
 
 // The header read as SAX events, keeping only what a FileHeader holds: a header that is one huge array, or
 // nests arrays a million deep, is refused at its first wrong token instead of being built as a DOM (which

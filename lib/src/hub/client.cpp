@@ -320,7 +320,12 @@ std::vector<TreeEntry> HubClient::list_tree(const Repo& repo, const std::string&
     if ((listed_bytes += body.size()) > kMaxTreeBytes)
       throw Error(ExitCode::network, what + ": the Hub's listing is longer than " +
                                          std::to_string(kMaxTreeBytes >> 20) + " MiB; giving up");
+    // The entries are counted before they are kept: a page of 60 MiB of tiny entries is refused whole.
     auto page = parse_tree_page(body);
+    if (all.size() + page.size() > kMaxTreeEntries)
+      throw Error(ExitCode::network, what + ": the Hub's listing has more than " + std::to_string(kMaxTreeEntries) +
+                                         " entries (" + std::to_string(all.size() + page.size()) + " after page " +
+                                         std::to_string(seen.size()) + "); giving up");
     all.insert(all.end(), std::make_move_iterator(page.begin()), std::make_move_iterator(page.end()));
     url.clear();
     if (auto link = resp.headers.get("link"))

@@ -132,14 +132,15 @@ std::vector<DroppedPart> drop_parts(hfcache::Layout& layout, const AssembleEntry
 }
 
 std::uint64_t peak_assembly_bytes(const std::vector<std::uint64_t>& sizes, const std::vector<std::uint64_t>& freed) {
-  // A signed running sum: dropping may give back more than an output took.
-  std::int64_t now = 0, peak = 0;
+  // A signed running sum (dropping may give back more than an output took), wide enough that sizes past
+  // 2^63 neither turn negative nor wrap; a peak past 2^64 - 1 is held there (a need no disk meets).
+  __int128 now = 0, peak = 0;
   for (std::size_t i = 0; i < sizes.size(); ++i) {
-    now += static_cast<std::int64_t>(sizes[i]);
+    now += sizes[i];
     peak = std::max(peak, now);
-    if (i < freed.size()) now -= static_cast<std::int64_t>(freed[i]);
+    if (i < freed.size()) now -= freed[i];
   }
-  return static_cast<std::uint64_t>(peak);
+  return peak > static_cast<__int128>(UINT64_MAX) ? UINT64_MAX : static_cast<std::uint64_t>(peak);
 }
 
 }  // namespace provkit::hub

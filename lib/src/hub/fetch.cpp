@@ -135,12 +135,13 @@ FetchReport fetch_snapshot(const Manifest& m, hfcache::Layout& layout, const Fet
 
     // A file a mirror lacks is planned (for the gate and the dry run only) under the blob name its
     // manifest gives it, so that a copy already in place counts as in place.
-    std::vector<UpstreamCheck> planned = checks;
+    std::vector<UpstreamCheck> planned = std::move(checks);  // not read again: no second copy of every file
     for (std::size_t i = 0; i < n; ++i)
       if (planned[i].state != UpstreamState::ok)
         planned[i].etag = m.files[i].git_oid ? *m.files[i].git_oid : m.files[i].sha256.value_or("");
     auto plan = plan_downloads(m, layout, planned, sources[si]);
-    if (!r.space) {  // the disk gate, once: at the first source that plans
+    std::vector<UpstreamCheck>().swap(planned);  // its etags are in the plan now
+    if (!r.space) {                              // the disk gate, once: at the first source that plans
       r.space = plan_space(m, layout, plan, o.drop_parts, &dropped);
       observer.on_space_plan(*r.space, o.dry_run);
       if (o.dry_run) {
@@ -150,10 +151,12 @@ FetchReport fetch_snapshot(const Manifest& m, hfcache::Layout& layout, const Fet
       if (!r.space->fits()) throw Error(ExitCode::check_failed, no_space_sentence(*r.space));
     }
     DownloadPlan mine;
-    for (std::size_t i : take) {
-      mine.jobs.push_back(plan.jobs[i]);
-      mine.etags.push_back(plan.etags[i]);
-      mine.total_bytes += plan.jobs[i].spec.size;
+    mine.jobs.reserve(take.size());
+    mine.etags.reserve(take.size());
+    for (std::size_t i : take) {  // moved: the plan is not read again, and a copy doubled every file's paths
+      mine.jobs.push_back(std::move(plan.jobs[i]));
+      mine.etags.push_back(std::move(plan.etags[i]));
+      mine.total_bytes += plan.jobs[i].spec.size;  // within plan.total_bytes, a checked sum
     }
     observer.on_plan(m, layout, mine);
     layout.begin();  // an interrupted fetch leaves what huggingface_hub's would: snapshots/<commit>/, *.incomplete

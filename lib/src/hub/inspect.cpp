@@ -12,6 +12,7 @@
 #include "provkit/http/http.hpp"
 #include "provkit/hub/patterns.hpp"
 #include "provkit/hub/snapshot.hpp"
+#include "provkit/util/checked.hpp"
 #include "provkit/util/fs.hpp"
 #include "provkit/util/hash.hpp"
 #include "provkit/util/log.hpp"
@@ -46,24 +47,25 @@ checkpoint::Report read_all(
   std::map<std::string, std::string> part_of;             // part -> output
   std::vector<InspectFile> all = files;
   std::vector<checkpoint::NotRead> not_read;
-  std::uint64_t listed = 0;
-  for (const auto& f : files) listed += f.size;
+  // Sizes from a listing or a manifest: totals that cannot be represented are refused, naming the file.
+  util::CheckedSum listed("the sizes of the files listed");
+  for (const auto& f : files) listed.add(f.size, f.path);
   for (const auto& a : assemble) {
     if (!checkpoint::is_checkpoint_name(a.output) || size_of.count(a.output)) continue;
-    std::uint64_t size = 0;
+    util::CheckedSum size("the sizes of the parts of " + a.output);
     bool whole = true;
     for (const auto& p : a.parts) {
       auto it = size_of.find(p);
       if (it == size_of.end()) whole = false;
-      else size += it->second;
+      else size.add(it->second, p);
     }
     if (!whole) continue;  // Manifest::parse names only its own files; a caller's list may lack one
     assembled[a.output] = &a;
     for (const auto& p : a.parts) part_of[p] = a.output;
-    all.push_back({a.output, size});
+    all.push_back({a.output, size.value()});
     util::log::debug("hub", [&] {
       return "inspect: " + a.output + " read from its " + std::to_string(a.parts.size()) + " parts (" +
-             std::to_string(size) + " bytes)";
+             std::to_string(size.value()) + " bytes)";
     });
   }
   // [at, at + n) of a file, or of an assembled one across its parts.
@@ -138,7 +140,7 @@ checkpoint::Report read_all(
   auto report = checkpoint::make_report(std::move(headers), sidecars, o.fit, left_out);
   std::sort(not_read.begin(), not_read.end(), [](const auto& a, const auto& b) { return a.path < b.path; });
   report.not_read = std::move(not_read);
-  report.listed_bytes = listed;
+  report.listed_bytes = listed.value();
   report.transferred = transferred;
   report.header_bytes_peak = budget.peak();
   return report;

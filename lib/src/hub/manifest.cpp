@@ -13,6 +13,7 @@
 #include "provkit/error.hpp"
 #include "provkit/hub/patterns.hpp"
 #include "provkit/util/beneath.hpp"
+#include "provkit/util/checked.hpp"
 #include "provkit/util/fs.hpp"
 #include "provkit/util/hash.hpp"
 #include "provkit/util/yaml.hpp"
@@ -161,7 +162,48 @@ struct Parser {
         m.assemble.push_back(std::move(e));
       }
     }
+    check_total(m);
+    check_files_and_folders(m);
     return m;
+  }
+
+  // Every sum a plan makes of these sizes (bytes to fetch, disk needed, assembly outputs) is at most this
+  // total: refused here, at the line that takes it past 2^64 - 1, no plan can wrap (four files of 2^62
+  // bytes once added up to a disk need of 0).
+  void check_total(const Manifest& m) const {
+    std::uint64_t total = 0;
+    auto add = [&](std::uint64_t n, const std::string& path, int line) {
+      auto sum = util::checked_add(total, n);
+      if (!sum)
+        throw input_error(R::sizes_overflow, file, line,
+                          "the sizes of the files and assembly outputs add up past 2^64 - 1 with '" + path + "' (" +
+                              std::to_string(n) + " bytes); sizes that large cannot all be right");
+      total = *sum;
+    };
+    std::map<std::string, std::uint64_t> size_of;
+    for (const auto& f : m.files) add(f.size, f.path, f.line), size_of[f.path] = f.size;
+    for (const auto& a : m.assemble) {
+      if (a.size) {
+        add(*a.size, a.output, a.line);
+        continue;
+      }
+      for (const auto& p : a.parts) add(size_of[p], a.output, a.line);  // the output is its parts' bytes
+    }
+  }
+
+  // A path that is a file cannot also be a folder holding another (`x.txt` and `x.txt/inner`): no snapshot
+  // or local dir can hold both, so such a manifest is refused before a byte is fetched, naming both paths.
+  void check_files_and_folders(const Manifest& m) const {
+    std::map<std::string_view, int> line_of_path;
+    for (const auto& f : m.files) line_of_path.emplace(f.path, f.line);
+    for (const auto& a : m.assemble) line_of_path.emplace(a.output, a.line);
+    for (const auto& [path, line] : line_of_path)
+      for (auto slash = path.find('/'); slash != std::string_view::npos; slash = path.find('/', slash + 1))
+        if (auto folder = line_of_path.find(path.substr(0, slash)); folder != line_of_path.end())
+          throw input_error(R::file_and_folder, file, line,
+                            util::concat({"'", path, "' lies in the folder '", folder->first,
+                                          "', which is a file (line ", std::to_string(folder->second),
+                                          "): no snapshot can hold both; nothing was fetched"}));
   }
 };
 
@@ -390,7 +432,7 @@ AssembleEntry parse_assembly(const Manifest& m, std::string spec, const std::fun
   auto eq = spec.find('=');
   if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size()) throw AssemblySpecError(spec, std::nullopt);
   e.output = spec.substr(0, eq);
-  std::uint64_t size = 0;
+  util::CheckedSum size("the sizes of the parts of " + e.output);
   std::string rest = spec.substr(eq + 1);
   if ((rest.find_first_of("*?[") != std::string::npos || rest.back() == '/') && rest.find(',') == std::string::npos) {
     // OUT=GLOB: the manifest's files it matches (the --include rule), in natural order (part-2 before part-10).
@@ -414,12 +456,12 @@ AssembleEntry parse_assembly(const Manifest& m, std::string spec, const std::fun
     std::string part = rest.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
     const ManifestFile* f = m.find(part);
     if (!f) throw AssemblySpecError(spec, part);
-    size += f->size;
+    size.add(f->size, part);
     e.parts.push_back(part);
     if (comma == std::string::npos) break;
     pos = comma + 1;
   }
-  e.size = size;
+  e.size = size.value();
   return e;
 }
 

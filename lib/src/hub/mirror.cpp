@@ -11,6 +11,7 @@
 #include "provkit/error.hpp"
 #include "provkit/hub/cache_layout.hpp"
 #include "provkit/hub/snapshot.hpp"
+#include "provkit/util/checked.hpp"
 #include "provkit/util/fs.hpp"
 #include "provkit/util/hash.hpp"
 #include "provkit/util/strings.hpp"
@@ -229,7 +230,7 @@ ExportResult export_tree(const std::vector<Manifest>& manifests, const fs::path&
         }
         tree.push_back(std::move(entry));
         siblings.push_back(std::move(sib));
-        result.bytes += e.size;
+        result.bytes = util::CheckedSum("the bytes exported", result.bytes).add(e.size, e.path).value();
         (e.linked ? result.linked : result.copied)++;
         result.files.push_back(e);
       }

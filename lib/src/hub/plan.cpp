@@ -8,6 +8,7 @@
 
 #include "provkit/download/ranges.hpp"
 #include "provkit/util/beneath.hpp"
+#include "provkit/util/checked.hpp"
 #include "provkit/util/fs.hpp"
 #include "provkit/util/size.hpp"
 
@@ -59,6 +60,11 @@ SpacePlan plan_space(const Manifest& m, const hfcache::Layout& layout, const Dow
                      const DroppedParts* dropped) {
   SpacePlan s;
   s.drop_parts = drop_parts;
+  // Manifest::parse bounds the sizes' total; these sums are checked all the same, each naming the file
+  // that would take it past 2^64 - 1, so that no caller's plan can wrap into one that "fits".
+  util::CheckedSum to_fetch("the bytes still to fetch"), held("the bytes already held"),
+      needed("the disk space the fetch needs"), assembly_bytes("the bytes of the assembly outputs"),
+      drop_bytes("the bytes of the parts dropped");
   std::set<fs::path> seen;  // one blob can be two paths' content: its bytes count once
   for (const auto& job : plan.jobs) {
     FilePlan f;
@@ -83,9 +89,9 @@ SpacePlan plan_space(const Manifest& m, const hfcache::Layout& layout, const Dow
       f.allocated = std::min(partial.allocated, f.size);
     }
     if (seen.insert(job.final_path).second) {
-      s.to_fetch += f.size - f.have;
-      s.held += f.allocated;
-      s.needed += f.size - f.allocated;
+      to_fetch.add(f.size - f.have, f.path);
+      held.add(f.allocated, f.path);
+      needed.add(f.size - f.allocated, f.path);
     }
     s.files.push_back(std::move(f));
   }
@@ -98,25 +104,32 @@ SpacePlan plan_space(const Manifest& m, const hfcache::Layout& layout, const Dow
     if (e.size) {
       a.size = *e.size;
     } else {
+      util::CheckedSum parts("the sizes of the parts of " + e.output);
       for (const auto& p : e.parts)
-        if (const auto* f = m.find(p)) a.size += f->size;
+        if (const auto* f = m.find(p)) parts.add(f->size, p);
+      a.size = parts.value();
     }
     OnDisk out = look(layout.guard(), layout.file_path(e.output));
     a.in_place = out.exists && out.size == a.size;
     std::uint64_t write = a.in_place ? 0 : a.size - std::min(out.allocated, a.size);
-    s.assembly_bytes += write;
+    assembly_bytes.add(write, e.output);
     writes.push_back(write);
     // What dropping gives back after this output verifies: its parts' bytes (those still there or to
     // come; a blob another snapshot also names stays, which this does not see).
-    std::uint64_t gives = 0;
+    util::CheckedSum gives("the bytes of the parts of " + e.output);
     if (drop_parts && e.sha256)
       for (const auto& p : droppable_parts(m, i, verified))
-        if (const auto* f = m.find(p); f && !(dropped && dropped->contains(p))) gives += f->size;
-    freed.push_back(gives);
-    s.drop_bytes += gives;
+        if (const auto* f = m.find(p); f && !(dropped && dropped->contains(p))) gives.add(f->size, p);
+    freed.push_back(gives.value());
+    drop_bytes.add(gives.value(), e.output);
     s.assemblies.push_back(std::move(a));
   }
-  s.needed += drop_parts ? peak_assembly_bytes(writes, freed) : s.assembly_bytes;
+  s.to_fetch = to_fetch.value();
+  s.held = held.value();
+  s.assembly_bytes = assembly_bytes.value();
+  s.drop_bytes = drop_bytes.value();
+  s.needed =
+      needed.add(drop_parts ? peak_assembly_bytes(writes, freed) : s.assembly_bytes, "the assembly outputs").value();
   s.target = existing_dir(plan.jobs.empty() ? layout.root() : plan.jobs.front().final_path.parent_path());
   struct statvfs v {};
   if (::statvfs(s.target.c_str(), &v) == 0) s.free = static_cast<std::uint64_t>(v.f_bavail) * v.f_frsize;

@@ -19,6 +19,7 @@
 
 #include "provkit/error.hpp"
 #include "provkit/util/beneath.hpp"
+#include "provkit/util/checked.hpp"
 #include "provkit/util/fd.hpp"
 #include "provkit/util/fs.hpp"
 #include "provkit/util/hash.hpp"
@@ -145,7 +146,7 @@ std::vector<EntryHeader> read_headers(const fs::path& wheel, const UnpackLimits&
     if (top.size() > 10 && top.compare(top.size() - 10, 10, ".dist-info") == 0) dist_infos.insert(top);
     if (!h.is_dir && archive_entry_size_is_set(entry)) {
       h.size = static_cast<std::uint64_t>(std::max<la_int64_t>(0, archive_entry_size(entry)));
-      declared += *h.size;
+      declared = util::saturating_add(declared, *h.size);  // past 2^64 - 1 is past the limit, never a wrap
       if (declared > limits.max_total_bytes)
         refuse(wheel, "unpacks to more than " + util::format_size(limits.max_total_bytes) + " (declared sizes up to '" +
                           h.name + "'); refused");

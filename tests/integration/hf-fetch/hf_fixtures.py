@@ -133,3 +133,38 @@ def check_correct_or_absent(repo):
                 check(os.path.exists(where), f"{where} is a dangling link")
                 with open(where, "rb") as f:
                     check(f.read() == data, f"{where} holds wrong bytes")
+
+
+def claims_repos(tmp, repos, sha="c1" * 20):
+    """repos.json in `tmp` for the simulator where the Hub may claim sizes no disk holds (its `size` key):
+    repos maps a repo id to (path, bytes, claimed size or None, lfs) tuples, one commit `sha` on main each.
+    Returns the repos.json path."""
+    import json
+    os.makedirs(os.path.join(tmp, "files"), exist_ok=True)
+    specs = []
+    for repo_id, files in repos.items():
+        entries = []
+        for path, data, size, lfs in files:
+            source = os.path.join("files", f"f{len(os.listdir(os.path.join(tmp, 'files')))}")
+            with open(os.path.join(tmp, source), "wb") as f:
+                f.write(data)
+            e = {"path": path, "source": source, "lfs": lfs}
+            if lfs:
+                e["sha256"] = sha256(data)
+            if size is not None:
+                e["size"] = size
+            entries.append(e)
+        specs.append({"id": repo_id, "commits": [{"sha": sha, "refs": ["main"], "files": entries}]})
+    with open(os.path.join(tmp, "repos.json"), "w") as f:
+        json.dump({"repos": specs}, f)
+    return os.path.join(tmp, "repos.json")
+
+
+def huge_tensor_header(nbytes):
+    """The header alone of a safetensors file holding one consistent U8 tensor of `nbytes` bytes (shape
+    [256, nbytes / 256], data_offsets [0, nbytes]): served with claims_repos' size len(header) + nbytes."""
+    import json
+    import struct
+    header = json.dumps({"w": {"dtype": "U8", "shape": [256, nbytes // 256], "data_offsets": [0, nbytes]}}).encode()
+    header += b" " * (-len(header) % 8)
+    return struct.pack("<Q", len(header)) + header

@@ -15,7 +15,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from common import HubSim, check, main, tempdir  # noqa: E402
 from hf_fixtures import (Repo, blob, check_correct_or_absent, clean_env, git_oid, hf_fetch, manifest_yaml,
                          sha256)  # noqa: E402
-from hostile import (HostileHub, repo_handler, send_chunks_forever, send_dripping, send_json, tree_entry)
+from hostile import (HostileHub, repo_handler, send, send_chunks_forever, send_dripping, send_json, tree_entry)
 
 SHA = "0123456789abcdef0123456789abcdef01234567"
 CONFIG = b'{"model_type": "llama"}\n'
@@ -241,6 +241,22 @@ def test_tree_pages_that_never_end_are_cut_off():
     r, took, hub = bounded_run(repo_handler({}, None, tree_answer=pages))
     check("2000 pages" in r.err, f"{r}")
     check(len(hub.requests) <= 2001, f"{len(hub.requests)} pages asked for")
+
+
+def test_tree_listing_over_the_entry_cap_is_cut_off():
+    # 26 pages of 20,000 small folder entries (about 1 MiB each): 520,000 entries, past the 500,000 that a run's
+    # memory allows (docs/hf-fetch.md), within the page and byte bounds. Refused at the page that passes it.
+    page = json.dumps([{"type": "directory", "path": f"d{i:06d}", "oid": "0" * 40, "size": 0}
+                       for i in range(20000)]).encode()
+
+    def pages(h):
+        n = int(h.path.rpartition("cursor=")[2]) if "cursor=" in h.path else 0
+        base = h.path.split("&cursor=")[0]
+        send(h, 200, page, {"Content-Type": "application/json",
+                            "Link": f'<http://{h.headers["Host"]}{base}&cursor={n + 1}>; rel="next"'})
+    r, took, hub = bounded_run(repo_handler({}, None, tree_answer=pages))
+    check("more than 500000 entries" in r.err, f"{r}")
+    check(len(hub.requests) == 26, f"{len(hub.requests)} pages asked for, not 26")
 
 
 def test_tree_body_at_one_byte_per_second_is_too_slow():

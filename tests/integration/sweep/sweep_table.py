@@ -245,3 +245,30 @@ def sweep(rows, tmp):
     for name, cells in table:
         print(f"| {name} | " + " | ".join(cells) + " |")
     check(not failures, f"{len(failures)} cells did not hold", "\n".join(failures))
+
+
+def sweep_inputs(cls, rows, tmp):
+    """The class tables (issue 41): each row one hostile input of the class `cls` ("wrapped sums", ...), run
+    on a fresh cell (its canary outside, nothing planted: `setup(cell, cls)` makes what the row needs below
+    cell.tmp), plain and with --json, judged as a plant's cell is, its exit status one of the row's `rc`
+    (the refusal the class expects, not merely any of the README's). Prints the table and fails the test
+    naming every row that did not hold."""
+    failures, table = [], []
+    for row in rows:
+        got, holes = [], []
+        for mode in ["plain"] + (["json"] if row.json_args is not None else []):
+            cell = Cell(None, os.path.join(tmp, f"input-{len(table)}-{mode}"))
+            cmd = row.setup(cell, cls)
+            if mode == "json":
+                cmd = dict(cmd, argv=[*cmd["argv"], *row.json_args])
+            why, rc, _ = judge(row, cell, cmd, mode, row.timeout)
+            got.append(str(rc))
+            if why:
+                holes.append(f"{cls}: {row.name} ({mode}): {why}")
+        failures += holes
+        table.append((row.name, "FAIL" if holes else "held, exit " + "/".join(dict.fromkeys(got))))
+    print(f"| {cls} | outcome |")
+    print("| --- | --- |")
+    for name, outcome in table:
+        print(f"| {name} | {outcome} |")
+    check(not failures, f"{len(failures)} rows did not hold", "\n".join(failures))

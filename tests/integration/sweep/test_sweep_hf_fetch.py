@@ -2,6 +2,9 @@
 """The attacker sweep (sweep_table.py), hf-fetch's rows: the cache (blobs, partials, .ranges sidecars, stamps,
 locks, refs, snapshots, .no_exist), --local-dir, --manifest, --token-file, mirror export --to and inspect of
 a snapshot. Each cell a fresh copy, one plant, the real binary, plain and --json.
+The class tables (issue 41, sweep_table.sweep_inputs): hostile inputs by class, each row one input with the
+refusal its class expects: wrapped sums (sizes a Hub or a manifest claims that add up past 2^64 - 1, a tree
+holding `x.txt` and `x.txt/inner`).
 
 Run one: python3 test_sweep_hf_fetch.py test_cache_rows   (ctest runs each alone)
 """
@@ -14,8 +17,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "hf-fetch"))
 from common import HubSim, check, main  # noqa: E402
-from hf_fixtures import HF_FETCH, Repo, blob, clean_env, sha256  # noqa: E402
-from sweep_table import ODD_NAME, Row, sweep  # noqa: E402
+from hf_fixtures import HF_FETCH, Repo, blob, claims_repos, clean_env, huge_tensor_header, sha256  # noqa: E402
+from sweep_table import ODD_NAME, Row, sweep, sweep_inputs  # noqa: E402
 
 BIG = "big.safetensors"
 FILES = {"config.json": b'{"model_type": "llama"}\n', BIG: blob(1 << 20, "sweep"),
@@ -209,6 +212,57 @@ def user_rows(sim):
 def test_user_named_rows(tmp):
     with HubSim(REPO.repos_json) as sim:
         sweep(user_rows(sim), tmp)
+
+
+# ---- the class tables (issue 41): hostile inputs by class ----------------------------------------------
+
+TENSOR = (1 << 60) + 256
+HEAD = huge_tensor_header(TENSOR)
+CLAIMS = {  # repo -> files the simulator claims (path, bytes, claimed size, lfs)
+    "org/four-quarters": [(f"w{i}.bin", b"x%d" % i, 1 << 62, True) for i in range(4)],
+    "org/one-quarter": [("huge.bin", b"x", 1 << 62, True)],
+    "org/sixteen-tensors": [(f"model-{i:05d}.safetensors", HEAD, len(HEAD) + TENSOR, True) for i in range(16)],
+    "org/file-and-folder": [("x.txt", b"outer\n", None, False), ("x.txt/inner", b"inner\n", None, False)],
+}
+
+
+def wrapped_sum_rows(sim, tmp):
+    quarter = 1 << 62
+    manifest = os.path.join(tmp, "quarters.yaml")
+    with open(manifest, "w") as f:
+        f.write("manifest: 1\nrepo: org/four-quarters\nrevision: " + "c1" * 20 + "\nfiles:\n" +
+                "".join(f"  - path: w{i}.bin\n    size: {quarter}\n    sha256: {'ab' * 32}\n" for i in range(4)))
+
+    def by_repo(repo, *extra):
+        return lambda cell, cls: {"argv": hf(repo, "--endpoint", sim.hub, "--cache-dir", cell.path("cache"),
+                                             "--retries", "1", *extra), "env": ENV}
+
+    def from_manifest(cell, cls):
+        return {"argv": hf("--manifest", manifest, "--endpoint", sim.hub, "--cache-dir", cell.path("cache"),
+                           "--dry-run"), "env": ENV}
+
+    def inspect_fit(cell, cls):
+        return {"argv": hf("inspect", "org/sixteen-tensors", "--endpoint", sim.hub, "--gpus", "1",
+                           "--gpu-memory", "1G"), "env": ENV}
+
+    return [
+        Row("tree: 4 LFS files of 2^62 bytes, `--dry-run` (the gate's sum wrapped to 0: fits)",
+            by_repo("org/four-quarters", "--dry-run"), rc={2}),
+        Row("tree: 4 LFS files of 2^62 bytes, fetch (2^35 ranges planned: bad_alloc)",
+            by_repo("org/four-quarters", "--connections", "8"), rc={2}),
+        Row("tree: 1 LFS file of 2^62 bytes, fetch (no wrap: the disk gate)",
+            by_repo("org/one-quarter", "--connections", "8"), rc={1}),
+        Row("manifest: 4 x `size: 2^62`", from_manifest, rc={2}),
+        Row("inspect: 16 tensors of 2^60 + 256 bytes, `--gpus 1 --gpu-memory 1G` (wrapped to 4096: fits)",
+            inspect_fit, rc={2}),
+        Row("tree: `x.txt` and `x.txt/inner`, `--dry-run`", by_repo("org/file-and-folder", "--dry-run"), rc={2}),
+        Row("tree: `x.txt` and `x.txt/inner`, fetch (failed half way)", by_repo("org/file-and-folder"), rc={2}),
+    ]
+
+
+def test_wrapped_sums_rows(tmp):
+    with HubSim(claims_repos(os.path.join(tmp, "repos"), CLAIMS)) as sim:
+        sweep_inputs("wrapped sums", wrapped_sum_rows(sim, tmp), os.path.join(tmp, "cells"))
 
 
 if __name__ == "__main__":

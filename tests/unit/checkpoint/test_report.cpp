@@ -1,9 +1,11 @@
 #include <catch2/catch.hpp>
+#include <cstdint>
 
 #include "checkpoint/builders.hpp"
 #include "checkpoint/safetensors.hpp"
 #include "provkit/checkpoint/report.hpp"
 #include "provkit/error.hpp"
+#include "provkit/util/checked.hpp"
 
 using namespace provkit;
 using namespace provkit::checkpoint;
@@ -116,4 +118,57 @@ TEST_CASE("gguf-split: a missing part or a wrong tensor count is a contradiction
                              {}, std::nullopt);
   REQUIRE(counted.split_problems.size() == 1);
   CHECK_THAT(counted.split_problems[0], Catch::Contains("hold 5 tensors, split.tensors.count says 6"));
+}
+
+namespace {
+// A header as parse_safetensors would give it for a file holding one consistent U8 tensor of `bytes`
+// bytes (shape [256, bytes / 256]): the file itself would be 2^60 bytes, so it is built, not parsed.
+FileHeader one_huge_tensor(const std::string& path, std::uint64_t bytes) {
+  FileHeader h;
+  h.path = path;
+  h.format = Format::safetensors;
+  h.header_bytes = 128;
+  h.file_size = 128 + bytes;
+  Tensor t;
+  t.name = "w";
+  t.dtype = "U8";
+  t.shape = {256, bytes / 256};
+  t.elements = bytes;
+  t.bytes = bytes;
+  t.offset = 128;
+  h.tensors.push_back(t);
+  return h;
+}
+}  // namespace
+
+TEST_CASE("report: sixteen tensors of 2^60 + 256 bytes are refused naming the file, never wrapped to 4096",
+          "[checkpoint][checked]") {
+  const std::uint64_t each = (1ull << 60) + 256;
+  std::vector<FileHeader> files;
+  for (int i = 0; i < 16; ++i) files.push_back(one_huge_tensor("m-" + std::to_string(100 + i) + ".safetensors", each));
+  try {
+    auto r = make_report(files, {}, FitRequest{1, 1ull << 30, 0});
+    FAIL("a report was made: total " << r.total.bytes << " bytes, fits " << (r.fit && r.fit->fits));
+  } catch (const Error& e) {
+    CHECK(e.is(util::SumRefusal::overflow));
+    CHECK(e.code() == ExitCode::usage);
+    CHECK(std::string(e.what()).find("m-115.safetensors") != std::string::npos);  // the file that passed 2^64 - 1
+  }
+  // fit() alone (as a caller with headers of its own would call it) refuses too.
+  CHECK_THROWS_AS(fit(files, FitRequest{1, 1ull << 30, 0}), Error);
+  // Fifteen are 15 * (2^60 + 256) bytes, reported as they are; short by more than int64 holds: held at its end.
+  files.pop_back();
+  auto r = make_report(files, {}, FitRequest{1, 1ull << 30, 0});
+  CHECK(r.total.bytes == 15 * each);
+  CHECK(r.total.elements == 15 * each);
+  CHECK(r.read_bytes == 15 * (each + 128));
+  REQUIRE(r.fit);
+  CHECK(r.fit->weights_per_gpu == 15 * each);
+  CHECK_FALSE(r.fit->fits);
+  CHECK(r.fit->free_per_gpu == -INT64_MAX);
+  // Split across 8 GPUs, rounded up without passing 2^64 - 1 first.
+  auto split = fit(files, FitRequest{8, ~0ull, 8});
+  CHECK(split.weights_per_gpu == (15 * each + 7) / 8);
+  CHECK(split.fits);
+  CHECK(split.free_per_gpu == INT64_MAX);
 }

@@ -51,6 +51,26 @@ TEST_CASE("plan: about four ranges per connection, at most 128 MiB, none shorter
   check_cover(odd, 100 * MiB + 12345);
 }
 
+TEST_CASE("plan: counted before it is made; a claimed 2^62 bytes is at most 65536 ranges, not 2^35",
+          "[ranges][checked]") {
+  // Before: 2^35 ranges of 128 MiB (800 GB of plan, allocated before the first request; bad_alloc).
+  auto huge = plan(1ull << 62, 8, 16 * MiB);
+  check_cover(huge, 1ull << 62);
+  CHECK(huge.size() <= max_planned_ranges() + 4 * 8 + 1);
+  CHECK(huge.front().end == (1ull << 62) / max_planned_ranges());
+  // Up to 8 TiB the ranges stay at most 128 MiB (the cap counts only past it).
+  CHECK(plan(8ull << 40, 8, 16 * MiB).front().end == 128 * MiB);
+  // Sizes and minimums near 2^64 neither wrap the rounding nor the range ends.
+  const std::uint64_t max = ~0ull;
+  auto top = plan(max, 16, 16 * MiB);
+  check_cover(top, max);
+  CHECK(top.size() <= max_planned_ranges() + 4 * 16 + 1);
+  CHECK(plan(max, 16, max / 2 + 1).size() == 1);  // under twice the minimum (which 2 * min_split wrapped to 0)
+  auto halves = plan(max, 16, max / 4);
+  check_cover(halves, max);
+  CHECK(halves.size() <= 4);
+}
+
 TEST_CASE("contiguous prefix and done bytes", "[ranges]") {
   std::vector<Range> rs = {{0, 10, 10}, {10, 20, 4}, {20, 30, 10}};
   CHECK(contiguous(rs) == 14);

@@ -55,6 +55,10 @@ TEST_CASE("peak: each output is written while its parts are still there", "[drop
   CHECK(hub::peak_assembly_bytes({4, 6}, {4, 6}) == 6);
   CHECK(hub::peak_assembly_bytes({4, 4}, {0, 0}) == 8);  // nothing dropped: every output adds up
   CHECK(hub::peak_assembly_bytes({0, 4}, {4, 4}) == 0);  // the first output already there gives back room
+  // Sizes past 2^63 are neither negative nor wrapped (a signed 64-bit sum made 2^63 + 1 a peak of 0).
+  CHECK(hub::peak_assembly_bytes({(1ull << 63) + 1}, {0}) == (1ull << 63) + 1);
+  CHECK(hub::peak_assembly_bytes({1ull << 63, 1ull << 63}, {0, 0}) == ~0ull);  // 2^64: held at the top
+  CHECK(hub::peak_assembly_bytes({1ull << 63, 1ull << 62}, {1ull << 63, 0}) == 1ull << 63);
 }
 
 TEST_CASE("drop_parts on a cache: link and blob go, a blob another link names stays", "[drop]") {

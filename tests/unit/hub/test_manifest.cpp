@@ -128,6 +128,40 @@ TEST_CASE("every refusal is typed and names the file and line", "[manifest]") {
   CHECK(ReasonId(R::duplicate).name() == "invalid_input");  // the --json name these always had
 }
 
+TEST_CASE("sizes that add up past 2^64 - 1 are refused at the line that does it, never wrapped",
+          "[manifest][checked]") {
+  using R = hub::ManifestRefusal;
+  auto sized = [](const std::string& path, const std::string& size) {
+    return "  - path: " + path + "\n    size: " + size + "\n    sha256: " + kSha + "\n";
+  };
+  const std::string quarter = std::to_string(1ull << 62);  // four of them are 2^64, which wrapped to 0
+  std::string four = head();
+  for (const char* p : {"w0", "w1", "w2", "w3"}) four += sized(p, quarter);
+  refused_as(four, R::sizes_overflow, 14);
+  CHECK_THAT(refusal(four), Catch::Contains("'w3'") && Catch::Contains("2^64 - 1"));
+  // Three are 3 * 2^62: taken as they are.
+  std::string three = head() + sized("w0", quarter) + sized("w1", quarter) + sized("w2", quarter);
+  CHECK(hub::Manifest::parse(three, "m.yaml").files.size() == 3);
+  // An assembly output counts: declared, or its parts' bytes (the disk it takes besides them).
+  refused_as(three + "assemble:\n  - output: o\n    parts: [w0, w1]\n", R::sizes_overflow, 15);
+  refused_as(three + "assemble:\n  - output: o\n    parts: [w0]\n    size: " + quarter + "\n", R::sizes_overflow, 15);
+  CHECK(ReasonId(R::sizes_overflow).name() == "invalid_input");
+}
+
+TEST_CASE("a path that is a file and also a folder of another is refused, naming both", "[manifest]") {
+  using R = hub::ManifestRefusal;
+  // 'x.txt-b' sorts between 'x.txt' and 'x.txt/inner': the check is by folder, not by neighbours.
+  refused_as(head() + file("x.txt") + file("x.txt-b") + file("x.txt/inner"), R::file_and_folder, 11);
+  CHECK_THAT(refusal(head() + file("x.txt") + file("x.txt-b") + file("x.txt/inner")),
+             Catch::Contains("'x.txt/inner' lies in the folder 'x.txt', which is a file (line 5)"));
+  refused_as(head() + file("a/b/c") + file("a/b"), R::file_and_folder, 5);  // deeper, and listed first
+  // An assembly output is a path of the snapshot too.
+  refused_as(head() + file("p") + "assemble:\n  - output: p/q\n    parts: [p]\n", R::file_and_folder, 9);
+  // Siblings and names that merely start alike are fine.
+  CHECK(hub::Manifest::parse(head() + file("x.txt") + file("x.txt2") + file("x/txt") + file("dir/x.txt"), "m.yaml")
+            .files.size() == 4);
+}
+
 TEST_CASE("safe relative paths", "[manifest]") {
   CHECK(hub::is_safe_relative_path("a"));
   CHECK(hub::is_safe_relative_path("a/b.c/d..e"));

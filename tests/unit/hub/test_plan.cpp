@@ -9,6 +9,7 @@
 
 #include "provkit/download/ranges.hpp"
 #include "provkit/hub/plan.hpp"
+#include "provkit/util/checked.hpp"
 #include "provkit/util/fs.hpp"
 #include "support/temp_dir.hpp"
 
@@ -76,4 +77,46 @@ TEST_CASE("plan: in place, resume with what a partial holds, fetch, assembly out
   // The assembly output already there with its size adds nothing.
   util::write_file_atomic(layout.file_path("whole.bin"), std::string(2 << 20, 'w'));
   CHECK(hub::plan_space(m, layout, plan).assembly_bytes == 0);
+}
+
+TEST_CASE("plan: sums that would pass 2^64 - 1 are refused naming the file, never a plan that fits",
+          "[plan][checked]") {
+  // Built, not parsed (Manifest::parse refuses these sizes first): the plan checks its own sums all the same.
+  provkit::test::TempDir tmp("plan-huge");
+  hub::Manifest m;
+  m.repo = {hub::RepoType::model, "org/name"};
+  m.revision = kCommit;
+  m.files = {file("w0", 1ull << 62, 'a'), file("w1", 1ull << 62, 'b'), file("w2", 1ull << 62, 'c')};
+  hub::hfcache::CacheLayout layout(tmp.path, m.repo, kCommit);
+  auto checks_of = [](const hub::Manifest& man) {
+    std::vector<hub::UpstreamCheck> checks;
+    for (const auto& f : man.files) checks.push_back({f.path, hub::UpstreamState::ok, "", nullptr, *f.sha256, {}});
+    return checks;
+  };
+  auto three = hub::plan_downloads(m, layout, checks_of(m), "http://127.0.0.1:1");
+  CHECK(three.total_bytes == 3ull << 62);
+  auto s = hub::plan_space(m, layout, three);
+  CHECK(s.needed == 3ull << 62);
+  CHECK_FALSE(s.fits());
+  m.files.push_back(file("w3", 1ull << 62, 'd'));  // 2^64 in all: wrapped to 0 bytes needed, "fits"
+  try {
+    hub::plan_downloads(m, layout, checks_of(m), "http://127.0.0.1:1");
+    FAIL("planned");
+  } catch (const Error& e) {
+    CHECK(e.is(util::SumRefusal::overflow));
+    CHECK_THAT(e.what(), Catch::StartsWith("w3: "));
+  }
+  // The disk gate's own sums, given a plan whose total was not checked (a caller's).
+  three.jobs.push_back(three.jobs.back());
+  three.jobs.back().spec.path = "w3";
+  three.jobs.back().final_path += "-other";
+  CHECK_THROWS_AS(hub::plan_space(m, layout, three), Error);
+  // An assembly output of three parts adds 3 * 2^62 to the 3 * 2^62 of the files.
+  m.files.pop_back();
+  hub::AssembleEntry whole;
+  whole.output = "whole.bin";
+  whole.parts = {"w0", "w1", "w2"};
+  m.assemble = {whole};
+  CHECK_THROWS_AS(hub::plan_space(m, layout, hub::plan_downloads(m, layout, checks_of(m), "http://127.0.0.1:1")),
+                  Error);
 }

@@ -8,6 +8,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -20,7 +21,8 @@ namespace provkit::checkpoint {
 struct Totals {
   std::uint64_t tensors = 0, elements = 0, bytes = 0;
   std::map<std::string, std::uint64_t> bytes_by_dtype;
-  void add(const Tensor& t);
+  // Throws Error(util::SumRefusal::overflow) naming `file` and the tensor where a total would pass 2^64 - 1.
+  void add(const Tensor& t, std::string_view file);
 };
 
 // The small JSON files beside the weights, by their path in the checkpoint
@@ -54,7 +56,7 @@ struct Fit {
 // Tensors of two or more dimensions are split evenly across the `tp` GPUs of
 // a replica; vectors, scalars and MoE routers are kept whole on each
 // (vLLM's tensor parallelism). Throws Error(usage) for tp > gpus or gpus not
-// a multiple of tp.
+// a multiple of tp, Error(util::SumRefusal::overflow) naming the file for bytes that add up past 2^64 - 1.
 Fit fit(const std::vector<FileHeader>& files, const FitRequest& request);
 
 // A file of the checkpoint whose header was not read, and why (its bytes are

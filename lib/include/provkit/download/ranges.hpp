@@ -31,8 +31,11 @@ struct Range {
 // `min_split` or when there is one connection; otherwise ranges of at least
 // `min_split`, about four per connection and at most 128 MiB, so that the
 // contiguous prefix (what can be hashed) grows steadily and no connection
-// idles long at the end.
+// idles long at the end. Bounded before anything is allocated: at most
+// max_planned_ranges() ranges before the last stretch (about four per
+// connection), longer ranges for a file that would need more.
 std::vector<Range> plan(std::uint64_t size, int connections, std::uint64_t min_split);
+std::uint64_t max_planned_ranges();
 
 // Bytes [0, n) are all written.
 std::uint64_t contiguous(const std::vector<Range>& ranges);

@@ -96,11 +96,16 @@ class HubClient {
   // Error(HubRefusal::commit_mismatch), never fetched.
   std::string resolve_commit(const Repo& repo, const std::string& revision);
   // Every entry of the tree at `revision`, recursively, all pages. Bounded:
-  // at most kMaxTreePages pages and kMaxTreeBytes of listing in all (each
-  // page also within http::Options::max_body_bytes); more is Error(network).
-  // The Hub's pages hold 1000 entries, so the bounds are 2 million files.
+  // at most kMaxTreeEntries entries, kMaxTreePages pages and kMaxTreeBytes of
+  // listing in all (each page also within http::Options::max_body_bytes); more
+  // is Error(network). The bounds are what the memory of a run allows: a fetch
+  // holds about 6.5 KB per selected file until it ends (the listing, the pinned
+  // manifest, the pre-flight and each file's planned paths; bench/hf-fetch-tree.sh),
+  // so 500,000 files are about 3.3 GB; the Hub's entries are about 250 bytes
+  // of listing, so 128 MiB is 500,000 of them with paths of over 100 bytes.
+  static constexpr std::size_t kMaxTreeEntries = 500'000;
   static constexpr std::size_t kMaxTreePages = 2000;
-  static constexpr std::uint64_t kMaxTreeBytes = 1ull << 30;
+  static constexpr std::uint64_t kMaxTreeBytes = 128ull << 20;
   std::vector<TreeEntry> list_tree(const Repo& repo, const std::string& revision);
   // A whole (small) file's content.
   std::string download_small(const Repo& repo, const std::string& revision, const std::string& path);

@@ -30,6 +30,8 @@ enum class ManifestRefusal {
   unhashed,             // a file with neither sha256 nor git_oid
   invalid_value,        // a repo id, type, ref, size or digest that is not one
   unknown_part,         // an assembly part that is not one of the files, or an output that is
+  sizes_overflow,       // the sizes of its files and outputs add up past 2^64 - 1: they cannot all be right
+  file_and_folder,      // a path that is a file and also a folder of another path ("x.txt", "x.txt/inner")
 };
 std::string_view reason_name(ManifestRefusal r);
 ExitCode exit_code(ManifestRefusal r);

@@ -6,7 +6,8 @@
 # sanitizer report, uncaught exception, leak or hang; the input that did it is
 # kept in $PROVKIT_BUILD_DIR/fuzz/artifacts/.
 #
-#   tests/fuzz/smoke.sh [TARGET...]      TARGET: manifest tree http_headers profile record wheel safetensors gguf markers requirements pylock (default all)
+#   tests/fuzz/smoke.sh [TARGET...]      TARGET: manifest tree http_headers profile record wheel safetensors gguf markers requirements pylock
+#                                        quant_config kernels (default all)
 #
 # New inputs found go to a scratch corpus, never into the source tree, unless
 # FUZZ_CORPUS_DIR names a directory to keep them in (long runs, see
@@ -18,7 +19,8 @@ src=${PROVKIT_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${PROVKIT_BUILD_DIR:?set PROVKIT_BUILD_DIR (the main build directory)}/fuzz
 seconds=${FUZZ_SECONDS:-15}
 targets=("$@")
-((${#targets[@]})) || targets=(manifest tree http_headers profile record wheel safetensors gguf markers requirements pylock)
+((${#targets[@]})) || targets=(manifest tree http_headers profile record wheel safetensors gguf markers requirements pylock quant_config
+  kernels)
 
 cxx=${FUZZ_CXX:-clang++}
 if ! command -v "$cxx" >/dev/null; then

@@ -6,6 +6,7 @@
 #include "gguf.hpp"
 #include "provkit/error.hpp"
 #include "provkit/util/checked.hpp"
+#include "provkit/util/json.hpp"
 #include "provkit/util/strings.hpp"
 
 namespace provkit::checkpoint {
@@ -32,8 +33,8 @@ bool ends_with(const std::string& s, const std::string& tail) {
 }
 
 json parse_sidecar(const std::string& path, const std::string& text) {
-  json j = json::parse(text, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) throw input_error(path, 0, "not a JSON object");
+  json j = util::parse_untrusted(text, path);
+  if (!j.is_object()) throw input_error(path, 0, "not a JSON object");
   return j;
 }
 

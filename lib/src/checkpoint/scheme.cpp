@@ -7,9 +7,10 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <regex>
+#include <variant>
 
 #include "provkit/error.hpp"
+#include "provkit/util/regex.hpp"
 #include "provkit/util/strings.hpp"
 
 // g++ 12 warns "may be used uninitialized" about the temporaries of the
@@ -82,20 +83,47 @@ std::string join(const std::vector<std::string>& v) {
   return s;
 }
 
-// compressed-tensors' matching: "re:" patterns match from the start (Python's re.match), else an exact name;
-// the class "Linear" names every linear module.
+// What matching a config's patterns against a checkpoint's module names may cost, in steps of the matcher
+// (util::Regex): a config with thousands of patterns over a header of long names is refused, not run for
+// hours. DeepSeek-V3's 47,000 linear modules against ten patterns take under 10^8.
+constexpr std::uint64_t kMaxMatchSteps = std::uint64_t{1} << 30;
+
+// A module name matched against patterns, all of one check drawing on one budget of steps.
+class PatternBudget {
+ public:
+  explicit PatternBudget(std::string file) : file_(std::move(file)) {}
+  bool match(const util::Regex& r, const std::string& module) {
+    const bool m = r.match_prefix(module, &steps_);
+    if (steps_ > kMaxMatchSteps)
+      throw input_error(file_, 0,
+                        "quantization_config: matching its patterns against the tensor names takes more than " +
+                            std::to_string(kMaxMatchSteps) + " steps");
+    return m;
+  }
+
+ private:
+  std::string file_;
+  std::uint64_t steps_ = 0;
+};
+
+// compressed-tensors' matching (compressed_tensors.utils.match._match_name): a "re:" pattern is Python's
+// re.match (from the start, not to the end), else an exact name; the class "Linear" names every linear
+// module. Patterns run on util::Regex, linear in the name, never on a backtracking engine.
 struct Matcher {
   std::vector<std::string> names;
-  std::vector<std::regex> patterns;
+  std::vector<util::Regex> patterns;
   bool all_linear = false;
-  Matcher(const std::vector<std::string>& items, const std::string& file) {
+  std::shared_ptr<PatternBudget> budget;
+  Matcher(const std::vector<std::string>& items, const std::string& file, std::shared_ptr<PatternBudget> b)
+      : budget(std::move(b)) {
     for (const auto& t : items) {
       if (t.rfind("re:", 0) == 0) {
-        try {
-          patterns.emplace_back(t.substr(3));
-        } catch (const std::regex_error&) {
-          throw input_error(file, 0, "quantization_config: '" + t + "' is not a regular expression this reader takes");
-        }
+        auto compiled = util::Regex::compile(std::string_view(t).substr(3));
+        if (auto* e = std::get_if<util::RegexError>(&compiled))
+          throw input_error(file, 0,
+                            "quantization_config: '" + t + "' is not a pattern this reader takes: " + e->why +
+                                " (at byte " + std::to_string(e->at) + " of the pattern)");
+        patterns.push_back(std::get<util::Regex>(std::move(compiled)));
       } else if (t == "Linear") {
         all_linear = true;
       } else {
@@ -108,13 +136,15 @@ struct Matcher {
     for (const auto& n : names)
       if (n == module) return true;
     for (const auto& p : patterns)
-      if (std::regex_search(module, p, std::regex_constants::match_continuous)) return true;
+      if (budget->match(p, module)) return true;
     return false;
   }
 };
 
-const std::regex& decoder_block() {
-  static const std::regex r(R"((^|\.)(layers|h|blocks|block|layer)\.[0-9]+\.)");
+// The decoder blocks' modules ("model.layers.3.mlp"): what GPTQ and AWQ quantize.
+const util::Regex& decoder_block() {
+  static const util::Regex r = std::get<util::Regex>(
+      util::Regex::compile(R"((?:[\s\S]*\.)?(?:layers|h|blocks|block|layer)\.[0-9]+\.)"));
   return r;
 }
 
@@ -200,6 +230,7 @@ Scheme make_scheme(const json& config, const json& hf_quant, const std::string& 
     std::string top_format = string_of(qc, "format", "dense");
     s.name += " (" + top_format + ")";
     s.format = top_format;
+    auto budget = std::make_shared<PatternBudget>(config_name);
     std::vector<std::pair<Matcher, const Storage*>> groups;
     if (qc.contains("config_groups") && qc["config_groups"].is_object()) {
       for (auto& [gname, g] : qc["config_groups"].items()) {
@@ -224,10 +255,10 @@ Scheme make_scheme(const json& config, const json& hf_quant, const std::string& 
           else if (format == "mxfp4-pack-quantized")
             st = storage({{"weight_packed", {"U8"}}, {"weight_scale", {"U8"}}});
         }
-        if (st) groups.emplace_back(Matcher(strings_of(g, "targets"), config_name), st);
+        if (st) groups.emplace_back(Matcher(strings_of(g, "targets"), config_name, budget), st);
       }
     }
-    Matcher ignore(strings_of(qc, "ignore"), config_name);
+    Matcher ignore(strings_of(qc, "ignore"), config_name, budget);
     s.exclusion_list = "ignore";
     s.excluded = [ignore](const std::string& m) { return ignore(m); };
     s.checked = !groups.empty();
@@ -261,7 +292,7 @@ Scheme make_scheme(const json& config, const json& hf_quant, const std::string& 
     s.excluded = hf_excluded(strings_of(qc, "modules_to_not_convert"));
     const Storage* st = storage({{"qweight", {"I32"}}, {"scales", {"F16", "BF16", "F32"}}});
     // Both quantize the linear layers of the decoder blocks, not the head or embeddings.
-    s.storage_for = [st](const std::string& m) { return std::regex_search(m, decoder_block()) ? st : nullptr; };
+    s.storage_for = [st](const std::string& m) { return decoder_block().match_prefix(m) ? st : nullptr; };
     s.checked = true;
   } else {
     s.name += " (not checked)";

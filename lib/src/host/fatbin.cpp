@@ -401,28 +401,57 @@ std::optional<std::size_t> text_sections(std::string_view elf) {
 
 }  // namespace
 
-void count_cubin_kernels(Library& lib, const std::function<bool(const Image&)>& wanted) {
+void count_cubin_kernels(Library& lib, const std::function<bool(const Image&)>& wanted, RunBudget* run,
+                         bool until_kernels) {
   std::optional<elf::ObjectFile> file;
-  for (auto& img : lib.images) {
-    if (img.kind != Kind::cubin || img.kernel_count || !wanted(img)) continue;
+  Meter meter(lib, run);
+  std::string packed, out;  // reused: one buffer for every cubin, never one per cubin
+  // The uncompressed ones first: they cost no decompression, and one with kernels may end the count.
+  std::vector<Image*> order;
+  for (auto& img : lib.images)
+    if (img.kind == Kind::cubin && !img.kernel_count && wanted(img)) order.push_back(&img);
+  std::stable_partition(order.begin(), order.end(), [](const Image* i) { return !i->compressed; });
+  // One cubin's kernels into `img`; nothing when it cannot be read (it then counts as carrying kernels).
+  auto count_one = [&](Image& img) {
+    if (!file) file.emplace(lib.path);
+    if (!img.compressed) {
+      packed.resize(img.payload_size);
+      file->read_into(packed.data(), img.payload_offset, packed.size(), "a cubin");
+      img.kernel_count = text_sections(packed);
+      return;
+    }
+    // zstd only (flag 0x8000; an LZ4 payload is left unread), and bounded.
+    if (img.compressed_size == 0 || img.compressed_size > img.payload_size || img.uncompressed_size == 0 ||
+        img.uncompressed_size > (64u << 20))
+      return;
+    packed.resize(img.compressed_size);
+    file->read_into(packed.data(), img.payload_offset, packed.size(), "a compressed cubin");
+    // What the frame itself says it holds, when it says, else what the entry header claims: no more is
+    // decompressed, and only when it fits what is left of the file's budget.
+    const auto frame = ZSTD_getFrameContentSize(packed.data(), packed.size());
+    if (frame == ZSTD_CONTENTSIZE_ERROR) return;
+    const std::uint64_t size = frame == ZSTD_CONTENTSIZE_UNKNOWN
+                                   ? img.uncompressed_size
+                                   : std::min<std::uint64_t>(frame, img.uncompressed_size);
+    if (size > meter.inflate_left())
+      throw OverBudget(util::concat({"a cubin of ", std::to_string(size), " bytes passes the file's budget (",
+                                     std::to_string(lib.spent.inflated), " bytes decompressed before it)"}));
+    if (out.size() < size) out.resize(size);
+    meter.begin();
+    const auto n = ZSTD_decompress(out.data(), size, packed.data(), packed.size());
+    meter.inflate(ZSTD_isError(n) ? size : n);
+    meter.tick();
+    if (!ZSTD_isError(n)) img.kernel_count = text_sections(std::string_view(out.data(), n));
+  };
+  for (Image* img : order) {
     try {
-      if (!file) file.emplace(lib.path);
-      if (!img.compressed) {
-        img.kernel_count = text_sections(file->read(img.payload_offset, img.payload_size, "a cubin"));
-        continue;
-      }
-      // zstd only (flag 0x8000; an LZ4 payload is left unread), and bounded.
-      if (img.compressed_size == 0 || img.compressed_size > img.payload_size || img.uncompressed_size == 0 ||
-          img.uncompressed_size > (64u << 20))
-        continue;
-      auto packed = file->read(img.payload_offset, img.compressed_size, "a compressed cubin");
-      if (ZSTD_getFrameContentSize(packed.data(), packed.size()) == ZSTD_CONTENTSIZE_ERROR) continue;
-      std::string out(img.uncompressed_size, '\0');
-      auto n = ZSTD_decompress(out.data(), out.size(), packed.data(), packed.size());
-      if (ZSTD_isError(n)) continue;
-      out.resize(n);
-      img.kernel_count = text_sections(out);
+      count_one(*img);
+    } catch (const OverBudget& why) {
+      lib.problems.push_back(
+          util::concat({img->section, " at ", hex(img->payload_offset), ": cubins left uncounted: ", why.what()}));
+      return;
     } catch (const Error&) {}
+    if (until_kernels && img->kernel_count != std::size_t(0)) return;
   }
 }
 

@@ -131,6 +131,8 @@ void kernel_checks(const Request& req, Probes& probes, std::vector<Result>& out)
                      .data = {{"path", arg}}});
   }
   std::vector<Result> rows;
+  // What the run may decompress over all its files, and each file (kernels::Budget).
+  kernels::RunBudget budget;
   // Fatbins kept as data (.ldata) are looked for only when what the runtime registers does not run; on the
   // thread that listed the file, so cuFFT's 278 MB .ldata is read beside the other files, not after them.
   auto settle = [&](kernels::Listing& listing) {
@@ -152,16 +154,22 @@ void kernel_checks(const Request& req, Probes& probes, std::vector<Result>& out)
             });
           });
         };
-        listing.library = kernels::list_kernels(object, true, enough);
+        listing.library = kernels::list_kernels(object, true, enough, {}, &budget, listing.library.spent);
       }
     } catch (const Error&) {}
-    // Still nothing runs: are its cubins empty modules (the headers do not say; the cubins' section tables do)?
+    // Still nothing runs on an NVIDIA GPU: are its cubins empty modules (the headers do not say; the cubins'
+    // section tables do)? Only where that can change a verdict: a library that registers PTX (or entries of
+    // another kind) carries kernels whatever its cubins hold, and the count ends at the first cubin with
+    // kernels. An AMD verdict does not rest on cubins.
     settled = true;
-    for (const auto& t : gpus) settled &= kernels::judge(listing.library, t.gpu, driver_cuda).status != Status::fail;
-    if (!settled) kernels::count_cubin_kernels(listing.library, [](const kernels::Image& i) { return !i.relocatable; });
+    for (const auto& t : gpus)
+      settled &= !t.gpu.gfx.empty() || kernels::judge(listing.library, t.gpu, driver_cuda).status != Status::fail;
+    if (!settled && kernels::empty_modules_can_decide(listing.library))
+      kernels::count_cubin_kernels(
+          listing.library, [](const kernels::Image& i) { return !i.relocatable; }, &budget, true);
   };
   // I/O bound (scattered small reads): more threads than cores pays on a cold page cache.
-  auto listings = kernels::list_all(collected.objects, 16, settle);
+  auto listings = kernels::list_all(collected.objects, 16, settle, &budget);
   util::log::debug("host", [&] { return "kernels: listed at " + since() + " ms"; });
   const auto& gpus = known.get().gpus;
   const int driver_cuda = known.get().driver_cuda;
@@ -217,6 +225,7 @@ void kernel_checks(const Request& req, Probes& probes, std::vector<Result>& out)
                 {"read_in_part", lib.kept_as_data_in_part}}},
               {"other_entries", other},
               {"empty_modules", empty_modules},
+              {"decompressed_bytes", lib.spent.inflated},
               {"problems", lib.problems},
               {"gpus", nlohmann::json::array()}};
     std::string carries;

@@ -32,9 +32,65 @@ Origin origin_of(const Image& image) {
   return image.relocatable ? Origin::relocatable : image.embedded ? Origin::embedded : Origin::registered;
 }
 
-Library list_kernels(const fs::path& object, bool kept_as_data, const EnoughSeen& enough, const Sampling& sampling) {
+bool RunBudget::take(std::uint64_t bytes) {
+  auto have = inflated_.load();
+  do {
+    if (bytes > budget_.run_inflated || have > budget_.run_inflated - bytes) return false;
+  } while (!inflated_.compare_exchange_weak(have, have + bytes));
+  return true;
+}
+
+Meter::Meter(Library& lib, RunBudget* run)
+    : lib_(lib), run_(run), budget_(run ? run->budget() : Budget{}), last_(std::chrono::steady_clock::now()) {}
+
+namespace {
+std::string mib(std::uint64_t bytes) {
+  return bytes % (1 << 20) ? std::to_string(bytes) + " bytes" : std::to_string(bytes >> 20) + " MiB";
+}
+}  // namespace
+
+std::uint64_t Meter::inflate_left() const {
+  return lib_.spent.inflated >= budget_.file_inflated ? 0 : budget_.file_inflated - lib_.spent.inflated;
+}
+
+void Meter::inflate(std::uint64_t bytes) {
+  lib_.spent.inflated += bytes;
+  if (lib_.spent.inflated > budget_.file_inflated)
+    throw OverBudget(util::concat({"the file's budget of ", mib(budget_.file_inflated), " decompressed is spent (",
+                                   std::to_string(lib_.spent.inflated), " bytes decompressed)"}));
+  if (run_ && !run_->take(bytes))
+    throw OverBudget("the run's budget of " + mib(budget_.run_inflated) + " decompressed is spent");
+}
+
+void Meter::tick() {
+  const auto now = std::chrono::steady_clock::now();
+  lib_.spent.inflating += now - last_;
+  last_ = now;
+  if (lib_.spent.inflating > budget_.file_inflating)
+    throw OverBudget("the file's budget of " + std::to_string(budget_.file_inflating.count()) +
+                     " ms of decompression is spent");
+}
+
+void Meter::entries(std::uint64_t count) {
+  const std::uint64_t left = lib_.spent.entries >= budget_.file_entries ? 0 : budget_.file_entries - lib_.spent.entries;
+  if (count > left)
+    throw OverBudget(util::concat({"a bundle of ", std::to_string(count), " entries passes the file's budget of ",
+                                   std::to_string(budget_.file_entries), " (", std::to_string(lib_.spent.entries),
+                                   " listed before it)"}));
+  lib_.spent.entries += count;
+}
+
+bool empty_modules_can_decide(const Library& lib) {
+  if (!lib.other.empty()) return false;
+  return std::none_of(lib.images.begin(), lib.images.end(),
+                      [](const Image& i) { return i.kind == Kind::ptx && !i.relocatable; });
+}
+
+Library list_kernels(const fs::path& object, bool kept_as_data, const EnoughSeen& enough, const Sampling& sampling,
+                     RunBudget* run, const Spent& already) {
   Library lib;
   lib.path = object;
+  lib.spent = already;
   elf::ObjectFile file(object);
   file.advise_random();  // headers megabytes apart: read-ahead would read the payloads
   auto sections = elf::read_sections(file);
@@ -44,7 +100,7 @@ Library list_kernels(const fs::path& object, bool kept_as_data, const EnoughSeen
         read_fatbins(file, s, lib, false,
                      s.name == ".nv_fatbin" ? registered_fatbins(file, sections, s) : std::vector<std::uint64_t>{});
     for (auto* n = kHipSections; *n; ++n)
-      if (s.name == *n) read_offload_bundles(file, s, lib);
+      if (s.name == *n) read_offload_bundles(file, s, lib, run);
     for (auto* n = kEmbeddedSections; kept_as_data && *n; ++n)
       if (s.name == *n && !lib.kept_as_data_in_part) read_fatbins(file, s, lib, true, {}, enough, sampling);
   }
@@ -92,7 +148,7 @@ std::vector<std::size_t> largest_first(const std::vector<fs::path>& objects) {
 }
 
 std::vector<Listing> list_all(const std::vector<fs::path>& objects, unsigned threads,
-                              const std::function<void(Listing&)>& then) {
+                              const std::function<void(Listing&)>& then, RunBudget* run) {
   std::vector<Listing> out(objects.size());
   const auto order = largest_first(objects);
   const auto started = std::chrono::steady_clock::now();
@@ -105,7 +161,7 @@ std::vector<Listing> list_all(const std::vector<fs::path>& objects, unsigned thr
     };
     const double from = ms();
     try {
-      out[i].library = list_kernels(objects[i]);
+      out[i].library = list_kernels(objects[i], false, {}, {}, run);
     } catch (const Error& e) {
       out[i].library.path = objects[i];
       out[i].error = e.what();
@@ -113,8 +169,13 @@ std::vector<Listing> list_all(const std::vector<fs::path>& objects, unsigned thr
     }
     if (then) then(out[i]);
     util::log::debug("host", [&] {
-      return util::concat({"kernels: ", objects[i].string(), ": ", std::to_string(from), "-", std::to_string(ms()),
-                           " ms, ", std::to_string(out[i].library.images.size()), " images"});
+      const auto& spent = out[i].library.spent;
+      return util::concat(
+          {"kernels: ", objects[i].string(), ": ", std::to_string(from), "-", std::to_string(ms()), " ms, ",
+           std::to_string(out[i].library.images.size()), " images, ", std::to_string(spent.inflated),
+           " bytes decompressed (",
+           std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(spent.inflating).count()), " ms), ",
+           std::to_string(spent.entries), " bundle entries"});
     });
   });
   return out;

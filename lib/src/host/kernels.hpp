@@ -4,6 +4,8 @@
 // __nv_relfatbin, as cuobjdump --list-elf --list-ptx lists them) and clang
 // offload bundles (.hip_fatbin, plain or CCOB-compressed, as
 // clang-offload-bundler --list does); and whether any of it runs on a GPU.
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -14,6 +16,7 @@
 #include "provkit/elf/elf.hpp"
 #include "provkit/elf/object_file.hpp"
 #include "provkit/elf/sections.hpp"
+#include "provkit/error.hpp"
 #include "provkit/host/check.hpp"
 #include "provkit/host/cuda_compat.hpp"
 
@@ -59,6 +62,40 @@ struct OtherEntries {
   std::size_t count = 0;
 };
 
+// What reading one file may cost where a few bytes of it can ask for far more work: bytes decompressed
+// (offload bundles' tables and zstd cubins together), bundle entries listed (a table claims as many as it
+// likes), and time spent decompressing; and the bytes one run may decompress over all its files. A file
+// past a budget is listed as far as it was read, with a problem naming the budget. Fatbin entries are
+// not counted here: each is a header of at least 64 bytes in the file, never decompressed.
+struct Budget {
+  std::uint64_t file_inflated = std::uint64_t{64} << 20;
+  std::size_t file_entries = std::size_t{1} << 17;  // ~300 bytes of memory each
+  std::chrono::milliseconds file_inflating{10000};
+  std::uint64_t run_inflated = std::uint64_t{1} << 30;
+};
+
+// One run's budget and what its files have decompressed, shared by the threads reading them.
+class RunBudget {
+ public:
+  explicit RunBudget(const Budget& budget = {}) : budget_(budget) {}
+  const Budget& budget() const { return budget_; }
+  // Takes `bytes` from the run's budget: false, and nothing taken, when that would pass it.
+  bool take(std::uint64_t bytes);
+  std::uint64_t inflated() const { return inflated_.load(); }
+
+ private:
+  Budget budget_;
+  std::atomic<std::uint64_t> inflated_{0};
+};
+
+// What reading one file has spent (Library::spent): a second look at the file (its kept-as-data
+// sections, its cubins' kernels) draws on the same budget.
+struct Spent {
+  std::uint64_t inflated = 0;                       // bytes decompressed
+  std::size_t entries = 0;                          // offload bundle entries listed
+  std::chrono::steady_clock::duration inflating{};  // time spent decompressing
+};
+
 // What one object file carries. `problems`: containers that could not be
 // read to their end ("__nv_relfatbin at 0x2e50: ..."); what came before them is listed.
 struct Library {
@@ -69,7 +106,35 @@ struct Library {
   // The kept-as-data sections were looked at in windows only (Sampling), and `enough` (list_kernels) said
   // what they held settles every verdict: the kept-as-data images are those the windows found.
   bool kept_as_data_in_part = false;
+  Spent spent;
   bool has_device_code() const { return !images.empty(); }
+};
+
+// A budget passed (Budget): the sentence says which. Reading the file stops; what was read is kept.
+struct OverBudget : Error {
+  explicit OverBudget(const std::string& why) : Error(Reason::check_failed, why) {}
+};
+
+// Charges one file's work to its budget (in `lib.spent`) and to the run's (nullptr: the file's alone).
+class Meter {
+ public:
+  Meter(Library& lib, RunBudget* run);
+  // Charges `bytes` just decompressed: throws OverBudget once the file's or the run's budget is passed
+  // (by at most the one block that passed it: callers check inflate_left() before a large one).
+  void inflate(std::uint64_t bytes);
+  // Decompression starts now; tick(): the time since begin() or the last tick() is spent decompressing,
+  // and throws OverBudget once the file's budget of time is passed.
+  void begin() { last_ = std::chrono::steady_clock::now(); }
+  void tick();
+  // `count` bundle entries about to be listed: throws OverBudget when they would pass the file's budget.
+  void entries(std::uint64_t count);
+  std::uint64_t inflate_left() const;
+
+ private:
+  Library& lib_;
+  RunBudget* run_;
+  Budget budget_;
+  std::chrono::steady_clock::time_point last_;
 };
 
 // Asked once per kept-as-data section, with the images its windows found (Sampling): true when they settle
@@ -112,7 +177,9 @@ std::vector<std::uint64_t> registered_fatbins(const elf::ObjectFile& file, const
 // Offload bundles (__CLANG_OFFLOAD_BUNDLE__ or CCOB) in a section: the
 // uncompressed bundle's entry table; of a compressed one, only as much of its
 // decompressed start as holds that table.
-void read_offload_bundles(const elf::ObjectFile& file, const elf::Section& section, Library& into);
+// Each bundle's decompression is charged to `into`'s budget (Meter) a small block at a time.
+void read_offload_bundles(const elf::ObjectFile& file, const elf::Section& section, Library& into,
+                          RunBudget* run = nullptr);
 
 // One object's kernels from its section table. Throws provkit::Error
 // (check_failed) naming the file when it is not a readable ELF object.
@@ -121,12 +188,22 @@ void read_offload_bundles(const elf::ObjectFile& file, const elf::Section& secti
 // callers ask for it only when the registered code does not run on a GPU, and
 // with `enough` look at them in windows first (Sampling), reading one whole
 // only when what its windows hold does not settle the verdicts.
+// `run`: the run's budget (nullptr: the file's alone); `already`: what earlier looks at it spent.
 Library list_kernels(const fs::path& object, bool kept_as_data = false, const EnoughSeen& enough = {},
-                     const Sampling& sampling = {});
+                     const Sampling& sampling = {}, RunBudget* run = nullptr, const Spent& already = {});
 // Reads the section table of each cubin in `library` that `wanted` selects
 // (decompressing a zstd payload), to count its kernels: a cubin with none
-// is an empty module, which needs no GPU. LZ4 payloads stay unread.
-void count_cubin_kernels(Library& library, const std::function<bool(const Image&)>& wanted);
+// is an empty module, which needs no GPU. LZ4 payloads stay unread. The uncompressed cubins are read
+// first, then the zstd ones through one reused buffer, each decompressed only when its frame's size fits
+// what is left of the budget (Meter); past it, the rest stay uncounted and a problem says why.
+// `until_kernels`: stop at the first cubin that holds kernels (or cannot be read): from then on the library
+// carries kernels, and no verdict can rest on its cubins being empty modules.
+void count_cubin_kernels(Library& library, const std::function<bool(const Image&)>& wanted, RunBudget* run = nullptr,
+                         bool until_kernels = false);
+// Whether counting kernels (count_cubin_kernels) can turn an NVIDIA FAIL into "no kernels": only when all
+// the library registers is cubins. PTX, or entries of another kind, carry kernels whatever the cubins
+// hold, so the headers settle it and nothing need be decompressed.
+bool empty_modules_can_decide(const Library& library);
 // Whether the object has a section that list_kernels(..., true) would scan.
 bool has_data_sections(const fs::path& object);
 
@@ -191,7 +268,7 @@ struct Listing {
   std::string error;
 };
 std::vector<Listing> list_all(const std::vector<fs::path>& objects, unsigned threads,
-                              const std::function<void(Listing&)>& then = {});
+                              const std::function<void(Listing&)>& then = {}, RunBudget* run = nullptr);
 // The order list_all reads `objects` in: indices, the largest file first (a
 // file whose size cannot be read counts as empty), ties in the order given.
 std::vector<std::size_t> largest_first(const std::vector<fs::path>& objects);

@@ -34,7 +34,11 @@ struct Malformed : Error {
 
 constexpr std::string_view kPlainMagic = "__CLANG_OFFLOAD_BUNDLE__";
 constexpr std::string_view kCompressedMagic = "CCOB";
-constexpr std::size_t kMaxTableBytes = 4 << 20;  // a bundle's entry table, at most (thousands of ids)
+constexpr std::size_t kMaxTableBytes = 4 << 20;  // a plain bundle's entry table, at most (thousands of ids)
+// Decompressed at a time: an entry table of ten targets is under a kilobyte, and each block is charged to the
+// file's budget before it is made (64 KiB blocks made rocBLAS-sized files of thousands of bundles spend 64 KiB
+// each where 4 KiB holds their tables).
+constexpr std::size_t kInflateBlock = 4096;
 
 using detail::at;
 using detail::hex;
@@ -47,70 +51,102 @@ std::string target_of(const std::string& id) {
   return dash == std::string::npos ? id : id.substr(dash + 1);
 }
 
-// Parses a plain bundle's table from `head` (its first bytes; `available` of
-// the bundle's bytes exist in all). Returns the bundle's size (its furthest
-// entry end), 0 when `head` is too short to hold the table (`need` says how
-// much it takes), or throws a sentence for a table that lies.
-std::uint64_t parse_table(std::string_view head, std::uint64_t available, bool compressed, const std::string& section,
-                          std::vector<Image>& out, std::size_t& need) {
-  need = 0;
-  if (head.size() < kPlainMagic.size() + 8) return need = kPlainMagic.size() + 8, 0;
-  const auto count = at<std::uint64_t>(head.data(), kPlainMagic.size());
-  if (count > available / 24)
-    throw Malformed("a bundle of " + std::to_string(count) + " entries cannot fit in " + std::to_string(available) +
-                    " bytes");
-  std::size_t p = kPlainMagic.size() + 8;
-  std::uint64_t bundle_end = p;
-  std::vector<Image> images;
-  for (std::uint64_t i = 0; i < count; ++i) {
-    if (head.size() < p + 24) return need = p + 24, 0;
-    const auto offset = at<std::uint64_t>(head.data(), p), size = at<std::uint64_t>(head.data(), p + 8),
-               id_len = at<std::uint64_t>(head.data(), p + 16);
-    if (id_len > 4096) throw Malformed("a bundle entry id of " + std::to_string(id_len) + " bytes");
-    if (head.size() < p + 24 + id_len) return need = p + 24 + id_len, 0;
-    std::string id(head.substr(p + 24, id_len));
-    if (offset > available || size > available - offset)
-      throw Malformed("entry " + id + " (" + std::to_string(size) + " bytes at " + std::to_string(offset) +
-                      ") lies beyond the bundle's " + std::to_string(available) + " bytes");
-    bundle_end = std::max<std::uint64_t>(bundle_end, offset + size);
-    p += 24 + id_len;
-    if (id.rfind("host-", 0) == 0) continue;  // the host's (empty) entry
-    Image img;
-    img.kind = Kind::code_object;
-    img.triple = id;
-    img.target = target_of(id);
-    img.compressed = compressed;
-    img.section = section;
-    images.push_back(std::move(img));
-  }
-  out.insert(out.end(), images.begin(), images.end());
-  return std::max<std::uint64_t>(bundle_end, p);
-}
+// Reads a plain bundle's table from its first bytes as they come (a compressed bundle's are decompressed a
+// block at a time): each call goes on from where the last stopped, so a table is read once, however many
+// blocks it arrives in. `available`: the bundle's bytes in all. A table that lies throws Malformed; one
+// that claims more entries than the file's budget has left throws OverBudget before any is read.
+class TableReader {
+ public:
+  TableReader(std::uint64_t available, bool compressed, const std::string& section, Meter& meter)
+      : available_(available), compressed_(compressed), section_(section), meter_(meter) {}
 
-// Decompresses the start of a compressed bundle's data until `enough` says
-// the table is whole (or the data ends). Reads the file in blocks.
-std::string inflate_start(const elf::ObjectFile& f, std::uint64_t from, std::uint64_t to, std::uint16_t method,
-                          const std::function<bool(std::string_view)>& enough) {
+  // Goes on through `head` (the bundle's first bytes; more of them each call): true when the table is whole.
+  bool read(std::string_view head) {
+    if (!counted_) {
+      if (head.size() < kPlainMagic.size() + 8) return false;
+      count_ = at<std::uint64_t>(head.data(), kPlainMagic.size());
+      if (count_ > available_ / 24)
+        throw Malformed("a bundle of " + std::to_string(count_) + " entries cannot fit in " +
+                        std::to_string(available_) + " bytes");
+      meter_.entries(count_);
+      counted_ = true;
+      p_ = end_ = kPlainMagic.size() + 8;
+    }
+    for (; read_ < count_; ++read_) {
+      if (head.size() < p_ + 24) return false;
+      const auto offset = at<std::uint64_t>(head.data(), p_), size = at<std::uint64_t>(head.data(), p_ + 8),
+                 id_len = at<std::uint64_t>(head.data(), p_ + 16);
+      if (id_len > 4096) throw Malformed("a bundle entry id of " + std::to_string(id_len) + " bytes");
+      if (head.size() < p_ + 24 + id_len) return false;
+      std::string id(head.substr(p_ + 24, id_len));
+      if (offset > available_ || size > available_ - offset)
+        throw Malformed("entry " + id + " (" + std::to_string(size) + " bytes at " + std::to_string(offset) +
+                        ") lies beyond the bundle's " + std::to_string(available_) + " bytes");
+      end_ = std::max<std::uint64_t>(end_, offset + size);
+      p_ += 24 + id_len;
+      if (id.rfind("host-", 0) == 0) continue;  // the host's (empty) entry
+      Image img;
+      img.kind = Kind::code_object;
+      img.triple = id;
+      img.target = target_of(id);
+      img.compressed = compressed_;
+      img.section = section_;
+      images_.push_back(std::move(img));
+    }
+    end_ = std::max<std::uint64_t>(end_, p_);
+    return whole_ = true;
+  }
+  // The bundle's size (its furthest entry end) once the table is whole; 0 before.
+  std::uint64_t size() const { return whole_ ? end_ : 0; }
+  std::vector<Image>& images() { return images_; }
+
+ private:
+  std::uint64_t available_;
+  bool compressed_;
+  const std::string& section_;
+  Meter& meter_;
+  bool counted_ = false, whole_ = false;
+  std::uint64_t count_ = 0, read_ = 0, p_ = 0, end_ = 0;
+  std::vector<Image> images_;
+};
+
+// Decompresses the start of a compressed bundle's data, a small block at a time (an entry table is a few
+// hundred bytes), each block charged to the file's budget (Meter), until `table` is whole or the data ends.
+void inflate_start(const elf::ObjectFile& f, std::uint64_t from, std::uint64_t to, std::uint16_t method,
+                   TableReader& table, Meter& meter) {
   std::string out;
-  std::vector<char> in(std::size_t{64} * 1024), buf(std::size_t{64} * 1024);
+  std::vector<char> in(std::size_t{16} * 1024), buf(kInflateBlock);
+  meter.begin();
+  // The block was decompressed: charge it, and say whether the table is whole.
+  auto took = [&](std::size_t n) {
+    meter.inflate(n);
+    meter.tick();
+    out.append(buf.data(), n);
+    if (table.read(out)) return true;
+    if (out.size() >= kMaxTableBytes)
+      throw Malformed("its entry table is over " + std::to_string(kMaxTableBytes >> 20) + " MiB");
+    return false;
+  };
+  // A block out may leave more decompressed data pending with all the input taken: the loops go on while
+  // a block comes out full, and end when the input is spent and the last block was not.
   if (method == 1) {
     std::unique_ptr<ZSTD_DStream, decltype(&ZSTD_freeDStream)> z(ZSTD_createDStream(), ZSTD_freeDStream);
     ZSTD_initDStream(z.get());
-    while (from < to && out.size() < kMaxTableBytes) {
-      std::uint64_t n = std::min<std::uint64_t>(in.size(), to - from);
-      f.read_into(in.data(), from, n, "a compressed offload bundle");
-      from += n;
-      ZSTD_inBuffer ib{in.data(), n, 0};
-      while (ib.pos < ib.size) {
-        ZSTD_outBuffer ob{buf.data(), buf.size(), 0};
-        auto rc = ZSTD_decompressStream(z.get(), &ob, &ib);
-        if (ZSTD_isError(rc)) throw Malformed(std::string("zstd: ") + ZSTD_getErrorName(rc));
-        out.append(buf.data(), ob.pos);
-        if (rc == 0) return out;
-        if (enough(out) || out.size() >= kMaxTableBytes) return out;
+    ZSTD_inBuffer ib{in.data(), 0, 0};
+    for (;;) {
+      if (ib.pos == ib.size && from < to) {
+        const std::uint64_t n = std::min<std::uint64_t>(in.size(), to - from);
+        f.read_into(in.data(), from, n, "a compressed offload bundle");
+        from += n;
+        ib = ZSTD_inBuffer{in.data(), n, 0};
       }
+      ZSTD_outBuffer ob{buf.data(), buf.size(), 0};
+      const auto taken = ib.pos;
+      const auto rc = ZSTD_decompressStream(z.get(), &ob, &ib);
+      if (ZSTD_isError(rc)) throw Malformed(std::string("zstd: ") + ZSTD_getErrorName(rc));
+      if (ob.pos == 0 && ib.pos == taken && ib.pos < ib.size) throw Malformed("zstd: no progress");
+      if (took(ob.pos) || rc == 0 || (ob.pos < ob.size && ib.pos == ib.size && from >= to)) return;
     }
-    return out;
   }
   if (method == 0) {
     z_stream z{};
@@ -119,22 +155,22 @@ std::string inflate_start(const elf::ObjectFile& f, std::uint64_t from, std::uin
       z_stream* z;
       ~End() { inflateEnd(z); }
     } end{&z};
-    while (from < to && out.size() < kMaxTableBytes) {
-      std::uint64_t n = std::min<std::uint64_t>(in.size(), to - from);
-      f.read_into(in.data(), from, n, "a compressed offload bundle");
-      from += n;
-      z.next_in = reinterpret_cast<Bytef*>(in.data());
-      z.avail_in = static_cast<uInt>(n);
-      while (z.avail_in > 0) {
-        z.next_out = reinterpret_cast<Bytef*>(buf.data());
-        z.avail_out = static_cast<uInt>(buf.size());
-        int rc = inflate(&z, Z_NO_FLUSH);
-        if (rc != Z_OK && rc != Z_STREAM_END) throw Malformed(std::string("zlib: ") + (z.msg ? z.msg : "corrupt data"));
-        out.append(buf.data(), buf.size() - z.avail_out);
-        if (rc == Z_STREAM_END || enough(out) || out.size() >= kMaxTableBytes) return out;
+    for (;;) {
+      if (z.avail_in == 0 && from < to) {
+        const std::uint64_t n = std::min<std::uint64_t>(in.size(), to - from);
+        f.read_into(in.data(), from, n, "a compressed offload bundle");
+        from += n;
+        z.next_in = reinterpret_cast<Bytef*>(in.data());
+        z.avail_in = static_cast<uInt>(n);
       }
+      z.next_out = reinterpret_cast<Bytef*>(buf.data());
+      z.avail_out = static_cast<uInt>(buf.size());
+      const int rc = inflate(&z, Z_NO_FLUSH);
+      if ((rc != Z_OK && rc != Z_STREAM_END && rc != Z_BUF_ERROR) || (rc == Z_BUF_ERROR && z.avail_in > 0))
+        throw Malformed(std::string("zlib: ") + (z.msg ? z.msg : "corrupt data"));
+      if (took(buf.size() - z.avail_out) || rc == Z_STREAM_END || (z.avail_out > 0 && z.avail_in == 0 && from >= to))
+        return;
     }
-    return out;
   }
   throw Malformed("compression method " + std::to_string(method) + " (neither zlib nor zstd)");
 }
@@ -158,8 +194,9 @@ std::uint64_t find_bundle(const elf::ObjectFile& f, std::uint64_t from, std::uin
 
 }  // namespace
 
-void read_offload_bundles(const elf::ObjectFile& f, const elf::Section& section, Library& into) {
+void read_offload_bundles(const elf::ObjectFile& f, const elf::Section& section, Library& into, RunBudget* run) {
   const std::uint64_t end = section.offset + section.size;
+  Meter meter(into, run);
   std::uint64_t pos = find_bundle(f, section.offset, end);
   while (pos + 4 <= end) {
     const std::string where = section.name + " at " + hex(pos);
@@ -169,18 +206,16 @@ void read_offload_bundles(const elf::ObjectFile& f, const elf::Section& section,
     std::uint64_t next = 0;
     try {
       if (available >= kPlainMagic.size() && std::string_view(magic, kPlainMagic.size()) == kPlainMagic) {
-        std::size_t need = 4096;
-        std::string head;
-        for (;;) {
-          head = f.read(pos, std::min<std::uint64_t>({need, available, kMaxTableBytes}), "an offload bundle table");
-          auto size = parse_table(head, available, false, section.name, into.images, need);
-          if (size) {
-            next = pos + size;
-            break;
-          }
-          if (need > available || need > kMaxTableBytes) throw Malformed("its entry table runs past the section");
-          need = std::max<std::size_t>(need, head.size() * 2);
+        TableReader table(available, false, section.name, meter);
+        for (std::uint64_t want = 4096;; want *= 2) {
+          const auto head = f.read(pos, std::min<std::uint64_t>({want, available, kMaxTableBytes}),
+                                   "an offload bundle table");
+          if (table.read(head)) break;
+          if (head.size() >= available || head.size() >= kMaxTableBytes)
+            throw Malformed("its entry table runs past the section");
         }
+        next = pos + table.size();
+        into.images.insert(into.images.end(), table.images().begin(), table.images().end());
       } else if (std::string_view(magic, 4) == kCompressedMagic) {
         if (available < 8) throw Malformed("a compressed bundle header cut short");
         const auto version = at<std::uint16_t>(magic, 4), method = at<std::uint16_t>(magic, 6);
@@ -194,27 +229,10 @@ void read_offload_bundles(const elf::ObjectFile& f, const elf::Section& section,
         if (header > available || (total && (total < header || total > available)))
           throw Malformed("a compressed bundle of " + std::to_string(total) + " bytes in " + std::to_string(available));
         const std::uint64_t data_end = total ? pos + total : end;
-        std::vector<Image> images;
-        std::size_t need = 0;
-        std::uint64_t size = 0;
-        std::string error;
-        auto start = inflate_start(f, pos + header, data_end, method, [&](std::string_view out) {
-          try {
-            images.clear();
-            size = parse_table(out, uncompressed, true, section.name, images, need);
-          } catch (const Malformed& e) {
-            error = e.what();
-            return true;
-          }
-          return size != 0;
-        });
-        if (!error.empty()) throw Malformed(error);
-        if (!size) {
-          images.clear();
-          size = parse_table(start, uncompressed, true, section.name, images, need);
-          if (!size) throw Malformed("its decompressed start does not hold the whole entry table");
-        }
-        into.images.insert(into.images.end(), images.begin(), images.end());
+        TableReader table(uncompressed, true, section.name, meter);
+        inflate_start(f, pos + header, data_end, method, table, meter);
+        if (!table.size()) throw Malformed("its decompressed data does not hold the whole entry table");
+        into.images.insert(into.images.end(), table.images().begin(), table.images().end());
         // v1 does not say where it ends: the next bundle is found by its magic.
         next = total ? pos + total : pos + header + 1;
       } else {
@@ -222,6 +240,9 @@ void read_offload_bundles(const elf::ObjectFile& f, const elf::Section& section,
       }
     } catch (const Malformed& why) {
       into.problems.push_back(util::concat({where, ": ", why.what()}));
+      return;
+    } catch (const OverBudget& why) {
+      into.problems.push_back(util::concat({where, ": not read: ", why.what()}));
       return;
     }
     pos = find_bundle(f, next, end);

@@ -7,6 +7,7 @@
 
 #include "detail.hpp"
 #include "provkit/util/fs.hpp"
+#include "provkit/util/json.hpp"
 
 namespace provkit::host::detail {
 
@@ -14,7 +15,7 @@ namespace provkit::host::detail {
 // include/cuda.h (wheel-assembled trees).
 std::string toolkit_version(const fs::path& root) {
   try {
-    auto j = nlohmann::json::parse(util::read_file(root / "version.json"));
+    auto j = util::parse_untrusted(util::read_file(root / "version.json"), (root / "version.json").string());
     return j.at("cuda_nvcc").at("version").get<std::string>();
   } catch (...) {}
   // cuda.h is over 1 MB; CUDA_VERSION is defined in its first few kilobytes.

@@ -8,6 +8,7 @@
 #include "provkit/hub/cache_layout.hpp"
 #include "provkit/util/fs.hpp"
 #include "provkit/util/hash.hpp"
+#include "provkit/util/json.hpp"
 #include "provkit/util/strings.hpp"
 
 namespace provkit::hub {
@@ -83,8 +84,10 @@ std::vector<TreeEntry> parse_tree_page(std::string_view json_text) {
   auto bad = [](const std::string& what) {
     return Error(ExitCode::network, "malformed tree listing from the Hub: " + what);
   };
-  nlohmann::json doc = nlohmann::json::parse(json_text.begin(), json_text.end(), nullptr, false);
-  if (doc.is_discarded()) throw bad("not JSON");
+  auto parsed = util::read_json(json_text);
+  if (auto* e = std::get_if<util::JsonError>(&parsed))
+    throw bad(e->reason == util::JsonRefusal::too_deep ? e->why : "not JSON");
+  const nlohmann::json doc = std::move(std::get<nlohmann::json>(parsed));
   if (!doc.is_array()) throw bad("not a JSON array");
   auto get_string = [&](const nlohmann::json& obj, const char* key, bool required) -> std::string {
     auto it = obj.find(key);
@@ -291,8 +294,10 @@ std::string HubClient::get_json(const Repo& repo, const std::string& url, const 
 std::string HubClient::resolve_commit(const Repo& repo, const std::string& revision) {
   std::string what = "revision " + revision + " of " + describe(repo);
   std::string body = get_json(repo, revision_url(endpoint_, repo, revision), what);
-  auto doc = nlohmann::json::parse(body, nullptr, false);
-  if (doc.is_discarded() || !doc.is_object() || !doc.contains("sha") || !doc["sha"].is_string() ||
+  auto parsed = util::read_json(body);
+  const auto* doc_if = std::get_if<nlohmann::json>(&parsed);
+  const nlohmann::json doc = doc_if ? *doc_if : nlohmann::json();
+  if (!doc.is_object() || !doc.contains("sha") || !doc["sha"].is_string() ||
       !util::is_hex(doc["sha"].get<std::string>(), 40))
     throw Error(ExitCode::network, what + ": the Hub's answer has no commit sha");
   std::string commit = doc["sha"].get<std::string>();

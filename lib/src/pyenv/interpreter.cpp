@@ -13,6 +13,7 @@
 #include "provkit/util/beneath.hpp"
 #include "provkit/util/fs.hpp"
 #include "provkit/util/hash.hpp"
+#include "provkit/util/json.hpp"
 #include "provkit/util/paths.hpp"
 #include "provkit/util/process.hpp"
 
@@ -133,7 +134,7 @@ Interpreter query_interpreter(const fs::path& python, const fs::path& cache_dir)
   if (!is_script) {
     try {
       if (auto text = cache.read_if_present(cached, kAnswerMax); !text.empty())
-        return from_json(nlohmann::json::parse(text));
+        return from_json(util::parse_untrusted(text, cached.string()));
     } catch (const std::exception&) {
       // A damaged or unusable cache entry is asked again and rewritten.
     }
@@ -147,7 +148,7 @@ Interpreter query_interpreter(const fs::path& python, const fs::path& cache_dir)
     throw Error(ExitCode::usage, python.string() + ": interpreter failed to answer (exit " + std::to_string(rc) + ")");
   Interpreter it;
   try {
-    it = from_json(nlohmann::json::parse(out));
+    it = from_json(util::parse_untrusted(out, python.string()));
   } catch (const std::exception& e) {
     throw Error(ExitCode::usage, python.string() + ": unexpected answer from interpreter: " + e.what());
   }

@@ -13,6 +13,7 @@
 #include "provkit/util/fd.hpp"
 #include "provkit/util/fs.hpp"
 #include "provkit/util/hash.hpp"
+#include "provkit/util/json.hpp"
 #include "provkit/util/parallel.hpp"
 
 namespace provkit::wheels {
@@ -103,7 +104,7 @@ std::optional<CacheEntry> WheelCache::find(const std::string& sha256) const {
   try {
     std::string text = below(root_).read_if_present(dir / "files.json", kMaxFilesJson);
     if (text.empty()) return std::nullopt;
-    return from_json(nlohmann::json::parse(text), dir / "tree");
+    return from_json(util::parse_untrusted(text, (dir / "files.json").string()), dir / "tree");
   } catch (const std::exception&) {
     return std::nullopt;  // unreadable (or a link in the way): unpacked again, and the publish replaces it
   }
@@ -242,7 +243,7 @@ std::string WheelCache::local_wheel_sha256(const fs::path& wheel) {
   util::Root cache(root_);
   try {
     if (auto text = cache.read_if_present(index, std::size_t{64} * 1024); !text.empty()) {
-      auto j = nlohmann::json::parse(text);
+      auto j = util::parse_untrusted(text, index.string());
       if (j.at("stamp").get<std::string>() == stamp) return j.at("sha256").get<std::string>();
     }
   } catch (const std::exception&) {}

@@ -9,6 +9,7 @@
 #include "provkit/http/http.hpp"
 #include "provkit/util/fs.hpp"
 #include "provkit/util/hash.hpp"
+#include "provkit/util/json.hpp"
 
 namespace provkit::wheels {
 
@@ -90,12 +91,10 @@ std::vector<WheelCandidate> parse_simple_page(const std::string& body, const std
                                               const std::string& page_url) {
   std::vector<WheelCandidate> out;
   if (content_type.find("json") != std::string::npos) {
-    nlohmann::json j;
-    try {
-      j = nlohmann::json::parse(body);
-    } catch (const std::exception& e) {
-      throw Error(ExitCode::network, http::redact_url(page_url) + ": index answered invalid JSON: " + e.what());
-    }
+    auto parsed = util::read_json(body);
+    if (auto* e = std::get_if<util::JsonError>(&parsed))
+      throw Error(ExitCode::network, http::redact_url(page_url) + ": index answered invalid JSON: " + e->why);
+    nlohmann::json j = std::move(std::get<nlohmann::json>(parsed));
     for (auto& f : j.value("files", nlohmann::json::array())) {
       std::string filename = f.value("filename", "");
       std::string url = http::resolve_reference(page_url, f.value("url", ""));

@@ -6,6 +6,7 @@
 #include "provkit/checkpoint/report.hpp"
 #include "provkit/error.hpp"
 #include "provkit/util/checked.hpp"
+#include "provkit/util/json.hpp"
 
 using namespace provkit;
 using namespace provkit::checkpoint;
@@ -171,4 +172,23 @@ TEST_CASE("report: sixteen tensors of 2^60 + 256 bytes are refused naming the fi
   CHECK(split.weights_per_gpu == (15 * each + 7) / 8);
   CHECK(split.fits);
   CHECK(split.free_per_gpu == INT64_MAX);
+}
+
+TEST_CASE("report: hf_quant_config.json or a modelopt config.json nested 500,000 deep is refused, naming the file",
+          "[checkpoint]") {
+  // 1 MB of brackets under "quantization": nlohmann built it, and copying it recursed until the stack ended.
+  const std::string deep = std::string(500000, '[') + std::string(500000, ']');
+  for (const auto& [file, text] : std::vector<std::pair<std::string, std::string>>{
+           {"hf_quant_config.json", R"({"quantization": )" + deep + "}"},
+           {"config.json", R"({"quantization_config": {"quant_method": "modelopt", "x": )" + deep + "}}"}}) {
+    INFO(file);
+    try {
+      make_report(two_shards(), {{file, text}}, std::nullopt);
+      FAIL("accepted");
+    } catch (const Error& e) {
+      CHECK(e.is(util::JsonRefusal::too_deep));
+      CHECK(e.code() == ExitCode::usage);
+      CHECK_THAT(e.what(), Catch::StartsWith(file + ": arrays and objects nested deeper than 100 levels"));
+    }
+  }
 }

@@ -215,3 +215,36 @@ TEST_CASE("no quantization_config, or an unknown one: nothing is checked", "[che
   CHECK(module_of("a.b.weight.absmax") == "a.b");
   CHECK(module_of("a.b.weight_scale") == "a.b");
 }
+
+TEST_CASE("compressed-tensors: ignore patterns run in linear time, and what the matcher cannot do is refused",
+          "[checkpoint]") {
+  auto m = model([](Model& m, const std::string& mod, std::vector<std::uint64_t> s) {
+    m.add(mod + ".weight", "F8_E4M3", s);
+    m.add(mod + ".weight_scale", "BF16", {s[0], 1});
+  });
+  // A linear module whose name is 400 KB of a's: std::regex never ended on (a|aa)*c, and .*x overflowed its
+  // stack (SIGSEGV). The module is quantized, and neither pattern names it.
+  const std::string long_module = std::string(400 * 1024, 'a');
+  m.add(long_module + ".weight", "BF16", {256, 256});
+  json cfg = {
+      {"quantization_config",
+       {{"quant_method", "compressed-tensors"},
+        {"format", "float-quantized"},
+        {"config_groups", {{"group_0", {{"targets", {"Linear"}}, {"weights", {{"num_bits", 8}, {"type", "float"}}}}}}},
+        {"ignore", {"lm_head", "re:(a|aa)*c", "re:.*x"}}}}};
+  auto c = check_quantization(cfg, json(), m.refs());
+  REQUIRE(c.findings.size() == 1);
+  CHECK(c.findings[0].tensor == long_module + ".weight");
+  // The same name matched by a pattern: excluded, so its BF16 weight is as the config says.
+  cfg["quantization_config"]["ignore"] = {"lm_head", "re:(a|aa)*$"};
+  CHECK(check_quantization(cfg, json(), m.refs()).findings.empty());
+  // A backreference is valid Python but not linear: refused with the reason, naming the config.
+  cfg["quantization_config"]["ignore"] = {R"(re:(a)\1)"};
+  try {
+    check_quantization(cfg, json(), m.refs(), "config.json");
+    FAIL("accepted");
+  } catch (const Error& e) {
+    CHECK(e.code() == ExitCode::usage);
+    CHECK_THAT(e.what(), Catch::StartsWith("config.json: ") && Catch::Contains("backreference"));
+  }
+}

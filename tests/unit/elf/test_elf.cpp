@@ -16,6 +16,7 @@
 #include "provkit/elf/elf.hpp"
 #include "provkit/error.hpp"
 
+#include "support/elf_with_section.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace provkit;
@@ -54,16 +55,8 @@ void write_shared_object(const fs::path& path, const ObjectSpec& spec) {
   const std::size_t size = dyn_off + dyn.size() * sizeof(Elf64_Dyn);
 
   std::string out(size, '\0');
-  Elf64_Ehdr eh{};
-  std::memcpy(eh.e_ident, ELFMAG, SELFMAG);
-  eh.e_ident[EI_CLASS] = ELFCLASS64;
-  eh.e_ident[EI_DATA] = ELFDATA2LSB;
-  eh.e_ident[EI_VERSION] = EV_CURRENT;
-  eh.e_type = ET_DYN;
-  eh.e_machine = elf::host_identity().machine;
-  eh.e_version = EV_CURRENT;
+  Elf64_Ehdr eh = test::elf64_header(elf::host_identity().machine);
   eh.e_phoff = sizeof(Elf64_Ehdr);
-  eh.e_ehsize = sizeof(Elf64_Ehdr);
   eh.e_phentsize = sizeof(Elf64_Phdr);
   eh.e_phnum = 2;
   Elf64_Phdr load{PT_LOAD, PF_R, 0, 0, 0, size, size, 0x1000};

@@ -5,6 +5,7 @@
 // header patched to lie.
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -20,6 +21,7 @@
 #include "host/kernels.hpp"
 #include "provkit/elf/sections.hpp"
 #include "provkit/error.hpp"
+#include "support/elf_with_section.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace provkit;
@@ -443,4 +445,123 @@ TEST_CASE("kernels: the listing equals cuobjdump --list-elf --list-ptx, entry by
     }
     CHECK(ours == list);
   }
+}
+
+namespace {
+
+// A plain offload bundle of `entries` code objects for gfx90a (each an id and no bytes), and the host's.
+std::string plain_bundle(std::size_t entries) {
+  const std::string id = "hipv4-amdgcn-amd-amdhsa--gfx90a";
+  std::string b = "__CLANG_OFFLOAD_BUNDLE__" + le<std::uint64_t>(entries);
+  for (std::size_t i = 0; i < entries; ++i)
+    b += le<std::uint64_t>(0) + le<std::uint64_t>(0) + le<std::uint64_t>(id.size()) + id;
+  return b;
+}
+
+// The bundle compressed as clang-offload-bundler -compress writes it: CCOB v3, zlib.
+std::string ccob_zlib(const std::string& plain) {
+  uLongf packed_size = compressBound(plain.size());
+  std::string packed(packed_size, '\0');
+  REQUIRE(compress2(reinterpret_cast<Bytef*>(packed.data()), &packed_size, reinterpret_cast<const Bytef*>(plain.data()),
+                    plain.size(), 9) == Z_OK);
+  packed.resize(packed_size);
+  std::string b = "CCOB" + le<std::uint16_t>(3) + le<std::uint16_t>(0) + le<std::uint64_t>(32 + packed.size()) +
+                  le<std::uint64_t>(plain.size()) + le<std::uint64_t>(0) + packed;
+  b.resize((b.size() + 7) & ~std::size_t(7), '\0');
+  return b;
+}
+
+// A zstd frame that says it holds `size` zero bytes, made of RLE blocks: 2 KB for 64 MiB.
+std::string zstd_zeros(std::uint64_t size) {
+  std::string f = le<std::uint32_t>(0xFD2FB528) + std::string(1, '\xE0') + le<std::uint64_t>(size);
+  for (std::uint64_t done = 0; done < size;) {
+    const std::uint32_t n = static_cast<std::uint32_t>(std::min<std::uint64_t>(size - done, 128 << 10));
+    done += n;
+    const std::uint32_t header = (n << 3) | (1 << 1) | (done == size ? 1 : 0);  // an RLE block
+    f += le<std::uint32_t>(header).substr(0, 3) + std::string(1, '\0');
+  }
+  return f;
+}
+
+// One fatbin container of `count` sm_75 cubins, each compressed with zstd (flag 0x8000) as `payload`,
+// whose entry header claims `claimed` bytes uncompressed.
+std::string fatbin_of_zstd_cubins(std::size_t count, const std::string& payload, std::uint64_t claimed) {
+  std::string entries;
+  for (std::size_t i = 0; i < count; ++i) {
+    std::string h(64, '\0');
+    auto put = [&h](std::size_t at, const std::string& v) { h.replace(at, v.size(), v); };
+    put(0, le<std::uint16_t>(2));  // a cubin
+    put(4, le<std::uint32_t>(64));
+    put(8, le<std::uint64_t>(payload.size()));
+    put(16, le<std::uint32_t>(static_cast<std::uint32_t>(payload.size())));
+    put(28, le<std::uint32_t>(75));
+    put(40, le<std::uint64_t>(0x8000));
+    put(56, le<std::uint64_t>(claimed));
+    entries += h + payload;
+  }
+  return le<std::uint32_t>(0xBA55ED50) + le<std::uint16_t>(1) + le<std::uint16_t>(16) +
+         le<std::uint64_t>(entries.size()) + entries;
+}
+
+}  // namespace
+
+TEST_CASE("kernels: a file of 100 compressed bundles is held to the file's budget of entries", "[kernels]") {
+  test::TempDir tmp("kernels");
+  // Each bundle a 3.8 MB table of 70,000 entries in 4 KB of zlib: before, every one was decompressed, each
+  // table parsed again for every 64 KiB block, and 7 million images listed (2.7 GB, 43 s).
+  const std::string one = ccob_zlib(plain_bundle(70000));
+  std::string section;
+  for (int i = 0; i < 100; ++i) section += one;
+  auto path = tmp.write("libbundles.so", test::elf_with_section(".hip_fatbin", section));
+  auto lib = kernels::list_kernels(path);
+  CHECK(lib.images.size() == 70000);  // the first bundle; the second would pass 2^17 entries
+  CHECK(lib.spent.entries == 70000);
+  // The second bundle is refused at its entry count, after its first block: the first's table and a block.
+  CHECK(lib.spent.inflated <= 70000 * 55 + 64 + 2 * 4096);
+  REQUIRE(lib.problems.size() == 1);
+  CHECK_THAT(lib.problems[0], Catch::Contains(".hip_fatbin at 0x") && Catch::Contains("not read") &&
+                                  Catch::Contains("passes the file's budget of 131072"));
+  // A smaller budget of bytes stops the first bundle a block past it.
+  kernels::RunBudget small(kernels::Budget{.file_inflated = 1 << 20});
+  lib = kernels::list_kernels(path, false, {}, {}, &small);
+  CHECK(lib.images.empty());
+  CHECK(lib.spent.inflated <= (1 << 20) + 4096);
+  REQUIRE(lib.problems.size() == 1);
+  CHECK_THAT(lib.problems[0], Catch::Contains("budget of 1 MiB decompressed is spent"));
+  // And the run's budget, over two files, counts both.
+  kernels::RunBudget run(kernels::Budget{.run_inflated = 6 << 20});
+  auto first = kernels::list_kernels(path, false, {}, {}, &run);
+  auto second = kernels::list_kernels(path, false, {}, {}, &run);
+  CHECK(first.images.size() == 70000);
+  CHECK(second.images.empty());
+  CHECK_THAT(second.problems.at(0), Catch::Contains("the run's budget of 6 MiB decompressed is spent"));
+  CHECK(run.inflated() <= 6 << 20);
+}
+
+TEST_CASE("kernels: 600 zstd cubins claiming 64 MiB each are counted within the file's budget, in one buffer",
+          "[kernels]") {
+  test::TempDir tmp("kernels");
+  // 600 frames of 64 MiB of zeros in 1.2 MB: before, each was decompressed into a fresh 64 MiB buffer
+  // (38 GB written, 27-30 s).
+  const auto fatbin = fatbin_of_zstd_cubins(600, zstd_zeros(64 << 20), 64 << 20);
+  auto path = tmp.write("libcubins.so", test::elf_with_section(".nv_fatbin", fatbin));
+  auto lib = kernels::list_kernels(path);
+  REQUIRE(lib.images.size() == 600);
+  CHECK(kernels::judge(lib, nvidia(9, 0), 13000).status == check::Status::fail);
+  CHECK(kernels::empty_modules_can_decide(lib));  // only cubins: their kernels could decide
+  kernels::count_cubin_kernels(lib, [](const kernels::Image&) { return true; });
+  CHECK(lib.spent.inflated == std::uint64_t{64} << 20);  // the first; the second would pass 64 MiB
+  REQUIRE(lib.problems.size() == 1);
+  CHECK_THAT(lib.problems[0], Catch::Contains("cubins left uncounted") &&
+                                  Catch::Contains("a cubin of 67108864 bytes passes the file's budget"));
+  // As envcheck counts them: the first cubin is not an empty module (zeros are no ELF), so the library
+  // carries kernels and the count ends there.
+  auto again = kernels::list_kernels(path);
+  kernels::count_cubin_kernels(
+      again, [](const kernels::Image&) { return true; }, nullptr, true);
+  CHECK(again.spent.inflated == std::uint64_t{64} << 20);
+  CHECK(again.problems.empty());
+  // A library that registers PTX carries kernels whatever its cubins hold: the headers settle it.
+  auto with_ptx = kernels::list_kernels(kData / "libk_compressed.so");
+  CHECK_FALSE(kernels::empty_modules_can_decide(with_ptx));
 }

@@ -37,6 +37,9 @@ void trace_phase(std::chrono::steady_clock::time_point& since, const std::string
   util::log::debug("python", [&] { return what + " in " + std::to_string(std::llround(ms)) + " ms"; });
 }
 
+// A wheel of more files than this has them placed in ranges of this many on a pool of their own.
+constexpr std::size_t kFilesPerRange = 1024;
+
 // The most a RECORD read for planning may hold (torch's is about 2 MiB).
 constexpr std::size_t kMaxRecordBytes = 64u << 20;
 
@@ -317,8 +320,25 @@ CreateResult execute_plan(const Plan& plan, const Interpreter& it, const VenvLay
   }
   trace_phase(phase, "create: environment made, removals done");
   Linker linker(o.link_mode);
-  util::parallel_for(work.size(), jobs,
-                     [&](std::size_t k) { install_wheel(work[k].cached, placements[k], scheme, linker); });
+  // Wheels side by side, the most files first; a wheel of many files (torch's 15,000) has its files placed in
+  // ranges on a pool of its own (one level of nesting), so the create does not wait on one thread linking it.
+  std::vector<std::size_t> by_files(work.size());
+  for (std::size_t k = 0; k < by_files.size(); ++k) by_files[k] = k;
+  std::stable_sort(by_files.begin(), by_files.end(), [&](std::size_t a, std::size_t b) {
+    return placements[a].files.size() > placements[b].files.size();
+  });
+  const unsigned cores = o.jobs ? o.jobs : util::cpu_jobs();
+  util::parallel_for(work.size(), jobs, [&](std::size_t i) {
+    const std::size_t k = by_files[i];
+    const std::size_t n = placements[k].files.size(), ranges = (n + kFilesPerRange - 1) / kFilesPerRange;
+    wheels::WheelInstall install(work[k].cached, placements[k], scheme, ranges > 1 ? cores : 1);
+    if (ranges <= 1) install.place_files(0, n, linker);
+    else
+      util::parallel_for(ranges, cores, [&](std::size_t r) {
+        install.place_files(r * kFilesPerRange, (r + 1) * kFilesPerRange, linker);
+      });
+    install.finish(linker);
+  });
   trace_phase(phase, "create: " + plural(work.size(), "wheel") + " installed");
   for (auto& job : work) result.installed.push_back(job.wheel->name.as_written() + "==" + job.wheel->version.str());
   for (const auto& k : plan.keeps) result.unchanged.push_back(k.wheel.name.as_written() + "==" + k.wheel.version.str());

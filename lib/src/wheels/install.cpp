@@ -7,9 +7,12 @@
 #include <algorithm>
 #include <cstring>
 #include <functional>
+#include <map>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "provkit/error.hpp"
 #include "provkit/pyspec/wheel_name.hpp"
@@ -17,6 +20,7 @@
 #include "provkit/util/fd.hpp"
 #include "provkit/util/fs.hpp"
 #include "provkit/util/hash.hpp"
+#include "provkit/util/parallel.hpp"
 #include "provkit/util/strings.hpp"
 #include "provkit/wheels/record.hpp"
 
@@ -47,6 +51,12 @@ void write_new_file(const FileAt& to, const std::string& content, mode_t mode) {
 }
 
 using util::trim;
+
+// The name of the file `path` names (after its last '/').
+std::string base_name(std::string_view path) {
+  const auto slash = path.rfind('/');
+  return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
+}
 
 }  // namespace
 
@@ -180,36 +190,48 @@ InstallPlan plan_install(const CacheEntry& entry, const std::string& wheel, cons
   const fs::path root = purelib ? layout.purelib : layout.platlib;
   plan.root = root;
   std::string dist_name = dist_info.substr(0, dist_info.find('-'));
-  const auto& skeleton = layout.skeleton;
+  // Every destination is a lexically normal base joined with a checked relative name, so it is normal
+  // itself: compared with the skeleton as it is, with no per-file normalisation (torch has 15,000 files).
+  std::unordered_set<std::string> skeleton;
+  for (const auto& p : layout.skeleton) skeleton.insert(p.lexically_normal().native());
   auto check_not_skeleton = [&](const fs::path& dest, const std::string& from) {
-    auto normal = dest.lexically_normal();
-    if (std::find(skeleton.begin(), skeleton.end(), normal) != skeleton.end())
-      bad_wheel(wheel, from + " would replace the environment's own " +
-                           normal.lexically_relative(layout.root).string() + "; refused");
+    if (skeleton.count(dest.native()))
+      bad_wheel(wheel, from + " would replace the environment's own " + dest.lexically_relative(layout.root).string() +
+                           "; refused");
   };
+  const fs::path root_n = root.lexically_normal(), purelib_n = layout.purelib.lexically_normal(),
+                 platlib_n = layout.platlib.lexically_normal(), scripts_n = layout.scripts.lexically_normal(),
+                 data_n = layout.data.lexically_normal(),
+                 headers_n = (layout.root / "include" / "site" / ("python" + layout.python_xy) /
+                              normalize_name(dist_name))
+                                 .lexically_normal();
+  const std::string data_prefix = data_dir + "/";
+  const std::string written_here[] = {dist_info + "/RECORD", dist_info + "/INSTALLER", dist_info + "/REQUESTED",
+                                      dist_info + "/RECORD.jws", dist_info + "/RECORD.p7s"};
 
+  plan.files.reserve(info.files.size());
   for (const auto& f : info.files) {
+    // The cache entry's list is outside data to this step (a shared cache): each name is checked here.
+    if (!util::is_safe_relative_path(f.path)) bad_wheel(wheel, "unsafe file name in the cache entry: " + f.path);
     fs::path dest;
     bool is_script = false;
-    if (f.path.rfind(data_dir + "/", 0) == 0) {
-      std::string rest = f.path.substr(data_dir.size() + 1);
+    if (f.path.compare(0, data_prefix.size(), data_prefix) == 0) {
+      std::string rest = f.path.substr(data_prefix.size());
       auto slash = rest.find('/');
       if (slash == std::string::npos) bad_wheel(wheel, "file directly in " + data_dir + ": " + f.path);
       std::string key = rest.substr(0, slash), sub = rest.substr(slash + 1);
-      if (key == "purelib") dest = layout.purelib / sub;
-      else if (key == "platlib") dest = layout.platlib / sub;
-      else if (key == "scripts") dest = layout.scripts / sub, is_script = true;
+      if (key == "purelib") dest = purelib_n / sub;
+      else if (key == "platlib") dest = platlib_n / sub;
+      else if (key == "scripts") dest = scripts_n / sub, is_script = true;
       // The project's normalised name, as uv does and as pip does for a lock
       // that spells names so (uv's, pip-compile's), whatever the dist-info says.
-      else if (key == "headers")
-        dest = layout.root / "include" / "site" / ("python" + layout.python_xy) / normalize_name(dist_name) / sub;
-      else if (key == "data") dest = layout.data / sub;
+      else if (key == "headers") dest = headers_n / sub;
+      else if (key == "data") dest = data_n / sub;
       else bad_wheel(wheel, "unknown .data directory '" + key + "' in " + f.path);
     } else {
-      if (f.path == dist_info + "/RECORD" || f.path == dist_info + "/INSTALLER" || f.path == dist_info + "/REQUESTED" ||
-          f.path == dist_info + "/RECORD.jws" || f.path == dist_info + "/RECORD.p7s")
+      if (std::find(std::begin(written_here), std::end(written_here), f.path) != std::end(written_here))
         continue;  // written below (signatures no longer match the installed RECORD)
-      dest = root / f.path;
+      dest = root_n / f.path;
     }
     check_not_skeleton(dest, f.path);
     plan.files.push_back({&f, dest, is_script});
@@ -223,7 +245,7 @@ InstallPlan plan_install(const CacheEntry& entry, const std::string& wheel, cons
       const std::string& name = ep.name;
       if (name.empty() || name.find('/') != std::string::npos || name == "." || name == "..")
         bad_wheel(wheel, "entry point script name '" + ep.name + "' is not a plain file name");
-      fs::path dest = layout.scripts / name;
+      fs::path dest = scripts_n / name;
       check_not_skeleton(dest, "entry point '" + ep.name + "'");
       plan.launchers.emplace_back(dest, ep);
     }
@@ -231,118 +253,195 @@ InstallPlan plan_install(const CacheEntry& entry, const std::string& wheel, cons
   return plan;
 }
 
-fs::path install_wheel(const CacheEntry& entry, const InstallPlan& plan, const InstallScheme& layout, Linker& linker) {
-  const std::string python = layout.python.string();
-  const fs::path site = layout.purelib;
-  const util::Root tree(entry.tree);
-
-  std::vector<RecordRow> rows;
-  // Every directory a file goes to is made and opened below the environment's root, and each file is
-  // created in it by name: a link planted in the environment (site-packages/pkg -> elsewhere, a .dist-info
-  // that is a link) fails the install with its sentence instead of moving a write outside.
-  const util::Root env(layout.root);
-  std::unordered_map<std::string, util::Fd> made_dirs;
+// The directories of a wheel's files, opened once each before any file is placed: the environment's below
+// its root (made where missing) and the cache entry's tree's below the tree. Every directory a file goes to is
+// made and opened below the environment's root, and each file is created in it by name: a link planted in the
+// environment (site-packages/pkg -> elsewhere, a .dist-info that is a link) fails the install with its
+// sentence instead of moving a write outside. Each source directory is opened below the tree (no link on the
+// way): the linker takes each file by name in it, so a link swapped into the tree after it was checked
+// (WheelCache::changed_files) never moves a read or a link outside.
+WheelInstall::WheelInstall(const CacheEntry& entry, const InstallPlan& plan, const InstallScheme& layout,
+                           unsigned threads)
+    : entry_(entry),
+      plan_(plan),
+      layout_(layout),
+      site_(layout.purelib.lexically_normal()),
+      tree_(entry.tree),
+      env_(layout.root) {
+  std::error_code ec;
   // The one link of the skeleton a path may pass: lib64 -> lib (a platlib under lib64/, as Fedora's
   // interpreters name it), taken as what it is.
-  std::error_code ec;
-  const bool lib64_is_lib = fs::read_symlink(layout.root / "lib64", ec) == "lib";
-  // Each directory is made (or opened) once, below the nearest one already open: one openat per directory
-  // rather than a walk from the root for each (a wheel of 5,000 directories).
-  std::function<int(const fs::path&)> open_dir = [&](const fs::path& dir) -> int {
-    if (auto it = made_dirs.find(dir.string()); it != made_dirs.end()) return it->second.get();
-    util::Fd made;
-    const fs::path rel = dir.lexically_relative(layout.root);
-    // One level below the root, the root itself, or a path not built from it (refused there): from the root.
-    if (rel.empty() || rel == "." || *rel.begin() == ".." || !rel.has_parent_path()) made = env.make_dirs(dir);
-    else {
-      const int parent_fd = open_dir(dir.parent_path());
-      made = util::make_dirs_beneath(parent_fd, dir.filename());
-      if (!made)
-        throw Error(ExitCode::check_failed,
-                    dir.string() + ": cannot create directory: " + util::describe_open_error(errno));
-    }
-    return made_dirs.emplace(dir.string(), std::move(made)).first->second.get();
-  };
-  // Each parent as the plan spells it, resolved once: the path arithmetic is most of a warm install's user time.
-  std::unordered_map<std::string, int> parent_fds;
-  auto dest_in = [&](const fs::path& dest) {
-    fs::path parent = dest.parent_path();
-    auto it = parent_fds.find(parent.native());
-    if (it == parent_fds.end()) {
-      fs::path dir = parent.lexically_normal();
-      if (auto rel = dir.lexically_relative(layout.root); lib64_is_lib && !rel.empty() && *rel.begin() == "lib64") {
-        dir = layout.root / "lib";
-        for (auto part = std::next(rel.begin()); part != rel.end(); ++part) dir /= *part;
-      }
-      it = parent_fds.emplace(parent.native(), open_dir(dir)).first;
-    }
-    return FileAt{it->second, dest.filename().string(), dest};
-  };
-  // Each source directory of the cache entry's tree opened once below the tree (no link on the way): the
-  // linker takes each file by name in it, so a link swapped into the tree after it was checked
-  // (WheelCache::changed_files) never moves a read or a link outside.
-  std::unordered_map<std::string, util::Fd> source_dirs;
-  auto source_in = [&](const UnpackedFile& f) {
-    const fs::path rel(f.path);
-    const fs::path parent = rel.parent_path();
-    auto it = source_dirs.find(parent.native());
-    if (it == source_dirs.end()) {
-      util::Fd dir = parent.empty() ? util::Fd(::fcntl(tree.fd(), F_DUPFD_CLOEXEC, 0))
-                                    : util::open_beneath(tree.fd(), parent, O_PATH | O_DIRECTORY);
-      if (!dir)
-        throw Error(ExitCode::check_failed,
-                    (entry.tree / parent).string() + ": cannot open: " + util::describe_open_error(errno));
-      it = source_dirs.emplace(parent.native(), std::move(dir)).first;
-    }
-    return FileAt{it->second.get(), rel.filename().string(), entry.tree / rel};
-  };
-  auto record_rel = [&](const fs::path& dest) { return dest.lexically_relative(site).generic_string(); };
+  lib64_is_lib_ = fs::read_symlink(layout.root / "lib64", ec) == "lib";
+  if (threads > 1) make_dirs_side_by_side(threads);
+  target_dirs_.reserve(plan.files.size());
+  source_dirs_.reserve(plan.files.size());
+  for (const auto& p : plan.files) {
+    target_dirs_.push_back(dest_dir_of(p.dest));
+    const std::string_view rel = p.file->path;
+    const auto slash = rel.rfind('/');
+    const std::string_view parent = slash == std::string_view::npos ? std::string_view() : rel.substr(0, slash);
+    auto it = source_dir_fds_.find(parent);
+    if (it == source_dir_fds_.end())
+      it = source_dir_fds_.emplace(std::string(parent), open_source_dir(fs::path(parent))).first;
+    source_dirs_.push_back(it->second);
+  }
+  rows_.resize(plan.files.size());
+}
 
-  for (const auto& [file, dest, is_script] : plan.files) {
+// The directory a plan's parent directory is, lexically normal, lib64/ taken as lib/ where it links there.
+fs::path WheelInstall::mapped_dir(std::string_view parent) const {
+  fs::path dir = fs::path(parent).lexically_normal();
+  if (auto rel = dir.lexically_relative(layout_.root); lib64_is_lib_ && !rel.empty() && *rel.begin() == "lib64") {
+    dir = layout_.root / "lib";
+    for (auto part = std::next(rel.begin()); part != rel.end(); ++part) dir /= *part;
+  }
+  return dir;
+}
+
+namespace {
+// Whether `dir` is made by a walk from the environment's root (the root itself, one level below it, or a path
+// not built from it, which the walk refuses) rather than below its parent.
+bool made_from_root(const fs::path& dir, const fs::path& root) {
+  const fs::path rel = dir.lexically_relative(root);
+  return rel.empty() || rel == "." || *rel.begin() == ".." || !rel.has_parent_path();
+}
+}  // namespace
+
+// Every directory the files go to, with the ones on the way, made level by level, each level's side by side:
+// mkdir is most of a warm install's system time (ext4 looks for a free inode for each), and a wheel of
+// thousands of directories (torch's) would make them on one thread. open_dir then finds each one open.
+void WheelInstall::make_dirs_side_by_side(unsigned threads) {
+  std::set<std::string_view> parents;
+  for (const auto& p : plan_.files) {
+    const std::string_view d = p.dest.native();
+    const auto slash = d.rfind('/');
+    if (slash != std::string_view::npos) parents.insert(d.substr(0, slash));
+  }
+  std::set<fs::path> wanted;
+  for (const auto parent : parents)
+    for (fs::path dir = mapped_dir(parent); !made_from_root(dir, layout_.root); dir = dir.parent_path())
+      if (!wanted.insert(dir).second) break;
+  std::map<std::ptrdiff_t, std::vector<fs::path>> levels;
+  for (const auto& dir : wanted) levels[std::distance(dir.begin(), dir.end())].push_back(dir);
+  for (const auto& [depth, dirs] : levels) {
+    std::vector<int> parent_fds;
+    for (const auto& dir : dirs) parent_fds.push_back(open_dir(dir.parent_path()));  // made a level up
+    std::vector<util::Fd> made(dirs.size());
+    std::vector<int> errors(dirs.size(), 0);
+    util::parallel_for(dirs.size(), threads, [&](std::size_t i) {
+      made[i] = util::make_dirs_beneath(parent_fds[i], dirs[i].filename());
+      if (!made[i]) errors[i] = errno;
+    });
+    for (std::size_t i = 0; i < dirs.size(); ++i) {
+      if (!made[i])
+        throw Error(ExitCode::check_failed,
+                    dirs[i].string() + ": cannot create directory: " + util::describe_open_error(errors[i]));
+      made_dirs_.emplace(dirs[i].string(), std::move(made[i]));
+    }
+  }
+}
+
+// The open directory `dest` goes in, opened (made) the first time a file goes there.
+int WheelInstall::dest_dir_of(const fs::path& dest) {
+  const std::string_view d = dest.native();
+  const auto slash = d.rfind('/');
+  const std::string_view parent_text = slash == std::string_view::npos ? std::string_view() : d.substr(0, slash);
+  if (auto it = dest_dir_fds_.find(parent_text); it != dest_dir_fds_.end()) return it->second;
+  const int fd = open_dir(mapped_dir(parent_text));
+  dest_dir_fds_.emplace(std::string(parent_text), fd);
+  return fd;
+}
+
+// Each directory is made (or opened) once, below the nearest one already open: one openat per directory
+// rather than a walk from the root for each (a wheel of 5,000 directories).
+int WheelInstall::open_dir(const fs::path& dir) {
+  if (auto it = made_dirs_.find(dir.string()); it != made_dirs_.end()) return it->second.get();
+  util::Fd made;
+  if (made_from_root(dir, layout_.root)) made = env_.make_dirs(dir);
+  else {
+    const int parent_fd = open_dir(dir.parent_path());
+    made = util::make_dirs_beneath(parent_fd, dir.filename());
+    if (!made)
+      throw Error(ExitCode::check_failed,
+                  dir.string() + ": cannot create directory: " + util::describe_open_error(errno));
+  }
+  return made_dirs_.emplace(dir.string(), std::move(made)).first->second.get();
+}
+
+int WheelInstall::open_source_dir(const fs::path& parent) {
+  util::Fd dir = parent.empty() ? util::Fd(::fcntl(tree_.fd(), F_DUPFD_CLOEXEC, 0))
+                                : util::open_beneath(tree_.fd(), parent, O_PATH | O_DIRECTORY);
+  if (!dir)
+    throw Error(ExitCode::check_failed,
+                (entry_.tree / parent).string() + ": cannot open: " + util::describe_open_error(errno));
+  source_fds_.push_back(std::move(dir));
+  return source_fds_.back().get();
+}
+
+// RECORD's path of `dest`: relative to site-packages ("../../../bin/x" for a script).
+std::string WheelInstall::record_path(const fs::path& dest) const {
+  const std::string& site = site_.native();
+  const std::string& d = dest.native();
+  // A file below site-packages (nearly all): the rest of its path, which the plan built from a checked
+  // relative name (no "." or ".." segment), so it is what lexically_relative would give.
+  if (d.size() > site.size() + 1 && d.compare(0, site.size(), site) == 0 && d[site.size()] == '/')
+    return d.substr(site.size() + 1);
+  return dest.lexically_relative(site_).generic_string();
+}
+
+void WheelInstall::place_files(std::size_t begin, std::size_t end, Linker& linker) {
+  end = std::min(end, plan_.files.size());
+  for (std::size_t i = begin; i < end; ++i) {
+    const auto& [file, dest, is_script] = plan_.files[i];
     const UnpackedFile& f = *file;
-    const FileAt to = dest_in(dest);
-    const fs::path src = entry.tree / f.path;
+    const FileAt to{target_dirs_[i], base_name(dest.native()), dest};
+    const auto source = [&] { return FileAt{source_dirs_[i], base_name(f.path), entry_.tree / f.path}; };
     if (is_script) {
       // "#!python" (or "#!pythonw") gets the environment's interpreter.
-      std::string content = tree.read(src, util::kReadFileMax);
+      std::string content = tree_.read(entry_.tree / f.path, util::kReadFileMax);
       if (content.rfind("#!python", 0) == 0) {
         auto nl = content.find('\n');
-        content = script_shebang(python) + (nl == std::string::npos ? "" : content.substr(nl + 1));
+        content = script_shebang(layout_.python.string()) + (nl == std::string::npos ? "" : content.substr(nl + 1));
         write_new_file(to, content, linker.file_mode(true));
         util::Hasher h;
         h.update(content);
-        rows.push_back({record_rel(dest), record_hash(h.raw_digest()), std::to_string(content.size())});
+        rows_[i] = {record_path(dest), record_hash(h.raw_digest()), std::to_string(content.size())};
         continue;
       }
-      if (f.executable) linker.link(source_in(f), to, true);
-      else copy_file_contents(source_in(f), to, linker.file_mode(true));  // a private copy, made executable
-      rows.push_back({record_rel(dest), f.hash, std::to_string(f.size)});
-      continue;
+      if (f.executable) linker.link(source(), to, true);
+      else copy_file_contents(source(), to, linker.file_mode(true));  // a private copy, made executable
+    } else {
+      linker.link(source(), to, f.executable);
     }
-    linker.link(source_in(f), to, f.executable);
-    rows.push_back({record_rel(dest), f.hash, std::to_string(f.size)});
+    rows_[i] = {record_path(dest), f.hash, std::to_string(f.size)};
   }
+}
 
-  for (const auto& [dest, ep] : plan.launchers) {
-    std::string content = launcher_script(python, ep.value);
-    // pip's launchers (distlib's ScriptMaker): created under the umask, then r-x added for everyone.
-    write_new_file(dest_in(dest), content, linker.file_mode(false) | 0555);
+fs::path WheelInstall::finish(const Linker& linker) {
+  std::vector<RecordRow> rows = std::move(rows_);
+  const std::string python = layout_.python.string();
+  auto write_one = [&](const fs::path& dest, const std::string& content, mode_t mode) {
+    write_new_file(FileAt{dest_dir_of(dest), base_name(dest.native()), dest}, content, mode);
     util::Hasher h;
     h.update(content);
-    rows.push_back({record_rel(dest), record_hash(h.raw_digest()), std::to_string(content.size())});
-  }
-
-  fs::path installed_dist_info = plan.root / plan.dist_info;
-  for (auto [name, content] : {std::pair<const char*, std::string>{"INSTALLER", "envbuild\n"}, {"REQUESTED", ""}}) {
-    fs::path dest = installed_dist_info / name;
-    write_new_file(dest_in(dest), content, linker.file_mode(false));
-    util::Hasher h;
-    h.update(content);
-    rows.push_back({record_rel(dest), record_hash(h.raw_digest()), std::to_string(content.size())});
-  }
-  rows.push_back({record_rel(installed_dist_info / "RECORD"), "", ""});
-  write_new_file(dest_in(installed_dist_info / "RECORD"), format_record(rows), linker.file_mode(false));
+    rows.push_back({record_path(dest), record_hash(h.raw_digest()), std::to_string(content.size())});
+  };
+  // pip's launchers (distlib's ScriptMaker): created under the umask, then r-x added for everyone.
+  for (const auto& [dest, ep] : plan_.launchers)
+    write_one(dest, launcher_script(python, ep.value), linker.file_mode(false) | 0555);
+  const fs::path installed_dist_info = plan_.root / plan_.dist_info;
+  for (auto [name, content] : {std::pair<const char*, std::string>{"INSTALLER", "envbuild\n"}, {"REQUESTED", ""}})
+    write_one(installed_dist_info / name, content, linker.file_mode(false));
+  const fs::path record = installed_dist_info / "RECORD";
+  rows.push_back({record_path(record), "", ""});
+  write_new_file(FileAt{dest_dir_of(record), "RECORD", record}, format_record(rows), linker.file_mode(false));
   return installed_dist_info;
+}
+
+fs::path install_wheel(const CacheEntry& entry, const InstallPlan& plan, const InstallScheme& layout, Linker& linker) {
+  WheelInstall install(entry, plan, layout);
+  install.place_files(0, install.file_count(), linker);
+  return install.finish(linker);
 }
 
 }  // namespace provkit::wheels

@@ -173,10 +173,9 @@ void Linker::link(const fs::path& from, const fs::path& to, bool executable) {
 void Linker::link(const FileAt& from, const FileAt& to, bool executable) {
   const mode_t file_mode = installed_file_mode(executable, umask_);
   int err = 0;
-  LinkMode m;
-  {
+  if (!settled_.load(std::memory_order_acquire)) {
     std::unique_lock lock(mutex_);
-    if (!settled_) {
+    if (!settled_.load(std::memory_order_relaxed)) {
       // Settle the mode on the first file, falling back once.
       int first_err = 0;
       for (LinkMode candidate = preferred_;; candidate = static_cast<LinkMode>(static_cast<int>(candidate) + 1)) {
@@ -186,7 +185,7 @@ void Linker::link(const FileAt& from, const FileAt& to, bool executable) {
                        from.shown.parent_path().string() + " to " + to.shown.parent_path().string() + " (" +
                        std::strerror(first_err) + "); using " + link_mode_name(candidate) + " for every file";
           mode_ = candidate;
-          settled_ = true;
+          settled_.store(true, std::memory_order_release);
           return;
         }
         if (!first_err) first_err = err;
@@ -196,8 +195,8 @@ void Linker::link(const FileAt& from, const FileAt& to, bool executable) {
       }
       cannot_place(from, to, err);
     }
-    m = mode_;
   }
+  const LinkMode m = mode_;
   if (try_mode(m, from, to, file_mode, err)) return;
   // One file that cannot be linked (e.g. too many links) is copied instead.
   if (m != LinkMode::copy && err != ENOENT && err != util::kNotRegularFile && err != ELOOP &&

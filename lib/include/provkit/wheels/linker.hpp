@@ -8,6 +8,7 @@
 // gives); under another umask the file is copied (or reflinked) with its own mode instead.
 #include <sys/types.h>
 
+#include <atomic>
 #include <filesystem>
 #include <mutex>
 #include <string>
@@ -54,7 +55,7 @@ class Linker {
   LinkMode preferred_;
   unsigned umask_;
   LinkMode mode_;
-  bool settled_ = false;
+  std::atomic<bool> settled_{false};  // once true, mode_ no longer changes: read without the lock
   std::string warning_;
   mutable std::mutex mutex_;
 };

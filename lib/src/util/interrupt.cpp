@@ -69,6 +69,9 @@ bool is_temporary_name(std::string_view name, const std::string& target, std::st
 Temporary::Temporary(int dir, const fs::path& dir_path, const std::string& target_name, std::string_view tag, Kind kind)
     : dir_(::fcntl(dir, F_DUPFD_CLOEXEC, 0)), dir_path_(dir_path), kind_(kind) {
   if (!dir_) throw_errno(dir_path, "cannot open directory");
+  // Made and registered under the registry's lock: a signal's handler never finds the name made and
+  // not yet registered (it waits for it, then removes it).
+  std::lock_guard registering(registry_mu);
   // A sweeper in another run may take the lock between our create and our flock, find it free and remove
   // the name: then the inode we hold has no name left, and we make another.
   for (int attempt = 0;; ++attempt) {
@@ -86,7 +89,6 @@ Temporary::Temporary(int dir, const fs::path& dir_path, const std::string& targe
     if (::fstat(fd_.get(), &st) != 0) throw_errno(path(), "cannot stat");
     if (st.st_nlink > 0 || attempt >= 8) break;
   }
-  std::lock_guard lock(registry_mu);
   registry().push_back(this);
   registered_ = true;
 }

@@ -1,13 +1,5 @@
 // hf-fetch --manifest FILE (hub::fetch_snapshot): the flags' values in, the last sentence out.
 // Also --verify-only, --offline and --check-upstream.
-#include <signal.h>
-#include <unistd.h>
-
-#include <atomic>
-#include <chrono>
-#include <cstring>
-#include <thread>
-
 #include "commands.hpp"
 #include "provkit/util/fs.hpp"
 #include "provkit/util/size.hpp"
@@ -75,56 +67,10 @@ std::string sentence(const hub::Manifest& m, const hub::FetchReport& report, con
   return text;
 }
 
-// SIGTERM and SIGINT, taken by one thread for the whole fetch: the transfers
-// stop where they are (partials and their range sidecars are what a killed
-// run leaves, which the next run resumes), the summary and its JSON event are
-// printed through Output::summary, and the process exits 143 / 130. The same
-// thread prints a progress line every `interval_s` seconds (--progress lines).
-class SignalWatch {
- public:
-  SignalWatch(Output& out, long interval_s) : out_(out), interval_s_(interval_s) {
-    sigemptyset(&set_);
-    sigaddset(&set_, SIGTERM);
-    sigaddset(&set_, SIGINT);
-    // Before any other thread starts: they inherit the mask, so only this one takes the signals.
-    pthread_sigmask(SIG_BLOCK, &set_, &old_);
-    thread_ = std::thread([this] { watch(); });
-  }
-  ~SignalWatch() {
-    stop_ = true;
-    thread_.join();
-    pthread_sigmask(SIG_SETMASK, &old_, nullptr);
-  }
-
- private:
-  void watch() {
-    auto last_line = std::chrono::steady_clock::now();
-    while (!stop_) {
-      timespec wait{0, 200'000'000};
-      int sig = sigtimedwait(&set_, nullptr, &wait);
-      if (sig == SIGTERM || sig == SIGINT) {
-        out_.interrupted(sig == SIGTERM ? "SIGTERM" : "SIGINT", 128 + sig);
-        _exit(128 + sig);
-      }
-      auto now = std::chrono::steady_clock::now();
-      if (interval_s_ > 0 && now - last_line >= std::chrono::seconds(interval_s_)) {
-        last_line = now;
-        out_.progress_line();
-      }
-    }
-  }
-
-  Output& out_;
-  long interval_s_;
-  sigset_t set_{}, old_{};
-  std::atomic<bool> stop_{false};
-  std::thread thread_;
-};
-
 }  // namespace
 
 int run_fetch(const FetchArgs& a, Output& out) {
-  SignalWatch watch(out, a.progress_lines ? a.progress_interval_s : 0);
+  SignalWatch watch(out, Output::Stopped::fetch, a.progress_lines ? a.progress_interval_s : 0);
   hub::FetchOptions o;
   o.http = a.common.http();
   o.http.max_bytes_per_s = a.max_rate.empty() ? 0 : parse_rate(a.max_rate);

@@ -14,6 +14,7 @@ void add_mirror_command(CLI::App& app, MirrorArgs& a) {
 }
 
 int run_mirror_export(const MirrorArgs& a, Output& out) {
+  SignalWatch watch(out, Output::Stopped::mirror_export, 0);
   std::vector<hub::Manifest> manifests;
   for (const auto& m : a.manifests) manifests.push_back(hub::Manifest::load(m));
   auto r = hub::mirror::export_tree(manifests,

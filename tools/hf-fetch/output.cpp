@@ -1,11 +1,17 @@
 #include "output.hpp"
 
+#include <poll.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <sstream>
 
 #include "provkit/download/progress.hpp"
 #include "provkit/http/url.hpp"
+#include "provkit/util/interrupt.hpp"
 #include "provkit/util/text.hpp"
 
 namespace hffetch {
@@ -57,6 +63,13 @@ class PlainOutput : public Output {
     std::lock_guard lock(mu_);
     (problem ? std::cerr : std::cout) << text << std::endl;
   }
+
+ protected:
+  std::vector<std::pair<int, std::string>> rendered_summary(int, std::optional<provkit::ReasonId>, nlohmann::json,
+                                                            const std::string& text, bool problem) override {
+    if (quiet_ && !problem) return {};
+    return {{problem ? STDERR_FILENO : STDOUT_FILENO, text + "\n"}};
+  }
 };
 
 // Plain lines above one progress line, redrawn at most every 100 ms; no FETCH lines.
@@ -82,6 +95,14 @@ class TerminalOutput : public PlainOutput {
   }
 
  protected:
+  std::vector<std::pair<int, std::string>> rendered_summary(int exit_code, std::optional<provkit::ReasonId> reason,
+                                                            nlohmann::json fields, const std::string& text,
+                                                            bool problem) override {
+    auto pieces = PlainOutput::rendered_summary(exit_code, reason, std::move(fields), text, problem);
+    if (progress_shown_) pieces.insert(pieces.begin(), std::make_pair(STDOUT_FILENO, std::string("\r\033[K")));
+    finished_ = true;
+    return pieces;
+  }
   void start_event(const Job& job, std::uint64_t resume_from, std::size_t ranges) override {
     std::lock_guard lock(mu_);
     if (resume_from > 0) Output::start_event(job, resume_from, ranges);  // RESUME; FETCH is the progress line
@@ -149,6 +170,15 @@ class JsonOutput : public Output {
     lines_.event(kind, ev);
   }
 
+ protected:
+  std::vector<std::pair<int, std::string>> rendered_summary(int exit_code, std::optional<provkit::ReasonId> reason,
+                                                            nlohmann::json fields, const std::string&, bool) override {
+    if (lines_.summarized()) return {};
+    std::ostringstream line;
+    provkit::cli::JsonLines("hf-fetch", &line).summary(exit_code, reason, std::move(fields));
+    return {{STDOUT_FILENO, line.str()}};
+  }
+
  private:
   provkit::cli::JsonLines lines_{"hf-fetch"};
 };
@@ -191,27 +221,78 @@ std::string eta_text(const download::ProgressTally::View& v) {
 }  // namespace
 
 void Output::progress_line() {
-  std::lock_guard lock(mu_);
-  if (!downloading_) return;
+  // Never waits: a writer stuck on a full pipe holds the lock, and a stderr nobody drains takes no line.
+  std::unique_lock lock(mu_, std::try_to_lock);
+  pollfd err{STDERR_FILENO, POLLOUT, 0};
+  if (!lock || !downloading_ || ::poll(&err, 1, 0) != 1 || !(err.revents & POLLOUT)) return;
   auto v = tally_.totals(std::chrono::steady_clock::now());
   std::cerr << "hf-fetch: " << v.files_done << "/" << v.files << " files, " << human_bytes(v.done) << " of "
             << human_bytes(v.total) << ", " << human_bytes(static_cast<std::uint64_t>(v.rate)) << "/s, ETA "
             << eta_text(v) << std::endl;
 }
 
-void Output::interrupted(const std::string& signal_name, int exit_code) {
-  mu_.lock();  // kept: the process exits with it held
-  auto v = tally_.totals(std::chrono::steady_clock::now());
-  std::string text = "interrupted by " + signal_name + ": " + std::to_string(v.files_done) + " of " +
-                     std::to_string(v.files) + " files done, " + human_bytes(tally_.transferred()) +
-                     " transferred; partial files are kept and the next run resumes them";
-  summary(exit_code, provkit::Reason::interrupted,
-          {{"mode", "fetch"},
-           {"signal", signal_name},
-           {"files", v.files},
-           {"downloaded", v.files_done},
-           {"bytes_transferred", tally_.transferred()}},
-          text, true);
+void Output::interrupted(const std::string& signal_name, int exit_code, Stopped what) {
+  using namespace std::chrono_literals;
+  const auto deadline = std::chrono::steady_clock::now() + 1500ms;
+  // Kept when taken: the process exits with it held. Not taken: a writer is stuck holding it, and so is
+  // every thread that changes the tally, which is read as it stands.
+  bool locked = mu_.try_lock_for(250ms);
+  nlohmann::json fields;
+  std::string text;
+  if (what == Stopped::fetch) {
+    auto v = tally_.totals(std::chrono::steady_clock::now());
+    text = "interrupted by " + signal_name + ": " + std::to_string(v.files_done) + " of " + std::to_string(v.files) +
+           " files done, " + human_bytes(tally_.transferred()) +
+           " transferred; partial files are kept and the next run resumes them";
+    fields = {{"mode", "fetch"},
+              {"signal", signal_name},
+              {"files", v.files},
+              {"downloaded", v.files_done},
+              {"bytes_transferred", tally_.transferred()}};
+  } else {
+    text = "interrupted by " + signal_name +
+           ": the export was not finished and its unfinished tree was removed; an earlier export is served as it was";
+    fields = {{"mode", "mirror-export"}, {"signal", signal_name}};
+  }
+  auto pieces = rendered_summary(exit_code, provkit::Reason::interrupted, std::move(fields), text, true);
+  for (auto& [fd, bytes] : pieces) {
+    if (!locked && fd == STDOUT_FILENO) bytes.insert(0, "\n");  // after a line the stuck writer may have cut short
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (!provkit::util::write_within(fd, bytes, std::max(left, 0ms))) break;
+  }
+}
+
+SignalWatch::SignalWatch(Output& out, Output::Stopped what, long interval_s)
+    : out_(out), what_(what), interval_s_(interval_s) {
+  sigemptyset(&set_);
+  for (int sig : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&set_, sig);
+  // Before any other thread starts: they inherit the mask, so only this one takes the signals.
+  pthread_sigmask(SIG_BLOCK, &set_, &old_);
+  thread_ = std::thread([this] { watch(); });
+}
+
+SignalWatch::~SignalWatch() {
+  stop_ = true;
+  thread_.join();
+  pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+}
+
+void SignalWatch::watch() {
+  auto last_line = std::chrono::steady_clock::now();
+  while (!stop_) {
+    timespec wait{0, 200'000'000};
+    int sig = sigtimedwait(&set_, nullptr, &wait);
+    if (sig == SIGTERM || sig == SIGINT || sig == SIGHUP) {
+      provkit::util::remove_temporaries_now(std::chrono::milliseconds(500));
+      out_.interrupted(sig == SIGTERM ? "SIGTERM" : sig == SIGINT ? "SIGINT" : "SIGHUP", 128 + sig, what_);
+      _exit(128 + sig);
+    }
+    auto now = std::chrono::steady_clock::now();
+    if (interval_s_ > 0 && now - last_line >= std::chrono::seconds(interval_s_)) {
+      last_line = now;
+      out_.progress_line();
+    }
+  }
 }
 
 void Output::start_event(const Job& job, std::uint64_t resume_from, std::size_t ranges) {

@@ -4,12 +4,18 @@
 // them: plain lines (not a terminal), lines above a live progress display
 // (terminal), or JSON lines (--json). --quiet keeps only problems. Problems
 // go to stderr in the text modes; JSON goes to stdout.
+#include <signal.h>
+
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
+#include <utility>
+#include <vector>
 
 #include "provkit/cli/output.hpp"
 #include "provkit/download/progress.hpp"
@@ -46,10 +52,12 @@ class Output : public hub::FetchObserver {
   // --progress-interval seconds from another thread; nothing before the
   // downloads start).
   void progress_line();
-  // A fetch stopped by a signal: its summary through summary(), with the
-  // numbers so far. Holds the output lock when it returns, so no other line
-  // follows before the process exits.
-  void interrupted(const std::string& signal_name, int exit_code);
+  // A command stopped by a signal: its summary (a fetch's with the numbers so far), written without ever
+  // waiting on the reader: the output lock is waited for briefly (a writer stuck on a pipe nobody drains
+  // holds it), the summary is written straight to the descriptor within a bounded time, and whatever does
+  // not fit is lost. The lock, when it was taken, is kept: no other line follows before the process exits.
+  enum class Stopped { fetch, mirror_export };
+  void interrupted(const std::string& signal_name, int exit_code, Stopped what);
 
   void on_start(const download::Job& job, std::uint64_t resume_from, std::size_t ranges) override;
   void on_progress(const download::Job& job, std::uint64_t have) override;
@@ -70,15 +78,42 @@ class Output : public hub::FetchObserver {
  protected:
   // What a started file shows (FETCH or RESUME); the tally is kept by on_start.
   virtual void start_event(const download::Job& job, std::uint64_t resume_from, std::size_t ranges);
+  // The bytes summary() would write, as (descriptor, text) pieces in order, for interrupted() to write itself.
+  virtual std::vector<std::pair<int, std::string>> rendered_summary(int exit_code,
+                                                                    std::optional<provkit::ReasonId> reason,
+                                                                    nlohmann::json fields, const std::string& text,
+                                                                    bool problem) = 0;
   // Taken by every write: the engine's thread, the progress-line thread and a
   // signal's summary write whole lines, never into each other.
-  std::recursive_mutex mu_;
+  std::recursive_timed_mutex mu_;
   download::ProgressTally tally_;  // under mu_
   bool downloading_ = false;       // begin_downloads was called
   std::string source_;             // where files come from now (redacted URL)
   bool from_mirror_ = false;
   std::map<std::string, std::string> served_by_;  // path -> the source that delivered it in this run
   bool quiet_;
+};
+
+// SIGTERM, SIGINT and SIGHUP, taken by one thread for the whole command: the temporaries the run is writing
+// are removed (util::remove_temporaries_now), the summary is written (Output::interrupted, never waiting on
+// the reader) and the process exits 128 + the signal (143, 130, 129); what a fetch keeps are its partials and
+// their range sidecars, which the next run resumes. The same thread prints a progress line every
+// `interval_s` seconds (--progress lines; 0: none), skipped while stderr cannot take it.
+class SignalWatch {
+ public:
+  SignalWatch(Output& out, Output::Stopped what, long interval_s);
+  SignalWatch(const SignalWatch&) = delete;
+  SignalWatch& operator=(const SignalWatch&) = delete;
+  ~SignalWatch();
+
+ private:
+  void watch();
+  Output& out_;
+  Output::Stopped what_;
+  long interval_s_;
+  sigset_t set_{}, old_{};
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
 };
 
 // One size format for every tool's messages.

@@ -11,6 +11,8 @@
 #include "provkit/util/fd.hpp"
 #include "provkit/util/fs.hpp"
 #include "provkit/util/hash.hpp"
+#include "provkit/util/interrupt.hpp"
+#include "provkit/util/strings.hpp"
 
 namespace provkit::download {
 
@@ -47,48 +49,47 @@ AssembleResult assemble(const AssembleJob& job) {
       stamp = root.read_if_present(job.stamp, kStampMax);
     } catch (const Error&) {}
     std::string state = describe_state(job);
-    // Stamp = state + "result <sha256> <size>\n".
+    // Stamp = state + "result <sha256> <size>\n". Anything else (a damaged or truncated stamp) vouches for
+    // nothing: the output is assembled again and the stamp rewritten, never an error.
     if (stamp.starts_with(state)) {
-      std::string rest = stamp.substr(state.size());
-      if (rest.starts_with("result ") && rest.size() > 7 + 64) {
+      std::string_view rest = std::string_view(stamp).substr(state.size());
+      std::uint64_t size = 0;
+      if (rest.starts_with("result ") && rest.size() > 7 + 65 && rest[7 + 64] == ' ' && rest.back() == '\n' &&
+          util::is_hex(rest.substr(7, 64), 64) && (!job.sha256 || *job.sha256 == rest.substr(7, 64)) &&
+          util::parse_u64(rest.substr(7 + 65, rest.size() - 7 - 65 - 1), size) && (!job.size || *job.size == size)) {
         r.outcome = AssembleOutcome::unchanged;
         r.sha256 = rest.substr(7, 64);
-        r.size = std::stoull(rest.substr(7 + 65));
+        r.size = size;
         return r;
       }
     }
   }
 
   util::Fd dir = root.parent(job.output, true);
-  std::string tmp_name = util::temp_path_beside(job.output.filename(), "assemble").string();
-  fs::path tmp = job.output.parent_path() / tmp_name;
-  util::Fd out(::openat(dir.get(), tmp_name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
-  if (!out) io_error(tmp, "cannot create");
+  // "<output>.assemble-PID-N", locked while this run lives: removed on a signal (the tool's handler) or
+  // when this throws, and by the next run when the process was killed outright (sweep_temporaries).
+  util::Temporary tmp(dir.get(), job.output.parent_path(), job.output.filename().string(), "assemble",
+                      util::Temporary::Kind::file);
   util::Hasher sha(util::DigestKind::sha256);
   std::unique_ptr<char[]> buf(new char[kReadBuffer]);
-  try {
-    for (const auto& part : job.parts) {
-      // The parts are the layout's own names (a snapshot's links to its blobs); regular files only.
-      util::Fd in = util::open_regular(part);
-      if (!in) {
-        const int err = errno;
-        throw Error(util::file_refusal(err), part.string() + ": cannot open part: " + util::describe_open_error(err));
-      }
-      ::posix_fadvise(in.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
-      r.size += util::read_blocks(
-          in.get(), {buf.get(), kReadBuffer},
-          [&](const char* data, std::size_t n) {
-            sha.update(data, n);
-            write_all(out.get(), data, n, tmp);
-          },
-          part.string());
+  for (const auto& part : job.parts) {
+    // The parts are the layout's own names (a snapshot's links to its blobs); regular files only.
+    util::Fd in = util::open_regular(part);
+    if (!in) {
+      const int err = errno;
+      throw Error(util::file_refusal(err), part.string() + ": cannot open part: " + util::describe_open_error(err));
     }
-    if (::fsync(out.get()) != 0) io_error(tmp, "cannot fsync");
-    if (out.close() != 0) io_error(tmp, "write error");
-  } catch (...) {
-    ::unlinkat(dir.get(), tmp_name.c_str(), 0);
-    throw;
+    ::posix_fadvise(in.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
+    r.size += util::read_blocks(
+        in.get(), {buf.get(), kReadBuffer},
+        [&](const char* data, std::size_t n) {
+          sha.update(data, n);
+          write_all(tmp.fd(), data, n, tmp.path());
+        },
+        part.string());
   }
+  if (::fsync(tmp.fd()) != 0) io_error(tmp.path(), "cannot fsync");
+  if (tmp.close() != 0) io_error(tmp.path(), "write error");
   r.sha256 = sha.hex_digest();
   std::string problem;
   if (job.size && *job.size != r.size) {
@@ -100,11 +101,11 @@ AssembleResult assemble(const AssembleJob& job) {
   }
   if (!problem.empty()) {
     r.outcome = AssembleOutcome::mismatch;
-    r.rejected = keep_aside(root, tmp, job.output, r.sha256);
+    tmp.commit([&] { r.rejected = keep_aside(root, tmp.path(), job.output, r.sha256); });
     r.message = problem + "; the assembled bytes are kept at " + r.rejected.string();
     return r;
   }
-  root.rename(tmp, job.output);
+  tmp.commit([&] { root.rename(tmp.path(), job.output); });  // a rename that fails leaves nothing behind
   remove_rejected(root, job.output);
   try {
     root.write_atomic(job.stamp, describe_state(job) + "result " + r.sha256 + " " + std::to_string(r.size) + "\n");

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <string>
 
+#include "provkit/download/blob_lock.hpp"
 #include "provkit/util/beneath.hpp"
 #include "provkit/util/fd.hpp"
 
@@ -37,24 +38,5 @@ fs::path job_root(const download::Job& job);
 fs::path keep_aside(const util::Root& root, const fs::path& from, const fs::path& prefix, const std::string& sha256);
 // Removes every "<prefix>.bad-*" (once a good copy is in place).
 void remove_rejected(const util::Root& root, const fs::path& prefix);
-
-// An flock(2) on a job's lock file, held while its partial file is written
-// and renamed. The kernel releases it when the holder dies, so a lock file
-// left by a killed process never blocks.
-class BlobLock {
- public:
-  BlobLock() = default;
-  BlobLock(const BlobLock&) = delete;
-  BlobLock& operator=(const BlobLock&) = delete;
-  ~BlobLock() { release(); }
-
-  // True when held (or when there is no lock path). `wait`: block until
-  // free. The lock file is opened below `root`, a regular file, no link followed.
-  bool acquire(const util::Root& root, const fs::path& path, bool wait);
-  void release() { fd_.reset(); }  // closing drops the flock
-
- private:
-  util::Fd fd_;
-};
 
 }  // namespace provkit::download

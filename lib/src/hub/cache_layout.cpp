@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "provkit/download/blob_lock.hpp"
 #include "provkit/error.hpp"
 #include "provkit/util/fs.hpp"
 
@@ -82,6 +83,17 @@ void CacheLayout::publish(const std::string& path, const std::string& etag) {
   char have[4096];
   ssize_t n = ::readlinkat(dir.get(), name.c_str(), have, sizeof have);
   if (n >= 0 && std::string_view(have, static_cast<std::size_t>(n)) == target) return;
+  // A new link is made under the blob's lock, the one a run dropping parts takes before it looks for
+  // links: either that run sees this link and keeps the blob, or it removed the blob first and this run
+  // refuses instead of linking a name to nothing.
+  download::BlobLock lock;
+  lock.acquire(guard_, stored_paths(path, etag).lock, true);
+  struct stat st;
+  if (!guard_.stat(blob_path(etag), st) || !S_ISREG(st.st_mode))
+    throw Error(ExitCode::check_failed,
+                path + ": its blob " + blob_path(etag).string() +
+                    " was removed after it was verified (another run on this cache dropped it with --drop-parts); "
+                    "run hf-fetch again to fetch it");
   // Replace atomically: a new link beside it, renamed over the old one.
   std::string tmp = util::temp_path_beside(name, "link").string();
   if (::symlinkat(target.c_str(), dir.get(), tmp.c_str()) != 0)
@@ -110,7 +122,11 @@ std::uint64_t CacheLayout::remove_file(const std::string& path, const std::strin
   guard_.remove(file_path(path));
   if (etag.empty()) return 0;
   // Another snapshot (another commit, or another path of this one with the same content) may still
-  // name the blob: then it stays.
+  // name the blob: then it stays. The links are looked for under the blob's lock, which a run linking
+  // the blob holds too (publish), so none appears between the look and the removal. A lock held
+  // elsewhere is a run fetching, checking or linking the blob now: it stays for that run.
+  download::BlobLock lock;
+  if (!lock.acquire(guard_, stored_paths(path, etag).lock, false)) return 0;
   std::error_code ec;
   for (fs::recursive_directory_iterator it(repo_dir() / "snapshots", fs::directory_options::skip_permission_denied, ec),
        end;

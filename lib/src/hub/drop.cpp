@@ -8,6 +8,7 @@
 #include "provkit/download/downloader.hpp"
 #include "provkit/hub/snapshot.hpp"
 #include "provkit/util/hash.hpp"
+#include "provkit/util/strings.hpp"
 
 namespace provkit::hub {
 
@@ -34,10 +35,7 @@ std::optional<DropRecord> parse_drop_record(const std::string& text) {
     } else if (line.starts_with("sha256 ")) {
       r.sha256 = line.substr(7);
     } else if (line.starts_with("size ")) {
-      std::string n = line.substr(5);
-      if (n.empty() || n.size() > 20 || !std::all_of(n.begin(), n.end(), [](char c) { return c >= '0' && c <= '9'; }))
-        return std::nullopt;
-      r.size = std::stoull(n);
+      if (!util::parse_u64(std::string_view(line).substr(5), r.size)) return std::nullopt;  // a damaged record
       has_size = true;
     }
   }

@@ -4,6 +4,8 @@
 #include <optional>
 
 #include "provkit/util/fs.hpp"
+#include "provkit/util/interrupt.hpp"
+#include "provkit/util/log.hpp"
 #include "source.hpp"
 
 namespace provkit::hub {
@@ -38,6 +40,25 @@ hfcache::RefPlan refs_online(const Manifest& m, const hfcache::Layout& layout, H
   }
   return plan_refs(m, main, true);
 }
+
+// The assembly outputs' temporaries that runs killed outright left beside them ("<output>.assemble-PID-N",
+// up to an output's size each): removed before the disk gate counts the free space, when no live run holds
+// their lock.
+void sweep_assembly_leftovers(const Manifest& m, const hfcache::Layout& layout) {
+  for (const auto& e : m.assemble) {
+    try {
+      std::filesystem::path output = layout.file_path(e.output);
+      util::Fd dir = layout.guard().parent(output, false);
+      auto swept = util::sweep_temporaries(dir.get(), output.parent_path(), output.filename().string(), "assemble");
+      if (swept.count)
+        util::log::debug("fetch", [&] {
+          return "removed " + std::to_string(swept.count) + " unfinished assembly temporaries beside " + e.output +
+                 " (" + std::to_string(swept.bytes) + " bytes)";
+        });
+    } catch (const Error&) {  // no such directory yet: nothing was left there
+    }
+  }
+}
 }  // namespace
 
 FetchReport fetch_snapshot(const Manifest& m, hfcache::Layout& layout, const FetchOptions& o, FetchObserver& observer) {
@@ -56,6 +77,7 @@ FetchReport fetch_snapshot(const Manifest& m, hfcache::Layout& layout, const Fet
   DroppedParts dropped;
   if (o.drop_parts) dropped = find_dropped_parts(m, layout, true);
   const PartsPolicy parts{o.drop_parts, &dropped};
+  if (o.mode == Mode::fetch) sweep_assembly_leftovers(m, layout);
   if (o.offline) {
     r.published = publish_snapshot(m, layout, check_in_place(m, layout, observer, &dropped), observer,
                                    plan_refs(m, {}, false), parts);

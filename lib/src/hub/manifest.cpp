@@ -396,7 +396,13 @@ bool natural_less(std::string_view a, std::string_view b) {
   return a.size() - i < b.size() - j;
 }
 
-std::optional<std::string> checksum_from_sums(std::string_view sums, const std::string& name) {
+SumsMatch checksum_from_sums(std::string_view sums, const std::string& name) {
+  auto base = [](std::string_view p) {
+    auto s = p.rfind('/');
+    return s == std::string_view::npos ? p : p.substr(s + 1);
+  };
+  SumsMatch out;
+  std::vector<std::pair<std::string, std::string>> by_base;  // (listed path, sha256) with name's basename
   std::size_t pos = 0;
   while (pos < sums.size()) {
     auto nl = sums.find('\n', pos);
@@ -410,13 +416,21 @@ std::optional<std::string> checksum_from_sums(std::string_view sums, const std::
     if (!file.empty() && (file[0] == ' ' || file[0] == '*')) file.remove_prefix(1);  // text or binary mode
     if (file.starts_with("./")) file.remove_prefix(2);
     if (!util::is_hex(hex, 64)) continue;
-    auto base = [](std::string_view p) {
-      auto s = p.rfind('/');
-      return s == std::string_view::npos ? p : p.substr(s + 1);
-    };
-    if (file == name || base(file) == base(name)) return hex;
+    // The full relative path decides first: BF16/model.gguf listed before Q8_0/model.gguf is not Q8_0's line.
+    if (file == name) {
+      out.sha256 = hex;
+      out.candidates.clear();
+      return out;
+    }
+    if (base(file) == base(name)) by_base.emplace_back(std::string(file), hex);
   }
-  return std::nullopt;
+  // A basename alone only when one line has it (the same sum listed twice is one answer).
+  bool one = !by_base.empty() && std::all_of(by_base.begin(), by_base.end(),
+                                             [&](const auto& l) { return l.second == by_base.front().second; });
+  if (one) out.sha256 = by_base.front().second;
+  else
+    for (auto& l : by_base) out.candidates.push_back(std::move(l.first));
+  return out;
 }
 
 AssembleEntry parse_assembly(const Manifest& m, std::string spec, const std::function<std::string()>& repo_sums) {
@@ -447,7 +461,16 @@ AssembleEntry parse_assembly(const Manifest& m, std::string spec, const std::fun
   }
   if (want_sums) {
     std::string sums = repo_sums ? repo_sums() : std::string();
-    e.sha256 = checksum_from_sums(sums, e.output);
+    auto match = checksum_from_sums(sums, e.output);
+    if (!match.candidates.empty()) {
+      std::string names;
+      for (const auto& c : match.candidates) names += (names.empty() ? "" : ", ") + c;
+      throw Error(ExitCode::usage, "--assemble " + e.output +
+                                       ": the repo's SHA256SUMS has no line for that path and several with its "
+                                       "name (" +
+                                       names + "); name the output by its full path or give :SHA256");
+    }
+    e.sha256 = match.sha256;
     if (!e.sha256)
       throw Error(ExitCode::usage, "--assemble " + e.output + ": the repo's SHA256SUMS has no line for it");
   }

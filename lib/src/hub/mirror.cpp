@@ -1,8 +1,11 @@
 #include "provkit/hub/mirror.hpp"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -14,6 +17,7 @@
 #include "provkit/util/checked.hpp"
 #include "provkit/util/fs.hpp"
 #include "provkit/util/hash.hpp"
+#include "provkit/util/interrupt.hpp"
 #include "provkit/util/strings.hpp"
 
 namespace provkit::hub::mirror {
@@ -144,6 +148,11 @@ ExportResult export_tree(const std::vector<Manifest>& manifests, const fs::path&
   std::error_code ec;
   if (fs::exists(to)) {
     if (!fs::is_directory(to)) throw Error(ExitCode::usage, to.string() + " exists and is not a directory");
+    // An earlier export killed outright (its first one, before the marker) left "root.new-PID-N" and
+    // perhaps "root.old-PID-N": removed when their lock is free, so they neither stay nor make the
+    // directory look like someone else's.
+    if (util::Fd dir{::open(to.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)})
+      for (const char* tag : {"new", "old"}) util::sweep_temporaries(dir.get(), to, "root", tag);
     if (!fs::is_empty(to) && !fs::exists(to / kMarker))
       throw Error(ExitCode::usage,
                   to.string() + " is not empty and not an earlier mirror export; refusing to write into it");
@@ -176,9 +185,14 @@ ExportResult export_tree(const std::vector<Manifest>& manifests, const fs::path&
   }
 
   ExportResult result;
-  fs::path staging = util::temp_path_beside(to / "root", "new");
-  fs::create_directories(staging);
-  try {
+  // The new tree is written beside the served one as "root.new-PID-N", locked while this run lives: removed
+  // when this throws or on a signal (the tool's handler), and by the next export (above) when a run was
+  // killed outright.
+  util::Fd to_dir(::open(to.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!to_dir) throw Error(ExitCode::check_failed, to.string() + ": cannot open: " + std::strerror(errno));
+  util::Temporary staged(to_dir.get(), to, "root", "new", util::Temporary::Kind::directory);
+  const fs::path staging = staged.path();
+  {
     for (auto& [key, g] : groups) {
       hfcache::CacheLayout cache(cache_root, g.repo, g.commit);
       nlohmann::json tree = nlohmann::json::array(), siblings = nlohmann::json::array();
@@ -240,9 +254,6 @@ ExportResult export_tree(const std::vector<Manifest>& manifests, const fs::path&
       util::write_file_atomic(staging / api / "tree" / g.commit, tree.dump());
       util::write_file_atomic(staging / api / "revision" / g.commit, info.dump());
     }
-  } catch (...) {
-    fs::remove_all(staging, ec);
-    throw;
   }
 
   // Swap the new tree in; an earlier export is removed only now. The configuration is made before, so
@@ -251,8 +262,16 @@ ExportResult export_tree(const std::vector<Manifest>& manifests, const fs::path&
   result.nginx_conf = to / kNginxConfName;
   std::string conf = nginx_locations(result.files, manifests, result.root);
   fs::path old = util::temp_path_beside(result.root, "old");
-  if (fs::exists(result.root)) fs::rename(result.root, old);
-  util::rename_durable(staging, result.root);
+  staged.commit([&] {  // both renames or neither: a signal never finds the old tree moved and no new one
+    bool had = fs::exists(result.root);
+    if (had) fs::rename(result.root, old);
+    try {
+      util::rename_durable(staging, result.root);
+    } catch (...) {
+      if (had) fs::rename(old, result.root, ec);
+      throw;
+    }
+  });
   fs::remove_all(old, ec);
   util::write_file_atomic(result.nginx_conf, conf);
   util::write_file_atomic(to / kMarker, "provkit mirror export\n");

@@ -12,8 +12,8 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from common import HubSim, check, main, tempdir  # noqa: E402
-from hf_fixtures import Repo, blob, file_entries, hf_fetch, resolves, sha256  # noqa: E402
+from common import HubSim, check, main, make_repo, tempdir  # noqa: E402
+from hf_fixtures import HF_FETCH, Repo, blob, clean_env, file_entries, hf_fetch, resolves, sha256  # noqa: E402
 from test_faults import tmpfs  # noqa: E402
 
 PARTS = ["p/model.gguf.part1of2", "p/model.gguf.part2of2"]
@@ -223,6 +223,49 @@ def test_the_disk_gate_counts_one_assembly_at_its_peak():
         for name, data in outs.items():
             with open(os.path.join(cache, "models--org--model", "snapshots", repo.sha, name + ".gguf"), "rb") as f:
                 check(f.read() == data, f"{name}.gguf is wrong")
+
+
+def test_drop_parts_races_another_commit_linking_the_same_blobs():
+    """Issue 41: run A drops the parts of commit 1 while run B fetches commit 2, which has the same parts
+    (the same blobs), on the same cache. B once exited 0 "verified" with snapshot links to blobs A had just
+    removed (about 6 in 40 trials). Now B either has every link resolving to the right bytes, or refuses
+    naming the blob that went (a rerun fetches it); A always succeeds. A bounded loop of real runs."""
+    repo, whole = split_repo()
+    sha2 = make_repo(repo.tmp, repo.repo_id, {**repo.files, "config.json": b'{"model_type": "llama", "v": 2}\n'},
+                     lfs=repo.lfs)
+    files2 = {**repo.files, "config.json": b'{"model_type": "llama", "v": 2}\n'}
+    m1 = assembly_manifest(repo, whole, name="c1.yaml")
+    m2 = repo.write_manifest(file_entries(files2, repo.lfs), name="c2.yaml", sha=sha2)
+    refused = 0
+    with HubSim(repo.repos_json) as sim:
+        for trial in range(24):
+            cache = tempdir("drop-race-")
+            base = ["--endpoint", sim.hub, "--cache-dir", cache, "--json", "--progress", "none"]
+            first = hf_fetch("--manifest", m1, *base)
+            check(first.rc == 0, f"trial {trial}: the first fetch of commit 1: {first}")
+            a = subprocess.Popen([HF_FETCH, "--manifest", m1, *base, "--drop-parts"], stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True, env=clean_env())
+            b = subprocess.Popen([HF_FETCH, "--manifest", m2, *base], stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True, env=clean_env())
+            a_out, a_err = a.communicate(timeout=120)
+            b_out, b_err = b.communicate(timeout=120)
+            check(a.returncode == 0, f"trial {trial}: run A (--drop-parts) failed: {a_out}{a_err}")
+            snap2 = os.path.join(repo.repo_dir().replace(repo.cache, cache), "snapshots", sha2)
+            if b.returncode == 0:
+                for path, data in files2.items():
+                    link = os.path.join(snap2, path)
+                    check(os.path.exists(link), f"trial {trial}: B exited 0 but {path} links to a removed blob "
+                                                f"({os.readlink(link) if os.path.islink(link) else 'no link'})")
+                    with open(link, "rb") as f:
+                        check(f.read() == data, f"trial {trial}: B's {path} is wrong")
+            else:
+                refused += 1
+                check(b.returncode == 1 and "was removed after it was verified" in b_out + b_err,
+                      f"trial {trial}: B failed without the clear refusal: rc {b.returncode} {b_out}{b_err}")
+                again = hf_fetch("--manifest", m2, *base)
+                check(again.rc == 0 and all(os.path.exists(os.path.join(snap2, p)) for p in files2),
+                      f"trial {trial}: the rerun of B did not fetch the dropped blobs again: {again}")
+    print(f"{refused} of 24 trials: B refused (A dropped first); the others linked correct blobs")
 
 
 if __name__ == "__main__":

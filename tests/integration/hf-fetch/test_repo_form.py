@@ -243,6 +243,30 @@ def test_assemble_glob_and_repo_sha256sums_into_local_dir():
     check(bad.rc == 2 and "has no line for it" in bad.err, f"no line for the output: {bad}")
 
 
+def test_repo_sha256sums_full_path_before_basename():
+    """Issue 41: a repo's SHA256SUMS listing BF16/model.gguf before Q8_0/model.gguf; the Q8_0 output took the
+    first line with its basename, BF16's sum, and its right parts failed. The full relative path decides
+    (as `sha256sum -c` reads the list); a basename alone only when one line has it, else exit 2 naming them."""
+    q8 = {f"Q8_0/model.gguf.part{i}of2": blob(30_000 + i, f"q8-{i}") for i in (1, 2)}
+    bf16 = {f"BF16/model.gguf.part{i}of2": blob(40_000 + i, f"bf16-{i}") for i in (1, 2)}
+    q8_whole = b"".join(q8[f"Q8_0/model.gguf.part{i}of2"] for i in (1, 2))
+    bf16_whole = b"".join(bf16[f"BF16/model.gguf.part{i}of2"] for i in (1, 2))
+    files = {**q8, **bf16, "config.json": b"{}\n",
+             "SHA256SUMS": f"{sha256(bf16_whole)}  BF16/model.gguf\n{sha256(q8_whole)}  Q8_0/model.gguf\n".encode()}
+    repo = Repo(files, lfs=set(q8) | set(bf16))
+    local = tempdir("hf-fetch-local-")
+    with HubSim(repo.repos_json) as sim:
+        r = hf_fetch(repo.repo_id, "--endpoint", sim.hub, "--local-dir", local, "--include", "Q8_0/*",
+                     "--include", "SHA256SUMS", "--assemble", "Q8_0/model.gguf=Q8_0/model.gguf.part*:SHA256SUMS")
+        ambiguous = hf_fetch(repo.repo_id, "--endpoint", sim.hub, "--local-dir", tempdir("hf-fetch-local-"),
+                             "--include", "Q8_0/*", "--assemble", "model.gguf=Q8_0/model.gguf.part*:SHA256SUMS")
+    check(r.rc == 0, f"Q8_0/model.gguf against its own line: {r}")
+    c = subprocess.run(["sha256sum", "-c", "SHA256SUMS", "--ignore-missing"], cwd=local, capture_output=True, text=True)
+    check(c.returncode == 0 and "Q8_0/model.gguf: OK" in c.stdout, f"sha256sum -c of the repo's list: {c.stdout}{c.stderr}")
+    check(ambiguous.rc == 2 and "BF16/model.gguf, Q8_0/model.gguf" in ambiguous.err,
+          f"a basename two lines have must be refused naming both: {ambiguous}")
+
+
 # ---- 4: mirrors with fallback --------------------------------------------------------------------
 
 def test_mirrors_fall_back_and_wrong_bytes_have_their_own_status():

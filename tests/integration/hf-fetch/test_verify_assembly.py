@@ -109,6 +109,35 @@ def test_assembly_correct_and_skipped_when_unchanged():
         check(r4.rc == 0 and "OK whole.gguf" in r4.out, f"verify-only does not check the output: {r4}")
 
 
+def test_damaged_assembly_stamp_is_stale_not_an_internal_error():
+    """Issue 41: a damaged assembly stamp (its result's size past 2^64, cut short, or not a number) ended every
+    later run in `internal error: stoull` (exit 3) until deleted by hand. It vouches for nothing: the output
+    is assembled (verified) again and the stamp rewritten."""
+    repo, parts, whole = assembly_repo()
+    manifest = repo.write_manifest(file_entries(repo.files, repo.lfs), "asm.yaml",
+                                   assemble=[{"output": "whole.gguf", "parts": parts, "sha256": sha256(whole)}])
+    stamp = os.path.join(repo.repo_dir(), ".provkit", repo.sha, "assemble", "whole.gguf.stamp")
+    with HubSim(repo.repos_json) as sim:
+        base = ["--manifest", manifest, "--endpoint", sim.hub, "--cache-dir", repo.cache]
+        check(hf_fetch(*base).rc == 0, "first fetch failed")
+        with open(stamp) as f:
+            good = f.read()
+        head = good[:good.index("result ")]
+        for damaged in (f"result {sha256(whole)} 99999999999999999999999\n", f"result {sha256(whole)} \n",
+                        f"result {sha256(whole)} eleven\n", f"result {sha256(whole)[:50]}"):
+            with open(stamp, "w") as f:
+                f.write(head + damaged)
+            r = hf_fetch(*base, "--json")
+            check(r.rc == 0 and "internal error" not in r.out + r.err, f"{damaged!r}: {r}")
+            check("assembled from 3 parts" in r.out, f"{damaged!r}: the output was not assembled again: {r}")
+            with open(stamp) as f:
+                check(f.read().endswith(f"result {sha256(whole)} {len(whole)}\n"), f"{damaged!r}: the stamp was not rewritten")
+            again = hf_fetch(*base)
+            check(again.rc == 0 and "parts unchanged" in again.out, f"{damaged!r}: the rewritten stamp is not trusted: {again}")
+            with open(repo.snapshot("whole.gguf"), "rb") as f:
+                check(f.read() == whole, "the output is wrong")
+
+
 def test_assembly_wrong_sha256_fails():
     repo, parts, whole = assembly_repo()
     manifest = repo.write_manifest(file_entries(repo.files, repo.lfs), "asm.yaml",

@@ -175,6 +175,34 @@ TEST_CASE("assembly: concatenates in order, skips when unchanged, refuses a wron
   CHECK(short_one.mismatch == Mismatch::size);
 }
 
+TEST_CASE("assembly: a damaged stamp vouches for nothing; assembled again and the stamp rewritten", "[fetch]") {
+  TempDir tmp("fetch-assemble-stamp");
+  const fs::path& d = tmp.path;
+  util::write_file_atomic(d / "p1", "hello ");
+  util::write_file_atomic(d / "p2", "world");
+  AssembleJob job{
+      d / "out" / "whole", {d / "p1", d / "p2"}, util::sha256_hex("hello world"), 11, d / "state" / "whole.stamp"};
+  REQUIRE(assemble(job).outcome == AssembleOutcome::assembled);
+  const std::string good = util::read_file(job.stamp);
+  const std::string state = good.substr(0, good.find("result "));
+  const std::string sha = util::sha256_hex("hello world");
+  // What an interrupted editor, a full disk or a careless hand leaves as the result line.
+  for (const std::string& result :
+       {"result " + sha + " 99999999999999999999999\n", "result " + sha + " \n", "result " + sha + " 11",
+        "result " + sha + " -11\n", "result " + sha + " eleven\n", "result " + std::string(64, 'z') + " 11\n",
+        "result " + std::string(64, 'a') + " 11\n", "result " + sha + " 12\n", "result " + sha.substr(0, 40)}) {
+    CAPTURE(result);
+    util::write_file_atomic(job.stamp, state + result);
+    AssembleResult r;
+    REQUIRE_NOTHROW(r = assemble(job));
+    CHECK(r.outcome == AssembleOutcome::assembled);
+    CHECK(r.sha256 == sha);
+    CHECK(r.size == 11);
+    CHECK(util::read_file(job.stamp).ends_with("result " + sha + " 11\n"));  // rewritten: trusted again
+    CHECK(assemble(job).outcome == AssembleOutcome::unchanged);
+  }
+}
+
 TEST_CASE("verified stamps: trusted while the file is unchanged, never for other hashes", "[fetch]") {
   TempDir tmp("fetch-stamp");
   const fs::path& dir = tmp.path;

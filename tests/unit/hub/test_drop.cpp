@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 
+#include "provkit/download/blob_lock.hpp"
 #include "provkit/hub/drop.hpp"
 #include "provkit/hub/plan.hpp"
 #include "provkit/util/fs.hpp"
@@ -36,6 +37,11 @@ TEST_CASE("drop record: written and read back; anything else is no record", "[dr
   CHECK_FALSE(hub::parse_drop_record("provkit-dropped 1\noutput x\nsha256 nothex\nsize 1\n"));
   CHECK_FALSE(hub::parse_drop_record("provkit-dropped 1\noutput x\nsha256 " + std::string(64, 'a') + "\nsize -1\n"));
   CHECK_FALSE(hub::parse_drop_record("provkit-dropped 2\noutput x\nsha256 " + std::string(64, 'a') + "\nsize 1\n"));
+  // A size past 2^64 is a damaged record, never an exception out of the library.
+  std::optional<hub::DropRecord> huge;
+  REQUIRE_NOTHROW(huge = hub::parse_drop_record("provkit-dropped 1\noutput x\nsha256 " + std::string(64, 'a') +
+                                                "\nsize 99999999999999999999\n"));
+  CHECK_FALSE(huge);
 }
 
 TEST_CASE("droppable parts: a part another assembly still needs stays", "[drop]") {
@@ -102,6 +108,42 @@ TEST_CASE("drop_parts on a cache: link and blob go, a blob another link names st
   // A record for another output's sha256 is no record.
   m.assemble[0].sha256 = std::string(64, 'f');
   CHECK(hub::find_dropped_parts(m, layout, false).parts.empty());
+}
+
+TEST_CASE("two runs on one cache: a blob is dropped only under its lock, never linked once gone", "[drop]") {
+  // Run A (commit kCommit) drops its part; run B (another commit with the same part) links the same blob.
+  // Both take the blob's lock, so the interleavings that remain are the two below, each correct.
+  provkit::test::TempDir tmp("drop-race");
+  hub::Repo repo{hub::RepoType::model, "org/name"};
+  hub::hfcache::CacheLayout a(tmp.path, repo, kCommit);
+  hub::hfcache::CacheLayout b(tmp.path, repo, std::string(40, 'b'));
+  const std::string blob = std::string(64, '1');
+  util::write_file_atomic(a.blob_path(blob), std::string(4096, 'x'));
+  a.begin();
+  b.begin();
+  a.publish("part-1", blob);
+
+  // 1. B holds the lock (it is checking or linking the blob) while A drops: the blob stays for B.
+  {
+    download::BlobLock b_linking;
+    REQUIRE(b_linking.acquire(b.guard(), b.stored_paths("part-1", blob).lock, false));
+    CHECK(a.remove_file("part-1", blob) == 0);
+    CHECK_FALSE(fs::exists(fs::symlink_status(a.file_path("part-1"))));
+    CHECK(fs::exists(a.blob_path(blob)));
+  }
+  b.publish("part-1", blob);
+  CHECK(util::read_file(b.file_path("part-1")) == std::string(4096, 'x'));
+  // ... and a later drop by A sees B's link and keeps the blob.
+  a.publish("part-1", blob);
+  CHECK(a.remove_file("part-1", blob) == 0);
+  CHECK(fs::exists(a.blob_path(blob)));
+
+  // 2. A dropped the blob first (no link named it): B, which verified it before, refuses to link a name to
+  // nothing instead of publishing a dangling link and calling the snapshot verified.
+  b.remove_file("part-1", blob);
+  CHECK_FALSE(fs::exists(a.blob_path(blob)));
+  CHECK_THROWS_WITH(b.publish("part-1", blob), Catch::Contains("was removed after it was verified"));
+  CHECK_FALSE(fs::exists(fs::symlink_status(b.file_path("part-1"))));
 }
 
 TEST_CASE("plan: with parts dropped the gate counts the peak of one assembly", "[drop][plan]") {

@@ -352,5 +352,29 @@ TEST_CASE("assemble specs: OUTPUT=GLOB in natural order, OUTPUT=...:SHA256SUMS f
   CHECK(asked == 1);  // asked only for :SHA256SUMS
   CHECK_THROWS_WITH(parse_assembly(m, "x.gguf=q/m.gguf.part*:SHA256SUMS", [&] { return sums; }),
                     Catch::Contains("the repo's SHA256SUMS has no line for it"));
-  CHECK(provkit::hub::checksum_from_sums(sums, "sub/other.gguf") == std::string(64, 'd'));
+  CHECK(provkit::hub::checksum_from_sums(sums, "sub/other.gguf").sha256 == std::string(64, 'd'));
+}
+
+TEST_CASE("SHA256SUMS: the full relative path first, a basename only when one line has it", "[manifest]") {
+  using provkit::hub::checksum_from_sums;
+  const std::string bf16(64, 'b'), q8(64, '8');
+  // Two quantizations of one model, each in its folder; BF16's line comes first.
+  const std::string sums = bf16 + "  BF16/model.gguf\n" + q8 + "  ./Q8_0/model.gguf\n";
+  CHECK(checksum_from_sums(sums, "Q8_0/model.gguf").sha256 == q8);
+  CHECK(checksum_from_sums(sums, "BF16/model.gguf").sha256 == bf16);
+  auto ambiguous = checksum_from_sums(sums, "model.gguf");
+  CHECK(!ambiguous.sha256);
+  CHECK(ambiguous.candidates == std::vector<std::string>{"BF16/model.gguf", "Q8_0/model.gguf"});
+  CHECK(checksum_from_sums(sums, "out/Q8_0.gguf").candidates.empty());  // no line at all: no candidates
+  // One line with the basename (or the same sum twice) is the answer.
+  CHECK(checksum_from_sums(bf16 + "  BF16/model.gguf\n", "merged/model.gguf").sha256 == bf16);
+  CHECK(checksum_from_sums(sums + q8 + "  other/x.gguf\n", "x.gguf").sha256 == q8);
+
+  provkit::hub::Manifest m;
+  m.files.push_back({"Q8_0/model.gguf.part1of2", 3, std::string(64, '1'), std::nullopt, 1});
+  m.files.push_back({"Q8_0/model.gguf.part2of2", 3, std::string(64, '2'), std::nullopt, 2});
+  auto repo_sums = [&] { return sums; };
+  CHECK(provkit::hub::parse_assembly(m, "Q8_0/model.gguf=Q8_0/model.gguf.part*:SHA256SUMS", repo_sums).sha256 == q8);
+  CHECK_THROWS_WITH(provkit::hub::parse_assembly(m, "model.gguf=Q8_0/model.gguf.part*:SHA256SUMS", repo_sums),
+                    Catch::Contains("BF16/model.gguf, Q8_0/model.gguf"));
 }

@@ -5,6 +5,7 @@
 // `reason` (failures only) is a reason's name (ReasonId, provkit/error.hpp), for scripts to branch on; `message` the
 // sentence a person reads. Every line goes through util::json_dump, so no byte of a name can abort it or break the
 // line. Plain output's names go through util::printable (say()).
+#include <atomic>
 #include <iosfwd>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -40,13 +41,15 @@ class JsonLines {
               const std::string& message = "");
   // The summary of a failure: the error's code, its reason, its sentence.
   int failure(const Error& e);
+  // Whether the summary was written (readable without the lock: a signal's path may not wait for it).
+  bool summarized() const { return summarized_; }
 
  private:
   void line(const nlohmann::json& j);
   std::string tool_;
   std::ostream& out_;
   mutable std::mutex mutex_;
-  bool summarized_ = false;
+  std::atomic<bool> summarized_ = false;
 };
 
 // Whether argv asks for --json (looked at before parsing, so that a command-line mistake can still end

@@ -119,7 +119,13 @@ struct AssemblySpecError : Error {
 AssembleEntry parse_assembly(const Manifest& m, std::string spec, const std::function<std::string()>& repo_sums = {});
 // "part-2" before "part-10": runs of digits compare as numbers.
 bool natural_less(std::string_view a, std::string_view b);
-// The sha256 a `sha256sum` list gives `name` (or a path with its basename), lower case.
-std::optional<std::string> checksum_from_sums(std::string_view sums, const std::string& name);
+// The sha256 a `sha256sum` list gives `name`, lower case: the line of that exact relative path, else the one
+// line whose basename is name's. Several such lines (BF16/model.gguf and Q8_0/model.gguf for model.gguf) with
+// different sums: no sha256, and `candidates` names them (the caller refuses; a guess would fail good parts).
+struct SumsMatch {
+  std::optional<std::string> sha256;
+  std::vector<std::string> candidates;
+};
+SumsMatch checksum_from_sums(std::string_view sums, const std::string& name);
 
 }  // namespace provkit::hub

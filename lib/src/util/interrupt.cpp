@@ -9,7 +9,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include "provkit/error.hpp"
@@ -103,8 +105,21 @@ Temporary::~Temporary() {
 }
 
 void Temporary::remove() const noexcept {
-  if (kind_ == Kind::file) ::unlinkat(dir_.get(), name_.c_str(), 0);
-  else remove_tree(dir_path_, name_);
+  if (kind_ == Kind::file) {
+    ::unlinkat(dir_.get(), name_.c_str(), 0);
+    return;
+  }
+  // On a signal another thread may still be writing into the tree by its path: the tree is first renamed
+  // (still a temporary's name, "...-N0", so a run that finds it left sweeps it), so those writes fail rather
+  // than refill it, then removed, again while a write that was under way lands in it.
+  std::string name = name_;
+  if (::renameat(dir_.get(), name_.c_str(), dir_.get(), (name_ + "0").c_str()) == 0) name = name_ + "0";
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    remove_tree(dir_path_, name);
+    struct stat st {};
+    if (::fstatat(dir_.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
 }
 
 void Temporary::commit(const std::function<void()>& move) {

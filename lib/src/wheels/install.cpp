@@ -12,9 +12,11 @@
 #include <unordered_map>
 
 #include "provkit/error.hpp"
+#include "provkit/pyspec/package.hpp"
 #include "provkit/pyspec/wheel_name.hpp"
 #include "provkit/util/beneath.hpp"
 #include "provkit/util/fd.hpp"
+#include "provkit/util/file_name.hpp"
 #include "provkit/util/fs.hpp"
 #include "provkit/util/hash.hpp"
 #include "provkit/util/strings.hpp"
@@ -119,6 +121,8 @@ void check_identity(const CacheEntry& entry, const std::string& wheel) {
   auto dash = stem.find('-');
   std::string name = stem.substr(0, dash), version = dash == std::string::npos ? "" : stem.substr(dash + 1);
   const std::string says = " the file name says " + wn->name + " " + wn->version;
+  // The name headers are installed under (include/site/pythonX.Y/NAME): a distribution name by its grammar.
+  if (!is_distribution_name(name)) bad_wheel(wheel, "holds " + dist_info + ", which names no distribution; refused");
   if (normalize_name(name) != normalize_name(wn->name) || !same_version(version, wn->version))
     bad_wheel(wheel, "holds " + dist_info + ", but" + says + "; refused");
   std::string metadata = util::Root(entry.tree).read_if_present(entry.tree / dist_info / "METADATA", kMaxMetadata);
@@ -202,7 +206,9 @@ InstallPlan plan_install(const CacheEntry& entry, const std::string& wheel, cons
     for (auto& ep :
          script_entry_points(tree.read_if_present(entry.tree / dist_info / "entry_points.txt", kMaxMetadata))) {
       std::string name = versioned_script_name(ep.name, layout.python_xy);
-      if (name.empty() || name.find('/') != std::string::npos || name == "." || name == "..")
+      // A file named from the wheel's metadata: one file name by the path rule (no '/', "..", control
+      // character or backslash), as every name made from outside data is.
+      if (!util::is_safe_file_name(name))
         bad_wheel(wheel, "entry point script name '" + ep.name + "' is not a plain file name");
       fs::path dest = layout.scripts / name;
       check_not_skeleton(dest, "entry point '" + ep.name + "'");

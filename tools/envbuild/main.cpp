@@ -15,6 +15,7 @@
 #include "provkit/pyenv/diff.hpp"
 #include "provkit/pyenv/dirs.hpp"
 #include "provkit/pyenv/interpreter_install.hpp"
+#include "provkit/pyenv/venv.hpp"
 #include "provkit/pyenv/verify.hpp"
 #include "provkit/util/parallel.hpp"
 #include "provkit/util/size.hpp"
@@ -38,7 +39,18 @@ struct Args {
   std::string source, wheelhouse, a, b, sha256;  // capture, diff, python
   std::string progress = "lines";                // create: lines or none
   int progress_interval_s = 10;
+  int env_wait_s = 300;  // create, verify: how long to wait for the environment's lock
 };
+
+// The environment's lock, taken before anything in it is read (create: exclusive; verify: shared); a run
+// that must wait says so once on stderr.
+pyenv::EnvLock lock_env(const Args& a, pyenv::EnvLock::Mode mode) {
+  return pyenv::EnvLock::take(a.env, mode, std::chrono::seconds(a.env_wait_s), [&](long pid) {
+    std::cerr << cli::sentence("envbuild", a.env + " is in use by another run" +
+                                               (pid ? " (pid " + std::to_string(pid) + ")" : std::string()) +
+                                               "; waiting up to " + std::to_string(a.env_wait_s) + " s for its lock");
+  });
+}
 
 std::string seconds_text(double s) {
   std::ostringstream out;
@@ -114,6 +126,7 @@ std::string flag_hint(const Error& e) {
 
 int create(Args a) {
   auto start = std::chrono::steady_clock::now();
+  const pyenv::EnvLock env_lock = lock_env(a, pyenv::EnvLock::Mode::exclusive);
   pyenv::CreateOptions& o = a.create;
   o.env = a.env;
   o.python = pyenv::find_python(a.python, pyenv::pythons_dir(a.python_dir));
@@ -148,6 +161,7 @@ int create(Args a) {
 }
 
 int verify(const Args& a) {
+  const pyenv::EnvLock env_lock = lock_env(a, pyenv::EnvLock::Mode::shared);
   auto jobs = util::default_jobs();
   auto report = a.lock.empty() ? pyenv::verify_env(a.env, jobs)
                                : pyenv::verify_env(a.env, jobs, a.lock, {a.extras, a.groups, a.no_default_groups},
@@ -163,6 +177,9 @@ int verify(const Args& a) {
     for (auto& p : d.check.unlisted) std::cout << "  unlisted  " << shown(p) << "\n";
     for (auto& p : d.check.outside)
       std::cout << "  outside   " << shown(p) << " (RECORD points outside the environment)\n";
+    for (auto& u : d.check.unverifiable)
+      std::cout << "  unverifiable  " << shown(u.path) << " (RECORD's hash " << shown(u.algorithm) << ": "
+                << shown(u.why) << ")\n";
   }
   if (report.lock) {
     for (auto& s : report.lock->missing) std::cout << "not installed (in lock): " << shown(s) << "\n";
@@ -247,6 +264,11 @@ int run(int argc, char** argv) {
   create->add_option("--jobs,-j", a.create.jobs, "parallel workers (default: 2x cores, 4..32)");
   create->add_flag("--json", a.json, "print the result as JSON");
   create
+      ->add_option("--wait", a.env_wait_s,
+                   "seconds to wait while another run holds the environment's lock DIR/.lock (default 300; 0: "
+                   "refuse at once)")
+      ->check(CLI::Range(0, 86400));
+  create
       ->add_option("--progress", a.progress,
                    "lines (on stderr: each wheel downloaded, and every --progress-interval seconds each one "
                    "still downloading) or none; default lines")
@@ -263,6 +285,10 @@ int run(int argc, char** argv) {
   verify->add_option("--group", a.groups, "the pylock.toml dependency groups it was created with (repeatable)");
   verify->add_flag("--no-default-groups", a.no_default_groups, "it was created without the lock's default-groups");
   verify->add_flag("--json", a.json, "print the report as JSON");
+  verify
+      ->add_option("--wait", a.env_wait_s,
+                   "seconds to wait while a create holds the environment's lock (default 300; 0: refuse at once)")
+      ->check(CLI::Range(0, 86400));
 
   auto* capture = app.add_subcommand("capture",
                                      "pack an environment's distributions back into wheels and write a hashed lock");

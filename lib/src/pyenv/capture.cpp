@@ -13,6 +13,8 @@
 #include "provkit/error.hpp"
 #include "provkit/pyenv/installed.hpp"
 #include "provkit/pyenv/venv.hpp"
+#include "provkit/pyspec/package.hpp"
+#include "provkit/pyspec/pep440.hpp"
 #include "provkit/pyspec/wheel_name.hpp"
 #include "provkit/util/beneath.hpp"
 #include "provkit/util/fs.hpp"
@@ -98,6 +100,25 @@ std::string restore_python_shebang(const std::string& content) {
   return content;
 }
 
+// The packed wheel's file name (pyspec::make_wheel_filename: METADATA's Name and Version, the tags, each by
+// its grammar), after the WHEEL Tag lines copied into the new WHEEL and the .dist-info's own name are
+// checked to be what they say. Throws Error naming what is refused.
+std::string wheel_name_for(const InstalledDist& d, const std::string& dist_info, const std::vector<std::string>& tags,
+                           const std::string& tag) {
+  for (const auto& t : tags)
+    if (!is_wheel_tag(t))
+      throw Error(ExitCode::usage, "WHEEL's Tag '" + t.substr(0, 100) + "' is not a wheel tag (PYTHON-ABI-PLATFORM)");
+  std::string filename = make_wheel_filename(d.name, d.version, tag);
+  const std::string stem = dist_info.substr(0, dist_info.size() - std::string_view(".dist-info").size());
+  const auto dash = stem.find('-');
+  const std::string dir_name = stem.substr(0, dash),
+                    dir_version = dash == std::string::npos ? "" : stem.substr(dash + 1);
+  if (normalize_name(dir_name) != normalize_name(d.name) || !same_version(dir_version, d.version))
+    throw Error(ExitCode::usage,
+                dist_info + " is not the .dist-info of " + d.name + " " + d.version + " (METADATA's Name and Version)");
+  return filename;
+}
+
 }  // namespace
 
 CaptureResult capture_env(const fs::path& source, const fs::path& wheelhouse, const fs::path& lock_dir, unsigned jobs) {
@@ -117,7 +138,7 @@ CaptureResult capture_env(const fs::path& source, const fs::path& wheelhouse, co
   // Every read below site-packages and the prefix goes through these roots (the caller named VENV, so links
   // above them are followed): a file RECORD lists that is a link, or lies behind one, is refused, never read
   // (its target could be anything on the box, packed into a wheel that is handed on).
-  const util::Root site_root(site), prefix_root(prefix);
+  const util::Root site_root(site), prefix_root(prefix), wheelhouse_root(wheelhouse);
   auto present = [](const util::Root& root, const fs::path& p) {
     struct stat st {};
     return root.stat(p, st);
@@ -143,6 +164,17 @@ CaptureResult capture_env(const fs::path& source, const fs::path& wheelhouse, co
         return;
       }
       tag = "py3-none-any";
+    }
+    // The wheel's file name is made from METADATA and WHEEL, input like any other: only from parts that
+    // pass their grammars, and only for a .dist-info that names the same project and version, or the
+    // distribution is skipped (a Version "../../x" is a name, never a path).
+    std::string filename;
+    try {
+      filename = wheel_name_for(d, dist_info, info.tags, tag);
+    } catch (const Error& e) {
+      std::lock_guard lock(mutex);
+      result.skipped.push_back(label + ": " + e.what() + "; no wheel is named from it");
+      return;
     }
     std::set<std::string> launchers;
     for (auto& ep :
@@ -216,14 +248,11 @@ CaptureResult capture_env(const fs::path& source, const fs::path& wheelhouse, co
     for (auto& e : pack)
       if (e.name == dist_info + "/WHEEL") e.source.clear(), e.content = wheel_text;
 
-    std::string version = d.version;
-    std::replace(version.begin(), version.end(), '-', '_');
-    std::string filename = dist_info_name(d.name) + "-" + version + "-" + tag + ".whl";
-    fs::path out = wheelhouse / filename;
-    pack_wheel(out, pack, dist_info + "/RECORD");
+    const fs::path out = wheelhouse / filename;
+    pack_wheel(wheelhouse_root, out, pack, dist_info + "/RECORD");
     LockEntry entry;
     entry.name = d.name;
-    entry.version = d.version;
+    entry.version = parse_version(d.version)->str();
     std::string sha = util::sha256_file(out);
     entry.sha256 = {sha};
     LockedWheel w;

@@ -163,6 +163,11 @@ DistCheck check_dist(const fs::path& env_root, const InstalledDist& dist, const 
     if (!rel.empty() && *rel.begin() != ".." && std::distance(rel.begin(), rel.end()) > 1)
       top_dirs.insert(site / *rel.begin());
     if (row.hash.empty()) continue;  // RECORD itself, bytecode
+    const auto algorithm = record_hash_algorithm(row.hash);
+    if (!algorithm.allowed) {
+      check.unverifiable.push_back({row.path, algorithm.name, algorithm.refusal});
+      continue;
+    }
     auto parent = env.open_parent(env.locate(row.path));
     if (parent.outside) {
       check.outside.push_back(row.path);
@@ -185,15 +190,13 @@ DistCheck check_dist(const fs::path& env_root, const InstalledDist& dist, const 
       check.modified.push_back(row.path);
       continue;
     }
-    if (row.hash.rfind("sha256=", 0) == 0) {
-      std::string actual;
-      try {
-        actual = record_hash_of_fd(file.get(), row.path);
-      } catch (const Error&) {
-        actual.clear();
-      }
-      if (actual != row.hash) check.modified.push_back(row.path);
+    std::string actual;
+    try {
+      actual = record_hash_of_fd(file.get(), row.path, algorithm.name);
+    } catch (const Error&) {
+      actual.clear();
     }
+    if (actual != row.hash) check.modified.push_back(row.path);
   }
   if (all_listed) {
     for (auto& dir : top_dirs) {

@@ -120,6 +120,7 @@ std::string first_difference(const std::map<std::string, std::string>& installed
 std::string first_drift(const DistCheck& c) {
   for (const auto* list : {&c.modified, &c.missing, &c.outside, &c.unlisted})
     if (!list->empty()) return list->front();
+  if (!c.unverifiable.empty()) return c.unverifiable.front().path;
   return "";
 }
 

@@ -1,7 +1,15 @@
 #include "provkit/pyenv/venv.hpp"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
 #include <regex>
 #include <sstream>
+#include <thread>
 
 #include "provkit/error.hpp"
 #include "provkit/util/beneath.hpp"
@@ -120,6 +128,25 @@ void replace_symlink(const fs::path& target, const fs::path& link) {
   if (ec) throw Error(ExitCode::check_failed, link.string() + ": cannot create link: " + ec.message());
 }
 
+// Whether `root` holds anything but the environment's lock file (a directory a first create made and locked
+// is still empty).
+bool has_entries(const fs::path& root) {
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(root, ec))
+    if (e.path().filename() != kEnvLockName) return true;
+  return false;
+}
+
+// The pid an exclusive holder wrote into the lock file; 0 when there is none.
+long holder_pid(int fd) {
+  char buf[32] = {};
+  const auto n = ::pread(fd, buf, sizeof buf - 1, 0);
+  if (n <= 0) return 0;
+  char* end = nullptr;
+  const long pid = std::strtol(buf, &end, 10);
+  return pid > 0 && end != buf ? pid : 0;
+}
+
 // Writes only when the content differs, so a matching environment is left untouched.
 void write_if_changed(const fs::path& path, const std::string& content) {
   std::error_code ec;
@@ -135,7 +162,7 @@ void create_venv(const VenvLayout& l, const Interpreter& it, const std::string& 
     if (made.rfind(it.xy() + ".", 0) != 0)
       throw Error(ExitCode::usage, l.root.string() + " was made for Python " + made + ", not " + it.version() +
                                        "; remove it or choose another directory");
-  } else if (fs::exists(l.root, ec) && !fs::is_empty(l.root, ec)) {
+  } else if (fs::exists(l.root, ec) && has_entries(l.root)) {
     throw Error(ExitCode::usage, l.root.string() + " exists, is not empty and is not an environment (no pyvenv.cfg)");
   }
   // The root as the user named it; the skeleton below it never through a link (a planted
@@ -155,6 +182,60 @@ void create_venv(const VenvLayout& l, const Interpreter& it, const std::string& 
                     "envbuild = " + tool_version + "\n";
   write_if_changed(l.root / "pyvenv.cfg", cfg);
   write_if_changed(l.scripts / "activate", activate_script(l));
+}
+
+EnvLock EnvLock::take(const fs::path& root, Mode mode, std::chrono::milliseconds wait,
+                      const std::function<void(long)>& on_wait) {
+  EnvLock lock;
+  std::error_code ec;
+  const fs::path file = root / kEnvLockName;
+  if (mode == Mode::exclusive) {
+    // A directory with files but neither pyvenv.cfg nor a lock (every run makes the lock first) is no
+    // environment, and no run is making one there: refused before a lock file is left in it.
+    if (fs::is_directory(root, ec) && has_entries(root) && !fs::exists(root / "pyvenv.cfg", ec) &&
+        !fs::exists(root / kEnvLockName, ec) && !fs::is_symlink(root / kEnvLockName, ec))
+      throw Error(ExitCode::usage, root.string() + " exists, is not empty and is not an environment (no pyvenv.cfg)");
+    fs::create_directories(root, ec);  // the root as the user named it (a link there is theirs)
+    lock.fd_ = util::Root(root).open_regular(file, O_RDWR | O_CREAT, 0644);
+    if (!lock.fd_)
+      throw Error(util::file_refusal(errno),
+                  file.string() + ": cannot open the environment's lock: " + util::describe_open_error(errno));
+  } else {
+    if (!fs::is_directory(root, ec)) return lock;
+    const util::Root dir(root);
+    lock.fd_ = dir.open_regular(file, O_RDWR | O_CREAT, 0644);
+    if (!lock.fd_ && (errno == EACCES || errno == EROFS || errno == EPERM)) lock.fd_ = dir.open_regular(file, O_RDONLY);
+    if (!lock.fd_) {
+      if (errno == EACCES || errno == EROFS || errno == EPERM || errno == ENOENT) return lock;
+      throw Error(util::file_refusal(errno),
+                  file.string() + ": cannot open the environment's lock: " + util::describe_open_error(errno));
+    }
+  }
+  const int op = mode == Mode::exclusive ? LOCK_EX : LOCK_SH;
+  const auto deadline = std::chrono::steady_clock::now() + wait;
+  bool told = false;
+  for (;;) {
+    if (::flock(lock.fd_.get(), op | LOCK_NB) == 0) break;
+    if (errno == EINTR) continue;
+    if (errno != EWOULDBLOCK)
+      throw Error(ExitCode::check_failed, file.string() + ": cannot lock: " + std::strerror(errno));
+    const long pid = holder_pid(lock.fd_.get());
+    if (std::chrono::steady_clock::now() >= deadline)
+      throw Error(ExitCode::check_failed,
+                  root.string() + " is in use by another run" + (pid ? " (pid " + std::to_string(pid) + ")" : "") +
+                      " that holds its lock " + file.string() + "; waited " +
+                      std::to_string(std::chrono::duration_cast<std::chrono::seconds>(wait).count()) +
+                      " s; try again when it has finished");
+    if (!told && on_wait) on_wait(pid);
+    told = true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  if (mode == Mode::exclusive) {
+    // Who holds it, for the sentence of a run that waits (read by holder_pid; the lock is the flock alone).
+    const std::string pid = std::to_string(::getpid()) + "\n";
+    if (::ftruncate(lock.fd_.get(), 0) == 0) (void)!::pwrite(lock.fd_.get(), pid.data(), pid.size(), 0);
+  }
+  return lock;
 }
 
 std::vector<fs::path> venv_skeleton(const VenvLayout& l) {

@@ -44,14 +44,19 @@ nlohmann::json to_json(const VerifyReport& report, const std::string& env, const
   j["environment"] = env;
   j["clean"] = report.clean();
   j["distributions"] = nlohmann::json::array();
-  for (auto& d : report.dists)
+  for (auto& d : report.dists) {
+    nlohmann::json unverifiable = nlohmann::json::array();
+    for (auto& u : d.check.unverifiable)
+      unverifiable.push_back({{"path", u.path}, {"algorithm", u.algorithm}, {"why", u.why}});
     j["distributions"].push_back({{"name", d.name},
                                   {"version", d.version},
                                   {"clean", d.check.clean()},
                                   {"modified", d.check.modified},
                                   {"missing", d.check.missing},
                                   {"unlisted", d.check.unlisted},
-                                  {"outside", d.check.outside}});
+                                  {"outside", d.check.outside},
+                                  {"unverifiable", unverifiable}});
+  }
   if (report.lock) {
     nlohmann::json other = nlohmann::json::array();
     for (auto& v : report.lock->other_version)

@@ -77,18 +77,25 @@ WheelCache::WheelCache(fs::path root) : root_(std::move(root)) {
   if (ec) throw Error(ExitCode::usage, root_.string() + ": cannot create the cache directory: " + ec.message());
 }
 
+const std::string& WheelCache::key(const std::string& sha256) {
+  if (!util::is_hex(sha256, 64))
+    throw Error(ExitCode::check_failed,
+                "'" + sha256.substr(0, 80) + "' is not a sha256 (64 hex digits); no cache name is made from it");
+  return sha256;
+}
+
 fs::path WheelCache::temp_path(const std::string& tag) const {
   static std::atomic<unsigned> counter{0};
   return root_ / "tmp" / (tag + "." + std::to_string(::getpid()) + "." + std::to_string(counter++));
 }
 
 bool WheelCache::has_unpacked(const std::string& sha256) const {
-  return is_regular(below(root_), root_ / "unpacked" / sha256 / "files.json");
+  return is_regular(below(root_), root_ / "unpacked" / key(sha256) / "files.json");
 }
 
 void WheelCache::evict(const std::string& sha256) {
   util::Root cache = below(root_);
-  fs::path dir = root_ / "unpacked" / sha256;
+  fs::path dir = root_ / "unpacked" / key(sha256);
   struct stat st {};
   if (!cache.stat(dir, st)) return;
   auto old = temp_path(sha256 + ".evicted");
@@ -101,7 +108,7 @@ void WheelCache::evict(const std::string& sha256) {
 }
 
 std::optional<CacheEntry> WheelCache::find(const std::string& sha256) const {
-  fs::path dir = root_ / "unpacked" / sha256;
+  fs::path dir = root_ / "unpacked" / key(sha256);
   try {
     std::string text = below(root_).read_if_present(dir / "files.json", kMaxFilesJson);
     if (text.empty()) return std::nullopt;
@@ -112,7 +119,7 @@ std::optional<CacheEntry> WheelCache::find(const std::string& sha256) const {
 }
 
 WheelCache::Staging WheelCache::begin_stage(const std::string& sha256, const fs::path& wheel_file) {
-  Staging staging{sha256, temp_path(sha256), nullptr};
+  Staging staging{sha256, temp_path(key(sha256)), nullptr};
   util::Root cache = below(root_);
   cache.make_dirs(staging.dir / "tree");  // tmp/ itself a link: refused here, before a byte is unpacked
   try {
@@ -165,7 +172,7 @@ void WheelCache::sync() const {
 }
 
 CacheEntry WheelCache::publish(Staged& staged) {
-  fs::path dir = root_ / "unpacked" / staged.sha256;
+  fs::path dir = root_ / "unpacked" / key(staged.sha256);
   util::Root cache = below(root_);
   struct stat st {};
   if (cache.stat(dir, st) && !(S_ISDIR(st.st_mode) && is_regular(cache, dir / "files.json"))) {

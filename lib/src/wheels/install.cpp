@@ -15,9 +15,11 @@
 #include <unordered_set>
 
 #include "provkit/error.hpp"
+#include "provkit/pyspec/package.hpp"
 #include "provkit/pyspec/wheel_name.hpp"
 #include "provkit/util/beneath.hpp"
 #include "provkit/util/fd.hpp"
+#include "provkit/util/file_name.hpp"
 #include "provkit/util/fs.hpp"
 #include "provkit/util/hash.hpp"
 #include "provkit/util/parallel.hpp"
@@ -147,6 +149,8 @@ void check_identity(const CacheEntry& entry, const std::string& wheel) {
   auto dash = stem.find('-');
   std::string name = stem.substr(0, dash), version = dash == std::string::npos ? "" : stem.substr(dash + 1);
   const std::string says = " the file name says " + wn->name + " " + wn->version;
+  // The name headers are installed under (include/site/pythonX.Y/NAME): a distribution name by its grammar.
+  if (!is_distribution_name(name)) bad_wheel(wheel, "holds " + dist_info + ", which names no distribution; refused");
   if (normalize_name(name) != normalize_name(wn->name) || !same_version(version, wn->version))
     bad_wheel(wheel, "holds " + dist_info + ", but" + says + "; refused");
   std::string metadata = util::Root(entry.tree).read_if_present(entry.tree / dist_info / "METADATA", kMaxMetadata);
@@ -243,7 +247,9 @@ InstallPlan plan_install(const CacheEntry& entry, const std::string& wheel, cons
         tree.read_if_present(entry.tree / dist_info / "entry_points.txt", kMaxMetadata));
     for (auto& ep : launchers_as_pip_names_them(declared, layout.python_xy)) {
       const std::string& name = ep.name;
-      if (name.empty() || name.find('/') != std::string::npos || name == "." || name == "..")
+      // A file named from the wheel's metadata: one file name by the path rule (no '/', "..", control
+      // character or backslash), as every name made from outside data is.
+      if (!util::is_safe_file_name(name))
         bad_wheel(wheel, "entry point script name '" + ep.name + "' is not a plain file name");
       fs::path dest = scripts_n / name;
       check_not_skeleton(dest, "entry point '" + ep.name + "'");

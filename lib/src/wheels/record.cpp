@@ -6,11 +6,13 @@
 #include <cerrno>
 #include <cstring>
 #include <sstream>
+#include <stdexcept>
 
 #include "provkit/error.hpp"
 #include "provkit/util/beneath.hpp"
 #include "provkit/util/fd.hpp"
 #include "provkit/util/hash.hpp"
+#include "provkit/util/named_digest.hpp"
 
 namespace provkit::wheels {
 
@@ -85,14 +87,45 @@ std::string format_record(const std::vector<RecordRow>& rows) {
   return out;
 }
 
+namespace {
+// What a RECORD may name, as hashlib names it (hashlib.new(name) is what installer checks with).
+constexpr std::string_view kAllowedDigests[] = {"sha256",   "sha384",   "sha512",  "sha3_256",
+                                                "sha3_384", "sha3_512", "blake2b", "blake2s"};
+// hashlib's guaranteed algorithms under 256 bits: the spec's "sha256 or better" leaves them out.
+constexpr std::string_view kWeakDigests[] = {"md5", "sha1", "sha224", "sha3_224"};
+}  // namespace
+
 std::string record_hash(std::string_view raw_sha256) { return "sha256=" + util::base64url_nopad(raw_sha256); }
 
-std::string record_hash_of_fd(int fd, const std::string& what) {
-  util::Hasher h;
+std::string record_hash_of_fd(int fd, const std::string& what, std::string_view algorithm) {
+  auto digest = util::NamedDigest::named(algorithm);
+  if (!digest) throw std::invalid_argument("record_hash_of_fd: no digest named " + std::string(algorithm));
   static thread_local char buf[1 << 17];
   util::read_blocks(
-      fd, buf, [&](const char* p, std::size_t n) { h.update(p, n); }, what);
-  return record_hash(h.raw_digest());
+      fd, buf, [&](const char* p, std::size_t n) { digest->update(p, n); }, what);
+  return std::string(algorithm) + "=" + util::base64url_nopad(digest->raw_digest());
+}
+
+RecordHashAlgorithm record_hash_algorithm(std::string_view field) {
+  RecordHashAlgorithm out;
+  const auto eq = field.find('=');
+  out.name = std::string(field.substr(0, eq));
+  if (eq == std::string_view::npos) {
+    out.refusal = "no algorithm (a RECORD hash is ALGORITHM=VALUE)";
+    return out;
+  }
+  for (auto allowed : kAllowedDigests)
+    if (out.name == allowed) {
+      out.allowed = true;
+      return out;
+    }
+  for (auto weak : kWeakDigests)
+    if (out.name == weak) {
+      out.refusal = out.name + " is too weak (the wheel spec allows sha256 or stronger)";
+      return out;
+    }
+  out.refusal = "unknown hash algorithm (sha256, sha384, sha512, sha3_256, sha3_384, sha3_512, blake2b or blake2s)";
+  return out;
 }
 
 std::string metadata_header(const std::string& metadata, const std::string& key) {

@@ -259,6 +259,14 @@ std::vector<std::size_t> part_bounds(const std::vector<EntryHeader>& headers, st
   return bounds;
 }
 
+// A file just unpacked, hashed again with the algorithm its RECORD row names (the unpack hashed sha256 while
+// writing; a row may name any algorithm record_hash_algorithm allows).
+std::string rehash(const util::Root& root, const fs::path& file, const std::string& algorithm) {
+  util::Fd fd = root.open_regular(file, O_RDONLY);
+  if (!fd) return "(unreadable: " + util::describe_open_error(errno) + ")";
+  return record_hash_of_fd(fd.get(), file.string(), algorithm);
+}
+
 }  // namespace
 
 struct WheelUnpack::State {
@@ -340,13 +348,15 @@ UnpackedWheel WheelUnpack::finish() {
       continue;
     }
     const RecordRow& row = *it->second;
+    const auto algorithm = record_hash_algorithm(row.hash);
     if (row.hash.empty()) {
       out.record_problems.push_back(f.path + ": no hash in RECORD");
-    } else if (row.hash.rfind("sha256=", 0) != 0 && row.hash.rfind("sha384=", 0) != 0 &&
-               row.hash.rfind("sha512=", 0) != 0) {
-      out.record_problems.push_back(f.path + ": RECORD hash '" + row.hash + "' is not sha256 or stronger");
-    } else if (row.hash.rfind("sha256=", 0) == 0 && row.hash != f.hash) {
-      out.record_problems.push_back(f.path + ": hash " + f.hash + " does not match RECORD's " + row.hash);
+    } else if (!algorithm.allowed) {
+      out.record_problems.push_back(f.path + ": RECORD's hash '" + row.hash.substr(0, 80) + "': " + algorithm.refusal);
+    } else if (const std::string actual = algorithm.name == "sha256" ? f.hash
+                                                                     : rehash(root, dest / f.path, algorithm.name);
+               row.hash != actual) {
+      out.record_problems.push_back(f.path + ": hash " + actual + " does not match RECORD's " + row.hash);
     } else if (!row.size.empty() && row.size != std::to_string(f.size)) {
       out.record_problems.push_back(f.path + ": size " + std::to_string(f.size) + " does not match RECORD's " +
                                     row.size);
@@ -426,15 +436,16 @@ std::optional<WheelRecord> read_wheel_record(const fs::path& wheel, std::size_t 
   return found;
 }
 
-void pack_wheel(const fs::path& out, const std::vector<PackEntry>& entries, const std::string& record_name) {
-  fs::create_directories(out.parent_path());
-  auto tmp = util::temp_path_beside(out);
-  const Utf8Names names;
+namespace {
+// The zip of pack_wheel, written to `fd` (`out` names the wheel in errors).
+void write_wheel_zip(int zip_fd, const fs::path& out, const std::vector<PackEntry>& entries,
+                     const std::string& record_name) {
+  const Utf8Names names;  // entry names are UTF-8 whatever the locale
   std::unique_ptr<archive, int (*)(archive*)> a(archive_write_new(), archive_write_free);
   archive_write_set_format_zip(a.get());
   archive_write_zip_set_compression_deflate(a.get());
-  if (archive_write_open_filename(a.get(), tmp.c_str()) != ARCHIVE_OK)
-    throw Error(ExitCode::check_failed, tmp.string() + ": cannot write: " + archive_error(a.get()));
+  if (archive_write_open_fd(a.get(), zip_fd) != ARCHIVE_OK)
+    throw Error(ExitCode::check_failed, out.string() + ": cannot write: " + archive_error(a.get()));
   std::vector<char> buf(1 << 20);
   std::vector<RecordRow> rows;
   auto add = [&](const std::string& name, const std::string& content, const util::Fd& fd, std::uint64_t size,
@@ -478,8 +489,30 @@ void pack_wheel(const fs::path& out, const std::vector<PackEntry>& entries, cons
     add(record_name, record, util::Fd(), record.size(), false);
   }
   if (archive_write_close(a.get()) != ARCHIVE_OK)
-    throw Error(ExitCode::check_failed, tmp.string() + ": cannot finish zip: " + archive_error(a.get()));
-  util::rename_durable(tmp, out);
+    throw Error(ExitCode::check_failed, out.string() + ": cannot finish zip: " + archive_error(a.get()));
+}
+}  // namespace
+
+void pack_wheel(const fs::path& out, const std::vector<PackEntry>& entries, const std::string& record_name) {
+  fs::create_directories(out.parent_path());
+  pack_wheel(util::Root(out.parent_path()), out, entries, record_name);
+}
+
+void pack_wheel(const util::Root& root, const fs::path& out, const std::vector<PackEntry>& entries,
+                const std::string& record_name) {
+  const auto tmp = util::temp_path_beside(out);
+  root.parent(out, true);
+  util::Fd fd = root.open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0644);
+  if (!fd) throw Error(ExitCode::check_failed, tmp.string() + ": cannot create: " + util::describe_open_error(errno));
+  try {
+    write_wheel_zip(fd.get(), out, entries, record_name);
+    if (::fsync(fd.get()) != 0)
+      throw Error(ExitCode::check_failed, tmp.string() + ": cannot write: " + std::strerror(errno));
+    root.rename(tmp, out);
+  } catch (...) {
+    root.remove(tmp);
+    throw;
+  }
 }
 
 }  // namespace provkit::wheels

@@ -32,6 +32,15 @@ FORGED = "sweep: FORGED LINE"
 # clears the terminal, and bytes that are not UTF-8.
 ODD_NAME = b"odd\n" + FORGED.encode() + b"\x1b[2J\xff\xfe"
 CANARY = b"the canary: nothing may write here\n"
+# Two more tables with their own columns (issue 41). Names a tool makes from metadata it reads (a METADATA
+# Name or Version, a WHEEL tag, an entry point): ".." climbing from where the name is joined into the canary
+# directory, the canary directory's absolute path, a "/" inside, an escape sequence, 300 bytes. The row writes
+# the value (name_plant) where its tool reads it.
+NAME_PLANTS = ("dotdot", "absolute", "slash", "escape", "long")
+# Another run on the same place at the same time: one that holds the place's lock exclusively (a create), one
+# that holds it shared (a verify), and two real runs started together (hold_lock.py runs each).
+CONCURRENT_PLANTS = ("create-holds", "verify-holds", "two-at-once")
+HOLD_LOCK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "hold_lock.py")
 TIMEOUT = 15  # seconds per run: a FIFO that is opened blocks forever, so any run this long has hung
 
 
@@ -94,6 +103,34 @@ class Cell:
         """A path below `directory` named ODD_NAME (bytes), for the rows that take the name as an argument."""
         os.makedirs(directory, exist_ok=True)
         return os.path.join(os.fsencode(directory), ODD_NAME)
+
+
+def name_plant(cell, plant, base, prefix_components=1):
+    """The hostile value of a NAME_PLANTS column for a name joined below the directory `base`; the tool puts
+    `prefix_components` components' worth of its own text before the value ("demopure-" + a version), which
+    "dotdot" climbs out of first."""
+    if plant == "dotdot":
+        return "../" * prefix_components + os.path.relpath(os.path.join(cell.canary_dir, "x"), base)
+    if plant == "absolute":
+        return os.path.join(cell.canary_dir, "x")
+    if plant == "slash":
+        return "a/b"
+    if plant == "escape":
+        return "odd\x1b[2J" + FORGED
+    if plant == "long":
+        return "a" * 300
+    raise ValueError(plant)
+
+
+def held(lock_file, mode, argv):
+    """The command that runs `argv` while hold_lock.py holds `lock_file` (mode "exclusive" or "shared")."""
+    return [sys.executable, HOLD_LOCK, mode, lock_file, "--", *argv]
+
+
+def together(first, second):
+    """The command that starts `first` and `second` at once (hold_lock.py): its exit status is the larger of
+    theirs, its stdout the first's (so --json still ends in one summary), its stderr both."""
+    return [sys.executable, HOLD_LOCK, "together", json.dumps(second), "--", *first]
 
 
 def remove(p):
@@ -199,9 +236,9 @@ def judge(row, cell, cmd, mode, timeout):
     return "", rc, internal
 
 
-def sweep(rows, tmp):
-    """Runs every cell of `rows` (plain, and --json where the tool has it); prints the table and fails the
-    test naming every cell that did not hold."""
+def sweep(rows, tmp, plants=PLANTS):
+    """Runs every cell of `rows` (plain, and --json where the tool has it) for every one of `plants` (the
+    columns); prints the table and fails the test naming every cell that did not hold."""
     failures, table, bases = [], [], {}
     for row in rows:
         base = None
@@ -211,7 +248,7 @@ def sweep(rows, tmp):
                 row.base(bases[row.base])
             base = bases[row.base]
         cells = []
-        for plant in PLANTS:
+        for plant in plants:
             if plant in row.skips:
                 cells.append(f"skip ({row.skips[plant]})")
                 continue
@@ -240,8 +277,8 @@ def sweep(rows, tmp):
             cells.append("FAIL" if holes else "held, exit " + "/".join(dict.fromkeys(got)) +
                          (" (internal error)" if internal else ""))
         table.append((row.name, cells))
-    print("| row | " + " | ".join(PLANTS) + " |")
-    print("| --- " * (len(PLANTS) + 1) + "|")
+    print("| row | " + " | ".join(plants) + " |")
+    print("| --- " * (len(plants) + 1) + "|")
     for name, cells in table:
         print(f"| {name} | " + " | ".join(cells) + " |")
     check(not failures, f"{len(failures)} cells did not hold", "\n".join(failures))

@@ -20,8 +20,9 @@ sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "envbuild"))
 from common import check, main  # noqa: E402
 from envbuild_fixtures import ENVBUILD, PYTHON, sha256, write_lock  # noqa: E402
-from make_wheels import pure_wheel  # noqa: E402
-from sweep_table import ODD_NAME, Row, sweep  # noqa: E402
+from make_wheels import pure_wheel, write_wheel  # noqa: E402
+from sweep_table import (CONCURRENT_PLANTS, NAME_PLANTS, ODD_NAME, Row, held, name_plant, sweep,  # noqa: E402
+                         together)
 
 READ_FILE_MAX = 256 << 20  # util::kReadFileMax: a lock
 RECORD_MAX = 64 << 20  # installed.cpp, env_create.cpp: kMaxRecordBytes
@@ -221,6 +222,78 @@ def input_rows():
 
 def test_input_rows(tmp):
     sweep(input_rows(), tmp)
+
+
+def set_header(path, key, value):
+    """Sets the header `key` of a METADATA or WHEEL file to `value` (bytes allowed: an escape sequence)."""
+    lines = [x for x in open(path, "rb").read().split(b"\n") if x and not x.startswith(key.encode() + b":")]
+    lines.insert(1, key.encode() + b": " + (value if isinstance(value, bytes) else value.encode()))
+    open(path, "wb").write(b"\n".join(lines) + b"\n")
+
+
+def metadata_name_rows():
+    """Names envbuild makes from what an environment's or a wheel's metadata says (issue 41, item 1)."""
+
+    def capture_row(file, key, template, prefix_components):
+        def setup(cell, plant):
+            house = cell.path("house")
+            value = template.format(name_plant(cell, plant, house, prefix_components))
+            set_header(site(cell, "demopure-1.0.dist-info", file), key, value)
+            return {"argv": [ENVBUILD, "capture", cell.path("env"), "--wheelhouse", house, "--lock",
+                             cell.path("captured.txt")]}
+        return setup
+
+    def launcher_row(cell, plant):
+        links = cell.path("ep-wheels")
+        os.makedirs(links)
+        name = name_plant(cell, plant, cell.path("new", "bin"), 0)
+        w = write_wheel(links, "epname-1.0-py3-none-any.whl", "epname", "1.0", {"epname/__init__.py": b"M = 1\n"},
+                        entry_points=f"[console_scripts]\n{name} = epname:main\n")
+        write_lock(cell.path("ep.txt"), [w])
+        return create(cell, "new", "ep.txt", find_links=[links])
+
+    return [
+        Row("capture: METADATA Name, the wheel's name", capture_row("METADATA", "Name", "{}", 0), base=base_env,
+            json_args=None),
+        Row("capture: METADATA Version, the wheel's name", capture_row("METADATA", "Version", "{}", 1),
+            base=base_env, json_args=None),
+        Row("capture: WHEEL Tag, the wheel's name", capture_row("WHEEL", "Tag", "py3-none-{}", 1), base=base_env,
+            json_args=None),
+        Row("create: entry_points.txt console_scripts name, a launcher in bin/", launcher_row, base=base_env),
+    ]
+
+
+def test_metadata_name_rows(tmp):
+    sweep(metadata_name_rows(), tmp, NAME_PLANTS)
+
+
+def concurrent_rows():
+    """Two runs on one environment (issue 41, item 9): each cell is the row's run while another holds the
+    environment's lock (ENV/.lock) or runs beside it; the row's run waits --wait 1 at most."""
+
+    def other_run(cell, plant, argv):
+        lock_file = cell.path("env", ".lock")
+        if plant == "create-holds":
+            return {"argv": held(lock_file, "exclusive", argv)}
+        if plant == "verify-holds":
+            return {"argv": held(lock_file, "shared", argv)}
+        return {"argv": together(argv, create(cell, "env", "lock1.txt")["argv"])}
+
+    def create_row(cell, plant):
+        argv = create(cell, "env", "lock2.txt")["argv"]
+        return other_run(cell, plant, argv + ([] if plant == "two-at-once" else ["--wait", "1"]))
+
+    def verify_row(cell, plant):
+        return other_run(cell, plant, [*verify(cell)["argv"], "--wait", "1" if plant != "two-at-once" else "10"])
+
+    return [
+        Row("env DIR, create (another run on it)", create_row, base=base_env),
+        Row("env DIR, verify (another run on it)", verify_row, base=base_env),
+    ]
+
+
+def test_concurrent_run_rows(tmp):
+    sweep(concurrent_rows(), tmp, CONCURRENT_PLANTS)
 
 
 if __name__ == "__main__":

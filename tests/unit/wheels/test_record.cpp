@@ -1,4 +1,7 @@
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
+#include <cstdio>
 
 #include "provkit/error.hpp"
 #include "provkit/wheels/record.hpp"
@@ -36,4 +39,42 @@ TEST_CASE("metadata_header reads a METADATA header, up to the blank line that en
   CHECK(metadata_header(md, "Version") == "1.0");
   CHECK(metadata_header(md, "Summary").empty());
   CHECK(metadata_header("\nName: late\n", "Name").empty());
+}
+
+TEST_CASE("every RECORD hash algorithm the wheel spec allows is computed; weak and unknown ones are refused",
+          "[envbuild]") {
+  // Expected values: base64.urlsafe_b64encode(hashlib.new(name, b"hello\n").digest()).rstrip(b"=") (the
+  // others are util::NamedDigest's test).
+  const std::pair<const char*, const char*> expected[] = {
+      {"sha512", "58IrmUxZ2c8rSOVJseJGZmNgRZMNPafBrLKZ0cO3-TH5Sq5B7dosKyB6NuEPi8uNRSI-VIePWzFufOO2vAGWKQ"},
+      {"blake2s", "OWmzkmZUBllmtvjZpleJsPdtVuHiq2fdlPqncJWRh8o"},
+  };
+  for (const char* allowed : {"sha256", "sha384", "sha3_256", "sha3_384", "sha3_512", "blake2b"})
+    CHECK(record_hash_algorithm(std::string(allowed) + "=AAAA").allowed);
+  for (const auto& [name, value] : expected) {
+    INFO(name);
+    const std::string field = std::string(name) + "=" + value;
+    const auto algorithm = record_hash_algorithm(field);
+    REQUIRE(algorithm.allowed);
+    CHECK(algorithm.name == name);
+    CHECK(algorithm.refusal.empty());
+    std::FILE* f = std::tmpfile();
+    REQUIRE(f);
+    REQUIRE(::write(fileno(f), "hello\n", 6) == 6);
+    REQUIRE(::lseek(fileno(f), 0, SEEK_SET) == 0);
+    CHECK(record_hash_of_fd(fileno(f), "hello", algorithm.name) == field);
+    std::fclose(f);
+  }
+  for (const char* weak : {"md5", "sha1", "sha224", "sha3_224"}) {
+    const auto algorithm = record_hash_algorithm(std::string(weak) + "=AAAA");
+    CHECK_FALSE(algorithm.allowed);
+    CHECK(algorithm.name == weak);
+    CHECK_THAT(algorithm.refusal, Catch::Contains("too weak"));
+  }
+  for (const char* unknown : {"shake_128=AAAA", "SHA256=AAAA", "crc32=AAAA", "=AAAA", "sha256"}) {
+    INFO(unknown);
+    const auto algorithm = record_hash_algorithm(unknown);
+    CHECK_FALSE(algorithm.allowed);
+    CHECK_FALSE(algorithm.refusal.empty());
+  }
 }

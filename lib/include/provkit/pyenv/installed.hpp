@@ -22,9 +22,19 @@ std::vector<InstalledDist> list_installed(const fs::path& site_packages);
 // site-packages lists (bytecode excepted).
 // A link where RECORD has a file (or a directory on the way that is a link) is
 // `modified`; a RECORD path outside the environment is `outside`, never read.
+// A row whose hash names an algorithm the wheel spec does not allow (md5, sha1, an unknown one:
+// wheels::record_hash_algorithm) is `unverifiable`: its file cannot be proved, so it is drift too.
+struct UnverifiableRow {
+  std::string path;       // as RECORD writes it
+  std::string algorithm;  // as RECORD names it
+  std::string why;
+};
 struct DistCheck {
   std::vector<std::string> modified, missing, unlisted, outside;
-  bool clean() const { return modified.empty() && missing.empty() && unlisted.empty() && outside.empty(); }
+  std::vector<UnverifiableRow> unverifiable;
+  bool clean() const {
+    return modified.empty() && missing.empty() && unlisted.empty() && outside.empty() && unverifiable.empty();
+  }
 };
 
 // Paths are reported as RECORD writes them. `all_listed` holds every path

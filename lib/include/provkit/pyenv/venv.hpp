@@ -1,13 +1,16 @@
 #pragma once
 // A virtual environment's layout and its creation: pyvenv.cfg, bin/python
 // links, lib64 -> lib, activate for bash/zsh.
+#include <chrono>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "provkit/pyenv/interpreter.hpp"
+#include "provkit/util/fd.hpp"
 #include "provkit/wheels/install.hpp"
 
 namespace provkit::pyenv {
@@ -27,6 +30,33 @@ VenvLayout venv_layout(const fs::path& root, const Interpreter& it);
 // made for another X.Y, or a non-empty directory that is not an environment,
 // is refused (Error usage).
 void create_venv(const VenvLayout& layout, const Interpreter& it, const std::string& tool_version);
+
+// The lock every run that changes or reads an environment takes: an flock(2) on ROOT/.lock, the file uv
+// locks an environment with, so that envbuild and uv exclude each other too. The kernel drops it when its
+// holder exits or is killed, so a lock file left behind never blocks.
+inline constexpr const char* kEnvLockName = ".lock";
+class EnvLock {
+ public:
+  enum class Mode {
+    exclusive,  // create: the directory made first when missing; the holder's pid written into the file
+    shared,     // verify: nothing is made; an environment that is missing, or whose .lock cannot be
+                // opened or made (a read-only environment, another user's), is read without one
+  };
+  EnvLock() = default;
+  bool held() const { return static_cast<bool>(fd_); }
+
+  // Takes the lock of environment `root`, taken before anything in it is read. Exclusive refuses (Error
+  // usage) a directory that holds files but neither pyvenv.cfg nor a lock: no environment, and nothing is
+  // left in it. When another run holds it,
+  // calls `on_wait` once with the holder's pid as its file says (0 when unknown) and waits at most `wait`;
+  // then throws Error (check_failed) naming the environment and the holder. A .lock that is a link, a FIFO
+  // or a directory is refused with its sentence, never followed.
+  static EnvLock take(const fs::path& root, Mode mode, std::chrono::milliseconds wait,
+                      const std::function<void(long holder_pid)>& on_wait = {});
+
+ private:
+  util::Fd fd_;
+};
 
 // The files create_venv owns (interpreter links, pyvenv.cfg, activation
 // scripts, lib64), lexically normal: no wheel may install over them.

@@ -41,4 +41,18 @@ class PackageVersion {
   std::optional<Version> parsed_;
 };
 
+// PEP 508's distribution name (letters and digits, '.', '-' and '_' between them), as packaging's
+// canonicalize_name(validate=True) accepts it.
+bool is_distribution_name(std::string_view name);
+// One compressed tag triple of a wheel file name or a WHEEL Tag line, "py2.py3-none-any": three parts,
+// each one or more [A-Za-z0-9_] runs joined by '.'.
+bool is_wheel_tag(std::string_view tag);
+
+// The file name of a wheel made from parts read from outside (an installed METADATA's Name and Version, its
+// WHEEL's tags): each part checked against its grammar (is_distribution_name, PEP 440, is_wheel_tag) and the
+// name built from the checked parts only, {dist_info_name}-{normalised version}-{tag}.whl, so that it is
+// one file name (util::is_safe_file_name) however the parts were spelt. Throws Error(ExitCode::usage)
+// naming the part refused: the one rule for a wheel named from metadata.
+std::string make_wheel_filename(std::string_view name, std::string_view version, std::string_view tag);
+
 }  // namespace provkit::pyspec

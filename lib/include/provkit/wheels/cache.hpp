@@ -77,13 +77,16 @@ class WheelCache {
   // sha256 of a local wheel, remembered per path, size, mtime and inode.
   std::string local_wheel_sha256(const fs::path& wheel);
 
-  fs::path downloaded_wheel(const std::string& sha256) const { return root_ / "wheels" / (sha256 + ".whl"); }
+  fs::path downloaded_wheel(const std::string& sha256) const { return root_ / "wheels" / (key(sha256) + ".whl"); }
   fs::path temp_path(const std::string& tag) const;
 
  private:
   void sync() const;
   void sync_unpacked() const;  // fsync of unpacked/, after entries were renamed into it
   CacheEntry publish(Staged& staged);
+  // `sha256` as a name below the cache: 64 lower-case hex digits, or Error (a key is a name, never a path;
+  // every entry and download is named through this).
+  static const std::string& key(const std::string& sha256);
   fs::path root_;
 };
 

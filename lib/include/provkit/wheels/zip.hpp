@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "provkit/util/beneath.hpp"
+
 struct archive;
 
 namespace provkit::wheels {
@@ -95,6 +97,11 @@ struct PackEntry {
 // the one pass that packs them, so RECORD describes exactly what the wheel holds even if a source file
 // changes meanwhile.
 void pack_wheel(const fs::path& out, const std::vector<PackEntry>& entries, const std::string& record_name = {});
+// The same, written below `root` (`out` lies below it): the temporary created O_EXCL beside `out` and renamed
+// over it, no link followed in any directory on the way (util::Root), so a wheel named from outside data
+// cannot land anywhere else.
+void pack_wheel(const util::Root& root, const fs::path& out, const std::vector<PackEntry>& entries,
+                const std::string& record_name = {});
 
 // Reads one member of a zip into memory (small metadata files).
 std::string read_zip_member(const fs::path& zip, const std::string& name);

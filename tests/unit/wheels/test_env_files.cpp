@@ -196,78 +196,79 @@ TEST_CASE("pip's launcher names: pip gives pip, pipX and pipX.Y; easy_install it
   // Without a `pip` entry point nothing is renamed (pip keeps another project's pip3.8 as it is).
   auto other = script_entry_points("[console_scripts]\npip3.8 = x:y\n");
   CHECK(names(launchers_as_pip_names_them(other, "3.11")) == std::vector<std::string>{"pip3.8=x:y"});
-  TEST_CASE(
-      "a wheel's files placed in ranges from several threads, its directories made level by level side by side, "
-      "install exactly what one thread installs",
-      "[envbuild]") {
-    TempDir t;
-    const fs::path wheel = t.path / "big-1.0-py3-none-any.whl";
-    std::vector<PackEntry> members;
-    // 3,000 files in 111 directories three levels deep, as a large wheel (torch) has them.
-    for (int i = 0; i < 3000; ++i)
-      members.push_back(
-          {"big/d" + std::to_string(i % 10) + "/e" + std::to_string(i % 100) + "/f" + std::to_string(i) + ".py",
-           {},
-           "x = " + std::to_string(i) + "\n",
-           false});
-    members.push_back({"big-1.0.data/scripts/tool", {}, "#!python\nprint('tool')\n", false});
-    members.push_back({"big-1.0.dist-info/METADATA", {}, "Metadata-Version: 2.1\nName: big\nVersion: 1.0\n", false});
+}
+
+TEST_CASE(
+    "a wheel's files placed in ranges from several threads, its directories made level by level side by side, "
+    "install exactly what one thread installs",
+    "[envbuild]") {
+  TempDir t;
+  const fs::path wheel = t.path / "big-1.0-py3-none-any.whl";
+  std::vector<PackEntry> members;
+  // 3,000 files in 111 directories three levels deep, as a large wheel (torch) has them.
+  for (int i = 0; i < 3000; ++i)
     members.push_back(
-        {"big-1.0.dist-info/WHEEL", {}, "Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n", false});
-    members.push_back({"big-1.0.dist-info/entry_points.txt", {}, "[console_scripts]\nbig = big.d0:main\n", false});
-    pack_wheel(wheel, members, "big-1.0.dist-info/RECORD");
-    CacheEntry entry;
-    entry.tree = t.path / "cache" / "tree";
-    fs::create_directories(entry.tree);
-    entry.info = unpack_wheel(wheel, entry.tree);
-    REQUIRE(entry.info.record_problems.empty());
+        {"big/d" + std::to_string(i % 10) + "/e" + std::to_string(i % 100) + "/f" + std::to_string(i) + ".py",
+         {},
+         "x = " + std::to_string(i) + "\n",
+         false});
+  members.push_back({"big-1.0.data/scripts/tool", {}, "#!python\nprint('tool')\n", false});
+  members.push_back({"big-1.0.dist-info/METADATA", {}, "Metadata-Version: 2.1\nName: big\nVersion: 1.0\n", false});
+  members.push_back(
+      {"big-1.0.dist-info/WHEEL", {}, "Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n", false});
+  members.push_back({"big-1.0.dist-info/entry_points.txt", {}, "[console_scripts]\nbig = big.d0:main\n", false});
+  pack_wheel(wheel, members, "big-1.0.dist-info/RECORD");
+  CacheEntry entry;
+  entry.tree = t.path / "cache" / "tree";
+  fs::create_directories(entry.tree);
+  entry.info = unpack_wheel(wheel, entry.tree);
+  REQUIRE(entry.info.record_problems.empty());
 
-    auto scheme_in = [&](const fs::path& root) {
-      InstallScheme scheme;
-      scheme.root = root;
-      scheme.purelib = scheme.platlib = root / "lib" / "python3.11" / "site-packages";
-      scheme.scripts = root / "bin";
-      scheme.data = root;
-      scheme.python = root / "bin" / "python";
-      scheme.python_xy = "3.11";
-      return scheme;
-    };
-    // The same environment path for both, so that the launchers' shebangs agree: one thread, then moved aside.
-    const InstallScheme scheme = scheme_in(t.path / "env");
-    const InstallPlan plan = plan_install(entry, wheel.filename().string(), scheme);
-    REQUIRE(plan.files.size() == 3001);
-    Linker one(LinkMode::copy);
-    install_wheel(entry, plan, scheme, one);
-    fs::rename(scheme.root, t.path / "env-one-thread");
+  auto scheme_in = [&](const fs::path& root) {
+    InstallScheme scheme;
+    scheme.root = root;
+    scheme.purelib = scheme.platlib = root / "lib" / "python3.11" / "site-packages";
+    scheme.scripts = root / "bin";
+    scheme.data = root;
+    scheme.python = root / "bin" / "python";
+    scheme.python_xy = "3.11";
+    return scheme;
+  };
+  // The same environment path for both, so that the launchers' shebangs agree: one thread, then moved aside.
+  const InstallScheme scheme = scheme_in(t.path / "env");
+  const InstallPlan plan = plan_install(entry, wheel.filename().string(), scheme);
+  REQUIRE(plan.files.size() == 3000 + 1 + 3);  // the files, the script, METADATA, WHEEL, entry_points.txt
+  Linker one(LinkMode::copy);
+  install_wheel(entry, plan, scheme, one);
+  fs::rename(scheme.root, t.path / "env-one-thread");
 
-    Linker many(LinkMode::copy);
-    WheelInstall install(entry, plan, scheme, 4);
-    constexpr std::size_t kRange = 256;
-    std::vector<std::thread> threads;
-    for (std::size_t begin = 0; begin < install.file_count(); begin += 4 * kRange)
-      threads.emplace_back([&, begin] {
-        for (std::size_t b = begin; b < std::min(install.file_count(), begin + 4 * kRange); b += kRange)
-          install.place_files(b, b + kRange, many);
-      });
-    for (auto& th : threads) th.join();
-    install.finish(many);
+  Linker many(LinkMode::copy);
+  WheelInstall install(entry, plan, scheme, 4);
+  constexpr std::size_t kRange = 256;
+  std::vector<std::thread> threads;
+  for (std::size_t begin = 0; begin < install.file_count(); begin += 4 * kRange)
+    threads.emplace_back([&, begin] {
+      for (std::size_t b = begin; b < std::min(install.file_count(), begin + 4 * kRange); b += kRange)
+        install.place_files(b, b + kRange, many);
+    });
+  for (auto& th : threads) th.join();
+  install.finish(many);
 
-    // Every path, its type, mode and bytes the same; RECORD (in the plan's order) byte for byte.
-    auto listing = [](const fs::path& root) {
-      std::map<std::string, std::string> out;
-      for (const auto& e : fs::recursive_directory_iterator(root)) {
-        struct stat st {};
-        REQUIRE(::lstat(e.path().c_str(), &st) == 0);
-        std::string what = std::to_string(st.st_mode);
-        if (S_ISREG(st.st_mode)) what += " " + provkit::util::read_file(e.path());
-        out[e.path().lexically_relative(root).string()] = what;
-      }
-      return out;
-    };
-    const auto one_thread = listing(t.path / "env-one-thread"), threaded = listing(scheme.root);
-    // bin/ with tool and big; lib/python3.11/site-packages; big/, d0-d9, 100 e*; the files; the dist-info and its 6.
-    CHECK(one_thread.size() == 3 + 3 + 111 + 3000 + 7);
-    CHECK(threaded == one_thread);
-    CHECK(provkit::util::read_file(scheme.root / "bin" / "tool") ==
-          "#!" + scheme.python.string() + "\nprint('tool')\n");
-  }
+  // Every path, its type, mode and bytes the same; RECORD (in the plan's order) byte for byte.
+  auto listing = [](const fs::path& root) {
+    std::map<std::string, std::string> out;
+    for (const auto& e : fs::recursive_directory_iterator(root)) {
+      struct stat st {};
+      REQUIRE(::lstat(e.path().c_str(), &st) == 0);
+      std::string what = std::to_string(st.st_mode);
+      if (S_ISREG(st.st_mode)) what += " " + provkit::util::read_file(e.path());
+      out[e.path().lexically_relative(root).string()] = what;
+    }
+    return out;
+  };
+  const auto one_thread = listing(t.path / "env-one-thread"), threaded = listing(scheme.root);
+  // bin/ with tool and big; lib/python3.11/site-packages; big/, d0-d9, 100 e*; the files; the dist-info and its 6.
+  CHECK(one_thread.size() == 3 + 3 + 111 + 3000 + 7);
+  CHECK(threaded == one_thread);
+  CHECK(provkit::util::read_file(scheme.root / "bin" / "tool") == "#!" + scheme.python.string() + "\nprint('tool')\n");
+}

@@ -81,11 +81,10 @@ class SnapshotObserver : public download::Observer {
 // ---- pinning: a manifest's files from the Hub's tree ---------------------
 
 // The tree's files matching an `include` pattern (all when none is given) and
-// no `exclude` pattern (selected_by_patterns, hub/patterns.hpp), in tree order. An LFS file is pinned by the tree's sha256;
-// any other is fetched with `fetch_small`, hashed, and its size and git id
-// checked against the tree (no `fetch_small`: pinned by the tree's git id alone). `on_added` sees each file as it is
-// pinned. Throws Error(network) for an unusable path or content the tree does not describe; an empty result is the
-// caller's to refuse.
+// no `exclude` pattern (selected_by_patterns, hub/patterns.hpp), in tree order. An LFS file is pinned by the tree's
+// sha256; any other is fetched with `fetch_small`, hashed, and its size and git id checked against the tree (no
+// `fetch_small`: pinned by the tree's git id alone). `on_added` sees each file as it is pinned. Throws Error(network)
+// for an unusable path or content the tree does not describe; an empty result is the caller's to refuse.
 std::vector<ManifestFile> pin_tree_files(const std::vector<TreeEntry>& tree, const std::vector<std::string>& include,
                                          const std::vector<std::string>& exclude,
                                          const std::function<std::string(const TreeEntry&)>& fetch_small,

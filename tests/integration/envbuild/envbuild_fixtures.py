@@ -48,6 +48,12 @@ def debian_wheels():
                   if n.startswith(("pip-", "setuptools-")) and n.endswith(".whl"))
 
 
+def is_venv_skeleton(f):
+    """A path of the environment itself rather than of what was installed into it: the venv's files and
+    the environment's lock (ENV/.lock, which envbuild takes for create and verify, as uv takes the same file)."""
+    return f in ("pyvenv.cfg", "lib64", ".lock") or f.startswith(("bin/activate", "bin/Activate", "bin/python"))
+
+
 def tree_files(root, skip_bytecode=True):
     out = set()
     for dirpath, dirnames, filenames in os.walk(root):

@@ -211,7 +211,7 @@ def test_same_files_as_pip():
     names = ["==".join(os.path.basename(w).split("-")[:2]) for w in GOOD]
     run([os.path.join(ref, "bin", "python"), os.path.join(pip, "pip"), "install", "--no-index", "--find-links", wheels,
          "--find-links", DEBIAN_WHEELS, "--no-compile", "--disable-pip-version-check", *names])
-    skeleton = lambda f: f == "pyvenv.cfg" or f.startswith(("bin/activate", "bin/Activate", "bin/python")) or f == "lib64"
+    skeleton = is_venv_skeleton
     ours = {f for f in tree_files(env) if not skeleton(f)}
     theirs = {f for f in tree_files(ref) if not skeleton(f)}
     check(ours == theirs, f"only envbuild: {sorted(ours - theirs)[:20]}\nonly pip: {sorted(theirs - ours)[:20]}")

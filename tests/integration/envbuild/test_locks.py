@@ -79,7 +79,7 @@ def fill(fixture, dest_dir, dest_name, edit=None):
 
 def site_files(env):
     """Files of the environment that installing put there (not the venv skeleton)."""
-    skeleton = lambda f: f == "pyvenv.cfg" or f.startswith(("bin/activate", "bin/Activate", "bin/python")) or f == "lib64"
+    skeleton = is_venv_skeleton
     return {f for f in tree_files(env) if not skeleton(f)}
 
 

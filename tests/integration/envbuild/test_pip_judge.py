@@ -14,7 +14,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from common import check, main, run, tempdir  # noqa: E402
-from envbuild_fixtures import DEBIAN_WHEELS, ENVBUILD, PYTHON, tree_files, write_lock  # noqa: E402
+from envbuild_fixtures import DEBIAN_WHEELS, ENVBUILD, PYTHON, is_venv_skeleton, tree_files, write_lock  # noqa: E402
 from make_wheels import write_wheel  # noqa: E402
 
 XY = "%d.%d" % sys.version_info[:2]
@@ -77,8 +77,7 @@ def pip_install(ref, wheels, wheels_dir, mask):
     check(p.returncode == 0, f"pip install: {p.stdout}\n{p.stderr}")
 
 
-def skeleton(f):
-    return f == "pyvenv.cfg" or f.startswith(("bin/activate", "bin/Activate", "bin/python")) or f == "lib64"
+skeleton = is_venv_skeleton
 
 
 def installed(root):

@@ -124,9 +124,20 @@ std::string flag_hint(const Error& e) {
   return "";
 }
 
+int create_locked(Args& a, std::chrono::steady_clock::time_point start);
+
 int create(Args a) {
   auto start = std::chrono::steady_clock::now();
-  const pyenv::EnvLock env_lock = lock_env(a, pyenv::EnvLock::Mode::exclusive);
+  pyenv::EnvLock env_lock = lock_env(a, pyenv::EnvLock::Mode::exclusive);
+  try {
+    return create_locked(a, start);
+  } catch (...) {
+    env_lock.remove_if_only_lock();  // a refused create into a new directory leaves nothing
+    throw;
+  }
+}
+
+int create_locked(Args& a, std::chrono::steady_clock::time_point start) {
   pyenv::CreateOptions& o = a.create;
   o.env = a.env;
   o.python = pyenv::find_python(a.python, pyenv::pythons_dir(a.python_dir));

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -195,6 +196,8 @@ EnvLock EnvLock::take(const fs::path& root, Mode mode, std::chrono::milliseconds
     if (fs::is_directory(root, ec) && has_entries(root) && !fs::exists(root / "pyvenv.cfg", ec) &&
         !fs::exists(root / kEnvLockName, ec) && !fs::is_symlink(root / kEnvLockName, ec))
       throw Error(ExitCode::usage, root.string() + " exists, is not empty and is not an environment (no pyvenv.cfg)");
+    lock.root_ = root;
+    lock.made_root_ = !fs::exists(root, ec);
     fs::create_directories(root, ec);  // the root as the user named it (a link there is theirs)
     lock.fd_ = util::Root(root).open_regular(file, O_RDWR | O_CREAT, 0644);
     if (!lock.fd_)
@@ -230,6 +233,13 @@ EnvLock EnvLock::take(const fs::path& root, Mode mode, std::chrono::milliseconds
     told = true;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
+  // A run that held it may have removed it (a create refused in a directory it made, remove_if_only_lock):
+  // the lock taken is then on a file no longer there, and the lock is taken again from the start.
+  struct stat held {
+  }, named{};
+  if (::fstat(lock.fd_.get(), &held) == 0 &&
+      (::lstat(file.c_str(), &named) != 0 || named.st_ino != held.st_ino || named.st_dev != held.st_dev))
+    return take(root, mode, wait, on_wait);
   if (mode == Mode::exclusive) {
     // Who holds it, for the sentence of a run that waits (read by holder_pid; the lock is the flock alone).
     const std::string pid = std::to_string(::getpid()) + "\n";
@@ -290,6 +300,16 @@ fs::path find_site_packages(const fs::path& root) {
     }
   }
   throw Error(ExitCode::usage, root.string() + ": no lib/python3.X/site-packages here; not an environment");
+}
+
+void EnvLock::remove_if_only_lock() noexcept {
+  if (!made_root_ || !fd_) return;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(root_, ec))
+    if (e.path().filename() != kEnvLockName) return;
+  if (ec) return;
+  fs::remove(root_ / kEnvLockName, ec);
+  fs::remove(root_, ec);
 }
 
 }  // namespace provkit::pyenv

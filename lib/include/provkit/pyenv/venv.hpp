@@ -53,9 +53,15 @@ class EnvLock {
   // or a directory is refused with its sentence, never followed.
   static EnvLock take(const fs::path& root, Mode mode, std::chrono::milliseconds wait,
                       const std::function<void(long holder_pid)>& on_wait = {});
+  // For a create that ends without an environment: when take() made the directory and nothing but the lock
+  // is in it, both go (still locked), so a refused create leaves nothing behind. A run waiting on that lock
+  // then takes a new one.
+  void remove_if_only_lock() noexcept;
 
  private:
   util::Fd fd_;
+  fs::path root_;
+  bool made_root_ = false;
 };
 
 // The files create_venv owns (interpreter links, pyvenv.cfg, activation

@@ -25,6 +25,7 @@
 #include "provkit/util/hash.hpp"
 #include "provkit/util/parallel.hpp"
 #include "provkit/util/size.hpp"
+#include "provkit/util/text.hpp"
 #include "provkit/wheels/record.hpp"
 
 namespace provkit::wheels {
@@ -57,6 +58,29 @@ class Utf8Names {
   }
   Utf8Names(const Utf8Names&) = delete;
   Utf8Names& operator=(const Utf8Names&) = delete;
+
+ private:
+  locale_t previous_ = nullptr;
+};
+
+// For one entry whose name is not UTF-8 (an installed file's raw bytes, which capture packs as they are): the
+// thread's own locale back while its header is written, as before Utf8Names. libarchive's zip writer fails to
+// convert such a name under C.UTF-8 and crashes (libarchive 3.6.2, archive_write_zip_header); under the C
+// locale it writes the bytes as they are, without the UTF-8 flag.
+class RawName {
+ public:
+  explicit RawName(std::string_view name) {
+    for (std::size_t i = 0; i < name.size();)
+      if (util::next_code_point(name, i) < 0) {
+        previous_ = ::uselocale(LC_GLOBAL_LOCALE);
+        break;
+      }
+  }
+  ~RawName() {
+    if (previous_) ::uselocale(previous_);
+  }
+  RawName(const RawName&) = delete;
+  RawName& operator=(const RawName&) = delete;
 
  private:
   locale_t previous_ = nullptr;
@@ -450,6 +474,7 @@ void write_wheel_zip(int zip_fd, const fs::path& out, const std::vector<PackEntr
   std::vector<RecordRow> rows;
   auto add = [&](const std::string& name, const std::string& content, const util::Fd& fd, std::uint64_t size,
                  bool executable) {
+    const RawName raw(name);
     std::unique_ptr<archive_entry, void (*)(archive_entry*)> ae(archive_entry_new(), archive_entry_free);
     archive_entry_set_pathname_utf8(ae.get(), name.c_str());
     archive_entry_set_filetype(ae.get(), AE_IFREG);

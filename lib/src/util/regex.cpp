@@ -116,7 +116,7 @@ class Parser {
   }
   static CharClass literal(char32_t c) {
     CharClass k;
-    k.ranges.push_back({c, c});
+    k.ranges.emplace_back(c, c);
     return k;
   }
 
@@ -208,7 +208,7 @@ class Parser {
       }
       case '.': {
         CharClass k;
-        k.ranges.push_back({'\n', '\n'});
+        k.ranges.emplace_back(U'\n', U'\n');
         k.negated = true;
         return chars_node(std::move(k));
       }
@@ -375,7 +375,7 @@ class Parser {
         if (h < lo) fail(RegexRefusal::syntax, item_at, "a bad character range");
         hi = h;
       }
-      k.ranges.push_back({lo, hi});
+      k.ranges.emplace_back(lo, hi);
     }
     return chars_node(std::move(k));
   }

@@ -329,7 +329,8 @@ void WheelInstall::make_dirs_side_by_side(unsigned threads) {
       if (!wanted.insert(dir).second) break;
   std::map<std::ptrdiff_t, std::vector<fs::path>> levels;
   for (const auto& dir : wanted) levels[std::distance(dir.begin(), dir.end())].push_back(dir);
-  for (const auto& [depth, dirs] : levels) {
+  for (const auto& level : levels) {
+    const std::vector<fs::path>& dirs = level.second;  // a plain reference: lambdas capture it (C++17)
     std::vector<int> parent_fds;
     for (const auto& dir : dirs) parent_fds.push_back(open_dir(dir.parent_path()));  // made a level up
     std::vector<util::Fd> made(dirs.size());
@@ -435,7 +436,7 @@ fs::path WheelInstall::finish(const Linker& linker) {
   // pip's launchers (distlib's ScriptMaker): created under the umask, then r-x added for everyone.
   for (const auto& [dest, ep] : plan_.launchers)
     write_one(dest, launcher_script(python, ep.value), linker.file_mode(false) | 0555);
-  const fs::path installed_dist_info = plan_.root / plan_.dist_info;
+  fs::path installed_dist_info = plan_.root / plan_.dist_info;  // not const: returned, moved
   for (auto [name, content] : {std::pair<const char*, std::string>{"INSTALLER", "envbuild\n"}, {"REQUESTED", ""}})
     write_one(installed_dist_info / name, content, linker.file_mode(false));
   const fs::path record = installed_dist_info / "RECORD";

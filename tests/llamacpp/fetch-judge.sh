@@ -13,13 +13,17 @@ flock 9
 [ -f "$dir/ok" ] && exit 0
 rm -rf "$dir/root" "$dir/debs"
 mkdir -p "$dir/apt/lists/partial" "$dir/apt/cache/archives/partial" "$dir/apt/parts" "$dir/debs" "$dir/root"
-cat > "$dir/apt/parts/unstable.sources" <<SRC
+# One deb822 source for suite $1 in the private apt directory.
+write_source() {
+  cat >"$dir/apt/parts/$1.sources" <<SRC
 Types: deb
 URIs: http://deb.debian.org/debian
-Suites: unstable
+Suites: $1
 Components: main
 Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 SRC
+}
+write_source unstable
 apt_opts="-o Dir::Etc::SourceList=/dev/null -o Dir::Etc::SourceParts=$dir/apt/parts
   -o Dir::State::Lists=$dir/apt/lists -o Dir::Cache=$dir/apt/cache -o Dir::State::Status=/dev/null
   -o Debug::NoLocking=1 -o APT::Architecture=amd64 -o APT::Architectures::=amd64"
@@ -36,13 +40,7 @@ for deb in *.deb; do dpkg-deb -x "$deb" "$dir/root"; done
 rm -rf "$dir/pyroot"
 if ! /usr/bin/python3 -c 'import numpy' 2>/dev/null; then
   mkdir -p "$dir/pydebs" "$dir/pyroot"
-  cat > "$dir/apt/parts/bookworm.sources" <<SRC
-Types: deb
-URIs: http://deb.debian.org/debian
-Suites: bookworm
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-SRC
+  write_source bookworm
   # shellcheck disable=SC2086
   apt-get $apt_opts -q update >>"$dir/apt/update.log" 2>&1 || { cat "$dir/apt/update.log" >&2; exit 1; }
   cd "$dir/pydebs"

@@ -39,52 +39,47 @@ std::string archive_error(archive* a) {
 
 namespace {
 
+// This thread's locale while the guard lives (uselocale; the process's locale is not touched); none: as it is.
+class ThreadLocale {
+ public:
+  explicit ThreadLocale(locale_t l) {
+    if (l) previous_ = ::uselocale(l);
+  }
+  ~ThreadLocale() {
+    if (previous_) ::uselocale(previous_);
+  }
+  ThreadLocale(const ThreadLocale&) = delete;
+  ThreadLocale& operator=(const ThreadLocale&) = delete;
+
+ private:
+  locale_t previous_ = nullptr;
+};
+
 // Entry names are UTF-8 whatever the process's locale: libarchive converts a zip's UTF-8 names to the
 // current locale's charset, and under the C locale (every tool's) a name outside ASCII fails the read ("cannot
 // be converted") and is written without the UTF-8 flag. This thread reads and writes archives under C.UTF-8
-// while one is open; the process's locale is not touched.
-class Utf8Names {
- public:
-  Utf8Names() {
-    static const locale_t utf8 = [] {
-      for (const char* name : {"C.UTF-8", "C.utf8", "en_US.UTF-8"})
-        if (locale_t l = ::newlocale(LC_CTYPE_MASK, name, static_cast<locale_t>(nullptr))) return l;
-      return static_cast<locale_t>(nullptr);
-    }();
-    if (utf8) previous_ = ::uselocale(utf8);
-  }
-  ~Utf8Names() {
-    if (previous_) ::uselocale(previous_);
-  }
-  Utf8Names(const Utf8Names&) = delete;
-  Utf8Names& operator=(const Utf8Names&) = delete;
-
- private:
-  locale_t previous_ = nullptr;
+// while one is open.
+locale_t utf8_locale() {
+  static const locale_t utf8 = [] {
+    for (const char* name : {"C.UTF-8", "C.utf8", "en_US.UTF-8"})
+      if (locale_t l = ::newlocale(LC_CTYPE_MASK, name, static_cast<locale_t>(nullptr))) return l;
+    return static_cast<locale_t>(nullptr);
+  }();
+  return utf8;
+}
+struct Utf8Names : ThreadLocale {
+  Utf8Names() : ThreadLocale(utf8_locale()) {}
 };
 
 // For one entry whose name is not UTF-8 (an installed file's raw bytes, which capture packs as they are): the
-// thread's own locale back while its header is written, as before Utf8Names. libarchive's zip writer fails to
+// process's locale back while its header is written, as before Utf8Names. libarchive's zip writer fails to
 // convert such a name under C.UTF-8 and crashes (libarchive 3.6.2, archive_write_zip_header); under the C
 // locale it writes the bytes as they are, without the UTF-8 flag.
-class RawName {
- public:
-  explicit RawName(std::string_view name) {
-    for (std::size_t i = 0; i < name.size();)
-      if (util::next_code_point(name, i) < 0) {
-        previous_ = ::uselocale(LC_GLOBAL_LOCALE);
-        break;
-      }
-  }
-  ~RawName() {
-    if (previous_) ::uselocale(previous_);
-  }
-  RawName(const RawName&) = delete;
-  RawName& operator=(const RawName&) = delete;
-
- private:
-  locale_t previous_ = nullptr;
-};
+locale_t locale_for_name(std::string_view name) {
+  for (std::size_t i = 0; i < name.size();)
+    if (util::next_code_point(name, i) < 0) return LC_GLOBAL_LOCALE;
+  return nullptr;
+}
 
 struct ReadArchive {
   Utf8Names names;
@@ -474,7 +469,7 @@ void write_wheel_zip(int zip_fd, const fs::path& out, const std::vector<PackEntr
   std::vector<RecordRow> rows;
   auto add = [&](const std::string& name, const std::string& content, const util::Fd& fd, std::uint64_t size,
                  bool executable) {
-    const RawName raw(name);
+    const ThreadLocale raw(locale_for_name(name));
     std::unique_ptr<archive_entry, void (*)(archive_entry*)> ae(archive_entry_new(), archive_entry_free);
     archive_entry_set_pathname_utf8(ae.get(), name.c_str());
     archive_entry_set_filetype(ae.get(), AE_IFREG);

@@ -28,16 +28,21 @@ def fetch(sim, tmp, *extra):
 
 # ---- item 3: four LFS files of 2^62 bytes ------------------------------------------------------------
 
-def test_four_files_of_2_pow_62_bytes_are_refused_not_wrapped_to_zero(tmp):
-    # Four contents (four blobs): the gate counts each blob once, and 4 x 2^62 = 2^64 wrapped to 0, "fits".
-    repos = write_repo(tmp, [(f"w{i}.bin", b"x%d" % i, 1 << 62, True) for i in range(4)])
+
+def dry_run_then_fetch(repos, tmp):
+    """A --dry-run and then a fetch of `repos` through the simulator: [(result, requests it made)] for each."""
     with HubSim(repos) as sim:
         dry = fetch(sim, tmp, "--dry-run", "--json")
         after_dry = sim.requests()
         sim.clear_requests()
         real = fetch(sim, tmp, "--json")
         after_fetch = sim.requests()
-    for r, reqs in ((dry, after_dry), (real, after_fetch)):
+    return [(dry, after_dry), (real, after_fetch)]
+
+def test_four_files_of_2_pow_62_bytes_are_refused_not_wrapped_to_zero(tmp):
+    # Four contents (four blobs): the gate counts each blob once, and 4 x 2^62 = 2^64 wrapped to 0, "fits".
+    repos = write_repo(tmp, [(f"w{i}.bin", b"x%d" % i, 1 << 62, True) for i in range(4)])
+    for r, reqs in dry_run_then_fetch(repos, tmp):
         summary = r.json()
         check(r.rc == 2, f"expected exit 2 (the sizes cannot all be right), got {r.rc}: {r}")
         check(summary.get("reason") == "invalid_input", f"reason: {summary}")
@@ -106,13 +111,7 @@ def test_inspect_of_15_such_files_still_reports_their_true_total(tmp):
 def test_file_that_is_also_a_folder_is_refused_before_any_byte(tmp):
     repos = write_repo(tmp, [("x.txt", b"outer\n", None, False), ("x.txt/inner", b"inner\n", None, False),
                              ("ok.txt", b"fine\n", None, False)])
-    with HubSim(repos) as sim:
-        dry = fetch(sim, tmp, "--dry-run", "--json")
-        after_dry = sim.requests()
-        sim.clear_requests()
-        real = fetch(sim, tmp, "--json")
-        after_fetch = sim.requests()
-    for r, reqs in ((dry, after_dry), (real, after_fetch)):
+    for r, reqs in dry_run_then_fetch(repos, tmp):
         summary = r.json()
         check(r.rc == 2 and summary.get("reason") == "invalid_input", f"expected exit 2: {r}")
         message = summary.get("message", "")

@@ -332,6 +332,7 @@ void WheelInstall::make_dirs_side_by_side(unsigned threads) {
   for (const auto& level : levels) {
     const std::vector<fs::path>& dirs = level.second;  // a plain reference: lambdas capture it (C++17)
     std::vector<int> parent_fds;
+    parent_fds.reserve(dirs.size());
     for (const auto& dir : dirs) parent_fds.push_back(open_dir(dir.parent_path()));  // made a level up
     std::vector<util::Fd> made(dirs.size());
     std::vector<int> errors(dirs.size(), 0);

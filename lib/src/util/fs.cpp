@@ -131,13 +131,13 @@ fs::path user_cache_dir() {
 }
 
 unsigned process_umask() {
-  if (std::FILE* f = std::fopen("/proc/self/status", "re")) {
-    char line[256];
+  try {
+    const std::string status = read_file_head("/proc/self/status", 64 * 1024);
+    const auto at = status.find("\nUmask:");
     unsigned mask = 0;
-    bool found = false;
-    while (!found && std::fgets(line, sizeof line, f)) found = std::sscanf(line, "Umask: %o", &mask) == 1;
-    std::fclose(f);
-    if (found) return mask & 0777;
+    if (at != std::string::npos && std::sscanf(status.c_str() + at + 1, "Umask: %o", &mask) == 1) return mask & 0777;
+  } catch (const Error&) {
+    // no /proc: asked of the kernel below
   }
   const mode_t mask = ::umask(022);
   ::umask(mask);

@@ -8,7 +8,6 @@
 #include <cstring>
 #include <functional>
 #include <map>
-#include <regex>
 #include <set>
 #include <sstream>
 #include <unordered_map>
@@ -64,7 +63,21 @@ std::string base_name(std::string_view path) {
 
 std::vector<EntryPoint> launchers_as_pip_names_them(const std::vector<EntryPoint>& entry_points,
                                                     const std::string& python_xy) {
-  static const std::regex pip_versioned(R"(pip(\d+(\.\d+)?)?)"), easy_versioned(R"(easy_install(-\d+\.\d+)?)");
+  // `stem`, then nothing, or digits, or (with `dotted`) digits "." digits, after `sep`: pip, pip3, pip3.11;
+  // easy_install, easy_install-3.11.
+  auto versioned = [](std::string_view name, std::string_view stem, std::string_view sep, bool dotted_only) {
+    if (name.substr(0, stem.size()) != stem) return false;
+    std::string_view rest = name.substr(stem.size());
+    if (rest.empty()) return true;
+    if (rest.substr(0, sep.size()) != sep) return false;
+    rest.remove_prefix(sep.size());
+    auto digits = [](std::string_view d) {
+      return !d.empty() && std::all_of(d.begin(), d.end(), [](char c) { return c >= '0' && c <= '9'; });
+    };
+    const auto dot = rest.find('.');
+    if (dot == std::string_view::npos) return !dotted_only && digits(rest);
+    return digits(rest.substr(0, dot)) && digits(rest.substr(dot + 1));
+  };
   auto console_value = [&](const std::string& name) -> std::string {
     for (const auto& ep : entry_points)
       if (!ep.gui && ep.name == name) return ep.value;
@@ -79,8 +92,8 @@ std::vector<EntryPoint> launchers_as_pip_names_them(const std::vector<EntryPoint
     for (const auto& name : {std::string("easy_install"), "easy_install-" + python_xy})
       out.push_back({name, easy_install, false});
   for (const auto& ep : entry_points) {
-    bool replaced = !ep.gui && ((!pip.empty() && std::regex_match(ep.name, pip_versioned)) ||
-                                (!easy_install.empty() && std::regex_match(ep.name, easy_versioned)));
+    bool replaced = !ep.gui && ((!pip.empty() && versioned(ep.name, "pip", "", false)) ||
+                                (!easy_install.empty() && versioned(ep.name, "easy_install", "-", true)));
     if (!replaced) out.push_back(ep);
   }
   return out;

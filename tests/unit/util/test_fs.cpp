@@ -90,3 +90,9 @@ TEST_CASE("rename_durable names both paths when it fails", "[util][fs]") {
     CHECK(std::string(e.what()).find("missing") != std::string::npos);
   }
 }
+
+TEST_CASE("process_umask reads the umask without changing it", "[util]") {
+  const mode_t before = ::umask(027);
+  CHECK(provkit::util::process_umask() == 027);
+  CHECK(::umask(before) == 027);  // still what the test set
+}

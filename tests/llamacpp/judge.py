@@ -36,9 +36,12 @@ class Judge:
                 lib = os.path.join(pyroot, "usr", "lib", "x86_64-linux-gnu")
                 env["LD_LIBRARY_PATH"] = ":".join([lib, os.path.join(lib, "blas"), os.path.join(lib, "lapack")])
             env["PYTHONPATH"] = ":".join(paths)
-            subprocess.run(["/usr/bin/python3", os.path.join(HERE, "make_gguf.py"), family, out + ".part"],
+            # A temporary of this process's own: the tests run side by side and may make the same model at once
+            # (the same bytes: whichever rename lands last wins).
+            part = f"{out}.part-{os.getpid()}"
+            subprocess.run(["/usr/bin/python3", os.path.join(HERE, "make_gguf.py"), family, part],
                            env=env, check=True, capture_output=True)
-            os.rename(out + ".part", out)
+            os.replace(part, out)
         return out
 
     def allocate(self, model, engine_args):

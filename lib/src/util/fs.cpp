@@ -132,7 +132,7 @@ fs::path user_cache_dir() {
 
 unsigned process_umask() {
   try {
-    const std::string status = read_file_head("/proc/self/status", 64 * 1024);
+    const std::string status = read_file_head("/proc/self/status", std::size_t{64} * 1024);
     const auto at = status.find("\nUmask:");
     unsigned mask = 0;
     if (at != std::string::npos && std::sscanf(status.c_str() + at + 1, "Umask: %o", &mask) == 1) return mask & 0777;

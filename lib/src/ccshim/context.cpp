@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "provkit/error.hpp"
+#include "provkit/util/environment.hpp"
 #include "provkit/util/fd.hpp"
 #include "provkit/util/fs.hpp"
 #include "provkit/util/paths.hpp"
@@ -66,7 +67,8 @@ std::optional<std::string> host_glibc_version(const elf::Identity& host, const s
 
 SearchContext system_context() {
   SearchContext ctx;
-  for (auto& dir : util::split_path_list(util::getenv_str("LIBRARY_PATH"))) ctx.library_path.emplace_back(dir);
+  for (auto& dir : util::split_path_list(util::env_value(util::EnvVar::library_path)))
+    ctx.library_path.emplace_back(dir);
   ctx.ld_so_cache = [] { return elf::read_ld_so_cache(); };
   ctx.default_dirs = elf::default_library_dirs();
   ctx.host = elf::host_identity();

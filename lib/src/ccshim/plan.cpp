@@ -18,6 +18,7 @@
 #include "options.hpp"
 #include "provkit/ccshim/supervise.hpp"
 #include "provkit/error.hpp"
+#include "provkit/util/environment.hpp"
 #include "provkit/util/fs.hpp"
 #include "provkit/util/process.hpp"
 #include "provkit/util/text.hpp"
@@ -30,7 +31,6 @@ constexpr int exit_usage = static_cast<int>(ExitCode::usage);
 
 // Set in zig's environment before the exec; seeing it on entry means the zig
 // we started ran us again (a zig that is really a wrapper around cc-shim).
-constexpr const char* active_marker = "CC_SHIM_ACTIVE";
 
 Reply fail(const std::string& sentence, int code = exit_usage) { return {code, "", "cc-shim: " + sentence + "\n"}; }
 
@@ -229,11 +229,11 @@ Plan plan(std::vector<std::string> args, const std::string& argv0) {
   // zig runs `$CC` (else `cc`) with this set to find the native libc. Running
   // zig from here would loop back into zig's detection; failing makes zig use
   // its own libc, the same as on a host with no C compiler at all.
-  if (std::getenv("ZIG_IS_DETECTING_LIBC_PATHS"))
+  if (util::env_get(util::EnvVar::zig_is_detecting_libc_paths))
     return fail("not answering zig's native libc detection (ZIG_IS_DETECTING_LIBC_PATHS is set); zig uses its own libc",
                 static_cast<int>(ExitCode::check_failed));
-  if (const char* zig = std::getenv(active_marker))
-    return fail(std::string("called again from within the zig it started (") + zig +
+  if (auto zig = util::env_get(util::EnvVar::cc_shim_active))
+    return fail("called again from within the zig it started (" + *zig +
                 "); refusing to recurse: that zig runs cc-shim, point CC_SHIM_ZIG at a real zig");
 
   if (!args.empty() && args[0] == "--shim-cxx") {
@@ -274,7 +274,7 @@ Plan plan(std::vector<std::string> args, const std::string& argv0) {
     links = command_links(args, ctx);
     run.preface = gcc_driver_warnings(args, cxx, ctx);
     // A libc file the caller gave zig stays theirs.
-    if (util::getenv_str("ZIG_LIBC").empty()) zig_libc = zig_libc_file(args, ctx);
+    if (util::env_value(util::EnvVar::zig_libc).empty()) zig_libc = zig_libc_file(args, ctx);
   } catch (const Error& e) {
     return fail(e.what(), static_cast<int>(e.code()));
   } catch (const std::exception& e) {  // e.g. the working directory was removed
@@ -292,7 +292,7 @@ Plan plan(std::vector<std::string> args, const std::string& argv0) {
     } catch (const Error& e) {
       return fail(e.what(), static_cast<int>(e.code()));
     }
-    if (util::getenv_str("CC_SHIM_ZIG_OBJECT_CACHE") != "1") run.env[1].second = run.scratch_dir;
+    if (util::env_value(util::EnvVar::cc_shim_zig_object_cache) != "1") run.env[1].second = run.scratch_dir;
     // gcc writes into /dev/null, a FIFO or /dev/stdout as into any file; zig renames its output into
     // place (or, for /dev/null, leaves ./a.out, ./-.o or ./NAME.o behind): zig gets a file of its own.
     // The dependency file likewise, and also where a link stands at its name (a build directory others
@@ -339,14 +339,14 @@ Plan plan(std::vector<std::string> args, const std::string& argv0) {
     }
     run.argv.insert(run.argv.begin(), {search.zig->string(), cxx ? "c++" : "cc"});
   }
-  if (auto debug = util::getenv_str("CC_SHIM_DEBUG"); !debug.empty() && debug != "0") {
+  if (auto debug = util::env_value(util::EnvVar::cc_shim_debug); !debug.empty() && debug != "0") {
     // One line on a terminal: an argument's newline or escape sequence is shown escaped (util::printable).
     run.debug = "cc-shim: exec";
     if (zig_libc) run.debug += " ZIG_LIBC=" + util::printable(shell_quote(libc_path));
     for (const auto& a : run.argv) run.debug += " " + util::printable(shell_quote(a));
     run.debug += "\n";
   }
-  run.env.emplace_back(active_marker, search.zig->string());
+  run.env.emplace_back(std::string(util::env_entry(util::EnvVar::cc_shim_active).name), search.zig->string());
   return run;
 }
 

@@ -4,6 +4,7 @@
 #include <string_view>
 
 #include "provkit/error.hpp"
+#include "provkit/util/environment.hpp"
 #include "provkit/util/fs.hpp"
 #include "provkit/util/paths.hpp"
 #include "provkit/util/process.hpp"
@@ -82,8 +83,8 @@ fs::path self_exe() {
 
 ZigQuery zig_query(const std::string& argv0) {
   ZigQuery q;
-  q.cc_shim_zig = util::getenv_str("CC_SHIM_ZIG");
-  q.path_env = util::getenv_str("PATH");
+  q.cc_shim_zig = util::env_value(util::EnvVar::cc_shim_zig);
+  q.path_env = util::env_value(util::EnvVar::path);
   q.self_exe = self_exe();
   std::error_code ec;
   if (auto called = fs::absolute(argv0, ec); !ec && argv0.find('/') != std::string::npos)
@@ -141,7 +142,8 @@ std::optional<std::string> newest_glibc_zig_builds(const fs::path& zig) {
 }
 
 ZigCacheDirs zig_cache_dirs() {
-  ZigCacheDirs dirs{util::getenv_str("ZIG_GLOBAL_CACHE_DIR"), util::getenv_str("ZIG_LOCAL_CACHE_DIR")};
+  ZigCacheDirs dirs{util::env_value(util::EnvVar::zig_global_cache_dir),
+                    util::env_value(util::EnvVar::zig_local_cache_dir)};
   if (dirs.global.empty()) dirs.global = (util::user_cache_dir() / "provkit" / "zig").string();
   if (dirs.local.empty()) dirs.local = dirs.global;
   return dirs;

@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "provkit/util/environment.hpp"
 #include "provkit/util/log.hpp"
 #include "provkit/util/text.hpp"
 
@@ -82,8 +83,7 @@ int last_resort(std::string_view tool, bool json, std::string_view what) {
 }
 
 bool start_trace(std::string_view tool, bool debug, std::ostream* err) {
-  const char* env = std::getenv("PROVKIT_LOG");
-  if (!debug && !(env && std::string_view(env) == "debug")) return false;
+  if (!debug && util::env_value(util::EnvVar::provkit_log) != "debug") return false;
   std::ostream& to = err ? *err : std::cerr;
   util::log::set_sink(
       [&to, prefix = std::string(tool) + ": debug: "](std::string_view domain, std::string_view message) {

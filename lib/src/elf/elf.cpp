@@ -21,6 +21,7 @@
 
 #include "provkit/elf/object_file.hpp"
 #include "provkit/error.hpp"
+#include "provkit/util/environment.hpp"
 #include "provkit/util/fd.hpp"
 #include "provkit/util/fs.hpp"
 #include "provkit/util/paths.hpp"
@@ -392,7 +393,7 @@ SearchContext loader_context_from_environment() {
   auto facts = host_loader_facts();
   ctx.subdirs = std::move(facts.subdirs);
   ctx.platform = std::move(facts.platform);
-  ctx.ld_library_path = split_ld_library_path(util::getenv_str("LD_LIBRARY_PATH"));
+  ctx.ld_library_path = split_ld_library_path(util::env_value(util::EnvVar::ld_library_path));
   ctx.cache = read_ld_so_cache();
   ctx.default_dirs = default_library_dirs();
   ctx.want = host_identity();

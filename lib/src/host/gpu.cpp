@@ -10,6 +10,7 @@
 
 #include "pcie.hpp"
 #include "provkit/error.hpp"
+#include "provkit/util/environment.hpp"
 #include "provkit/util/fs.hpp"
 #include "provkit/util/paths.hpp"
 #include "provkit/util/process.hpp"
@@ -174,7 +175,7 @@ bool probe_nvml(const ProbeOptions& options, Snapshot& s) {
 }
 
 void probe_nvidia_smi(const ProbeOptions& options, Snapshot& s) {
-  auto smi = util::find_executable(options.nvidia_smi, util::getenv_str("PATH"));
+  auto smi = util::find_executable(options.nvidia_smi, util::env_value(util::EnvVar::path));
   if (!smi) {
     s.smi_error = options.nvidia_smi +
                   (options.nvidia_smi.find('/') == std::string::npos ? " is not on PATH" : " does not exist");
@@ -217,9 +218,9 @@ std::optional<long long> to_number(const std::string& s) {
 
 ProbeOptions ProbeOptions::from_environment() {
   ProbeOptions o;
-  if (auto v = util::getenv_str("ENVCHECK_NVML_LIB"); !v.empty()) o.nvml_library = v;
-  if (auto v = util::getenv_str("ENVCHECK_CUDA_LIB"); !v.empty()) o.cuda_library = v;
-  if (auto v = util::getenv_str("ENVCHECK_NVIDIA_SMI"); !v.empty()) o.nvidia_smi = v;
+  if (auto v = util::env_value(util::EnvVar::envcheck_nvml_lib); !v.empty()) o.nvml_library = v;
+  if (auto v = util::env_value(util::EnvVar::envcheck_cuda_lib); !v.empty()) o.cuda_library = v;
+  if (auto v = util::env_value(util::EnvVar::envcheck_nvidia_smi); !v.empty()) o.nvidia_smi = v;
   return o;
 }
 

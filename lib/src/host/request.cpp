@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "provkit/host/envcheck.hpp"
+#include "provkit/util/environment.hpp"
 #include "provkit/util/fs.hpp"
 #include "provkit/util/hash.hpp"
 #include "provkit/util/size.hpp"
@@ -169,17 +170,17 @@ void add_file_assignment(Request& r, const std::string& text) {
 Environment Environment::from_process() {
   Environment e;
   e.driver = gpu::ProbeOptions::from_environment();
-  if (auto v = util::getenv_str("ENVCHECK_SYSFS_ROOT"); !v.empty()) e.sysfs_root = v;
-  if (auto v = util::getenv_str("ENVCHECK_CUDA_ROOT"); !v.empty()) e.cuda_root = v;
-  e.path_env = util::getenv_str("PATH");
-  e.cc_env = util::getenv_str("CC");
-  e.cuda_home = util::getenv_str("CUDA_HOME");
-  e.rocm_path = util::getenv_str("ROCM_PATH");
-  e.ld_library_path = util::getenv_str("LD_LIBRARY_PATH");
-  if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES")) e.cuda_visible_devices = v;
-  if (const char* v = std::getenv("ROCR_VISIBLE_DEVICES")) e.rocr_visible_devices = v;
-  if (const char* v = std::getenv("HIP_VISIBLE_DEVICES")) e.hip_visible_devices = v;
-  if (const char* v = std::getenv("HSA_XNACK")) e.hsa_xnack = v;
+  if (auto v = util::env_value(util::EnvVar::envcheck_sysfs_root); !v.empty()) e.sysfs_root = v;
+  if (auto v = util::env_value(util::EnvVar::envcheck_cuda_root); !v.empty()) e.cuda_root = v;
+  e.path_env = util::env_value(util::EnvVar::path);
+  e.cc_env = util::env_value(util::EnvVar::cc);
+  e.cuda_home = util::env_value(util::EnvVar::cuda_home);
+  e.rocm_path = util::env_value(util::EnvVar::rocm_path);
+  e.ld_library_path = util::env_value(util::EnvVar::ld_library_path);
+  if (auto v = util::env_get(util::EnvVar::cuda_visible_devices)) e.cuda_visible_devices = *v;
+  if (auto v = util::env_get(util::EnvVar::rocr_visible_devices)) e.rocr_visible_devices = *v;
+  if (auto v = util::env_get(util::EnvVar::hip_visible_devices)) e.hip_visible_devices = *v;
+  if (auto v = util::env_get(util::EnvVar::hsa_xnack)) e.hsa_xnack = *v;
   return e;
 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "provkit/util/beneath.hpp"
+#include "provkit/util/environment.hpp"
 #include "provkit/util/fs.hpp"
 #include "provkit/util/paths.hpp"
 
@@ -25,7 +26,7 @@ std::string unloadable_file(const std::string& name) {
   std::vector<std::string> candidates;
   if (name.find('/') != std::string::npos) candidates.push_back(name);
   else
-    for (const auto& dir : util::split_path_list(util::getenv_str("LD_LIBRARY_PATH")))
+    for (const auto& dir : util::split_path_list(util::env_value(util::EnvVar::ld_library_path)))
       candidates.push_back(std::string(dir).append("/").append(name));
   for (const auto& file : candidates) {
     struct stat st {};

@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "detail.hpp"
+#include "provkit/util/environment.hpp"
 #include "provkit/util/fs.hpp"
 #include "provkit/util/json.hpp"
 
@@ -51,7 +52,7 @@ Result cc_check(Probes& probes) {
     r.fix = "set CC to a working C compiler, or unset it to use gcc or clang from PATH";
     return r;
   }
-  std::string scratch = util::getenv_str("TMPDIR");
+  std::string scratch = util::env_value(util::EnvVar::tmpdir);
   scratch = (scratch.empty() ? std::string("/tmp") : scratch) + "/envcheck-cc-XXXXXX";
   const char* dir = ::mkdtemp(scratch.data());
   if (!dir) {

@@ -1,5 +1,7 @@
 #include "ca_bundle.hpp"
 
+#include "provkit/util/environment.hpp"
+
 #include <cstdlib>
 #include <filesystem>
 #include <system_error>
@@ -21,10 +23,10 @@ const std::vector<std::string>& ca_bundle_candidates() {
   return paths;
 }
 
-std::optional<CaLocation> find_ca_location(const std::function<std::optional<std::string>(const char*)>& getenv,
+std::optional<CaLocation> find_ca_location(const std::function<std::optional<std::string>(const char*)>& lookup,
                                            const std::function<bool(const std::string&)>& exists) {
   auto set = [&](const char* name) -> std::optional<std::string> {
-    auto v = getenv(name);
+    auto v = lookup(name);
     if (v && v->empty()) return std::nullopt;
     return v;
   };
@@ -38,16 +40,12 @@ std::optional<CaLocation> find_ca_location(const std::function<std::optional<std
 }
 
 const std::optional<CaLocation>& host_ca_location() {
-  static const std::optional<CaLocation> location = find_ca_location(
-      [](const char* name) -> std::optional<std::string> {
-        const char* v = std::getenv(name);
-        if (!v) return std::nullopt;
-        return std::string(v);
-      },
-      [](const std::string& path) {
-        std::error_code ec;
-        return std::filesystem::is_regular_file(path, ec);
-      });
+  static const std::optional<CaLocation> location =
+      find_ca_location([](const char* name) { return util::env_get(util::env_by_name(name)); },
+                       [](const std::string& path) {
+                         std::error_code ec;
+                         return std::filesystem::is_regular_file(path, ec);
+                       });
   return location;
 }
 

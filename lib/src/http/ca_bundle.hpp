@@ -21,10 +21,10 @@ struct CaLocation {
 // The bundle paths looked for, in order.
 const std::vector<std::string>& ca_bundle_candidates();
 
-// getenv: returns the variable's value or nullopt; exists: whether a regular
+// lookup: returns the variable's value or nullopt; exists: whether a regular
 // file is there. A variable that is set wins even when its file is missing, so
 // that libcurl's error names the file the user gave.
-std::optional<CaLocation> find_ca_location(const std::function<std::optional<std::string>(const char*)>& getenv,
+std::optional<CaLocation> find_ca_location(const std::function<std::optional<std::string>(const char*)>& lookup,
                                            const std::function<bool(const std::string&)>& exists);
 
 // The same over this process's environment and file system, computed once.

@@ -11,6 +11,7 @@
 
 #include "provkit/download/blob_lock.hpp"
 #include "provkit/error.hpp"
+#include "provkit/util/environment.hpp"
 #include "provkit/util/fs.hpp"
 
 namespace provkit::hub::hfcache {
@@ -21,14 +22,14 @@ constexpr std::size_t kRefMax = 4096;
 }  // namespace
 
 fs::path hf_home() {
-  if (auto v = util::getenv_str("HF_HOME"); !v.empty()) return v;
-  if (auto v = util::getenv_str("XDG_CACHE_HOME"); !v.empty()) return fs::path(v) / "huggingface";
-  auto home = util::getenv_str("HOME");
+  if (auto v = util::env_value(util::EnvVar::hf_home); !v.empty()) return v;
+  if (auto v = util::env_value(util::EnvVar::xdg_cache_home); !v.empty()) return fs::path(v) / "huggingface";
+  auto home = util::env_value(util::EnvVar::home);
   return fs::path(home.empty() ? "/root" : home) / ".cache" / "huggingface";
 }
 
 fs::path default_hub_cache() {
-  if (auto v = util::getenv_str("HF_HUB_CACHE"); !v.empty()) return v;
+  if (auto v = util::env_value(util::EnvVar::hf_hub_cache); !v.empty()) return v;
   return hf_home() / "hub";
 }
 

@@ -6,6 +6,7 @@
 
 #include "provkit/http/token.hpp"
 #include "provkit/hub/cache_layout.hpp"
+#include "provkit/util/environment.hpp"
 #include "provkit/util/fs.hpp"
 #include "provkit/util/hash.hpp"
 #include "provkit/util/json.hpp"
@@ -140,12 +141,12 @@ std::vector<TreeEntry> parse_tree_page(std::string_view json_text) {
 }
 
 bool offline_from_env() {
-  std::string v = util::lower(util::getenv_str("HF_HUB_OFFLINE"));
+  std::string v = util::lower(util::env_value(util::EnvVar::hf_hub_offline));
   return v == "1" || v == "on" || v == "yes" || v == "true";
 }
 
 std::string endpoint_from(const std::string& flag) {
-  std::string e = !flag.empty() ? flag : util::getenv_str("HF_ENDPOINT");
+  std::string e = !flag.empty() ? flag : util::env_value(util::EnvVar::hf_endpoint);
   if (e.empty()) e = "https://huggingface.co";
   while (e.size() > 1 && e.back() == '/') e.pop_back();
   if (!http::Url::parse(e))
@@ -183,9 +184,10 @@ Token find_token_unchecked(const std::string& token_file) {
     if (t.empty()) throw Error(ExitCode::usage, token_file + ": the token file is empty");
     return {t, token_file};
   }
-  for (const char* name : {"HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"})
-    if (auto env = util::trim(util::getenv_str(name)); !env.empty()) return {env, name};
-  std::string path = util::getenv_str("HF_TOKEN_PATH");
+  for (auto variable : {util::EnvVar::hf_token, util::EnvVar::hugging_face_hub_token})
+    if (auto env = util::trim(util::env_value(variable)); !env.empty())
+      return {env, std::string(util::env_entry(variable).name)};
+  std::string path = util::env_value(util::EnvVar::hf_token_path);
   std::string source = "HF_TOKEN_PATH (" + path + ")";
   if (path.empty()) path = (hfcache::hf_home() / "token").string(), source = path;
   std::error_code ec;

@@ -11,6 +11,7 @@
 
 #include "provkit/error.hpp"
 #include "provkit/util/beneath.hpp"
+#include "provkit/util/environment.hpp"
 #include "provkit/util/fs.hpp"
 #include "provkit/util/hash.hpp"
 #include "provkit/util/json.hpp"
@@ -191,9 +192,9 @@ fs::path find_python(const std::string& given, const fs::path& managed_dir, std:
   }
   // pyenv roots: $PYENV_ROOT (or ~/.pyenv), and that of any shim on PATH.
   std::vector<fs::path> pyenv_roots;
-  auto root = util::getenv_str("PYENV_ROOT");
-  pyenv_roots.emplace_back(root.empty() ? util::getenv_str("HOME") + "/.pyenv" : root);
-  const std::string path_env = path_list ? std::string(*path_list) : util::getenv_str("PATH");
+  auto root = util::env_value(util::EnvVar::pyenv_root);
+  pyenv_roots.emplace_back(root.empty() ? util::env_value(util::EnvVar::home) + "/.pyenv" : root);
+  const std::string path_env = path_list ? std::string(*path_list) : util::env_value(util::EnvVar::path);
   for (const auto& dir : util::split_path_list(path_env)) {
     fs::path candidate = fs::path(dir) / command;
     // A version is found in pyenv's versions directly, not through a shim

@@ -11,6 +11,7 @@
 #include "markers.hpp"
 #include "provkit/error.hpp"
 #include "provkit/pyspec/wheel_name.hpp"
+#include "provkit/util/environment.hpp"
 #include "provkit/util/fs.hpp"
 #include "provkit/util/hash.hpp"
 #include "provkit/util/strings.hpp"
@@ -58,7 +59,7 @@ std::string expand_env_vars(const std::string& s) {
     bool valid = !name.empty() && std::all_of(name.begin(), name.end(), [](unsigned char c) {
       return std::isupper(c) || std::isdigit(c) || c == '_';
     });
-    std::string value = valid ? util::getenv_str(name.c_str()) : "";
+    std::string value = valid ? util::env_named_in_input(name).value_or("") : "";
     out += s.substr(i, open - i) + (value.empty() ? s.substr(open, close + 1 - open) : value);
     i = close + 1;
   }

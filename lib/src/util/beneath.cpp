@@ -1,4 +1,5 @@
 #include "provkit/util/beneath.hpp"
+#include "provkit/util/environment.hpp"
 #include "provkit/util/text.hpp"
 
 #include <dirent.h>
@@ -36,10 +37,7 @@ bool components(const fs::path& relative, std::vector<std::string>& out) {
 // Once openat2 answered ENOSYS or EPERM, it is not asked again.
 std::atomic<bool> openat2_missing{false};
 
-bool walk_forced() {
-  const char* v = std::getenv("PROVKIT_FS_RESOLVE");
-  return v && std::strcmp(v, "walk") == 0;
-}
+bool walk_forced() { return env_value(EnvVar::provkit_fs_resolve) == "walk"; }
 
 // ELOOP when `name` in `dir` is a link (O_NOFOLLOW | O_DIRECTORY on a link says ENOTDIR).
 int link_or(int dir, const std::string& name, int err) {

@@ -14,6 +14,7 @@
 
 #include "provkit/error.hpp"
 #include "provkit/util/beneath.hpp"
+#include "provkit/util/environment.hpp"
 #include "provkit/util/fd.hpp"
 #include "provkit/util/log.hpp"
 
@@ -25,11 +26,6 @@ namespace {
   throw Error(file_refusal(err), path.string() + ": " + what + ": " + describe_open_error(err));
 }
 }  // namespace
-
-std::string getenv_str(const char* name) {
-  const char* v = std::getenv(name);
-  return v ? std::string(v) : std::string();
-}
 
 std::string read_file(const fs::path& path, std::size_t max_bytes) {
   Fd fd = open_regular(path);
@@ -122,8 +118,8 @@ fs::path user_cache_dir() {
     fs::create_directories(p, ec);
     return !ec && ::access(p.c_str(), W_OK) == 0;
   };
-  if (auto xdg = getenv_str("XDG_CACHE_HOME"); !xdg.empty() && writable(xdg)) return xdg;
-  if (auto home = getenv_str("HOME"); !home.empty() && writable(fs::path(home) / ".cache"))
+  if (auto xdg = env_value(EnvVar::xdg_cache_home); !xdg.empty() && writable(xdg)) return xdg;
+  if (auto home = env_value(EnvVar::home); !home.empty() && writable(fs::path(home) / ".cache"))
     return fs::path(home) / ".cache";
   fs::path fallback = "/tmp/provkit-" + std::to_string(::getuid());
   writable(fallback);

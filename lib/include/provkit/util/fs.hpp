@@ -62,7 +62,4 @@ fs::path user_cache_dir();
 // restored at once).
 unsigned process_umask();
 
-// Environment variable or empty string.
-std::string getenv_str(const char* name);
-
 }  // namespace provkit::util

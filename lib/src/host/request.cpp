@@ -180,6 +180,7 @@ Environment Environment::from_process() {
   if (const char* v = std::getenv("ROCR_VISIBLE_DEVICES")) e.rocr_visible_devices = v;
   if (const char* v = std::getenv("HIP_VISIBLE_DEVICES")) e.hip_visible_devices = v;
   if (const char* v = std::getenv("HSA_XNACK")) e.hsa_xnack = v;
+  e.python_search = pyfind::Environment::read(util::getenv_str);
   return e;
 }
 

@@ -5,7 +5,8 @@
 # (found through their RPATH $ORIGIN/../lib), share/doc/provkit/ the
 # copyright files of everything inside and BUNDLED (each library with the
 # Debian package and version it came from). Then checks it with
-# scripts/release_check.py against the glibc floor of docs/installing.md.
+# scripts/release_check.py against the glibc floor of docs/installing.md and
+# its table of what each tool loads.
 # Usage: release.sh [BUILD_DIR] [OUT_DIR]   (defaults: build, build/release)
 # Prints the archive's path.
 set -euo pipefail
@@ -87,8 +88,8 @@ done
 # run on its own glibc and newer: test_release.sh passes that one there).
 floor=${PROVKIT_GLIBC_FLOOR:-$(grep -oP 'glibc floor: \*\*\K[0-9.]+' "$root/docs/installing.md")} ||
   fail "docs/installing.md states no glibc floor"
-python3 "$root/scripts/release_check.py" "$dest" --floor "$floor" >"$stage/check.txt" ||
-  { cat "$stage/check.txt" >&2; fail "the archive breaks the glibc floor $floor"; }
+python3 "$root/scripts/release_check.py" "$dest" --floor "$floor" --needed "$root/docs/installing.md" >"$stage/check.txt" ||
+  { cat "$stage/check.txt" >&2; fail "the archive breaks the glibc floor $floor or docs/installing.md's NEEDED lists"; }
 cp "$stage/check.txt" "$dest/share/doc/provkit/release-check.txt"
 
 mkdir -p "$out"

@@ -17,6 +17,9 @@
 #include "provkit/pyenv/interpreter_install.hpp"
 #include "provkit/pyenv/venv.hpp"
 #include "provkit/pyenv/verify.hpp"
+#include "provkit/pyfind/discovery.hpp"
+#include "provkit/util/environment.hpp"
+#include "provkit/util/fs.hpp"
 #include "provkit/util/parallel.hpp"
 #include "provkit/util/size.hpp"
 #include "provkit/util/text.hpp"
@@ -126,6 +129,14 @@ std::string flag_hint(const Error& e) {
 
 int create_locked(Args& a, std::chrono::steady_clock::time_point start);
 
+// Where --python is looked for and `python install` installs: the environment's variables
+// (pyfind::environment_variables), --python-dir over ENVBUILD_PYTHON_DIR.
+pyfind::Environment python_search(const Args& a) {
+  auto env = pyfind::Environment::read(util::env_value_named);
+  if (!a.python_dir.empty()) env.managed_dir = a.python_dir;
+  return env;
+}
+
 int create(Args a) {
   auto start = std::chrono::steady_clock::now();
   pyenv::EnvLock env_lock = lock_env(a, pyenv::EnvLock::Mode::exclusive);
@@ -140,7 +151,7 @@ int create(Args a) {
 int create_locked(Args& a, std::chrono::steady_clock::time_point start) {
   pyenv::CreateOptions& o = a.create;
   o.env = a.env;
-  o.python = pyenv::find_python(a.python, pyenv::pythons_dir(a.python_dir));
+  o.python = pyfind::find_python(a.python, python_search(a)).executable;
   o.lock = a.lock;
   o.selection = {a.extras, a.groups, a.no_default_groups};
   o.cache_dir = pyenv::wheel_cache_dir(a.cache_dir);
@@ -235,7 +246,7 @@ int diff(const Args& a) {
 }
 
 int python_install(const Args& a) {
-  auto r = pyenv::install_python(a.source, a.sha256, pyenv::pythons_dir(a.python_dir),
+  auto r = pyenv::install_python(a.source, a.sha256, pyfind::managed_dir(python_search(a)),
                                  pyenv::wheel_cache_dir(a.cache_dir));
   std::cout << "Python " << shown(r.version) << (r.already ? " already installed at " : " installed at ")
             << shown(r.dir.string()) << "\n"
@@ -338,7 +349,7 @@ int run(int argc, char** argv) {
     if (capture->parsed()) return ::capture(a);
     if (diff->parsed()) return ::diff(a);
     if (install->parsed()) return python_install(a);
-    std::cout << shown(pyenv::find_python(a.python, pyenv::pythons_dir(a.python_dir)).string()) << "\n";
+    std::cout << shown(pyfind::find_python(a.python, python_search(a)).executable.string()) << "\n";
     return 0;
   } catch (const Error& e) {
     const std::string message = e.what() + flag_hint(e);

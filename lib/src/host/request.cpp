@@ -181,6 +181,7 @@ Environment Environment::from_process() {
   if (auto v = util::env_get(util::EnvVar::rocr_visible_devices)) e.rocr_visible_devices = *v;
   if (auto v = util::env_get(util::EnvVar::hip_visible_devices)) e.hip_visible_devices = *v;
   if (auto v = util::env_get(util::EnvVar::hsa_xnack)) e.hsa_xnack = *v;
+  e.python_search = pyfind::Environment::read(util::env_value_named);
   return e;
 }
 

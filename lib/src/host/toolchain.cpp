@@ -1,8 +1,6 @@
 #include "toolchain.hpp"
 
 #include "provkit/error.hpp"
-#include "provkit/pyenv/dirs.hpp"
-#include "provkit/pyenv/interpreter.hpp"
 
 #include <cctype>
 
@@ -52,11 +50,11 @@ std::optional<std::string> parse_nvcc_release(std::string_view out) {
   return std::string(out.substr(at, end - at));
 }
 
-std::optional<Python> probe_python(const std::string& want, std::string_view path_list, std::string& why) {
-  // envbuild's rule (pyenv::find_python), so both tools pick the same interpreter for "3.11".
+std::optional<Python> probe_python(const std::string& want, const pyfind::Environment& search, std::string& why) {
+  // envbuild's rule, so both tools pick the same interpreter for "3.11".
   std::optional<fs::path> path;
   try {
-    path = pyenv::find_python(want, pyenv::pythons_dir(""), path_list);
+    path = pyfind::find_python(want, search).executable;
   } catch (const Error& e) {
     why = e.what();
     return std::nullopt;

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "provkit/pyfind/discovery.hpp"
 #include "provkit/util/paths.hpp"
 #include "provkit/util/process.hpp"
 
@@ -63,10 +64,10 @@ struct Python {
   fs::path include_dir;      // sysconfig's include path
   bool has_headers = false;  // include_dir/Python.h exists
 };
-// Finds pythonX.Y (or python3 when `want` is empty) on PATH and asks it for
-// its version and include directory (one subprocess). nullopt when none is
-// found or it does not answer; `why` then says which.
-std::optional<Python> probe_python(const std::string& want, std::string_view path_list, std::string& why);
+// Finds `want` (X.Y, a path, or python3 when empty) as envbuild does (pyfind::find_python) and asks it
+// for its version and include directory (one subprocess). nullopt when none is found or it does not
+// answer; `why` then says which.
+std::optional<Python> probe_python(const std::string& want, const pyfind::Environment& search, std::string& why);
 
 // Without running anything: python3 on PATH and a Python.h under its prefix
 // or /usr/include, /usr/local/include. For the inventory.

@@ -117,7 +117,7 @@ Result python_check(const std::string& want, Probes& probes) {
   std::string label = want.empty() ? "python3" : want.find('/') != std::string::npos ? want : "python" + want;
   Result r{.name = "python" + (want.empty() ? std::string() : " " + want), .status = Status::fail};
   std::string why;
-  auto py = toolchain::probe_python(want, probes.env().path_env, why);
+  auto py = toolchain::probe_python(want, probes.env().python_search, why);
   if (!py) {
     r.reason = why;
     r.fix = "install " + label + " (and " + label + "-dev for its headers)";

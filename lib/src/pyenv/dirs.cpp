@@ -11,12 +11,4 @@ std::filesystem::path wheel_cache_dir(const std::string& given) {
   return util::user_cache_dir() / "provkit" / "envbuild";
 }
 
-std::filesystem::path pythons_dir(const std::string& given) {
-  if (!given.empty()) return given;
-  if (auto env = util::env_value(util::EnvVar::envbuild_python_dir); !env.empty()) return env;
-  auto data = util::env_value(util::EnvVar::xdg_data_home);
-  if (data.empty()) data = util::env_value(util::EnvVar::home) + "/.local/share";
-  return std::filesystem::path(data) / "provkit" / "pythons";
-}
-
 }  // namespace provkit::pyenv

@@ -2,20 +2,14 @@
 
 #include <sys/stat.h>
 
-#include <algorithm>
 #include <cstdio>
-#include <cstdlib>
 #include <nlohmann/json.hpp>
-#include <optional>
-#include <regex>
 
 #include "provkit/error.hpp"
 #include "provkit/util/beneath.hpp"
-#include "provkit/util/environment.hpp"
 #include "provkit/util/fs.hpp"
 #include "provkit/util/hash.hpp"
 #include "provkit/util/json.hpp"
-#include "provkit/util/paths.hpp"
 #include "provkit/util/process.hpp"
 
 namespace provkit::pyenv {
@@ -79,26 +73,6 @@ Interpreter from_json(const nlohmann::json& j) {
   return it;
 }
 
-using util::is_executable_file;
-
-// A pyenv shim ("exec .../libexec/pyenv exec python3.12 ...") runs whichever
-// version pyenv has active and answers "command not found" when that one
-// lacks the command. Returns the pyenv root the shim belongs to, or nothing
-// when `p` is not a shim.
-std::optional<fs::path> pyenv_shim_root(const fs::path& p) {
-  std::string head;
-  if (FILE* f = std::fopen(p.c_str(), "rb")) {
-    char buf[2048];
-    head.assign(buf, std::fread(buf, 1, sizeof buf, f));
-    std::fclose(f);
-  }
-  if (head.rfind("#!", 0) != 0 || head.find("pyenv\" exec ") == std::string::npos) return std::nullopt;
-  static const std::regex root_re(R"re(export PYENV_ROOT="([^"]+)")re");
-  std::smatch m;
-  if (std::regex_search(head, m, root_re)) return fs::path(m[1].str());
-  return p.parent_path().parent_path();  // <root>/shims/<command>
-}
-
 }  // namespace
 
 std::string Interpreter::version() const {
@@ -160,71 +134,6 @@ Interpreter query_interpreter(const fs::path& python, const fs::path& cache_dir)
     // An unwritable cache only costs the next run one more question.
   }
   return it;
-}
-
-fs::path find_python(const std::string& given, const fs::path& managed_dir, std::optional<std::string_view> path_list) {
-  const std::string spec = given.empty() ? "python3" : given;
-  if (spec.find('/') != std::string::npos) {
-    if (!is_executable_file(spec)) throw Error(ExitCode::usage, spec + ": not an executable interpreter");
-    return spec;
-  }
-  static const std::regex version_re(R"((\d+)\.(\d+)(\.\d+)?)");
-  std::smatch m;
-  std::vector<fs::path> candidates;
-  std::string command = spec;
-  bool is_version = std::regex_match(spec, m, version_re);
-  if (is_version) {
-    std::string xy = m[1].str() + "." + m[2].str();
-    command = "python" + xy;
-    // Managed installs: <managed>/cpython-3.12.3-.../python/bin/python3.12, newest first.
-    std::vector<fs::path> managed;
-    std::error_code ec;
-    if (fs::is_directory(managed_dir, ec)) {
-      for (auto& e : fs::directory_iterator(managed_dir, ec)) {
-        auto name = e.path().filename().string();
-        if (name.rfind("cpython-" + spec, 0) == 0 &&
-            (name.size() == 8 + spec.size() || name[8 + spec.size()] == '.' || name[8 + spec.size()] == '-'))
-          managed.push_back(e.path() / "python" / "bin" / command);
-      }
-    }
-    std::sort(managed.rbegin(), managed.rend());
-    candidates.insert(candidates.end(), managed.begin(), managed.end());
-  }
-  // pyenv roots: $PYENV_ROOT (or ~/.pyenv), and that of any shim on PATH.
-  std::vector<fs::path> pyenv_roots;
-  auto root = util::env_value(util::EnvVar::pyenv_root);
-  pyenv_roots.emplace_back(root.empty() ? util::env_value(util::EnvVar::home) + "/.pyenv" : root);
-  const std::string path_env = path_list ? std::string(*path_list) : util::env_value(util::EnvVar::path);
-  for (const auto& dir : util::split_path_list(path_env)) {
-    fs::path candidate = fs::path(dir) / command;
-    // A version is found in pyenv's versions directly, not through a shim
-    // that works only while pyenv has that version active.
-    if (is_version && is_executable_file(candidate))
-      if (auto shim_root = pyenv_shim_root(candidate)) {
-        if (std::find(pyenv_roots.begin(), pyenv_roots.end(), *shim_root) == pyenv_roots.end())
-          pyenv_roots.push_back(*shim_root);
-        continue;
-      }
-    candidates.push_back(candidate);
-  }
-  if (is_version) {
-    for (auto& pyenv_root : pyenv_roots) {
-      std::vector<fs::path> pyenv;
-      std::error_code ec;
-      for (auto& e : fs::directory_iterator(pyenv_root / "versions", ec)) {
-        auto name = e.path().filename().string();
-        if (name == spec || name.rfind(spec + ".", 0) == 0) pyenv.push_back(e.path() / "bin" / command);
-      }
-      std::sort(pyenv.rbegin(), pyenv.rend());
-      candidates.insert(candidates.end(), pyenv.begin(), pyenv.end());
-    }
-    candidates.push_back(fs::path("/usr/local/bin") / command);
-    candidates.push_back(fs::path("/usr/bin") / command);
-  }
-  for (auto& c : candidates)
-    if (is_executable_file(c)) return c;
-  throw Error(ExitCode::usage, "no interpreter found for --python " + spec +
-                                   " (looked in managed installs, PATH, pyenv versions, /usr/local/bin, /usr/bin)");
 }
 
 }  // namespace provkit::pyenv

@@ -32,12 +32,21 @@ const std::vector<EnvEntry>& env_variables() {
       {V::path, "PATH", all, "Where programs are looked for (python, zig, nvidia-smi, compilers)."},
       {V::tmpdir, "TMPDIR", envcheck, "Where the compiler check writes its scratch files."},
       {V::xdg_cache_home, "XDG_CACHE_HOME", all, "The cache root (default ~/.cache)."},
-      {V::xdg_data_home, "XDG_DATA_HOME", envbuild, "The data root (default ~/.local/share): envbuild's interpreters."},
+      {V::xdg_data_home, "XDG_DATA_HOME", "envbuild, envcheck",
+       "The data root (default ~/.local/share): envbuild's and uv's interpreters."},
+      {V::xdg_bin_home, "XDG_BIN_HOME", "envbuild, envcheck",
+       "Where uv links its interpreters (default ~/.local/bin)."},
       {V::ld_library_path, "LD_LIBRARY_PATH", envcheck, "Searched first for shared libraries, as ld.so does."},
       {V::library_path, "LIBRARY_PATH", ccshim, "Searched for -l libraries at link time, as gcc does."},
       {V::cc, "CC", envcheck, "The C compiler the compiler check tries first."},
       {V::pyenv_root, "PYENV_ROOT", "envbuild, envcheck",
        "pyenv's root (default ~/.pyenv): its versions are interpreters."},
+      {V::uv_python_install_dir, "UV_PYTHON_INSTALL_DIR", "envbuild, envcheck",
+       "Where uv installs interpreters (default XDG_DATA_HOME/uv/python)."},
+      {V::uv_python_bin_dir, "UV_PYTHON_BIN_DIR", "envbuild, envcheck",
+       "Where uv links its interpreters by version (default XDG_BIN_HOME)."},
+      {V::conda_prefix, "CONDA_PREFIX", "envbuild, envcheck",
+       "The active conda environment: its python is a candidate."},
       {V::envbuild_cache_dir, "ENVBUILD_CACHE_DIR", envbuild,
        "envbuild's wheel cache (default XDG_CACHE_HOME/envbuild)."},
       {V::envbuild_python_dir, "ENVBUILD_PYTHON_DIR", envbuild, "Where envbuild keeps interpreters it installs."},
@@ -85,6 +94,8 @@ EnvVar env_by_name(std::string_view name) {
 std::optional<std::string> env_get(EnvVar variable) { return env_named_in_input(env_entry(variable).name); }
 
 std::string env_value(EnvVar variable) { return env_get(variable).value_or(""); }
+
+std::string env_value_named(const char* name) { return env_value(env_by_name(name)); }
 
 std::optional<std::string> env_named_in_input(std::string_view name) {
   const char* v = std::getenv(std::string(name).c_str());

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The release archive (scripts/release.sh) unpacked into a fresh directory:
 # every binary's NEEDED entries and highest GLIBC_ version against the floor
-# docs/installing.md states (scripts/release_check.py), ldd resolving every
-# library inside the archive or to glibc, then each tool's --version and one
+# docs/installing.md states and each tool's NEEDED list against that page's
+# table (scripts/release_check.py), ldd resolving every library inside the
+# archive or to glibc, envcheck copied alone into a root holding only glibc
+# (libc, libm, the loader) starting and answering there, then each tool's --version and one
 # real command with an empty environment (empty LD_LIBRARY_PATH, a PATH
 # without the build tree):
 #   hf-fetch fetches the demo checkpoint from the Hub simulator into a fresh cache;
@@ -35,7 +37,8 @@ for f in bin/hf-fetch bin/envcheck bin/envbuild bin/cc-shim share/man/man1/hf-fe
   [[ -f $root/$f ]] || fail "$f is not in the archive"
 done
 
-python3 "$src/scripts/release_check.py" "$root" --floor "$floor" || fail "the archive breaks the floor glibc $floor"
+python3 "$src/scripts/release_check.py" "$root" --floor "$floor" --needed "$src/docs/installing.md" ||
+  fail "the archive breaks the floor glibc $floor, or a tool's NEEDED list is not docs/installing.md's"
 
 # What the loader actually picks here: the archive's lib/ or glibc, nothing else.
 glibc='^(linux-vdso\.so|libc\.so|libm\.so|libpthread\.so|libdl\.so|librt\.so|libresolv\.so|libutil\.so|libanl\.so|/lib64/ld-linux|ld-linux)'
@@ -46,6 +49,33 @@ for bin in "$root"/bin/*; do
     [[ $arrow == "=>" && $path == "$root/bin/../lib/"* ]] || fail "$(basename "$bin") loads $name from ${path:-nowhere}, not the archive"
   done <<<"$out"
 done
+
+# envcheck is copied alone onto GPU nodes (docs/installing.md: libc and libm only): in a root that holds
+# nothing but glibc's libc, libm and the loader, at the paths this host's loader finds them, it must start
+# and give its verdict (exit 0 or 1 and the JSON summary), not exit 127 for a missing library.
+jail=$work/glibc-only
+mkdir -p "$jail/bin"
+cp "$root/bin/envcheck" "$jail/bin/envcheck"
+loader=$(readelf -l "$root/bin/envcheck" | sed -n 's/.*Requesting program interpreter: \(.*\)]$/\1/p')
+[[ -n $loader ]] || fail "bin/envcheck names no program interpreter"
+glibc_files=$(env -i LD_LIBRARY_PATH= ldd "$root/bin/envcheck" | awk '$1 ~ /^lib(c|m)\.so\./ && $2 == "=>" {print $3}')
+for f in "$loader" $glibc_files; do
+  mkdir -p "$jail$(dirname "$f")"
+  cp -L "$f" "$jail$f"
+done
+chroot_cmd=$(command -v chroot) || fail "chroot is not installed (coreutils)"
+jailed=("$chroot_cmd" "$jail")
+[[ $(id -u) == 0 ]] || jailed=("$(command -v unshare)" --user --map-root-user "$chroot_cmd" "$jail")
+set +e
+out=$(env -i "${jailed[@]}" /bin/envcheck --json 2>"$work/jail.err"); rc=$?
+set -e
+[[ $rc == 0 || $rc == 1 ]] ||
+  fail "envcheck in a root holding only glibc ($(cd "$jail" && find . -type f | sort | tr '\n' ' ')): exit $rc: $(cat "$work/jail.err")"
+python3 -c 'import json, sys
+d = json.loads(sys.argv[1].splitlines()[-1])
+assert d["event"] == "summary" and d["tool"] == "envcheck" and "checks" in d, d' "$out" ||
+  fail "envcheck in a root holding only glibc gave no verdict: $out"
+echo "ok: envcheck starts and answers (exit $rc) in a root holding only glibc"
 
 clean() { env -i HOME="$work/home" PATH=/usr/local/bin:/usr/bin:/bin LD_LIBRARY_PATH= "$@"; }
 mkdir -p "$work/home"

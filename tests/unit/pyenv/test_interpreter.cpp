@@ -1,5 +1,5 @@
-// What of an interpreter its wheel tags depend on. Asking a real python3 its facts and find_python's rule
-// are tested in tests/integration/envbuild/test_locks.py and test_uv_locks.py.
+// What of an interpreter its wheel tags depend on. Asking a real python3 its facts is tested in
+// tests/integration/envbuild/test_locks.py and test_uv_locks.py; where one is found, in tests/unit/pyfind.
 #include <catch2/catch.hpp>
 
 #include "provkit/pyenv/interpreter.hpp"

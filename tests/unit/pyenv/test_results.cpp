@@ -55,19 +55,11 @@ TEST_CASE("create --json names the environment and the seconds", "[envbuild][jso
   CHECK(j["seconds"] == 1.5);
 }
 
-TEST_CASE("the cache and interpreter directories: given, else the environment, else XDG", "[envbuild]") {
+TEST_CASE("the cache directory: given, else the environment, else XDG", "[envbuild]") {
   CHECK(wheel_cache_dir("/given") == "/given");
-  CHECK(pythons_dir("/given") == "/given");
   ::setenv("ENVBUILD_CACHE_DIR", "/from-env", 1);
-  ::setenv("ENVBUILD_PYTHON_DIR", "/py-env", 1);
   CHECK(wheel_cache_dir("") == "/from-env");
-  CHECK(pythons_dir("") == "/py-env");
   ::unsetenv("ENVBUILD_CACHE_DIR");
-  ::unsetenv("ENVBUILD_PYTHON_DIR");
-  ::setenv("XDG_DATA_HOME", "/data", 1);
-  CHECK(pythons_dir("") == "/data/provkit/pythons");
-  ::unsetenv("XDG_DATA_HOME");
-  CHECK(pythons_dir("") == std::string(std::getenv("HOME")) + "/.local/share/provkit/pythons");
   CHECK(wheel_cache_dir("").filename() == "envbuild");
 }
 

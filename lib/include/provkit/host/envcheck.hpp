@@ -13,6 +13,7 @@
 #include "provkit/host/cuda_compat.hpp"
 #include "provkit/host/gpu.hpp"
 #include "provkit/host/link_test.hpp"
+#include "provkit/pyfind/discovery.hpp"
 
 namespace provkit::host {
 
@@ -125,6 +126,7 @@ struct Environment {
   std::optional<std::string> cuda_visible_devices;  // CUDA_VISIBLE_DEVICES; nullopt when unset
   std::optional<std::string> rocr_visible_devices, hip_visible_devices;  // ROCR_/HIP_VISIBLE_DEVICES
   std::optional<std::string> hsa_xnack;                                  // HSA_XNACK: the engine's XNACK request
+  pyfind::Environment python_search;  // where --python looks (PATH, HOME, uv's, pyenv's, conda's variables)
   static Environment from_process();
 };
 

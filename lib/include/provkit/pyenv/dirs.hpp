@@ -1,5 +1,5 @@
 #pragma once
-// Where envbuild keeps its wheel cache and managed interpreters when not told.
+// Where envbuild keeps its wheel cache when not told (its interpreters: pyfind::managed_dir).
 #include <filesystem>
 #include <string>
 
@@ -7,7 +7,5 @@ namespace provkit::pyenv {
 
 // `given` when not empty, else $ENVBUILD_CACHE_DIR, else the user cache (XDG) /provkit/envbuild.
 std::filesystem::path wheel_cache_dir(const std::string& given);
-// `given` when not empty, else $ENVBUILD_PYTHON_DIR, else $XDG_DATA_HOME (~/.local/share) /provkit/pythons.
-std::filesystem::path pythons_dir(const std::string& given);
 
 }  // namespace provkit::pyenv

@@ -3,9 +3,7 @@
 // mtime: version, implementation, venv install paths, glibc, marker values.
 #include <filesystem>
 #include <map>
-#include <optional>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "provkit/pyspec/wheel_tags.hpp"
@@ -41,14 +39,5 @@ pyspec::TagInputs tag_inputs(const Interpreter& it);
 // Asks `python` for its facts (one subprocess), or reads the answer cached in
 // `cache_dir` under a key of the resolved path, its mtime and size.
 Interpreter query_interpreter(const fs::path& python, const fs::path& cache_dir);
-
-// The one interpreter rule, used by envbuild (--python, `python find`) and
-// envcheck (--python): `spec` is a path ("/usr/bin/python3", "./venv/bin/python"),
-// a command ("python3"; empty means python3), or a version ("3.12"): looked
-// up in `managed_dir` (envbuild python install), on `path_list` (default
-// $PATH; pyenv shims skipped for versions), in pyenv's versions,
-// /usr/local/bin and /usr/bin. Throws Error(usage) when nothing fits.
-fs::path find_python(const std::string& spec, const fs::path& managed_dir,
-                     std::optional<std::string_view> path_list = std::nullopt);
 
 }  // namespace provkit::pyenv

@@ -28,11 +28,15 @@ enum class EnvVar {
   tmpdir,
   xdg_cache_home,
   xdg_data_home,
+  xdg_bin_home,
   ld_library_path,
   library_path,
   cc,
   // Interpreters.
   pyenv_root,
+  uv_python_install_dir,
+  uv_python_bin_dir,
+  conda_prefix,
   envbuild_cache_dir,
   envbuild_python_dir,
   // GPUs and toolkits, as the drivers and runtimes read them.
@@ -78,6 +82,8 @@ EnvVar env_by_name(std::string_view name);
 std::optional<std::string> env_get(EnvVar variable);
 // The value, "" when unset.
 std::string env_value(EnvVar variable);
+// env_value(env_by_name(name)): for a reader that takes its variables by name (pyfind::Environment::read).
+std::string env_value_named(const char* name);
 
 // A variable a user's input names: `${NAME}` in a requirements file, which pip expands from the environment.
 // The one read of a name not in the table, kept here so that it is visible.

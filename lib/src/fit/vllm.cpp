@@ -306,6 +306,22 @@ Plan plan_vllm(const ModelFacts& m, const EngineSettings& e, const PlacedWeights
     v.available.push_back(held(requested) - held(weights[r]) - held(v.activation_estimate));
   }
 
+  // --max-model-len -1 / auto (_auto_fit_max_model_len): the model's length, lowered to the longest every
+  // rank holds; none at all is vLLM's "Cannot auto-fit max_model_len".
+  if (a.auto_fit && known) {
+    std::uint64_t fit_len = v.max_model_len;
+    for (std::uint64_t r = 0; r < ranks; ++r)
+      fit_len = std::min(fit_len, longest(by_rank[r], rules, v.available[r], v.max_model_len));
+    if (fit_len == 0 && v.refusal.empty())
+      v.refusal =
+          "Cannot auto-fit max_model_len: not enough GPU memory available to serve even a single token. "
+          "Try increasing `gpu_memory_utilization`.";
+    v.max_model_len = std::max<std::uint64_t>(fit_len, 1);
+    rules.max_model_len = v.max_model_len;
+    p.context = static_cast<std::uint32_t>(std::min<std::uint64_t>(v.max_model_len, UINT32_MAX));
+    v.request_bytes = 0;
+    for (const auto& r : by_rank) v.request_bytes = std::max(v.request_bytes, request_bytes(r, rules, v.max_model_len));
+  }
   p.fits = v.refusal.empty();
   if (known) {
     // check_enough_kv_cache_memory per rank, then each rank's blocks and the minimum.

@@ -181,6 +181,22 @@ TEST_CASE("fit vllm: the Qwen3-14B log exactly, and what a max_model_len past it
   }
 }
 
+TEST_CASE("fit vllm: --max-model-len auto lowers the length to what every rank holds", "[fit][vllm]") {
+  auto model = from_hf_config(kQwen3_14B, "config.json");
+  auto line = parse_engine_args("vllm serve x --max-model-len auto");
+  // 6.51 GiB holds the model's whole 40960; 3 GiB holds 3 GiB // (65536 x 40) = 1228 blocks of 16.
+  auto whole = plan_vllm(model, line, {}, {}, {6989899694ull});
+  CHECK(whole.fits);
+  CHECK(whole.vllm->max_model_len == 40960u);
+  auto lowered = plan_vllm(model, line, {}, {}, {3ull << 30});
+  CHECK(lowered.fits);
+  CHECK(lowered.vllm->max_model_len == 1228u * 16);
+  CHECK(lowered.vllm->max_concurrency == Approx(1.0));
+  auto none = plan_vllm(model, line, {}, {}, {1000});
+  CHECK_FALSE(none.fits);
+  CHECK(none.vllm->refusal.find("Cannot auto-fit max_model_len") != std::string::npos);
+}
+
 TEST_CASE("fit vllm: the profiling estimate against the one profile a log printed whole", "[fit][vllm]") {
   // vllm-project/vllm#10517 (v0, RTX 3090, Llama-3.1-8B-Instruct, bf16): total 23.58 GiB, utilization 0.90,
   // weights 14.9888 GiB; kv_cache_size 3.81 GiB at 20000 batched tokens, 2.89 GiB at 29000.

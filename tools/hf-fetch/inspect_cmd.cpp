@@ -7,6 +7,7 @@
 
 #include "commands.hpp"
 #include "provkit/fit/plan.hpp"
+#include "provkit/fit/vllm.hpp"
 #include "provkit/hub/inspect.hpp"
 #include "provkit/util/size.hpp"
 
@@ -54,6 +55,52 @@ std::string counts(const json& t) {
          human_bytes(t["bytes"].get<std::uint64_t>()) + " (" + dtypes(t["bytes_by_dtype"]) + ")";
 }
 
+// vLLM's numbers as vLLM writes them ("GPU KV cache size: 42,656 tokens").
+std::string thousands(std::uint64_t n) {
+  std::string digits = std::to_string(n), out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+std::string vllm_text(const fit::Plan& p) {
+  const auto& v = *p.vllm;
+  std::string text = "\nfit: vllm --max-model-len " + std::to_string(v.max_model_len) + ", tp " +
+                     std::to_string(v.tensor_parallel) + " pp " + std::to_string(v.pipeline_parallel) +
+                     ", kv-cache-dtype " + v.kv_cache_dtype + ": a page of " + std::to_string(v.page_bytes) +
+                     " bytes (" + std::to_string(v.block_size) + " tokens) per layer per rank, " +
+                     std::to_string(v.groups) + " KV cache group(s) of " + std::to_string(v.group_size) +
+                     " layers; one request of max-model-len needs " + human_bytes(v.request_bytes) + " per rank";
+  for (std::size_t r = 0; r < p.gpus.size(); ++r) {
+    const auto& g = p.gpus[r];
+    text += "\n  GPU " + std::to_string(g.index) + ": " + std::to_string(g.layers) + " layers, weights " +
+            human_bytes(g.weights_bytes) + ", KV memory " +
+            (v.available[r] >= 0 ? human_bytes(static_cast<std::uint64_t>(v.available[r]))
+                                 : "-" + human_bytes(static_cast<std::uint64_t>(-v.available[r]))) +
+            (v.available_estimated ? " (estimated: " + human_bytes(g.total) + " x gpu-memory-utilization - weights - " +
+                                         human_bytes(v.activation_estimate) + " profiling estimate)"
+                                   : " (--kv-cache-memory-bytes)") +
+            ": " +
+            (g.left >= 0
+                 ? human_bytes(static_cast<std::uint64_t>(g.left)) + " left"
+                 : human_bytes(static_cast<std::uint64_t>(-g.left)) + " (" + std::to_string(-g.left) + " bytes) short");
+  }
+  if (v.kv_tokens && v.refusal.empty())
+    text += "\n  vLLM would print: GPU KV cache size: " + thousands(*v.kv_tokens) +
+            " tokens; Maximum concurrency for " + thousands(v.max_model_len) + " tokens per request: " + [&] {
+              char x[32];
+              std::snprintf(x, sizeof x, "%.2fx", *v.max_concurrency);
+              return std::string(x);
+            }();
+  if (!v.refusal.empty()) text += "\n  vLLM would refuse to start: " + v.refusal;
+  if (p.max_context)
+    text += std::string("\n  ") + (p.fits ? "fits" : "does not fit") +
+            "; the largest --max-model-len that fits: " + std::to_string(*p.max_context);
+  return text;
+}
+
 }  // namespace
 
 int run_inspect(const InspectArgs& a, Output& out) {
@@ -72,7 +119,10 @@ int run_inspect(const InspectArgs& a, Output& out) {
     if (a.gpus && cards.size() != a.gpus)
       throw Error(ExitCode::usage, "--gpus " + std::to_string(a.gpus) + " but --gpu-memory names " +
                                        std::to_string(cards.size()) + " cards");
-    if (a.tp) throw Error(ExitCode::usage, "--tp is vLLM's; llama.cpp splits by -ts in --engine-args");
+    if (a.tp)
+      throw Error(ExitCode::usage, engine->engine == fit::Engine::vllm
+                                       ? "--tp: with --engine-args the line's own -tp counts"
+                                       : "--tp is vLLM's; llama.cpp splits by -ts in --engine-args");
   } else if (!a.print_field.empty()) {
     throw Error(ExitCode::usage, "--print reads the fit plan: it needs --engine-args");
   } else if (a.gpus || !a.gpu_memory.empty()) {
@@ -103,7 +153,13 @@ int run_inspect(const InspectArgs& a, Output& out) {
   if (r.files.empty()) throw Error(ExitCode::usage, "no .safetensors or .gguf file to inspect");
 
   std::optional<fit::Plan> plan;
-  if (engine) {
+  if (engine && engine->engine == fit::Engine::vllm) {
+    // vLLM reads config.json for the model's shape and the safetensors headers for its weights.
+    if (r.config.is_null())
+      throw Error(ExitCode::usage, "--engine-args plans vLLM from config.json; none was read here");
+    auto model = fit::from_hf_config(r.config, "config.json");
+    plan = fit::plan_vllm(model, *engine, fit::place_weights(r.files, model.layers.size()), cards);
+  } else if (engine) {
     // The model is the GGUF with an architecture (a projector beside it, "clip", is not); the other parts
     // of a gguf-split set carry split.* alone and count with it.
     auto model_file = std::find_if(r.files.begin(), r.files.end(), [](const checkpoint::FileHeader& f) {
@@ -184,7 +240,10 @@ int run_inspect(const InspectArgs& a, Output& out) {
                                human_bytes(r.fit->gpu_memory) + " left: fits"
                          : human_bytes(static_cast<std::uint64_t>(-r.fit->free_per_gpu)) + " more than the " +
                                human_bytes(r.fit->gpu_memory) + " each has: does not fit");
-  if (plan) {
+  if (plan && plan->vllm) {
+    j["fit"] = plan->to_json();
+    text += vllm_text(*plan);
+  } else if (plan) {
     j["fit"] = plan->to_json();
     text += "\nfit: " + std::string(fit::engine_name(plan->engine)) + " -c " + std::to_string(plan->context) + ", " +
             std::to_string(plan->sequences) + (plan->unified ? " unified" : "") + " slots: KV cache " +

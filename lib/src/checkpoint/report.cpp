@@ -259,6 +259,7 @@ Report make_report(std::vector<FileHeader> files, const Sidecars& sidecars,
   r.read_bytes = read.value();
   r.split_problems = check_splits(r.files, left_out);
   r.quantization = check_quantization(config, hf_quant, safetensors);
+  r.config = config;
   if (r.quantization.method.empty()) gguf_scheme(r.files, r.quantization);
   if (fit_request) r.fit = fit(r.files, *fit_request);
   return r;

@@ -4,6 +4,10 @@
 #include <cstdlib>
 #include <map>
 
+#include <cmath>
+
+#include <nlohmann/json.hpp>
+
 #include "provkit/util/strings.hpp"
 #include "provkit/util/text.hpp"
 
@@ -80,6 +84,144 @@ bool is_value(const std::string& w) {
   return w.empty() || w[0] != '-' || (w.size() > 1 && (std::isdigit(static_cast<unsigned char>(w[1])) || w[1] == '.'));
 }
 
+// A word of the line: `--flag=value` split at its first '=' (both engines take that form), else the word.
+struct FlagWord {
+  std::string flag, value;
+  bool inline_value = false;
+};
+FlagWord split_flag(const std::string& word) {
+  if (auto eq = word.find('='); word.rfind("--", 0) == 0 && eq != std::string::npos)
+    return {word.substr(0, eq), word.substr(eq + 1), true};
+  return {word, "", false};
+}
+
+Error vllm_refuses(const std::string& why) { return Error(FitRefusal::engine_refuses, "vLLM refuses this: " + why); }
+
+// vllm/utils/argparse_utils.py human_readable_int: a lowercase suffix is decimal (25.6k = 25600), an
+// uppercase one binary and whole (1K = 1024); k, m, g, t.
+std::uint64_t human_int(const std::string& flag, const std::string& value) {
+  auto invalid = [&] {
+    return vllm_refuses("argument " + flag + ": invalid human_readable_int value: '" + util::printable(value) + "'");
+  };
+  if (value.empty()) throw invalid();
+  const char last = value.back();
+  static const std::string kSuffixes = "kmgtKMGT";
+  const auto at = kSuffixes.find(last);
+  std::string digits = at == std::string::npos ? value : value.substr(0, value.size() - 1);
+  if (digits.empty() || digits.find_first_not_of("0123456789.") != std::string::npos) throw invalid();
+  const double power = at == std::string::npos ? 0 : static_cast<double>(at % 4 + 1);
+  if (at != std::string::npos && at >= 4) {
+    if (digits.find('.') != std::string::npos) throw invalid();  // binary suffixes take whole numbers
+    return static_cast<std::uint64_t>(std::strtoull(digits.c_str(), nullptr, 10)) << (10 * static_cast<int>(power));
+  }
+  char* end = nullptr;
+  double v = std::strtod(digits.c_str(), &end);
+  if (*end != '\0' || !(v >= 0)) throw invalid();
+  v *= std::pow(1000.0, power);
+  if (v > 1e18 || v != std::floor(v)) throw invalid();
+  return static_cast<std::uint64_t>(v);
+}
+
+// CacheDType at vLLM 002f10e0 (vllm/config/cache.py); argparse says the choices when one is not among them.
+const std::vector<std::string>& vllm_cache_dtypes() {
+  static const std::vector<std::string> types = {"auto",
+                                                 "float16",
+                                                 "bfloat16",
+                                                 "fp8",
+                                                 "fp8_e4m3",
+                                                 "fp8_e5m2",
+                                                 "fp8_inc",
+                                                 "fp8_ds_mla",
+                                                 "nvfp4_ds_mla",
+                                                 "turboquant_k8v4",
+                                                 "turboquant_4bit_nc",
+                                                 "turboquant_k3v4_nc",
+                                                 "turboquant_3bit_nc",
+                                                 "int4_per_token_head",
+                                                 "int8_per_token_head",
+                                                 "fp8_per_token_head",
+                                                 "nvfp4",
+                                                 "nvfp4_4over6"};
+  return types;
+}
+
+// `vllm serve MODEL [flags]`: what sizes the KV cache; everything else skipped with its value.
+EngineSettings parse_vllm(const std::vector<std::string>& words, std::size_t first) {
+  EngineSettings s;
+  s.engine = Engine::vllm;
+  for (std::size_t i = first; i < words.size(); ++i) {
+    FlagWord word = split_flag(words[i]);  // named, not bound: clang's lambdas cannot capture a binding
+    std::string& flag = word.flag;
+    const std::string& value = word.value;
+    const bool inline_value = word.inline_value;
+    if (flag.rfind("--", 0) == 0) std::replace(flag.begin() + 2, flag.end(), '_', '-');
+    auto take = [&]() -> std::string {
+      if (inline_value) return value;
+      if (i + 1 >= words.size()) throw vllm_refuses("argument " + flag + ": expected one argument");
+      return words[++i];
+    };
+    auto whole = [&](const std::string& v, std::int64_t low) {
+      auto n = static_cast<std::int64_t>(human_int(flag, v));
+      if (n < low || n > (1ll << 32) - 1)
+        throw vllm_refuses("argument " + flag + ": Input should be greater than or equal to " + std::to_string(low));
+      return static_cast<std::uint32_t>(n);
+    };
+    if (flag == "--model") s.model = take();
+    else if (!flag.empty() && flag[0] != '-') {
+      // One positional: the model (vllm serve's model_tag); argparse refuses a second.
+      if (!s.model.empty()) throw vllm_refuses("unrecognized arguments: " + util::printable(flag));
+      s.model = flag;
+    } else if (flag == "--max-model-len") {
+      auto v = take();
+      if (v == "-1" || v == "auto") s.vllm.auto_fit = true;
+      else s.vllm.max_model_len = human_int(flag, v);
+    } else if (flag == "-tp" || flag == "--tensor-parallel-size") s.vllm.tensor_parallel = whole(take(), 1);
+    else if (flag == "-pp" || flag == "--pipeline-parallel-size") s.vllm.pipeline_parallel = whole(take(), 1);
+    else if (flag == "--kv-cache-dtype") {
+      auto v = take();
+      const auto& types = vllm_cache_dtypes();
+      std::string choices;
+      for (const auto& t : types) choices += (choices.empty() ? "" : ", ") + t;
+      if (std::find(types.begin(), types.end(), v) == types.end())
+        throw vllm_refuses("argument --kv-cache-dtype: invalid choice: '" + util::printable(v) + "' (choose from " +
+                           choices + ")");
+      s.vllm.kv_cache_dtype = v;
+    } else if (flag == "--gpu-memory-utilization") {
+      auto v = take();
+      char* end = nullptr;
+      double f = std::strtod(v.c_str(), &end);
+      if (v.empty() || *end != '\0')
+        throw vllm_refuses("argument " + flag + ": invalid float value: '" + util::printable(v) + "'");
+      // CacheConfig: Field(gt=0, le=1).
+      if (!(f > 0)) throw vllm_refuses("gpu_memory_utilization: Input should be greater than 0");
+      if (!(f <= 1)) throw vllm_refuses("gpu_memory_utilization: Input should be less than or equal to 1");
+      s.vllm.gpu_memory_utilization = f;
+    } else if (flag == "--kv-cache-memory-bytes" || flag == "--kv-cache-memory") {
+      s.vllm.kv_cache_memory_bytes = human_int(flag, take());
+    } else if (flag == "--max-num-seqs") s.vllm.max_num_seqs = whole(take(), 1);
+    else if (flag == "--max-num-batched-tokens") s.vllm.max_num_batched_tokens = whole(take(), 1);
+    else if (flag == "--block-size") s.vllm.block_size = whole(take(), 1);
+    else if (flag == "--speculative-config") {
+      auto v = take();
+      auto spec = nlohmann::json::parse(v, nullptr, false);
+      if (spec.is_discarded() || !spec.is_object())
+        throw vllm_refuses("argument --speculative-config: invalid loads value: '" + util::printable(v) + "'");
+      if (spec.contains("num_speculative_tokens")) {
+        const auto& n = spec["num_speculative_tokens"];
+        if (!n.is_number_integer() || n.get<std::int64_t>() < 0 || n.get<std::int64_t>() > 1024)
+          throw vllm_refuses("speculative_config: num_speculative_tokens must be a whole number");
+        s.vllm.num_speculative_tokens = n.get<std::uint32_t>();
+      }
+      if (spec.contains("method") && spec["method"].is_string()) s.vllm.speculative_method = spec["method"];
+    } else {
+      s.ignored.push_back(flag);
+      if (!inline_value && flag[0] == '-' && i + 1 < words.size() && is_value(words[i + 1])) ++i;
+    }
+  }
+  if (s.model.empty()) throw usage("vllm serve names no model (vllm serve MODEL or --model MODEL)");
+  return s;
+}
+
 }  // namespace
 
 std::string_view engine_name(Engine e) {
@@ -87,6 +229,7 @@ std::string_view engine_name(Engine e) {
     case Engine::llama_server: return "llama-server";
     case Engine::llama_cli: return "llama-cli";
     case Engine::llama_completion: return "llama-completion";
+    case Engine::vllm: return "vllm";
   }
   return "?";
 }
@@ -122,22 +265,23 @@ EngineSettings parse_engine_args(const std::string& line) {
   if (tool == "llama-server") s.engine = Engine::llama_server;
   else if (tool == "llama-cli") s.engine = Engine::llama_cli;
   else if (tool == "llama-completion") s.engine = Engine::llama_completion;
-  else if (tool == "vllm" || tool == "python" || tool == "python3")
-    throw usage("vLLM's command line is not planned yet (llama-server, llama-cli and llama-completion are)");
-  else
+  else if (tool == "vllm") {
+    if (words.size() < 2 || words[1] != "serve") throw usage("vLLM's line is `vllm serve MODEL [flags]`");
+    return parse_vllm(words, 2);
+  } else if ((tool == "python" || tool == "python3") && words.size() > 2 && words[1] == "-m" &&
+             words[2] == "vllm.entrypoints.openai.api_server") {
+    return parse_vllm(words, 3);
+  } else
     throw usage("'" + util::printable(tool) +
                 "' is not an engine this planner knows (llama-server, llama-cli, "
-                "llama-completion)");
+                "llama-completion, vllm serve)");
   const bool server = s.engine == Engine::llama_server;
 
   for (std::size_t i = 1; i < words.size(); ++i) {
-    std::string flag = words[i], value;
-    bool inline_value = false;
-    if (auto eq = flag.find('='); flag.rfind("--", 0) == 0 && eq != std::string::npos) {
-      value = flag.substr(eq + 1);
-      flag = flag.substr(0, eq);
-      inline_value = true;
-    }
+    FlagWord word = split_flag(words[i]);  // named, not bound: clang's lambdas cannot capture a binding
+    std::string& flag = word.flag;
+    const std::string& value = word.value;
+    const bool inline_value = word.inline_value;
     auto take = [&]() -> std::string {
       if (inline_value) return value;
       if (i + 1 >= words.size()) throw usage(flag + " wants a value");

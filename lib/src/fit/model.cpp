@@ -200,3 +200,144 @@ Weights weights_of(const std::vector<checkpoint::FileHeader>& files, std::size_t
 }
 
 }  // namespace provkit::fit
+
+namespace provkit::fit {
+
+namespace {
+
+struct ConfigReader {
+  const nlohmann::json& c;
+  const std::string& path;
+  Error bad(const std::string& what) const { return input_error(path, 0, "cannot plan its memory: " + what); }
+  bool has(const std::string& key) const { return c.contains(key) && !c[key].is_null(); }
+  std::uint64_t number(const std::string& key, std::optional<std::uint64_t> fallback = std::nullopt) const {
+    if (!has(key)) {
+      if (fallback) return *fallback;
+      throw bad(key + " is missing");
+    }
+    const auto& v = c[key];
+    if (!v.is_number_integer() || v.get<std::int64_t>() < 0 || v.get<std::int64_t>() > (1ll << 40))
+      throw bad(key + " is not a whole number");
+    return v.get<std::uint64_t>();
+  }
+};
+
+// vllm/config/model.py _get_and_verify_max_len: max_position_embeddings scaled by the rope factor,
+// except for the rope types that extend nothing here.
+std::uint64_t derived_max_len(const ConfigReader& r) {
+  std::uint64_t len = r.number("max_position_embeddings", 0);
+  const char* keys[] = {"rope_scaling", "rope_parameters"};
+  for (const char* key : keys) {
+    if (!r.has(key) || !r.c[key].is_object()) continue;
+    const auto& rope = r.c[key];
+    std::string type = rope.contains("rope_type") && rope["rope_type"].is_string()
+                           ? rope["rope_type"].get<std::string>()
+                       : rope.contains("type") && rope["type"].is_string() ? rope["type"].get<std::string>()
+                                                                           : "";
+    if (type == "su" || type == "longrope" || type == "llama3" || type == "mrope" || type == "default" ||
+        !rope.contains("factor") || !rope["factor"].is_number())
+      break;
+    if (type == "yarn" && rope.contains("original_max_position_embeddings") &&
+        rope["original_max_position_embeddings"].is_number_integer())
+      len = rope["original_max_position_embeddings"].get<std::uint64_t>();
+    const double factor = rope["factor"].get<double>();
+    if (factor > 0 && factor < 1e6) len = static_cast<std::uint64_t>(static_cast<double>(len) * factor);
+    break;
+  }
+  return len;
+}
+
+std::uint32_t dtype_bytes_of(const nlohmann::json& c) {
+  for (const char* key : {"torch_dtype", "dtype"})
+    if (c.contains(key) && c[key].is_string()) {
+      // vLLM's "auto" dtype: float32 checkpoints run in 16 bits (bfloat16 where the GPU has it).
+      const auto v = c[key].get<std::string>();
+      if (v == "float16" || v == "bfloat16" || v == "float32" || v == "half") return 2;
+    }
+  return 2;
+}
+
+}  // namespace
+
+ModelFacts from_hf_config(const nlohmann::json& top, const std::string& path) {
+  if (!top.is_object()) throw input_error(path, 0, "cannot plan its memory: config.json is not an object");
+  // A multimodal wrapper nests the language model's facts; its own keys fill what the nested one lacks.
+  nlohmann::json c = top;
+  if (top.contains("text_config") && top["text_config"].is_object()) {
+    c = top["text_config"];
+    for (auto& [k, v] : top.items())
+      if (!c.contains(k) && k != "text_config" && k != "vision_config") c[k] = v;
+  }
+  ConfigReader r{c, path};
+  ModelFacts m;
+  m.model_type = c.contains("model_type") && c["model_type"].is_string() ? c["model_type"].get<std::string>() : "";
+  m.architecture = m.model_type;
+  const auto n_layer = r.number("num_hidden_layers");
+  if (n_layer == 0 || n_layer > 65536)
+    throw r.bad("num_hidden_layers " + std::to_string(n_layer) + " is not a layer count");
+  m.hidden = r.number("hidden_size");
+  const auto heads = r.number("num_attention_heads");
+  if (heads == 0 || heads > 65536) throw r.bad("num_attention_heads " + std::to_string(heads) + " is not a head count");
+  m.heads = static_cast<std::uint32_t>(heads);
+  const auto kv_heads = r.number("num_key_value_heads", heads);
+  const auto head_dim = r.number("head_dim", m.hidden / heads);
+  // Bounds past any model, so that the widths below stay 32-bit and their products 64-bit.
+  if (kv_heads > 65536 || head_dim > 65536) throw r.bad("num_key_value_heads or head_dim past 65536");
+  m.intermediate = r.number("intermediate_size", 0);
+  if (r.has("moe_intermediate_size") && r.has("num_experts_per_tok"))
+    m.intermediate = std::max(m.intermediate, r.number("moe_intermediate_size") * r.number("num_experts_per_tok"));
+  m.vocab = r.number("vocab_size", 0);
+  m.context_length = static_cast<std::uint32_t>(std::min<std::uint64_t>(derived_max_len(r), UINT32_MAX));
+  m.dtype_bytes = dtype_bytes_of(c);
+
+  // Layers with a recurrent state are not sized for vLLM yet: refused rather than sized as attention.
+  bool recurrent = m.model_type == "qwen3_next" || m.model_type.rfind("qwen3_5", 0) == 0 ||
+                   m.model_type.find("mamba") != std::string::npos || m.model_type == "jamba" ||
+                   m.model_type == "nemotron_h" || m.model_type == "granitemoehybrid" || m.model_type == "kimi_linear";
+  std::vector<bool> slides(n_layer, false);
+  if (r.has("layer_types") && c["layer_types"].is_array()) {
+    const auto& types = c["layer_types"];
+    if (types.size() < n_layer)
+      throw r.bad("layer_types has " + std::to_string(types.size()) + " entries for " + std::to_string(n_layer) +
+                  " layers");
+    for (std::size_t i = 0; i < n_layer; ++i) {
+      const std::string t = types[i].is_string() ? types[i].get<std::string>() : "";
+      if (t == "sliding_attention") slides[i] = true;
+      else if (t != "full_attention") recurrent = true;
+    }
+  } else if (r.has("sliding_window")) {
+    if (m.model_type == "gemma2") {
+      for (std::size_t i = 0; i < n_layer; ++i) slides[i] = i % 2 == 0;
+    } else if (m.model_type == "gemma3" || m.model_type == "gemma3_text" || m.model_type == "cohere2") {
+      const auto pattern = r.number("sliding_window_pattern", m.model_type == "cohere2" ? 4 : 6);
+      for (std::size_t i = 0; i < n_layer; ++i) slides[i] = pattern == 0 || (i + 1) % pattern != 0;
+    } else if (!(c.contains("use_sliding_window") && c["use_sliding_window"] == false)) {
+      slides.assign(n_layer, true);
+    }
+  }
+  if (recurrent)
+    throw Error(Reason::usage, path + ": " + (m.model_type.empty() ? std::string("this model") : m.model_type) +
+                                   " keeps a recurrent state in some layers; the vLLM planner sizes attention layers "
+                                   "only (dense, sliding-window, MLA) so far");
+  bool any_sliding = false;
+  for (bool s : slides) any_sliding = any_sliding || s;
+  if (any_sliding) {
+    const auto window = r.number("sliding_window");
+    if (window == 0 || window > UINT32_MAX)
+      throw r.bad("sliding_window " + std::to_string(window) + " is not a window");
+    m.sliding_window = static_cast<std::uint32_t>(window);
+  }
+
+  m.mla = r.has("kv_lora_rank") && r.number("kv_lora_rank") > 0;
+  const std::uint64_t latent = m.mla ? r.number("kv_lora_rank") + r.number("qk_rope_head_dim") : 0;
+  if (latent > 65536) throw r.bad("kv_lora_rank + qk_rope_head_dim past 65536");
+  if (!m.mla && (kv_heads == 0 || head_dim == 0)) throw r.bad("no KV heads or no head size");
+  m.layers.resize(n_layer);
+  for (std::size_t i = 0; i < n_layer; ++i)
+    m.layers[i] = m.mla ? Layer{LayerKind::attention, slides[i], 1, static_cast<std::uint32_t>(latent), 0}
+                        : Layer{LayerKind::attention, slides[i], static_cast<std::uint32_t>(kv_heads),
+                                static_cast<std::uint32_t>(head_dim), static_cast<std::uint32_t>(head_dim)};
+  return m;
+}
+
+}  // namespace provkit::fit

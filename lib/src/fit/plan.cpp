@@ -210,6 +210,7 @@ std::vector<GpuFacts> parse_gpu_memory(const std::string& list) {
 }
 
 Plan plan(const ModelFacts& m, const EngineSettings& e, const Weights& w, const std::vector<GpuFacts>& gpus) {
+  if (e.engine == Engine::vllm) throw Error(Reason::internal, "fit::plan is llama.cpp's; vLLM's is fit::plan_vllm");
   if (e.split_mode == SplitMode::row) throw Error(Reason::usage, "--engine-args: -sm row is not planned yet");
   Plan p;
   p.engine = e.engine;
@@ -278,6 +279,30 @@ json Plan::to_json() const {
                          {"kv_bytes", g.kv_bytes},
                          {"recurrent_bytes", g.recurrent_bytes},
                          {"left", g.left}});
+  json vllm_json;
+  if (vllm) {
+    const auto& v = *vllm;
+    auto opt = [](const auto& o) { return o ? json(*o) : json(); };
+    vllm_json = {{"max_model_len", v.max_model_len},
+                 {"block_size", v.block_size},
+                 {"tensor_parallel_size", v.tensor_parallel},
+                 {"pipeline_parallel_size", v.pipeline_parallel},
+                 {"kv_cache_dtype", v.kv_cache_dtype},
+                 {"page_bytes", v.page_bytes},
+                 {"kv_cache_groups", v.groups},
+                 {"layers_per_group", v.group_size},
+                 {"request_bytes", v.request_bytes},
+                 {"available_kv_bytes", v.available},
+                 {"available_estimated", v.available_estimated},
+                 {"activation_estimate_bytes", v.available_estimated ? json(v.activation_estimate) : json()},
+                 {"max_num_batched_tokens", v.max_num_batched_tokens},
+                 {"max_num_seqs", v.max_num_seqs},
+                 {"num_blocks", opt(v.num_blocks)},
+                 {"gpu_kv_cache_tokens", opt(v.kv_tokens)},
+                 {"max_concurrency", opt(v.max_concurrency)},
+                 {"estimated_max_model_len", opt(v.estimated_max_model_len)},
+                 {"refusal", v.refusal.empty() ? json() : json(v.refusal)}};
+  }
   return {{"engine", engine_name(engine)},
           {"context", context},
           {"slots", sequences},
@@ -296,6 +321,7 @@ json Plan::to_json() const {
           {"max_context", max_context ? json(*max_context) : json()},
           {"max_slots", max_slots ? json(*max_slots) : json()},
           {"compute_bytes", nullptr},
+          {"vllm", vllm_json},
           {"layers", layers_json}};
 }
 

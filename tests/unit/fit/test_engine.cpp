@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "provkit/fit/engine.hpp"
 
 using namespace provkit;
@@ -60,7 +62,6 @@ TEST_CASE("fit engine: what llama.cpp's parser refuses, it refuses; a line it ca
   CHECK(reason_name(FitRefusal::engine_refuses) == "engine_refuses");
   CHECK(exit_code(FitRefusal::engine_refuses) == ExitCode::usage);
   CHECK(exit_code(FitRefusal::does_not_fit) == ExitCode::check_failed);
-  CHECK(refusal_of("vllm serve org/model --max-model-len 4096") == Reason::usage);
   CHECK(refusal_of("ollama run x") == Reason::usage);
   CHECK(refusal_of("llama-server -c many") == Reason::usage);
   CHECK(refusal_of("llama-server -c") == Reason::usage);
@@ -68,4 +69,57 @@ TEST_CASE("fit engine: what llama.cpp's parser refuses, it refuses; a line it ca
   CHECK(refusal_of("llama-server -ts 1,x") == Reason::usage);
   CHECK(refusal_of("llama-server -m 'open") == Reason::usage);
   CHECK(refusal_of("") == Reason::usage);
+}
+
+TEST_CASE("fit engine: vllm serve's line read for memory, both flag spellings, the rest skipped", "[fit][vllm]") {
+  auto s = parse_engine_args(
+      "vllm serve Qwen/Qwen3-32B-FP8 --host 0.0.0.0 --max-model-len 131072 -tp 2 --kv-cache-dtype fp8 "
+      "--gpu-memory-utilization 0.92 --enable-prefix-caching --max_num_seqs=8 --max-num-batched-tokens=16k "
+      "--block-size 32 -pp=1 --speculative-config '{\"method\": \"eagle3\", \"num_speculative_tokens\": 3}'");
+  CHECK(s.engine == Engine::vllm);
+  CHECK(s.model == "Qwen/Qwen3-32B-FP8");
+  CHECK(s.vllm.max_model_len == 131072u);
+  CHECK(s.vllm.tensor_parallel == 2);
+  CHECK(s.vllm.kv_cache_dtype == "fp8");
+  CHECK(s.vllm.gpu_memory_utilization == Approx(0.92));
+  CHECK(s.vllm.max_num_seqs == 8u);
+  CHECK(s.vllm.max_num_batched_tokens == 16000u);  // lowercase k: decimal, as vLLM's human_readable_int
+  CHECK(s.vllm.block_size == 32u);
+  CHECK(s.vllm.num_speculative_tokens == 3);
+  CHECK(s.vllm.speculative_method == "eagle3");
+  CHECK(std::find(s.ignored.begin(), s.ignored.end(), "--host") != s.ignored.end());
+  CHECK(std::find(s.ignored.begin(), s.ignored.end(), "--enable-prefix-caching") != s.ignored.end());
+
+  auto t = parse_engine_args(
+      "python3 -m vllm.entrypoints.openai.api_server --model /m --tensor-parallel-size=4 --max-model-len 1K "
+      "--kv-cache-memory-bytes 8G --pipeline-parallel-size 2");
+  CHECK(t.model == "/m");
+  CHECK(t.vllm.tensor_parallel == 4);
+  CHECK(t.vllm.pipeline_parallel == 2);
+  CHECK(t.vllm.max_model_len == 1024u);               // uppercase K: binary
+  CHECK(t.vllm.kv_cache_memory_bytes == 8ull << 30);  // uppercase G: binary
+  CHECK(parse_engine_args("vllm serve m --max-model-len auto").vllm.auto_fit);
+}
+
+TEST_CASE("fit engine: what vLLM's own parser refuses, refused with its reason", "[fit][vllm]") {
+  auto message = [](const std::string& line) -> std::string {
+    try {
+      parse_engine_args(line);
+    } catch (const Error& e) {
+      CHECK(e.reason() == FitRefusal::engine_refuses);
+      return e.what();
+    }
+    FAIL("not refused: " << line);
+    return "";
+  };
+  CHECK(message("vllm serve m --kv-cache-dtype fp16").find("invalid choice: 'fp16'") != std::string::npos);
+  CHECK(message("vllm serve m --gpu-memory-utilization 1.5").find("less than or equal to 1") != std::string::npos);
+  CHECK(message("vllm serve m --gpu-memory-utilization 0").find("greater than 0") != std::string::npos);
+  CHECK(message("vllm serve m --max-model-len 12x").find("human_readable_int") != std::string::npos);
+  CHECK(message("vllm serve m --speculative-config {bad").find("--speculative-config") != std::string::npos);
+  CHECK(message("vllm serve m -tp 0").find("-tp") != std::string::npos);
+  CHECK(message("vllm serve m other").find("unrecognized arguments: other") != std::string::npos);
+  CHECK(message("vllm serve m --max-model-len").find("expected one argument") != std::string::npos);
+  CHECK(refusal_of("vllm serve") == Reason::usage);  // no model
+  CHECK(refusal_of("vllm chat m") == Reason::usage);
 }

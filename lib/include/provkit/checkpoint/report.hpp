@@ -81,6 +81,7 @@ struct Report {
   std::vector<std::string> split_problems;  // gguf-split sets
   SchemeCheck quantization;
   std::optional<Fit> fit;
+  nlohmann::json config;                // config.json as read (null: none); the vLLM planner reads it
   std::uint64_t transferred = 0;        // bytes read: header ranges and sidecars
   std::uint64_t header_bytes_peak = 0;  // the most header bytes held at once (InspectOptions::header_budget)
 

@@ -1,8 +1,7 @@
 #pragma once
 // The engine's own command line, as the operator keeps it in a unit file,
 // read for what matters to memory. One struct for every engine: llama.cpp's
-// tools now; vLLM's `vllm serve` fills the same fields (context, sequences,
-// cache types) and its own later.
+// tools fill the llama.cpp fields, `vllm serve` its own (EngineSettings::vllm).
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -12,7 +11,7 @@
 
 namespace provkit::fit {
 
-enum class Engine { llama_server, llama_cli, llama_completion };
+enum class Engine { llama_server, llama_cli, llama_completion, vllm };
 std::string_view engine_name(Engine e);
 
 // A KV cache type llama.cpp's -ctk/-ctv accept (common/arg.cpp), with ggml's block size and bytes.
@@ -25,6 +24,20 @@ struct CacheType {
 };
 // nullopt for a name llama.cpp does not accept.
 std::optional<CacheType> cache_type(const std::string& name);
+
+// `vllm serve`'s flags that size its memory (vllm/engine/arg_utils.py, vllm/config/cache.py at vLLM commit
+// 002f10e0; the dash and underscore spellings alike, as vLLM's FlexibleArgumentParser takes them).
+struct VllmArgs {
+  std::optional<std::uint64_t> max_model_len;                // --max-model-len (unset or -1/auto: the model's own)
+  bool auto_fit = false;                                     // --max-model-len -1 / auto: vLLM lowers it to what fits
+  std::uint32_t tensor_parallel = 1, pipeline_parallel = 1;  // -tp, -pp
+  std::string kv_cache_dtype = "auto";                       // --kv-cache-dtype (CacheDType)
+  double gpu_memory_utilization = 0.92;                      // CacheConfig's default at 002f10e0 (0.9 before)
+  std::optional<std::uint64_t> kv_cache_memory_bytes;        // replaces the profiled figure when given
+  std::optional<std::uint32_t> max_num_seqs, max_num_batched_tokens, block_size;
+  std::uint32_t num_speculative_tokens = 0;  // --speculative-config's num_speculative_tokens
+  std::string speculative_method;            // and its method (draft layers are not planned)
+};
 
 enum class FlashAttention { on, off, automatic };
 enum class SplitMode { none, layer, row };
@@ -45,6 +58,7 @@ struct EngineSettings {
   std::uint32_t main_gpu = 0;
   bool kv_offload = true;            // -nkvo: the KV cache stays on the host
   std::vector<std::string> ignored;  // flags read past as not about memory
+  VllmArgs vllm;                     // Engine::vllm only
 
   // What the engine runs with once its defaults are applied.
   std::uint32_t sequences() const;

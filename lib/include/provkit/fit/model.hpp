@@ -37,6 +37,12 @@ struct ModelFacts {
   // F32 elements per sequence of each recurrent layer's R (conv) and S (ssm) states (llama-hparams.cpp n_embd_r/s).
   std::uint64_t recurrent_r = 0, recurrent_s = 0;
   std::vector<Layer> layers;
+  // config.json's facts beside (from_hf_config): the dtype a KV cache of "auto" takes (vLLM), the
+  // widths the activation estimate reads.
+  std::string model_type;
+  std::uint32_t dtype_bytes = 2;
+  std::uint32_t heads = 0;  // attention heads (TP must divide them)
+  std::uint64_t hidden = 0, intermediate = 0, vocab = 0;
 };
 
 // The facts of a GGUF's metadata (the JSON checkpoint::parse_gguf keeps,
@@ -50,6 +56,19 @@ struct ModelFacts {
 // Error(invalid_input) naming `path` when a fact it needs is missing or
 // impossible, or the architecture slides by a rule it does not know.
 ModelFacts from_gguf(const nlohmann::json& metadata, const std::string& path);
+
+// The facts of a Hugging Face config.json as vLLM reads them (vLLM 002f10e0: vllm/config/model.py, the
+// model files' attention layers): `text_config` nested (multimodal wrappers) read in place of the top;
+// num_key_value_heads (default num_attention_heads), head_dim (default hidden_size / num_attention_heads);
+// MLA where kv_lora_rank is set (DeepSeek V2/V3, Kimi K2: one latent of kv_lora_rank + qk_rope_head_dim,
+// no V); sliding layers from `layer_types` ("sliding_attention"), else Gemma 2's even layers, Gemma 3's and
+// Cohere 2's all but every sliding_window_pattern-th (default 6, 4), else every layer when sliding_window
+// is set and use_sliding_window is not false (Mistral v0.1). context_length is vLLM's derived maximum:
+// max_position_embeddings (yarn: original_max_position_embeddings) times rope_scaling's factor, except
+// the types that keep it (su, longrope, llama3, mrope, default). Throws Error(invalid_input) naming `path`
+// for a missing or impossible fact, Error(usage) for a family this planner does not size yet (layers
+// holding a recurrent state: Qwen3-Next, Mamba hybrids).
+ModelFacts from_hf_config(const nlohmann::json& config, const std::string& path);
 
 // The weights by layer (blk.N.*), the output layer (output*, which llama.cpp
 // places as layer n_layer) and the input (token_embd*, kept on the host).

@@ -37,6 +37,25 @@ struct GpuRow {
   std::int64_t left = 0;  // free - (weights + kv + recurrent); negative: short by that much
 };
 
+// vLLM's own figures (Engine::vllm), as vllm/v1/core/kv_cache_utils.py computes and logs them.
+struct VllmFigures {
+  std::uint64_t max_model_len = 0;
+  std::uint32_t block_size = 16;  // tokens a page holds (after hybrid page unification: the smallest group's)
+  std::uint32_t tensor_parallel = 1, pipeline_parallel = 1;
+  std::string kv_cache_dtype;
+  std::uint64_t page_bytes = 0;              // one layer's page on one rank
+  std::uint32_t groups = 0, group_size = 0;  // KV cache groups and layers per group (padding layers counted)
+  std::uint64_t request_bytes = 0;           // one max_model_len request's KV on the rank that needs most
+  std::vector<std::int64_t> available;       // KV memory per rank: given (--kv-cache-memory-bytes) or estimated
+  bool available_estimated = false;
+  std::uint64_t max_num_batched_tokens = 0, max_num_seqs = 0;  // as given, or vLLM's defaults for the cards
+  std::uint64_t activation_estimate = 0;                       // per rank, inside the estimate
+  std::optional<std::uint64_t> num_blocks, kv_tokens;          // "GPU KV cache size: N tokens" (with available memory)
+  std::optional<double> max_concurrency;                       // "Maximum concurrency for L tokens per request: X"
+  std::optional<std::uint64_t> estimated_max_model_len;        // vLLM's binary search, when the line does not fit
+  std::string refusal;                                         // vLLM's own sentence when it would refuse to start
+};
+
 struct Plan {
   Engine engine = Engine::llama_server;
   std::uint32_t context = 0;    // n_ctx in effect (padded to 256)
@@ -52,6 +71,7 @@ struct Plan {
   // With GPUs named: the largest -c (a multiple of 256, up to the training context or -c, the larger)
   // that fits at these slots, and the most -np that fit keeping each slot's context (up to 256).
   std::optional<std::uint32_t> max_context, max_slots;
+  std::optional<VllmFigures> vllm;
   nlohmann::json to_json() const;
 };
 

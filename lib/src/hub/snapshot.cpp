@@ -262,7 +262,10 @@ SnapshotSummary publish_snapshot(const Manifest& m, hfcache::Layout& layout, con
     s.bytes_transferred += r.bytes_transferred;
     if (r.outcome == download::Outcome::present || r.outcome == download::Outcome::downloaded) {
       (r.outcome == download::Outcome::present ? s.present : s.downloaded)++;
-      if (gone(r.path)) continue;  // dropped: published nowhere, in no checksum list
+      if (gone(r.path)) {  // dropped: published nowhere, in no checksum list
+        if (r.outcome == download::Outcome::present) ++s.dropped_before;
+        continue;
+      }
       layout.publish(r.path, files.etags[i]);
       etags[r.path] = files.etags[i];
       sums.emplace_back(r.path, r.sha256);

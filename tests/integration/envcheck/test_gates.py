@@ -166,6 +166,24 @@ def test_gfx_gate_from_kfd(tmp):
     row(r, "gfx gfx942", "FAIL", "no KFD", ["no AMD GPU"])
 
 
+def test_amd_only_box_is_not_told_to_install_the_nvidia_driver(tmp):
+    # Issue 43 item 11: the inventory of a box with AMD GPUs only said "install the NVIDIA driver".
+    sysfs = os.path.join(tmp, "sys")
+    make_kfd_tree(sysfs)  # node 1 gfx942, node 2 gfx1100; no NVIDIA driver at all
+    env = {"ENVCHECK_SYSFS_ROOT": sysfs}
+    r = envcheck("--json", env=env)
+    expect(r, 0, "the inventory of an AMD box")
+    row(r, "driver", "INFO", "no NVIDIA driver on an AMD box", ["no NVIDIA driver, none needed", "2 GPUs here are AMD's"])
+    check("NVIDIA driver (its" not in r.out, "the inventory tells an AMD box to install the NVIDIA driver", r.out)
+    r = envcheck("--need", "fp8", "--json", env=env)
+    expect(r, 1, "an NVIDIA question on an AMD box")
+    row(r, "gpu", "FAIL", "--need fp8 on an AMD box", ["no NVIDIA driver", "the GPUs here are AMD's", "--gfx TARGET"])
+    check("install the NVIDIA driver" not in r.out, "--need fp8 on an AMD box: install the NVIDIA driver", r.out)
+    # Without AMD GPUs either, the NVIDIA driver is still what to install.
+    r = envcheck("--json")
+    row(r, "driver", "WARN", "no GPU at all", ["install the NVIDIA driver"])
+
+
 def amd_box(root):
     """Two AMD GPUs: KFD nodes 1 (gfx942, renderD128, 10 GiB free) and 2 (gfx90a, renderD129, 1 GiB free)."""
     nodes = os.path.join(root, "class/kfd/kfd/topology/nodes")

@@ -400,6 +400,8 @@ void Output::on_assembled(const hub::Assembly& a) {
   warn(*this, e.output, r.warning);
   if (r.outcome == download::AssembleOutcome::mismatch)
     return event("assemble", download::mismatch_name(r.mismatch), e.output, r.message, true, download::to_json(r));
+  if (r.outcome == download::AssembleOutcome::refused)
+    return event("assemble", "GGUF SPLIT PARTS", e.output, r.message, true, nlohmann::json::object());
   auto f = download::to_json(r);
   if (a.parts_dropped) f["parts_dropped"] = true;
   event("assemble", "OK", e.output,

@@ -55,7 +55,7 @@ class PlainOutput : public Output {
   void event(const std::string&, const std::string& status, const std::string& path, const std::string& detail,
              bool problem, nlohmann::json) override {
     if (quiet_ && !problem) return;
-    print(status + " " + provkit::util::printable(path) +
+    print(status + (path.empty() ? "" : " " + provkit::util::printable(path)) +
               (detail.empty() ? "" : ": " + provkit::util::printable(detail)),
           problem);
   }

@@ -25,17 +25,15 @@ class Judge:
         if not os.path.exists(self.shim) or os.path.getmtime(self.shim) < os.path.getmtime(source):
             subprocess.run(["cc", "-shared", "-fPIC", "-O1", "-o", self.shim, source], check=True)
 
-    def make_model(self, family, out):
-        """A tiny random-weight GGUF of `family` (make_gguf.py), written by Debian's gguf-py."""
+    def make_model(self, family, out, max_tensors=0):
+        """A tiny random-weight GGUF of `family` (make_gguf.py), written by Debian's gguf-py; with `max_tensors`,
+        a gguf-split set beside `out` (OUT-00001-of-0000N.gguf, ...), and `out` is made by nobody."""
+        if max_tensors:
+            subprocess.run(["/usr/bin/python3", os.path.join(HERE, "make_gguf.py"), family, out, str(max_tensors)],
+                           env=self.gguf_env(), check=True, capture_output=True)
+            return out
         if not os.path.exists(out):
-            paths = [os.path.join(self.root, "usr", "lib", "python3", "dist-packages")]
-            env = dict(os.environ)
-            pyroot = os.path.join(self.dir, "pyroot")
-            if os.path.isdir(pyroot):  # bookworm's numpy, fetched when Debian 12's python3 has none
-                paths.append(os.path.join(pyroot, "usr", "lib", "python3", "dist-packages"))
-                lib = os.path.join(pyroot, "usr", "lib", "x86_64-linux-gnu")
-                env["LD_LIBRARY_PATH"] = ":".join([lib, os.path.join(lib, "blas"), os.path.join(lib, "lapack")])
-            env["PYTHONPATH"] = ":".join(paths)
+            env = self.gguf_env()
             # A temporary of this process's own: the tests run side by side and may make the same model at once
             # (the same bytes: whichever rename lands last wins).
             part = f"{out}.part-{os.getpid()}"
@@ -43,6 +41,18 @@ class Judge:
                            env=env, check=True, capture_output=True)
             os.replace(part, out)
         return out
+
+    def gguf_env(self):
+        """The environment gguf-py runs in: Debian's python3-gguf from the sysroot."""
+        paths = [os.path.join(self.root, "usr", "lib", "python3", "dist-packages")]
+        env = dict(os.environ)
+        pyroot = os.path.join(self.dir, "pyroot")
+        if os.path.isdir(pyroot):  # bookworm's numpy, fetched when Debian 12's python3 has none
+            paths.append(os.path.join(pyroot, "usr", "lib", "python3", "dist-packages"))
+            lib = os.path.join(pyroot, "usr", "lib", "x86_64-linux-gnu")
+            env["LD_LIBRARY_PATH"] = ":".join([lib, os.path.join(lib, "blas"), os.path.join(lib, "lapack")])
+        env["PYTHONPATH"] = ":".join(paths)
+        return env
 
     def allocate(self, model, engine_args):
         """Runs the engine's command line (its first word the tool) on `model`; returns

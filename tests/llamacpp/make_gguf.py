@@ -2,7 +2,9 @@
 GGUFWriter (Debian's python3-gguf), for the fit planner's judge: llama.cpp loads
 them and allocates its caches as it would for the real model.
 
-Usage: make_gguf.py FAMILY OUT.gguf
+Usage: make_gguf.py FAMILY OUT.gguf [MAX_TENSORS]
+  With MAX_TENSORS, a gguf-split set as gguf-py writes one (convert_hf_to_gguf.py --split-max-tensors):
+  OUT-00001-of-0000N.gguf ... beside OUT, each part a whole GGUF with split.no/split.count/split.tensors.count.
 """
 import sys
 
@@ -177,7 +179,8 @@ FAMILIES = {"llama": llama, "gemma3": gemma3, "deepseek2": deepseek2, "mamba": m
 
 if __name__ == "__main__":
     family, out = sys.argv[1], sys.argv[2]
-    w = gguf.GGUFWriter(out, family)
+    max_tensors = int(sys.argv[3]) if len(sys.argv) > 3 else 0
+    w = gguf.GGUFWriter(out, family, split_max_tensors=max_tensors)
     FAMILIES[family](w)
     w.write_header_to_file()
     w.write_kv_data_to_file()

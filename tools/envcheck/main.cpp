@@ -64,6 +64,10 @@ int run(int argc, char** argv) {
       ->type_name("PATH...");
   app.add_option("--disk", disks, "free space on the file system of PATH (repeatable)")->type_name("PATH=SIZE");
   app.add_option("--port-free", ports, "TCP port that must be free to bind (repeatable)")->type_name("PORT");
+  std::string wait_seconds;
+  app.add_option("--wait", wait_seconds,
+                 "ask --port-free and --vram-free again until they hold, for at most SECONDS (then fail as without)")
+      ->type_name("SECONDS");
   app.add_option("--file", files, "file that must exist, with this sha256 when given (repeatable)")
       ->type_name("PATH[=SHA256]");
   app.add_option("--gfx", req.gfx, "every AMD GPU (KFD) must load code built for this target (repeatable)")
@@ -114,6 +118,11 @@ int run(int argc, char** argv) {
     if (!min_pcie.empty()) host::set_min_pcie(req, min_pcie);
     if (!min_h2d.empty()) host::set_min_h2d(req, min_h2d);
     if (roce->count() > 0) req.roce = roce_device;
+    if (!wait_seconds.empty()) {
+      host::set_wait(req, wait_seconds);
+      if (req.ports.empty() && !req.vram_free)
+        throw Error(ExitCode::usage, "--wait goes with --port-free or --vram-free (what a restart frees)");
+    }
     for (const auto& g : req.gfx)
       if (g.rfind("gfx", 0) != 0 || g.size() < 6)
         throw Error(ExitCode::usage, "--gfx wants a gfx target (like gfx942 or gfx11-generic), not '" + g + "'");

@@ -49,15 +49,20 @@ std::string sentence(const hub::Manifest& m, const hub::FetchReport& report, con
                      m.repo.id + " at " + m.revision + (check_only ? "" : "; nothing was downloaded")
                : "all " + n(r.upstream_files) + " files match the Hub tree of " + m.repo.id + " at " + m.revision;
   const auto& s = r.published;
-  std::string text = s.failed ? n(s.failed) + " of " + n(m.files.size() + m.assemble.size()) +
-                                    " files failed; the others are verified in " + r.location
-                              : "all " + n(m.files.size()) + " files verified (" + n(s.downloaded) + " downloaded, " +
-                                    n(s.present) + " already in place" +
-                                    (m.assemble.empty() ? "" : ", " + n(s.assembled) + " assembled") +
-                                    (s.dropped ? ", " + n(s.dropped) + " parts dropped (" +
-                                                     util::format_size(s.freed_bytes) + " freed)"
-                                               : "") +
-                                    ") in " + r.location;
+  // Verified: what this run holds as verified; an assembly not attempted (a file failed) is neither.
+  const std::size_t verified = s.downloaded + s.present + s.assembled + s.unchanged;
+  std::string text =
+      s.failed
+          ? n(s.failed) + " of " + n(m.files.size() + m.assemble.size()) + " files failed; " +
+                (verified ? n(verified) : std::string("none")) + " verified in " + r.location
+          : "all " + n(m.files.size()) + " files verified (" + n(s.downloaded) + " downloaded, " +
+                n(s.present - s.dropped_before) + " already in place" +
+                (s.dropped_before ? ", " + n(s.dropped_before) + " parts dropped earlier" : "") +
+                (s.assembled ? ", " + n(s.assembled) + " assembled" : "") +
+                (s.unchanged ? ", " + n(s.unchanged) + (s.unchanged > 1 ? " outputs" : " output") + " unchanged" : "") +
+                (s.dropped ? ", " + n(s.dropped) + " parts dropped (" + util::format_size(s.freed_bytes) + " freed)"
+                           : "") +
+                ") in " + r.location;
   if (!offline_why.empty())
     text += s.failed
                 ? ". This run was offline (" + offline_why +

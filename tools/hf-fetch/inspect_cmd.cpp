@@ -261,6 +261,25 @@ int run_inspect(const InspectArgs& a, Output& out) {
               ", the most slots at this context per slot: " + std::to_string(plan->max_slots.value_or(0));
   }
   text += "\ntransferred: " + std::to_string(r.transferred) + " bytes";
+  // A plan that does not fit is a problem line of its own, as a contradiction is: --quiet keeps it.
+  if (r.fit && !r.fit->fits)
+    out.event("fit", "DOES NOT FIT", "",
+              human_bytes(r.fit->weights_per_gpu) + " of weights per GPU is " +
+                  human_bytes(static_cast<std::uint64_t>(-r.fit->free_per_gpu)) + " more than the " +
+                  human_bytes(r.fit->gpu_memory) + " each has",
+              true);
+  if (plan && !plan->gpus.empty() && !plan->fits) {
+    std::string short_of;
+    for (const auto& g : plan->gpus)
+      if (g.left < 0)
+        short_of += (short_of.empty() ? "" : ", ") + ("GPU " + std::to_string(g.index) + " is " +
+                                                      human_bytes(static_cast<std::uint64_t>(-g.left)) + " short");
+    out.event("fit", "DOES NOT FIT", "",
+              std::string(fit::engine_name(plan->engine)) + " -c " + std::to_string(plan->context) + ": " +
+                  (short_of.empty() ? std::string("no placement fits") : short_of) +
+                  "; the largest -c that fits: " + std::to_string(plan->max_context.value_or(0)),
+              true);
+  }
   int code = r.exit_code();
   // The contradictions were said above, on stderr; a failed consistency check is check_failed, a plan
   // that does not fit does_not_fit (a contradiction wins: it says the facts themselves are wrong).

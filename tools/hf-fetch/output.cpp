@@ -55,7 +55,7 @@ class PlainOutput : public Output {
   void event(const std::string&, const std::string& status, const std::string& path, const std::string& detail,
              bool problem, nlohmann::json) override {
     if (quiet_ && !problem) return;
-    print(status + " " + provkit::util::printable(path) +
+    print(status + (path.empty() ? "" : " " + provkit::util::printable(path)) +
               (detail.empty() ? "" : ": " + provkit::util::printable(detail)),
           problem);
   }
@@ -400,6 +400,8 @@ void Output::on_assembled(const hub::Assembly& a) {
   warn(*this, e.output, r.warning);
   if (r.outcome == download::AssembleOutcome::mismatch)
     return event("assemble", download::mismatch_name(r.mismatch), e.output, r.message, true, download::to_json(r));
+  if (r.outcome == download::AssembleOutcome::refused)
+    return event("assemble", "GGUF SPLIT PARTS", e.output, r.message, true, nlohmann::json::object());
   auto f = download::to_json(r);
   if (a.parts_dropped) f["parts_dropped"] = true;
   event("assemble", "OK", e.output,
@@ -429,8 +431,11 @@ void Output::on_upstream(const hub::UpstreamCheck& c) {
 }
 
 void Output::on_space_plan(const hub::SpacePlan& p, bool dry_run) {
-  if (!dry_run) return;  // a fetch shows what it does as it does it
   using Action = hub::FilePlan::Action;
+  to_fetch_ = static_cast<std::size_t>(std::count_if(p.files.begin(), p.files.end(), [](const hub::FilePlan& f) {
+    return f.action != Action::in_place;
+  }));
+  if (!dry_run) return;  // a fetch shows what it does as it does it
   for (const auto& f : p.files) {
     if (!f.dropped_into.empty()) {
       event("plan", hub::action_name(f.action), f.path, "dropped after " + f.dropped_into + " verified", false,
@@ -462,8 +467,14 @@ void Output::on_source_failed(const std::string& url, const std::string& why) {
 }
 
 void Output::on_plan(const hub::Manifest& m, const hub::hfcache::Layout& layout, const hub::DownloadPlan& plan) {
-  note("fetching " + std::to_string(plan.jobs.size()) + " files (" + human_bytes(plan.total_bytes) + ") of " +
-       m.repo.id + " at " + m.revision + " into " + layout.describe());
+  // The files in place are checked, not fetched: a rerun with nothing to fetch says so.
+  const std::size_t n = plan.jobs.size(), fetch = std::min(n, to_fetch_.value_or(n));
+  auto files = [](std::size_t k) { return std::to_string(k) + (k == 1 ? " file" : " files"); };
+  note((fetch == 0   ? "checking " + files(n) + " in place (" + human_bytes(plan.total_bytes) + ") of "
+        : fetch == n ? "fetching " + files(n) + " (" + human_bytes(plan.total_bytes) + ") of "
+                     : "fetching " + std::to_string(fetch) + " of " + files(n) + " (" + human_bytes(plan.total_bytes) +
+                           "; the others are in place and checked) of ") +
+       m.repo.id + " at " + m.revision + (fetch == 0 ? " in " : " into ") + layout.describe());
   begin_downloads(plan.total_bytes, plan.jobs.size());
 }
 

@@ -12,6 +12,7 @@
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
@@ -90,6 +91,7 @@ class Output : public hub::FetchObserver {
   bool downloading_ = false;       // begin_downloads was called
   std::string source_;             // where files come from now (redacted URL)
   bool from_mirror_ = false;
+  std::optional<std::size_t> to_fetch_;           // files the space plan found not in place (fetch or resume)
   std::map<std::string, std::string> served_by_;  // path -> the source that delivered it in this run
   bool quiet_;
 };

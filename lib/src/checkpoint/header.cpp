@@ -24,6 +24,19 @@ std::string format_name(Format f) { return f == Format::gguf ? "gguf" : "safeten
 std::string_view reason_name(HeaderRefusal) { return reason_name(Reason::invalid_input); }
 ExitCode exit_code(HeaderRefusal) { return ExitCode::usage; }
 
+bool is_gguf_split_name(std::string_view path) {
+  // "-%05d-of-%05d.gguf", as llama.cpp's llama_split_path writes it (wider numbers past 99999 parts).
+  auto digits = [](std::string_view s) {
+    return s.size() >= 5 && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+  };
+  if (!path.ends_with(".gguf")) return false;
+  path.remove_suffix(5);
+  auto of = path.rfind("-of-");
+  if (of == std::string_view::npos || !digits(path.substr(of + 4))) return false;
+  auto dash = path.rfind('-', of - 1);
+  return of > 0 && dash != std::string_view::npos && digits(path.substr(dash + 1, of - dash - 1));
+}
+
 bool is_checkpoint_name(std::string_view path, Format* format) {
   auto ends = [&](std::string_view s) { return path.size() > s.size() && path.substr(path.size() - s.size()) == s; };
   Format f;

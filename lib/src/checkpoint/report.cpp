@@ -102,6 +102,11 @@ std::vector<std::string> check_splits(const std::vector<FileHeader>& files, cons
     std::vector<std::string> problems;
   };
   std::map<std::string, Set> sets;
+  std::vector<std::string> out_of_set;
+  auto split_number = [](std::uint64_t n) {
+    std::string digits = std::to_string(n);
+    return std::string(digits.size() < 5 ? 5 - digits.size() : 0, '0') + digits;
+  };
   auto num = [](const json& m, const char* k) -> std::optional<std::uint64_t> {
     if (m.contains(k) && m[k].is_number_integer() && m[k].get<std::int64_t>() >= 0) return m[k].get<std::uint64_t>();
     return std::nullopt;
@@ -110,6 +115,18 @@ std::vector<std::string> check_splits(const std::vector<FileHeader>& files, cons
     if (f.format != Format::gguf) continue;
     auto count = num(f.metadata, "split.count"), no = num(f.metadata, "split.no");
     if (!count || !no) continue;
+    if (*count > 1 && !is_gguf_split_name(f.path)) {
+      // One file that calls itself a part: gguf-split parts joined byte by byte (cat, an --assemble of them).
+      out_of_set.push_back(
+          f.path + " is part " + std::to_string(*no + 1) + " of a " + std::to_string(*count) +
+          "-part gguf-split set by its metadata (split.no " + std::to_string(*no) + ", split.count " +
+          std::to_string(*count) +
+          ") but is one file, not named as a part: gguf-split parts joined byte by byte make such a file, and "
+          "llama.cpp cannot load it. Keep the parts as they are and load the first (llama-server -m "
+          "NAME-00001-of-" +
+          split_number(*count) + ".gguf), or make one file of them with llama-gguf-split --merge");
+      continue;
+    }
     // "name-00001-of-00003.gguf" -> "name"
     std::string key = f.path;
     if (auto dash = key.rfind("-of-"); dash != std::string::npos && dash >= 6) key = key.substr(0, dash - 6);
@@ -126,7 +143,7 @@ std::vector<std::string> check_splits(const std::vector<FileHeader>& files, cons
     if (auto declared = num(f.metadata, "split.tensors.count")) s.tensors_declared = *declared;
     s.tensors += f.tensors.size();  // each file's count is bounded (kMaxGgufTensors)
   }
-  std::vector<std::string> out;
+  std::vector<std::string> out = std::move(out_of_set);
   for (auto& [key, s] : sets) {
     out.insert(out.end(), s.problems.begin(), s.problems.end());
     const std::string& prefix = key;

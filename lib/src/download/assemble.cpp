@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 #include <memory>
 
 #include "io.hpp"
@@ -37,10 +38,30 @@ std::string describe_state(const AssembleJob& job) {
   s += "expect " + job.sha256.value_or("-") + " " + (job.size ? std::to_string(*job.size) : "-") + "\n";
   return s;
 }
+// The first part past the first that begins as a GGUF file does: the magic "GGUF" and a version llama.cpp
+// reads (1 to 3), little-endian. A byte-split GGUF's later pieces start inside its tensor data.
+const fs::path* whole_gguf_part(const AssembleJob& job) {
+  for (std::size_t i = 1; i < job.parts.size(); ++i) {
+    util::Fd in = util::open_regular(job.parts[i]);
+    unsigned char head[8] = {};
+    if (!in || ::pread(in.get(), head, sizeof head, 0) != static_cast<ssize_t>(sizeof head)) continue;
+    const std::uint32_t version = head[4] | (head[5] << 8) | (head[6] << 16) | (std::uint32_t{head[7]} << 24);
+    if (std::memcmp(head, "GGUF", 4) == 0 && version >= 1 && version <= 3) return &job.parts[i];
+  }
+  return nullptr;
+}
 }  // namespace
 
 AssembleResult assemble(const AssembleJob& job) {
   AssembleResult r;
+  // Before the stamp is trusted: an output joined from such parts by an earlier run is no better now.
+  if (const fs::path* whole = whole_gguf_part(job)) {
+    r.outcome = AssembleOutcome::refused;
+    r.message = whole->filename().string() +
+                " is a whole GGUF file (it begins with GGUF's magic and version), as "
+                "each part of a gguf-split set is: nothing was assembled";
+    return r;
+  }
   util::Root root(job.root.empty() ? util::common_directory({job.output, job.stamp}) : job.root);
   struct stat st;
   if (root.stat(job.output, st) && S_ISREG(st.st_mode)) {

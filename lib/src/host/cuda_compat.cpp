@@ -195,13 +195,18 @@ bool runs_on(const ArchTarget& target, Version cc) {
 }
 
 std::optional<ArchTarget> best_match(const std::vector<ArchTarget>& list, Version cc) {
-  std::optional<ArchTarget> ptx;
+  // As the CUDA runtime chooses: the newest cubin that runs (an arch-specific one before its plain twin), in
+  // whatever order the list names them; PTX, the newest that runs, only when no cubin does.
+  std::optional<ArchTarget> cubin, ptx;
+  auto newer = [](const ArchTarget& t, const std::optional<ArchTarget>& best) {
+    return !best || t.arch > best->arch || (t.arch == best->arch && t.variant != 0 && best->variant == 0);
+  };
   for (const auto& t : list) {
     if (!runs_on(t, cc)) continue;
-    if (!t.ptx) return t;
-    if (!ptx) ptx = t;
+    auto& best = t.ptx ? ptx : cubin;
+    if (newer(t, best)) best = t;
   }
-  return ptx;
+  return cubin ? cubin : ptx;
 }
 
 std::optional<Version> capability_minimum(std::string_view need) {

@@ -1,6 +1,14 @@
 // envcheck's run: the probes it shares, and the checks a Request asks for,
 // in the order the table shows them.
 #include "detail.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <set>
+#include <thread>
+
 #include "provkit/util/paths.hpp"
 #include "provkit/util/size.hpp"
 
@@ -124,6 +132,56 @@ const AtomicsPath& Probes::atomics_path(const std::string& bdf) {
   return it->second;
 }
 
+namespace {
+
+// --wait: the port and free-memory gates asked again, each round with a fresh look at the driver, until every
+// one holds or the time ends; the rows are the last round's, each saying how long it waited.
+void wait_for_gates(const Request& req, const Environment& env, std::vector<Result>& out) {
+  using Clock = std::chrono::steady_clock;
+  constexpr auto kRound = std::chrono::milliseconds(250);
+  auto waitable = [](const Result& r) { return r.rule == Rule::port_bindable || r.rule == Rule::vram_free; };
+  auto failing = [&] {
+    return std::any_of(out.begin(), out.end(),
+                       [&](const Result& r) { return waitable(r) && r.status == Status::fail; });
+  };
+  std::set<std::string> waited_for;  // the rows that failed at first: the ones the wait is about
+  for (const auto& r : out)
+    if (waitable(r) && r.status == Status::fail) waited_for.insert(r.name);
+  const auto start = Clock::now();
+  const auto deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(*req.wait));
+  Request again;  // only what is waited for, and what chooses the NVIDIA or the AMD rows as the first look did
+  again.gpus = req.gpus;
+  again.needs = req.needs;
+  again.min_cc = req.min_cc;
+  again.arch_list = req.arch_list;
+  again.vram_free = req.vram_free;
+  again.vram_free_text = req.vram_free_text;
+  again.ports = req.ports;
+  while (failing() && Clock::now() < deadline) {
+    std::this_thread::sleep_for(std::min<Clock::duration>(kRound, deadline - Clock::now()));
+    std::vector<Result> fresh;
+    Probes probes(env);
+    if (again.vram_free) gpu_checks(again, probes, fresh);
+    for (const auto& p : again.ports) fresh.push_back(port_check(p));
+    for (auto& r : out) {
+      if (!waitable(r)) continue;
+      auto now = std::find_if(fresh.begin(), fresh.end(), [&](const Result& f) { return f.name == r.name; });
+      if (now != fresh.end()) r = std::move(*now);
+    }
+  }
+  const double waited = std::chrono::duration<double>(Clock::now() - start).count();
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f", waited);
+  for (auto& r : out) {
+    if (!waitable(r) || !waited_for.count(r.name)) continue;
+    r.data["waited_s"] = std::round(waited * 10) / 10;
+    if (r.status == Status::fail) r.reason += std::string("; still so after waiting ") + text + " s (--wait)";
+    else r.reason += std::string(" (after waiting ") + text + " s)";
+  }
+}
+
+}  // namespace
+
 }  // namespace detail
 
 std::vector<check::Result> run_checks(const Request& req, const Environment& env) {
@@ -146,6 +204,7 @@ std::vector<check::Result> run_checks(const Request& req, const Environment& env
   for (const auto& d : req.disks) out.push_back(disk_check(d));
   for (const auto& p : req.ports) out.push_back(port_check(p));
   for (const auto& f : req.files) out.push_back(file_check(f));
+  if (req.wait) wait_for_gates(req, env, out);
   return out;
 }
 

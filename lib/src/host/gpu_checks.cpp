@@ -254,7 +254,11 @@ void gpu_checks(const Request& req, Probes& probes, std::vector<Result>& out) {
          .status = Status::fail,
          .rule = Rule::no_gpu,
          .reason = s.driver_version.empty() ? no_driver_reason(s) : "driver " + s.driver_version + " lists no GPU",
-         .fix = kInstallDriver});
+         .fix = probes.rocm().gpus.empty()
+                    ? kInstallDriver
+                    // An AMD box asked an NVIDIA question: the answer is not an NVIDIA driver.
+                    : "--need, --min-cc and --arch-list ask about NVIDIA GPUs, and the GPUs here are AMD's: ask with "
+                      "--gfx TARGET (the gpu amdN rows of envcheck name each one's), --gpu and --vram-free"});
     return;
   }
   const auto& vis = probes.visibility();

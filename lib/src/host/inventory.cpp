@@ -16,13 +16,19 @@ using namespace detail;
 
 namespace {
 
-Result driver_fact(const gpu::Snapshot& s) {
+// `amd_gpus`: KFD's GPUs. A box with only AMD cards needs no NVIDIA driver: its absence is a fact, not a warning.
+Result driver_fact(const gpu::Snapshot& s, std::size_t amd_gpus) {
   Result r{.name = "driver",
            .data = {{"source", s.source == gpu::Source::nvml         ? "nvml"
                                : s.source == gpu::Source::nvidia_smi ? "nvidia-smi"
                                                                      : "none"},
                     {"driver_version", s.driver_version},
                     {"cuda", s.driver_cuda ? cuda_text(s.driver_cuda) : ""}}};
+  if (s.driver_version.empty() && amd_gpus > 0) {
+    r.reason = "no NVIDIA driver, none needed: the " + std::to_string(amd_gpus) + " GPU" + (amd_gpus > 1 ? "s" : "") +
+               " here " + (amd_gpus > 1 ? "are" : "is") + " AMD's (the gpu amdN rows)";
+    return r;
+  }
   if (s.driver_version.empty()) {
     r.status = Status::warn;
     r.reason = no_driver_reason(s);
@@ -147,7 +153,7 @@ std::vector<check::Result> inventory(const Environment& env, const Request& link
   clock.lap("then waited for the driver");
   const auto& s = probes.driver();
   std::vector<Result> out;
-  out.push_back(driver_fact(s));
+  out.push_back(driver_fact(s, probes.rocm().gpus.size()));
   out.push_back(libcuda_fact(s, env));
   const auto& vis = probes.visibility();
   for (const auto& d : s.devices) {

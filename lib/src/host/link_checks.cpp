@@ -61,7 +61,8 @@ Result link_row(const host::GpuLinkTest& g, const std::string& who) {
   r.data["theoretical_gb_per_s"] = theory > 0 ? json(rounded(theory, 0.01)) : json(nullptr);
   r.data["h2d_fraction"] = theory > 0 ? json(rounded(g.h2d_gb_per_s / theory, 0.001)) : json(nullptr);
   r.data["d2h_fraction"] = theory > 0 ? json(rounded(g.d2h_gb_per_s / theory, 0.001)) : json(nullptr);
-  r.reason = who + ": H2D " + gbps(g.h2d_gb_per_s) + " GB/s, D2H " + gbps(g.d2h_gb_per_s) + " GB/s";
+  r.reason = who + " (" + g.pci_bus_id + "): H2D " + gbps(g.h2d_gb_per_s) + " GB/s, D2H " + gbps(g.d2h_gb_per_s) +
+             " GB/s";
   if (theory > 0)
     r.reason += " (" + std::to_string(static_cast<int>(std::lround(100 * g.h2d_gb_per_s / theory))) + "% / " +
                 std::to_string(static_cast<int>(std::lround(100 * g.d2h_gb_per_s / theory))) + "% of " +
@@ -131,6 +132,7 @@ void link_checks(const Request& req, Probes& probes, std::vector<Result>& out) {
   }
   for (const auto& g : report.gpus) {
     const auto who = gpu_name(s, g.pci_bus_id, g.ordinal);
+    const auto said = who + " (" + g.pci_bus_id + ")";  // the index and the PCI address, as the link row says
     out.push_back(link_row(g, who));
     if (req.min_pcie) {
       Result r{.name = "min-pcie " + who,
@@ -140,13 +142,14 @@ void link_checks(const Request& req, Probes& probes, std::vector<Result>& out) {
                .data = {{"under_load", link_json(g.under_load)}, {"max", link_json(g.max)}}};
       if (!g.under_load.known()) {
         r.status = Status::fail;
-        r.reason = who + ": the link under load could not be read (" + (g.error.empty() ? g.nvml_error : g.error) + ")";
+        r.reason = said + ": the link under load could not be read (" + (g.error.empty() ? g.nvml_error : g.error) +
+                   ")";
         r.fix = kInstallDriver;
       } else if (g.under_load.gen >= req.min_pcie->gen && g.under_load.width >= req.min_pcie->width) {
-        r.reason = who + " trained " + link_text(g.under_load) + " under load >= " + link_text(*req.min_pcie);
+        r.reason = said + " trained " + link_text(g.under_load) + " under load >= " + link_text(*req.min_pcie);
       } else {
         r.status = Status::fail;
-        r.reason = who + " trained " + link_text(g.under_load) + " under load < " + link_text(*req.min_pcie) +
+        r.reason = said + " trained " + link_text(g.under_load) + " under load < " + link_text(*req.min_pcie) +
                    " asked (the card and slot allow " + link_text(g.max) + ")";
         r.fix = "seat the card in a slot wired for " + link_text(*req.min_pcie) +
                 " from the CPU (check risers, bifurcation and the board's lane sharing)";
@@ -159,7 +162,7 @@ void link_checks(const Request& req, Probes& probes, std::vector<Result>& out) {
                .rule = Rule::min_h2d,
                .threshold = req.min_h2d_text,
                .data = {{"h2d_gb_per_s", rounded(g.h2d_gb_per_s, 0.01)}}};
-      r.reason = who + " copies host to device at " + gbps(g.h2d_gb_per_s) + " GB/s";
+      r.reason = said + " copies host to device at " + gbps(g.h2d_gb_per_s) + " GB/s";
       if (!g.error.empty() || g.h2d_gb_per_s < *req.min_h2d) {
         r.status = Status::fail;
         r.reason += " < " + req.min_h2d_text + " GB/s asked" + (g.error.empty() ? "" : ": " + g.error);
@@ -211,10 +214,13 @@ void pcie_atomics_rows(Probes& probes, bool as_check, std::vector<Result>& out) 
   if (amd_restricted)
     for (const auto& g : probes.engine_amd_gpus()) amd_visible.push_back(g.pci_bus_id);
   for (const auto& id : host::amd_gpu_bus_ids(sysfs)) {
+    // The card's index as the other AMD rows give it (KFD's node, "amd1"), where KFD lists the card.
+    const auto& kfd = probes.rocm().gpus;
+    const auto node = std::find_if(kfd.begin(), kfd.end(), [&](const rocm::AmdGpu& g) { return g.pci_bus_id == id; });
     std::string hidden;
     if (amd_restricted && std::find(amd_visible.begin(), amd_visible.end(), id) == amd_visible.end())
       hidden = "; not visible to the engine (" + amd_visibility_text(env) + ")";
-    gpus.push_back({"amd " + id, id, hidden});
+    gpus.push_back({node == kfd.end() ? "amd " + id : "amd" + std::to_string(node->node), id, hidden});
   }
   // A check looks at the GPUs the engine sees, as every GPU check does; the inventory shows all, marked.
   if (as_check) {

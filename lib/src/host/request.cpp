@@ -31,6 +31,7 @@ std::string field_key(Field field) {
     case Field::link_test: return "link_test";
     case Field::min_pcie: return "min_pcie";
     case Field::min_h2d: return "min_h2d";
+    case Field::wait: return "wait";
   }
   return "?";
 }
@@ -91,6 +92,12 @@ void set_link_test(Request& r, const std::string& seconds) {
   if (!v || *v > 60)
     throw InvalidValue(Field::link_test, seconds, "seconds per GPU, more than 0 and at most 60 (like 1 or 0.5)");
   r.link_test = v;
+}
+
+void set_wait(Request& r, const std::string& seconds) {
+  auto v = positive_number(seconds);
+  if (!v || *v > 3600) throw InvalidValue(Field::wait, seconds, "seconds, more than 0 and at most 3600 (like 30)");
+  r.wait = v;
 }
 
 void set_min_pcie(Request& r, const std::string& text) {

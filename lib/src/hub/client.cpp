@@ -295,7 +295,17 @@ std::string HubClient::get_json(const Repo& repo, const std::string& url, const 
 
 std::string HubClient::resolve_commit(const Repo& repo, const std::string& revision) {
   std::string what = "revision " + revision + " of " + describe(repo);
-  std::string body = get_json(repo, revision_url(endpoint_, repo, revision), what);
+  std::string body;
+  try {
+    body = get_json(repo, revision_url(endpoint_, repo, revision), what);
+  } catch (const Error& e) {
+    // The Hub resolves a branch, a tag or a whole commit id, never an abbreviated one (git's 7-hex form).
+    const bool short_commit = revision.size() >= 4 && revision.size() < 40 && util::is_hex(revision, revision.size());
+    if (!short_commit || !e.is(HubRefusal::revision_not_found)) throw;
+    throw Error(e, std::string(e.what()) + "; if " + revision +
+                       " is a commit, give the 40-hex commit (git rev-parse, or the Hub's commit history): the Hub "
+                       "does not resolve an abbreviated one");
+  }
   auto parsed = util::read_json(body);
   const auto* doc_if = std::get_if<nlohmann::json>(&parsed);
   const nlohmann::json doc = doc_if ? *doc_if : nlohmann::json();

@@ -124,6 +124,9 @@ std::vector<DroppedPart> drop_parts(hfcache::Layout& layout, const AssembleEntry
       guard.remove(stamp_path(layout, "verified", p));
     } catch (const Error&) {  // a stale stamp vouches for nothing once the file is gone
     }
+    // The part's folders, when nothing else is left in them (Q8_0/ of Q8_0/x.part1of2): no empty tree stays.
+    for (fs::path dir = fs::path(p).parent_path(); !dir.empty(); dir = dir.parent_path())
+      if (!guard.remove_empty_directory(layout.file_path(dir.string()))) break;
     out.push_back(std::move(d));
   }
   return out;

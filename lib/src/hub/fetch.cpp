@@ -261,6 +261,8 @@ nlohmann::json to_json(const FetchReport& r) {
                       {"present", s.present},
                       {"failed", s.failed},
                       {"assembled", s.assembled},
+                      {"unchanged", s.unchanged},
+                      {"dropped_before", s.dropped_before},
                       {"dropped", s.dropped},
                       {"freed_bytes", s.freed_bytes},
                       {"bytes_transferred", s.bytes_transferred},

@@ -10,6 +10,7 @@
 #include <map>
 #include <set>
 
+#include "provkit/checkpoint/header.hpp"
 #include "provkit/error.hpp"
 #include "provkit/hub/patterns.hpp"
 #include "provkit/util/beneath.hpp"
@@ -159,6 +160,7 @@ struct Parser {
         }
         if (a["sha256"]) e.sha256 = hex(a["sha256"], "sha256", 64);
         if (a["size"]) e.size = size(a["size"], "size");
+        if (auto refusal = gguf_split_refusal(e)) fail(R::gguf_split_parts, parts, *refusal);
         m.assemble.push_back(std::move(e));
       }
     }
@@ -373,6 +375,43 @@ AssemblySpecError::AssemblySpecError(const std::string& spec, std::optional<std:
                                     : "part '" + *part_ + "' is not one of the manifest's files"),
       part(std::move(part_)) {}
 
+std::optional<std::string> gguf_split_refusal(const AssembleEntry& e) {
+  const auto split = static_cast<std::size_t>(std::count_if(e.parts.begin(), e.parts.end(), [](const std::string& p) {
+    return checkpoint::is_gguf_split_name(p);
+  }));
+  if (split == 0) return std::nullopt;
+  const std::string which = split == e.parts.size()
+                                ? (split == 1 ? e.parts.front() + " is a gguf-split part, a whole GGUF file"
+                                              : e.parts.front() + " and the other " + std::to_string(split - 1) +
+                                                    " parts are gguf-split parts, each a whole GGUF file")
+                                : std::to_string(split) + " of the " + std::to_string(e.parts.size()) + " parts (" +
+                                      *std::find_if(e.parts.begin(), e.parts.end(),
+                                                    [](const std::string& p) {
+                                                      return checkpoint::is_gguf_split_name(p);
+                                                    }) +
+                                      (split > 1 ? ", ..." : "") + ") " +
+                                      (split == 1 ? "is a gguf-split part, a whole GGUF file"
+                                                  : "are gguf-split parts, each a whole GGUF file");
+  return which + " (split.no, split.count), not byte-split pieces; " + gguf_split_advice(e);
+}
+
+std::string gguf_split_advice(const AssembleEntry& e) {
+  auto split = std::find_if(e.parts.begin(), e.parts.end(),
+                            [](const std::string& p) { return checkpoint::is_gguf_split_name(p); });
+  const std::string& first = split != e.parts.end() ? *split : e.parts.front();
+  std::string advice = "joined into " + e.output +
+                       " they make a file llama.cpp cannot load. Fetch them without --assemble: llama.cpp loads a "
+                       "split set from its first part (llama-server -m " +
+                       first + "), and llama-gguf-split --merge " + first + " " + e.output + " makes one file of them";
+  if (!checkpoint::is_gguf_split_name(first)) {
+    std::string count = std::to_string(e.parts.size());
+    count.insert(0, count.size() < 5 ? 5 - count.size() : 0, '0');
+    advice += " (both find the other parts by gguf-split's names: rename the parts, in order, NAME-00001-of-" + count +
+              ".gguf, NAME-00002-of-" + count + ".gguf and so on first)";
+  }
+  return advice;
+}
+
 bool natural_less(std::string_view a, std::string_view b) {
   std::size_t i = 0, j = 0;
   auto digit = [](char c) { return c >= '0' && c <= '9'; };
@@ -485,6 +524,8 @@ AssembleEntry parse_assembly(const Manifest& m, std::string spec, const std::fun
     pos = comma + 1;
   }
   e.size = size.value();
+  if (auto refusal = gguf_split_refusal(e))
+    throw Error(ManifestRefusal::gguf_split_parts, "--assemble " + e.output + ": " + *refusal);
   return e;
 }
 

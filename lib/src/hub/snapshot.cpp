@@ -262,7 +262,10 @@ SnapshotSummary publish_snapshot(const Manifest& m, hfcache::Layout& layout, con
     s.bytes_transferred += r.bytes_transferred;
     if (r.outcome == download::Outcome::present || r.outcome == download::Outcome::downloaded) {
       (r.outcome == download::Outcome::present ? s.present : s.downloaded)++;
-      if (gone(r.path)) continue;  // dropped: published nowhere, in no checksum list
+      if (gone(r.path)) {  // dropped: published nowhere, in no checksum list
+        if (r.outcome == download::Outcome::present) ++s.dropped_before;
+        continue;
+      }
       layout.publish(r.path, files.etags[i]);
       etags[r.path] = files.etags[i];
       sums.emplace_back(r.path, r.sha256);
@@ -291,13 +294,16 @@ SnapshotSummary publish_snapshot(const Manifest& m, hfcache::Layout& layout, con
         job.stamp = stamp_path(layout, "assemble", e.output);
         job.root = layout.guard().dir();
         a.result = download::assemble(job);
+        if (a.result.outcome == download::AssembleOutcome::refused)
+          a.result.message += "; " + gguf_split_advice(e);  // what to do instead, in the one sentence hub keeps
       }
-      bool ok = a.result.outcome != download::AssembleOutcome::mismatch;
+      bool ok = a.result.outcome != download::AssembleOutcome::mismatch &&
+                a.result.outcome != download::AssembleOutcome::refused;
       if (!ok) {
         ++s.failed;
         s.reason = worse(s.reason, download::FileFailure::mismatch);
       } else {
-        ++s.assembled;
+        ++(a.result.outcome == download::AssembleOutcome::unchanged ? s.unchanged : s.assembled);
         sums.emplace_back(e.output, a.result.sha256);
       }
       verified.push_back(ok && e.sha256 && a.result.sha256 == *e.sha256);

@@ -360,6 +360,14 @@ bool Root::remove(const fs::path& p) const {
   fail(p, "cannot remove", errno);
 }
 
+bool Root::remove_empty_directory(const fs::path& p) const {
+  int root = fd();
+  if (root < 0) return false;
+  Fd dir = open_beneath(root, relative(p).parent_path(), O_PATH | O_DIRECTORY);
+  if (!dir) return false;
+  return ::unlinkat(dir.get(), p.filename().c_str(), AT_REMOVEDIR) == 0;
+}
+
 namespace {
 // Empties the directory `dir` (a descriptor, which it closes): each entry unlinked, a directory emptied
 // through its own O_NOFOLLOW descriptor first, then removed. 0, or the first errno met.

@@ -14,7 +14,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from common import HubSim, check, main, make_repo, run  # noqa: E402
+from common import SOURCE, HubSim, check, main, make_repo, run  # noqa: E402
 from envbuild_fixtures import *  # noqa: E402,F401,F403
 from make_wheels import write_wheel  # noqa: E402
 
@@ -135,6 +135,10 @@ def test_progress_lines_on_stderr_while_a_wheel_downloads(tmp):
         q = envbuild(os.path.join(tmp, "cache2"), "create", os.path.join(tmp, "env2"), "--python", PYTHON,
                      "--lock", lock, "--progress", "none", "--progress-interval", "1")
         check("1 installed" in q.stdout and name not in q.stderr, q.stdout + q.stderr)
+    # The page a user reads says so too (issue 43 item 11: its Limits said no progress is shown).
+    with open(os.path.join(SOURCE, "docs", "envbuild.md")) as f:
+        limits = f.read().split("## Limits", 1)[1].split("\n## ", 1)[0]
+    check("progress" not in limits.lower(), "docs/envbuild.md's Limits deny the progress lines", limits)
 
 
 def test_large_wheel_is_fetched_in_byte_ranges(tmp):

@@ -133,6 +133,10 @@ def test_mixed_box(tmp):
     ptx = envcheck("--arch-list", "sm_86,compute_90", "--json", env=env)
     expect(ptx, 0, "--arch-list with PTX")
     row(ptx, "arch-list gpu0", "PASS", "PTX on sm_120", ["compute_90", "PTX"])
+    # The cubin the runtime picks: the newest that runs, whatever the list's order (issue 43 item 9).
+    newest = envcheck("--arch-list", "sm_80,sm_86", "--json", env=env)
+    row(newest, "arch-list gpu1", "PASS", "sm_86 card, sm_80 and sm_86 listed", ["runs sm_86 (cubin)"])
+    check(checks_by_name(newest)["arch-list gpu1"]["data"]["match"] == "sm_86", "the match field", str(newest))
     vram = envcheck("--vram-free", "20GiB", "--json", env=env)
     expect(vram, 1, "--vram-free 20GiB")
     row(vram, "vram-free gpu0", "PASS", "--vram-free on the 5090")

@@ -9,6 +9,8 @@ import os
 import socket
 import subprocess
 import sys
+import threading
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
@@ -147,6 +149,78 @@ def test_port_free_host_and_holder(tmp):
         s.close()
 
 
+def close_after(sock, seconds):
+    """A real listener that goes away after `seconds` (a model server being restarted)."""
+    t = threading.Timer(seconds, sock.close)
+    t.start()
+    return t
+
+
+def test_port_free_wait_for_a_listener_that_closes(tmp):
+    # Issue 43 item 4: --wait SECONDS asks again until the port is free or the time ends.
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    s.listen()
+    port = s.getsockname()[1]
+    name = f"port-free 127.0.0.1:{port}"
+    closer = close_after(s, 1.0)
+    start = time.monotonic()
+    r = envcheck("--port-free", f"127.0.0.1:{port}", "--wait", "10", "--json")
+    took = time.monotonic() - start
+    closer.join()
+    expect(r, 0, "--wait until the listener closed")
+    row(r, name, "PASS", "freed while waiting", [f"127.0.0.1 port {port} is free (after waiting"])
+    waited = checks_by_name(r)[name]["data"]["waited_s"]
+    check(0.7 <= waited <= 5 and took < 6, f"waited {waited} s, took {took:.1f} s for a listener closed after 1 s", r)
+    # Held for longer than the wait: exit 1 as without --wait, after the wait, naming the holder.
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    s.listen()
+    port = s.getsockname()[1]
+    try:
+        start = time.monotonic()
+        r = envcheck("--port-free", f"127.0.0.1:{port}", "--wait", "1", "--json")
+        took = time.monotonic() - start
+        expect(r, 1, "--wait 1 on a port held throughout")
+        row(r, f"port-free 127.0.0.1:{port}", "FAIL", "still held",
+            [f"held by PID {os.getpid()}", "; still so after waiting 1."])  # 1.0 s, more when the last look is slow
+        held = checks_by_name(r)[f"port-free 127.0.0.1:{port}"]
+        check(held["reason"].endswith(" s (--wait)") and 1.0 <= held["data"]["waited_s"] <= took,
+              "the wait said, as long as it was", held)
+        check(1.0 <= took < 4, f"--wait 1 took {took:.1f} s", r)
+    finally:
+        s.close()
+    expect(envcheck("--port-free", "1", "--wait", "lots"), 2, "--wait with no number")
+    expect(envcheck("--port-free", "1", "--wait", "0"), 2, "--wait 0")
+    expect(envcheck("--wait", "5"), 2, "--wait with nothing to wait for")
+
+
+def test_vram_free_wait_until_memory_comes_free(tmp):
+    busy = "driver_version=580.65.06\ncuda_version=13000\ngpu.0.uuid=GPU-aaaa\ngpu.0.name=NVIDIA RTX 3090\n" \
+           "gpu.0.cc=8.6\ngpu.0.memory_total=25769803776\ngpu.0.memory_free=%d\n"
+    env = fake_gpu(tmp, busy % (1 << 30))
+    desc = env["PROVKIT_FAKE_GPU"]
+
+    def freed():  # the old server's memory given back: the stand-in NVML reads the file at each nvmlInit
+        write(desc + ".new", busy % (20 << 30))
+        os.replace(desc + ".new", desc)
+
+    expect(envcheck("--vram-free", "16G", env=env), 1, "1 GiB free without --wait")
+    t = threading.Timer(1.0, freed)
+    t.start()
+    start = time.monotonic()
+    r = envcheck("--vram-free", "16G", "--wait", "10", "--json", env=env)
+    took = time.monotonic() - start
+    t.join()
+    expect(r, 0, "--vram-free --wait until the memory came free")
+    row(r, "vram-free gpu0", "PASS", "freed while waiting", ["after waiting"])
+    check(took < 6, f"took {took:.1f} s", r)
+    write(desc, busy % (1 << 30))
+    r = envcheck("--vram-free", "16G", "--wait", "0.5", "--json", env=env)
+    expect(r, 1, "--vram-free --wait 0.5 on memory that stays taken")
+    row(r, "vram-free gpu0", "FAIL", "still taken", ["still so after waiting"])
+
+
 from test_envcheck import BIN  # noqa: E402
 
 def test_gfx_gate_from_kfd(tmp):
@@ -164,6 +238,24 @@ def test_gfx_gate_from_kfd(tmp):
     r = envcheck("--gfx", "gfx942", "--json")  # no KFD tree at all
     expect(r, 1, "--gfx without AMD GPUs")
     row(r, "gfx gfx942", "FAIL", "no KFD", ["no AMD GPU"])
+
+
+def test_amd_only_box_is_not_told_to_install_the_nvidia_driver(tmp):
+    # Issue 43 item 11: the inventory of a box with AMD GPUs only said "install the NVIDIA driver".
+    sysfs = os.path.join(tmp, "sys")
+    make_kfd_tree(sysfs)  # node 1 gfx942, node 2 gfx1100; no NVIDIA driver at all
+    env = {"ENVCHECK_SYSFS_ROOT": sysfs}
+    r = envcheck("--json", env=env)
+    expect(r, 0, "the inventory of an AMD box")
+    row(r, "driver", "INFO", "no NVIDIA driver on an AMD box", ["no NVIDIA driver, none needed", "2 GPUs here are AMD's"])
+    check("NVIDIA driver (its" not in r.out, "the inventory tells an AMD box to install the NVIDIA driver", r.out)
+    r = envcheck("--need", "fp8", "--json", env=env)
+    expect(r, 1, "an NVIDIA question on an AMD box")
+    row(r, "gpu", "FAIL", "--need fp8 on an AMD box", ["no NVIDIA driver", "the GPUs here are AMD's", "--gfx TARGET"])
+    check("install the NVIDIA driver" not in r.out, "--need fp8 on an AMD box: install the NVIDIA driver", r.out)
+    # Without AMD GPUs either, the NVIDIA driver is still what to install.
+    r = envcheck("--json")
+    row(r, "driver", "WARN", "no GPU at all", ["install the NVIDIA driver"])
 
 
 def amd_box(root):

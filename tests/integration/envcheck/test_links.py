@@ -48,7 +48,9 @@ def test_link_test(tmp):
     expect(r, 0, "--link-test on two stand-in GPUs")
     check(r.json()["mode"] == "inventory", "--link-test alone is the inventory with measurements", str(r))
     row(r, "driver", "INFO", "--link-test keeps the inventory")
-    row(r, "link gpu 0", "PASS", "link gpu 0", ["gen 4 x8 under load", "gen 1 x8 idle", "gen 5 x16 max", "15.75 GB/s"])
+    # Each row names the card's index and its PCI address (issue 43 item 9).
+    row(r, "link gpu 0", "PASS", "link gpu 0", ["gpu 0 (0000:03:00.0): H2D", "gen 4 x8 under load", "gen 1 x8 idle",
+                                                "gen 5 x16 max", "15.75 GB/s"])
     g0, g1 = data(r, "link gpu 0"), data(r, "link gpu 1")
     # The stand-in NVML reads gen 1 idle and gen 4 x8 only while a copy runs: this is sampled under load.
     check(g0["under_load"] == {"gen": 4, "width": 8} and g0["idle"] == {"gen": 1, "width": 8}, "gpu 0 readings", str(g0))
@@ -79,10 +81,11 @@ def test_link_thresholds(tmp):
     r = envcheck("--min-pcie", "4:8", "--min-h2d", "0.001", "--link-test", "0.2", "--json", env=env)
     expect(r, 1, "--min-pcie 4:8 with gpu 1 at gen 3 x4")
     check(r.json()["mode"] == "checks", "--min-pcie is a check", str(r))
-    row(r, "min-pcie gpu 0", "PASS", "gpu 0 at gen 4 x8", ["gen 4 x8 under load >= gen 4 x8"])
-    row(r, "min-pcie gpu 1", "FAIL", "gpu 1 at gen 3 x4", ["gen 3 x4 under load < gen 4 x8", "allow gen 4 x16"])
+    row(r, "min-pcie gpu 0", "PASS", "gpu 0 at gen 4 x8", ["gpu 0 (0000:03:00.0) trained gen 4 x8 under load >= gen 4 x8"])
+    row(r, "min-pcie gpu 1", "FAIL", "gpu 1 at gen 3 x4", ["gpu 1 (0000:05:00.0) trained gen 3 x4 under load < gen 4 x8",
+                                                            "allow gen 4 x16"])
     check(checks_by_name(r)["min-pcie gpu 1"]["rule"] == "PCIe link under load >= gen:width 4:8", "rule text", str(r))
-    row(r, "min-h2d gpu 0", "PASS", "--min-h2d 0.001")
+    row(r, "min-h2d gpu 0", "PASS", "--min-h2d 0.001", ["gpu 0 (0000:03:00.0) copies host to device"])
     # --min-h2d alone runs the copies (default length) and fails what is too slow.
     r = envcheck("--gpu", "0", "--min-h2d", "100000", "--json", env=env)
     expect(r, 1, "--min-h2d 100000")
@@ -164,6 +167,14 @@ def test_pcie_atomics(tmp):
     sysfs = os.path.join(tmp, "sys")
     make_pci_tree(sysfs)
     env = fake_gpu(tmp, TWO_GPUS, ENVCHECK_SYSFS_ROOT=sysfs)
+    # An AMD card KFD does not list is named by its PCI address alone.
+    r = envcheck("--pcie-atomics", "--json", env=env)
+    row(r, "pcie-atomics amd 0000:04:00.0", "PASS", "AMD card1 without KFD", ["amd 0000:04:00.0 (0000:04:00.0): every"])
+    # KFD's node 1 is that card (location_id: bus << 8 | device << 3 | function).
+    node = os.path.join(sysfs, "class", "kfd", "kfd", "topology", "nodes", "1")
+    os.makedirs(node)
+    write(os.path.join(node, "properties"), "cpu_cores_count 0\nsimd_count 64\ngfx_target_version 110000\n"
+          "domain 0\nlocation_id 1024\n")
     r = envcheck("--pcie-atomics", "--json", env=env)
     expect(r, 1, "--pcie-atomics with a bridge that does not route")
     row(r, "pcie-atomics gpu 0", "FAIL", "gpu 0 behind 02:00.0",
@@ -172,8 +183,9 @@ def test_pcie_atomics(tmp):
     check(d["first_blocking_bridge"] == "0000:02:00.0" and [b["bdf"] for b in d["bridges"]] ==
           ["0000:02:00.0", "0000:01:00.0", "0000:00:01.0"], "gpu 0's path, nearest first", str(d))
     check(d["device"]["completer64"] is True and d["device"]["cas128"] is False, "gpu 0's completer bits", str(d))
-    row(r, "pcie-atomics amd 0000:04:00.0", "PASS", "AMD card1",
-        ["every bridge up to root port 0000:00:03.0 (1 in all) routes AtomicOps", "32bit+ 64bit+ 128bitCAS+"])
+    # The AMD card by its index as the other AMD rows give it (KFD node 1, whose location_id is 04:00.0).
+    row(r, "pcie-atomics amd1", "PASS", "AMD card1",
+        ["amd1 (0000:04:00.0): every bridge up to root port 0000:00:03.0 (1 in all) routes AtomicOps", "32bit+ 64bit+ 128bitCAS+"])
     row(r, "pcie-atomics gpu 1", "FAIL", "gpu 1's root port unreadable",
         ["0000:00:05.0's config space reads as 64 bytes", "only root", "as root"])
     # The inventory shows what it could read (and never gpu 1's guess), fails nothing, and stays fast.
@@ -184,7 +196,7 @@ def test_pcie_atomics(tmp):
         best = min(best, time.monotonic() - start)
     expect(inv, 0, "inventory with PCI trees")
     row(inv, "pcie-atomics gpu 0", "WARN", "inventory: gpu 0", ["0000:02:00.0"])
-    row(inv, "pcie-atomics amd 0000:04:00.0", "INFO", "inventory: AMD")
+    row(inv, "pcie-atomics amd1", "INFO", "inventory: AMD", ["amd1 (0000:04:00.0)"])
     check("pcie-atomics gpu 1" not in checks_by_name(inv), "inventory guessed about gpu 1", str(inv))
     check(best < 0.1, f"inventory took {best:.3f} s (> 0.1 s)", str(inv))
     # A GPU whose bus id is not in sysfs is named, not skipped.

@@ -138,26 +138,26 @@ def test_pcie_atomics_honours_visibility(tmp):
     make_pci_tree(sysfs)  # NVIDIA gpu 0 at 03:00.0, gpu 1 at 05:00.0; AMD card1 at 04:00.0
     # KFD: the AMD card (location_id 0x400 = bus 4) and a second AMD GPU at 0000:41:00.0 without a DRM card here.
     kfd_node(sysfs, 0, {"cpu_cores_count": 32, "gfx_target_version": 0})
-    kfd_node(sysfs, 1, {"gfx_target_version": 90402, "domain": 0, "location_id": 0x400})
+    kfd_node(sysfs, 1, {"gfx_target_version": 90402, "domain": 0, "location_id": 0x400})  # its row: amd1
     kfd_node(sysfs, 2, {"gfx_target_version": 90402, "domain": 0, "location_id": 0x4100})
     env = fake_gpu(tmp, TWO_GPUS, ENVCHECK_SYSFS_ROOT=sysfs)
     r = envcheck("--pcie-atomics", "--json", env=dict(env, CUDA_VISIBLE_DEVICES="0"))
     rows = names(r)
     check("pcie-atomics gpu 0" in rows and "pcie-atomics gpu 1" not in rows, "CUDA_VISIBLE_DEVICES=0", str(rows))
-    check("pcie-atomics amd 0000:04:00.0" in rows, "the AMD card stays (no AMD variable set)", str(rows))
+    check("pcie-atomics amd1" in rows, "the AMD card stays (no AMD variable set)", str(rows))
     # ROCR_VISIBLE_DEVICES=1: the second KFD GPU only; the card at 04:00.0 is not the engine's.
     r = envcheck("--pcie-atomics", "--json", env=dict(env, ROCR_VISIBLE_DEVICES="1", CUDA_VISIBLE_DEVICES="0"))
-    check("pcie-atomics amd 0000:04:00.0" not in names(r), "ROCR_VISIBLE_DEVICES=1 hides the card", str(r))
+    check("pcie-atomics amd1" not in names(r), "ROCR_VISIBLE_DEVICES=1 hides the card", str(r))
     r = envcheck("--pcie-atomics", "--json", env=dict(env, HIP_VISIBLE_DEVICES="0", CUDA_VISIBLE_DEVICES="0"))
-    row(r, "pcie-atomics amd 0000:04:00.0", "PASS", "HIP_VISIBLE_DEVICES=0 keeps the card")
+    row(r, "pcie-atomics amd1", "PASS", "HIP_VISIBLE_DEVICES=0 keeps the card")
     # Nothing visible at all: one failing row, not a silent pass.
     r = envcheck("--pcie-atomics", "--json", env=dict(env, CUDA_VISIBLE_DEVICES="", ROCR_VISIBLE_DEVICES=""))
     expect(r, 1, "--pcie-atomics with every GPU hidden")
     row(r, "pcie-atomics", "FAIL", "every GPU hidden", ["no GPU is visible to the engine"])
     # The inventory still shows what it could read, marked.
     inv = envcheck("--json", env=dict(env, ROCR_VISIBLE_DEVICES="1"))
-    row(inv, "pcie-atomics amd 0000:04:00.0", "INFO", "inventory: hidden AMD card", ["not visible to the engine"])
-    check(checks_by_name(inv)["pcie-atomics amd 0000:04:00.0"]["data"]["visible"] is False, "data.visible", str(inv))
+    row(inv, "pcie-atomics amd1", "INFO", "inventory: hidden AMD card", ["not visible to the engine"])
+    check(checks_by_name(inv)["pcie-atomics amd1"]["data"]["visible"] is False, "data.visible", str(inv))
 
 
 SRAM_EDC = 0x04000000  # the capability bit HSA_CAP_SRAM_EDCSUPPORTED

@@ -119,6 +119,30 @@ def test_drop_parts_in_the_cache():
         check(f.read() == whole, "the output was not assembled again")
 
 
+def test_a_rerun_with_nothing_to_do_says_so():
+    # Issue 43 item 11: a no-op --drop-parts rerun said "fetching 3 files" and "1 assembled", and the parts'
+    # folder stayed behind empty.
+    repo, whole = split_repo()
+    manifest = assembly_manifest(repo, whole)
+    local = tempdir("hf-fetch-local-")
+    with HubSim(repo.repos_json) as sim:
+        for where in (["--cache-dir", repo.cache], ["--local-dir", local]):
+            first = hf_fetch("--manifest", manifest, "--endpoint", sim.hub, *where, "--drop-parts")
+            check(first.rc == 0 and "1 assembled" in first.out and "2 parts dropped" in first.out, f"first: {first}")
+            again = hf_fetch("--manifest", manifest, "--endpoint", sim.hub, *where, "--drop-parts")
+            check(again.rc == 0, f"rerun: {again}")
+            check("fetching" not in again.out and "assembled" not in again.out.split("\n")[-2],
+                  "the rerun says it fetches or assembles", again.out)
+            check("checking 1 file in place" in again.out and
+                  "all 3 files verified (0 downloaded, 1 already in place, 2 parts dropped earlier, 1 output unchanged) in"
+                  in again.out, "the rerun's summary", again.out)
+        top = repo.snapshot("model.gguf").rsplit("/", 1)[0]
+        check(not os.path.exists(os.path.join(top, "p")), "the cache's snapshot keeps the empty parts folder",
+              os.listdir(top))
+        check(not os.path.exists(os.path.join(local, "p")), "the local dir keeps the empty parts folder",
+              os.listdir(local))
+
+
 def test_without_the_flag_parts_come_back():
     repo, whole = split_repo()
     manifest = assembly_manifest(repo, whole)

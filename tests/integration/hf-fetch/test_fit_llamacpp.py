@@ -150,6 +150,12 @@ def test_does_not_fit_is_its_own_reason():
     _, at = plan(path, f"llama-server -c {most} -np 2 -ts 1,1", "--gpu-memory", "1M,1M")
     check(at["fit"]["fits"], f"-c {most} does not fit", at["fit"]["gpus"])
     plan(path, f"llama-server -c {most + 256} -np 2 -ts 1,1", "--gpu-memory", "1M,1M", expect=1)
+    # --quiet: the one line that says why it failed (issue 43 item 9: it was exit 1 with nothing said).
+    q = run([tool("hf-fetch"), "inspect", path, "--engine-args", "llama-server -c 32768 -np 2 -ts 1,1", "--gpu-memory",
+             "1M,1M", "--quiet"], expect=1)
+    check(q.out == "" and q.err.count("\n") == 1 and q.err.startswith("DOES NOT FIT")
+          and "llama-server -c 32768: GPU 0 is" in q.err and f"the largest -c that fits: {most}" in q.err,
+          "--quiet says why, in one line", q)
     # --print: the value alone, the exit status the verdict.
     p = run([tool("hf-fetch"), "inspect", path, "--engine-args", "llama-server -c 32768 -np 2", "--gpu-memory",
              "1M,1M", "--print", "max_context"], expect=1)

@@ -9,6 +9,7 @@ Run one: python3 test_patterns.py test_NAME   (ctest runs each as its own test)
 import fnmatch
 import json
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
@@ -137,6 +138,10 @@ def test_assemble_glob_as_hf_download():
                          "--assemble", "joined.out=" + pattern, "--save-manifest", saved)
             if not want[pattern]:
                 check(r.rc == 2, f"--assemble ={pattern!r} matches nothing in huggingface_hub: {r}")
+                continue
+            if any(re.search(r"-\d{5,}-of-\d{5,}\.gguf$", p) for p in want[pattern]):
+                # gguf-split parts are whole GGUF files, never joined (issue 43 item 5).
+                check(r.rc == 2 and "gguf-split part" in r.all, f"--assemble ={pattern!r} of gguf-split parts: {r}")
                 continue
             check(r.rc == 0, f"--assemble ={pattern!r}: {r}")
             with open(saved, encoding="utf-8") as f:

@@ -77,11 +77,15 @@ def test_repo_form_revision_and_no_match():
     with HubSim(repo.repos_json) as sim:
         none = fetch_repo(repo, sim, "--include", "*.safetensors")
         bad = hf_fetch(repo.repo_id + "@nope", "--endpoint", sim.hub, "--cache-dir", repo.cache)
+        short = hf_fetch(f"{repo.repo_id}@{repo.sha[:7]}", "--endpoint", sim.hub, "--cache-dir", repo.cache)
         both = hf_fetch(repo.repo_id, "--manifest", repo.manifest, "--endpoint", sim.hub)
         ok = hf_fetch(f"{repo.repo_id}@{repo.sha}", "--endpoint", sim.hub, "--cache-dir", repo.cache,
                       "--include", "config.json")
     check(none.rc == 2 and "matches the --include/--exclude patterns" in none.err, f"no match: {none}")
-    check(bad.rc == 1 and "revision" in bad.err, f"unknown revision: {bad}")
+    check(bad.rc == 1 and "revision" in bad.err and "40-hex" not in bad.err, f"unknown revision: {bad}")
+    # An abbreviated commit (issue 43 item 11): what to give instead, not only "not in REPO".
+    check(short.rc == 1 and "the revision is not in" in short.err and
+          f"if {repo.sha[:7]} is a commit, give the 40-hex commit" in short.err, f"a short commit id: {short}")
     check(both.rc == 2 and "not both" in both.err, f"REPO and --manifest: {both}")
     check(ok.rc == 0, f"REPO@commit: {ok}")
     # A commit is no name: no ref is written for it (huggingface_hub writes none either) ...

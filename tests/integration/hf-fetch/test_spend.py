@@ -235,6 +235,10 @@ def test_offline_fresh_cache_every_file_missing():
     check(seen == [], f"the offline run made requests: {seen}")
     for path in repo.files:
         check(f"MISSING {path}" in r.err, f"{path} not reported missing: {r}")
+    # Nothing is in place, so nothing is said to be verified (issue 43 item 11: "the others are verified").
+    n = len(repo.files)
+    check(f"{n} of {n + 1} files failed; none verified in" in r.all and "others are verified" not in r.all,
+          "the summary says none is verified", r)
 
 
 def test_hf_hub_offline_environment_means_offline():

@@ -137,7 +137,12 @@ def test_disk_too_small():
         with open(box.manifest, "w") as f:  # an assembled output nobody has the disk for
             f.write(text.replace("    size: 614400", "    size: 999999999999999999"))
         check("999999999999999999" in open(box.manifest).read(), "the test could not edit the manifest")
-        expect_stop(box.run(env), 1, "free < 888.2 PiB needed", "the box check failed (exit 1)")
+        # The disk is hf-fetch's own gate on its plan (issue 43 item 11: the script sized it with awk).
+        expect_stop(box.run(env), 1, "not enough space on the file system of", "fetching the checkpoint failed (exit 1)")
+        script = open(SCRIPT).read()
+        check("awk" not in script and "--disk" not in script, "the script sizes the disk itself")
+        with open(os.path.join(SOURCE, "docs", "manifest.md")) as f:
+            check("awk" not in f.read(), "docs/manifest.md sizes the disk with awk")
 
 
 def test_hub_unreachable():

@@ -109,6 +109,16 @@ TEST_CASE("arch list: cubins run on the same major with an equal or higher minor
       host::cudacompat::best_match(host::cudacompat::parse_arch_list("sm_86"), {8, 0}));  // higher minor does not run
 }
 
+TEST_CASE("arch list: the runtime's pick is the newest cubin that runs, in any list order", "[envcheck]") {
+  using host::cudacompat::best_match, host::cudacompat::parse_arch_list;
+  CHECK(best_match(parse_arch_list("sm_80,sm_86"), {8, 6})->text == "sm_86");
+  CHECK(best_match(parse_arch_list("sm_86,sm_80"), {8, 6})->text == "sm_86");
+  CHECK(best_match(parse_arch_list("sm_80,sm_86,sm_89"), {8, 7})->text == "sm_86");  // 8.9 is above 8.7
+  CHECK(best_match(parse_arch_list("compute_80,sm_80"), {8, 6})->text == "sm_80");   // a cubin before PTX
+  CHECK(best_match(parse_arch_list("compute_75,compute_86,sm_70"), {9, 0})->text == "compute_86");
+  CHECK(best_match(parse_arch_list("sm_90,sm_90a"), {9, 0})->text == "sm_90a");
+}
+
 TEST_CASE("arch list: PTX runs on anything newer, 'a' targets only on their own", "[envcheck]") {
   auto list = host::cudacompat::parse_arch_list("['sm_80', 'compute_90']");
   CHECK(host::cudacompat::best_match(list, {10, 0})->text == "compute_90");

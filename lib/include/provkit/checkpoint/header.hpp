@@ -80,6 +80,8 @@ using ReadAt = std::function<std::string(std::uint64_t offset, std::uint64_t siz
 
 // The format a path's name says (".safetensors", ".gguf"), if any.
 bool is_checkpoint_name(std::string_view path, Format* format = nullptr);
+// A gguf-split part's name, as llama.cpp's llama_split_path writes it: NAME-00001-of-00003.gguf.
+bool is_gguf_split_name(std::string_view path);
 
 // The header of `path` (`file_size` bytes), read with `read`: safetensors in
 // two reads (the length, then exactly the header), GGUF with a first read of

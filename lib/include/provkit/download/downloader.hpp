@@ -194,7 +194,8 @@ struct AssembleJob {
   fs::path root;
 };
 
-enum class AssembleOutcome { assembled, unchanged, mismatch };
+// refused: a part past the first is a whole GGUF file (a gguf-split set, not byte-split pieces); nothing written.
+enum class AssembleOutcome { assembled, unchanged, mismatch, refused };
 
 struct AssembleResult {
   AssembleOutcome outcome = AssembleOutcome::assembled;
@@ -209,6 +210,8 @@ struct AssembleResult {
 // Concatenates the parts into a temporary beside `output` (hashing on the
 // way), checks size/sha256 when given, renames it into place and writes the
 // stamp. Does nothing when the stamp matches the parts and output as they are.
+// Refuses (writing nothing) when a part after the first begins as a GGUF file:
+// byte-split pieces never do, gguf-split parts always do.
 AssembleResult assemble(const AssembleJob& job);
 
 // hf-fetch's JSON fields of a finished job: size, bytes_transferred, sha256 when known, and by outcome

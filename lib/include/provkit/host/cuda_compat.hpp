@@ -83,7 +83,7 @@ std::vector<ArchTarget> parse_arch_list(std::string_view text);
 // Cubins: same major, minor <= cc's ('a': exactly cc). PTX: any cc >= the
 // target (JIT by the driver; 'a' PTX exactly cc).
 bool runs_on(const ArchTarget& target, Version cc);
-// The first target in the list that runs on `cc`, preferring a cubin.
+// The target the CUDA runtime runs on `cc`: the newest cubin that runs, else the newest PTX that does.
 std::optional<ArchTarget> best_match(const std::vector<ArchTarget>& list, Version cc);
 
 // Minimum compute capability for a named capability ("fp8" -> 8.9,

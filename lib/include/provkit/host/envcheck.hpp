@@ -63,6 +63,9 @@ struct Request {
   std::string min_h2d_text;
   bool pcie_atomics = false;
   std::optional<std::string> roce;  // a device name, "" every one
+  // --wait SECONDS: the gates a restart frees (--port-free, --vram-free) are asked again until each holds or
+  // the time ends (a service stopped, its successor started: the port and the memory come free a moment later).
+  std::optional<double> wait;
 
   bool asks_anything() const;  // false: print the inventory
   bool wants_link_test() const { return link_test || min_pcie || min_h2d; }
@@ -71,7 +74,7 @@ struct Request {
 
 // The part of a Request a value was meant for. The library names it by its
 // profile key; the tool says its flag (--min-cc), a profile FILE:LINE 'min_cc'.
-enum class Field { cuda, need, min_cc, python, disk, file, link_test, min_pcie, min_h2d };
+enum class Field { cuda, need, min_cc, python, disk, file, link_test, min_pcie, min_h2d, wait };
 std::string field_key(Field field);  // "cuda", "need", "min_cc", "python", "disk", "files", "link_test", ...
 
 // A value a Request field cannot take, as data: what was given and what the
@@ -99,6 +102,7 @@ void set_python(Request& r, const std::string& version);     // "" or "X.Y"
 void set_link_test(Request& r, const std::string& seconds);  // "" = the default
 void set_min_pcie(Request& r, const std::string& text);      // "GEN:WIDTH"
 void set_min_h2d(Request& r, const std::string& text);       // GB/s
+void set_wait(Request& r, const std::string& seconds);       // at most an hour
 void add_disk(Request& r, const std::string& path, const std::string& size);
 void add_port(Request& r, const std::string& text);
 void add_file(Request& r, const std::string& path, const std::string& sha256);

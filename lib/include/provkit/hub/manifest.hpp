@@ -32,6 +32,7 @@ enum class ManifestRefusal {
   unknown_part,         // an assembly part that is not one of the files, or an output that is
   sizes_overflow,       // the sizes of its files and outputs add up past 2^64 - 1: they cannot all be right
   file_and_folder,      // a path that is a file and also a folder of another path ("x.txt", "x.txt/inner")
+  gguf_split_parts,     // an assembly of gguf-split parts (each a whole GGUF): joined, no loader reads them
 };
 std::string_view reason_name(ManifestRefusal r);
 ExitCode exit_code(ManifestRefusal r);
@@ -117,6 +118,12 @@ struct AssemblySpecError : Error {
 // trailing ":SHA256SUMS" takes OUTPUT's sha256 from the repo's own SHA256SUMS
 // (its text from `repo_sums`, asked only then).
 AssembleEntry parse_assembly(const Manifest& m, std::string spec, const std::function<std::string()>& repo_sums = {});
+// llama.cpp's gguf-split names its parts NAME-00001-of-00003.gguf (each a whole GGUF, split.no/split.count in
+// its metadata). An assembly of such parts joins files no loader reads as one: the sentence saying so and what
+// to do instead (llama.cpp loads the first part; llama-gguf-split --merge makes one file), else nothing.
+std::optional<std::string> gguf_split_refusal(const AssembleEntry& e);
+// The second half of that sentence alone: what joining does and what to do instead.
+std::string gguf_split_advice(const AssembleEntry& e);
 // "part-2" before "part-10": runs of digits compare as numbers.
 bool natural_less(std::string_view a, std::string_view b);
 // The sha256 a `sha256sum` list gives `name`, lower case: the line of that exact relative path, else the one

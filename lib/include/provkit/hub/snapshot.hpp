@@ -142,9 +142,12 @@ DownloadPlan plan_downloads(const Manifest& m, const hfcache::Layout& layout, co
 // ---- publishing ------------------------------------------------------------
 
 struct SnapshotSummary {
-  std::size_t downloaded = 0, present = 0, failed = 0, assembled = 0;
-  std::size_t dropped = 0;        // parts dropped in this run
-  std::uint64_t freed_bytes = 0;  // the disk they gave back
+  std::size_t downloaded = 0, present = 0, failed = 0;
+  std::size_t assembled = 0;       // outputs written by this run
+  std::size_t unchanged = 0;       // outputs in place as an earlier run left them (nothing written)
+  std::size_t dropped_before = 0;  // of `present`: parts an earlier run dropped, their outputs verified
+  std::size_t dropped = 0;         // parts dropped in this run
+  std::uint64_t freed_bytes = 0;   // the disk they gave back
   std::uint64_t bytes_transferred = 0;
   // The worst of the failures (auth outranks network, which outranks check_failed), the first of its kind.
   std::optional<ReasonId> reason;

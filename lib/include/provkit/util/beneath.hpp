@@ -117,6 +117,9 @@ class Root {
   void publish(int file_fd, const fs::path& from, const fs::path& to, bool durable = true) const;
   // Removes the file `p` (not a directory); false when it was not there.
   bool remove(const fs::path& p) const;
+  // Removes the directory `p` when it is empty (a link is not followed); false when it was not removed
+  // (not empty, not there, not a directory), never an error.
+  bool remove_empty_directory(const fs::path& p) const;
   // Removes `p` and, when it is a directory, everything in it, every level opened below its parent's
   // descriptor: a link is removed as a link, never followed, so nothing outside the root goes. false when
   // `p` was not there; throws naming what could not be removed.

@@ -462,9 +462,9 @@ void Output::on_source_failed(const std::string& url, const std::string& why) {
 }
 
 void Output::on_plan(const hub::Manifest& m, const hub::hfcache::Layout& layout, const hub::DownloadPlan& plan) {
-  note("fetching " + std::to_string(plan.jobs.size()) + " files (" + human_bytes(plan.total_bytes) + ") of " +
-       m.repo.id + " at " + m.revision + " into " + layout.describe());
-  begin_downloads(plan.total_bytes, plan.jobs.size());
+  note("fetching " + std::to_string(plan.size()) + " files (" + human_bytes(plan.total_bytes) + ") of " + m.repo.id +
+       " at " + m.revision + " into " + layout.describe());
+  begin_downloads(plan.total_bytes, plan.size());
 }
 
 }  // namespace hffetch

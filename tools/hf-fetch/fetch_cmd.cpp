@@ -108,7 +108,7 @@ int run_fetch(const FetchArgs& a, Output& out) {
     } catch (const hub::AssemblySpecError& e) {
       throw Error(e.code(), (e.part ? "--assemble: " : "--assemble ") + std::string(e.what()));
     }
-    hub::Manifest::parse(m.to_yaml(), "(the manifest of " + a.repo + ")");  // what --save-manifest writes reads back
+    m.validate("(the manifest of " + a.repo + ")");  // what --save-manifest writes reads back
     if (!a.save_manifest.empty()) {
       util::write_file_atomic(a.save_manifest, m.to_yaml());
       out.note("wrote " + a.save_manifest + ": pass it as --manifest to fetch exactly these files again");

@@ -468,14 +468,14 @@ void Output::on_source_failed(const std::string& url, const std::string& why) {
 
 void Output::on_plan(const hub::Manifest& m, const hub::hfcache::Layout& layout, const hub::DownloadPlan& plan) {
   // The files in place are checked, not fetched: a rerun with nothing to fetch says so.
-  const std::size_t n = plan.jobs.size(), fetch = std::min(n, to_fetch_.value_or(n));
+  const std::size_t n = plan.size(), fetch = std::min(n, to_fetch_.value_or(n));
   auto files = [](std::size_t k) { return std::to_string(k) + (k == 1 ? " file" : " files"); };
   note((fetch == 0   ? "checking " + files(n) + " in place (" + human_bytes(plan.total_bytes) + ") of "
         : fetch == n ? "fetching " + files(n) + " (" + human_bytes(plan.total_bytes) + ") of "
                      : "fetching " + std::to_string(fetch) + " of " + files(n) + " (" + human_bytes(plan.total_bytes) +
                            "; the others are in place and checked) of ") +
        m.repo.id + " at " + m.revision + (fetch == 0 ? " in " : " into ") + layout.describe());
-  begin_downloads(plan.total_bytes, plan.jobs.size());
+  begin_downloads(plan.total_bytes, plan.size());
 }
 
 }  // namespace hffetch

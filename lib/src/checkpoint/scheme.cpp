@@ -3,6 +3,7 @@
 #include <fnmatch.h>
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <map>
 #include <memory>
@@ -283,8 +284,13 @@ Scheme make_scheme(const json& config, const json& hf_quant, const std::string& 
     s.storage_for = [st](const std::string&) { return st; };
   } else if (method == "gptq" || method == "awq") {
     if (qc.contains("bits") && qc["bits"].is_number()) {
-      s.name += " " + std::to_string(qc["bits"].get<int>()) + "-bit";
-      s.format = std::to_string(qc["bits"].get<int>()) + "-bit";
+      // A whole number of bits, 4 or 4.0 (transformers compares it with [2, 3, 4, 8]); anything else is refused,
+      // never converted: 8.1e31 made an int was undefined behaviour (fuzz_quant_config's find).
+      double bits = qc["bits"].get<double>();
+      if (!(bits >= 1 && bits <= 64) || bits != std::floor(bits))
+        throw input_error(config_name, 0, "quantization_config.bits is not a number of bits (1 to 64)");
+      s.format = std::to_string(static_cast<int>(bits)) + "-bit";
+      s.name += " " + s.format;
     }
     if (qc.contains("group_size") && qc["group_size"].is_number_unsigned())
       s.block_size = {qc["group_size"].get<std::uint64_t>()};

@@ -34,8 +34,14 @@ void trace(const download::Job& job, Make&& make) {
 // the RangeAttempt (transfer_state.hpp's judge_*), which reports it here.
 
 FileTransfer::FileTransfer(Scheduler& run, const download::Options& options, Source& source,
-                           download::Observer& observer, const download::Job& job, download::JobResult& result)
-    : run_(run), options_(options), source_(source), observer_(observer), job_(job), result_(result), partial_(job) {}
+                           download::Observer& observer, download::Job job, download::JobResult& result)
+    : run_(run),
+      options_(options),
+      source_(source),
+      observer_(observer),
+      job_(std::move(job)),
+      result_(result),
+      partial_(job_) {}
 
 void FileTransfer::apply(TransferEvent event) {
   TransferState to = transition(state_, event);
@@ -398,26 +404,36 @@ void RangeAttempt::on_done(http::Result& res) { owner_.ended(range_, res, url_, 
 
 // ---- Run --------------------------------------------------------------------------
 
-Run::Run(const download::Options& options, Source& source, download::Observer& observer,
-         const std::vector<download::Job>& jobs)
+Run::Run(const download::Options& options, Source& source, download::Observer& observer, const download::JobList& jobs)
     : options_(options),
       source_(source),
       observer_(observer),
       jobs_(jobs),
-      results_(jobs.size()),
+      results_(jobs.count),
+      files_(jobs.count),
       ramp_(options.connections),
       session_(options.http) {
-  files_.reserve(jobs.size());
+  session_.on_round_end([this] {
+    flush_gathered();
+    release_finished();
+  });
+}
+
+std::unique_ptr<FileTransfer> Run::make_file(std::size_t i) {
   Scheduler& scheduler = *this;
-  for (std::size_t i = 0; i < jobs.size(); ++i)
-    files_.push_back(std::make_unique<FileTransfer>(scheduler, options_, source_, observer_, jobs[i], results_[i]));
-  session_.on_round_end([this] { flush_gathered(); });
+  return std::make_unique<FileTransfer>(scheduler, options_, source_, observer_, jobs_.make(i), results_[i]);
+}
+
+void Run::release_finished() {
+  for (std::size_t i : finished_) files_[i].reset();
+  finished_.clear();
 }
 
 void Run::received(std::size_t n) {
   received_ += n;
   if (ramp_.settled() || !ramp_.observe(received_, std::chrono::steady_clock::now())) return;
-  for (auto& f : files_) f->more_connections();
+  for (auto& f : files_)
+    if (f) f->more_connections();
 }
 
 void Run::flush_gathered() {
@@ -429,13 +445,14 @@ std::vector<download::JobResult> Run::run() {
   // Content already in place is verified (or vouched for by its stamp), not
   // fetched again. A wrong copy is moved aside only under the blob's lock
   // (launch_next): another run may be publishing the right one meanwhile.
-  for (std::size_t i = 0; i < jobs_.size(); ++i) {
-    const download::Job& job = jobs_[i];
+  // Each file's job is made here for the look and dropped; a file to fetch gets it again when it starts.
+  for (std::size_t i = 0; i < jobs_.count; ++i) {
+    std::unique_ptr<FileTransfer> f = make_file(i);
+    const download::Job& job = f->job();
     results_[i].path = job.spec.path;
-    download::Verification v = download::verify_file_stamped(files_[i]->root(), job.final_path, job.spec,
-                                                             job.verified_stamp);
+    download::Verification v = download::verify_file_stamped(f->root(), job.final_path, job.spec, job.verified_stamp);
     if (v.state == download::FileState::ok) {
-      files_[i]->take_present(v);
+      f->take_present(v);
       continue;
     }
     queue_.push_back(i);
@@ -461,8 +478,9 @@ void Run::launch_next() {
   while (!queue_.empty() && in_flight_ < parallel) {
     std::size_t i = queue_.front();
     queue_.pop_front();
-    const download::Job& job = jobs_[i];
+    if (!files_[i]) files_[i] = make_file(i);  // kept while another process holds its lock
     FileTransfer& f = *files_[i];
+    const download::Job& job = f.job();
     // Never wait for a lock while transfers of ours are in flight: the other
     // process may be waiting for one of ours.
     if (!f.lock(wait_for_locks_)) {
@@ -477,6 +495,7 @@ void Run::launch_next() {
       download::Verification v = download::verify_file_stamped(f.root(), job.final_path, job.spec, job.verified_stamp);
       if (v.state == download::FileState::ok) {
         f.take_present(v);
+        files_[i].reset();  // not the file whose call this may be inside: that one is in flight
         continue;
       }
       std::string sha = v.sha256;
@@ -496,14 +515,19 @@ void Run::launch_next() {
 void Run::finished(FileTransfer& f) {
   --in_flight_;
   observer_.on_finish(f.job(), f.result());
+  finished_.push_back(static_cast<std::size_t>(&f.result() - results_.data()));
 }
 
 }  // namespace provkit::download
 
 namespace provkit::download {
 
-std::vector<JobResult> Downloader::run(const std::vector<Job>& jobs, Observer& observer) {
+std::vector<JobResult> Downloader::run(const JobList& jobs, Observer& observer) {
   return download::Run(options_, source_, observer, jobs).run();
+}
+
+std::vector<JobResult> Downloader::run(const std::vector<Job>& jobs, Observer& observer) {
+  return run(JobList{jobs.size(), [&jobs](std::size_t i) { return jobs[i]; }}, observer);
 }
 
 }  // namespace provkit::download

@@ -81,7 +81,7 @@ class RangeOwner {
 class FileTransfer : private RangeOwner {
  public:
   FileTransfer(Scheduler& run, const download::Options& options, Source& source, download::Observer& observer,
-               const download::Job& job, download::JobResult& result);
+               download::Job job, download::JobResult& result);
   FileTransfer(const FileTransfer&) = delete;
   FileTransfer& operator=(const FileTransfer&) = delete;
 
@@ -134,7 +134,7 @@ class FileTransfer : private RangeOwner {
   const download::Options& options_;
   Source& source_;
   download::Observer& observer_;
-  const download::Job& job_;
+  const download::Job job_;  // its own: made when the file starts, dropped when it is done
   download::JobResult& result_;
   PartialFile partial_;
   TransferState state_ = TransferState::queued;
@@ -169,8 +169,7 @@ class RangeAttempt : public std::enable_shared_from_this<RangeAttempt> {
 
 class Run : private Scheduler {
  public:
-  Run(const download::Options& options, Source& source, download::Observer& observer,
-      const std::vector<download::Job>& jobs);
+  Run(const download::Options& options, Source& source, download::Observer& observer, const download::JobList& jobs);
   // Results in the order of the jobs.
   std::vector<download::JobResult> run();
 
@@ -187,13 +186,20 @@ class Run : private Scheduler {
   void launch_next();
   // After each round of reads: the gathered bytes of every file written.
   void flush_gathered();
+  // The file of job i, its job made now (JobList::make).
+  std::unique_ptr<FileTransfer> make_file(std::size_t i);
+  // After each round: the files done since the last one are dropped (their jobs and buffers), never from
+  // inside one of their own calls.
+  void release_finished();
 
   const download::Options& options_;
   Source& source_;
   download::Observer& observer_;
-  const std::vector<download::Job>& jobs_;
+  const download::JobList& jobs_;
   std::vector<download::JobResult> results_;
-  std::vector<std::unique_ptr<FileTransfer>> files_;  // by job index
+  // By job index: only the files started and not yet released (a run of 300,000 files holds a few).
+  std::vector<std::unique_ptr<FileTransfer>> files_;
+  std::vector<std::size_t> finished_;  // done since the last round's end
   std::deque<std::size_t> queue_;
   std::deque<std::size_t> locked_elsewhere_;
   bool wait_for_locks_ = false;

@@ -172,14 +172,7 @@ FetchReport fetch_snapshot(const Manifest& m, hfcache::Layout& layout, const Fet
       }
       if (!r.space->fits()) throw Error(ExitCode::check_failed, no_space_sentence(*r.space));
     }
-    DownloadPlan mine;
-    mine.jobs.reserve(take.size());
-    mine.etags.reserve(take.size());
-    for (std::size_t i : take) {  // moved: the plan is not read again, and a copy doubled every file's paths
-      mine.jobs.push_back(std::move(plan.jobs[i]));
-      mine.etags.push_back(std::move(plan.etags[i]));
-      mine.total_bytes += plan.jobs[i].spec.size;  // within plan.total_bytes, a checked sum
-    }
+    DownloadPlan mine = plan.take(take);  // its etags moved: the plan is not read again
     observer.on_plan(m, layout, mine);
     layout.begin();  // an interrupted fetch leaves what huggingface_hub's would: snapshots/<commit>/, *.incomplete
     download::Options fo;
@@ -188,7 +181,7 @@ FetchReport fetch_snapshot(const Manifest& m, hfcache::Layout& layout, const Fet
     fo.connections = o.connections;
     if (auto split = o.min_split_size ? o.min_split_size() : 0) fo.min_split_size = split;
     HubSource source(m.repo, mirror ? Token{} : token);
-    auto results = download::Downloader(fo, source).run(mine.jobs, observer);
+    auto results = download::Downloader(fo, source).run(mine.jobs(), observer);
     for (std::size_t k = 0; k < take.size(); ++k) {
       auto& j = results[k];
       bool ok = j.outcome == download::Outcome::present || j.outcome == download::Outcome::downloaded;

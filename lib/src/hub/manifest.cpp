@@ -51,8 +51,7 @@ struct Parser {
 
   std::string hex(const YAML::Node& n, const std::string& key, std::size_t len) const {
     std::string s = scalar(n, key);
-    if (!util::is_hex(s, len) || s.find_first_of("ABCDEF") != std::string::npos)
-      fail(R::invalid_value, n, key + " must be " + std::to_string(len) + " lower-case hex digits");
+    check_hex(s, key, len, line_of(n));
     return s;
   }
 
@@ -87,8 +86,7 @@ struct Parser {
 
     YAML::Node repo = need("repo");
     m.repo.id = scalar(repo, "repo");
-    if (!hub::is_valid_repo_id(m.repo.id))
-      fail(R::invalid_value, repo, "repo '" + m.repo.id + "' is not a Hub repository id (org/name)");
+    check_repo(m.repo.id, line_of(repo));
     if (YAML::Node type = root["type"]) {
       auto t = hub::parse_repo_type(scalar(type, "type"));
       if (!t) fail(R::invalid_value, type, "type must be model, dataset or space, not '" + type.Scalar() + "'");
@@ -96,15 +94,10 @@ struct Parser {
     }
     YAML::Node rev = need("revision");
     m.revision = scalar(rev, "revision");
-    if (!util::is_hex(m.revision, 40) || m.revision.find_first_of("ABCDEF") != std::string::npos)
-      fail(R::not_pinned, rev,
-           "revision must be a 40-hex commit id ('" + m.revision +
-               "' is not; manifests pin commits, not branches or tags)");
+    check_revision(m.revision, line_of(rev));
     if (YAML::Node ref = root["ref"]) {
       m.ref = scalar(ref, "ref");
-      if (!is_valid_ref_name(*m.ref))
-        fail(R::invalid_value, ref,
-             "ref '" + *m.ref + "' is not a branch or tag name (it becomes refs/<ref> in the cache)");
+      check_ref(*m.ref, line_of(ref));
     }
 
     YAML::Node files = need("files");
@@ -118,17 +111,13 @@ struct Parser {
       mf.line = line_of(f);
       if (!f["path"]) fail(R::missing, f, "a files entry has no path");
       mf.path = scalar(f["path"], "path");
-      if (!is_safe_relative_path(mf.path))
-        fail(R::unsafe_path, f["path"],
-             "path '" + mf.path + "' must be relative, without '..', '.', empty segments or backslashes");
-      if (auto [it, fresh] = first_line.emplace(mf.path, mf.line); !fresh)
-        fail(R::duplicate, f["path"],
-             "path '" + mf.path + "' is listed twice (first at line " + std::to_string(it->second) + ")");
+      check_path(mf.path, "path", line_of(f["path"]));
+      check_unique(first_line, mf.path, line_of(f["path"]));
       if (!f["size"]) fail(R::missing, f, "file '" + mf.path + "' has no size");
       mf.size = size(f["size"], "size");
       if (f["sha256"]) mf.sha256 = hex(f["sha256"], "sha256", 64);
       if (f["git_oid"]) mf.git_oid = hex(f["git_oid"], "git_oid", 40);
-      if (!mf.sha256 && !mf.git_oid) fail(R::unhashed, f, "file '" + mf.path + "' needs sha256 or git_oid");
+      check_hashed(mf);
       m.files.push_back(std::move(mf));
     }
 
@@ -142,20 +131,14 @@ struct Parser {
         e.line = line_of(a);
         if (!a["output"]) fail(R::missing, a, "an assemble entry has no output");
         e.output = scalar(a["output"], "output");
-        if (!is_safe_relative_path(e.output))
-          fail(R::unsafe_path, a["output"],
-               "output '" + e.output + "' must be relative, without '..', '.', empty segments or backslashes");
-        if (first_line.count(e.output))
-          fail(R::unknown_part, a["output"], "output '" + e.output + "' is also one of the files");
-        if (!outputs.insert(e.output).second)
-          fail(R::duplicate, a["output"], "output '" + e.output + "' is assembled twice");
+        check_output(first_line, outputs, e.output, line_of(a["output"]));
         YAML::Node parts = a["parts"];
         if (!parts) fail(R::missing, a, "assemble entry '" + e.output + "' has no parts");
         if (!parts.IsSequence() || parts.size() == 0)
           fail(R::malformed, parts, "parts must be a non-empty list of paths from files");
         for (const auto& p : parts) {
           std::string part = scalar(p, "a part");
-          if (!first_line.count(part)) fail(R::unknown_part, p, "part '" + part + "' is not one of the files");
+          check_part(first_line, part, line_of(p));
           e.parts.push_back(part);
         }
         if (a["sha256"]) e.sha256 = hex(a["sha256"], "sha256", 64);
@@ -167,6 +150,91 @@ struct Parser {
     check_total(m);
     check_files_and_folders(m);
     return m;
+  }
+
+  // The rules on values, for a manifest read from YAML and for one made in memory (validate): one set.
+  void check_repo(const std::string& id, int line) const {
+    if (!hub::is_valid_repo_id(id))
+      throw input_error(R::invalid_value, file, line, "repo '" + id + "' is not a Hub repository id (org/name)");
+  }
+  void check_revision(const std::string& revision, int line) const {
+    if (!util::is_hex(revision, 40) || revision.find_first_of("ABCDEF") != std::string::npos)
+      throw input_error(R::not_pinned, file, line,
+                        "revision must be a 40-hex commit id ('" + revision +
+                            "' is not; manifests pin commits, not branches or tags)");
+  }
+  void check_ref(const std::string& ref, int line) const {
+    if (!is_valid_ref_name(ref))
+      throw input_error(R::invalid_value, file, line,
+                        "ref '" + ref + "' is not a branch or tag name (it becomes refs/<ref> in the cache)");
+  }
+  void check_path(const std::string& path, const char* what, int line) const {
+    if (!is_safe_relative_path(path))
+      throw input_error(R::unsafe_path, file, line,
+                        util::concat({what, " '", path,
+                                      "' must be relative, without '..', '.', empty segments or backslashes"}));
+  }
+  void check_unique(std::map<std::string, int>& first_line, const std::string& path, int line) const {
+    if (auto [it, fresh] = first_line.emplace(path, line); !fresh)
+      throw input_error(R::duplicate, file, line,
+                        "path '" + path + "' is listed twice (first at line " + std::to_string(it->second) + ")");
+  }
+  void check_hashed(const ManifestFile& mf) const {
+    if (!mf.sha256 && !mf.git_oid)
+      throw input_error(R::unhashed, file, mf.line, "file '" + mf.path + "' needs sha256 or git_oid");
+  }
+  void check_output(const std::map<std::string, int>& first_line, std::set<std::string>& outputs,
+                    const std::string& output, int line) const {
+    check_path(output, "output", line);
+    if (first_line.count(output))
+      throw input_error(R::unknown_part, file, line, "output '" + output + "' is also one of the files");
+    if (!outputs.insert(output).second)
+      throw input_error(R::duplicate, file, line, "output '" + output + "' is assembled twice");
+  }
+  void check_part(const std::map<std::string, int>& first_line, const std::string& part, int line) const {
+    if (!first_line.count(part))
+      throw input_error(R::unknown_part, file, line, "part '" + part + "' is not one of the files");
+  }
+  void check_hex(const std::string& s, const std::string& key, std::size_t len, int line) const {
+    if (!util::is_hex(s, len) || s.find_first_of("ABCDEF") != std::string::npos)
+      throw input_error(R::invalid_value, file, line,
+                        key + " must be " + std::to_string(len) + " lower-case hex digits");
+  }
+
+  // A manifest made in memory (pin_from_tree), its entries at the lines to_yaml() gives them: the checks
+  // parse() makes of the same text, without building the text's YAML tree (about 2.5 KB a file).
+  void validate(Manifest& m) const {
+    check_repo(m.repo.id, 2);  // manifest, repo, type, revision, [ref], files:, then the first entry
+    check_revision(m.revision, 4);
+    if (m.ref) check_ref(*m.ref, 5);
+    int line = m.ref ? 7 : 6;
+    if (m.files.empty())
+      throw input_error(R::missing, file, line - 1, "files is empty: a manifest names the files to fetch");
+    std::map<std::string, int> first_line;
+    for (auto& f : m.files) {
+      f.line = line;
+      check_path(f.path, "path", line);
+      check_unique(first_line, f.path, line);
+      if (f.sha256) check_hex(*f.sha256, "sha256", 64, line + 2);
+      if (f.git_oid) check_hex(*f.git_oid, "git_oid", 40, line + 2 + (f.sha256 ? 1 : 0));
+      check_hashed(f);
+      line += 2 + (f.sha256 ? 1 : 0) + (f.git_oid ? 1 : 0);
+    }
+    std::set<std::string> outputs;
+    line += 1;  // assemble:
+    for (auto& a : m.assemble) {
+      a.line = line;
+      check_output(first_line, outputs, a.output, line);
+      if (a.parts.empty())
+        throw input_error(R::malformed, file, line + 1, "parts must be a non-empty list of paths from files");
+      for (std::size_t i = 0; i < a.parts.size(); ++i)
+        check_part(first_line, a.parts[i], line + 2 + static_cast<int>(i));
+      line += 2 + static_cast<int>(a.parts.size());
+      if (a.sha256) check_hex(*a.sha256, "sha256", 64, line++);
+      if (a.size) ++line;
+    }
+    check_total(m);
+    check_files_and_folders(m);
   }
 
   // Every sum a plan makes of these sizes (bytes to fetch, disk needed, assembly outputs) is at most this
@@ -235,6 +303,8 @@ std::string yaml_quoted(std::string_view s) {
 }  // namespace
 
 Manifest Manifest::parse(std::string_view text, const std::string& filename) { return Parser{filename}.parse(text); }
+
+void Manifest::validate(const std::string& filename) { Parser{filename}.validate(*this); }
 
 Manifest Manifest::load(const std::filesystem::path& path) {
   std::string text;

@@ -65,8 +65,9 @@ SpacePlan plan_space(const Manifest& m, const hfcache::Layout& layout, const Dow
   util::CheckedSum to_fetch("the bytes still to fetch"), held("the bytes already held"),
       needed("the disk space the fetch needs"), assembly_bytes("the bytes of the assembly outputs"),
       drop_bytes("the bytes of the parts dropped");
-  std::set<fs::path> seen;  // one blob can be two paths' content: its bytes count once
-  for (const auto& job : plan.jobs) {
+  std::set<std::string> seen;  // one blob can be two paths' content: its bytes count once
+  for (std::size_t k = 0; k < plan.size(); ++k) {
+    const download::Job job = plan.job(k);  // made for the look and dropped: no job is held for every file
     FilePlan f;
     f.path = job.spec.path;
     f.size = job.spec.size;
@@ -88,7 +89,7 @@ SpacePlan plan_space(const Manifest& m, const hfcache::Layout& layout, const Dow
       f.action = f.have > 0 ? FilePlan::Action::resume : FilePlan::Action::fetch;
       f.allocated = std::min(partial.allocated, f.size);
     }
-    if (seen.insert(job.final_path).second) {
+    if (seen.insert(job.final_path.native()).second) {
       to_fetch.add(f.size - f.have, f.path);
       held.add(f.allocated, f.path);
       needed.add(f.size - f.allocated, f.path);
@@ -130,7 +131,7 @@ SpacePlan plan_space(const Manifest& m, const hfcache::Layout& layout, const Dow
   s.drop_bytes = drop_bytes.value();
   s.needed =
       needed.add(drop_parts ? peak_assembly_bytes(writes, freed) : s.assembly_bytes, "the assembly outputs").value();
-  s.target = existing_dir(plan.jobs.empty() ? layout.root() : plan.jobs.front().final_path.parent_path());
+  s.target = existing_dir(plan.size() == 0 ? layout.root() : plan.job(0).final_path.parent_path());
   struct statvfs v {};
   if (::statvfs(s.target.c_str(), &v) == 0) s.free = static_cast<std::uint64_t>(v.f_bavail) * v.f_frsize;
   else s.free = UINT64_MAX;  // unknown: the gate does not refuse on a guess

@@ -57,108 +57,155 @@ def catch_temporary(p, directory, tag, timeout=60):
     return False
 
 
-def test_sigterm_with_stdout_a_full_pipe_nobody_drains():
-    """A stalled log shipper: stdout a pipe that fills and is never read (Popen(stdout=PIPE), then terminate()).
-    The writer thread blocks on it holding the output lock; SIGTERM must still end the run, 143, at once."""
+def full_pipe_repo():
+    """700 files with long names: enough lines to fill a 64 KiB pipe before the run ends."""
     files = {"config.json": b"{}\n"}
     for i in range(700):
         files[f"shards/{'x' * 120}-{i:04d}.json"] = b'{"i": %d}\n' % i
-    repo = Repo(files)
+    return Repo(files)
+
+
+def sigterm_with_stdout_full(sim, repo, mode):
+    """Runs a fetch whose stdout is a pipe nobody drains, sends SIGTERM once the pipe is full (64 KiB; FIONREAD:
+    the bytes waiting in it) and the writer stuck: (exit status or None when it never ended, seconds taken)."""
+    cache = tempdir("signals-pipe-")
+    p = subprocess.Popen([HF_FETCH, "--manifest", repo.manifest, "--endpoint", sim.hub, "--cache-dir", cache,
+                          "--progress", "none", *mode], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                         env=clean_env())
+    try:
+        deadline = time.monotonic() + 60
+        held = bytearray(4)
+        while p.poll() is None and time.monotonic() < deadline:
+            fcntl.ioctl(p.stdout.fileno(), termios.FIONREAD, held)
+            if int.from_bytes(held, sys.byteorder) >= 60000:
+                break
+            time.sleep(0.05)
+        check(p.poll() is None, f"{mode}: the run ended before its stdout filled; the test needs more files")
+        time.sleep(0.5)
+        start = time.monotonic()
+        p.terminate()
+        try:
+            rc = p.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            rc = None
+        return rc, time.monotonic() - start
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+        p.stdout.close()
+
+
+def test_sigterm_with_stdout_a_full_pipe_nobody_drains():
+    """A stalled log shipper: stdout a pipe that fills and is never read (Popen(stdout=PIPE), then terminate()).
+    The writer thread blocks on it holding the output lock; SIGTERM must still end the run, 143, at once."""
+    repo = full_pipe_repo()
     with HubSim(repo.repos_json) as sim:
         for mode in (["--json"], []):
-            cache = tempdir("signals-pipe-")
-            p = subprocess.Popen([HF_FETCH, "--manifest", repo.manifest, "--endpoint", sim.hub, "--cache-dir", cache,
-                                  "--progress", "none", *mode], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                 env=clean_env())
-            try:
-                # Until the pipe is full (64 KiB; FIONREAD: the bytes waiting in it) and the writer is stuck.
-                deadline = time.monotonic() + 60
-                held = bytearray(4)
-                while p.poll() is None and time.monotonic() < deadline:
-                    fcntl.ioctl(p.stdout.fileno(), termios.FIONREAD, held)
-                    if int.from_bytes(held, sys.byteorder) >= 60000:
-                        break
-                    time.sleep(0.05)
-                check(p.poll() is None, f"{mode}: the run ended before its stdout filled; the test needs more files")
-                time.sleep(0.5)
-                start = time.monotonic()
-                p.terminate()
-                try:
-                    rc = p.wait(timeout=15)
-                except subprocess.TimeoutExpired:
-                    rc = None
-                took = time.monotonic() - start
-            finally:
-                if p.poll() is None:
-                    p.kill()
-                    p.wait()
-                p.stdout.close()
+            rc, took = sigterm_with_stdout_full(sim, repo, mode)
             check(rc == 143, f"{mode}: SIGTERM with stdout a full pipe: exit {rc} after {took:.1f} s (143 expected; "
                              "None: it never ended, the signal's path waited on the output lock)")
             check(took < 5, f"{mode}: SIGTERM took {took:.1f} s to end the run")
 
 
+def slow_repo():
+    return Repo({"config.json": b"{}\n", "big.gguf": blob(8 << 20, "big")}, lfs={"big.gguf"})
+
+
+def signal_mid_fetch(sim, repo, sig, extra):
+    """A fetch of `repo` (its CDN throttled to 1 MiB/s) sent `sig` 1.5 s in: (exit status, stdout, stderr)."""
+    sim.set_faults([{"kind": "throttle", "origin": "cdn", "bytes_per_second": 1 << 20, "times": -1}])
+    p = popen("--manifest", repo.manifest, "--endpoint", sim.hub, "--cache-dir", repo.cache, *extra)
+    time.sleep(1.5)
+    p.send_signal(sig)
+    out, err = p.communicate(timeout=30)
+    return p.returncode, out, err
+
+
+def interrupted_problems(sig, mode, rc, out, err, json_mode):
+    """What an interrupted run's ending lacks (docs/json.md's `interrupted`): exit 128 + the signal, the
+    summary naming it (--json) or the sentence (plain). [] when it has it all."""
+    name = signal.Signals(sig).name
+    problems = [] if rc == 128 + sig else [f"exit {rc}, not {128 + sig}"]
+    if json_mode:
+        lines = json_lines(out)
+        s = lines[-1] if lines else {}
+        if not (s.get("event") == "summary" and s.get("exit_code") == 128 + sig and s.get("reason") == "interrupted"
+                and s.get("signal") == name and s.get("mode") == mode):
+            problems.append(f"no interrupted summary naming {name}: {s}")
+    elif f"interrupted by {name}" not in err:
+        problems.append(f"no 'interrupted by {name}' sentence")
+    return problems
+
+
 def test_sighup_summary():
     """docs/json.md: SIGHUP ends a fetch with the `interrupted` summary, exit 129 (it killed the process with
     no summary at all)."""
-    files = {"config.json": b"{}\n", "big.gguf": blob(8 << 20, "big")}
-    repo = Repo(files, lfs={"big.gguf"})
+    repo = slow_repo()
     with HubSim(repo.repos_json) as sim:
-        sim.set_faults([{"kind": "throttle", "origin": "cdn", "bytes_per_second": 1 << 20, "times": -1}])
         for extra in (["--json"], []):
-            p = popen("--manifest", repo.manifest, "--endpoint", sim.hub, "--cache-dir", repo.cache, *extra)
-            time.sleep(1.5)
-            p.send_signal(signal.SIGHUP)
-            out, err = p.communicate(timeout=30)
-            check(p.returncode == 129, f"{extra}: SIGHUP: exit {p.returncode}, not 129\n{out}\n{err}")
-            if extra:
-                s = json_lines(out)[-1]
-                check(s["event"] == "summary" and s["exit_code"] == 129 and s["reason"] == "interrupted"
-                      and s["signal"] == "SIGHUP" and s["mode"] == "fetch", f"summary: {s}")
-            else:
-                check("interrupted by SIGHUP" in err and "resumes them" in err, f"plain: {out}\n{err}")
+            rc, out, err = signal_mid_fetch(sim, repo, signal.SIGHUP, extra)
+            problems = interrupted_problems(signal.SIGHUP, "fetch", rc, out, err, bool(extra))
+            check(not problems, f"{extra}: SIGHUP: {problems}\n{out}\n{err}")
+            if not extra:
+                check("resumes them" in err, f"plain: {out}\n{err}")
+
+
+class Assembly:
+    """A split repo (24 MiB parts), fetched once by fetch_once(sim); signal() then fetches it again with the
+    output gone, so that the rerun assembles it, catches that rerun under way and sends it a signal."""
+
+    def __init__(self):
+        self.repo, self.whole, self.manifest = split_repo(24 << 20)
+        self.snap = self.repo.snapshot()
+
+    def fetch_once(self, sim):
+        self.base = ["--manifest", self.manifest, "--cache-dir", self.repo.cache, "--progress", "none",
+                     "--endpoint", sim.hub]
+        first = hf_fetch(*self.base)
+        check(first.rc == 0, f"first fetch: {first}")
+        self.stamps = os.path.join(self.repo.repo_dir(), ".provkit", self.repo.sha, "assemble")
+
+    def signal(self, sig, extra=()):
+        """Reruns with every part in place and the output gone, and sends `sig` while it assembles:
+        (exit status, stdout, stderr)."""
+        for _ in range(10):
+            if os.path.exists(os.path.join(self.snap, "model.gguf")):
+                os.remove(os.path.join(self.snap, "model.gguf"))
+            subprocess.run(["rm", "-rf", self.stamps], check=True)
+            p = popen(*self.base, *extra)
+            if catch_temporary(p, self.snap, "assemble"):
+                p.send_signal(sig)
+                out, err = p.communicate(timeout=30)
+                return p.returncode, out, err
+            p.communicate(timeout=30)
+        check(False, "the assembly was never caught under way in 10 runs")
+
+    def leftovers(self):
+        return leftovers(self.snap, "assemble")
 
 
 def test_sigterm_during_assembly_leaves_no_temporary():
     """SIGTERM while the output is being assembled: "<out>.assemble-PID-N" (up to the output's size) stayed in the
     snapshot for good. Now the handler removes it; and one a SIGKILL left is removed by the next run."""
-    repo, whole, manifest = split_repo(24 << 20)
-    snap = repo.snapshot()
-    base = ["--manifest", manifest, "--cache-dir", repo.cache, "--progress", "none"]
-    with HubSim(repo.repos_json) as sim:
-        first = hf_fetch(*base, "--endpoint", sim.hub)
-        check(first.rc == 0, f"first fetch: {first}")
-        stamps = os.path.join(repo.repo_dir(), ".provkit", repo.sha, "assemble")
-
-        def again(sig, extra=()):
-            """Reruns with every part in place and the output gone, and sends `sig` while it assembles."""
-            for _ in range(10):
-                if os.path.exists(os.path.join(snap, "model.gguf")):
-                    os.remove(os.path.join(snap, "model.gguf"))
-                subprocess.run(["rm", "-rf", stamps], check=True)
-                p = popen(*base, "--endpoint", sim.hub, *extra)
-                if catch_temporary(p, snap, "assemble"):
-                    p.send_signal(sig)
-                    out, err = p.communicate(timeout=30)
-                    return p.returncode, out, err
-                p.communicate(timeout=30)
-            check(False, "the assembly was never caught under way in 10 runs")
-
-        rc, out, err = again(signal.SIGTERM, ["--json"])
+    a = Assembly()
+    with HubSim(a.repo.repos_json) as sim:
+        a.fetch_once(sim)
+        rc, out, err = a.signal(signal.SIGTERM, ["--json"])
         check(rc == 143, f"SIGTERM during assembly: exit {rc}\n{out}\n{err}")
         s = json_lines(out)[-1]
         check(s["reason"] == "interrupted" and s["signal"] == "SIGTERM", f"summary: {s}")
-        check(not leftovers(snap, "assemble"), f"SIGTERM left {leftovers(snap, 'assemble')} in the snapshot")
+        check(not a.leftovers(), f"SIGTERM left {a.leftovers()} in the snapshot")
 
-        rc, out, err = again(signal.SIGKILL)
+        rc, out, err = a.signal(signal.SIGKILL)
         check(rc == -9, f"SIGKILL: {rc}")
-        left = leftovers(snap, "assemble")
+        left = a.leftovers()
         check(len(left) == 1, f"a SIGKILL mid-assembly should leave its temporary (the test's premise): {left}")
-        r = hf_fetch(*base, "--endpoint", sim.hub)
+        r = hf_fetch(*a.base)
         check(r.rc == 0, f"the run after the SIGKILL: {r}")
-        check(not leftovers(snap, "assemble"), f"the next run left {leftovers(snap, 'assemble')} in the snapshot")
-        with open(os.path.join(snap, "model.gguf"), "rb") as f:
-            check(f.read() == whole, "the output is not the parts joined")
+        check(not a.leftovers(), f"the next run left {a.leftovers()} in the snapshot")
+        with open(os.path.join(a.snap, "model.gguf"), "rb") as f:
+            check(f.read() == a.whole, "the output is not the parts joined")
 
 
 def test_leftover_assembly_temporary_is_removed_before_the_disk_gate():
@@ -183,28 +230,40 @@ def test_leftover_assembly_temporary_is_removed_before_the_disk_gate():
             check(f.read() == whole, "the output is not the parts joined")
 
 
-def test_mirror_export_sigterm_summary_and_leftover_trees():
-    """`mirror export` killed by SIGTERM died by the signal with no summary and left "root.new-PID-N" trees that
-    later exports never cleaned. Now: the summary, exit 143, no tree left; and trees a SIGKILL left (new and old)
-    go with the next export."""
+def exported_repo():
+    """1500 small files fetched into a cache: an export long enough to be caught under way."""
     files = {f"shards/s-{i:04d}.bin": blob(4096, f"s{i}") for i in range(1500)}
     repo = Repo(files, lfs=set(files))
     with HubSim(repo.repos_json) as sim:
         r = hf_fetch("--manifest", repo.manifest, "--endpoint", sim.hub, "--cache-dir", repo.cache, "--jobs", "16",
                      "--progress", "none", "--quiet")
         check(r.rc == 0, f"fetch: {r}")
-    to = tempdir("signals-export-")
+    return repo
+
+
+def export_signalled(repo, to, sig):
+    """`mirror export --json` of `repo` into `to`, sent `sig` while its new tree is under way:
+    (exit status, stdout, stderr)."""
     export = ["mirror", "export", "--manifest", repo.manifest, "--cache-dir", repo.cache, "--to", to, "--json"]
     for _ in range(10):
         p = popen(*export)
         if catch_temporary(p, to, "new"):
-            p.send_signal(signal.SIGTERM)
+            p.send_signal(sig)
             out, err = p.communicate(timeout=30)
-            break
+            return p.returncode, out, err
         p.communicate(timeout=30)
-    else:
-        check(False, "the export was never caught under way in 10 runs")
-    check(p.returncode == 143, f"mirror export SIGTERM: exit {p.returncode}\n{out}\n{err}")
+    check(False, "the export was never caught under way in 10 runs")
+
+
+def test_mirror_export_sigterm_summary_and_leftover_trees():
+    """`mirror export` killed by SIGTERM died by the signal with no summary and left "root.new-PID-N" trees that
+    later exports never cleaned. Now: the summary, exit 143, no tree left; and trees a SIGKILL left (new and old)
+    go with the next export."""
+    repo = exported_repo()
+    to = tempdir("signals-export-")
+    export = ["mirror", "export", "--manifest", repo.manifest, "--cache-dir", repo.cache, "--to", to, "--json"]
+    rc, out, err = export_signalled(repo, to, signal.SIGTERM)
+    check(rc == 143, f"mirror export SIGTERM: exit {rc}\n{out}\n{err}")
     s = json_lines(out)[-1] if json_lines(out) else {}
     check(s.get("reason") == "interrupted" and s.get("signal") == "SIGTERM" and s.get("mode") == "mirror-export",
           f"mirror export SIGTERM summary: {out!r}")

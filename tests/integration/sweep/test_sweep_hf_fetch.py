@@ -4,14 +4,18 @@ locks, refs, snapshots, .no_exist), --local-dir, --manifest, --token-file, mirro
 a snapshot. Each cell a fresh copy, one plant, the real binary, plain and --json.
 The class tables (issue 41, sweep_table.sweep_inputs): hostile inputs by class, each row one input with the
 refusal its class expects: wrapped sums (sizes a Hub or a manifest claims that add up past 2^64 - 1, a tree
-holding `x.txt` and `x.txt/inner`).
+holding `x.txt` and `x.txt/inner`); signals mid-write (SIGTERM, SIGINT and SIGHUP while hf-fetch assembles or
+downloads, with stdout a pipe nobody drains, while `mirror export` writes its tree).
 
 Run one: python3 test_sweep_hf_fetch.py test_cache_rows   (ctest runs each alone)
 """
 
 import os
 import shutil
+import signal
+import subprocess
 import sys
+import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
@@ -47,7 +51,6 @@ def populated(base):
 
 
 def hf_run(args):
-    import subprocess
     return subprocess.run(hf(*args), env=ENV, capture_output=True).returncode
 
 
@@ -263,6 +266,97 @@ def wrapped_sum_rows(sim, tmp):
 def test_wrapped_sums_rows(tmp):
     with HubSim(claims_repos(os.path.join(tmp, "repos"), CLAIMS)) as sim:
         sweep_inputs("wrapped sums", wrapped_sum_rows(sim, tmp), os.path.join(tmp, "cells"))
+
+
+# ---- signals mid-write (issue 41, items 14 and 15) -------------------------------------------------------
+# A row runs a real run to the point that matters (test_signals.py's scenarios), sends the signal, and holds
+# when the run ends at once with 128 + the signal and docs/json.md's `interrupted` summary (--json) or
+# sentence (plain), and leaves no temporary behind.
+
+
+def signal_rows():
+    import test_signals as ts
+
+    def during_assembly(sig):
+        def run(a):
+            problems, codes = [], []
+            for extra in (["--json"], []):
+                rc, out, err = a.signal(sig, extra)
+                codes.append(rc)
+                problems += [f"{extra or 'plain'}: {p}" for p in
+                             ts.interrupted_problems(sig, "fetch", rc, out, err, bool(extra))]
+                if a.leftovers():
+                    problems.append(f"{extra or 'plain'}: left {a.leftovers()} in the snapshot")
+            return problems, codes
+        return run
+
+    def sighup_mid_download():
+        repo = ts.slow_repo()
+        problems, codes = [], []
+        with HubSim(repo.repos_json) as sim:
+            for extra in (["--json"], []):
+                rc, out, err = ts.signal_mid_fetch(sim, repo, signal.SIGHUP, extra)
+                codes.append(rc)
+                problems += [f"{extra or 'plain'}: {p}" for p in
+                             ts.interrupted_problems(signal.SIGHUP, "fetch", rc, out, err, bool(extra))]
+        return problems, codes
+
+    def full_pipe():
+        repo = ts.full_pipe_repo()
+        problems, codes = [], []
+        with HubSim(repo.repos_json) as sim:
+            for mode in (["--json"], []):
+                rc, took = ts.sigterm_with_stdout_full(sim, repo, mode)
+                codes.append(rc)
+                if rc != 143 or took >= 5:
+                    problems.append(f"{mode or 'plain'}: exit {rc} after {took:.1f} s (143 within 5 s expected; "
+                                    "None: it never ended)")
+        return problems, codes
+
+    def export_then_next():
+        repo = ts.exported_repo()
+        to = tempfile.mkdtemp(prefix="sweep-export-")
+        rc, out, err = ts.export_signalled(repo, to, signal.SIGTERM)
+        problems = [f"killed: {p}" for p in ts.interrupted_problems(signal.SIGTERM, "mirror-export", rc, out, err,
+                                                                      True)]
+        again = subprocess.run([HF_FETCH, "mirror", "export", "--manifest", repo.manifest, "--cache-dir",
+                                repo.cache, "--to", to, "--json"], env=ENV, capture_output=True, text=True)
+        if again.returncode != 0:
+            problems.append(f"the next export: exit {again.returncode}")
+        left = [n for n in os.listdir(to) if ".new-" in n or ".old-" in n]
+        if left:
+            problems.append(f"after the next export: {left}")
+        shutil.rmtree(to, ignore_errors=True)
+        return problems, [rc, again.returncode]
+
+    assembly = ts.Assembly()
+    in_assembly = [(f"{s.name} during `--assemble` (a manifest's assembly): no `.assemble-*` left, the "
+                    "interrupted summary", during_assembly(s)) for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)]
+    return assembly, in_assembly, [
+        ("SIGHUP mid-download: the interrupted summary (was: killed, no summary)", sighup_mid_download),
+        ("SIGTERM with stdout a full pipe nobody drains: ends within 5 s (was: never)", full_pipe),
+        ("`mirror export` SIGTERM mid-tree: the summary; no `root.new-*` after the next export", export_then_next),
+    ]
+
+
+def test_signal_rows(tmp):
+    assembly, in_assembly, others = signal_rows()
+    failures, table = [], []
+
+    def record(name, problems, codes):
+        failures.extend(f"signals mid-write: {name}: {p}" for p in problems)
+        table.append((name, "FAIL" if problems else "held, exit " + "/".join(dict.fromkeys(map(str, codes)))))
+
+    with HubSim(assembly.repo.repos_json) as sim:
+        assembly.fetch_once(sim)
+        for name, run in in_assembly:
+            record(name, *run(assembly))
+    for name, run in others:
+        record(name, *run())
+    print("| signals mid-write | outcome |\n| --- | --- |")
+    for name, outcome in table:
+        print(f"| {name} | {outcome} |")
+    check(not failures, f"{len(failures)} rows did not hold", "\n".join(failures))
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
 #include <catch2/catch.hpp>
+#include <cstdint>
 
 #include "provkit/checkpoint/scheme.hpp"
 #include "provkit/error.hpp"
@@ -198,6 +199,17 @@ TEST_CASE("bitsandbytes 4-bit and GPTQ: quantized storage inside the blocks", "[
   c = check_quantization(g, json(), gptq.refs());
   CHECK(c.scheme == "gptq 4-bit");
   CHECK(c.findings.empty());
+  // bits as Python may write it; bits no int holds, or not whole, refused (8.1e31 made an int was undefined).
+  g["quantization_config"]["bits"] = 4.0;
+  CHECK(check_quantization(g, json(), gptq.refs()).scheme == "gptq 4-bit");
+  for (json bad : {json(8.11111e31), json(-1), json(0), json(4.5), json(65), json(UINT64_MAX)}) {
+    INFO(bad.dump());
+    json b = g;
+    b["quantization_config"]["bits"] = bad;
+    CHECK_THROWS_WITH(check_quantization(b, json(), gptq.refs()),
+                      Catch::Contains("quantization_config.bits is not a number of bits (1 to 64)"));
+  }
+  g["quantization_config"]["bits"] = 4;
   gptq.add("model.layers.1.mlp.up_proj.weight", "F16", {512, 256});
   c = check_quantization(g, json(), gptq.refs());
   REQUIRE(c.findings.size() == 1);

@@ -44,15 +44,15 @@ TEST_CASE("plan: in place, resume with what a partial holds, fetch, assembly out
   for (const auto& f : m.files) checks.push_back({f.path, hub::UpstreamState::ok, "", nullptr, *f.sha256, {}});
   auto plan = hub::plan_downloads(m, layout, checks, "http://127.0.0.1:1");
   // config.json in place; part-1 a split partial: preallocated to its size, its sidecar saying 256 KiB are done.
-  util::write_file_atomic(plan.jobs[0].final_path, std::string(100, 'x'));
+  util::write_file_atomic(plan.job(0).final_path, std::string(100, 'x'));
   {
-    int fd = ::open(plan.jobs[1].partial_path.c_str(), O_CREAT | O_WRONLY, 0644);
+    int fd = ::open(plan.job(1).partial_path.c_str(), O_CREAT | O_WRONLY, 0644);
     REQUIRE(fd >= 0);
     REQUIRE(::posix_fallocate(fd, 0, 1 << 20) == 0);
     ::close(fd);
     auto ranges = download::ranges::plan(1 << 20, 4, 256 << 10);
     ranges[0].done = ranges[0].end - ranges[0].start;
-    util::write_file_atomic(util::path_with_suffix(plan.jobs[1].partial_path, ".ranges"),
+    util::write_file_atomic(util::path_with_suffix(plan.job(1).partial_path, ".ranges"),
                             download::ranges::format_sidecar(1 << 20, ranges));
   }
   auto s = hub::plan_space(m, layout, plan);
@@ -107,9 +107,9 @@ TEST_CASE("plan: sums that would pass 2^64 - 1 are refused naming the file, neve
     CHECK_THAT(e.what(), Catch::StartsWith("w3: "));
   }
   // The disk gate's own sums, given a plan whose total was not checked (a caller's).
-  three.jobs.push_back(three.jobs.back());
-  three.jobs.back().spec.path = "w3";
-  three.jobs.back().final_path += "-other";
+  three.files.push_back(3);  // w3, in the manifest now
+  three.etags.push_back(*m.files[3].sha256);
+  three.git_oids.emplace_back();
   CHECK_THROWS_AS(hub::plan_space(m, layout, three), Error);
   // An assembly output of three parts adds 3 * 2^62 to the 3 * 2^62 of the files.
   m.files.pop_back();

@@ -185,10 +185,10 @@ TEST_CASE("check_upstream refutes a tree-given blob name held by other content w
   CHECK(checks[0].state == hub::UpstreamState::ok);
   CHECK(checks[0].etag == util::git_blob_id("world"));
   auto plan = hub::plan_downloads(m, c, checks, "http://127.0.0.1:9");
-  REQUIRE(plan.jobs.size() == 1);
+  REQUIRE(plan.size() == 1);
   CHECK(plan.total_bytes == 5);
   CHECK(plan.etags == std::vector<std::string>{util::git_blob_id("world")});
-  const download::Job& job = plan.jobs[0];
+  const download::Job job = plan.job(0);
   CHECK(job.spec.git_oid == util::git_blob_id("world"));  // the downloaded content must have the id it is stored under
   CHECK(job.final_path == c.blob_path(util::git_blob_id("world")));
   CHECK(job.url == hub::resolve_url("http://127.0.0.1:9", m.repo, kCommit, "config.json"));

@@ -17,6 +17,7 @@
 // split parts.
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -108,6 +109,14 @@ struct Job {
   fs::path root;
 };
 
+// A run's jobs, each made when the engine reaches it (make(i), i < count) and dropped once its file is done:
+// a job holds six paths and a URL (about 4 KB as std::filesystem::paths), so a run of 300,000 files never
+// holds them all at once. `make` is called again for the same index (checked in place, then fetched).
+struct JobList {
+  std::size_t count = 0;
+  std::function<Job(std::size_t)> make;
+};
+
 enum class Outcome { present, downloaded, mismatch, failed };
 
 // Why a file is not in place (JobResult::reason, Error::is). The names in --json are the shared reasons
@@ -174,6 +183,8 @@ class Downloader {
   Downloader(Options options, download::Source& source) : options_(std::move(options)), source_(source) {}
   // Results in the order of `jobs`. Throws provkit::Error only for local
   // failures that make going on pointless (disk full, unwritable directory).
+  std::vector<JobResult> run(const JobList& jobs, Observer& observer);
+  // The same for jobs already made (a few: a wheel, a URL).
   std::vector<JobResult> run(const std::vector<Job>& jobs, Observer& observer);
 
  private:

@@ -68,6 +68,10 @@ struct Manifest {
   // Pure: parses and validates `text`; errors name `filename` and the line.
   static Manifest parse(std::string_view text, const std::string& filename);
   static Manifest load(const std::filesystem::path& path);
+  // The checks parse() makes, on a manifest made in memory (pin_from_tree): every entry gets the line
+  // to_yaml() gives it, and the first that fails is refused as parse() would refuse that text, naming
+  // `filename` and the line. Builds no YAML (a tree of 300,000 files read back took about 2.5 KB each).
+  void validate(const std::string& filename);
 
   // YAML that parse() reads back to the same manifest.
   std::string to_yaml() const;

@@ -130,12 +130,27 @@ SnapshotFiles check_in_place(const Manifest& m, const hfcache::Layout& layout, S
 std::vector<UpstreamCheck> check_upstream(const Manifest& m, const hfcache::Layout& layout,
                                           const std::vector<TreeEntry>& tree);
 
+// What a fetch downloads: per planned file, its manifest file and what the pre-flight decided. The jobs
+// themselves (six paths and a URL each) are made on use, one at a time (job(), jobs()), so that a plan of
+// 300,000 files holds 300,000 blob names rather than 300,000 jobs. The manifest and layout must outlive it.
 struct DownloadPlan {
-  std::vector<download::Job> jobs;  // one per manifest file, in order
-  std::vector<std::string> etags;   // decided by the pre-flight alone
+  const Manifest* manifest = nullptr;
+  const hfcache::Layout* layout = nullptr;
+  std::string endpoint;
+  std::vector<std::size_t> files;     // index into manifest->files, in order
+  std::vector<std::string> etags;     // decided by the pre-flight alone
+  std::vector<std::string> git_oids;  // a git id the pre-flight wants verified besides the pins; "" none
   std::uint64_t total_bytes = 0;
+
+  std::size_t size() const { return files.size(); }
+  download::Job job(std::size_t k) const;
+  download::JobList jobs() const {
+    return {size(), [this](std::size_t k) { return job(k); }};
+  }
+  // The plan of the files at `ks` (positions in this one), in that order; their etags move there.
+  DownloadPlan take(const std::vector<std::size_t>& ks);
 };
-// `checks`: check_upstream's, all OK.
+// `checks`: check_upstream's, all OK. One entry per manifest file, in order.
 DownloadPlan plan_downloads(const Manifest& m, const hfcache::Layout& layout, const std::vector<UpstreamCheck>& checks,
                             const std::string& endpoint);
 

@@ -1,4 +1,4 @@
-// libFuzzer target: the GPU kernel readers (host/kernels: fatbin containers, clang offload bundles plain and
+// libFuzzer target: the GPU kernel readers (kernels/listing: fatbin containers, clang offload bundles plain and
 // CCOB-compressed, fatbins kept as data, the cubins' kernel count through zstd) with small budgets on. The
 // input's first byte picks the section (.nv_fatbin, .hip_fatbin, .ldata, __nv_relfatbin), the rest is its
 // bytes, in an ELF object of that one section. Whatever the input, the listing ends with what it read and
@@ -11,8 +11,8 @@
 #include <fstream>
 #include <string>
 
-#include "host/kernels.hpp"
 #include "provkit/error.hpp"
+#include "provkit/kernels/listing.hpp"
 #include "support/elf_with_section.hpp"
 
 using namespace provkit::host;
@@ -42,7 +42,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::size_t code_objects = 0;
     for (const auto& i : lib.images) code_objects += i.kind == kernels::Kind::code_object;
     if (code_objects > lib.spent.entries) std::abort();
-    (void)kernels::judge(lib, {.label = "sm_90", .cc = cudacompat::Version{9, 0}}, 13000);
+    (void)kernels::judge(lib, {.label = "sm_90", .cc = gpucode::Version{9, 0}}, 13000);
     (void)kernels::judge(lib, {.label = "gfx90a", .gfx = "gfx90a"}, 0);
   } catch (const provkit::Error&) {}
   return 0;

@@ -9,7 +9,7 @@
 
 namespace provkit::host::detail {
 
-using cudacompat::Version;
+using gpucode::Version;
 
 const char* const kInstallDriver =
     "install the NVIDIA driver (its libnvidia-ml.so.1 and libcuda.so.1), or point ENVCHECK_NVML_LIB / "
@@ -17,7 +17,7 @@ const char* const kInstallDriver =
 
 std::string cc_text(int major, int minor) { return std::to_string(major) + "." + std::to_string(minor); }
 
-std::string cuda_text(int encoded) { return cudacompat::from_cuda_int(encoded).str(); }
+std::string cuda_text(int encoded) { return gpucode::from_cuda_int(encoded).str(); }
 
 nlohmann::json device_json(const gpu::Device& d) {
   nlohmann::json j = {{"index", d.index},
@@ -105,7 +105,7 @@ std::vector<gpu::Device> selected_gpus(const Request& req, const gpu::Snapshot& 
 
 Result need_check(const std::string& need, const gpu::Device& d, const std::string& idx) {
   const Version cc{d.cc_major, d.cc_minor};
-  const auto min = *cudacompat::capability_minimum(need);
+  const auto min = *gpucode::capability_minimum(need);
   const bool fp8 = need == "fp8";
   const std::string what = fp8 ? "FP8" : "NVFP4";
   Result r{.name = "need " + need + idx,
@@ -140,14 +140,14 @@ Result min_cc_check(const Version& min_cc, const gpu::Device& d, const std::stri
           .data = device_json(d)};
 }
 
-Result arch_list_check(const std::vector<cudacompat::ArchTarget>& arch_list, const gpu::Device& d,
+Result arch_list_check(const std::vector<gpucode::ArchTarget>& arch_list, const gpu::Device& d,
                        const std::string& idx) {
   const Version cc{d.cc_major, d.cc_minor};
   std::string list;
   for (const auto& t : arch_list) list += (list.empty() ? "" : ",") + t.text;
   Result r{.name = "arch-list" + idx, .status = Status::pass, .rule = Rule::arch_list_match, .data = device_json(d)};
   r.data["arch_list"] = list;
-  if (auto match = cudacompat::best_match(arch_list, cc)) {
+  if (auto match = gpucode::best_match(arch_list, cc)) {
     r.reason = gpu_label(d) + " runs " + match->text +
                (match->ptx ? " (PTX, JIT-compiled by the driver at first use)" : " (cubin)") + " from " + list;
     r.data["match"] = match->text;
@@ -227,7 +227,7 @@ Result cuda_check(const Request& req, Probes& probes) {
     r.reason += "; the kernel driver (NVML) reports CUDA " + cuda_text(s.driver_cuda) + " but libcuda reports " +
                 cuda_text(s.libcuda_cuda);
     // The driver is new enough; the libcuda the engine loads is not this driver's: say that, not "install the driver".
-    if (v.status != Status::pass && cudacompat::from_cuda_int(s.driver_cuda) >= *req.cuda &&
+    if (v.status != Status::pass && gpucode::from_cuda_int(s.driver_cuda) >= *req.cuda &&
         !gpu::is_compat_path(s.libcuda_path))
       r.fix = "the installed driver " + s.driver_version + " supports CUDA " + cuda_text(s.driver_cuda) +
               ", but the libcuda.so.1 the engine loads (" +

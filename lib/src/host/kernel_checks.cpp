@@ -4,8 +4,9 @@
 #include <future>
 #include <map>
 
+#include "code_verdict.hpp"
 #include "detail.hpp"
-#include "kernels.hpp"
+#include "provkit/kernels/listing.hpp"
 #include "provkit/util/log.hpp"
 #include "provkit/util/strings.hpp"
 
@@ -13,7 +14,7 @@ namespace provkit::host::detail {
 
 namespace {
 
-using kernels::Gpu;
+using code_verdict::Gpu;
 
 struct Target {
   Gpu gpu;
@@ -40,7 +41,7 @@ std::vector<Target> targets(const Request& req, Probes& probes) {
                             std::to_string(d->cc_minor);
     if (!by_key.count(key)) {
       by_key[key] = out.size();
-      out.push_back({Gpu{.label = "", .cc = cudacompat::Version{d->cc_major, d->cc_minor}}});
+      out.push_back({Gpu{.label = "", .cc = gpucode::Version{d->cc_major, d->cc_minor}}});
     }
     auto& t = out[by_key[key]];
     t.indices.push_back(d->index);
@@ -142,7 +143,8 @@ void kernel_checks(const Request& req, Probes& probes, std::vector<Result>& out)
     const auto& gpus = k.gpus;
     const int driver_cuda = k.driver_cuda;
     bool settled = true;
-    for (const auto& t : gpus) settled &= kernels::judge(listing.library, t.gpu, driver_cuda).status != Status::fail;
+    for (const auto& t : gpus)
+      settled &= code_verdict::judge(listing.library, t.gpu, driver_cuda).status != Status::fail;
     try {
       if (!settled && kernels::has_data_sections(object)) {
         // Enough when every GPU has a cubin that runs (AMD's verdicts do not rest on CUDA kernels): the rest
@@ -150,7 +152,7 @@ void kernel_checks(const Request& req, Probes& probes, std::vector<Result>& out)
         auto enough = [&](const std::vector<kernels::Image>& images) {
           return std::all_of(gpus.begin(), gpus.end(), [&](const auto& t) {
             return !t.gpu.gfx.empty() || std::any_of(images.begin(), images.end(), [&](const kernels::Image& i) {
-              return kernels::cubin_runs_on(i, t.gpu);
+              return code_verdict::cubin_runs_on(i, t.gpu);
             });
           });
         };
@@ -163,7 +165,7 @@ void kernel_checks(const Request& req, Probes& probes, std::vector<Result>& out)
     // kernels. An AMD verdict does not rest on cubins.
     settled = true;
     for (const auto& t : gpus)
-      settled &= !t.gpu.gfx.empty() || kernels::judge(listing.library, t.gpu, driver_cuda).status != Status::fail;
+      settled &= !t.gpu.gfx.empty() || code_verdict::judge(listing.library, t.gpu, driver_cuda).status != Status::fail;
     if (!settled && kernels::empty_modules_can_decide(listing.library))
       kernels::count_cubin_kernels(
           listing.library, [](const kernels::Image& i) { return !i.relocatable; }, &budget, true);
@@ -261,7 +263,7 @@ void kernel_checks(const Request& req, Probes& probes, std::vector<Result>& out)
     r.reason = std::to_string(lib.images.size() - relocatable - embedded) +
                " images: " + (carries.empty() ? "none readable" : carries);
     for (const auto& t : gpus) {
-      auto v = kernels::judge(lib, t.gpu, driver_cuda);
+      auto v = code_verdict::judge(lib, t.gpu, driver_cuda);
       r.data["gpus"].push_back({{"gpu", t.gpu.label},
                                 {"indices", t.indices},
                                 {"status", check::status_word(v.status)},

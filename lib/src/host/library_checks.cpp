@@ -1,7 +1,7 @@
 // envcheck's loader checks: would the dynamic loader find this library
 // (--lib), and does every DT_NEEDED of this object resolve, recursively (--elf).
 #include "detail.hpp"
-#include "kernels.hpp"
+#include "provkit/kernels/listing.hpp"
 
 namespace provkit::host::detail {
 

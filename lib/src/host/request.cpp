@@ -47,23 +47,23 @@ std::string InvalidValue::sentence(const std::string& subject) const {
 }
 
 void set_cuda(Request& r, const std::string& text) {
-  auto v = cudacompat::parse_version(text);
+  auto v = gpucode::parse_version(text);
   if (!v) throw InvalidValue(Field::cuda, text, "a CUDA release as X.Y (like 13.0)");
   r.cuda = v;
 }
 
 void add_need(Request& r, const std::string& text) {
-  if (!cudacompat::capability_minimum(text)) throw InvalidValue(Field::need, text, "fp8 or nvfp4");
+  if (!gpucode::capability_minimum(text)) throw InvalidValue(Field::need, text, "fp8 or nvfp4");
   if (std::find(r.needs.begin(), r.needs.end(), text) == r.needs.end()) r.needs.push_back(text);
 }
 
 void set_min_cc(Request& r, const std::string& text) {
-  auto v = cudacompat::parse_version(text);
+  auto v = gpucode::parse_version(text);
   if (!v) throw InvalidValue(Field::min_cc, text, "a compute capability as X.Y (like 8.9)");
   r.min_cc = v;
 }
 
-void set_arch_list(Request& r, const std::string& text) { r.arch_list = cudacompat::parse_arch_list(text); }
+void set_arch_list(Request& r, const std::string& text) { r.arch_list = gpucode::parse_arch_list(text); }
 
 void set_vram_free(Request& r, const std::string& text) {
   r.vram_free = util::parse_size(text);
@@ -72,7 +72,7 @@ void set_vram_free(Request& r, const std::string& text) {
 
 void set_python(Request& r, const std::string& version) {
   // A path (it has a '/') is taken as the interpreter itself, as envbuild's --python takes it.
-  if (!version.empty() && version.find('/') == std::string::npos && !cudacompat::parse_version(version))
+  if (!version.empty() && version.find('/') == std::string::npos && !gpucode::parse_version(version))
     throw InvalidValue(Field::python, version, "a version as X.Y (like 3.11) or an interpreter's path");
   r.python = version;
 }

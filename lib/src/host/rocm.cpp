@@ -5,8 +5,8 @@
 #include <cstdio>
 #include <sstream>
 
-#include "kernels.hpp"
 #include "provkit/error.hpp"
+#include "provkit/gpucode/amd_target.hpp"
 #include "provkit/util/fs.hpp"
 #include "provkit/util/strings.hpp"
 
@@ -62,17 +62,8 @@ std::optional<bool> default_noretry(const std::string& gfx) {
 
 }  // namespace
 
-bool has_xnack(const std::string& gfx) {
-  return one_of(gfx, {"gfx801", "gfx810", "gfx900", "gfx902", "gfx904", "gfx906", "gfx908", "gfx909", "gfx90a",
-                      "gfx90c", "gfx940", "gfx941", "gfx942", "gfx950", "gfx1010", "gfx1011", "gfx1012", "gfx1013"});
-}
-
-bool has_sramecc(const std::string& gfx) {
-  return one_of(gfx, {"gfx906", "gfx908", "gfx90a", "gfx940", "gfx941", "gfx942", "gfx950"});
-}
-
 std::optional<bool> xnack_mode(const std::string& gfx, const XnackInputs& in) {
-  if (!has_xnack(gfx)) return std::nullopt;
+  if (!gpucode::has_xnack(gfx)) return std::nullopt;
   if (in.hsa_xnack && xnack_per_process(gfx)) {
     if (*in.hsa_xnack == "1") return true;
     if (*in.hsa_xnack == "0") return false;
@@ -93,52 +84,13 @@ std::string AmdGpu::uuid() const {
   return buf;
 }
 
+gpucode::AmdProcessor AmdGpu::processor() const { return {gfx_target, sramecc, xnack}; }
+
 std::string AmdGpu::target_id() const {
   std::string t = gfx_target;
   if (sramecc) t += *sramecc ? ":sramecc+" : ":sramecc-";
   if (xnack) t += *xnack ? ":xnack+" : ":xnack-";
   return t;
-}
-
-TargetMatch match_target(const std::string& target_id, const AmdGpu& gpu) {
-  if (!kernels::code_object_runs_on(target_id, gpu.gfx_target))
-    return {TargetMatch::Verdict::wrong_processor, "built for another processor than " + gpu.gfx_target};
-  // The features after the processor: ":sramecc+", ":xnack-"; one left out runs in either mode.
-  std::size_t at = target_id.find(':');
-  while (at != std::string::npos) {
-    auto next = target_id.find(':', at + 1);
-    auto feature = target_id.substr(at + 1, next == std::string::npos ? std::string::npos : next - at - 1);
-    at = next;
-    if (feature.size() < 2 || (feature.back() != '+' && feature.back() != '-')) continue;
-    const bool on = feature.back() == '+';
-    const auto name = feature.substr(0, feature.size() - 1);
-    const bool has = name == "xnack" ? has_xnack(gpu.gfx_target) : name == "sramecc" && has_sramecc(gpu.gfx_target);
-    const auto& mode = name == "xnack" ? gpu.xnack : gpu.sramecc;
-    std::string why = feature;
-    if (!has) {
-      why += " code, and " + gpu.gfx_target;
-      why += " has no " + name;
-      why += " mode";
-      return {TargetMatch::Verdict::wrong_mode, why};
-    }
-    if (!mode) {
-      why += " code: the GPU's " + name;
-      why += name == "xnack" ? " mode cannot be told here (amdgpu's noretry parameter is unreadable and HSA_XNACK is "
-                               "unset)"
-                             : " mode cannot be told here (KFD gives no capability)";
-      return {TargetMatch::Verdict::unknown_mode, why};
-    }
-    if (*mode != on) {
-      why += " code on a GPU running " + name;
-      why += *mode ? "+" : "-";
-      why += name != "xnack" ? " (SRAM ECC is a board setting)"
-             : on            ? " (HSA_XNACK=1 in the engine's environment, where the GPU allows it, or "
-                               "amdgpu's noretry=0, turns it on)"
-                             : " (HSA_XNACK=0 in the engine's environment turns it off)";
-      return {TargetMatch::Verdict::wrong_mode, why};
-    }
-  }
-  return {};
 }
 
 const AmdGpu* select_amd_gpu(const std::vector<AmdGpu>& gpus, const std::string& selector) {
@@ -204,7 +156,8 @@ std::vector<AmdGpu> read_kfd_topology(const fs::path& sysfs_root, const std::opt
                     static_cast<unsigned long long>(location & 7));
       gpu.pci_bus_id = bdf;
     }
-    if (has_capability && has_sramecc(gpu.gfx_target)) gpu.sramecc = (gpu.capability & kCapSramEdcSupported) != 0;
+    if (has_capability && gpucode::has_sramecc(gpu.gfx_target))
+      gpu.sramecc = (gpu.capability & kCapSramEdcSupported) != 0;
     gpu.xnack = xnack_mode(gpu.gfx_target, xnack);
     gpu.name = std::string(util::trim(read_small(it->path() / "name").value_or("")));
     if (gpu.drm_render_minor >= 0) {

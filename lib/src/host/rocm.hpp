@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "provkit/elf/elf.hpp"
+#include "provkit/gpucode/amd_target.hpp"
 
 namespace provkit::host::rocm {
 
@@ -31,22 +32,11 @@ struct AmdGpu {
   // processor has no such feature (sramecc, xnack) or the mode cannot be told (xnack).
   std::optional<bool> sramecc, xnack;
 
-  std::string uuid() const;       // "GPU-0123456789abcdef", "" without a unique_id
-  std::string target_id() const;  // "gfx90a:sramecc+:xnack-" (a feature left out when unknown or absent)
+  std::string uuid() const;  // "GPU-0123456789abcdef", "" without a unique_id
+  std::string target_id() const;
+  gpucode::AmdProcessor processor() const;  // as code objects see it (gpucode::match_target)  //
+                                            // "gfx90a:sramecc+:xnack-" (a feature left out when unknown or absent)
 };
-
-// Does the processor have the feature at all (LLVM's processor table)?
-bool has_xnack(const std::string& gfx);
-bool has_sramecc(const std::string& gfx);
-
-// Does code built for `target_id` ("gfx90a:xnack-", "gfx942", "gfx9-4-generic:sramecc+") load on `gpu`?
-// The processor as kernels::code_object_runs_on decides it, then every feature the target sets
-// (`+`/`-`) must equal the GPU's mode; a feature left out runs in either mode.
-struct TargetMatch {
-  enum class Verdict { loads, wrong_processor, wrong_mode, unknown_mode } verdict = Verdict::loads;
-  std::string why;  // for anything but loads: "xnack+ code on a GPU running xnack-", ...
-};
-TargetMatch match_target(const std::string& target_id, const AmdGpu& gpu);
 
 // Find an AMD GPU by "0" (its index among the KFD GPUs, as ROCR_VISIBLE_DEVICES counts) or "GPU-..."
 // (its UUID, or a unique prefix of 8 characters or more).

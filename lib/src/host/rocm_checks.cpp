@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "detail.hpp"
-#include "kernels.hpp"
+#include "provkit/kernels/listing.hpp"
 #include "provkit/util/size.hpp"
 
 namespace provkit::host::detail {
@@ -148,8 +148,8 @@ Result gfx_check(const std::string& target, const Request& req, Probes& probes) 
            .data = {{"target", target}, {"gpus", nlohmann::json::array()}}};
   std::string good, bad, unsure, why;
   for (const auto& g : gpus) {
-    const auto m = rocm::match_target(target, g);
-    using V = rocm::TargetMatch::Verdict;
+    const auto m = gpucode::match_target(target, g.processor());
+    using V = gpucode::TargetMatch::Verdict;
     const bool ok = m.verdict == V::loads;
     r.data["gpus"].push_back(
         {{"node", g.node}, {"gfx_target", g.gfx_target}, {"target_id", g.target_id()}, {"runs", ok}, {"why", m.why}});

@@ -21,8 +21,8 @@
 
 using namespace provkit;
 namespace fs = std::filesystem;
+using gpucode::Version;
 using host::check::Status;
-using host::cudacompat::Version;
 
 namespace {
 
@@ -93,52 +93,10 @@ TEST_CASE("CUDA release table and driver version order", "[envcheck]") {
   CHECK(host::cudacompat::compare_driver_versions("580.65.06", "580.159.04") < 0);
   CHECK(host::cudacompat::compare_driver_versions("590.44.01", "580.159.04") > 0);
   CHECK(host::cudacompat::compare_driver_versions("570.26", "570.26.0") == 0);
-  CHECK(host::cudacompat::from_cuda_int(12080) == Version{12, 8});
-  CHECK_FALSE(host::cudacompat::parse_version("13"));
-  CHECK_FALSE(host::cudacompat::parse_version("13.x"));
-  CHECK(*host::cudacompat::parse_version("13.10") == Version{13, 10});
-}
-
-TEST_CASE("arch list: cubins run on the same major with an equal or higher minor", "[envcheck]") {
-  auto list = host::cudacompat::parse_arch_list("sm_80,sm_90,sm_120");
-  CHECK(host::cudacompat::best_match(list, {8, 6})->text == "sm_80");
-  CHECK(host::cudacompat::best_match(list, {12, 1})->text == "sm_120");
-  CHECK_FALSE(host::cudacompat::best_match(list, {7, 5}));   // older major: nothing
-  CHECK_FALSE(host::cudacompat::best_match(list, {10, 0}));  // sm_90 cubin does not run on 10.0
-  CHECK_FALSE(
-      host::cudacompat::best_match(host::cudacompat::parse_arch_list("sm_86"), {8, 0}));  // higher minor does not run
-}
-
-TEST_CASE("arch list: the runtime's pick is the newest cubin that runs, in any list order", "[envcheck]") {
-  using host::cudacompat::best_match, host::cudacompat::parse_arch_list;
-  CHECK(best_match(parse_arch_list("sm_80,sm_86"), {8, 6})->text == "sm_86");
-  CHECK(best_match(parse_arch_list("sm_86,sm_80"), {8, 6})->text == "sm_86");
-  CHECK(best_match(parse_arch_list("sm_80,sm_86,sm_89"), {8, 7})->text == "sm_86");  // 8.9 is above 8.7
-  CHECK(best_match(parse_arch_list("compute_80,sm_80"), {8, 6})->text == "sm_80");   // a cubin before PTX
-  CHECK(best_match(parse_arch_list("compute_75,compute_86,sm_70"), {9, 0})->text == "compute_86");
-  CHECK(best_match(parse_arch_list("sm_90,sm_90a"), {9, 0})->text == "sm_90a");
-}
-
-TEST_CASE("arch list: PTX runs on anything newer, 'a' targets only on their own", "[envcheck]") {
-  auto list = host::cudacompat::parse_arch_list("['sm_80', 'compute_90']");
-  CHECK(host::cudacompat::best_match(list, {10, 0})->text == "compute_90");
-  CHECK(host::cudacompat::best_match(list, {10, 0})->ptx);
-  CHECK(host::cudacompat::best_match(list, {9, 0})->text == "compute_90");
-  auto arch_specific = host::cudacompat::parse_arch_list("sm_90a");
-  CHECK(host::cudacompat::best_match(arch_specific, {9, 0}));
-  CHECK_FALSE(host::cudacompat::best_match(host::cudacompat::parse_arch_list("sm_120a"), {12, 1}));
-  CHECK(host::cudacompat::best_match(host::cudacompat::parse_arch_list("sm_120f"), {12, 1}));
-  auto torch_style = host::cudacompat::parse_arch_list("8.0 8.6 9.0+PTX");
-  CHECK(host::cudacompat::best_match(torch_style, {12, 0})->text == "9.0+PTX");
-  CHECK(host::cudacompat::parse_arch("sm_103")->arch == Version{10, 3});
-  CHECK_THROWS_AS(host::cudacompat::parse_arch_list("sm_80,ampere"), Error);
-  CHECK_THROWS_AS(host::cudacompat::parse_arch_list(""), Error);
-}
-
-TEST_CASE("capability minimums", "[envcheck]") {
-  CHECK(*host::cudacompat::capability_minimum("fp8") == Version{8, 9});
-  CHECK(*host::cudacompat::capability_minimum("nvfp4") == Version{10, 0});
-  CHECK_FALSE(host::cudacompat::capability_minimum("int4"));
+  CHECK(gpucode::from_cuda_int(12080) == Version{12, 8});
+  CHECK_FALSE(gpucode::parse_version("13"));
+  CHECK_FALSE(gpucode::parse_version("13.x"));
+  CHECK(*gpucode::parse_version("13.10") == Version{13, 10});
 }
 
 TEST_CASE("nvidia-smi --query-gpu output", "[envcheck]") {

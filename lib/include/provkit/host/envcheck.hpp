@@ -35,12 +35,12 @@ struct FileGate {
 };
 
 struct Request {
-  std::optional<cudacompat::Version> cuda;
+  std::optional<gpucode::Version> cuda;
   bool strict = false;
   std::vector<std::string> gpus;   // selectors: index or UUID; empty = all
   std::vector<std::string> needs;  // "fp8", "nvfp4"
-  std::optional<cudacompat::Version> min_cc;
-  std::vector<cudacompat::ArchTarget> arch_list;
+  std::optional<gpucode::Version> min_cc;
+  std::vector<gpucode::ArchTarget> arch_list;
   std::optional<std::uint64_t> vram_free;
   std::string vram_free_text;
   bool cc = false;

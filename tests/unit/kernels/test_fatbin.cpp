@@ -1,4 +1,4 @@
-// host/fatbin.cpp: the fatbin containers of a section, read by the scan and
+// kernels/fatbin.cpp: the fatbin containers of a section, read by the scan and
 // side by side from the registration table (.nvFatBinSegment), the same listing either way.
 #include <catch2/catch.hpp>
 
@@ -7,13 +7,12 @@
 #include <string>
 #include <vector>
 
-#include "host/kernels.hpp"
 #include "provkit/elf/sections.hpp"
+#include "provkit/kernels/listing.hpp"
 #include "provkit/util/log.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace provkit;
-using namespace provkit::host;
 namespace fs = std::filesystem;
 
 namespace {

@@ -1,4 +1,4 @@
-// CUDA fatbins in an ELF section (kernels.hpp): the containers' headers and
+// CUDA fatbins in an ELF section (provkit/kernels/listing.hpp): the containers' headers and
 // their entries' headers, read one by one; payloads are skipped, never read.
 //
 // A section holds containers back to back (8-byte aligned, zero padding
@@ -27,9 +27,9 @@
 #include "provkit/util/parallel.hpp"
 #include "provkit/util/strings.hpp"
 
-#include "kernels.hpp"
+#include "provkit/kernels/listing.hpp"
 
-namespace provkit::host::kernels {
+namespace provkit::kernels {
 
 namespace {
 
@@ -234,8 +234,8 @@ void append(Library& into, Library& found) {
   for (const auto& o : found.other) add_other(into, o);
 }
 
-// A kept-as-data section looked at as `sampling` says (kernels.hpp): each window lists the containers that
-// start in it (their entries may run past it), side by side. A container that does not parse ends its window
+// A kept-as-data section looked at as `sampling` says (provkit/kernels/listing.hpp): each window lists the containers
+// that start in it (their entries may run past it), side by side. A container that does not parse ends its window
 // quietly: a window starts anywhere, and the magic it finds may be data. True when what they found was
 // `enough`, and is then in `into`; false, and nothing read, for a section no larger than the windows
 // together (the scan reads it whole in one or two large reads).
@@ -455,4 +455,4 @@ void count_cubin_kernels(Library& lib, const std::function<bool(const Image&)>& 
   }
 }
 
-}  // namespace provkit::host::kernels
+}  // namespace provkit::kernels

@@ -17,10 +17,9 @@
 #include "provkit/elf/object_file.hpp"
 #include "provkit/elf/sections.hpp"
 #include "provkit/error.hpp"
-#include "provkit/host/check.hpp"
-#include "provkit/host/cuda_compat.hpp"
+#include "provkit/gpucode/cuda_arch.hpp"
 
-namespace provkit::host::kernels {
+namespace provkit::kernels {
 
 namespace fs = std::filesystem;
 
@@ -30,12 +29,12 @@ enum class Kind { cubin, ptx, code_object };
 // object of an offload bundle.
 struct Image {
   Kind kind = Kind::cubin;
-  std::string target;           // "sm_90a", "compute_90", "gfx90a:xnack-"
-  cudacompat::ArchTarget arch;  // CUDA images: 9.0 with variant 'a', ptx for PTX
-  std::string ptx_isa;          // PTX: its ISA version, "9.0"
-  std::string triple;           // code objects: "hipv4-amdgcn-amd-amdhsa--gfx90a:xnack-"
-  bool compressed = false;      // the entry (or its whole bundle) is compressed
-  std::string section;          // ".nv_fatbin"
+  std::string target;        // "sm_90a", "compute_90", "gfx90a:xnack-"
+  gpucode::ArchTarget arch;  // CUDA images: 9.0 with variant 'a', ptx for PTX
+  std::string ptx_isa;       // PTX: its ISA version, "9.0"
+  std::string triple;        // code objects: "hipv4-amdgcn-amd-amdhsa--gfx90a:xnack-"
+  bool compressed = false;   // the entry (or its whole bundle) is compressed
+  std::string section;       // ".nv_fatbin"
   // __nv_relfatbin: relocatable device code for a later device link (nvlink,
   // nvJitLink); the runtime does not load it as it is, and cuobjdump does not
   // list it. Listed, never counted as running.
@@ -219,39 +218,6 @@ struct Collected {
 Collected collect_objects(const std::vector<std::string>& paths, const elf::SearchContext& ctx,
                           bool follow_needed = true);
 
-// The GPU a verdict is for.
-struct Gpu {
-  std::string label;                      // "GPU 0 (NVIDIA H200, 9.0)"
-  std::optional<cudacompat::Version> cc;  // NVIDIA
-  std::string gfx;                        // AMD: "gfx90a"
-  // AMD: the modes a code object's features must match (rocm::AmdGpu's: the
-  // engine's XNACK mode, the board's SRAM ECC); nullopt: absent or not known.
-  std::optional<bool> xnack, sramecc;
-};
-
-// PASS: a cubin (or code object) runs on it; WARN: only PTX, which the driver
-// JIT-compiles at first start, or only code objects whose xnack/sramecc
-// feature the GPU's mode cannot be told for; FAIL: nothing runs (a code
-// object built for the other mode of a feature does not load: clang's target
-// id rules, rocm::match_target); INFO: the library carries nothing for this
-// vendor's GPUs.
-struct Verdict {
-  check::Status status = check::Status::info;
-  std::string via;     // "sm_90", "compute_90 (PTX ISA 9.0)", "gfx90a:xnack-"
-  std::string reason;  // one clause: "runs sm_90 cubins", ...
-};
-// `driver_cuda`: the driver's CUDA version (1000*major + 10*minor), 0 when
-// unknown; PTX whose ISA needs a newer driver is not counted as running.
-Verdict judge(const Library& library, const Gpu& gpu, int driver_cuda);
-
-// A loadable cubin (not relocatable) that runs on NVIDIA `gpu`: what a PASS rests on.
-bool cubin_runs_on(const Image& image, const Gpu& gpu);
-
-// The CUDA release that introduced a PTX ISA version ("9.0" -> 13.0, "8.8" -> 12.9); nullopt when unknown.
-std::optional<cudacompat::Version> cuda_for_ptx_isa(const std::string& isa);
-// Does a code object for `target_id` ("gfx90a:xnack-", "gfx11-generic") load on processor `gfx` ("gfx90a")?
-bool code_object_runs_on(const std::string& target_id, const std::string& gfx);
-
 // Distinct targets of a kind, in arch order: {"sm_75", "sm_80", "sm_90a"};
 // the loadable images, or with `relocatable` those of __nv_relfatbin.
 std::vector<std::string> distinct_targets(const Library& library, Kind kind, Origin origin = Origin::registered);
@@ -273,4 +239,4 @@ std::vector<Listing> list_all(const std::vector<fs::path>& objects, unsigned thr
 // file whose size cannot be read counts as empty), ties in the order given.
 std::vector<std::size_t> largest_first(const std::vector<fs::path>& objects);
 
-}  // namespace provkit::host::kernels
+}  // namespace provkit::kernels

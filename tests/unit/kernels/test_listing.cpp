@@ -18,9 +18,10 @@
 #include <string>
 #include <vector>
 
-#include "host/kernels.hpp"
+#include "host/code_verdict.hpp"
 #include "provkit/elf/sections.hpp"
 #include "provkit/error.hpp"
+#include "provkit/kernels/listing.hpp"
 #include "support/elf_with_section.hpp"
 #include "support/temp_dir.hpp"
 
@@ -34,12 +35,12 @@ const fs::path kData = fs::path(PROVKIT_TEST_DATA) / "kernels";
 
 std::vector<std::string> strings(std::initializer_list<const char*> l) { return {l.begin(), l.end()}; }
 
-kernels::Gpu nvidia(int major, int minor) {
+code_verdict::Gpu nvidia(int major, int minor) {
   return {.label = "GPU 0 (test, sm_" + std::to_string(major) + std::to_string(minor) + ")",
-          .cc = cudacompat::Version{major, minor}};
+          .cc = gpucode::Version{major, minor}};
 }
-kernels::Gpu amd(const std::string& gfx, std::optional<bool> xnack = std::nullopt,
-                 std::optional<bool> sramecc = std::nullopt) {
+code_verdict::Gpu amd(const std::string& gfx, std::optional<bool> xnack = std::nullopt,
+                      std::optional<bool> sramecc = std::nullopt) {
   return {.label = "AMD " + gfx, .gfx = gfx, .xnack = xnack, .sramecc = sramecc};
 }
 
@@ -116,42 +117,34 @@ TEST_CASE("kernels: a verdict per GPU from the cubin and PTX rules", "[kernels]"
   auto no90 = kernels::list_kernels(kData / "libk_no_sm90.so");
   auto rdc = kernels::list_kernels(kData / "libk_rdc.so");
   const int cuda13 = 13000;
-  auto h200 = kernels::judge(multi, nvidia(9, 0), cuda13);
+  auto h200 = code_verdict::judge(multi, nvidia(9, 0), cuda13);
   CHECK(h200.status == check::Status::pass);
   CHECK(h200.via == "sm_90a");  // 'a' runs on its own arch
   // sm_90a does not run on a 9.1 GPU (if one existed); compute_90 PTX does.
-  CHECK(kernels::judge(multi, nvidia(9, 1), cuda13).status == check::Status::warn);
-  CHECK(kernels::judge(multi, nvidia(8, 6), cuda13).via == "sm_80");     // same major, lower minor
-  CHECK(kernels::judge(multi, nvidia(12, 1), cuda13).via == "sm_120");   // the GB10 case: sm_120 on sm_121
-  CHECK(kernels::judge(multi, nvidia(10, 3), cuda13).via == "sm_100f");  // family
+  CHECK(code_verdict::judge(multi, nvidia(9, 1), cuda13).status == check::Status::warn);
+  CHECK(code_verdict::judge(multi, nvidia(8, 6), cuda13).via == "sm_80");     // same major, lower minor
+  CHECK(code_verdict::judge(multi, nvidia(12, 1), cuda13).via == "sm_120");   // the GB10 case: sm_120 on sm_121
+  CHECK(code_verdict::judge(multi, nvidia(10, 3), cuda13).via == "sm_100f");  // family
   // compute_90 PTX JITs forward onto Blackwell when no cubin fits (sm_100f is not sm_11x).
-  CHECK(kernels::judge(multi, nvidia(11, 0), cuda13).status == check::Status::warn);
-  CHECK(kernels::judge(multi, nvidia(7, 5), cuda13).status == check::Status::fail);
+  CHECK(code_verdict::judge(multi, nvidia(11, 0), cuda13).status == check::Status::warn);
+  CHECK(code_verdict::judge(multi, nvidia(7, 5), cuda13).status == check::Status::fail);
 
-  auto fail = kernels::judge(no90, nvidia(9, 0), cuda13);
+  auto fail = code_verdict::judge(no90, nvidia(9, 0), cuda13);
   CHECK(fail.status == check::Status::fail);
   CHECK_THAT(fail.reason, Catch::Contains("sm_80 sm_86 sm_120") && Catch::Contains("compute_100"));
 
-  CHECK(kernels::judge(rdc, nvidia(8, 9), cuda13).via == "sm_86");  // sm_86 runs on 8.9
+  CHECK(code_verdict::judge(rdc, nvidia(8, 9), cuda13).via == "sm_86");  // sm_86 runs on 8.9
   // Its compute_89 PTX is relocatable (__nv_relfatbin): the runtime does not load it, so nothing runs on 9.0.
-  CHECK(kernels::judge(rdc, nvidia(9, 0), cuda13).status == check::Status::fail);
-  auto only_ptx = kernels::judge(no90, nvidia(10, 0), cuda13);  // B200: no sm_10X cubin, compute_100 PTX
+  CHECK(code_verdict::judge(rdc, nvidia(9, 0), cuda13).status == check::Status::fail);
+  auto only_ptx = code_verdict::judge(no90, nvidia(10, 0), cuda13);  // B200: no sm_10X cubin, compute_100 PTX
   CHECK(only_ptx.status == check::Status::warn);
   CHECK_THAT(only_ptx.reason, Catch::Contains("compute_100") && Catch::Contains("ISA 9.0") && Catch::Contains("JIT"));
   // A 12.8 driver cannot JIT ISA 9.0 (CUDA 13.0) PTX: nothing runs.
-  auto old_driver = kernels::judge(no90, nvidia(10, 0), 12080);
+  auto old_driver = code_verdict::judge(no90, nvidia(10, 0), 12080);
   CHECK(old_driver.status == check::Status::fail);
   CHECK_THAT(old_driver.reason, Catch::Contains("needs a driver for CUDA 13.0"));
   // CUDA kernels say nothing about an AMD GPU.
-  CHECK(kernels::judge(multi, amd("gfx90a"), cuda13).status == check::Status::info);
-}
-
-TEST_CASE("kernels: PTX ISA versions map to the toolkit release that introduced them", "[kernels]") {
-  CHECK(kernels::cuda_for_ptx_isa("9.0") == cudacompat::Version{13, 0});
-  CHECK(kernels::cuda_for_ptx_isa("8.8") == cudacompat::Version{12, 9});
-  CHECK(kernels::cuda_for_ptx_isa("8.7") == cudacompat::Version{12, 8});
-  CHECK(kernels::cuda_for_ptx_isa("7.8") == cudacompat::Version{11, 8});
-  CHECK_FALSE(kernels::cuda_for_ptx_isa("99.0"));
+  CHECK(code_verdict::judge(multi, amd("gfx90a"), cuda13).status == check::Status::info);
 }
 
 TEST_CASE("kernels: hipcc's offload bundle lists every code object with its features", "[kernels]") {
@@ -184,41 +177,37 @@ TEST_CASE("kernels: CCOB bundles (v2, v3, zstd and zlib) are listed from their d
 
 TEST_CASE("kernels: code objects run on their processor, generic ones on their family", "[kernels]") {
   auto lib = kernels::list_kernels(kData / "libh_multi.so");
-  auto mi210 = kernels::judge(lib, amd("gfx90a", false), 0);
+  auto mi210 = code_verdict::judge(lib, amd("gfx90a", false), 0);
   CHECK(mi210.status == check::Status::pass);
   CHECK(mi210.via == "gfx90a:xnack-");
-  auto mi300 = kernels::judge(lib, amd("gfx942"), 0);
+  auto mi300 = code_verdict::judge(lib, amd("gfx942"), 0);
   CHECK(mi300.status == check::Status::fail);
   CHECK_THAT(mi300.reason, Catch::Contains("gfx1030 gfx908:sramecc+:xnack- gfx90a:xnack-"));
-  CHECK(kernels::code_object_runs_on("gfx11-generic", "gfx1151"));
-  CHECK(kernels::code_object_runs_on("gfx1201", "gfx1201"));
-  CHECK_FALSE(kernels::code_object_runs_on("gfx1200", "gfx1201"));
-  CHECK_FALSE(kernels::code_object_runs_on("gfx11-generic", "gfx1201"));
-  CHECK(kernels::judge(lib, nvidia(9, 0), 13000).status == check::Status::info);
+  CHECK(code_verdict::judge(lib, nvidia(9, 0), 13000).status == check::Status::info);
 }
 
 TEST_CASE("kernels: a code object's xnack and sramecc must match the GPU's modes; none named runs in either",
           "[kernels]") {
   // libh_multi.so: gfx90a:xnack-, gfx908:sramecc+:xnack-, gfx1030 (hipcc's real bundle).
   auto lib = kernels::list_kernels(kData / "libh_multi.so");
-  auto on = kernels::judge(lib, amd("gfx90a", true), 0);
+  auto on = code_verdict::judge(lib, amd("gfx90a", true), 0);
   CHECK(on.status == check::Status::fail);
   CHECK_THAT(on.reason, Catch::Contains("gfx90a:xnack-: xnack- code on a GPU running xnack+"));
-  CHECK(kernels::judge(lib, amd("gfx90a", false), 0).status == check::Status::pass);
-  auto unknown = kernels::judge(lib, amd("gfx90a"), 0);
+  CHECK(code_verdict::judge(lib, amd("gfx90a", false), 0).status == check::Status::pass);
+  auto unknown = code_verdict::judge(lib, amd("gfx90a"), 0);
   CHECK(unknown.status == check::Status::warn);
   CHECK(unknown.via == "gfx90a:xnack-");
   CHECK_THAT(unknown.reason, Catch::Contains("xnack mode cannot be told"));
   // Both features: each must match.
-  CHECK(kernels::judge(lib, amd("gfx908", false, true), 0).status == check::Status::pass);
-  CHECK(kernels::judge(lib, amd("gfx908", false, false), 0).status == check::Status::fail);
-  CHECK(kernels::judge(lib, amd("gfx908", true, true), 0).status == check::Status::fail);
-  CHECK(kernels::judge(lib, amd("gfx908", false), 0).status == check::Status::warn);  // SRAM ECC unknown
+  CHECK(code_verdict::judge(lib, amd("gfx908", false, true), 0).status == check::Status::pass);
+  CHECK(code_verdict::judge(lib, amd("gfx908", false, false), 0).status == check::Status::fail);
+  CHECK(code_verdict::judge(lib, amd("gfx908", true, true), 0).status == check::Status::fail);
+  CHECK(code_verdict::judge(lib, amd("gfx908", false), 0).status == check::Status::warn);  // SRAM ECC unknown
   // libh_two.so's gfx906 names no feature: it loads whatever the modes are, or when they are unknown.
   auto two = kernels::list_kernels(kData / "libh_two.so");
   for (auto xnack : {std::optional<bool>(true), std::optional<bool>(false), std::optional<bool>()})
     for (auto sramecc : {std::optional<bool>(true), std::optional<bool>(false), std::optional<bool>()})
-      CHECK(kernels::judge(two, amd("gfx906", xnack, sramecc), 0).status == check::Status::pass);
+      CHECK(code_verdict::judge(two, amd("gfx906", xnack, sramecc), 0).status == check::Status::pass);
 }
 
 TEST_CASE("kernels: headers that lie are reported, never followed", "[kernels]") {
@@ -334,7 +323,7 @@ TEST_CASE("kernels: fatbins kept as data (.ldata) are read when asked, and count
   // libk_no_sm90.so with a .ldata holding libk_compressed.so's fatbin twice among other bytes (make_cuda.sh).
   auto plain = kernels::list_kernels(kData / "libk_ldata.so");
   CHECK(plain.images.size() == 7);  // not scanned unless asked: .ldata is read whole
-  CHECK(kernels::judge(plain, nvidia(9, 0), 13000).status == check::Status::fail);
+  CHECK(code_verdict::judge(plain, nvidia(9, 0), 13000).status == check::Status::fail);
   CHECK(kernels::has_data_sections(kData / "libk_ldata.so"));
   CHECK_FALSE(kernels::has_data_sections(kData / "libk_no_sm90.so"));
   auto lib = kernels::list_kernels(kData / "libk_ldata.so", true);
@@ -342,7 +331,7 @@ TEST_CASE("kernels: fatbins kept as data (.ldata) are read when asked, and count
   CHECK(lib.images.size() == 17);
   CHECK(kernels::distinct_targets(lib, kernels::Kind::cubin, kernels::Origin::embedded) == strings({"sm_75", "sm_90"}));
   CHECK(kernels::distinct_targets(lib, kernels::Kind::cubin) == strings({"sm_80", "sm_86", "sm_120"}));
-  auto v = kernels::judge(lib, nvidia(9, 0), 13000);
+  auto v = code_verdict::judge(lib, nvidia(9, 0), 13000);
   CHECK(v.status == check::Status::pass);
   CHECK(v.via == "sm_90");
   CHECK_FALSE(lib.kept_as_data_in_part);
@@ -353,7 +342,7 @@ TEST_CASE("kernels: fatbins kept as data (.ldata) are read when asked, and count
   auto runs_on_h200 = [&](const std::vector<kernels::Image>& images) {
     ++asked;
     return std::any_of(images.begin(), images.end(),
-                       [](const kernels::Image& i) { return kernels::cubin_runs_on(i, nvidia(9, 0)); });
+                       [](const kernels::Image& i) { return code_verdict::cubin_runs_on(i, nvidia(9, 0)); });
   };
   auto tiled = kernels::list_kernels(kData / "libk_ldata.so", true, runs_on_h200);
   CHECK(asked == 0);
@@ -374,7 +363,7 @@ TEST_CASE("kernels: a large kept-as-data section is looked at in windows, and re
       ++asked;
       seen = images;
       return std::any_of(images.begin(), images.end(),
-                         [&](const kernels::Image& i) { return kernels::cubin_runs_on(i, nvidia(major, minor)); });
+                         [&](const kernels::Image& i) { return code_verdict::cubin_runs_on(i, nvidia(major, minor)); });
     };
   };
   auto in_part = kernels::list_kernels(kData / "libk_ldata.so", true, runs_on(9, 0), two_windows);
@@ -384,7 +373,7 @@ TEST_CASE("kernels: a large kept-as-data section is looked at in windows, and re
   CHECK(in_part.images.size() == 7 + 5);
   CHECK(kernels::distinct_targets(in_part, kernels::Kind::cubin, kernels::Origin::embedded) ==
         strings({"sm_75", "sm_90"}));
-  CHECK(kernels::judge(in_part, nvidia(9, 0), 13000).via == "sm_90");
+  CHECK(code_verdict::judge(in_part, nvidia(9, 0), 13000).via == "sm_90");
 
   // Not enough (a V100: nothing kept there runs on it): the section is read whole, both copies listed.
   asked = 0;
@@ -397,10 +386,10 @@ TEST_CASE("kernels: a large kept-as-data section is looked at in windows, and re
 
 TEST_CASE("kernels: a cubin with no kernel is an empty module, which needs no GPU", "[kernels]") {
   auto lib = kernels::list_kernels(kData / "libk_empty.so");  // sm_75 only, no kernel (make_cuda.sh)
-  CHECK(kernels::judge(lib, nvidia(9, 0), 13000).status == check::Status::fail);  // the headers cannot tell
+  CHECK(code_verdict::judge(lib, nvidia(9, 0), 13000).status == check::Status::fail);  // the headers cannot tell
   kernels::count_cubin_kernels(lib, [](const kernels::Image&) { return true; });
   for (const auto& i : lib.images) CHECK(i.kernel_count == std::size_t(0));
-  auto v = kernels::judge(lib, nvidia(9, 0), 13000);
+  auto v = code_verdict::judge(lib, nvidia(9, 0), 13000);
   CHECK(v.status == check::Status::pass);
   CHECK_THAT(v.reason, Catch::Contains("empty module"));
   // Cubins with kernels count them, read through zstd when compressed.
@@ -415,7 +404,7 @@ TEST_CASE("kernels: a cubin with no kernel is an empty module, which needs no GP
   CHECK(kernels_seen >= 2);  // saxpy for sm_75 and for sm_90
   auto multi = kernels::list_kernels(kData / "libk_no_sm90.so");
   kernels::count_cubin_kernels(multi, [](const kernels::Image&) { return true; });
-  CHECK(kernels::judge(multi, nvidia(9, 0), 13000).status == check::Status::fail);  // its cubins have kernels
+  CHECK(code_verdict::judge(multi, nvidia(9, 0), 13000).status == check::Status::fail);  // its cubins have kernels
 }
 
 TEST_CASE("kernels: the listing equals cuobjdump --list-elf --list-ptx, entry by entry", "[kernels]") {
@@ -547,7 +536,7 @@ TEST_CASE("kernels: 600 zstd cubins claiming 64 MiB each are counted within the 
   auto path = tmp.write("libcubins.so", test::elf_with_section(".nv_fatbin", fatbin));
   auto lib = kernels::list_kernels(path);
   REQUIRE(lib.images.size() == 600);
-  CHECK(kernels::judge(lib, nvidia(9, 0), 13000).status == check::Status::fail);
+  CHECK(code_verdict::judge(lib, nvidia(9, 0), 13000).status == check::Status::fail);
   CHECK(kernels::empty_modules_can_decide(lib));  // only cubins: their kernels could decide
   kernels::count_cubin_kernels(lib, [](const kernels::Image&) { return true; });
   CHECK(lib.spent.inflated == std::uint64_t{64} << 20);  // the first; the second would pass 64 MiB

@@ -1,4 +1,4 @@
-// Clang offload bundles in an ELF section (kernels.hpp), as hipcc and the
+// Clang offload bundles in an ELF section (provkit/kernels/listing.hpp), as hipcc and the
 // ROCm libraries embed them in .hip_fatbin, one bundle per translation unit:
 //  - plain: "__CLANG_OFFLOAD_BUNDLE__", u64 entry count, then per entry
 //    u64 offset (from the bundle's start), u64 size, u64 id length, the id
@@ -18,11 +18,11 @@
 #include <memory>
 #include <string_view>
 
-#include "kernels.hpp"
 #include "provkit/error.hpp"
+#include "provkit/kernels/listing.hpp"
 #include "provkit/util/strings.hpp"
 
-namespace provkit::host::kernels {
+namespace provkit::kernels {
 
 namespace {
 
@@ -249,4 +249,4 @@ void read_offload_bundles(const elf::ObjectFile& f, const elf::Section& section,
   }
 }
 
-}  // namespace provkit::host::kernels
+}  // namespace provkit::kernels

@@ -1,11 +1,11 @@
 #pragma once
-// Private to host: the two small helpers the fatbin and offload-bundle readers share.
+// Private to kernels: the two small helpers the fatbin and offload-bundle readers share.
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <string>
 
-namespace provkit::host::detail {
+namespace provkit::kernels::detail {
 
 // A value of type T at byte offset `off` (the formats are little-endian, as the host is).
 template <class T, class Byte>
@@ -21,4 +21,4 @@ inline std::string hex(std::uint64_t v) {
   return buf;
 }
 
-}  // namespace provkit::host::detail
+}  // namespace provkit::kernels::detail

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <set>
 
-#include "provkit/download/ranges.hpp"
+#include "provkit/download/resume.hpp"
 #include "provkit/util/beneath.hpp"
 #include "provkit/util/checked.hpp"
 #include "provkit/util/fs.hpp"
@@ -30,18 +30,6 @@ OnDisk look(const util::Root& guard, const fs::path& p) {
     return {};
   }
   return {true, static_cast<std::uint64_t>(st.st_size), static_cast<std::uint64_t>(st.st_blocks) * 512};
-}
-
-// What a partial holds: its sidecar's done ranges, else its length (a single
-// stream's partial is its prefix), as PartialFile::open reads it.
-std::uint64_t partial_have(const util::Root& guard, const fs::path& partial, const OnDisk& d, std::uint64_t size) {
-  fs::path sidecar = util::path_with_suffix(partial, ".ranges");
-  try {
-    std::string text = guard.read_if_present(sidecar, 1 << 20);
-    if (text.empty()) return std::min(d.size, size);
-    if (auto r = download::ranges::parse_sidecar(text, size)) return download::ranges::done_bytes(*r);
-  } catch (const Error&) {}
-  return 0;
 }
 
 // The nearest directory that exists at or above `p`: where new files will go.
@@ -84,7 +72,8 @@ SpacePlan plan_space(const Manifest& m, const hfcache::Layout& layout, const Dow
       f.have = f.size;
       f.allocated = f.size;
     } else if (partial.exists) {
-      f.have = partial_have(layout.guard(), job.partial_path, partial, f.size);
+      // The engine's own rule (download/resume.hpp): a partial it would start over holds nothing.
+      f.have = download::resume_on_disk(layout.guard(), job.partial_path, f.size).have;
       f.action = f.have > 0 ? FilePlan::Action::resume : FilePlan::Action::fetch;
       f.allocated = std::min(partial.allocated, f.size);
     }

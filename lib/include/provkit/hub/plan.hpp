@@ -48,7 +48,8 @@ struct SpacePlan {
 
 // Looks at the disk only (sizes, partials and their range sidecars, statvfs);
 // no request. A file whose content is at its place with its size is
-// in_place (the fetch verifies it); a partial with bytes is a resume.
+// in_place (the fetch verifies it); a partial whose bytes the engine would
+// keep (download::resume_on_disk, the one resume rule) is a resume.
 // `dropped`: parts already dropped (in place, no bytes); `drop_parts`: the
 // fetch drops the parts of each verified output right after its assembly.
 SpacePlan plan_space(const Manifest& m, const hfcache::Layout& layout, const DownloadPlan& plan,

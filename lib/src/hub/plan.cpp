@@ -10,7 +10,6 @@
 #include "provkit/util/beneath.hpp"
 #include "provkit/util/checked.hpp"
 #include "provkit/util/fs.hpp"
-#include "provkit/util/size.hpp"
 
 namespace provkit::hub {
 
@@ -147,11 +146,19 @@ nlohmann::json to_json(const SpacePlan& p) {
   return j;
 }
 
-std::string no_space_sentence(const SpacePlan& p) {
-  auto h = [](std::uint64_t n) { return util::format_size(n); };
-  return "not enough space on the file system of " + p.target.string() + ": this fetch needs " + h(p.needed) +
-         " more (" + h(p.to_fetch) + " still to fetch, " + h(p.assembly_bytes) + " of assembly outputs; " + h(p.held) +
-         " already held) but " + h(p.free) + " are free; nothing was downloaded (hf-fetch --dry-run shows the plan)";
+nlohmann::json gate_detail(const SpacePlan& p) {
+  nlohmann::json j = {{"needed_bytes", p.needed}, {"target", p.target.string()}};
+  if (p.free != UINT64_MAX) j["free_bytes"] = p.free;
+  return j;
 }
+
+std::string_view reason_name(PlanRefusal r) {
+  switch (r) {
+    case PlanRefusal::no_space: return "no_space";
+  }
+  return "no_space";
+}
+
+ExitCode exit_code(PlanRefusal) { return ExitCode::check_failed; }
 
 }  // namespace provkit::hub

@@ -11,8 +11,9 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from common import HubSim, check, main  # noqa: E402
+from common import HubSim, check, check_json_lines, main  # noqa: E402
 from hf_fixtures import Repo, blob, hf_fetch, resolves, sha256  # noqa: E402
+from test_faults import tmpfs  # noqa: E402
 
 MiB = 1 << 20
 
@@ -75,6 +76,63 @@ def test_dry_run_and_fetch_agree_on_resume():
           and plan["prefix.bin"]["have"] == 50_000, f"plan: {plan}")
     summary = json_lines(dry.out)[-1]
     check(summary["to_fetch_bytes"] == sum(served(repo, p, reqs) for p in files), f"summary: {summary}")
+
+
+def test_disk_gate_is_one_reason_in_the_dry_run_and_the_fetch():
+    """A file that does not fit: the dry run and the fetch both end with reason no_space, exit 1, and the
+    same figures (before: verification_failed with a plan in the dry run, check_failed and a sentence alone
+    in the fetch)."""
+    files = {"big.bin": blob(6 * MiB, "big")}
+    repo = Repo(files, lfs=set(files))
+    with tmpfs("4m") as d, HubSim(repo.repos_json) as sim:
+        cache = os.path.join(d, "cache")
+        dry = fetch_repo(repo, sim, "--dry-run", "--json", cache=cache)
+        sim.clear_requests()
+        real = fetch_repo(repo, sim, "--json", cache=cache)
+        reqs = sim.requests()
+        plain = fetch_repo(repo, sim, cache=cache)
+    check(not resolves(reqs), f"bytes were asked before the gate refused: {resolves(reqs)}")
+    check_json_lines(json_lines(dry.out), dry)  # docs/json.md's schema: no_space is a reason it names
+    check_json_lines(json_lines(real.out), real)
+    a, b = json_lines(dry.out)[-1], json_lines(real.out)[-1]
+    check(dry.rc == 1 and real.rc == 1 and plain.rc == 1, f"exit codes: {dry.rc} {real.rc} {plain.rc}", (dry, real))
+    check(a["reason"] == "no_space" and b["reason"] == "no_space", f"reasons: {a} / {b}")
+    check(a["mode"] == "dry-run" and b["mode"] == "fetch", f"modes: {a} / {b}")
+    check(a["detail"] == b["detail"], f"the figures differ: {a['detail']} / {b['detail']}")
+    detail = a["detail"]
+    check(detail["needed_bytes"] == 6 * MiB and detail["free_bytes"] < detail["needed_bytes"]
+          and detail["target"] == a["target"], f"detail: {detail}")
+    check(b["plan_needed_bytes"] == a["needed_bytes"] and b["plan_fits"] is False, f"fetch summary: {b}")
+    check("not enough space" in b.get("message", "") and "not enough space" in plain.err, f"sentence: {b}", plain)
+
+
+def test_malformed_size_flag_is_refused_before_any_request_naming_the_flag():
+    """A size flag that is not a size is a command-line mistake: exit 2 naming the flag, whatever the mode,
+    and the Hub is never asked (before: --min-split-size was read after the tree was listed, without its
+    name, and not at all under --verify-only)."""
+    repo = Repo({"w.bin": blob(1000, "w")}, lfs={"w.bin"})
+    cache = ["--cache-dir", repo.cache]
+    cases = [
+        ("--min-split-size", "lots", [repo.repo_id, *cache]),
+        ("--min-split-size", "lots", ["--manifest", repo.manifest, "--verify-only", *cache]),
+        ("--min-split-size", "0", [repo.repo_id, *cache]),
+        ("--max-rate", "lots", [repo.repo_id, "--dry-run", *cache]),
+        ("--max-rate", "0", ["--manifest", repo.manifest, *cache]),
+        ("--gpu-memory", "lots", ["inspect", repo.repo_id, "--gpus", "1"]),
+    ]
+    with HubSim(repo.repos_json) as sim:
+        for flag, value, rest in cases:
+            sim.clear_requests()
+            r = hf_fetch(*rest, "--endpoint", sim.hub, flag, value, "--json")
+            reqs = sim.requests()
+            summary = json_lines(r.out)[-1] if json_lines(r.out) else {}
+            check(r.rc == 2 and summary.get("reason") == "usage", f"{flag} {value} {rest}: exit {r.rc}", r)
+            check(flag in summary.get("message", ""), f"{flag} {value}: the flag is not named", summary)
+            check(not reqs, f"{flag} {value} {rest}: the Hub was asked first: {[q['path'] for q in reqs]}")
+        # A good value still works, read as bytes.
+        r = hf_fetch(repo.repo_id, "--endpoint", sim.hub, "--cache-dir", repo.cache, "--min-split-size", "1M",
+                     "--max-rate", "50M")
+    check(r.rc == 0, f"good sizes refused: {r}")
 
 
 if __name__ == "__main__":

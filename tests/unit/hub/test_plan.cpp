@@ -96,9 +96,15 @@ TEST_CASE("plan: in place, resume with what a partial holds, fetch, assembly out
   CHECK(s.needed == (1u << 20) + (2u << 20));
   CHECK(s.free > 0);
   CHECK(s.fits() == (s.needed <= s.free));
+  CHECK(s.gate() == std::nullopt);
   s.free = s.needed - 1;
   CHECK_FALSE(s.fits());
-  CHECK_THAT(hub::no_space_sentence(s), Catch::Contains("3.0 MiB more") && Catch::Contains("nothing was downloaded"));
+  // The gate's decision is typed, with its figures: the same for a dry run and the fetch it stops.
+  REQUIRE(s.gate() == hub::PlanRefusal::no_space);
+  CHECK(hub::reason_name(*s.gate()) == "no_space");
+  CHECK(hub::exit_code(*s.gate()) == ExitCode::check_failed);
+  CHECK(hub::gate_detail(s) ==
+        nlohmann::json{{"needed_bytes", s.needed}, {"free_bytes", s.needed - 1}, {"target", s.target.string()}});
   auto j = hub::to_json(s);
   CHECK(j["needed_bytes"] == s.needed);
   CHECK(j["fits"] == false);

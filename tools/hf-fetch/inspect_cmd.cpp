@@ -58,6 +58,17 @@ std::string counts(const json& t) {
          human_bytes(t["bytes"].get<std::uint64_t>()) + " (" + dtypes(t["bytes_by_dtype"]) + ")";
 }
 
+// The fit domain says what is wrong with a value; the tool says which flag gave it.
+template <class Read>
+auto said_as(const char* flag, Read&& read) {
+  try {
+    return read();
+  } catch (const Error& e) {
+    if (e.is(provkit::Reason::usage)) throw Error(e, std::string(flag) + ": " + e.what());
+    throw;
+  }
+}
+
 }  // namespace
 
 int run_inspect(const InspectArgs& a, Output& out) {
@@ -70,8 +81,8 @@ int run_inspect(const InspectArgs& a, Output& out) {
   std::optional<fit::EngineSettings> engine;
   std::vector<fit::GpuFacts> cards;
   if (!a.engine_args.empty()) {
-    engine = fit::parse_engine_args(a.engine_args);
-    if (!a.gpu_memory.empty()) cards = fit::parse_gpu_memory(a.gpu_memory);
+    engine = said_as("--engine-args", [&] { return fit::parse_engine_args(a.engine_args); });
+    if (!a.gpu_memory.empty()) cards = said_as("--gpu-memory", [&] { return fit::parse_gpu_memory(a.gpu_memory); });
     if (a.gpus && cards.size() == 1) cards.assign(a.gpus, cards.front());
     if (a.gpus && cards.size() != a.gpus)
       throw Error(ExitCode::usage, "--gpus " + std::to_string(a.gpus) + " but --gpu-memory names " +
@@ -86,6 +97,10 @@ int run_inspect(const InspectArgs& a, Output& out) {
                   "--gpu-memory names one size per card only with --engine-args; without it, "
                   "one SIZE for every card");
     o.fit = checkpoint::FitRequest{a.gpus, util::parse_size(a.gpu_memory), a.tp};
+    // Said here, in the flags' words, before any request (the library would refuse it only once headers are read).
+    if (checkpoint::problem_of(*o.fit) == checkpoint::FitRequestProblem::tp_does_not_divide)
+      throw Error(ExitCode::usage,
+                  "--tp " + std::to_string(a.tp) + " does not divide --gpus " + std::to_string(a.gpus));
   }
   auto client = [&] {
     return hub::HubClient(hub::endpoint_from(a.common.endpoint), hub::find_token(a.common.token_file), a.common.http());
@@ -127,7 +142,8 @@ int run_inspect(const InspectArgs& a, Output& out) {
            f.metadata["general.architecture"] == model_file->metadata["general.architecture"]))
         parts.push_back(f);
     auto model = fit::from_gguf(model_file->metadata, model_file->path);
-    plan = fit::plan(model, *engine, fit::weights_of(parts, model.layers.size()), cards);
+    plan = said_as("--engine-args",
+                   [&] { return fit::plan(model, *engine, fit::weights_of(parts, model.layers.size()), cards); });
   }
   if (!a.print_field.empty()) {
     json p = plan->to_json();

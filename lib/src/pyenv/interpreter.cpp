@@ -16,6 +16,7 @@
 #include "provkit/util/json.hpp"
 #include "provkit/util/paths.hpp"
 #include "provkit/util/process.hpp"
+#include "provkit/util/text.hpp"
 
 namespace provkit::pyenv {
 
@@ -222,8 +223,8 @@ fs::path find_python(const std::string& given, const fs::path& managed_dir, std:
   }
   for (auto& c : candidates)
     if (is_executable_file(c)) return c;
-  throw Error(ExitCode::usage, "no interpreter found for --python " + spec +
-                                   " (looked in managed installs, PATH, pyenv versions, /usr/local/bin, /usr/bin)");
+  throw Error(ExitCode::usage, "no interpreter found for '" + util::printable(spec) +
+                                   "' (looked in managed installs, PATH, pyenv versions, /usr/local/bin, /usr/bin)");
 }
 
 }  // namespace provkit::pyenv

@@ -25,11 +25,11 @@ const char* link_mode_name(LinkMode m) {
   return "?";
 }
 
-LinkMode parse_link_mode(const std::string& s) {
+std::optional<LinkMode> parse_link_mode(std::string_view s) {
   if (s == "clone" || s == "reflink") return LinkMode::clone;
   if (s == "hardlink") return LinkMode::hardlink;
   if (s == "copy") return LinkMode::copy;
-  throw Error(ExitCode::usage, "--link-mode must be clone, hardlink or copy, not '" + s + "'");
+  return std::nullopt;
 }
 
 mode_t installed_file_mode(bool executable, unsigned umask) {

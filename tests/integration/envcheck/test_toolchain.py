@@ -93,7 +93,7 @@ def test_python(tmp):
     row(r, "python", "PASS", "--python", ["Python.h"])
     r = envcheck("--python", "3.99", "--json")
     expect(r, 1, "--python 3.99")
-    row(r, "python 3.99", "FAIL", "--python 3.99", ["no interpreter found for --python 3.99"])
+    row(r, "python 3.99", "FAIL", "--python 3.99", ["no interpreter found for '3.99'"])
     # Issue 22, Why 6: one rule for both tools: envcheck --python X.Y is the interpreter
     # `envbuild python find X.Y` prints (pyenv shims on PATH are skipped for a version in both),
     # and --python takes a path.

@@ -247,8 +247,12 @@ def test_fit():
         check(report["fit"]["weights_per_gpu"] == want and report["fit"]["free_per_gpu"] == (2 << 20) - want, "per GPU", report["fit"])
         r, report = inspect(REPO, "--endpoint", sim.hub, "--gpus", "1", "--gpu-memory", "1M")
         check(r.rc == 1 and report["fit"]["fits"] is False and report["fit"]["free_per_gpu"] < 0, "does not fit", report.get("fit"))
+        # A --tp that does not divide --gpus is a command-line mistake: said naming both flags, before any request
+        # (before: the library's sentence, after every header was read).
+        sim.clear_requests()
         r = hf_fetch("inspect", REPO, "--endpoint", sim.hub, "--gpus", "3", "--gpu-memory", "1G", "--tp", "2")
-        check(r.rc == 2 and "does not divide" in r.err, "tp that does not divide", r)
+        check(r.rc == 2 and "--tp 2 does not divide --gpus 3" in r.err, "tp that does not divide", r)
+        check(not sim.requests(), f"the Hub was asked first: {[q['path'] for q in sim.requests()]}")
         r = hf_fetch("inspect", REPO, "--endpoint", sim.hub, "--gpus", "1", "--gpu-memory", "lots")
         check(r.rc == 2, "a SIZE that is not one", r)
 

@@ -61,6 +61,15 @@ TEST_CASE("launchers: plain shebang, /bin/sh exec form for long or spaced paths"
   CHECK(eps[1].value == "c:d");
 }
 
+TEST_CASE("a link mode is read as a value; a word that is none is nothing, said by the tool", "[envbuild]") {
+  CHECK(parse_link_mode("clone") == LinkMode::clone);
+  CHECK(parse_link_mode("reflink") == LinkMode::clone);
+  CHECK(parse_link_mode("hardlink") == LinkMode::hardlink);
+  CHECK(parse_link_mode("copy") == LinkMode::copy);
+  CHECK(parse_link_mode("symlink") == std::nullopt);
+  CHECK(parse_link_mode("") == std::nullopt);
+}
+
 TEST_CASE("the linker takes its source by name in its directory, never through a link", "[envbuild]") {
   TempDir t;
   const fs::path secret = t.write("outside/secret", "not the cache's\n");

@@ -151,11 +151,15 @@ int create(Args a) {
 int create_locked(Args& a, std::chrono::steady_clock::time_point start) {
   pyenv::CreateOptions& o = a.create;
   o.env = a.env;
-  o.python = pyfind::find_python(a.python, python_search(a)).executable;
+  try {
+    o.python = pyfind::find_python(a.python, python_search(a)).executable;
+  } catch (const Error& e) {
+    throw Error(e, std::string("--python: ") + e.what());  // the library's sentence names the value, not the flag
+  }
   o.lock = a.lock;
   o.selection = {a.extras, a.groups, a.no_default_groups};
   o.cache_dir = pyenv::wheel_cache_dir(a.cache_dir);
-  o.link_mode = wheels::parse_link_mode(a.link_mode);
+  o.link_mode = wheels::parse_link_mode(a.link_mode).value_or(wheels::LinkMode::clone);  // checked when parsed
   DownloadLines lines(a.progress_interval_s);
   if (a.progress == "lines") o.downloads = &lines;
   // Read, plan, carry out: the plan is made from what was read, without touching anything.
@@ -277,7 +281,13 @@ int run(int argc, char** argv) {
   create->add_flag("--no-default-groups", a.no_default_groups, "leave out the pylock.toml's default-groups");
   create->add_option("--find-links,-f", a.create.find_links, "directory of wheels (repeatable)");
   create->add_option("--index-url,-i", a.create.index_urls, "simple index URL (PEP 503/691; repeatable)");
-  create->add_option("--link-mode", a.link_mode, "clone (reflink, falling back), hardlink, or copy");
+  create->add_option("--link-mode", a.link_mode, "clone (reflink, falling back), hardlink, or copy")
+      ->check(CLI::Validator(
+          [](const std::string& mode) -> std::string {  // read with the command line, before anything is done
+            if (wheels::parse_link_mode(mode)) return {};
+            return "must be clone, hardlink or copy, not '" + util::printable(mode) + "'";
+          },
+          "MODE"));
   create->add_flag("--allow-bad-record", a.create.allow_bad_record,
                    "install wheels whose RECORD does not match (warns)");
   create->add_flag("--allow-empty", a.create.allow_empty,

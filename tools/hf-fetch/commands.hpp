@@ -38,12 +38,12 @@ struct FetchArgs {
   std::string local_dir;
   bool verify_only = false;
   bool check_upstream = false;
-  int jobs = 4;                   // files at once
-  int connections = 8;            // parallel ranges per large file
-  std::string min_split_size;     // SIZE; empty: the library's default
-  std::string max_rate;           // SIZE per second for the whole run; empty: no cap
-  bool offline = false;           // no network: files must be in place
-  bool offline_from_env = false;  // offline because HF_HUB_OFFLINE is set, not --offline
+  int jobs = 4;                      // files at once
+  int connections = 8;               // parallel ranges per large file
+  std::uint64_t min_split_size = 0;  // SIZE, read with the command line (cli::size_value); 0: the library's default
+  std::uint64_t max_rate = 0;        // bytes per second for the whole run, read likewise; 0: no cap
+  bool offline = false;              // no network: files must be in place
+  bool offline_from_env = false;     // offline because HF_HUB_OFFLINE is set, not --offline
 };
 
 struct CreateArgs {

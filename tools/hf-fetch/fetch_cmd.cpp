@@ -11,18 +11,6 @@ using namespace provkit;
 
 namespace {
 
-// --max-rate SIZE (bytes per second); a bad value names the flag.
-std::uint64_t parse_rate(const std::string& text) {
-  std::uint64_t rate = 0;
-  try {
-    rate = util::parse_size(text);
-  } catch (const Error& e) {
-    throw Error(ExitCode::usage, std::string("--max-rate: ") + e.what());
-  }
-  if (rate == 0) throw Error(ExitCode::usage, "--max-rate must be more than 0 bytes per second");
-  return rate;
-}
-
 // The summary's sentence. `offline_why`: how the run was told to stay offline; empty when it was not.
 std::string sentence(const hub::Manifest& m, const hub::FetchReport& report, const std::string& offline_why) {
   auto n = [](std::size_t v) { return std::to_string(v); };
@@ -32,9 +20,16 @@ std::string sentence(const hub::Manifest& m, const hub::FetchReport& report, con
     return r.verified.failed
                ? n(r.verified.failed) + " of " + n(r.verified.files) + " files failed verification in " + r.location
                : "all " + n(r.verified.files) + " files verified in " + r.location;
+  auto h = [](std::uint64_t v) { return util::format_size(v); };
+  if (r.stage == hub::FetchReport::Stage::no_space) {  // the disk gate refused the fetch: the plan's figures
+    const auto& p = *r.space;
+    return "not enough space on the file system of " + util::printable(p.target.string()) + ": this fetch needs " +
+           h(p.needed) + " more (" + h(p.to_fetch) + " still to fetch, " + h(p.assembly_bytes) +
+           " of assembly outputs; " + h(p.held) + " already held) but " + h(p.free) +
+           " are free; nothing was downloaded (hf-fetch --dry-run shows the plan)";
+  }
   if (r.stage == hub::FetchReport::Stage::planned) {
     const auto& p = *r.space;
-    auto h = [](std::uint64_t v) { return util::format_size(v); };
     return "dry run: " + h(p.to_fetch) + " to fetch, " + h(p.held) + " already held" +
            (m.assemble.empty() ? "" : ", " + h(p.assembly_bytes) + " of assembly outputs") +
            (p.drop_bytes ? ", " + h(p.drop_bytes) + " of parts dropped once their outputs verify" : "") + "; " +
@@ -78,7 +73,7 @@ int run_fetch(const FetchArgs& a, Output& out) {
   SignalWatch watch(out, Output::Stopped::fetch, a.progress_lines ? a.progress_interval_s : 0);
   hub::FetchOptions o;
   o.http = a.common.http();
-  o.http.max_bytes_per_s = a.max_rate.empty() ? 0 : parse_rate(a.max_rate);
+  o.http.max_bytes_per_s = a.max_rate;
   hub::Manifest m;
   std::vector<hub::TreeEntry> tree;
   if (!a.repo.empty()) {
@@ -145,24 +140,25 @@ int run_fetch(const FetchArgs& a, Output& out) {
   o.token_file = a.common.token_file;
   o.jobs = a.jobs;
   o.connections = a.connections;
-  o.min_split_size = [&a] {
-    if (a.min_split_size.empty()) return std::uint64_t{0};
-    auto size = util::parse_size(a.min_split_size);
-    if (size == 0) throw Error(ExitCode::usage, "--min-split-size must be more than 0");
-    return size;
-  };
+  o.min_split_size = a.min_split_size;
   auto r = hub::fetch_snapshot(m, *layout, o, out);
   using Stage = hub::FetchReport::Stage;
-  bool problem = r.stage == Stage::planned    ? !r.space->fits()
-                 : r.stage == Stage::verified ? r.verified.failed > 0
-                 : r.stage == Stage::upstream ? r.upstream_problems > 0
-                                              : r.published.failed > 0;
+  bool problem = r.gate() || (r.stage == Stage::verified   ? r.verified.failed > 0
+                              : r.stage == Stage::upstream ? r.upstream_problems > 0
+                                                           : r.stage == Stage::published && r.published.failed > 0);
   int code = r.exit_code();
   std::optional<ReasonId> reason;
-  if (code == static_cast<int>(ExitCode::check_failed))
+  std::string words = sentence(m, r, why);
+  nlohmann::json fields = hub::to_json(r);
+  if (auto gate = r.gate()) {  // the disk gate: one reason, dry run or fetch
+    reason = *gate;
+    if (r.stage == Stage::no_space) fields["message"] = words;  // the run stopped on it
+  } else if (code == static_cast<int>(ExitCode::check_failed)) {
     reason = r.stage == Stage::upstream ? cli::Reason::upstream_changed : cli::Reason::verification_failed;
-  else if (code != 0) reason = reason_for(static_cast<ExitCode>(code));
-  out.summary(code, reason, hub::to_json(r), sentence(m, r, why), problem);
+  } else if (code != 0) {
+    reason = reason_for(static_cast<ExitCode>(code));
+  }
+  out.summary(code, reason, std::move(fields), words, problem);
   return code;
 }
 

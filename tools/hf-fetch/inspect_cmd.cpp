@@ -6,10 +6,12 @@
 #include <iostream>
 
 #include "commands.hpp"
+#include "provkit/cli/convention.hpp"
 #include "provkit/fit/plan.hpp"
 #include "provkit/fit/vllm.hpp"
 #include "provkit/hub/inspect.hpp"
 #include "provkit/util/size.hpp"
+#include "provkit/util/text.hpp"
 
 namespace hffetch {
 
@@ -25,8 +27,10 @@ void add_inspect_command(CLI::App& app, InspectArgs& a) {
   a.cmd->add_option("--include", a.include, "only paths matching this glob (repeatable)");
   a.cmd->add_option("--exclude", a.exclude, "leave out paths matching this glob (repeatable)");
   auto* gpus = a.cmd->add_option("--gpus", a.gpus, "GPUs to fit the weights on")->check(CLI::Range(1, 4096));
-  a.cmd->add_option("--gpu-memory", a.gpu_memory,
-                    "memory per GPU (SIZE, e.g. 80G); with --engine-args one SIZE per card: 24G,24G");
+  a.cmd
+      ->add_option("--gpu-memory", a.gpu_memory,
+                   "memory per GPU (SIZE, e.g. 80G); with --engine-args one SIZE per card: 24G,24G")
+      ->check(cli::size_list());  // refused naming the flag while the command line is read
   a.cmd->add_option("--tp", a.tp, "tensor-parallel size (default: all the GPUs)")
       ->check(CLI::Range(1, 4096))
       ->needs(gpus);
@@ -101,6 +105,17 @@ std::string vllm_text(const fit::Plan& p) {
   return text;
 }
 
+// The fit domain says what is wrong with a value; the tool says which flag gave it.
+template <class Read>
+auto said_as(const char* flag, Read&& read) {
+  try {
+    return read();
+  } catch (const Error& e) {
+    if (e.is(provkit::Reason::usage)) throw Error(e, std::string(flag) + ": " + e.what());
+    throw;
+  }
+}
+
 }  // namespace
 
 int run_inspect(const InspectArgs& a, Output& out) {
@@ -113,8 +128,8 @@ int run_inspect(const InspectArgs& a, Output& out) {
   std::optional<fit::EngineSettings> engine;
   std::vector<fit::GpuFacts> cards;
   if (!a.engine_args.empty()) {
-    engine = fit::parse_engine_args(a.engine_args);
-    if (!a.gpu_memory.empty()) cards = fit::parse_gpu_memory(a.gpu_memory);
+    engine = said_as("--engine-args", [&] { return fit::parse_engine_args(a.engine_args); });
+    if (!a.gpu_memory.empty()) cards = said_as("--gpu-memory", [&] { return fit::parse_gpu_memory(a.gpu_memory); });
     if (a.gpus && cards.size() == 1) cards.assign(a.gpus, cards.front());
     if (a.gpus && cards.size() != a.gpus)
       throw Error(ExitCode::usage, "--gpus " + std::to_string(a.gpus) + " but --gpu-memory names " +
@@ -127,7 +142,15 @@ int run_inspect(const InspectArgs& a, Output& out) {
     throw Error(ExitCode::usage, "--print reads the fit plan: it needs --engine-args");
   } else if (a.gpus || !a.gpu_memory.empty()) {
     if (!a.gpus || a.gpu_memory.empty()) throw Error(ExitCode::usage, "--gpus and --gpu-memory go together");
+    if (a.gpu_memory.find(',') != std::string::npos)
+      throw Error(ExitCode::usage,
+                  "--gpu-memory names one size per card only with --engine-args; without it, "
+                  "one SIZE for every card");
     o.fit = checkpoint::FitRequest{a.gpus, util::parse_size(a.gpu_memory), a.tp};
+    // Said here, in the flags' words, before any request (the library would refuse it only once headers are read).
+    if (checkpoint::problem_of(*o.fit) == checkpoint::FitRequestProblem::tp_does_not_divide)
+      throw Error(ExitCode::usage,
+                  "--tp " + std::to_string(a.tp) + " does not divide --gpus " + std::to_string(a.gpus));
   }
   auto client = [&] {
     return hub::HubClient(hub::endpoint_from(a.common.endpoint), hub::find_token(a.common.token_file), a.common.http());
@@ -144,7 +167,7 @@ int run_inspect(const InspectArgs& a, Output& out) {
     auto repo = hub::split_repo_revision(a.targets[0]);
     if (!repo)
       throw Error(ExitCode::usage,
-                  "'" + escape_control(a.targets[0]) + "' is neither a path on disk nor REPO[@REVISION]");
+                  "'" + util::printable(a.targets[0]) + "' is neither a path on disk nor REPO[@REVISION]");
     auto c = client();
     r = hub::inspect_repo(c, {hub::RepoType::model, repo->first}, repo->second, o);
   } else {
@@ -175,17 +198,18 @@ int run_inspect(const InspectArgs& a, Output& out) {
            f.metadata["general.architecture"] == model_file->metadata["general.architecture"]))
         parts.push_back(f);
     auto model = fit::from_gguf(model_file->metadata, model_file->path);
-    plan = fit::plan(model, *engine, fit::weights_of(parts, model.layers.size()), cards);
+    plan = said_as("--engine-args",
+                   [&] { return fit::plan(model, *engine, fit::weights_of(parts, model.layers.size()), cards); });
   }
   if (!a.print_field.empty()) {
     json p = plan->to_json();
     // gpus and layers are rows: --json has them.
     if (!p.contains(a.print_field) || a.print_field == "gpus" || a.print_field == "layers")
-      throw Error(ExitCode::usage, "--print: the fit plan has no plain field '" + escape_control(a.print_field) + "'");
+      throw Error(ExitCode::usage, "--print: the fit plan has no plain field '" + util::printable(a.print_field) + "'");
     const json& v = p[a.print_field];
     // Never an empty or "null" value for $(...): a field without one here is said, exit 2.
     if (v.is_null() || (v.is_array() && v.empty()))
-      throw Error(ExitCode::usage, "--print: the fit plan has no value for '" + escape_control(a.print_field) +
+      throw Error(ExitCode::usage, "--print: the fit plan has no value for '" + util::printable(a.print_field) +
                                        "' here (max_context, max_slots and tensor_split need --gpu-memory)");
     if (v.is_array())
       for (const auto& x : v) std::cout << x.dump() << "\n";

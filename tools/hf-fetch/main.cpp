@@ -94,11 +94,15 @@ int run(int argc, char** argv) {
   app.add_option("--connections", fetch.connections,
                  "connections per large file, each fetching its own byte ranges (default 8)")
       ->check(CLI::Range(1, 64));
+  // Sizes are read with the command line (cli::size_value): a bad one is refused naming its flag before any
+  // request, whatever the mode.
   app.add_option("--min-split-size", fetch.min_split_size,
                  "files at least twice this size are fetched as parallel ranges of at least this size "
-                 "(default 16M)");
+                 "(default 16M)")
+      ->transform(provkit::cli::size_value(1));
   app.add_option("--max-rate", fetch.max_rate,
-                 "cap on the bytes per second of the whole run, e.g. 50M (all files and connections together)");
+                 "cap on the bytes per second of the whole run, e.g. 50M (all files and connections together)")
+      ->transform(provkit::cli::size_value(1));
   auto* endpoint = app.add_option("--endpoint", common.endpoint,
                                   "Hub URL (default: $HF_ENDPOINT, else https://huggingface.co)");
   auto* token_file = app.add_option("--token-file", common.token_file,

@@ -4,6 +4,7 @@
 
 #include "gguf.hpp"
 #include "provkit/error.hpp"
+#include "provkit/util/text.hpp"
 #include "safetensors.hpp"
 
 namespace provkit::checkpoint {
@@ -58,7 +59,7 @@ FileHeader read_header(const std::string& path, Format format, std::uint64_t fil
       std::string more = read(have.size(), want - have.size());
       if (read_bytes) *read_bytes += more.size();
       if (more.size() != want - have.size())
-        throw Error(ExitCode::network, escape_control(path) + ": asked for " + std::to_string(want - have.size()) +
+        throw Error(ExitCode::network, util::printable(path) + ": asked for " + std::to_string(want - have.size()) +
                                            " bytes at " + std::to_string(have.size()) + ", got " +
                                            std::to_string(more.size()));
       have += more;
@@ -70,7 +71,7 @@ FileHeader read_header(const std::string& path, Format format, std::uint64_t fil
     // Every answer needs more bytes than the last (the parsers guarantee it);
     // GGUF vocabularies are read a few at a time, so ask for at least twice as much.
     if (need <= have.size() || round > 64)
-      throw Error(HeaderRefusal::too_large, escape_control(path) + ": the header cannot be read to its end");
+      throw Error(HeaderRefusal::too_large, util::printable(path) + ": the header cannot be read to its end");
     want = format == Format::gguf ? std::max(need, std::min<std::uint64_t>(have.size() * 2, kMaxGgufHeader)) : need;
     want = std::min(file_size, want);
   }

@@ -222,14 +222,23 @@ bool is_sidecar_name(const std::string& path) {
   return path == "config.json" || path == "hf_quant_config.json" || ends_with(name, ".safetensors.index.json");
 }
 
+std::optional<FitRequestProblem> problem_of(const FitRequest& r) {
+  if (r.gpus == 0) return FitRequestProblem::no_gpus;
+  unsigned tp = r.tp ? r.tp : r.gpus;
+  if (tp > r.gpus || r.gpus % tp != 0) return FitRequestProblem::tp_does_not_divide;
+  return std::nullopt;
+}
+
 Fit fit(const std::vector<FileHeader>& files, const FitRequest& r) {
   Fit f;
   f.gpus = r.gpus;
   f.tp = r.tp ? r.tp : r.gpus;
   f.gpu_memory = r.gpu_memory;
-  if (f.gpus == 0) throw Error(ExitCode::usage, "--gpus must be at least 1");
-  if (f.tp > f.gpus || f.gpus % f.tp != 0)
-    throw Error(ExitCode::usage, "--tp " + std::to_string(f.tp) + " does not divide --gpus " + std::to_string(f.gpus));
+  if (auto problem = problem_of(r))
+    throw Error(ExitCode::usage, *problem == FitRequestProblem::no_gpus
+                                     ? std::string("a fit needs at least one GPU")
+                                     : "a tensor-parallel size of " + std::to_string(f.tp) + " does not divide " +
+                                           std::to_string(f.gpus) + " GPUs");
   util::CheckedSum sharded("the bytes of the tensors split across GPUs");
   util::CheckedSum replicated("the bytes of the tensors kept whole on each GPU");
   for (const auto& file : files)

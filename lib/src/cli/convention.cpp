@@ -8,6 +8,7 @@
 
 #include "provkit/cli/output.hpp"
 #include "provkit/error.hpp"
+#include "provkit/util/size.hpp"
 #include "provkit/util/strings.hpp"
 #include "provkit/util/text.hpp"
 
@@ -276,6 +277,34 @@ std::optional<Stop> Convention::parse(int argc, const char* const* argv) {
   }
   if (auto why = inapplicable_option()) return Stop{usage, "", sentence(tool, *why)};
   return std::nullopt;
+}
+
+CLI::Validator size_value(std::uint64_t minimum) {
+  return CLI::Validator(
+      [minimum](std::string& text) -> std::string {
+        try {
+          std::uint64_t bytes = util::parse_size(text);
+          if (bytes < minimum) return "must be at least " + std::to_string(minimum) + " bytes, not '" + text + "'";
+          text = std::to_string(bytes);
+          return {};
+        } catch (const Error& e) {
+          return e.what();
+        }
+      },
+      "SIZE");
+}
+
+CLI::Validator size_list() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        try {
+          for (const auto& item : util::split(text, ',')) util::parse_size(item);
+          return {};
+        } catch (const Error& e) {
+          return e.what();
+        }
+      },
+      "SIZE[,SIZE...]");
 }
 
 }  // namespace provkit::cli

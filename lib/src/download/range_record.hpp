@@ -1,7 +1,7 @@
 #pragma once
 // A partial file's ranges and their sidecar ("<partial>.ranges"): which bytes
-// it holds, worked out once when it is opened (plan_resume: a pure decision,
-// traced), and kept on disk while bytes arrive so that a killed run's
+// it holds, worked out once when it is opened (plan_resume, resume.hpp: the
+// one resume rule, traced), and kept on disk while bytes arrive so that a killed run's
 // successor fetches only what is missing.
 #include <chrono>
 #include <condition_variable>
@@ -15,33 +15,10 @@
 #include <vector>
 
 #include "provkit/download/ranges.hpp"
+#include "provkit/download/resume.hpp"
 #include "provkit/util/beneath.hpp"
 
 namespace provkit::download {
-
-// What a partial file of `length` bytes is worth, given its sidecar.
-struct ResumePlan {
-  enum class From {
-    nothing,     // no bytes there: a fresh start
-    sidecar,     // the sidecar's ranges (clipped to the length when the file was cut)
-    prefix,      // a single stream's partial file: its length is its prefix
-    unreadable,  // a sidecar that does not describe the file: start over
-    longer,      // longer than the file, no sidecar: start over
-  };
-  From from = From::nothing;
-  std::vector<ranges::Range> ranges;
-  std::optional<std::uint64_t> truncate_to;  // cut the partial file to this many bytes first
-  bool remove_sidecar = false;
-  std::uint64_t have = 0;  // bytes kept
-  // One line for the trace: what was decided and why.
-  std::string describe() const;
-  // For the observer: why the file starts over (From::unreadable and From::longer), else empty.
-  std::string restart_note() const;
-};
-// `sidecar`: the sidecar's text when it exists and could be read; `had_sidecar`:
-// there is something at its name (readable or not).
-ResumePlan plan_resume(const std::optional<std::string>& sidecar, bool had_sidecar, std::uint64_t length,
-                       std::uint64_t size, int connections, std::uint64_t min_split);
 
 // Writes a sidecar from a thread of its own. The rename over the old sidecar waits for the file system's
 // journal (ext4: 0.03-0.16 s while another thread's fdatasync commits, measured on the dev box), and the

@@ -15,7 +15,8 @@ namespace provkit::fit {
 
 namespace {
 
-Error usage(const std::string& what) { return Error(Reason::usage, "--engine-args: " + what); }
+// What is wrong with the line, in its own words; the tool says which flag gave it.
+Error usage(const std::string& what) { return Error(Reason::usage, what); }
 
 // Shell words: single and double quotes, backslashes; nothing expanded.
 std::vector<std::string> shell_words(const std::string& line) {

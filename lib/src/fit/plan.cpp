@@ -102,19 +102,19 @@ Devices assign(const EngineSettings& e, std::size_t n_layer, const std::vector<G
   d.layer.assign(n_layer + 1, -1);
   if (gpus.empty()) return d;
   if (e.tensor_split.size() > gpus.size())
-    throw Error(Reason::usage, "--engine-args: -ts names " + std::to_string(e.tensor_split.size()) +
-                                   " cards, --gpu-memory " + std::to_string(gpus.size()));
+    throw Error(Reason::usage, "-ts names " + std::to_string(e.tensor_split.size()) + " cards, but " +
+                                   std::to_string(gpus.size()) + " are given");
   std::vector<double> share(gpus.size(), 0);
   double sum = std::accumulate(e.tensor_split.begin(), e.tensor_split.end(), 0.0);
   for (std::size_t g = 0; g < gpus.size(); ++g)
     share[g] = sum > 0 ? (g < e.tensor_split.size() ? e.tensor_split[g] : 0) : static_cast<double>(gpus[g].free);
   if (e.split_mode == SplitMode::none) {
-    if (e.main_gpu >= gpus.size()) throw Error(Reason::usage, "--engine-args: -mg names a card that is not there");
+    if (e.main_gpu >= gpus.size()) throw Error(Reason::usage, "-mg names a card that is not there");
     std::fill(share.begin(), share.end(), 0);
     share[e.main_gpu] = 1;
   }
   double total = std::accumulate(share.begin(), share.end(), 0.0);
-  if (total <= 0) throw Error(Reason::usage, "--engine-args: the tensor split gives no card a layer");
+  if (total <= 0) throw Error(Reason::usage, "the tensor split gives no card a layer");
   std::vector<float> cumulative(gpus.size());
   double run = 0;
   for (std::size_t g = 0; g < gpus.size(); ++g) {
@@ -199,8 +199,7 @@ std::vector<GpuFacts> parse_gpu_memory(const std::string& list) {
   while (true) {
     auto end = list.find(',', start);
     auto part = list.substr(start, end == std::string::npos ? std::string::npos : end - start);
-    if (part.empty())
-      throw Error(ExitCode::usage, "--gpu-memory wants sizes like 24G,24G, not '" + util::printable(list) + "'");
+    if (part.empty()) throw Error(ExitCode::usage, "wants sizes like 24G,24G, not '" + util::printable(list) + "'");
     auto bytes = util::parse_size(part);
     out.push_back({bytes, bytes});
     if (end == std::string::npos) break;
@@ -211,7 +210,7 @@ std::vector<GpuFacts> parse_gpu_memory(const std::string& list) {
 
 Plan plan(const ModelFacts& m, const EngineSettings& e, const Weights& w, const std::vector<GpuFacts>& gpus) {
   if (e.engine == Engine::vllm) throw Error(Reason::internal, "fit::plan is llama.cpp's; vLLM's is fit::plan_vllm");
-  if (e.split_mode == SplitMode::row) throw Error(Reason::usage, "--engine-args: -sm row is not planned yet");
+  if (e.split_mode == SplitMode::row) throw Error(Reason::usage, "-sm row is not planned yet");
   Plan p;
   p.engine = e.engine;
   const Shape s = shape_of(m, e, e.context, e.sequences());

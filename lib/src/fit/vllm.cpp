@@ -66,7 +66,7 @@ CacheFormat cache_format(const std::string& dtype, const ModelFacts& m) {
     f.bytes = 1;
     f.ds_mla = true;
   } else {
-    throw Error(Reason::usage, "--engine-args: --kv-cache-dtype " + dtype + " is not planned yet (packed layouts)");
+    throw Error(Reason::usage, "--kv-cache-dtype " + dtype + " is not planned yet (packed layouts)");
   }
   return f;
 }
@@ -198,7 +198,7 @@ Plan plan_vllm(const ModelFacts& m, const EngineSettings& e, const PlacedWeights
                   ") must be divisible by tensor parallel size (" + std::to_string(tp) + ").");
   if (pp > m.layers.size()) throw refuses("pipeline parallel size exceeds the number of layers");
   if (!gpus.empty() && gpus.size() < ranks)
-    throw Error(Reason::usage, "--engine-args: " + std::to_string(ranks) + " ranks (tp " + std::to_string(tp) +
+    throw Error(Reason::usage, std::to_string(ranks) + " ranks (tp " + std::to_string(tp) +
                                    " x pp " + std::to_string(pp) + ") but --gpu-memory names " +
                                    std::to_string(gpus.size()) + " cards");
   const CacheFormat format = cache_format(a.kv_cache_dtype, m);
@@ -213,7 +213,7 @@ Plan plan_vllm(const ModelFacts& m, const EngineSettings& e, const PlacedWeights
                   " in model's config.json). To allow overriding this maximum, set the env var "
                   "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1.");
   v.max_model_len = a.max_model_len ? *a.max_model_len : m.context_length;
-  if (v.max_model_len == 0) throw Error(Reason::usage, "--engine-args: no --max-model-len, and config.json names none");
+  if (v.max_model_len == 0) throw Error(Reason::usage, "no --max-model-len, and config.json names none");
   // vLLM's defaults for `vllm serve` (vllm/engine/arg_utils.py): 8192 batched tokens and 1024 sequences on
   // cards of 70 GiB or more, else 2048 and 256.
   const bool large = !gpus.empty() && gpus.front().total >= 70 * kGiB;

@@ -10,6 +10,7 @@
 #include "detail.hpp"
 #include "pcie.hpp"
 #include "provkit/util/strings.hpp"
+#include "provkit/util/text.hpp"
 #include "roce.hpp"
 
 namespace provkit::host::detail {
@@ -313,7 +314,7 @@ void roce_rows(const std::string& device, Probes& probes, bool as_check, std::ve
           {.name = "roce",
            .status = Status::fail,
            .rule = Rule::roce_gid_index,
-           .reason = "no RDMA device" + (device.empty() ? "" : " '" + escape_control(device) + "'") + " in " +
+           .reason = "no RDMA device" + (device.empty() ? "" : " '" + util::printable(device) + "'") + " in " +
                      (sysfs / "class/infiniband").string(),
            .fix = "load the RDMA driver of the NIC (mlx5_ib, bnxt_re, irdma) or name a device that is there"});
     return;

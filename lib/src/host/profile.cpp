@@ -9,6 +9,7 @@
 #include "provkit/host/envcheck.hpp"
 #include "provkit/util/fs.hpp"
 #include "provkit/util/strings.hpp"
+#include "provkit/util/text.hpp"
 #include "provkit/util/yaml.hpp"
 
 namespace provkit::host {
@@ -182,7 +183,7 @@ void load_profile(const fs::path& file, Request& into) {
   try {
     text = util::read_file(file);
   } catch (const Error&) {
-    throw Error(ExitCode::usage, escape_control(file.string()) + ": cannot read the profile");
+    throw Error(ExitCode::usage, util::printable(file.string()) + ": cannot read the profile");
   }
   parse_profile(text, file.string(), into);
 }

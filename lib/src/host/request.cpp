@@ -26,6 +26,7 @@ std::string field_key(Field field) {
     case Field::need: return "need";
     case Field::min_cc: return "min_cc";
     case Field::python: return "python";
+    case Field::vram_free: return "vram_free";
     case Field::disk: return "disk";
     case Field::file: return "files";
     case Field::link_test: return "link_test";
@@ -65,8 +66,19 @@ void set_min_cc(Request& r, const std::string& text) {
 
 void set_arch_list(Request& r, const std::string& text) { r.arch_list = gpucode::parse_arch_list(text); }
 
+namespace {
+// util::parse_size, a bad value said as the field's (the flag or the profile key that gave it).
+std::uint64_t size_of(Field field, const std::string& text) {
+  try {
+    return util::parse_size(text);
+  } catch (const Error&) {
+    throw InvalidValue(field, text, "a size (like 24G, 24GiB, 80GB or 1.5T)");
+  }
+}
+}  // namespace
+
 void set_vram_free(Request& r, const std::string& text) {
-  r.vram_free = util::parse_size(text);
+  r.vram_free = size_of(Field::vram_free, text);
   r.vram_free_text = text;
 }
 
@@ -125,7 +137,7 @@ void set_min_h2d(Request& r, const std::string& text) {
 
 void add_disk(Request& r, const std::string& path, const std::string& size) {
   if (path.empty()) throw InvalidValue(Field::disk, path, "a path");
-  r.disks.push_back({path, util::parse_size(size), size});
+  r.disks.push_back({path, size_of(Field::disk, size), size});
 }
 
 void add_port(Request& r, const std::string& text) {

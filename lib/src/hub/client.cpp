@@ -11,6 +11,7 @@
 #include "provkit/util/hash.hpp"
 #include "provkit/util/json.hpp"
 #include "provkit/util/strings.hpp"
+#include "provkit/util/text.hpp"
 
 namespace provkit::hub {
 
@@ -114,7 +115,7 @@ std::vector<TreeEntry> parse_tree_page(std::string_view json_text) {
                     const std::string& path) {
     std::string id = get_string(obj, key, required);
     if ((required || !id.empty()) && !util::is_hex(id, hex_digits))
-      throw bad("the \"" + std::string(key) + "\" of '" + escape_control(path) + "' is not " +
+      throw bad("the \"" + std::string(key) + "\" of '" + util::printable(path) + "' is not " +
                 std::to_string(hex_digits) + " lower-case hex digits");
     return id;
   };
@@ -161,7 +162,7 @@ namespace {
 Token checked(Token t) {
   for (unsigned char c : t.value)
     if (c < 0x20 || c == 0x7f)
-      throw Error(ExitCode::usage, "the token from " + escape_control(t.source) +
+      throw Error(ExitCode::usage, "the token from " + util::printable(t.source) +
                                        " contains a control character (a line break?); nothing was sent");
   return t;
 }
@@ -262,7 +263,7 @@ Error hub_error(const Repo& repo, const std::string& what, long status, const ht
     return Error(HubRefusal::revision_not_found, what + ": the revision is not in " + name);
   if (code == "EntryNotFound" || status == 404)
     return Error(HubRefusal::entry_not_found, what + ": not found in " + name + " (HTTP 404)");
-  std::string msg = escape_control(headers.get("x-error-message").value_or(""));  // upstream text
+  std::string msg = util::printable(headers.get("x-error-message").value_or(""));  // upstream text
   if (msg.size() > 200) msg.resize(200);
   return Error(HubRefusal::upstream,
                what + ": the Hub answered HTTP " + std::to_string(status) + (msg.empty() ? "" : " (" + msg + ")"));

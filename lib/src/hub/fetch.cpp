@@ -14,7 +14,8 @@ int FetchReport::exit_code() const {
   switch (stage) {
     case Stage::verified: return verified.failed ? 1 : 0;
     case Stage::upstream: return upstream_problems ? 1 : 0;
-    case Stage::planned: return space && !space->fits() ? 1 : 0;
+    case Stage::planned:
+    case Stage::no_space: return gate() ? static_cast<int>(hub::exit_code(*gate())) : 0;
     case Stage::published: break;
   }
   return static_cast<int>(published.code());
@@ -170,7 +171,10 @@ FetchReport fetch_snapshot(const Manifest& m, hfcache::Layout& layout, const Fet
         r.stage = FetchReport::Stage::planned;
         return r;
       }
-      if (!r.space->fits()) throw Error(ExitCode::check_failed, no_space_sentence(*r.space));
+      if (r.space->gate()) {
+        r.stage = FetchReport::Stage::no_space;
+        return r;
+      }
     }
     DownloadPlan mine = plan.take(take);  // its etags moved: the plan is not read again
     observer.on_plan(m, layout, mine);
@@ -179,7 +183,7 @@ FetchReport fetch_snapshot(const Manifest& m, hfcache::Layout& layout, const Fet
     fo.http = http;
     fo.max_parallel = o.jobs;
     fo.connections = o.connections;
-    if (auto split = o.min_split_size ? o.min_split_size() : 0) fo.min_split_size = split;
+    if (o.min_split_size) fo.min_split_size = o.min_split_size;
     HubSource source(m.repo, mirror ? Token{} : token);
     auto results = download::Downloader(fo, source).run(mine.jobs(), observer);
     for (std::size_t k = 0; k < take.size(); ++k) {
@@ -237,14 +241,17 @@ nlohmann::json to_json(const FetchReport& r) {
             {"upstream_problems", r.upstream_problems},
             {"bytes_transferred", 0},
             {"exit_code", code}};
-  if (r.stage == Stage::planned) {
-    nlohmann::json j = {{"mode", "dry-run"},
+  if (r.stage == Stage::planned || r.stage == Stage::no_space) {
+    bool dry = r.stage == Stage::planned;
+    nlohmann::json j = {{"mode", dry ? "dry-run" : "fetch"},
                         {"files", r.files},
                         {"bytes_transferred", 0},
                         {"exit_code", code},
                         {"location", r.location}};
+    if (r.offline) j["offline"] = true;
     nlohmann::json plan = to_json(*r.space);
-    for (auto& [k, v] : plan.items()) j[k] = v;
+    for (auto& [k, v] : plan.items()) j[dry ? k : "plan_" + k] = v;
+    if (r.gate()) j["detail"] = gate_detail(*r.space);  // the same in both: the figures the refusal is made of
     return j;
   }
   const auto& s = r.published;

@@ -18,6 +18,7 @@
 #include "provkit/util/log.hpp"
 #include "provkit/util/parallel.hpp"
 #include "provkit/util/strings.hpp"
+#include "provkit/util/text.hpp"
 
 namespace provkit::hub {
 
@@ -220,8 +221,8 @@ std::string read_range(const HubClient& client, SessionPool& pool, const Repo& r
     throw hub_error(repo, path + " at " + commit, result.response.status, result.response.headers,
                     client.token_source());
   if (body.size() != n)
-    throw Error(ExitCode::network, escape_control(path) + ": the Hub sent " + std::to_string(body.size()) + " of the " +
-                                       std::to_string(n) + " bytes asked for");
+    throw Error(ExitCode::network, util::printable(path) + ": the Hub sent " + std::to_string(body.size()) +
+                                       " of the " + std::to_string(n) + " bytes asked for");
   return body;
 }
 
@@ -229,7 +230,7 @@ std::string read_local(const fs::path& file, std::uint64_t at, std::uint64_t n) 
   std::ifstream in(file, std::ios::binary);
   std::string out(n, '\0');
   if (!in || !in.seekg(static_cast<std::streamoff>(at)) || !in.read(out.data(), static_cast<std::streamsize>(n)))
-    throw Error(ExitCode::usage, escape_control(file.string()) + ": cannot read " + std::to_string(n) + " bytes at " +
+    throw Error(ExitCode::usage, util::printable(file.string()) + ": cannot read " + std::to_string(n) + " bytes at " +
                                      std::to_string(at));
   return out;
 }
@@ -246,9 +247,9 @@ std::optional<fs::path> cache_snapshot(const fs::path& dir) {
   for (const auto& e : fs::directory_iterator(dir / "snapshots", ec))
     if (e.is_directory()) snapshots.push_back(e.path());
   if (snapshots.size() == 1) return snapshots.front();
-  throw Error(ExitCode::usage,
-              escape_control(dir.string()) + " holds " + std::to_string(snapshots.size()) +
-                  " snapshots and no refs/main; name one: " + escape_control((dir / "snapshots").string()) + "/COMMIT");
+  throw Error(ExitCode::usage, util::printable(dir.string()) + " holds " + std::to_string(snapshots.size()) +
+                                   " snapshots and no refs/main; name one: " +
+                                   util::printable((dir / "snapshots").string()) + "/COMMIT");
 }
 
 }  // namespace
@@ -304,7 +305,7 @@ checkpoint::Report inspect_paths(const std::vector<fs::path>& paths, const Inspe
         files.push_back({rel, fs::file_size(it->path(), ec)});
         where[rel] = it->path();
       }
-      if (ec) throw Error(ExitCode::usage, escape_control(root.string()) + ": cannot list: " + ec.message());
+      if (ec) throw Error(ExitCode::usage, util::printable(root.string()) + ": cannot list: " + ec.message());
     } else if (fs::is_regular_file(arg, ec)) {
       // Single files keep the path given; config.json and hf_quant_config.json are known by name wherever they are.
       std::string name = arg.filename().string();
@@ -312,7 +313,7 @@ checkpoint::Report inspect_paths(const std::vector<fs::path>& paths, const Inspe
       files.push_back({key, fs::file_size(arg, ec)});
       where[key] = arg;
     } else {
-      throw Error(ExitCode::usage, escape_control(arg.string()) + ": no such file or directory");
+      throw Error(ExitCode::usage, util::printable(arg.string()) + ": no such file or directory");
     }
   }
   return read_all(

@@ -482,6 +482,10 @@ std::string gguf_split_advice(const AssembleEntry& e) {
   return advice;
 }
 
+AssemblySpecError AssemblySpecError::no_sum(const std::string& output, const std::string& why) {
+  return AssemblySpecError(output + ": " + why);
+}
+
 bool natural_less(std::string_view a, std::string_view b) {
   std::size_t i = 0, j = 0;
   auto digit = [](char c) { return c >= '0' && c <= '9'; };
@@ -574,14 +578,12 @@ AssembleEntry parse_assembly(const Manifest& m, std::string spec, const std::fun
     if (!match.candidates.empty()) {
       std::string names;
       for (const auto& c : match.candidates) names += (names.empty() ? "" : ", ") + c;
-      throw Error(ExitCode::usage, "--assemble " + e.output +
-                                       ": the repo's SHA256SUMS has no line for that path and several with its "
-                                       "name (" +
-                                       names + "); name the output by its full path or give :SHA256");
+      throw AssemblySpecError::no_sum(e.output,
+                                      "the repo's SHA256SUMS has no line for that path and several with its name (" +
+                                          names + "); name the output by its full path or give :SHA256");
     }
     e.sha256 = match.sha256;
-    if (!e.sha256)
-      throw Error(ExitCode::usage, "--assemble " + e.output + ": the repo's SHA256SUMS has no line for it");
+    if (!e.sha256) throw AssemblySpecError::no_sum(e.output, "the repo's SHA256SUMS has no line for it");
   }
   for (std::size_t pos = 0; pos <= rest.size();) {
     auto comma = rest.find(',', pos);

@@ -19,6 +19,7 @@
 #include "provkit/util/hash.hpp"
 #include "provkit/util/interrupt.hpp"
 #include "provkit/util/strings.hpp"
+#include "provkit/util/text.hpp"
 
 namespace provkit::hub::mirror {
 
@@ -41,7 +42,7 @@ const std::string& config_value(const std::string& s) {
   for (char ch : s) {
     auto c = static_cast<unsigned char>(ch);
     if (c < 0x20 || c == 0x7f)
-      throw Error(ExitCode::usage, "mirror export: '" + escape_control(s) +
+      throw Error(ExitCode::usage, "mirror export: '" + util::printable(s) +
                                        "' holds a newline or control byte, which nginx's configuration cannot hold");
   }
   return s;

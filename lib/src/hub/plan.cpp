@@ -6,11 +6,10 @@
 #include <algorithm>
 #include <set>
 
-#include "provkit/download/ranges.hpp"
+#include "provkit/download/resume.hpp"
 #include "provkit/util/beneath.hpp"
 #include "provkit/util/checked.hpp"
 #include "provkit/util/fs.hpp"
-#include "provkit/util/size.hpp"
 
 namespace provkit::hub {
 
@@ -30,18 +29,6 @@ OnDisk look(const util::Root& guard, const fs::path& p) {
     return {};
   }
   return {true, static_cast<std::uint64_t>(st.st_size), static_cast<std::uint64_t>(st.st_blocks) * 512};
-}
-
-// What a partial holds: its sidecar's done ranges, else its length (a single
-// stream's partial is its prefix), as PartialFile::open reads it.
-std::uint64_t partial_have(const util::Root& guard, const fs::path& partial, const OnDisk& d, std::uint64_t size) {
-  fs::path sidecar = util::path_with_suffix(partial, ".ranges");
-  try {
-    std::string text = guard.read_if_present(sidecar, 1 << 20);
-    if (text.empty()) return std::min(d.size, size);
-    if (auto r = download::ranges::parse_sidecar(text, size)) return download::ranges::done_bytes(*r);
-  } catch (const Error&) {}
-  return 0;
 }
 
 // The nearest directory that exists at or above `p`: where new files will go.
@@ -85,7 +72,8 @@ SpacePlan plan_space(const Manifest& m, const hfcache::Layout& layout, const Dow
       f.have = f.size;
       f.allocated = f.size;
     } else if (partial.exists) {
-      f.have = partial_have(layout.guard(), job.partial_path, partial, f.size);
+      // The engine's own rule (download/resume.hpp): a partial it would start over holds nothing.
+      f.have = download::resume_on_disk(layout.guard(), job.partial_path, f.size).have;
       f.action = f.have > 0 ? FilePlan::Action::resume : FilePlan::Action::fetch;
       f.allocated = std::min(partial.allocated, f.size);
     }
@@ -159,11 +147,19 @@ nlohmann::json to_json(const SpacePlan& p) {
   return j;
 }
 
-std::string no_space_sentence(const SpacePlan& p) {
-  auto h = [](std::uint64_t n) { return util::format_size(n); };
-  return "not enough space on the file system of " + p.target.string() + ": this fetch needs " + h(p.needed) +
-         " more (" + h(p.to_fetch) + " still to fetch, " + h(p.assembly_bytes) + " of assembly outputs; " + h(p.held) +
-         " already held) but " + h(p.free) + " are free; nothing was downloaded (hf-fetch --dry-run shows the plan)";
+nlohmann::json gate_detail(const SpacePlan& p) {
+  nlohmann::json j = {{"needed_bytes", p.needed}, {"target", p.target.string()}};
+  if (p.free != UINT64_MAX) j["free_bytes"] = p.free;
+  return j;
 }
+
+std::string_view reason_name(PlanRefusal r) {
+  switch (r) {
+    case PlanRefusal::no_space: return "no_space";
+  }
+  return "no_space";
+}
+
+ExitCode exit_code(PlanRefusal) { return ExitCode::check_failed; }
 
 }  // namespace provkit::hub

@@ -11,6 +11,7 @@
 #include "provkit/util/hash.hpp"
 #include "provkit/util/json.hpp"
 #include "provkit/util/process.hpp"
+#include "provkit/util/text.hpp"
 
 namespace provkit::pyenv {
 

@@ -339,9 +339,7 @@ std::vector<LockEntry> applicable_entries(const Lock& lock, const std::map<std::
   MarkerSets sets;
   if (!lock.pylock && (!selection.extras.empty() || !selection.groups.empty()))
     throw Error(LockRefusal::no_such_selection,
-                file +
-                    ": --extra and --group choose among a pylock.toml's extras and dependency "
-                    "groups; a requirements file has none");
+                file + ": a requirements file has no extras or dependency groups to choose among (a pylock.toml has)");
   auto offered = [](const std::vector<std::string>& names) {
     std::set<std::string> out;
     for (auto& n : names) out.insert(normalize_name(n));

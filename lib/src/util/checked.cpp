@@ -1,4 +1,5 @@
 #include "provkit/util/checked.hpp"
+#include "provkit/util/text.hpp"
 
 #include <limits>
 
@@ -28,7 +29,7 @@ std::string_view reason_name(SumRefusal) { return reason_name(Reason::invalid_in
 ExitCode exit_code(SumRefusal) { return ExitCode::usage; }
 
 Error sum_overflow(std::string_view what, std::string_view item, std::uint64_t total, std::uint64_t n) {
-  return Error(SumRefusal::overflow, escape_control(item) + ": " + std::string(what) + " go past 2^64 - 1 with its " +
+  return Error(SumRefusal::overflow, printable(item) + ": " + std::string(what) + " go past 2^64 - 1 with its " +
                                          std::to_string(n) + " (" + std::to_string(total) +
                                          " before it); numbers that large cannot all be right");
 }

@@ -25,11 +25,11 @@ const char* link_mode_name(LinkMode m) {
   return "?";
 }
 
-LinkMode parse_link_mode(const std::string& s) {
+std::optional<LinkMode> parse_link_mode(std::string_view s) {
   if (s == "clone" || s == "reflink") return LinkMode::clone;
   if (s == "hardlink") return LinkMode::hardlink;
   if (s == "copy") return LinkMode::copy;
-  throw Error(ExitCode::usage, "--link-mode must be clone, hardlink or copy, not '" + s + "'");
+  return std::nullopt;
 }
 
 mode_t installed_file_mode(bool executable, unsigned umask) {
@@ -181,7 +181,7 @@ void Linker::link(const FileAt& from, const FileAt& to, bool executable) {
       for (LinkMode candidate = preferred_;; candidate = static_cast<LinkMode>(static_cast<int>(candidate) + 1)) {
         if (try_mode(candidate, from, to, file_mode, err)) {
           if (candidate != preferred_)
-            warning_ = std::string("--link-mode ") + link_mode_name(preferred_) + " is not possible from " +
+            warning_ = std::string("link mode ") + link_mode_name(preferred_) + " is not possible from " +
                        from.shown.parent_path().string() + " to " + to.shown.parent_path().string() + " (" +
                        std::strerror(first_err) + "); using " + link_mode_name(candidate) + " for every file";
           mode_ = candidate;

@@ -9,6 +9,7 @@
 
 Usage: test_cli.py TEST...   (one ctest per `def test_...`, registered by tests/integration/discover.cmake)
 """
+import json
 import os
 import re
 import sys
@@ -278,6 +279,36 @@ def test_envbuild_option_refused_where_it_cannot_apply():
             check(f"envbuild: {option} does not apply to envbuild {' '.join(command)}; it is an option of " in r.err,
                   f"the sentence names {option} and the command ({side})\n{r!r}")
             check(r.out == "" and not os.path.exists(unused), f"{option} ({side}): nothing was run")
+
+
+def test_envbuild_link_mode_is_refused_with_the_command_line():
+    """A --link-mode that is none is a command-line mistake, said naming the flag before anything is done: no
+    interpreter looked for, no environment made (before: the library's sentence, after the interpreter was found,
+    so a missing interpreter hid it)."""
+    tmp = tempdir("cli-envbuild-")
+    _, lock = wheel_and_lock(tmp)
+    env = os.path.join(tmp, "env")
+    r = run("envbuild", "create", env, "--json", "--python", "/nonexistent/python3", "--lock", lock,
+            "--link-mode", "symlink")
+    expect(r, 2, "--link-mode symlink")
+    check("--link-mode: must be clone, hardlink or copy, not 'symlink'" in r.err, f"the flag is not named\n{r!r}")
+    summary = [json.loads(x) for x in r.out.splitlines() if x.strip()][-1]
+    check(summary["reason"] == "usage" and "--link-mode" in summary["message"], f"summary: {summary}")
+    check(not os.path.exists(env), "an environment was started")
+
+
+def test_envbuild_missing_interpreter_is_said_by_what_named_it():
+    """The library says which interpreter it did not find; the tool says where that came from: --python for
+    create, the SPEC argument for `python find` (before: both said "--python 3.99", a flag `python find` has not)."""
+    tmp = tempdir("cli-envbuild-")
+    _, lock = wheel_and_lock(tmp)
+    r = run("envbuild", "create", os.path.join(tmp, "env"), "--python", "3.99", "--lock", lock)
+    expect(r, 2, "create --python 3.99")
+    check("envbuild: --python: no interpreter found for '3.99' (looked in" in r.err, f"create\n{r!r}")
+    r = run("envbuild", "python", "find", "3.99")
+    expect(r, 2, "python find 3.99")
+    check("envbuild: no interpreter found for '3.99' (looked in" in r.err and "--python" not in r.err,
+          f"python find\n{r!r}")
 
 
 def test_envbuild_unknown_option_names_the_nearest():

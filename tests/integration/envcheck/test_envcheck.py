@@ -87,6 +87,16 @@ def test_newer(tmp):
     check("envcheck: --cuda wants a CUDA release as X.Y (like 13.0), not 'thirteen'" in bad.err, "--cuda thirteen: message", str(bad))
 
 
+def test_size_values_name_their_flag(tmp):
+    # A SIZE that is not one is said as every other bad value is: the flag, what it wants, what was given
+    # (before: "'lots' is not a size", no flag).
+    for args, flag in ((["--vram-free", "lots"], "--vram-free"), (["--disk", "/=lots"], "--disk")):
+        r = envcheck(*args)
+        expect(r, 2, " ".join(args))
+        check(f"envcheck: {flag} wants a size (like 24G, 24GiB, 80GB or 1.5T), not 'lots'" in r.err,
+              f"{' '.join(args)}: the flag is not named", str(r))
+
+
 def test_mixed_box(tmp):
     env = fake_gpu(tmp, MIXED_BOX)
     inv = envcheck("--json", env=env)
@@ -145,7 +155,7 @@ def test_mixed_box(tmp):
     expect(bad, 2, "--need fp16")
     bad = envcheck("--vram-free", "lots", env=env)
     expect(bad, 2, "--vram-free lots")
-    check("'lots' is not a size" in bad.err, "--vram-free lots: message", str(bad))
+    check("--vram-free wants a size" in bad.err and "not 'lots'" in bad.err, "--vram-free lots: message", str(bad))
 
 
 def test_nvml_without_libcuda(tmp):

@@ -46,7 +46,8 @@ def test_profile(tmp):
     badvalue = write(os.path.join(tmp, "badvalue.yaml"), "cuda: 13.0\nvram_free: 20 gigs\n")
     r = envcheck("--profile", badvalue, env=env)
     expect(r, 2, "profile with a bad value")
-    check(f"{badvalue}:2: '20 gigs' is not a size" in r.err, "bad value names file:line", str(r))
+    check(f"{badvalue}:2: 'vram_free' wants a size (like 24G, 24GiB, 80GB or 1.5T), not '20 gigs'" in r.err,
+          "bad value names file:line and the key", str(r))
     # A bad value is named by the profile's key for it, never by the command-line flag.
     badcuda = write(os.path.join(tmp, "badcuda.yaml"), "strict: true\ncuda: thirteen\n")
     r = envcheck("--profile", badcuda, env=env)

@@ -164,6 +164,12 @@ def test_does_not_fit_is_its_own_reason():
     check(p.out.strip() == str(4096 * 512), "--print kv_bytes without GPUs", p.out)
     run([tool("hf-fetch"), "inspect", path, "--engine-args", "llama-server", "--print", "gpus"], expect=2)
     run([tool("hf-fetch"), "inspect", path, "--engine-args", "llama-server", "--print", "max_context"], expect=2)
+    # The fit domain says what is wrong with the line; hf-fetch says which flag gave it.
+    p = run([tool("hf-fetch"), "inspect", path, "--engine-args", "llama-server -fa maybe"], expect=2)
+    check("hf-fetch: --engine-args: -fa wants on, off or auto, not 'maybe'" in p.err, "-fa maybe", p.err)
+    p = run([tool("hf-fetch"), "inspect", path, "--engine-args", "llama-server -ts 1,1,1", "--gpu-memory", "1M,1M"],
+            expect=2)
+    check("hf-fetch: --engine-args: -ts names 3 cards, but 2 are given" in p.err, "-ts 1,1,1 on two cards", p.err)
 
 
 if __name__ == "__main__":

@@ -250,8 +250,12 @@ def test_fit():
         q = hf_fetch("inspect", REPO, "--endpoint", sim.hub, "--gpus", "1", "--gpu-memory", "1M", "--quiet")
         check(q.rc == 1 and q.out == "" and q.err.count("\n") == 1 and q.err.startswith("DOES NOT FIT")
               and "more than the 1.0 MiB each has" in q.err, "--quiet says why it failed, in one line", q)
+        # A --tp that does not divide --gpus is a command-line mistake: said naming both flags, before any request
+        # (before: the library's sentence, after every header was read).
+        sim.clear_requests()
         r = hf_fetch("inspect", REPO, "--endpoint", sim.hub, "--gpus", "3", "--gpu-memory", "1G", "--tp", "2")
-        check(r.rc == 2 and "does not divide" in r.err, "tp that does not divide", r)
+        check(r.rc == 2 and "--tp 2 does not divide --gpus 3" in r.err, "tp that does not divide", r)
+        check(not sim.requests(), f"the Hub was asked first: {[q['path'] for q in sim.requests()]}")
         r = hf_fetch("inspect", REPO, "--endpoint", sim.hub, "--gpus", "1", "--gpu-memory", "lots")
         check(r.rc == 2, "a SIZE that is not one", r)
 

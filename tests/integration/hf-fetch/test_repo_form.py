@@ -244,7 +244,8 @@ def test_assemble_glob_and_repo_sha256sums_into_local_dir():
         check(f.read() == files["SHA256SUMS"], "the repo's SHA256SUMS was not placed as the repo has it")
     c = subprocess.run(["sha256sum", "-c", "SHA256SUMS", "--ignore-missing"], cwd=local, capture_output=True, text=True)
     check(c.returncode == 0 and "m.gguf: OK" in c.stdout, f"the repo's own list: {c.stdout}{c.stderr}")
-    check(bad.rc == 2 and "has no line for it" in bad.err, f"no line for the output: {bad}")
+    check(bad.rc == 2 and "hf-fetch: --assemble x.gguf: the repo's SHA256SUMS has no line for it" in bad.err,
+          f"no line for the output: {bad}")
 
 
 def test_repo_sha256sums_full_path_before_basename():

@@ -88,7 +88,13 @@ TEST_CASE("fit: matrices split across tp, vectors and routers whole on each GPU"
   CHECK(g.tp == 4);
   CHECK(g.fits);
   CHECK(g.free_per_gpu == static_cast<std::int64_t>((2u << 20) - (512u << 10) - 2048 - 16384));
-  CHECK_THROWS_AS(fit(files, {3, 1, 2}), Error);
+  // A request that cannot be planned is a typed problem; fit() refuses it in words that name no flag.
+  CHECK(problem_of({4, 1, 2}) == std::nullopt);
+  CHECK(problem_of({0, 1, 0}) == FitRequestProblem::no_gpus);
+  CHECK(problem_of({3, 1, 2}) == FitRequestProblem::tp_does_not_divide);
+  CHECK(problem_of({2, 1, 4}) == FitRequestProblem::tp_does_not_divide);
+  CHECK_THROWS_WITH(fit(files, {3, 1, 2}), "a tensor-parallel size of 2 does not divide 3 GPUs");
+  CHECK_THROWS_WITH(fit(files, {0, 1, 0}), "a fit needs at least one GPU");
   CHECK_THROWS_AS(fit(files, {2, 1, 4}), Error);
   auto r = make_report(files, {}, FitRequest{4, 1u << 20, 2});
   CHECK(r.exit_code() == 1);

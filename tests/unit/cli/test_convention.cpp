@@ -85,3 +85,23 @@ TEST_CASE("convention: an option's value that is empty or an option is refused, 
   CHECK(parse({"t", "--cache-dir", "./--offline"}) == "ran with ./--offline");
   CHECK(parse({"t", "--cache-dir", "-1"}) == "ran with -1");
 }
+
+TEST_CASE("convention: a SIZE option is read into bytes with the command line, a bad one refused naming it", "[cli]") {
+  auto parse = [](std::vector<const char*> argv) {
+    CLI::App app{"t", "t"};
+    provkit::cli::Convention convention(app);
+    std::uint64_t split = 0;
+    std::string cards;
+    app.add_option("--min-split-size", split, "s")->transform(provkit::cli::size_value(1));
+    app.add_option("--gpu-memory", cards, "g")->check(provkit::cli::size_list());
+    auto stop = convention.parse(static_cast<int>(argv.size()), argv.data());
+    return stop ? stop->err : "ran with " + std::to_string(split) + " " + cards;
+  };
+  CHECK(parse({"t", "--min-split-size", "16M", "--gpu-memory", "24G,80GB"}) == "ran with 16777216 24G,80GB");
+  CHECK(parse({"t", "--min-split-size", "1.5K"}) == "ran with 1536 ");
+  CHECK_THAT(parse({"t", "--min-split-size", "lots"}),
+             Catch::StartsWith("t: --min-split-size: 'lots' is not a size") && Catch::EndsWith("\n"));
+  CHECK_THAT(parse({"t", "--min-split-size", "0"}), Catch::Contains("--min-split-size: must be at least 1 bytes"));
+  CHECK_THAT(parse({"t", "--gpu-memory", "24G,lots"}), Catch::StartsWith("t: --gpu-memory: 'lots' is not a size"));
+  CHECK_THAT(parse({"t", "--gpu-memory", "24G,,24G"}), Catch::StartsWith("t: --gpu-memory: '' is not a size"));
+}

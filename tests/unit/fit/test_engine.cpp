@@ -69,6 +69,9 @@ TEST_CASE("fit engine: what llama.cpp's parser refuses, it refuses; a line it ca
   CHECK(refusal_of("llama-server -ts 1,x") == Reason::usage);
   CHECK(refusal_of("llama-server -m 'open") == Reason::usage);
   CHECK(refusal_of("") == Reason::usage);
+  // The line's own words; the tool says which flag gave the line (hf-fetch's --engine-args).
+  CHECK_THROWS_WITH(parse_engine_args("llama-server -fa maybe"), "-fa wants on, off or auto, not 'maybe'");
+  CHECK_THROWS_WITH(parse_engine_args("llama-server -m 'open"), "a quote is not closed");
 }
 
 TEST_CASE("fit engine: vllm serve's line read for memory, both flag spellings, the rest skipped", "[fit][vllm]") {

@@ -154,7 +154,7 @@ TEST_CASE("fit plan: layers to cards by -ngl and -ts; the output layer counts as
   auto by_free = run(dense(), "llama-server -c 256", uneven, w);
   CHECK(by_free.tensor_split == std::vector<double>{0.75, 0.25});
   CHECK(by_free.gpus[0].layers == 4);
-  CHECK_THROWS(run(dense(), "llama-server -ts 1,1,1", two, w));
+  CHECK_THROWS_WITH(run(dense(), "llama-server -ts 1,1,1", two, w), "-ts names 3 cards, but 2 are given");
 }
 
 TEST_CASE("fit plan: fits, the largest context and the most slots", "[fit]") {
@@ -196,6 +196,6 @@ TEST_CASE("fit plan: --gpu-memory sizes, one per card", "[fit]") {
   auto cards = parse_gpu_memory("24G,97887MiB");
   REQUIRE(cards.size() == 2);
   CHECK(cards[1].free == 97887ull << 20);
-  CHECK_THROWS(parse_gpu_memory("24G,,24G"));
+  CHECK_THROWS_WITH(parse_gpu_memory("24G,,24G"), "wants sizes like 24G,24G, not '24G,,24G'");
   CHECK_THROWS(parse_gpu_memory("lots"));
 }

@@ -246,7 +246,7 @@ TEST_CASE("profile errors name the file and line", "[envcheck]") {
   CHECK(profile_error("cuda: thirteen\n") ==
         "p.yaml:1: 'cuda' wants a CUDA release as X.Y (like 13.0), not 'thirteen'");
   CHECK(profile_error("cc: yes please\n") == "p.yaml:1: 'cc' wants true or false, not 'yes please'");
-  CHECK(profile_error("disk:\n  /models: lots\n").starts_with("p.yaml:2: 'lots' is not a size"));
+  CHECK(profile_error("disk:\n  /models: lots\n").starts_with("p.yaml:2: 'disk' wants a size (like 24G"));
   CHECK(profile_error("ports_free:\n  - 8000\n  - 99999\n") == "p.yaml:3: '99999' is not a TCP port (1-65535)");
   CHECK(profile_error("cuda: [13.0\n").starts_with("p.yaml:2: not valid YAML"));
   CHECK(profile_error("- cuda\n") ==

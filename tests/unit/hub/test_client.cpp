@@ -96,6 +96,11 @@ TEST_CASE("refused answers become sentences naming the repo, with exit codes", "
   odd.add("X-Error-Message", "busy\x1b[2J now");
   CHECK(std::string(hub_error(repo, "the tree", 500, odd, "").what()) ==
         "the tree: the Hub answered HTTP 500 (busy\\x1b[2J now)");  // upstream text is printed escaped
+  // By util::printable, the one escaper: a bidi control cannot reorder what follows it on the screen.
+  http::Headers bidi;
+  bidi.add("X-Error-Message", "see \xe2\x80\xaegnp.exe");
+  CHECK(std::string(hub_error(repo, "the tree", 500, bidi, "").what()) ==
+        "the tree: the Hub answered HTTP 500 (see \\xe2\\x80\\xaegnp.exe)");
   // Each refusal typed (what a tool branches on), its exit code the reason's, and the sentence naming the repo.
   Error gated = hub_error(repo, "the tree", 401, with_code("GatedRepo"), "");
   CHECK(gated.is(HubRefusal::gated));

@@ -419,8 +419,11 @@ TEST_CASE("assemble specs: OUTPUT=GLOB in natural order, OUTPUT=...:SHA256SUMS f
     return sums;
   });
   CHECK(asked == 1);  // asked only for :SHA256SUMS
+  // The spec's own words, typed: the tool says which flag gave it (hf-fetch's --assemble).
+  CHECK_THROWS_AS(parse_assembly(m, "x.gguf=q/m.gguf.part*:SHA256SUMS", [&] { return sums; }),
+                  provkit::hub::AssemblySpecError);
   CHECK_THROWS_WITH(parse_assembly(m, "x.gguf=q/m.gguf.part*:SHA256SUMS", [&] { return sums; }),
-                    Catch::Contains("the repo's SHA256SUMS has no line for it"));
+                    "x.gguf: the repo's SHA256SUMS has no line for it");
   CHECK(provkit::hub::checksum_from_sums(sums, "sub/other.gguf").sha256 == std::string(64, 'd'));
 }
 

@@ -29,6 +29,34 @@ hub::ManifestFile file(const std::string& path, std::uint64_t size, char c) {
 }
 }  // namespace
 
+TEST_CASE("plan: a partial the engine would start over is fetched whole, as the engine's resume rule says", "[plan]") {
+  provkit::test::TempDir tmp("plan-resume");
+  hub::Manifest m;
+  m.repo = {hub::RepoType::model, "org/name"};
+  m.revision = kCommit;
+  m.files = {file("long.bin", 1000, 'a'), file("cut.bin", 4 << 20, 'b')};
+  hub::hfcache::CacheLayout layout(tmp.path, m.repo, kCommit);
+  std::vector<hub::UpstreamCheck> checks;
+  for (const auto& f : m.files) checks.push_back({f.path, hub::UpstreamState::ok, "", nullptr, *f.sha256, {}});
+  auto plan = hub::plan_downloads(m, layout, checks, "http://127.0.0.1:1");
+  fs::create_directories(plan.job(0).partial_path.parent_path());
+  // Longer than the file, no sidecar: the engine starts over (it was "RESUME, 0 to fetch").
+  util::write_file_atomic(plan.job(0).partial_path, std::string(1001, 'x'));
+  // A sidecar saying every range is done over a partial file cut to 1 MiB: only that MiB is kept.
+  auto ranges = download::ranges::plan(4 << 20, 4, 1 << 20);
+  for (auto& r : ranges) r.done = r.end - r.start;
+  util::write_file_atomic(plan.job(1).partial_path, std::string(1 << 20, 'y'));
+  util::write_file_atomic(util::path_with_suffix(plan.job(1).partial_path, ".ranges"),
+                          download::ranges::format_sidecar(4 << 20, ranges));
+  auto s = hub::plan_space(m, layout, plan);
+  REQUIRE(s.files.size() == 2);
+  CHECK(s.files[0].action == FilePlan::Action::fetch);
+  CHECK(s.files[0].have == 0);
+  CHECK(s.files[1].action == FilePlan::Action::resume);
+  CHECK(s.files[1].have == 1u << 20);
+  CHECK(s.to_fetch == 1000 + (3u << 20));
+}
+
 TEST_CASE("plan: in place, resume with what a partial holds, fetch, assembly outputs", "[plan]") {
   provkit::test::TempDir tmp("plan");
   hub::Manifest m;
@@ -68,9 +96,15 @@ TEST_CASE("plan: in place, resume with what a partial holds, fetch, assembly out
   CHECK(s.needed == (1u << 20) + (2u << 20));
   CHECK(s.free > 0);
   CHECK(s.fits() == (s.needed <= s.free));
+  CHECK(s.gate() == std::nullopt);
   s.free = s.needed - 1;
   CHECK_FALSE(s.fits());
-  CHECK_THAT(hub::no_space_sentence(s), Catch::Contains("3.0 MiB more") && Catch::Contains("nothing was downloaded"));
+  // The gate's decision is typed, with its figures: the same for a dry run and the fetch it stops.
+  REQUIRE(s.gate() == hub::PlanRefusal::no_space);
+  CHECK(hub::reason_name(*s.gate()) == "no_space");
+  CHECK(hub::exit_code(*s.gate()) == ExitCode::check_failed);
+  CHECK(hub::gate_detail(s) ==
+        nlohmann::json{{"needed_bytes", s.needed}, {"free_bytes", s.needed - 1}, {"target", s.target.string()}});
   auto j = hub::to_json(s);
   CHECK(j["needed_bytes"] == s.needed);
   CHECK(j["fits"] == false);

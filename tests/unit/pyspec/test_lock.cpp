@@ -207,7 +207,9 @@ TEST_CASE("pylock extras and dependency groups: PEP 751 defaults, --extra, --gro
   msg = selection_refusal(LockRefusal::no_such_selection, lock, {{}, {"lint"}, false});
   CHECK_THAT(msg, Catch::Contains("'lint'") && Catch::Contains("dev, default"));
   auto req = parse_requirements("a==1 --hash=sha256:" + H1 + "\n", "r.txt");
-  selection_refusal(LockRefusal::no_such_selection, req, {{"cli"}, {}, false});
+  // The lock's words; the tool's flags (envbuild's --extra, --group) are the tool's to name.
+  CHECK(selection_refusal(LockRefusal::no_such_selection, req, {{"cli"}, {}, false}) ==
+        "r.txt: a requirements file has no extras or dependency groups to choose among (a pylock.toml has)");
   // The set variables belong to pylock.toml only.
   auto req_marker = parse_requirements("a==1 ; 'cli' in extras --hash=sha256:" + H1 + "\n", "r.txt");
   CHECK_THAT(refused_as(LockRefusal::invalid_marker, [&] { applicable_entries(req_marker, linux312); }),

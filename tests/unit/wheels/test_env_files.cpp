@@ -44,6 +44,8 @@ TEST_CASE("linker settles on a mode on the first file and replaces existing targ
   clone.link(t.path / "a", t.path / "z", false);
   CHECK(provkit::util::read_file(t.path / "z") == "hello");
   CHECK((clone.mode() == LinkMode::clone) == clone.warning().empty());
+  if (clone.mode() != LinkMode::clone)  // the warning names the mode, not envbuild's flag
+    CHECK_THAT(clone.warning(), Catch::StartsWith("link mode clone is not possible from "));
   CHECK_THROWS_AS(clone.link(t.path / "missing", t.path / "w", false), provkit::Error);
 }
 
@@ -59,6 +61,15 @@ TEST_CASE("launchers: plain shebang, /bin/sh exec form for long or spaced paths"
   REQUIRE(eps.size() == 2);
   CHECK(eps[1].gui);
   CHECK(eps[1].value == "c:d");
+}
+
+TEST_CASE("a link mode is read as a value; a word that is none is nothing, said by the tool", "[envbuild]") {
+  CHECK(parse_link_mode("clone") == LinkMode::clone);
+  CHECK(parse_link_mode("reflink") == LinkMode::clone);
+  CHECK(parse_link_mode("hardlink") == LinkMode::hardlink);
+  CHECK(parse_link_mode("copy") == LinkMode::copy);
+  CHECK(parse_link_mode("symlink") == std::nullopt);
+  CHECK(parse_link_mode("") == std::nullopt);
 }
 
 TEST_CASE("the linker takes its source by name in its directory, never through a link", "[envbuild]") {

@@ -45,6 +45,13 @@ struct FitRequest {
   std::uint64_t gpu_memory = 0;
   unsigned tp = 0;  // 0: all the GPUs
 };
+// Why a FitRequest cannot be planned, as data: the tool says it in its own words (its flags) before any
+// request; fit() refuses the same, in words that name no flag, for a caller that did not ask first.
+enum class FitRequestProblem {
+  no_gpus,             // gpus is 0
+  tp_does_not_divide,  // tp is more than gpus, or gpus is not a multiple of it
+};
+std::optional<FitRequestProblem> problem_of(const FitRequest& request);
 struct Fit {
   unsigned gpus = 0, tp = 0;
   std::uint64_t gpu_memory = 0;
@@ -55,8 +62,8 @@ struct Fit {
 };
 // Tensors of two or more dimensions are split evenly across the `tp` GPUs of
 // a replica; vectors, scalars and MoE routers are kept whole on each
-// (vLLM's tensor parallelism). Throws Error(usage) for tp > gpus or gpus not
-// a multiple of tp, Error(util::SumRefusal::overflow) naming the file for bytes that add up past 2^64 - 1.
+// (vLLM's tensor parallelism). Throws Error(usage) for a request with a problem_of, Error(util::SumRefusal::overflow)
+// naming the file for bytes that add up past 2^64 - 1.
 Fit fit(const std::vector<FileHeader>& files, const FitRequest& request);
 
 // A file of the checkpoint whose header was not read, and why (its bytes are

@@ -9,6 +9,7 @@
 // Every command-line mistake is one sentence for stderr, "TOOL: ...", and exit 2. The library prints nothing:
 // parse() returns what the tool is to print and the exit code.
 #include <CLI/CLI.hpp>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -57,6 +58,13 @@ class Convention {
   std::string root_synopsis_;
   std::vector<Global> globals_;
 };
+
+// SIZE options (util::parse_size), read while the command line is parsed, before the tool does anything:
+// a bad value is a command-line mistake like any other, refused naming the flag (CLI11 says "--flag: why").
+// size_value: the text becomes its number of bytes (bind the option to a std::uint64_t), at least `minimum`.
+CLI::Validator size_value(std::uint64_t minimum = 0);
+// size_list: "SIZE" or "SIZE,SIZE,...", each a size; the text is left as it is.
+CLI::Validator size_list();
 
 // Levenshtein distance between two names.
 std::size_t edit_distance(std::string_view a, std::string_view b);

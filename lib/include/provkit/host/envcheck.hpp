@@ -74,7 +74,7 @@ struct Request {
 
 // The part of a Request a value was meant for. The library names it by its
 // profile key; the tool says its flag (--min-cc), a profile FILE:LINE 'min_cc'.
-enum class Field { cuda, need, min_cc, python, disk, file, link_test, min_pcie, min_h2d, wait };
+enum class Field { cuda, need, min_cc, python, vram_free, disk, file, link_test, min_pcie, min_h2d, wait };
 std::string field_key(Field field);  // "cuda", "need", "min_cc", "python", "disk", "files", "link_test", ...
 
 // A value a Request field cannot take, as data: what was given and what the

@@ -29,10 +29,9 @@ struct FetchOptions {
   // still serves the others, and only that file is asked of the next source. A mirror that cannot be
   // listed (down, refusing) is left at once for the rest of the run.
   std::vector<std::string> mirrors;
-  http::Options http;             // retries, stall timeout, max bytes per second
-  int jobs = 4, connections = 8;  // files at once, connections per large file
-  // Asked only when files are to be downloaded (after the pre-flight); 0: the default split size.
-  std::function<std::uint64_t()> min_split_size;
+  http::Options http;                // retries, stall timeout, max bytes per second
+  int jobs = 4, connections = 8;     // files at once, connections per large file
+  std::uint64_t min_split_size = 0;  // 0: the default split size
 };
 
 class FetchObserver : public SnapshotObserver {
@@ -52,7 +51,8 @@ class FetchObserver : public SnapshotObserver {
 };
 
 struct FetchReport {
-  enum class Stage { verified, upstream, planned, published } stage = Stage::published;  // where the run ended
+  // Where the run ended; no_space: the disk gate refused (`space` does not fit), nothing was downloaded.
+  enum class Stage { verified, upstream, planned, no_space, published } stage = Stage::published;
   FetchOptions::Mode mode = FetchOptions::Mode::fetch;
   bool offline = false;
   std::string location;                                   // the layout, described
@@ -60,12 +60,16 @@ struct FetchReport {
   std::size_t upstream_files = 0, upstream_problems = 0;  // Stage::upstream
   std::size_t files = 0;                                  // Stage::published: the manifest's files
   SnapshotSummary published;                              // Stage::published
-  std::optional<SpacePlan> space;                         // Stage::planned and published after the pre-flight
+  std::optional<SpacePlan> space;  // Stage::planned, no_space, and published after the pre-flight
   int exit_code() const;
+  // The disk gate's refusal, the same in a dry run (Stage::planned) and in the fetch it stopped (no_space).
+  std::optional<PlanRefusal> gate() const {
+    return (stage == Stage::planned || stage == Stage::no_space) && space ? space->gate() : std::nullopt;
+  }
 };
 
-// Throws Error(check_failed) with no_space_sentence before any blob request
-// when the plan does not fit the target's free space (the disk gate).
+// When the plan does not fit the target's free space (the disk gate), returns Stage::no_space with the
+// plan before any blob request (FetchReport::gate), as a dry run reports it.
 FetchReport fetch_snapshot(const Manifest& m, hfcache::Layout& layout, const FetchOptions& options,
                            FetchObserver& observer);
 

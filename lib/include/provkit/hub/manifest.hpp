@@ -117,6 +117,12 @@ std::pair<std::string, std::string> parse_repo_revision(const std::string& text)
 struct AssemblySpecError : Error {
   std::optional<std::string> part;  // the part that is not one of the manifest's files; none: `spec` is not of the form
   AssemblySpecError(const std::string& spec, std::optional<std::string> part);
+  // A spec of the right form whose OUTPUT's sha256 cannot be taken from the repo's SHA256SUMS: "OUTPUT: why".
+  // The tool says which flag gave the spec.
+  static AssemblySpecError no_sum(const std::string& output, const std::string& why);
+
+ private:
+  explicit AssemblySpecError(const std::string& message) : Error(ExitCode::usage, message) {}
 };
 // Also OUTPUT=GLOB: the files matching it (RepoPattern) in natural order; and a
 // trailing ":SHA256SUMS" takes OUTPUT's sha256 from the repo's own SHA256SUMS

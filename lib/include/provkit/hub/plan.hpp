@@ -3,17 +3,29 @@
 // in place), how many bytes are still to come, how many the disk already
 // holds, what the assembly outputs add, and whether it fits in the free space
 // of the target file system. `hf-fetch --dry-run` shows it; every fetch
-// checks it first (the disk gate), so a disk that cannot hold the run is
-// refused before the first byte rather than failing at the assembly.
+// checks it first (the disk gate, SpacePlan::gate: a typed decision, never a
+// thrown sentence), so a disk that cannot hold the run is refused before the
+// first byte rather than failing at the assembly.
 #include <cstdint>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "provkit/error.hpp"
 #include "provkit/hub/snapshot.hpp"
 
 namespace provkit::hub {
+
+// The disk gate's decision, for scripts: --json's "reason" "no_space" (exit 1), the same in a dry run
+// and in the fetch it stops.
+enum class PlanRefusal {
+  no_space,  // the run needs more new disk than is free on the target's file system
+};
+std::string_view reason_name(PlanRefusal r);
+ExitCode exit_code(PlanRefusal r);
 
 struct FilePlan {
   enum class Action { fetch, resume, in_place } action = Action::fetch;
@@ -44,11 +56,16 @@ struct SpacePlan {
   std::uint64_t free = 0;        // free to this user on the target file system
   std::filesystem::path target;  // the directory whose file system was asked
   bool fits() const { return needed <= free; }
+  // The disk gate: PlanRefusal::no_space when the run does not fit, else nothing.
+  std::optional<PlanRefusal> gate() const {
+    return fits() ? std::nullopt : std::optional<PlanRefusal>(PlanRefusal::no_space);
+  }
 };
 
 // Looks at the disk only (sizes, partials and their range sidecars, statvfs);
 // no request. A file whose content is at its place with its size is
-// in_place (the fetch verifies it); a partial with bytes is a resume.
+// in_place (the fetch verifies it); a partial whose bytes the engine would
+// keep (download::resume_on_disk, the one resume rule) is a resume.
 // `dropped`: parts already dropped (in place, no bytes); `drop_parts`: the
 // fetch drops the parts of each verified output right after its assembly.
 SpacePlan plan_space(const Manifest& m, const hfcache::Layout& layout, const DownloadPlan& plan,
@@ -60,7 +77,7 @@ std::string action_name(FilePlan::Action a);  // "FETCH", "RESUME", "IN PLACE"
 // and with drop_parts: drop_parts, drop_bytes.
 nlohmann::json to_json(const SpacePlan& plan);
 
-// The disk gate's sentence, when the plan does not fit.
-std::string no_space_sentence(const SpacePlan& plan);
+// The disk gate's refusal as --json's "detail" beside its reason: needed_bytes, free_bytes, target.
+nlohmann::json gate_detail(const SpacePlan& plan);
 
 }  // namespace provkit::hub

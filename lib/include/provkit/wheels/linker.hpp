@@ -11,7 +11,9 @@
 #include <atomic>
 #include <filesystem>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <string_view>
 
 namespace provkit::wheels {
 
@@ -29,7 +31,8 @@ struct FileAt {
   fs::path shown;
 };
 const char* link_mode_name(LinkMode m);
-LinkMode parse_link_mode(const std::string& s);  // throws Error(usage)
+// "clone" (or "reflink"), "hardlink", "copy"; nothing for any other word (the tool says its flag).
+std::optional<LinkMode> parse_link_mode(std::string_view s);
 
 // pip's mode for an installed file under `umask`: 0666 less the umask; an executable 0777 less the umask
 // plus every execute bit (pip's set_extracted_file_to_default_mode_plus_executable).

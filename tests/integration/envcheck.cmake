@@ -11,9 +11,15 @@ set_target_properties(envcheck-fake-nvml PROPERTIES OUTPUT_NAME nvidia-ml SUFFIX
   LIBRARY_OUTPUT_DIRECTORY ${ENVCHECK_FAKE_DRIVER_DIR})
 set_target_properties(envcheck-fake-cuda PROPERTIES OUTPUT_NAME cuda SUFFIX .so.1
   LIBRARY_OUTPUT_DIRECTORY ${ENVCHECK_FAKE_DRIVER_DIR})
+# The same stand-in as a driver older than 510, without the _v3 process lists.
+add_library(envcheck-fake-nvml-v2 SHARED ${CMAKE_CURRENT_LIST_DIR}/envcheck/fake_nvml.c)
+target_compile_definitions(envcheck-fake-nvml-v2 PRIVATE FAKE_NVML_NO_V3)
+target_link_libraries(envcheck-fake-nvml-v2 PRIVATE ${CMAKE_DL_LIBS})
+set_target_properties(envcheck-fake-nvml-v2 PROPERTIES OUTPUT_NAME nvidia-ml SUFFIX .so.1
+  LIBRARY_OUTPUT_DIRECTORY ${ENVCHECK_FAKE_DRIVER_DIR}/pre-510)
 # ctest does not build: make `envcheck` pull its stand-ins in, so building the tool builds them.
 if(TARGET envcheck)
-  add_dependencies(envcheck envcheck-fake-nvml envcheck-fake-cuda)
+  add_dependencies(envcheck envcheck-fake-nvml envcheck-fake-nvml-v2 envcheck-fake-cuda)
 endif()
 
 # Every "def test_..." of every test_*.py here is a ctest "envcheck: NAME" (discover.cmake); no case list to keep.

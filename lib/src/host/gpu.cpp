@@ -4,6 +4,7 @@
 #include <charconv>
 #include <chrono>
 #include <cstring>
+#include <map>
 #include <thread>
 
 #include "step_clock.hpp"
@@ -33,6 +34,42 @@ struct nvmlPciInfo_t {  // nvmlDeviceGetPciInfo_v3's
   unsigned domain, bus, device, pciDeviceId, pciSubSystemId;
   char busId[32];
 };
+// nvmlProcessInfo_t as nvmlDeviceGet{Compute,Graphics}RunningProcesses_v2 and _v3 fill it.
+struct nvmlProcessInfo_t {
+  unsigned pid;
+  unsigned long long usedGpuMemory;  // NVML_VALUE_NOT_AVAILABLE when not known
+  unsigned gpuInstanceId, computeInstanceId;
+};
+constexpr unsigned long long kValueNotAvailable = ~0ULL;  // NVML_VALUE_NOT_AVAILABLE
+constexpr unsigned kNoInstance = 0xFFFFFFFF;              // an id outside MIG
+constexpr int kInsufficientSize = 7;                      // NVML_ERROR_INSUFFICIENT_SIZE
+using RunningProcesses = nvmlReturn_t (*)(nvmlDevice_t, unsigned*, nvmlProcessInfo_t*);
+
+// One of NVML's running-process lists, merged into `into` by pid (a process that both computes and
+// draws is in both lists). The list can grow between the sizing call and the read: ask again then.
+void read_processes(RunningProcesses list, nvmlDevice_t h, bool graphics, std::vector<GpuProcess>& into) {
+  if (!list) return;
+  std::vector<nvmlProcessInfo_t> infos;
+  unsigned n = 0;
+  nvmlReturn_t rc = kInsufficientSize;
+  for (int attempt = 0; attempt < 4 && rc == kInsufficientSize; ++attempt) {
+    infos.assign(n + 8, nvmlProcessInfo_t{});
+    n = static_cast<unsigned>(infos.size());
+    rc = list(h, &n, infos.data());
+  }
+  if (rc != 0) return;
+  for (unsigned i = 0; i < n && i < infos.size(); ++i) {
+    const auto& info = infos[i];
+    auto seat = std::find_if(into.begin(), into.end(),
+                             [&](const GpuProcess& p) { return p.pid == static_cast<int>(info.pid); });
+    if (seat == into.end()) seat = into.insert(into.end(), GpuProcess{.pid = static_cast<int>(info.pid)});
+    if (info.usedGpuMemory != kValueNotAvailable && !seat->memory) seat->memory = info.usedGpuMemory;
+    if (info.gpuInstanceId != kNoInstance) seat->gpu_instance = static_cast<int>(info.gpuInstanceId);
+    if (info.computeInstanceId != kNoInstance) seat->compute_instance = static_cast<int>(info.computeInstanceId);
+    (graphics ? seat->graphics : seat->compute) = true;
+  }
+}
+
 constexpr int kP2PCapsRead = 0;         // NVML_P2P_CAPS_INDEX_READ
 constexpr int kP2PCapsNvlink = 2;       // NVML_P2P_CAPS_INDEX_NVLINK
 constexpr unsigned kStringBuffer = 96;  // >= NVML_DEVICE_UUID_V2_BUFFER_SIZE, NAME_V2, DRIVER_VERSION (80)
@@ -103,6 +140,15 @@ bool probe_nvml(const ProbeOptions& options, Snapshot& s) {
       "nvmlDeviceGetDeviceHandleFromMigDeviceHandle");
   auto gi_id = lib.symbol<DevUInt>("nvmlDeviceGetGpuInstanceId");
   auto ci_id = lib.symbol<DevUInt>("nvmlDeviceGetComputeInstanceId");
+  // Who holds memory: the _v3 lists (drivers 510+), else _v2 (same record) on older drivers.
+  auto running = [&](const char* v3, const char* v2) {
+    auto f = lib.symbol<RunningProcesses>(v3);
+    return f ? f : lib.symbol<RunningProcesses>(v2);
+  };
+  auto compute_processes = running("nvmlDeviceGetComputeRunningProcesses_v3",
+                                   "nvmlDeviceGetComputeRunningProcesses_v2");
+  auto graphics_processes = running("nvmlDeviceGetGraphicsRunningProcesses_v3",
+                                    "nvmlDeviceGetGraphicsRunningProcesses_v2");
 
   unsigned n = 0;
   std::vector<nvmlDevice_t> handles;
@@ -155,6 +201,8 @@ bool probe_nvml(const ProbeOptions& options, Snapshot& s) {
           if (!mi.uuid.empty()) d.migs.push_back(mi);
         }
       }
+      read_processes(compute_processes, h, false, d.processes);
+      read_processes(graphics_processes, h, true, d.processes);
       s.devices.push_back(d);
     }
   }
@@ -203,6 +251,25 @@ void probe_nvidia_smi(const ProbeOptions& options, Snapshot& s) {
   s.driver_version = parsed.driver_version;
   auto banner = util::run({smi->string()}, run_options);
   s.driver_cuda = parse_smi_cuda_version(banner.output);
+  auto apps = util::run({smi->string(), std::string("--query-compute-apps=") + kSmiAppsFields,
+                         "--format=csv,noheader,nounits"},
+                        run_options);
+  try {
+    if (apps.exit_status == 0) parse_smi_apps(apps.output, s.devices);
+  } catch (const Error&) {
+    // The seat map is a courtesy of the fallback: an answer it cannot read leaves the devices as they are.
+  }
+}
+
+// Who each GPU process is, read once for all of them.
+void describe_processes(const fs::path& proc_root, std::vector<Device>& devices) {
+  std::map<std::string, ListeningSocket> sockets;
+  bool read = false;
+  for (auto& d : devices)
+    for (auto& p : d.processes) {
+      if (!read) sockets = listening_sockets(proc_root), read = true;
+      p.facts = describe_process(p.pid, sockets, proc_root);
+    }
 }
 
 using util::trim;
@@ -212,6 +279,33 @@ std::optional<long long> to_number(const std::string& s) {
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
   return v;
+}
+
+// One line of nvidia-smi's csv: its fields, trimmed.
+std::vector<std::string> csv_fields(const std::string& line) {
+  std::vector<std::string> f;
+  std::size_t start = 0;
+  for (;;) {
+    auto comma = line.find(',', start);
+    f.push_back(
+        trim(std::string_view(line).substr(start, comma == std::string::npos ? std::string::npos : comma - start)));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return f;
+}
+
+// Each non-empty line of nvidia-smi's csv answer, numbered from 1, with its fields.
+template <typename Each>
+void for_each_csv_line(std::string_view csv, Each each) {
+  int line_no = 0;
+  while (!csv.empty()) {
+    auto nl = csv.find('\n');
+    auto line = trim(csv.substr(0, nl));
+    csv.remove_prefix(nl == std::string_view::npos ? csv.size() : nl + 1);
+    ++line_no;
+    if (!line.empty()) each(line_no, line, csv_fields(line));
+  }
 }
 
 }  // namespace
@@ -255,6 +349,7 @@ Snapshot probe(const ProbeOptions& options) {
     throw;
   }
   libcuda.join();
+  describe_processes(options.proc_root, s.devices);
   s.libcuda_path = std::move(cuda.libcuda_path);
   s.libcuda_error = std::move(cuda.libcuda_error);
   s.libcuda_cuda = cuda.libcuda_cuda;
@@ -267,22 +362,7 @@ const char* const kSmiQueryFields =
 
 SmiQuery parse_smi_query(std::string_view csv) {
   SmiQuery q;
-  int line_no = 0;
-  while (!csv.empty()) {
-    auto nl = csv.find('\n');
-    auto line = trim(csv.substr(0, nl));
-    csv.remove_prefix(nl == std::string_view::npos ? csv.size() : nl + 1);
-    ++line_no;
-    if (line.empty()) continue;
-    std::vector<std::string> f;
-    std::size_t start = 0;
-    for (;;) {
-      auto comma = line.find(',', start);
-      f.push_back(
-          trim(std::string_view(line).substr(start, comma == std::string::npos ? std::string::npos : comma - start)));
-      if (comma == std::string::npos) break;
-      start = comma + 1;
-    }
+  for_each_csv_line(csv, [&](int line_no, const std::string& line, const std::vector<std::string>& f) {
     if (f.size() != 11)
       throw Error(ExitCode::check_failed, "nvidia-smi line " + std::to_string(line_no) + ": expected 11 fields, got " +
                                               std::to_string(f.size()) + ": " + line);
@@ -305,8 +385,25 @@ SmiQuery parse_smi_query(std::string_view csv) {
       if (auto v = to_number(f[6 + k])) *links[k] = static_cast<int>(*v);  // "[N/A]" stays unknown
     q.driver_version = f[10];
     q.devices.push_back(d);
-  }
+  });
   return q;
+}
+
+const char* const kSmiAppsFields = "gpu_uuid,pid,used_memory";
+
+void parse_smi_apps(std::string_view csv, std::vector<Device>& devices) {
+  for_each_csv_line(csv, [&](int line_no, const std::string& line, const std::vector<std::string>& f) {
+    auto pid = f.size() == 3 ? to_number(f[1]) : std::nullopt;
+    if (!pid || *pid <= 0)
+      throw Error(ExitCode::check_failed, "nvidia-smi --query-compute-apps line " + std::to_string(line_no) +
+                                              ": expected GPU uuid, pid, used memory: " + line);
+    auto device = std::find_if(devices.begin(), devices.end(), [&](const Device& d) { return d.uuid == f[0]; });
+    if (device == devices.end()) return;
+    GpuProcess p{.pid = static_cast<int>(*pid), .compute = true};
+    if (auto mib = to_number(f[2]); mib && *mib >= 0)  // "[N/A]" where the driver does not say
+      p.memory = static_cast<std::uint64_t>(*mib) * 1024 * 1024;
+    device->processes.push_back(p);
+  });
 }
 
 int parse_smi_cuda_version(std::string_view banner) {

@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "provkit/error.hpp"
+#include "provkit/host/processes.hpp"
 #include "provkit/util/fd.hpp"
 
 namespace provkit::host {
@@ -77,62 +78,18 @@ bool port_free(const std::string& host, int port, std::string& why) {
 }
 
 std::optional<PortHolder> port_holder(int port, const fs::path& proc) {
-  // /proc/net/tcp{,6}: "sl local_address rem_address st ... uid timeout inode"; LISTEN is st 0A.
-  std::map<std::string, std::string> inodes;  // socket inode -> listening address
-  for (const char* table : {"net/tcp", "net/tcp6"}) {
-    std::ifstream in(proc / table);
-    std::string line;
-    std::getline(in, line);
-    while (std::getline(in, line)) {
-      std::istringstream f(line);
-      std::string sl, local, remote, st, queues, timer, retr, uid, timeout, inode;
-      if (!(f >> sl >> local >> remote >> st >> queues >> timer >> retr >> uid >> timeout >> inode) || st != "0A")
-        continue;
-      auto colon = local.rfind(':');
-      if (colon == std::string::npos || std::strtol(local.c_str() + colon + 1, nullptr, 16) != port) continue;
-      const auto hex = local.substr(0, colon);
-      std::string address;
-      if (hex.size() == 8) {
-        in_addr a{static_cast<in_addr_t>(std::strtoul(hex.c_str(), nullptr, 16))};
-        char buf[INET_ADDRSTRLEN];
-        address = ::inet_ntop(AF_INET, &a, buf, sizeof buf) ? buf : hex;
-      } else if (hex.size() == 32) {
-        in6_addr a{};
-        for (std::size_t w = 0; w < 4; ++w) {
-          auto word = static_cast<std::uint32_t>(std::strtoul(hex.substr(w * 8, 8).c_str(), nullptr, 16));
-          std::memcpy(a.s6_addr + w * 4, &word, 4);  // each 32-bit word in host order
-        }
-        char buf[INET6_ADDRSTRLEN];
-        address = ::inet_ntop(AF_INET6, &a, buf, sizeof buf) ? buf : hex;
-      }
-      inodes.emplace("socket:[" + inode + "]", address);
-    }
-  }
-  if (inodes.empty()) return std::nullopt;
+  const auto sockets = listening_sockets(proc, port);
+  if (sockets.empty()) return std::nullopt;
   std::error_code ec;
   for (fs::directory_iterator it(proc, ec), end; !ec && it != end; it.increment(ec)) {
     const auto name = it->path().filename().string();
     if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::error_code fec;
-    for (fs::directory_iterator fd(it->path() / "fd", fec), fend; !fec && fd != fend; fd.increment(fec)) {
-      std::error_code lec;
-      auto target = fs::read_symlink(fd->path(), lec);
-      if (lec) continue;
-      auto hit = inodes.find(target.string());
-      if (hit == inodes.end()) continue;
-      PortHolder h{.pid = std::atoi(name.c_str()), .address = hit->second};
-      std::ifstream cmd(it->path() / "cmdline", std::ios::binary);
-      std::string raw((std::istreambuf_iterator<char>(cmd)), {});
-      while (!raw.empty() && raw.back() == '\0') raw.pop_back();
-      // One line for a sentence: control characters (a `python -c` script's newlines) become spaces.
-      for (auto& c : raw)
-        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
-      if (raw.size() > 160) raw = raw.substr(0, 157) + "...";
-      h.command = raw;
-      return h;
-    }
+    const int pid = std::atoi(name.c_str());
+    bool readable = true;
+    if (auto held = sockets_of(pid, sockets, proc, readable); !held.empty())
+      return PortHolder{.pid = pid, .command = command_line(pid, proc), .address = held.front().address};
   }
-  return PortHolder{.address = inodes.begin()->second};
+  return PortHolder{.address = sockets.begin()->second.address};
 }
 
 std::pair<std::string, std::string> split_assignment(std::string_view text) {

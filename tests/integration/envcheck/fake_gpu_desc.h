@@ -17,6 +17,10 @@
  *   gpu.N.mig.K.uuid=MIG-...       a MIG instance in slot K (nvmlDeviceGetMigDeviceHandleByIndex;
  *   gpu.N.mig.K.name= .gi=1 .ci=0  empty slots answer NOT_FOUND), its name, GPU/compute instance
  *   gpu.N.mig.K.memory_total= .memory_free=   ids and memory
+ *   gpu.N.process.K=PID,BYTES[,graphics|both][,GI,CI]
+ *                                  a process holding memory (nvmlDevice{Compute,Graphics}RunningProcesses_v3,
+ *                                  _v2): BYTES "na" is NVML_VALUE_NOT_AVAILABLE; default compute only;
+ *                                  GI,CI its MIG instance (default none, 0xFFFFFFFF)
  * The real driver cannot exist on the test hosts; this goes through the same
  * dlopen/dlsym path envcheck uses on a real one. */
 #ifndef FAKE_GPU_DESC_H
@@ -28,6 +32,14 @@
 
 #define FAKE_MAX_GPUS 16
 #define FAKE_MAX_MIGS 7 /* what an A100/H100 offers: 7 slots */
+#define FAKE_MAX_PROCESSES 16
+
+struct fake_process {
+  unsigned pid; /* 0: an empty slot */
+  unsigned long long memory;
+  int compute, graphics;
+  unsigned gi, ci;
+};
 
 struct fake_gpu {
   char uuid[96];
@@ -40,6 +52,7 @@ struct fake_gpu {
   int mig_mode;
   /* A MIG instance is a fake_gpu too (NVML hands out device handles for both): */
   int is_mig, parent, gi, ci;
+  struct fake_process processes[FAKE_MAX_PROCESSES];
 };
 
 struct fake_desc {
@@ -100,6 +113,18 @@ static int fake_desc_load(struct fake_desc* d) {
       else if (strcmp(field, "ci") == 0) m->ci = atoi(val);
       else if (strcmp(field, "memory_total") == 0) m->memory_total = strtoull(val, NULL, 10);
       else if (strcmp(field, "memory_free") == 0) m->memory_free = strtoull(val, NULL, 10);
+    } else if (sscanf(key, "gpu.%d.process.%d", &i, &j) == 2 && i >= 0 && i < FAKE_MAX_GPUS && j >= 0 &&
+               j < FAKE_MAX_PROCESSES) {
+      struct fake_process* p = &d->gpus[i].processes[j];
+      char memory[32] = "", kind[16] = "compute";
+      unsigned gi = 0xFFFFFFFFu, ci = 0xFFFFFFFFu;
+      if (i + 1 > d->gpu_count) d->gpu_count = i + 1;
+      if (sscanf(val, "%u,%31[^,],%15[^,],%u,%u", &p->pid, memory, kind, &gi, &ci) < 2) continue;
+      p->memory = strcmp(memory, "na") == 0 ? ~0ULL : strtoull(memory, NULL, 10);
+      p->compute = strcmp(kind, "graphics") != 0;
+      p->graphics = strcmp(kind, "compute") != 0;
+      p->gi = gi;
+      p->ci = ci;
     } else if (sscanf(key, "gpu.%d.%63s", &i, field) == 2 && i >= 0 && i < FAKE_MAX_GPUS) {
       struct fake_gpu* g = &d->gpus[i];
       if (i + 1 > d->gpu_count) d->gpu_count = i + 1;

@@ -210,3 +210,46 @@ nvmlReturn_t nvmlDeviceGetP2PStatus(nvmlDevice_t a, nvmlDevice_t b, int p2pIndex
   *status = p2pIndex == 2 ? desc.nvlink[i][j] : desc.p2p[i][j];
   return 0;
 }
+
+/* nvmlProcessInfo_t (the _v2 and _v3 lists fill the same record). */
+typedef struct {
+  unsigned pid;
+  unsigned long long usedGpuMemory;
+  unsigned gpuInstanceId, computeInstanceId;
+} nvmlProcessInfo_t;
+
+/* NVML's sizing protocol: *count in, the number of records out; INSUFFICIENT_SIZE when they do not fit. */
+static nvmlReturn_t running_processes(nvmlDevice_t d, unsigned* count, nvmlProcessInfo_t* infos, int graphics) {
+  if (index_of(d) < 0 || !count) return 2;
+  unsigned n = 0;
+  for (int k = 0; k < FAKE_MAX_PROCESSES; ++k) {
+    const struct fake_process* p = &d->processes[k];
+    if (!p->pid || !(graphics ? p->graphics : p->compute)) continue;
+    if (n < *count && infos) {
+      infos[n].pid = p->pid;
+      infos[n].usedGpuMemory = p->memory;
+      infos[n].gpuInstanceId = p->gi;
+      infos[n].computeInstanceId = p->ci;
+    }
+    ++n;
+  }
+  nvmlReturn_t rc = n > *count ? 7 : 0;
+  *count = n;
+  return rc;
+}
+
+/* A driver older than 510 has only the _v2 lists: the stand-in built with FAKE_NVML_NO_V3 is one. */
+#ifndef FAKE_NVML_NO_V3
+nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t d, unsigned* count, nvmlProcessInfo_t* infos) {
+  return running_processes(d, count, infos, 0);
+}
+nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v3(nvmlDevice_t d, unsigned* count, nvmlProcessInfo_t* infos) {
+  return running_processes(d, count, infos, 1);
+}
+#endif
+nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t d, unsigned* count, nvmlProcessInfo_t* infos) {
+  return running_processes(d, count, infos, 0);
+}
+nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v2(nvmlDevice_t d, unsigned* count, nvmlProcessInfo_t* infos) {
+  return running_processes(d, count, infos, 1);
+}

@@ -20,6 +20,8 @@ def keys_read():
     loader = text[text.index("static int fake_desc_load"):]
     keys = set(re.findall(r'strcmp\(key, "([a-z_0-9]+)"\)', loader))
     keys |= {p.replace("%d.%d", "A.B") for p in re.findall(r'sscanf\(key, "([a-z_0-9]+\.%d\.%d)"', loader)}
+    keys |= {p.replace("gpu.%d.", "gpu.N.").replace("%d", "K")
+             for p in re.findall(r'sscanf\(key, "(gpu\.%d\.[a-z_]+\.%d)"', loader)}
     mig = loader[loader.index('"gpu.%d.mig.%d.%63s"'):loader.index('"gpu.%d.%63s"')]
     gpu = loader[loader.index('"gpu.%d.%63s"'):]
     keys |= {"gpu.N.mig.K." + k for k in re.findall(r'strcmp\(field, "([a-z_]+)"\)', mig)}

@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "provkit/host/processes.hpp"
+
 namespace provkit::host::gpu {
 
 namespace fs = std::filesystem;
@@ -29,6 +31,16 @@ struct MigInstance {
   std::optional<std::uint64_t> memory_total, memory_free;  // bytes
 };
 
+// A process holding memory on a GPU: NVML's running compute and graphics
+// processes (nvidia-smi's --query-compute-apps in the fallback), and who it is.
+struct GpuProcess {
+  int pid = 0;
+  std::optional<std::uint64_t> memory;  // bytes; nullopt where the driver does not say (NVML_VALUE_NOT_AVAILABLE)
+  bool compute = false, graphics = false;
+  int gpu_instance = -1, compute_instance = -1;  // its MIG instance; -1 none or unknown
+  ProcessFacts facts;                            // command, systemd unit, ports (read from proc_root)
+};
+
 struct Device {
   int index = 0;
   std::string uuid;  // "GPU-8f0c..."
@@ -37,8 +49,9 @@ struct Device {
   int cc_major = -1, cc_minor = -1;                        // compute capability; -1 unknown
   std::optional<std::uint64_t> memory_total, memory_free;  // bytes
   PcieLink pcie;
-  int mig_mode = -1;              // NVML's current MIG mode: 1 enabled, 0 disabled, -1 not read
-  std::vector<MigInstance> migs;  // its MIG instances (NVML's nvmlDeviceGetMigDeviceHandleByIndex)
+  int mig_mode = -1;                  // NVML's current MIG mode: 1 enabled, 0 disabled, -1 not read
+  std::vector<MigInstance> migs;      // its MIG instances (NVML's nvmlDeviceGetMigDeviceHandleByIndex)
+  std::vector<GpuProcess> processes;  // what holds its memory, by pid
 };
 
 // Peer-to-peer between two GPUs, as nvmlDeviceGetP2PStatus reports it.
@@ -71,6 +84,7 @@ struct ProbeOptions {
   std::string nvml_library = "libnvidia-ml.so.1";
   std::string cuda_library = "libcuda.so.1";
   std::string nvidia_smi = "nvidia-smi";  // looked up on PATH
+  fs::path proc_root = "/proc";           // where the GPU processes' commands, cgroups and sockets are read
   bool want_peers = true;
   static ProbeOptions from_environment();
 };
@@ -94,6 +108,11 @@ struct SmiQuery {
 // Throws provkit::Error(check_failed) naming the line when a line does not
 // have the expected fields.
 SmiQuery parse_smi_query(std::string_view csv);
+// `nvidia-smi --query-compute-apps=gpu_uuid,pid,used_memory --format=csv,noheader,nounits`:
+// each line's process, given to the device of that uuid ("[N/A]" memory: unknown). Throws like
+// parse_smi_query; a uuid no device has is skipped.
+extern const char* const kSmiAppsFields;
+void parse_smi_apps(std::string_view csv, std::vector<Device>& devices);
 // The "CUDA Version: 13.0" in nvidia-smi's banner -> 13000; 0 when absent.
 int parse_smi_cuda_version(std::string_view banner);
 

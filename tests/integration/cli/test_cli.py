@@ -304,10 +304,10 @@ def test_envbuild_missing_interpreter_is_said_by_what_named_it():
     _, lock = wheel_and_lock(tmp)
     r = run("envbuild", "create", os.path.join(tmp, "env"), "--python", "3.99", "--lock", lock)
     expect(r, 2, "create --python 3.99")
-    check("envbuild: --python: no interpreter found for '3.99' (looked in" in r.err, f"create\n{r!r}")
+    check("envbuild: --python: no interpreter found for 3.99 (looked in:" in r.err, f"create\n{r!r}")
     r = run("envbuild", "python", "find", "3.99")
     expect(r, 2, "python find 3.99")
-    check("envbuild: no interpreter found for '3.99' (looked in" in r.err and "--python" not in r.err,
+    check("envbuild: no interpreter found for 3.99 (looked in:" in r.err and "--python" not in r.err,
           f"python find\n{r!r}")
 
 

@@ -11,11 +11,12 @@
 #include <fstream>
 #include <string>
 
+#include "host/code_verdict.hpp"
 #include "provkit/error.hpp"
 #include "provkit/kernels/listing.hpp"
 #include "support/elf_with_section.hpp"
 
-using namespace provkit::host;
+using namespace provkit;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size == 0) return 0;
@@ -42,8 +43,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::size_t code_objects = 0;
     for (const auto& i : lib.images) code_objects += i.kind == kernels::Kind::code_object;
     if (code_objects > lib.spent.entries) std::abort();
-    (void)kernels::judge(lib, {.label = "sm_90", .cc = gpucode::Version{9, 0}}, 13000);
-    (void)kernels::judge(lib, {.label = "gfx90a", .gfx = "gfx90a"}, 0);
+    (void)host::code_verdict::judge(lib, {.label = "sm_90", .cc = gpucode::Version{9, 0}}, 13000);
+    (void)host::code_verdict::judge(lib, {.label = "gfx90a", .gfx = "gfx90a"}, 0);
   } catch (const provkit::Error&) {}
   return 0;
 }

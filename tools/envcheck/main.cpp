@@ -34,7 +34,7 @@ int run(int argc, char** argv) {
   provkit::cli::Convention convention(app);
   host::Request req;
   std::string cuda, min_cc, arch_list, vram_free, profile, python_version, link_seconds, min_pcie, min_h2d, roce_device;
-  std::vector<std::string> needs, disks, ports, files;
+  std::vector<std::string> needs, disks, ports, files, gfx;
   bool json = false, quiet = false;
 
   app.add_option("--cuda", cuda, "does the driver support a CUDA X.Y runtime?")->type_name("X.Y");
@@ -62,6 +62,8 @@ int run(int argc, char** argv) {
          "--kernels", req.kernels,
          "list the GPU kernels of these libraries (directories walked, DT_NEEDED followed) and judge them per GPU")
       ->type_name("PATH...");
+  app.add_flag("--allow-no-gpu-code", req.allow_no_gpu_code,
+               "--kernels passes when none of the objects carries GPU code (a CPU-only build meant as one)");
   app.add_option("--disk", disks, "free space on the file system of PATH (repeatable)")->type_name("PATH=SIZE");
   app.add_option("--port-free", ports, "TCP port that must be free to bind (repeatable)")->type_name("PORT");
   std::string wait_seconds;
@@ -70,7 +72,7 @@ int run(int argc, char** argv) {
       ->type_name("SECONDS");
   app.add_option("--file", files, "file that must exist, with this sha256 when given (repeatable)")
       ->type_name("PATH[=SHA256]");
-  app.add_option("--gfx", req.gfx, "every AMD GPU (KFD) must load code built for this target (repeatable)")
+  app.add_option("--gfx", gfx, "every AMD GPU (KFD) must load code built for this target (repeatable)")
       ->type_name("gfx942");
   app.add_flag("--rocm", req.rocm, "ROCm runtime libraries and at least one AMD GPU must be present");
   auto* link_test = app.add_option("--link-test", link_seconds,
@@ -123,9 +125,7 @@ int run(int argc, char** argv) {
       if (req.ports.empty() && !req.vram_free)
         throw Error(ExitCode::usage, "--wait goes with --port-free or --vram-free (what a restart frees)");
     }
-    for (const auto& g : req.gfx)
-      if (g.rfind("gfx", 0) != 0 || g.size() < 6)
-        throw Error(ExitCode::usage, "--gfx wants a gfx target (like gfx942 or gfx11-generic), not '" + g + "'");
+    for (const auto& g : gfx) host::add_gfx(req, g);
   } catch (const Error& e) {  // a bad value is said naming the flag it came from
     auto* bad = dynamic_cast<const host::InvalidValue*>(&e);
     std::string sentence = bad ? bad->sentence(flag_for(bad->field)) : std::string(e.what());

@@ -286,9 +286,17 @@ void kernel_checks(const Request& req, Probes& probes, std::vector<Result>& out)
   std::string where = std::to_string(collected.objects.size()) + " objects read, " + std::to_string(with_code) +
                       " with GPU kernels (" + std::to_string(images) + " images)";
   if (gpus.empty()) where += "; no GPU to judge them against (listed only)";
+  // A set with no GPU code at all (a CPU-only torch) would otherwise pass every per-GPU verdict vacuously.
+  const bool vacuous = with_code == 0 && !req.allow_no_gpu_code;
+  if (vacuous)
+    where += "; none of them carries GPU code, so the engine would find no kernel for any GPU (a CPU-only build?)";
   out.push_back({.name = "kernels",
-                 .status = Status::info,
+                 .status = vacuous ? Status::fail : Status::info,
+                 .rule = vacuous ? Rule::kernel_image : Rule::none,
                  .reason = where,
+                 .fix = vacuous ? "install the engine's GPU build (e.g. torch from its CUDA or ROCm wheel index), or "
+                                  "pass --allow-no-gpu-code when a CPU-only set is meant"
+                                : "",
                  .data = {{"objects", collected.objects.size()},
                           {"with_device_code", with_code},
                           {"images", images},

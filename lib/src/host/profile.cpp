@@ -66,6 +66,15 @@ class ProfileReader {
          [&](const YAML::Node& n) {
            for (const auto& s : list(n, "elf")) r_.elfs.push_back(s.first);
          }},
+        {"kernels",
+         [&](const YAML::Node& n) {
+           for (const auto& s : list(n, "kernels")) r_.kernels.push_back(s.first);
+         }},
+        {"allow_no_gpu_code", [&](const YAML::Node& n) { r_.allow_no_gpu_code = boolean(n, "allow_no_gpu_code"); }},
+        {"gfx",
+         [&](const YAML::Node& n) {
+           for (const auto& item : list(n, "gfx")) at(item.second, "gfx", [&] { add_gfx(r_, item.first); });
+         }},
         {"disk",
          [&](const YAML::Node& n) {
            for (const auto& entry : mapping(n, "disk"))

@@ -33,6 +33,7 @@ std::string field_key(Field field) {
     case Field::min_pcie: return "min_pcie";
     case Field::min_h2d: return "min_h2d";
     case Field::wait: return "wait";
+    case Field::gfx: return "gfx";
   }
   return "?";
 }
@@ -110,6 +111,12 @@ void set_wait(Request& r, const std::string& seconds) {
   auto v = positive_number(seconds);
   if (!v || *v > 3600) throw InvalidValue(Field::wait, seconds, "seconds, more than 0 and at most 3600 (like 30)");
   r.wait = v;
+}
+
+void add_gfx(Request& r, const std::string& target) {
+  if (target.rfind("gfx", 0) != 0 || target.size() < 6)
+    throw InvalidValue(Field::gfx, target, "a gfx target (like gfx942 or gfx11-generic)");
+  r.gfx.push_back(target);
 }
 
 void set_min_pcie(Request& r, const std::string& text) {

@@ -104,6 +104,37 @@ def test_a_directory_like_site_packages(tmp):
     expect(envcheck("--kernels", os.path.join(tmp, "nowhere")), 1, "--kernels on a missing path")
 
 
+def test_a_set_with_no_gpu_code_fails_unless_allowed(tmp):
+    # Issue 43, item 7: a CPU-only torch got through the documented gate, every per-GPU verdict vacuous. Its
+    # libraries are real shared objects with no GPU code: a copy of this machine's libz stands in for them.
+    site = os.path.join(tmp, "site-packages")
+    os.makedirs(os.path.join(site, "torch", "lib"))
+    libz = next(p for p in ("/usr/lib/x86_64-linux-gnu/libz.so.1", "/lib/x86_64-linux-gnu/libz.so.1") if os.path.exists(p))
+    shutil.copy(libz, os.path.join(site, "torch", "lib", "libtorch_cpu.so"))
+    env = fake_gpu(tmp, H200_BOX)
+    r = envcheck("--kernels", site, "--json", env=env)
+    expect(r, 1, "--kernels on a CPU-only set")
+    row(r, "kernels", "FAIL", "no GPU code", ["0 with GPU kernels", "none of them carries GPU code"])
+    check("--allow-no-gpu-code" in checks_by_name(r)["kernels"]["fix"], "the fix names the way out", str(r))
+    expect(envcheck("--kernels", site, env=env), 1, "the same without a driver's GPUs judged")
+    r = envcheck("--kernels", site, "--allow-no-gpu-code", "--json", env=env)
+    expect(r, 0, "--allow-no-gpu-code")
+    row(r, "kernels", "INFO", "CPU-only meant", ["0 with GPU kernels"])
+    # The profile holds the same gate: kernels, allow_no_gpu_code and gfx are keys.
+    gate = os.path.join(tmp, "gate.yaml")
+    with open(gate, "w") as f:
+        f.write(f"envcheck: 1\nkernels: [{site}]\n")
+    expect(envcheck("--profile", gate, env=env), 1, "profile kernels: on a CPU-only set")
+    with open(gate, "a") as f:
+        f.write("allow_no_gpu_code: true\n")
+    expect(envcheck("--profile", gate, env=env), 0, "profile allow_no_gpu_code")
+    with open(gate, "a") as f:
+        f.write("gfx: [gfx942, gfx9]\n")
+    r = envcheck("--profile", gate, env=env)
+    expect(r, 2, "profile gfx with a bad target")
+    check("gate.yaml:4: 'gfx' wants a gfx target" in r.err and "'gfx9'" in r.err, "named by its key and line", str(r))
+
+
 def test_amd_gpus_from_kfd(tmp):
     sysfs = os.path.join(tmp, "sys")
     make_kfd_tree(sysfs)  # gfx942 and gfx1100

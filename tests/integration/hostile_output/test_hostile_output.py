@@ -50,11 +50,12 @@ def no_forgery(text, forged, shown):
 # ---- (a) a Hub error message longer than 200 bytes, cut in the middle of a character ------------------------
 
 def hub_message():
-    """A message whose 200th byte, once the Hub client has escaped its control bytes (ESC as the four
-    characters \\x1b), is the first byte of a 2-byte character (é); with an escape sequence and two bytes
-    that are not UTF-8 before it. Sent as raw bytes (the simulator's raw_headers)."""
+    """A message whose 200th byte, once the Hub client has escaped it as util::printable does (ESC and each
+    byte that is not UTF-8 as the four characters \\xNN), is the first byte of a 2-byte character (é); with an
+    escape sequence and two bytes that are not UTF-8 before it. Sent as raw bytes (the simulator's
+    raw_headers)."""
     prefix = b"e" * 150 + ESC.encode() + b"\xff\xfe"
-    escaped = len(prefix) + 3 * prefix.count(b"\x1b")
+    escaped = len(prefix) + 3 * (prefix.count(b"\x1b") + 2)
     return prefix + b"x" * (199 - escaped) + "é".encode() * 40
 
 
@@ -98,11 +99,12 @@ def test_hub_error_message_cut_mid_character_json():
             check(summary["exit_code"] == 3 and summary["reason"] == "network", f"{what}: summary", summary)
             message = summary.get("message", "")
             check("HTTP 503" in message, f"{what}: the message names the status", summary)
-            # The two bytes that were never UTF-8 as \udcNN, and the cut character's lone first byte (or
-            # nothing of it), given back by os.fsencode; never a raw ESC, a U+FFFD or a failed dump.
+            # One escaper (util::printable) for both outputs: the JSON message holds the plain line's text, the
+            # ESC and the two bytes that were never UTF-8 as \\xNN; the cut character's lone first byte (or
+            # nothing of it) comes as \\udcNN, given back by os.fsencode; never a raw ESC, a U+FFFD or a failed dump.
             check("\x1b" not in message and "\ufffd" not in message, f"{what}: an escape byte or U+FFFD", summary)
             quoted = os.fsencode(message.split("HTTP 503 (", 1)[-1].rsplit(")", 1)[0])
-            check(b"\xff\xfe" in quoted, f"{what}: bytes that are not UTF-8 not kept as \\udcNN", summary)
+            check(b"\\x1b[2J" in quoted and b"\\xff\\xfe" in quoted, f"{what}: escaped as the plain line", summary)
             check(len(quoted) <= 200 and quoted.startswith(b"e" * 150), f"{what}: the Hub's text, cut at 200 bytes: "
                   f"{len(quoted)}", summary)
             check(quoted.endswith(b"\xc3") or quoted.endswith("é".encode()), f"{what}: the cut", quoted[-8:])

@@ -49,6 +49,7 @@ struct Request {
   std::vector<std::string> libs;
   std::vector<std::string> elfs;
   std::vector<std::string> kernels;  // --kernels: files or directories whose GPU kernels are listed and judged
+  bool allow_no_gpu_code = false;    // --kernels over objects none of which carries GPU code passes (else FAIL)
   std::vector<DiskGate> disks;
   std::vector<PortGate> ports;  // --port-free PORT or HOST:PORT
   std::vector<FileGate> files;
@@ -74,7 +75,7 @@ struct Request {
 
 // The part of a Request a value was meant for. The library names it by its
 // profile key; the tool says its flag (--min-cc), a profile FILE:LINE 'min_cc'.
-enum class Field { cuda, need, min_cc, python, vram_free, disk, file, link_test, min_pcie, min_h2d, wait };
+enum class Field { cuda, need, min_cc, python, vram_free, disk, file, link_test, min_pcie, min_h2d, wait, gfx };
 std::string field_key(Field field);  // "cuda", "need", "min_cc", "python", "disk", "files", "link_test", ...
 
 // A value a Request field cannot take, as data: what was given and what the
@@ -103,6 +104,7 @@ void set_link_test(Request& r, const std::string& seconds);  // "" = the default
 void set_min_pcie(Request& r, const std::string& text);      // "GEN:WIDTH"
 void set_min_h2d(Request& r, const std::string& text);       // GB/s
 void set_wait(Request& r, const std::string& seconds);       // at most an hour
+void add_gfx(Request& r, const std::string& target);         // gfx942, gfx11-generic, ...
 void add_disk(Request& r, const std::string& path, const std::string& size);
 void add_port(Request& r, const std::string& text);
 void add_file(Request& r, const std::string& path, const std::string& sha256);

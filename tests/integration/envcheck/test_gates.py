@@ -185,7 +185,8 @@ def test_port_free_wait_for_a_listener_that_closes(tmp):
         row(r, f"port-free 127.0.0.1:{port}", "FAIL", "still held",
             [f"held by PID {os.getpid()}", "; still so after waiting 1."])  # 1.0 s, more when the last look is slow
         held = checks_by_name(r)[f"port-free 127.0.0.1:{port}"]
-        check(held["reason"].endswith(" s (--wait)") and 1.0 <= held["data"]["waited_s"] <= took,
+        # waited_s is said to a tenth of a second, so it may round up past the time this side measured.
+        check(held["reason"].endswith(" s (--wait)") and 1.0 <= held["data"]["waited_s"] <= took + 0.05,
               "the wait said, as long as it was", held)
         check(1.0 <= took < 4, f"--wait 1 took {took:.1f} s", r)
     finally:

@@ -6,12 +6,23 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <iterator>
 #include <sstream>
+
+#include "provkit/util/fs.hpp"
 
 namespace provkit::host {
 
 namespace {
+
+// A /proc file of a process, at most `max` bytes; "" when it is gone or not ours to read (the process may end
+// between the driver's list and this look).
+std::string head_or_empty(const fs::path& path, std::size_t max) {
+  try {
+    return util::read_file_head(path, max);
+  } catch (const std::exception&) {
+    return "";
+  }
+}
 
 // "0100007F" / 32 hex digits of /proc/net/tcp{,6} -> "127.0.0.1" / "::1".
 std::string socket_address(const std::string& hex) {
@@ -79,8 +90,7 @@ std::vector<ListeningSocket> sockets_of(int pid, const std::map<std::string, Lis
 }
 
 std::string command_line(int pid, const fs::path& proc) {
-  std::ifstream cmd(proc / std::to_string(pid) / "cmdline", std::ios::binary);
-  std::string raw((std::istreambuf_iterator<char>(cmd)), {});
+  std::string raw = head_or_empty(proc / std::to_string(pid) / "cmdline", 4096);
   while (!raw.empty() && raw.back() == '\0') raw.pop_back();
   // One line for a sentence: control characters (a `python -c` script's newlines) become spaces.
   for (auto& c : raw)
@@ -127,8 +137,7 @@ std::string stop_command(const SystemdUnit& unit) {
 
 ProcessFacts describe_process(int pid, const std::map<std::string, ListeningSocket>& sockets, const fs::path& proc) {
   ProcessFacts facts{.pid = pid, .command = command_line(pid, proc)};
-  std::ifstream in(proc / std::to_string(pid) / "cgroup");
-  facts.unit = unit_from_cgroup(std::string((std::istreambuf_iterator<char>(in)), {}));
+  facts.unit = unit_from_cgroup(head_or_empty(proc / std::to_string(pid) / "cgroup", std::size_t{64} * 1024));
   facts.ports = sockets_of(pid, sockets, proc, facts.ports_readable);
   return facts;
 }

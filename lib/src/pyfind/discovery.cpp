@@ -4,9 +4,9 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cstdio>
 #include <optional>
 
+#include "provkit/util/fs.hpp"
 #include "provkit/util/log.hpp"
 #include "provkit/util/paths.hpp"
 #include "provkit/util/strings.hpp"
@@ -89,10 +89,10 @@ std::string machine() {
 // when `p` is not a shim.
 std::optional<fs::path> pyenv_shim_root(const fs::path& p) {
   std::string head;
-  if (FILE* f = std::fopen(p.c_str(), "rb")) {
-    char buf[2048];
-    head.assign(buf, std::fread(buf, 1, sizeof buf, f));
-    std::fclose(f);
+  try {
+    head = util::read_file_head(p, 2048);  // read_file's rules: a FIFO named like an interpreter never blocks
+  } catch (const std::exception&) {
+    return std::nullopt;
   }
   if (!head.starts_with("#!") || head.find("pyenv\" exec ") == std::string::npos) return std::nullopt;
   const std::string_view marker = "export PYENV_ROOT=\"";

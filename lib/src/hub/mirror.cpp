@@ -14,6 +14,7 @@
 #include "provkit/error.hpp"
 #include "provkit/hub/cache_layout.hpp"
 #include "provkit/hub/snapshot.hpp"
+#include "provkit/util/beneath.hpp"
 #include "provkit/util/checked.hpp"
 #include "provkit/util/fs.hpp"
 #include "provkit/util/hash.hpp"
@@ -193,6 +194,12 @@ ExportResult export_tree(const std::vector<Manifest>& manifests, const fs::path&
   if (!to_dir) throw Error(ExitCode::check_failed, to.string() + ": cannot open: " + std::strerror(errno));
   util::Temporary staged(to_dir.get(), to, "root", "new", util::Temporary::Kind::directory);
   const fs::path staging = staged.path();
+  // Everything below it is made through the descriptor opened now, never by its name: a signal's handler
+  // renames the tree aside before removing it, and a directory made by name (create_directories) would
+  // bring "root.new-PID-N" back after the handler is done with it.
+  const util::Root tree_root(staging);
+  if (tree_root.fd() < 0)
+    throw Error(ExitCode::check_failed, staging.string() + ": cannot open: " + std::strerror(errno));
   {
     for (auto& [key, g] : groups) {
       hfcache::CacheLayout cache(cache_root, g.repo, g.commit);
@@ -208,7 +215,7 @@ ExportResult export_tree(const std::vector<Manifest>& manifests, const fs::path&
         std::string etag = target.filename().string();
         e.lfs = util::is_hex(etag, 64);
         fs::path out = staging / e.url_path.substr(1);
-        fs::create_directories(out.parent_path());
+        tree_root.make_dirs(out.parent_path());
         e.linked = link_or_copy(cache.blob_path(etag), out);
         // Verify what will be served (the linked inode or the copy), not the
         // source; a hard link is the blob's own inode, so the seed's verified
@@ -252,8 +259,8 @@ ExportResult export_tree(const std::vector<Manifest>& manifests, const fs::path&
       std::string api = "api/" + hub::repo_type_name(g.repo.type) + "s/" + g.repo.id;
       nlohmann::json info = {{"id", g.repo.id}, {"sha", g.commit},   {"private", false},
                              {"gated", false},  {"disabled", false}, {"siblings", siblings}};
-      util::write_file_atomic(staging / api / "tree" / g.commit, tree.dump());
-      util::write_file_atomic(staging / api / "revision" / g.commit, info.dump());
+      tree_root.write_atomic(staging / api / "tree" / g.commit, tree.dump());
+      tree_root.write_atomic(staging / api / "revision" / g.commit, info.dump());
     }
   }
 

@@ -6,6 +6,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "detail.hpp"
 #include "pcie.hpp"
@@ -305,6 +308,23 @@ void pcie_atomics_rows(Probes& probes, bool as_check, std::vector<Result>& out) 
   }
 }
 
+namespace {
+
+// The three variables NCCL needs for this port, as KEY=VALUE lines a script exports or systemd reads: the HCA
+// and the interface with NCCL's "=" (an exact name: without it "mlx5_1" also selects "mlx5_10", "eth0" also
+// "eth0.100"), the GID index. None when the GID names no netdev, or a name would have to be escaped to be
+// printed (an escaped name is another name: NCCL would find no such device).
+std::optional<std::vector<std::string>> nccl_env(const host::RdmaPort& p, const host::GidEntry& g, int index) {
+  auto plain = [](const std::string& name) {
+    return !name.empty() && util::printable(name) == name && name.find_first_of(" ,=:^\\") == std::string::npos;
+  };
+  if (!plain(p.device) || !plain(g.netdev)) return std::nullopt;
+  return std::vector<std::string>{"NCCL_IB_HCA==" + p.device + ":" + std::to_string(p.port),
+                                  "NCCL_IB_GID_INDEX=" + std::to_string(index), "NCCL_SOCKET_IFNAME==" + g.netdev};
+}
+
+}  // namespace
+
 void roce_rows(const std::string& device, Probes& probes, bool as_check, std::vector<Result>& out) {
   const auto& sysfs = probes.env().sysfs_root;
   auto ports = host::read_rdma_ports(sysfs, device);
@@ -342,6 +362,8 @@ void roce_rows(const std::string& device, Probes& probes, bool as_check, std::ve
     table = util::concat({"GIDs ", table.empty() ? "none" : table, holes.empty() ? "" : "; holes at ", holes});
     auto index = host::nccl_gid_index(p, ipv4);
     r.data["nccl_ib_gid_index"] = index ? json(*index) : json(nullptr);
+    r.data["netdev"] = nullptr;
+    r.data["nccl_env"] = nullptr;  // only where there is an index to export
     if (p.link_layer == "InfiniBand") {
       r.status = Status::info;
       r.rule = Rule::none;
@@ -360,6 +382,13 @@ void roce_rows(const std::string& device, Probes& probes, bool as_check, std::ve
       const auto& g = *std::find_if(p.gids.begin(), p.gids.end(), [&](const auto& e) { return e.index == *index; });
       r.reason = "NCCL_IB_GID_INDEX=" + std::to_string(*index) + ": RoCE v2 " + g.gid +
                  (g.netdev.empty() ? "" : " on " + g.netdev) + "; " + table;
+      if (!g.netdev.empty()) r.data["netdev"] = g.netdev;
+      if (auto env = nccl_env(p, g, *index)) {
+        r.data["nccl_env"] = *env;
+        std::string lines;
+        for (const auto& line : *env) lines += (lines.empty() ? "" : ", ") + line;
+        r.reason = util::concat({"NCCL: ", lines, "; RoCE v2 ", g.gid, " on ", g.netdev, "; ", table});
+      }
     } else {
       std::string addrs;
       for (const auto& a : ipv4) addrs += (addrs.empty() ? "" : ", ") + a;

@@ -42,6 +42,41 @@ def test_print_gives_the_value_and_keeps_the_verdict(tmp):
     check(sh.returncode == 1 and "reached" not in sh.stdout, "the gate one-liner stops", sh.stdout + sh.stderr)
 
 
+def test_print_nccl_env_gives_lines_to_export(tmp):
+    """Issue 43 item 8: --roce said the GID index only, and NCCL also needs the HCA and the interface. The
+    row now names them, and `--print nccl_env` gives the three KEY=VALUE lines (NCCL's "=" before a name asks
+    for that name exactly, not every name it prefixes), which a script exports under set -e or systemd reads
+    as an EnvironmentFile; a port that is DOWN gives no line and exit 1."""
+    sysfs = os.path.join(tmp, "sys")
+    make_rdma_tree(sysfs)
+    make_port(sysfs, "mlx5_7", 1, "Ethernet", {2: ("::ffff:127.0.0.1", "RoCE v2", "lo")})
+    write(os.path.join(sysfs, "class/infiniband/mlx5_7/ports/1/state"), "1: DOWN\n")
+    env = {"ENVCHECK_SYSFS_ROOT": sysfs}
+    r = envcheck("--roce", "mlx5_1", env=env)
+    expect(r, 0, "--roce mlx5_1")
+    for said in ("NCCL_IB_HCA==mlx5_1:1", "NCCL_IB_GID_INDEX=5", "NCCL_SOCKET_IFNAME==lo"):
+        check(said in r.out, f"the row names {said}", r.out)
+    lines = ["NCCL_IB_HCA==mlx5_1:1", "NCCL_IB_GID_INDEX=5", "NCCL_SOCKET_IFNAME==lo"]
+    p = envcheck("--roce", "mlx5_1", "--print", "nccl_env", env=env)
+    expect(p, 0, "--print nccl_env")
+    check(p.out.splitlines() == lines, "--print nccl_env: the three lines", repr(p.out))
+    j = envcheck("--roce", "mlx5_1", "--json", env=env)
+    row_data = checks_by_name(j)["roce mlx5_1/1"]["data"]
+    check(row_data["nccl_env"] == lines and row_data["netdev"] == "lo", "the JSON row", str(row_data))
+    script = ('set -euo pipefail; lines=$("$EC" --roce "$DEV" --print nccl_env); '
+              'while IFS= read -r kv; do export "$kv"; done <<<"$lines"; '
+              'echo "hca=$NCCL_IB_HCA index=$NCCL_IB_GID_INDEX ifname=$NCCL_SOCKET_IFNAME"')
+    ok = subprocess.run(["bash", "-c", script], env=dict(os.environ, EC=BIN, DEV="mlx5_1", ENVCHECK_SYSFS_ROOT=sysfs),
+                        capture_output=True, text=True)
+    check(ok.returncode == 0 and ok.stdout == "hca==mlx5_1:1 index=5 ifname==lo\n", "exported as NCCL reads them",
+          ok.stdout + ok.stderr)
+    down = subprocess.run(["bash", "-c", script], env=dict(os.environ, EC=BIN, DEV="mlx5_7", ENVCHECK_SYSFS_ROOT=sysfs),
+                          capture_output=True, text=True)
+    check(down.returncode == 1 and "hca=" not in down.stdout, "a DOWN port stops the script", down.stdout + down.stderr)
+    dj = envcheck("--roce", "mlx5_7", "--json", env=env)
+    check(checks_by_name(dj)["roce mlx5_7/1"]["data"]["nccl_env"] is None, "a DOWN port: no lines", str(dj))
+
+
 ESC = "\x1b[2J\x1b[31m"
 
 

@@ -90,6 +90,10 @@ int run(int argc, char** argv) {
                      "RoCE GID tables and the NCCL_IB_GID_INDEX of this node's IPv4 (every RDMA device, or DEV)")
           ->expected(0, 1)
           ->type_name("[DEV]");
+  std::vector<std::string> severities;
+  app.add_option("--severity", severities,
+                 "CHECK=warn: a failure of CHECK (the first word of its CHECK column) is a warning (repeatable)")
+      ->type_name("CHECK=warn|fail");
   app.add_option("--profile", profile, "run the checks listed in a YAML profile")->type_name("FILE.yaml");
   std::string print_field;
   app.add_option(
@@ -103,6 +107,15 @@ int run(int argc, char** argv) {
   app.set_version_flag("--version", std::string("envcheck ") + PROVKIT_VERSION);
 
   if (auto stop = convention.parse(argc, argv)) return cli::finish(*stop, "envcheck", cli::wants_json(argc, argv));
+  // A bad value is said naming the flag it came from.
+  auto refused = [&](const Error& e) {
+    auto* bad = dynamic_cast<const host::InvalidValue*>(&e);
+    std::string sentence = bad ? bad->sentence(flag_for(bad->field)) : std::string(e.what());
+    std::cerr << cli::sentence("envcheck", sentence);
+    if (json)
+      cli::JsonLines("envcheck").summary(static_cast<int>(e.code()), e.reason(), nlohmann::json::object(), sentence);
+    return static_cast<int>(e.code());
+  };
   cli::start_trace("envcheck", debug);
 
   try {
@@ -126,16 +139,17 @@ int run(int argc, char** argv) {
         throw Error(ExitCode::usage, "--wait goes with --port-free or --vram-free (what a restart frees)");
     }
     for (const auto& g : gfx) host::add_gfx(req, g);
-  } catch (const Error& e) {  // a bad value is said naming the flag it came from
-    auto* bad = dynamic_cast<const host::InvalidValue*>(&e);
-    std::string sentence = bad ? bad->sentence(flag_for(bad->field)) : std::string(e.what());
-    std::cerr << cli::sentence("envcheck", sentence);
-    if (json)
-      cli::JsonLines("envcheck").summary(static_cast<int>(e.code()), e.reason(), nlohmann::json::object(), sentence);
-    return static_cast<int>(e.code());
+    for (const auto& v : severities) host::add_severity_assignment(req, v);
+  } catch (const Error& e) {
+    return refused(e);
   }
 
-  auto report = host::run(req, host::Environment::from_process());
+  host::Report report;
+  try {
+    report = host::run(req, host::Environment::from_process());
+  } catch (const host::InvalidValue& e) {  // a severity naming no check of this run
+    return refused(e);
+  }
   if (!print_field.empty()) {
     // Values only, for $(...): a check that failed still exits 1, and a field no check has is said, exit 2,
     // so `export X=$(envcheck ... --print F)` under set -e never exports an empty or "null" value.

@@ -92,6 +92,7 @@ nlohmann::json to_json(const std::vector<Result>& results) {
                       {"reason", r.reason},
                       {"fix", r.fix},
                       {"rule", rule_text(r.rule, r.threshold)},
+                      {"severity", r.advisory ? "warn" : "fail"},
                       {"data", r.data}});
   }
   return {{"ok", !any_failed(results)}, {"checks", checks}};

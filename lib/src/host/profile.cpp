@@ -80,6 +80,12 @@ class ProfileReader {
            for (const auto& entry : mapping(n, "disk"))
              at(entry.second, "disk", [&] { add_disk(r_, entry.first, scalar(entry.second, "disk: " + entry.first)); });
          }},
+        {"severity",
+         [&](const YAML::Node& n) {
+           for (const auto& entry : mapping(n, "severity"))
+             at(entry.second, "severity",
+                [&] { set_severity(r_, entry.first, scalar(entry.second, "severity: " + entry.first)); });
+         }},
         {"ports_free",
          [&](const YAML::Node& n) {
            for (const auto& item : list(n, "ports_free"))

@@ -9,6 +9,29 @@ Report run(const Request& request, const Environment& env) {
   Report r;
   r.inventory = !request.asks_anything() && request.gpus.empty();
   r.results = r.inventory ? inventory(env, request) : run_checks(request, env);
+  // An advisory check (severity: warn) is run and shown as it is, and its failure does not fail the run. A
+  // name that no check of this run has is a mistake the operator would not otherwise see.
+  for (const auto& name : request.warn_only) {
+    bool seen = false;
+    for (auto& row : r.results) {
+      if (row.name.substr(0, row.name.find(' ')) != name) continue;
+      seen = true;
+      row.advisory = true;
+      if (row.status != check::Status::fail) continue;
+      row.status = check::Status::warn;
+      row.reason += " (severity warn: this failure does not fail the run)";
+    }
+    if (!seen && !r.inventory) {
+      std::string names;
+      for (const auto& row : r.results) {
+        auto word = row.name.substr(0, row.name.find(' '));
+        if (names.find(" " + word + ",") == std::string::npos) names += " " + word + ",";
+      }
+      if (!names.empty()) names.pop_back();
+      throw InvalidValue(Field::severity, name + "=warn",
+                         "a check this run has (its checks:" + (names.empty() ? std::string(" none") : names) + ")");
+    }
+  }
   return r;
 }
 

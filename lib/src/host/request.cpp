@@ -34,6 +34,7 @@ std::string field_key(Field field) {
     case Field::min_h2d: return "min_h2d";
     case Field::wait: return "wait";
     case Field::gfx: return "gfx";
+    case Field::severity: return "severity";
   }
   return "?";
 }
@@ -183,6 +184,27 @@ void add_disk_assignment(Request& r, const std::string& text) {
   if (text.find('=') == std::string::npos || path.empty() || size.empty())
     throw InvalidValue(Field::disk, text, "PATH=SIZE (like /models=200G)");
   add_disk(r, path, size);
+}
+
+void set_severity(Request& r, const std::string& check, const std::string& level) {
+  std::string name = check;
+  std::replace(name.begin(), name.end(), '_', '-');
+  const bool word = !name.empty() && std::all_of(name.begin(), name.end(), [](char ch) {
+    return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-';
+  });
+  if (!word)
+    throw InvalidValue(Field::severity, check + "=" + level, "CHECK=warn|fail with CHECK a check's name (min-pcie)");
+  if (level != "warn" && level != "fail")
+    throw InvalidValue(Field::severity, check + "=" + level, "CHECK=warn or CHECK=fail");
+  r.warn_only.erase(std::remove(r.warn_only.begin(), r.warn_only.end(), name), r.warn_only.end());
+  if (level == "warn") r.warn_only.push_back(name);
+}
+
+void add_severity_assignment(Request& r, const std::string& text) {
+  auto at = text.find('=');
+  if (at == std::string::npos)
+    throw InvalidValue(Field::severity, text, "CHECK=warn or CHECK=fail (like min-pcie=warn)");
+  set_severity(r, text.substr(0, at), text.substr(at + 1));
 }
 
 void add_file_assignment(Request& r, const std::string& text) {

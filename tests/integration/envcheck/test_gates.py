@@ -77,6 +77,41 @@ def test_print_nccl_env_gives_lines_to_export(tmp):
     check(checks_by_name(dj)["roce mlx5_7/1"]["data"]["nccl_env"] is None, "a DOWN port: no lines", str(dj))
 
 
+def test_severity_warn_keeps_an_advisory_check_from_failing_the_run(tmp):
+    """Issue 43 item 7: a profile could not hold an advisory check ("accept the narrow link"), so the decision
+    became shell around a second call. `--severity CHECK=warn` (profile `severity: {CHECK: warn}`) runs the
+    check and shows its failure as WARN, exit 0; the other checks still gate; a name no check of the run has,
+    or a level other than warn/fail, is exit 2 naming the flag or the profile's line."""
+    big = os.path.join(tmp, "data")
+    os.makedirs(big)
+    missing = os.path.join(tmp, "absent.gguf")
+    r = envcheck("--disk", big + "=100P", "--severity", "disk=warn", "--json")
+    expect(r, 0, "--disk failing, severity warn")
+    d = checks_by_name(r)["disk " + big]
+    check(d["status"] == "WARN" and d["severity"] == "warn" and "severity warn" in d["reason"], "the row", str(d))
+    gated = envcheck("--disk", big + "=100P", "--file", missing, "--severity", "disk=warn")
+    expect(gated, 1, "another check still fails the run")
+    check("WARN   disk" in gated.out and "FAIL   file" in gated.out, "the table shows both", gated.out)
+    plain = envcheck("--disk", big + "=100P", "--json")
+    expect(plain, 1, "without --severity the same check fails")
+    check(checks_by_name(plain)["disk " + big]["severity"] == "fail", "the default severity", str(plain))
+    typo = envcheck("--disk", big + "=100P", "--severity", "disks=warn")
+    expect(typo, 2, "a check this run does not have")
+    check("--severity" in typo.err and "its checks: disk" in typo.err, "the sentence names the flag and the checks",
+          typo.err)
+    level = envcheck("--disk", big + "=100P", "--severity", "disk=sometimes")
+    expect(level, 2, "a level other than warn/fail")
+    prof = os.path.join(tmp, "advisory.yaml")
+    write(prof, f"envcheck: 1\ndisk:\n  {big}: 100P\nseverity:\n  disk: warn\n")
+    p = envcheck("--profile", prof)
+    expect(p, 0, "profile severity: {disk: warn}")
+    check("WARN   disk" in p.out, "the profile's advisory row", p.out)
+    write(prof, f"envcheck: 1\ndisk:\n  {big}: 100P\nseverity:\n  disk: sometimes\n")
+    bad = envcheck("--profile", prof)
+    expect(bad, 2, "profile severity with a bad level")
+    check("advisory.yaml:5: 'severity' wants" in bad.err, "FILE:LINE and the key", bad.err)
+
+
 ESC = "\x1b[2J\x1b[31m"
 
 

@@ -80,7 +80,7 @@ def test_output(tmp):
     want = ["cuda 13.0", "need fp8 gpu0", "min-cc 8.0 gpu0", "need fp8 gpu1", "min-cc 8.0 gpu1", "port-free 1", f"file {present}"]
     check(sorted(names) == sorted(want), "--json has every check", f"{names}")
     for c in doc["checks"]:
-        check(set(c) == {"name", "status", "reason", "fix", "rule", "data"} and c["status"] in ("PASS", "WARN", "FAIL"),
+        check(set(c) == {"name", "status", "reason", "fix", "rule", "severity", "data"} and c["status"] in ("PASS", "WARN", "FAIL"),
               "--json check fields", json.dumps(c))
     q = envcheck(*args, "--quiet", env=env)
     expect(q, 1, "--quiet with a failure")

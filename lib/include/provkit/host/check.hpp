@@ -54,6 +54,7 @@ struct Result {
   std::string reason;     // one plain sentence: what was found
   std::string fix;        // what to do about it; empty when nothing is known
   nlohmann::json data = nlohmann::json::object();  // the facts behind it, for --json
+  bool advisory = false;                           // asked as severity: warn (a FAIL of it is shown as WARN)
 };
 
 std::string status_word(Status s);  // "PASS", "WARN", "FAIL", "INFO"

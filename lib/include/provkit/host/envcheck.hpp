@@ -67,6 +67,9 @@ struct Request {
   // --wait SECONDS: the gates a restart frees (--port-free, --vram-free) are asked again until each holds or
   // the time ends (a service stopped, its successor started: the port and the memory come free a moment later).
   std::optional<double> wait;
+  // Checks whose FAIL is reported as WARN (severity: warn), by the first word of their CHECK column
+  // ("min-pcie", "pcie-atomics", "disk"): an advisory check still runs and is shown, and does not fail the run.
+  std::vector<std::string> warn_only;
 
   bool asks_anything() const;  // false: print the inventory
   bool wants_link_test() const { return link_test || min_pcie || min_h2d; }
@@ -75,7 +78,21 @@ struct Request {
 
 // The part of a Request a value was meant for. The library names it by its
 // profile key; the tool says its flag (--min-cc), a profile FILE:LINE 'min_cc'.
-enum class Field { cuda, need, min_cc, python, vram_free, disk, file, link_test, min_pcie, min_h2d, wait, gfx };
+enum class Field {
+  cuda,
+  need,
+  min_cc,
+  python,
+  vram_free,
+  disk,
+  file,
+  link_test,
+  min_pcie,
+  min_h2d,
+  wait,
+  gfx,
+  severity
+};
 std::string field_key(Field field);  // "cuda", "need", "min_cc", "python", "disk", "files", "link_test", ...
 
 // A value a Request field cannot take, as data: what was given and what the
@@ -105,6 +122,10 @@ void set_min_pcie(Request& r, const std::string& text);      // "GEN:WIDTH"
 void set_min_h2d(Request& r, const std::string& text);       // GB/s
 void set_wait(Request& r, const std::string& seconds);       // at most an hour
 void add_gfx(Request& r, const std::string& target);         // gfx942, gfx11-generic, ...
+// A check's severity: "warn" (its FAIL becomes WARN) or "fail" (the default). `check` is the first word of
+// its CHECK column; a profile's underscores (min_pcie) are taken as the column's dashes.
+void set_severity(Request& r, const std::string& check, const std::string& level);
+void add_severity_assignment(Request& r, const std::string& text);  // "CHECK=warn"
 void add_disk(Request& r, const std::string& path, const std::string& size);
 void add_port(Request& r, const std::string& text);
 void add_file(Request& r, const std::string& path, const std::string& sha256);

@@ -139,23 +139,46 @@ void amd_gpu_checks(const Request& req, Probes& probes, std::vector<Result>& out
 
 Result gfx_check(const std::string& target, const Request& req, Probes& probes) {
   // Every AMD GPU the engine sees (and --gpu selects) must load code built for `target`: its processor,
-  // or a generic target covering it, and the xnack/sramecc modes the target sets.
+  // or a generic target covering it, and the xnack/sramecc modes the target sets. `target` may be the set
+  // one build carries ("gfx1151,gfx1201", a mixed box): each GPU must load one of them, as the runtime
+  // picks the code object for each GPU from one fat binary.
+  std::vector<std::string> targets;
+  for (std::size_t from = 0; from != std::string::npos;) {
+    const std::size_t comma = target.find(',', from);
+    targets.push_back(target.substr(from, comma == std::string::npos ? std::string::npos : comma - from));
+    from = comma == std::string::npos ? comma : comma + 1;
+  }
   const auto gpus = selected_amd_gpus(req, probes, nullptr);
   Result r{.name = "gfx " + target,
            .status = Status::pass,
            .rule = Rule::gfx_target,
            .threshold = target,
            .data = {{"target", target}, {"gpus", nlohmann::json::array()}}};
-  std::string good, bad, unsure, why;
+  std::string good, bad, unsure, why, first_bad;
   for (const auto& g : gpus) {
-    const auto m = gpucode::match_target(target, g.processor());
     using V = gpucode::TargetMatch::Verdict;
+    // The target of the set that loads here, else the most telling miss (a mode that cannot be told over
+    // another processor's code).
+    gpucode::TargetMatch m = gpucode::match_target(targets.front(), g.processor());
+    std::string loads_from = m.verdict == V::loads ? targets.front() : "";
+    for (std::size_t t = 1; t < targets.size() && loads_from.empty(); ++t) {
+      auto other = gpucode::match_target(targets[t], g.processor());
+      if (other.verdict == V::loads) loads_from = targets[t];
+      if (other.verdict == V::loads || (m.verdict == V::wrong_processor && other.verdict != V::wrong_processor))
+        m = std::move(other);
+    }
     const bool ok = m.verdict == V::loads;
-    r.data["gpus"].push_back(
-        {{"node", g.node}, {"gfx_target", g.gfx_target}, {"target_id", g.target_id()}, {"runs", ok}, {"why", m.why}});
+    r.data["gpus"].push_back({{"node", g.node},
+                              {"gfx_target", g.gfx_target},
+                              {"target_id", g.target_id()},
+                              {"runs", ok},
+                              {"loads", ok ? nlohmann::json(loads_from) : nlohmann::json(nullptr)},
+                              {"why", m.why}});
     auto& list = ok ? good : m.verdict == V::unknown_mode ? unsure : bad;
     list += (list.empty() ? "" : ", ") + std::string("node ") + std::to_string(g.node) + " " + g.target_id();
+    if (ok && targets.size() > 1) list += " (from " + loads_from + ")";
     if (!ok && m.verdict != V::wrong_processor) list += " (" + m.why + ")";
+    if (!ok && m.verdict != V::unknown_mode && first_bad.empty()) first_bad = g.target_id();
   }
   if (gpus.empty()) {
     r.status = Status::fail;
@@ -169,8 +192,8 @@ Result gfx_check(const std::string& target, const Request& req, Probes& probes) 
     r.reason = "code built for " + target + " does not load on " + bad +
                (good.empty() ? "" : " (it does on " + good + ")") +
                (unsure.empty() ? "" : "; cannot tell on " + unsure);
-    r.fix = "use a build of the engine for the GPUs' target (hipcc --offload-arch=" + gpus.front().target_id() +
-            "), or run it on GPUs of " + target;
+    r.fix = "use a build of the engine that also carries code for " + first_bad +
+            " (hipcc --offload-arch=" + first_bad + "), or run it on GPUs of " + target;
   } else if (!unsure.empty()) {
     r.status = Status::warn;
     r.reason = "code built for " + target + " loads on " + (good.empty() ? "no GPU for sure" : good) +

@@ -311,6 +311,34 @@ def test_gfx_gate_from_kfd(tmp):
     row(r, "gfx gfx942", "FAIL", "no KFD", ["no AMD GPU"])
 
 
+def test_gfx_takes_the_targets_of_one_build_on_a_mixed_box(tmp):
+    """Issue 43 items 7 and 8: on a mixed box (gfx942 beside gfx1100 here, gfx1151 beside gfx1201 in the
+    field) --gfx passed in no spelling, since each target had to load on every GPU. One build carries code for
+    several targets and the runtime picks, per GPU, the one that loads: `--gfx gfx942,gfx1100` asks that each GPU
+    loads one of them, and says which. Repeated --gfx flags stay separate requirements."""
+    sysfs = os.path.join(tmp, "sys")
+    make_kfd_tree(sysfs)  # node 1 gfx942, node 2 gfx1100
+    env = {"ENVCHECK_SYSFS_ROOT": sysfs}
+    r = envcheck("--gfx", "gfx942,gfx1100", "--json", env=env)
+    expect(r, 0, "--gfx gfx942,gfx1100 on gfx942 + gfx1100")
+    row(r, "gfx gfx942,gfx1100", "PASS", "mixed box, one build",
+        ["node 1 gfx942", "(from gfx942)", "node 2 gfx1100", "(from gfx1100)"])
+    gpus = checks_by_name(r)["gfx gfx942,gfx1100"]["data"]["gpus"]
+    check([(g["node"], g["loads"]) for g in gpus] == [(1, "gfx942"), (2, "gfx1100")], "data: which target loads", str(gpus))
+    expect(envcheck("--gfx", "gfx942", "--gfx", "gfx1100", env=env), 1, "two flags: two requirements")
+    expect(envcheck("--gfx", "gfx9-4-generic,gfx11-generic", env=env), 0, "generic targets, one each")
+    r = envcheck("--gfx", "gfx942,gfx90a", "--json", env=env)
+    expect(r, 1, "a set without the second GPU's target")
+    row(r, "gfx gfx942,gfx90a", "FAIL", "the GPU left out", ["does not load on node 2 gfx1100", "it does on node 1 gfx942", "(from gfx942)"])
+    check("--offload-arch=gfx1100" in checks_by_name(r)["gfx gfx942,gfx90a"]["fix"], "the fix names the missing target",
+          str(r))
+    expect(envcheck("--gfx", "gfx942,mi300", env=env), 2, "a set with a marketing name")
+    expect(envcheck("--gfx", "gfx942,", env=env), 2, "an empty target in the set")
+    prof = os.path.join(tmp, "mixed.yaml")
+    write(prof, 'envcheck: 1\ngfx: ["gfx942,gfx1100"]\n')
+    expect(envcheck("--profile", prof, env=env), 0, "profile gfx: one build's targets")
+
+
 def test_amd_only_box_is_not_told_to_install_the_nvidia_driver(tmp):
     # Issue 43 item 11: the inventory of a box with AMD GPUs only said "install the NVIDIA driver".
     sysfs = os.path.join(tmp, "sys")

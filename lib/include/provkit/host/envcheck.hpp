@@ -121,7 +121,7 @@ void set_link_test(Request& r, const std::string& seconds);  // "" = the default
 void set_min_pcie(Request& r, const std::string& text);      // "GEN:WIDTH"
 void set_min_h2d(Request& r, const std::string& text);       // GB/s
 void set_wait(Request& r, const std::string& seconds);       // at most an hour
-void add_gfx(Request& r, const std::string& target);         // gfx942, gfx11-generic, ...
+void add_gfx(Request& r, const std::string& targets);        // gfx942, gfx11-generic, or one build's "gfx1151,gfx1201"
 // A check's severity: "warn" (its FAIL becomes WARN) or "fail" (the default). `check` is the first word of
 // its CHECK column; a profile's underscores (min_pcie) are taken as the column's dashes.
 void set_severity(Request& r, const std::string& check, const std::string& level);

@@ -6,9 +6,11 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <set>
 #include <thread>
 
+#include "provkit/host/processes.hpp"
 #include "provkit/util/paths.hpp"
 #include "provkit/util/size.hpp"
 
@@ -120,9 +122,18 @@ const elf::SearchContext& Probes::search_context() {
 }
 
 const RocmFacts& Probes::rocm() {
-  if (!rocm_)
+  if (!rocm_) {
     rocm_ = RocmFacts{rocm::find_runtime_libraries(search_context(), env_.rocm_path),
                       rocm::read_kfd_topology(env_.sysfs_root, env_.hsa_xnack)};
+    // Who each KFD process is, as on NVIDIA: the listening sockets read once for all of them.
+    std::map<std::string, ListeningSocket> sockets;
+    bool sockets_read = false;
+    for (auto& g : rocm_->gpus)
+      for (auto& p : g.processes) {
+        if (!sockets_read) sockets = listening_sockets(env_.driver.proc_root), sockets_read = true;
+        p.facts = describe_process(p.pid, sockets, env_.driver.proc_root);
+      }
+  }
   return *rocm_;
 }
 

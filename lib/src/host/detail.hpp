@@ -66,9 +66,10 @@ std::string no_driver_reason(const gpu::Snapshot& s);
 // The processes holding a GPU's memory (seat_words.cpp): "; its memory is held by PID 1234 (20.0 GiB, unit x.service,
 // listens on 127.0.0.1:8080): CMD; ..." ("" for none), the steps that stop them ("systemctl stop x.service;
 // kill 99"), and the JSON `processes` array.
-std::string seats_text(const gpu::Device& d);
-std::string seats_fix(const gpu::Device& d);
-nlohmann::json seats_json(const gpu::Device& d);
+// Of a GPU's processes (NVML's or the driver tool's on NVIDIA, KFD's on AMD).
+std::string seats_text(const std::vector<gpu::GpuProcess>& processes);
+std::string seats_fix(const std::vector<gpu::GpuProcess>& processes);
+nlohmann::json seats_json(const std::vector<gpu::GpuProcess>& processes);
 // "; not visible to the engine (CUDA_VISIBLE_DEVICES=...)" for a GPU it hides, else "".
 std::string visibility_note(const gpu::Visibility& v, int index);
 // A MIG instance CUDA_VISIBLE_DEVICES gives the engine: "MIG-... (GPU instance 1, ...)", and its data.

@@ -32,7 +32,7 @@ nlohmann::json device_json(const gpu::Device& d) {
                         {"width_max", d.pcie.width_max}}}};
   j["memory_total"] = d.memory_total ? nlohmann::json(*d.memory_total) : nlohmann::json(nullptr);
   j["memory_free"] = d.memory_free ? nlohmann::json(*d.memory_free) : nlohmann::json(nullptr);
-  j["processes"] = seats_json(d);
+  j["processes"] = seats_json(d.processes);
   return j;
 }
 
@@ -178,11 +178,11 @@ Result vram_free_check(const Request& req, const gpu::Device& d, const std::stri
   } else {
     r.status = Status::fail;
     r.reason = gpu_label(d) + " has " + util::format_size(*d.memory_free) + " free < " +
-               util::format_size(*req.vram_free) + " needed" + seats_text(d);
+               util::format_size(*req.vram_free) + " needed" + seats_text(d.processes);
     r.fix = d.processes.empty()
                 ? "stop what holds the GPU's memory (nvidia-smi --query-compute-apps=pid,used_memory --format=csv) or "
                   "pick another GPU"
-                : "stop what holds the GPU's memory (" + seats_fix(d) + ") or pick another GPU";
+                : "stop what holds the GPU's memory (" + seats_fix(d.processes) + ") or pick another GPU";
   }
   return r;
 }

@@ -70,7 +70,7 @@ Result gpu_fact(const gpu::Device& d) {
             link(d.pcie.gen_max, d.pcie.width_max) + " max";
   if (d.pcie.gen_current < d.pcie.gen_max || d.pcie.width_current < d.pcie.width_max)
     reason += " (idle links train down: read the link under load before blaming the slot)";
-  reason += seats_text(d);
+  reason += seats_text(d.processes);
   return {.name = "gpu " + std::to_string(d.index), .reason = reason, .data = device_json(d)};
 }
 

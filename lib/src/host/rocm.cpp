@@ -160,6 +160,8 @@ std::vector<AmdGpu> read_kfd_topology(const fs::path& sysfs_root, const std::opt
       gpu.sramecc = (gpu.capability & kCapSramEdcSupported) != 0;
     gpu.xnack = xnack_mode(gpu.gfx_target, xnack);
     gpu.name = std::string(util::trim(read_small(it->path() / "name").value_or("")));
+    if (auto id = read_number(it->path() / "gpu_id"); id && *id <= UINT32_MAX)
+      gpu.gpu_id = static_cast<std::uint32_t>(*id);
     if (gpu.drm_render_minor >= 0) {
       auto dev = sysfs_root / "class" / "drm" / ("renderD" + std::to_string(gpu.drm_render_minor)) / "device";
       gpu.vram_total = read_number(dev / "mem_info_vram_total");
@@ -169,7 +171,31 @@ std::vector<AmdGpu> read_kfd_topology(const fs::path& sysfs_root, const std::opt
     gpus.push_back(gpu);
   }
   std::sort(gpus.begin(), gpus.end(), [](const AmdGpu& a, const AmdGpu& b) { return a.node < b.node; });
+  read_kfd_processes(sysfs_root, gpus);
   return gpus;
+}
+
+void read_kfd_processes(const fs::path& sysfs_root, std::vector<AmdGpu>& gpus) {
+  std::error_code ec;
+  std::vector<int> pids;
+  for (fs::directory_iterator it(sysfs_root / "class" / "kfd" / "kfd" / "proc", ec), end; !ec && it != end;
+       it.increment(ec)) {
+    const auto name = it->path().filename().string();
+    int pid = 0;
+    auto [p, perr] = std::from_chars(name.data(), name.data() + name.size(), pid);
+    if (perr == std::errc() && p == name.data() + name.size() && pid > 0) pids.push_back(pid);
+  }
+  std::sort(pids.begin(), pids.end());
+  for (auto& g : gpus) {
+    if (g.gpu_id == 0) continue;
+    for (int pid : pids) {
+      const auto vram = sysfs_root / "class" / "kfd" / "kfd" / "proc" / std::to_string(pid) /
+                        ("vram_" + std::to_string(g.gpu_id));
+      auto bytes = read_number(vram);
+      if (!bytes) continue;  // this process has not opened this GPU
+      g.processes.push_back(gpu::GpuProcess{.pid = pid, .memory = *bytes, .compute = true});
+    }
+  }
 }
 
 std::vector<AmdGpu> visible_gpus(const std::vector<AmdGpu>& gpus, const std::optional<std::string>& rocr,

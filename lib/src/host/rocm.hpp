@@ -9,6 +9,7 @@
 
 #include "provkit/elf/elf.hpp"
 #include "provkit/gpucode/amd_target.hpp"
+#include "provkit/host/gpu.hpp"
 
 namespace provkit::host::rocm {
 
@@ -31,6 +32,10 @@ struct AmdGpu {
   // SRAM_EDCSupport bit; XNACK as a process gets it (HSA_XNACK, amdgpu's noretry). nullopt: the
   // processor has no such feature (sramecc, xnack) or the mode cannot be told (xnack).
   std::optional<bool> sramecc, xnack;
+  std::uint32_t gpu_id = 0;  // the node's gpu_id: KFD names a process's use of this GPU vram_<gpu_id>
+  // The processes holding its memory: KFD's /sys/class/kfd/kfd/proc/<pid>/vram_<gpu_id> (bytes), as
+  // kfd_process.c writes them; compute only (KFD is the compute path). Their facts are read by the caller.
+  std::vector<gpu::GpuProcess> processes;
 
   std::string uuid() const;  // "GPU-0123456789abcdef", "" without a unique_id
   std::string target_id() const;
@@ -59,6 +64,10 @@ std::vector<AmdGpu> visible_gpus(const std::vector<AmdGpu>& gpus, const std::opt
 // 90402 -> "gfx942", 90010 -> "gfx90a", 110000 -> "gfx1100": major, then
 // minor and stepping as one hex digit each.
 std::string gfx_target_name(std::uint32_t gfx_target_version);
+
+// Fills each GPU's `processes` from <sysfs_root>/class/kfd/kfd/proc/<pid>/vram_<gpu_id> (the pid, the bytes;
+// the facts left for the caller). A process folder without this GPU's file has not opened it.
+void read_kfd_processes(const fs::path& sysfs_root, std::vector<AmdGpu>& gpus);
 
 // Nodes of <sysfs_root>/class/kfd/kfd/topology/nodes/N/properties with a
 // non-zero gfx_target_version (CPU nodes have none). An absent tree gives an

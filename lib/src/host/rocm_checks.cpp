@@ -19,6 +19,7 @@ std::string rocm_text(const RocmFacts& f, nlohmann::json& data) {
   for (const auto& gpu : f.gpus) {
     g += (g.empty() ? "" : ", ") + std::string("node ") + std::to_string(gpu.node) + " " + gpu.target_id() +
          (gpu.product_name.empty() ? "" : " " + gpu.product_name);
+    if (!gpu.processes.empty()) g += " (" + seats_text(gpu.processes).substr(2) + ")";
     auto j = amd_json(gpu);
     j["gfx_target_version"] = gpu.gfx_target_version;
     data["gpus"].push_back(j);
@@ -62,7 +63,8 @@ nlohmann::json amd_json(const rocm::AmdGpu& g) {
           {"vram_total", opt(g.vram_total)},
           {"vram_free", g.vram_total && g.vram_used && *g.vram_used <= *g.vram_total
                             ? nlohmann::json(*g.vram_total - *g.vram_used)
-                            : nlohmann::json(nullptr)}};
+                            : nlohmann::json(nullptr)},
+          {"processes", seats_json(g.processes)}};
 }
 
 std::string amd_visibility_text(const Environment& env) {
@@ -132,7 +134,8 @@ void amd_gpu_checks(const Request& req, Probes& probes, std::vector<Result>& out
     out.push_back({.name = "gpu amd" + std::to_string(g.node),
                    .status = Status::pass,
                    .rule = Rule::gpu_selector,
-                   .reason = amd_label(g) + (g.uuid().empty() ? "" : ", " + g.uuid()) + memory + " is present",
+                   .reason = amd_label(g) + (g.uuid().empty() ? "" : ", " + g.uuid()) + memory + " is present" +
+                             seats_text(g.processes),
                    .data = amd_json(g)});
   }
 }
@@ -225,14 +228,17 @@ void amd_vram_checks(const Request& req, const std::vector<rocm::AmdGpu>& gpus, 
     const auto free = *g.vram_total - *g.vram_used;
     r.data["free"] = free;
     r.data["total"] = *g.vram_total;
+    r.data["processes"] = seats_json(g.processes);
     if (free >= *req.vram_free) {
       r.status = Status::pass;
       r.reason = label + " has " + util::format_size(free) + " free >= " + util::format_size(*req.vram_free);
     } else {
-      r.reason = label + " has " + util::format_size(free) + " free < " + util::format_size(*req.vram_free) + " needed";
-      r.fix =
-          "stop what holds the GPU's memory (amd-smi process, rocm-smi --showpids) or pick another GPU "
-          "(HIP_VISIBLE_DEVICES)";
+      r.reason = label + " has " + util::format_size(free) + " free < " + util::format_size(*req.vram_free) +
+                 " needed" + seats_text(g.processes);
+      r.fix = g.processes.empty() ? "stop what holds the GPU's memory (amd-smi process, rocm-smi --showpids) or pick "
+                                    "another GPU (HIP_VISIBLE_DEVICES)"
+                                  : "stop what holds the GPU's memory (" + seats_fix(g.processes) +
+                                        ") or pick another GPU (HIP_VISIBLE_DEVICES)";
     }
     out.push_back(r);
   }

@@ -30,25 +30,25 @@ std::string process_text(const gpu::GpuProcess& p) {
 
 }  // namespace
 
-std::string seats_text(const gpu::Device& d) {
-  if (d.processes.empty()) return "";
+std::string seats_text(const std::vector<gpu::GpuProcess>& processes) {
+  if (processes.empty()) return "";
   std::string text = "; its memory is held by ";
-  for (std::size_t i = 0; i < d.processes.size(); ++i) text += (i ? "; " : "") + process_text(d.processes[i]);
+  for (std::size_t i = 0; i < processes.size(); ++i) text += (i ? "; " : "") + process_text(processes[i]);
   return text;
 }
 
-std::string seats_fix(const gpu::Device& d) {
+std::string seats_fix(const std::vector<gpu::GpuProcess>& processes) {
   std::string steps;
-  for (const auto& p : d.processes) {
+  for (const auto& p : processes) {
     auto step = p.facts.unit ? stop_command(*p.facts.unit) : "kill " + std::to_string(p.pid);
     if (steps.find(step) == std::string::npos) steps += (steps.empty() ? "" : "; ") + step;
   }
   return steps;
 }
 
-nlohmann::json seats_json(const gpu::Device& d) {
+nlohmann::json seats_json(const std::vector<gpu::GpuProcess>& processes) {
   auto rows = nlohmann::json::array();
-  for (const auto& p : d.processes) {
+  for (const auto& p : processes) {
     auto ports = nlohmann::json::array();
     for (const auto& s : p.facts.ports) ports.push_back({{"port", s.port}, {"address", s.address}});
     rows.push_back({{"pid", p.pid},

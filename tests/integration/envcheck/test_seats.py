@@ -98,6 +98,52 @@ def test_vram_free_failure_names_the_holder_and_the_fix(tmp):
             row(r, "vram-free gpu0", "FAIL", "in a unit", [p["stop"]])
 
 
+def kfd_seat_box(root, pid):
+    """An MI300X (KFD node 1, gpu_id 41234, renderD128) with 2 GiB of 192 free, 20 GiB of it held by `pid` as KFD
+    writes it (/sys/class/kfd/kfd/proc/PID/vram_GPUID, kfd_process.c), and a process of KFD's that has not
+    opened this GPU (its folder holds another gpu_id's file)."""
+    node = os.path.join(root, "class/kfd/kfd/topology/nodes/1")
+    os.makedirs(node)
+    with open(os.path.join(node, "properties"), "w") as f:
+        f.write("simd_count 1216\ngfx_target_version 90402\ndrm_render_minor 128\n")
+    with open(os.path.join(node, "gpu_id"), "w") as f:
+        f.write("41234\n")
+    dev = os.path.join(root, "class/drm/renderD128/device")
+    os.makedirs(dev)
+    for name, value in (("mem_info_vram_total", 192 << 30), ("mem_info_vram_used", 190 << 30)):
+        with open(os.path.join(dev, name), "w") as f:
+            f.write(f"{value}\n")
+    for holder, gpu_id in ((pid, 41234), (1, 999)):
+        proc = os.path.join(root, "class/kfd/kfd/proc", str(holder))
+        os.makedirs(proc)
+        with open(os.path.join(proc, f"vram_{gpu_id}"), "w") as f:
+            f.write(f"{20 << 30}\n")
+
+
+def test_amd_seats_from_kfd(tmp):
+    """Issue 43 item 3 on AMD: the processes holding each GPU's memory come from KFD's per-process files, named
+    as on NVIDIA (PID, memory, command, unit, ports); a failing --vram-free names them and the way to stop them."""
+    sysfs = os.path.join(tmp, "sys")
+    with Seat(tmp) as seat:
+        kfd_seat_box(sysfs, seat.pid)
+        env = {"ENVCHECK_SYSFS_ROOT": sysfs}
+        r = envcheck("--vram-free", "10G", "--json", env=env)
+        expect(r, 1, "--vram-free 10G with 2 GiB free on the MI300X")
+        check_named(r, "vram-free amd1", seat)
+        check(all(p["pid"] != 1 for p in checks_by_name(r)["vram-free amd1"]["data"]["processes"]),
+              "a process that has not opened this GPU is not its seat", str(r))
+        row(r, "vram-free amd1", "FAIL", "--vram-free on AMD", ["2.0 GiB free < 10.0 GiB needed", f"kill {seat.pid}",
+                                                                 "HIP_VISIBLE_DEVICES"])
+        g = envcheck("--gpu", "0", "--json", env=env)
+        expect(g, 0, "--gpu 0 on the AMD box")
+        check_named(g, "gpu amd1", seat)
+        inv = envcheck("--json", env=env)
+        gpus = checks_by_name(inv)["rocm"]["data"]["gpus"]
+        check([p["pid"] for p in gpus[0]["processes"]] == [seat.pid], "the inventory's KFD GPU names its seat", str(gpus))
+        check(f"PID {seat.pid} (20.0 GiB" in checks_by_name(inv)["rocm"]["reason"], "the inventory row says it",
+              str(inv))
+
+
 def test_a_driver_before_510_lists_processes_through_v2(tmp):
     with Seat(tmp) as seat:
         env = fake_gpu(tmp, box(seat.pid), ENVCHECK_NVML_LIB=os.path.join(FAKE_DRIVER, "pre-510", "libnvidia-ml.so.1"))

@@ -10,7 +10,7 @@ using provkit::test::TempDir;
 
 namespace {
 
-rocm::AmdGpu gpu(const std::string& gfx, std::optional<bool> sramecc, std::optional<bool> xnack) {
+rocm::AmdGpu amd_gpu(const std::string& gfx, std::optional<bool> sramecc, std::optional<bool> xnack) {
   rocm::AmdGpu g;
   g.gfx_target = gfx;
   g.sramecc = sramecc;
@@ -21,8 +21,8 @@ rocm::AmdGpu gpu(const std::string& gfx, std::optional<bool> sramecc, std::optio
 }  // namespace
 
 TEST_CASE("rocm: a GPU's target id names the modes it runs in", "[rocm]") {
-  CHECK(gpu("gfx90a", true, false).target_id() == "gfx90a:sramecc+:xnack-");
-  CHECK(gpu("gfx1100", std::nullopt, std::nullopt).target_id() == "gfx1100");
+  CHECK(amd_gpu("gfx90a", true, false).target_id() == "gfx90a:sramecc+:xnack-");
+  CHECK(amd_gpu("gfx1100", std::nullopt, std::nullopt).target_id() == "gfx1100");
 }
 
 TEST_CASE("rocm: the XNACK mode a process gets", "[rocm]") {
@@ -59,4 +59,27 @@ TEST_CASE("rocm: KFD nodes give UUID, bus id and modes; selectors by index and U
   CHECK(rocm::select_amd_gpu(gpus, "GPU-1234567890AB") == &gpus[0]);  // a prefix, any case
   CHECK(rocm::select_amd_gpu(gpus, "GPU-000000000000002a") == &gpus[1]);
   CHECK(rocm::select_amd_gpu(gpus, "GPU-") == nullptr);
+}
+
+TEST_CASE("rocm: KFD's per-process VRAM files give each GPU its processes", "[rocm]") {
+  TempDir dir;
+  dir.write("class/kfd/kfd/topology/nodes/1/properties", "gfx_target_version 90402\n");
+  dir.write("class/kfd/kfd/topology/nodes/1/gpu_id", "41234\n");
+  dir.write("class/kfd/kfd/topology/nodes/2/properties", "gfx_target_version 110000\n");
+  dir.write("class/kfd/kfd/topology/nodes/2/gpu_id", "777\n");
+  dir.write("class/kfd/kfd/proc/4242/vram_41234", "21474836480\n");  // on node 1 only
+  dir.write("class/kfd/kfd/proc/17/vram_41234", "1048576\n");
+  dir.write("class/kfd/kfd/proc/17/vram_777", "0\n");  // opened node 2, holds nothing yet
+  dir.write("class/kfd/kfd/proc/not-a-pid/vram_777", "5\n");
+  dir.write("class/kfd/kfd/proc/99/vram_777", "many\n");  // unreadable: no seat
+  auto gpus = rocm::read_kfd_topology(dir.path);
+  REQUIRE(gpus.size() == 2);
+  REQUIRE(gpus[0].processes.size() == 2);
+  CHECK(gpus[0].processes[0].pid == 17);
+  CHECK(gpus[0].processes[0].memory == std::optional<std::uint64_t>(1048576));
+  CHECK(gpus[0].processes[1].pid == 4242);
+  CHECK(gpus[0].processes[1].memory == std::optional<std::uint64_t>(21474836480ull));
+  CHECK(gpus[0].processes[1].compute);
+  REQUIRE(gpus[1].processes.size() == 1);
+  CHECK(gpus[1].processes[0].pid == 17);
 }

@@ -13,11 +13,14 @@
 #   HF_ENDPOINT     the Hub (hf-fetch reads it) ; MIRRORS: mirror URLs, space-separated, in order []
 #   STATE           where the manifests are kept (shared with the nodes) [/srv/deploy]
 #   MODELS          where the models go [/models]   MIRROR_DIR: the seed's export [$STATE/mirror]
-#   HF_FETCH        the hf-fetch binary [hf-fetch on PATH]
-# Exit: 0 deployed; otherwise hf-fetch's code (1 check failed or no space, 2 usage, 3 network, 4 auth).
+#   HF_FETCH        the hf-fetch binary [hf-fetch on PATH]   ENVCHECK: the envcheck binary [envcheck on PATH]
+#   ROCE_DEVICE     on a node: the RDMA device NCCL is to use (mlx5_0); its NCCL settings are written to
+#                   NCCL_ENV_FILE [$MODELS/nccl.env] for the engine's unit (EnvironmentFile=). Unset: no RoCE.
+# Exit: 0 deployed; otherwise the tool's code (1 check failed or no space, 2 usage, 3 network, 4 auth).
 set -euo pipefail
 
 hf_fetch=${HF_FETCH:-hf-fetch}
+envcheck=${ENVCHECK:-envcheck}
 gguf_repo=${GGUF_REPO:-org/model-GGUF}
 quant=${GGUF_QUANT:-Q4_K_M}
 fp8_repo=${FP8_REPO:-org/model-FP8}
@@ -28,7 +31,7 @@ models=${MODELS:-/models}
 mirror_dir=${MIRROR_DIR:-$state/mirror}
 
 say() { echo "deploy-fleet: $*" >&2; }
-fail() { rc=$1; shift; say "$* (hf-fetch exit $rc)"; exit "$rc"; }
+fail() { rc=$1; shift; say "$* (exit $rc)"; exit "$rc"; }
 
 # hf-fetch with the plan checked first: --dry-run exits 1 when the files (and assembly outputs) cannot
 # fit, before a byte is fetched; the fetch itself checks the same plan again.
@@ -57,7 +60,15 @@ seed() {
 }
 
 node() {
-  local mirror_args=() m
+  local mirror_args=() m nccl
+  if [[ -n ${ROCE_DEVICE:-} ]]; then
+    # Before a byte is fetched: a port DOWN or without this node's address stops the node here (exit 1), and
+    # NCCL gets the exact HCA, GID index and interface, never a stale or "null" index.
+    nccl=$("$envcheck" --roce "$ROCE_DEVICE" --print nccl_env) || fail $? "$ROCE_DEVICE: RoCE is not usable"
+    mkdir -p "$(dirname "${NCCL_ENV_FILE:-$models/nccl.env}")"
+    printf '%s\n' "$nccl" >"${NCCL_ENV_FILE:-$models/nccl.env}"
+    say "$ROCE_DEVICE: NCCL settings in ${NCCL_ENV_FILE:-$models/nccl.env}"
+  fi
   for m in ${MIRRORS:-}; do mirror_args+=(--mirror "$m"); done
   fetch "$gguf_repo" --manifest "$state/gguf.manifest" --token-file "$token_file" "${mirror_args[@]}" \
     --local-dir "$models/gguf"

@@ -15,6 +15,10 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from common import HubSim, check, main, make_repo, tempdir  # noqa: E402
 from hf_fixtures import HF_FETCH, TOKEN, blob, clean_env, sha256  # noqa: E402
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "envcheck"))
+from envcheck_fixtures import BIN as ENVCHECK  # noqa: E402
+from test_links import make_port  # noqa: E402
+
 SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "examples", "deploy-fleet.sh")
 
 
@@ -84,6 +88,42 @@ def test_seed_then_four_nodes():
     with open(SCRIPT) as f:
         code = [line for line in f if not line.lstrip().startswith("#")]
     check(not any("jq" in line.split() or "awk" in line for line in code), "the deploy script uses jq or awk")
+
+
+def test_node_writes_the_nccl_settings_and_stops_on_a_down_port():
+    """Issue 43 item 8, the four-node RoCE box: a node takes NCCL's HCA, GID index and interface from envcheck
+    --roce into the file the engine's unit reads, with no jq; a node whose port is DOWN stops (exit 1) before it
+    fetches a byte and writes no file."""
+    tmp = tempdir("deploy-fleet-roce-")
+    gguf, whole, fp8 = repos(tmp)
+    token_file = os.path.join(tmp, "token")
+    with open(token_file, "w") as f:
+        f.write(TOKEN + "\n")
+    state = os.path.join(tmp, "state")
+    sysfs = os.path.join(tmp, "sys")
+    make_port(sysfs, "mlx5_0", 1, "Ethernet", {1: ("::ffff:10.99.0.1", "RoCE v2", "lo"),  # another node's
+                                               3: ("::ffff:127.0.0.1", "RoCE v2", "lo")})
+    make_port(sysfs, "mlx5_1", 1, "Ethernet", {0: ("::ffff:127.0.0.1", "RoCE v2", "lo")})
+    with open(os.path.join(sysfs, "class/infiniband/mlx5_1/ports/1/state"), "w") as f:
+        f.write("1: DOWN\n")
+    with HubSim(os.path.join(tmp, "repos.json")) as hub:
+        base = dict(HF_FETCH=HF_FETCH, ENVCHECK=ENVCHECK, ENVCHECK_SYSFS_ROOT=sysfs, HF_TOKEN_FILE=token_file,
+                    STATE=state, HF_ENDPOINT=hub.hub)
+        seed = deploy("seed", clean_env(**base, MODELS=os.path.join(tmp, "seed"), HF_HUB_CACHE=os.path.join(tmp, "c0")))
+        check(seed.returncode == 0, f"seed failed:\n{seed.stdout}\n{seed.stderr}")
+        node = deploy("node", clean_env(**base, ROCE_DEVICE="mlx5_0", MODELS=os.path.join(tmp, "n1"),
+                                        HF_HUB_CACHE=os.path.join(tmp, "c1")))
+        check(node.returncode == 0, f"node failed:\n{node.stdout}\n{node.stderr}")
+        with open(os.path.join(tmp, "n1", "nccl.env")) as f:
+            check(f.read() == "NCCL_IB_HCA==mlx5_0:1\nNCCL_IB_GID_INDEX=3\nNCCL_SOCKET_IFNAME==lo\n",
+                  "the node's nccl.env", os.path.join(tmp, "n1", "nccl.env"))
+        hub.clear_requests()
+        down = deploy("node", clean_env(**base, ROCE_DEVICE="mlx5_1", MODELS=os.path.join(tmp, "n2"),
+                                        HF_HUB_CACHE=os.path.join(tmp, "c2")))
+        check(down.returncode == 1 and "mlx5_1: RoCE is not usable" in down.stderr,
+              f"a DOWN port: exit {down.returncode}\n{down.stderr}")
+        check(not any("/resolve/" in q["path"] for q in hub.requests()), "the DOWN node fetched before its gate")
+        check(not os.path.exists(os.path.join(tmp, "n2", "nccl.env")), "the DOWN node wrote an nccl.env")
 
 
 if __name__ == "__main__":

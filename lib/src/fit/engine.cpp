@@ -201,6 +201,8 @@ EngineSettings parse_vllm(const std::vector<std::string>& words, std::size_t fir
       (mode                            ? s.vllm.mamba_cache_mode
        : flag == "--mamba-cache-dtype" ? s.vllm.mamba_cache_dtype
                                        : s.vllm.mamba_ssm_cache_dtype) = one_of(flag, take(), mode ? modes : dtypes);
+    } else if (flag == "--enable-prefix-caching" || flag == "--no-enable-prefix-caching") {
+      s.vllm.prefix_caching = flag == "--enable-prefix-caching";
     } else if (flag == "--gpu-memory-utilization") {
       auto v = take();
       char* end = nullptr;

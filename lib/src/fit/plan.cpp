@@ -292,6 +292,7 @@ json Plan::to_json() const {
                  {"layers_per_group", v.group_size},
                  {"request_bytes", v.request_bytes},
                  {"state_bytes", v.state_bytes},
+                 {"mamba_cache_mode", v.mamba_cache_mode.empty() ? json() : json(v.mamba_cache_mode)},
                  {"available_kv_bytes", v.available},
                  {"available_estimated", v.available_estimated},
                  {"activation_estimate_bytes", v.available_estimated ? json(v.activation_estimate) : json()},

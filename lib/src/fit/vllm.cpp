@@ -117,11 +117,12 @@ std::vector<Group> groups_of(const ModelFacts& m) {
 
 struct Rules {
   std::uint64_t max_model_len = 0, batched = 0, sliding_window = 0, block = 16, page = 0;
+  std::uint64_t state_blocks = 1;  // MambaSpec's pages a request: mode none 1, align 2 (the running state and a copy)
   // A spec's max_memory_usage_bytes: FullAttentionSpec cdiv(len, block) pages; SlidingWindowSpec
   // cdiv(min(window - 1 + max_num_batched_tokens, len), block) + 1 pages; MambaSpec in mamba_cache_mode
-  // "none" one page (its state, padded to the attention page), whatever the length.
+  // "none" one page (its state, padded to the attention page), "align" two, whatever the length.
   std::uint64_t pages(SpecKind kind, std::uint64_t len) const {
-    if (kind == SpecKind::state) return 1;
+    if (kind == SpecKind::state) return state_blocks;
     if (kind == SpecKind::full) return cdiv(len, block);
     return cdiv(std::min(plus(sliding_window - 1, batched), len), block) + 1;
   }
@@ -289,6 +290,7 @@ Plan plan_vllm(const ModelFacts& m, const EngineSettings& e, const PlacedWeights
   const Layer& first = *attention;
   const std::uint64_t kv_heads = m.mla ? 1 : std::max<std::uint64_t>(1, first.n_head_kv / tp);
   const bool hybrid = m.state.kind != StateKind::none;
+  std::uint64_t state_blocks = 1;
   if (hybrid) {
     // What the transcribed rules do not cover is refused rather than sized by a guess.
     if (m.mla || format.per_token_head_scales)
@@ -297,9 +299,22 @@ Plan plan_vllm(const ModelFacts& m, const EngineSettings& e, const PlacedWeights
       throw Error(Reason::usage,
                   "speculative decoding on a model with recurrent layers is not planned yet (its draft layers and "
                   "the state's speculative blocks)");
-    if (!a.mamba_cache_mode.empty() && a.mamba_cache_mode != "none")
-      throw Error(Reason::usage, "--mamba-cache-mode " + a.mamba_cache_mode +
-                                     " is not planned yet (the planner sizes mode none: one state block a request)");
+    // The state mode (MambaModelConfig): none unless prefix caching is on, which makes it "all" for models
+    // that support Mamba prefix caching (the Mamba2 families) and "align" for the others (gated delta nets).
+    // vLLM v0.11 turned prefix caching off for hybrids; later releases enable it by default: name it.
+    // Without prefix caching the mode is none whatever --mamba-cache-mode says; "all" falls back to "align"
+    // where the model does not support it.
+    std::string mode = "none";
+    if (a.prefix_caching.value_or(false)) {
+      const bool supports_all = m.state.kind == StateKind::mamba2;
+      mode = a.mamba_cache_mode.empty() || a.mamba_cache_mode == "none" ? (supports_all ? "all" : "align")
+                                                                        : a.mamba_cache_mode;
+      if (mode == "all" && !supports_all) mode = "align";
+    }
+    if (mode == "all")
+      throw Error(Reason::usage, "mamba cache mode all (prefix caching on a Mamba2 hybrid) is not planned yet");
+    state_blocks = mode == "align" ? 2 : 1;
+    v.mamba_cache_mode = mode;
     // HybridAttentionMambaModelConfig.verify_and_update_config (prefix caching off): the attention block is
     // the least multiple of 16 tokens whose page holds one state, unless --block-size is larger; the state
     // page is then padded to the attention page.
@@ -313,6 +328,7 @@ Plan plan_vllm(const ModelFacts& m, const EngineSettings& e, const PlacedWeights
   }
 
   Rules rules;
+  rules.state_blocks = state_blocks;
   rules.max_model_len = v.max_model_len;
   rules.batched = v.max_num_batched_tokens;
   rules.sliding_window = m.sliding_window;

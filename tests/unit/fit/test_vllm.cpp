@@ -655,7 +655,8 @@ TEST_CASE("fit vllm: Granite 4.0-H's layer_types, and the hybrids vLLM sizes by 
   unknown["layer_types"] = {"mamba", "conv", "mamba", "attention"};
   CHECK_THROWS_AS(from_hf_config(unknown, "config.json"), Error);
   // What the transcription does not cover: prefix-caching state modes, speculative decoding on a hybrid.
-  for (const char* more : {" --mamba-cache-mode align", " --mamba-cache-mode all",
+  // Prefix caching on a Mamba2 hybrid is mode "all" (its state a block of every block's tokens).
+  for (const char* more : {" --enable-prefix-caching", " --enable-prefix-caching --mamba-cache-mode all",
                            " --speculative-config '{\"method\":\"mtp\",\"num_speculative_tokens\":2}'"}) {
     INFO(more);
     try {
@@ -665,7 +666,85 @@ TEST_CASE("fit vllm: Granite 4.0-H's layer_types, and the hybrids vLLM sizes by 
       CHECK(e.reason() == Reason::usage);
     }
   }
-  CHECK(hybrid_figures(granite, "vllm serve x --mamba-cache-mode none --max-model-len 8192").state_bytes ==
-        50688 + 2097152);
+  // Without prefix caching the mode is none whatever --mamba-cache-mode says; align asked for with it is kept.
+  CHECK(hybrid_figures(granite, "vllm serve x --mamba-cache-mode align --max-model-len 8192").mamba_cache_mode ==
+        "none");
+  const std::uint64_t page = 528 * 4096;
+  auto align = hybrid_figures(granite,
+                              "vllm serve x --enable-prefix-caching --mamba-cache-mode align --max-model-len 8192",
+                              {page * 100});
+  CHECK(align.mamba_cache_mode == "align");
+  // 3 Mamba2 + 1 attention layers: groups of 1, 3 state groups. One 8192 request: cdiv(8192, 528) = 16
+  // attention blocks + 2 blocks of each state group (align) = 22.
+  CHECK(*align.max_concurrency == Approx(100.0 / 22));
   CHECK_THROWS_AS(parse_engine_args("vllm serve x --mamba-cache-dtype fp8"), Error);  // not a MambaDType
+}
+
+TEST_CASE("fit vllm: a Qwen3.6 log with prefix caching (mamba cache mode align), blocks and concurrency",
+          "[fit][vllm]") {
+  // https://github.com/noonghunna/club-3090/issues/612 and /issues/652 (vLLM v0.24.0, one RTX 5090):
+  // Qwen3.6-35B-A3B NVFP4, non-default args max_model_len 131072, kv_cache_dtype fp8, enable_prefix_caching,
+  // max_num_batched_tokens 8192, max_num_seqs 1, no speculative config. Printed "Available KV cache memory:
+  // 5.98 GiB" / "GPU KV cache size: 567,978 tokens" / "Maximum concurrency for 131,072 tokens per request: 4.33x",
+  // and 6.01 GiB / 569,878 / 4.35x. The model's facts (qwen3_5_moe, text_config): 40 layers, every 4th full
+  // attention of 2 KV heads of 256, gated delta nets of 16 key and 32 value heads of 128, conv kernel 4,
+  // mamba_ssm_dtype float32 (https://huggingface.co/Qwen/Qwen3.6-35B-A3B/blob/main/config.json, as other
+  // public code transcribes it).
+  //
+  // By the rules: prefix caching on a gated delta net is mode align; a state is conv 3 x 8192 x 2 (49152) plus
+  // temporal 32 x 128 x 128 x 4 (2097152) = 2146304 bytes; an fp8 token 2 x 512 = 1024; the block
+  // 16 * cdiv(2146304, 16384) = 2096 tokens, its page the state's exactly. 30 GDN + 10 attention layers:
+  // 3 state groups and 1 attention group of 10. One request: cdiv(131072, 2096) = 63 blocks + 2 a state group
+  // (align) = 69; 5.98 GiB holds 299 blocks of 10 x 2146304 (4.33x), 6.01 GiB 300 (4.35x). With mode none
+  // (1 a state group) it would be 66 blocks and 4.53x; with a bf16 temporal state a 1072 block and 2.32x.
+  // v0.24 prints "GPU KV cache size" as int(concurrency x max_model_len) (_report_kv_cache_config; the commit the
+  // planner's own line follows printed blocks // groups x block): 299 / 69 x 131072 = 567,978.67.
+  // Qwen3-Next's widths, 40 layers, nested as the multimodal wrapper nests them.
+  json text = kQwen3Next80B;
+  text["model_type"] = "qwen3_5_moe_text";
+  text["num_hidden_layers"] = 40;
+  text["mamba_ssm_dtype"] = "float32";
+  const json config = {{"model_type", "qwen3_5_moe"}, {"text_config", text}};
+  const std::string line =
+      "vllm serve ~/.cache/huggingface/qwen3.6-35b-a3b-nvfp4 --dtype bfloat16 --max-model-len 131072 "
+      "--quantization modelopt --kv-cache-dtype fp8 --enable-prefix-caching --max-num-batched-tokens 8192 "
+      "--max-num-seqs 1 --enable-chunked-prefill";
+  struct Printed {
+    double available_gib;
+    std::uint64_t tokens;
+    const char* concurrency;
+  };
+  for (const Printed& log : {Printed{5.98, 567978, "4.33"}, Printed{6.01, 569878, "4.35"}}) {
+    INFO(log.available_gib << " GiB");
+    auto at = [&](double delta) {
+      return hybrid_figures(config, line, {static_cast<std::uint64_t>(std::floor((log.available_gib + delta) * kGiB))});
+    };
+    const auto low = at(-0.005), high = at(0.005);
+    CHECK(low.mamba_cache_mode == "align");
+    CHECK(low.block_size == 2096);
+    CHECK(low.state_bytes == 2146304);
+    CHECK(low.page_bytes == 2146304);
+    CHECK(low.groups == 4);
+    CHECK(low.request_bytes == 10ull * 2146304 * 69);
+    CHECK(std::stod(two_decimals(*low.max_concurrency)) <= std::stod(log.concurrency));
+    CHECK(std::stod(log.concurrency) <= std::stod(two_decimals(*high.max_concurrency)));
+    // v0.24's tokens line from the planner's concurrency, against what it printed.
+    const auto v024_tokens = [](const VllmFigures& v) {
+      return static_cast<std::uint64_t>(*v.max_concurrency * 131072);
+    };
+    CHECK(v024_tokens(low) <= log.tokens);
+    CHECK(log.tokens <= v024_tokens(high));
+  }
+  // The blocks exactly: 299 and 300 give the printed tokens to the token.
+  for (auto [blocks, tokens] : {std::pair<std::uint64_t, std::uint64_t>{299, 567978}, {300, 569878}}) {
+    const auto v = hybrid_figures(config, line, {blocks * 10 * 2146304});
+    CHECK(v.num_blocks == blocks);
+    CHECK(static_cast<std::uint64_t>(*v.max_concurrency * 131072) == tokens);
+  }
+  // Without prefix caching (v0.11's hybrids, or --no-enable-prefix-caching) one state block a request: 66.
+  auto none = line;
+  none.replace(none.find("--enable-prefix-caching"), 23, "--no-enable-prefix-caching");
+  const auto v = hybrid_figures(config, none, {299ull * 10 * 2146304});
+  CHECK(v.mamba_cache_mode == "none");
+  CHECK(*v.max_concurrency == Approx(299.0 / 66));
 }

@@ -41,6 +41,7 @@ struct VllmArgs {
   // state and the temporal (ssm) state ("auto": the conv state's, which "auto" makes the model's); the
   // MambaCacheMode none/align/all (unset: none, one state block per request).
   std::string mamba_cache_dtype = "auto", mamba_ssm_cache_dtype = "auto", mamba_cache_mode;
+  std::optional<bool> prefix_caching;  // --enable-prefix-caching / --no-enable-prefix-caching, when given
 };
 
 enum class FlashAttention { on, off, automatic };

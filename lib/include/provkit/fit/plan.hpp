@@ -49,6 +49,7 @@ struct VllmFigures {
   // A hybrid's recurrent layer: its state per sequence on one rank (MambaSpec's page before it is padded to
   // the attention page), and the conv state's part of it. 0 without recurrent layers.
   std::uint64_t state_bytes = 0, state_conv_bytes = 0;
+  std::string mamba_cache_mode;         // a hybrid's state mode in effect: none, align
   std::vector<std::int64_t> available;  // KV memory per rank: given (--kv-cache-memory-bytes) or estimated
   bool available_estimated = false;
   std::uint64_t max_num_batched_tokens = 0, max_num_seqs = 0;  // as given, or vLLM's defaults for the cards

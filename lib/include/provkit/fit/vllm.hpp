@@ -8,8 +8,11 @@
 // the state shapes and dtypes from vllm/model_executor/layers/mamba/
 // mamba_utils.py (commit 02d71083), the attention block raised to hold a state
 // from HybridAttentionMambaModelConfig in vllm/model_executor/models/config.py
-// (commits 0144dd5b and 1936cf38 agree with prefix caching off), judged by the
-// v0.11-era log of vllm-project/vllm#26646.
+// (commits 0144dd5b and 1936cf38 agree with prefix caching off; later
+// releases' _align_hybrid_block_size keeps that rule for modes none and align),
+// the mode by MambaModelConfig (prefix caching: align, or all where the model
+// supports it), judged by the v0.11-era log of vllm-project/vllm#26646 and the
+// v0.24.0 logs of noonghunna/club-3090#612 and #652 (mode align).
 #include <cstdint>
 #include <vector>
 
@@ -50,8 +53,9 @@ std::uint64_t activation_estimate(const ModelFacts& model, std::uint64_t tokens,
 // Error(FitRefusal::engine_refuses) for what vLLM refuses to configure: fp8_ds_mla on a model without
 // MLA, a max_model_len past the model's derived maximum, TP that does not divide the attention heads or
 // a recurrent state's sharded dimension; Error(usage) for more ranks than cards named, a cache dtype not
-// planned (nvfp4, turboquant), or on a hybrid: --mamba-cache-mode align/all, speculative decoding, MLA or
-// per-token-head scales. A hybrid's recurrent layers (MambaSpec) each hold one state page a request, the
+// planned (nvfp4, turboquant), or on a hybrid: mamba cache mode all, speculative decoding, MLA or
+// per-token-head scales. A hybrid's recurrent layers (MambaSpec) each hold one state page a request (two in
+// mode align, which --enable-prefix-caching sets for gated delta nets), the
 // attention block raised to 16 * cdiv(state, 16 * one token's attention page) unless --block-size is larger,
 // the state padded to that page.
 // `profiled`: the KV memory each rank had (vLLM's "Available KV cache memory" line, per rank), when known:

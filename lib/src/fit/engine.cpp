@@ -147,6 +147,14 @@ const std::vector<std::string>& vllm_cache_dtypes() {
 }
 
 // `vllm serve MODEL [flags]`: what sizes the KV cache; everything else skipped with its value.
+// argparse's choices: the value, or its refusal listing them.
+std::string one_of(const std::string& flag, const std::string& v, const std::vector<std::string>& choices) {
+  if (std::find(choices.begin(), choices.end(), v) != choices.end()) return v;
+  std::string list;
+  for (const auto& t : choices) list += (list.empty() ? "" : ", ") + t;
+  throw vllm_refuses("argument " + flag + ": invalid choice: '" + util::printable(v) + "' (choose from " + list + ")");
+}
+
 EngineSettings parse_vllm(const std::vector<std::string>& words, std::size_t first) {
   EngineSettings s;
   s.engine = Engine::vllm;
@@ -187,6 +195,14 @@ EngineSettings parse_vllm(const std::vector<std::string>& words, std::size_t fir
         throw vllm_refuses("argument --kv-cache-dtype: invalid choice: '" + util::printable(v) + "' (choose from " +
                            choices + ")");
       s.vllm.kv_cache_dtype = v;
+    } else if (flag == "--mamba-cache-dtype" || flag == "--mamba-ssm-cache-dtype" || flag == "--mamba-cache-mode") {
+      static const std::vector<std::string> modes = {"all", "align", "none"}, dtypes = {"auto", "float32", "float16"};
+      const bool mode = flag == "--mamba-cache-mode";
+      (mode                            ? s.vllm.mamba_cache_mode
+       : flag == "--mamba-cache-dtype" ? s.vllm.mamba_cache_dtype
+                                       : s.vllm.mamba_ssm_cache_dtype) = one_of(flag, take(), mode ? modes : dtypes);
+    } else if (flag == "--enable-prefix-caching" || flag == "--no-enable-prefix-caching") {
+      s.vllm.prefix_caching = flag == "--enable-prefix-caching";
     } else if (flag == "--gpu-memory-utilization") {
       auto v = take();
       char* end = nullptr;

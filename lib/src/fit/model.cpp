@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "provkit/error.hpp"
+#include "provkit/util/text.hpp"
 
 namespace provkit::fit {
 
@@ -290,12 +291,21 @@ ModelFacts from_hf_config(const nlohmann::json& top, const std::string& path) {
   m.context_length = static_cast<std::uint32_t>(std::min<std::uint64_t>(derived_max_len(r), UINT32_MAX));
   m.dtype_bytes = dtype_bytes_of(c);
 
-  // Layers with a recurrent state are not sized for vLLM yet: refused rather than sized as attention.
-  bool recurrent = m.model_type == "qwen3_next" || m.model_type.rfind("qwen3_5", 0) == 0 ||
-                   m.model_type.find("mamba") != std::string::npos || m.model_type == "jamba" ||
-                   m.model_type == "nemotron_h" || m.model_type == "granitemoehybrid" || m.model_type == "kimi_linear";
+  // Each layer's kind (vLLM's model files: which layers hold a KV cache, which a recurrent state).
+  std::vector<LayerKind> kinds(n_layer, LayerKind::attention);
   std::vector<bool> slides(n_layer, false);
-  if (r.has("layer_types") && c["layer_types"].is_array()) {
+  const bool gdn = m.model_type == "qwen3_next" || m.model_type.rfind("qwen3_5", 0) == 0;
+  const bool nemotron_h = m.model_type == "nemotron_h", granite_h = m.model_type == "granitemoehybrid";
+  if (nemotron_h) {
+    if (!c.contains("hybrid_override_pattern") || !c["hybrid_override_pattern"].is_string())
+      throw r.bad("hybrid_override_pattern is missing");
+    const auto pattern = c["hybrid_override_pattern"].get<std::string>();
+    if (pattern.size() != n_layer)
+      throw r.bad("hybrid_override_pattern has " + std::to_string(pattern.size()) + " layers for " +
+                  std::to_string(n_layer));
+    for (std::size_t i = 0; i < n_layer; ++i)
+      kinds[i] = pattern[i] == 'M' ? LayerKind::recurrent : pattern[i] == '*' ? LayerKind::attention : LayerKind::none;
+  } else if (r.has("layer_types") && c["layer_types"].is_array()) {
     const auto& types = c["layer_types"];
     if (types.size() < n_layer)
       throw r.bad("layer_types has " + std::to_string(types.size()) + " entries for " + std::to_string(n_layer) +
@@ -303,8 +313,17 @@ ModelFacts from_hf_config(const nlohmann::json& top, const std::string& path) {
     for (std::size_t i = 0; i < n_layer; ++i) {
       const std::string t = types[i].is_string() ? types[i].get<std::string>() : "";
       if (t == "sliding_attention") slides[i] = true;
-      else if (t != "full_attention") recurrent = true;
+      else if (t == "linear_attention" || t == "mamba") kinds[i] = LayerKind::recurrent;
+      else if (t != "full_attention" && t != "attention")
+        throw Error(Reason::usage, path + ": layer " + std::to_string(i) + " is of type \"" + util::printable(t) +
+                                       "\", which the vLLM planner does not size");
     }
+  } else if (gdn) {
+    // transformers' Qwen3NextConfig: linear attention unless (i + 1) is a multiple of the interval.
+    const auto interval = r.number("full_attention_interval", 4);
+    if (interval == 0) throw r.bad("full_attention_interval is 0");
+    for (std::size_t i = 0; i < n_layer; ++i)
+      if ((i + 1) % interval != 0) kinds[i] = LayerKind::recurrent;
   } else if (r.has("sliding_window")) {
     if (m.model_type == "gemma2") {
       for (std::size_t i = 0; i < n_layer; ++i) slides[i] = i % 2 == 0;
@@ -315,10 +334,53 @@ ModelFacts from_hf_config(const nlohmann::json& top, const std::string& path) {
       slides.assign(n_layer, true);
     }
   }
-  if (recurrent)
+  bool any_recurrent = false;
+  for (auto k : kinds) any_recurrent = any_recurrent || k == LayerKind::recurrent;
+  // Families whose state vLLM shapes by rules not transcribed here stay refused, never sized as attention.
+  const bool other_recurrent = m.model_type.find("mamba") != std::string::npos || m.model_type == "jamba" ||
+                               m.model_type == "falcon_h1" || m.model_type == "kimi_linear" ||
+                               m.model_type == "bamba" || m.model_type.rfind("minimax", 0) == 0 ||
+                               m.model_type.rfind("lfm2", 0) == 0 || m.model_type == "plamo2" ||
+                               m.model_type == "zamba2";
+  if (other_recurrent || (any_recurrent && !gdn && !nemotron_h && !granite_h))
     throw Error(Reason::usage, path + ": " + (m.model_type.empty() ? std::string("this model") : m.model_type) +
-                                   " keeps a recurrent state in some layers; the vLLM planner sizes attention layers "
-                                   "only (dense, sliding-window, MLA) so far");
+                                   " keeps a recurrent state in some layers whose shape the vLLM planner does not "
+                                   "size (it sizes Qwen3-Next/Qwen3.5 gated delta nets and Nemotron-H/Granite 4.0-H "
+                                   "Mamba2 layers)");
+  if (any_recurrent) {
+    auto& st = m.state;
+    if (gdn) {
+      st.kind = StateKind::gated_delta_net;
+      st.k_heads = r.number("linear_num_key_heads");
+      st.v_heads = r.number("linear_num_value_heads");
+      st.k_dim = r.number("linear_key_head_dim");
+      st.v_dim = r.number("linear_value_head_dim");
+      st.conv_kernel = r.number("linear_conv_kernel_dim");
+      if (m.model_type.rfind("qwen3_5", 0) == 0 && c.contains("mamba_ssm_dtype") && c["mamba_ssm_dtype"].is_string())
+        st.ssm_dtype = c["mamba_ssm_dtype"].get<std::string>();
+    } else if (nemotron_h) {
+      st.kind = StateKind::mamba2;
+      st.heads = r.number("mamba_num_heads");
+      st.head_dim = r.number("mamba_head_dim");
+      st.intermediate = st.heads * st.head_dim;
+      st.groups = r.number("n_groups");
+      st.state = r.number("ssm_state_size");
+      st.conv_kernel = r.number("conv_kernel");
+    } else {
+      st.kind = StateKind::mamba2;
+      st.heads = r.number("mamba_n_heads");
+      st.head_dim = r.number("mamba_d_head");
+      st.intermediate = r.number("mamba_expand") * m.hidden;
+      st.groups = r.number("mamba_n_groups");
+      st.state = r.number("mamba_d_state");
+      st.conv_kernel = r.number("mamba_d_conv");
+    }
+    // Bounds past any model, so that a state's products stay 64-bit.
+    for (auto v : {st.k_heads, st.v_heads, st.k_dim, st.v_dim, st.heads, st.head_dim, st.groups, st.state})
+      if (v > 65536) throw r.bad("a recurrent state dimension past 65536");
+    if (st.conv_kernel == 0 || st.conv_kernel > 1024) throw r.bad("conv kernel " + std::to_string(st.conv_kernel));
+    if (st.intermediate > (1ull << 24)) throw r.bad("a Mamba intermediate size past 2^24");
+  }
   bool any_sliding = false;
   for (bool s : slides) any_sliding = any_sliding || s;
   if (any_sliding) {
@@ -334,8 +396,8 @@ ModelFacts from_hf_config(const nlohmann::json& top, const std::string& path) {
   if (!m.mla && (kv_heads == 0 || head_dim == 0)) throw r.bad("no KV heads or no head size");
   m.layers.resize(n_layer);
   for (std::size_t i = 0; i < n_layer; ++i)
-    m.layers[i] = m.mla ? Layer{LayerKind::attention, slides[i], 1, static_cast<std::uint32_t>(latent), 0}
-                        : Layer{LayerKind::attention, slides[i], static_cast<std::uint32_t>(kv_heads),
+    m.layers[i] = m.mla ? Layer{kinds[i], slides[i], 1, static_cast<std::uint32_t>(latent), 0}
+                        : Layer{kinds[i], slides[i], static_cast<std::uint32_t>(kv_heads),
                                 static_cast<std::uint32_t>(head_dim), static_cast<std::uint32_t>(head_dim)};
   return m;
 }

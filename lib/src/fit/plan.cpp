@@ -291,6 +291,8 @@ json Plan::to_json() const {
                  {"kv_cache_groups", v.groups},
                  {"layers_per_group", v.group_size},
                  {"request_bytes", v.request_bytes},
+                 {"state_bytes", v.state_bytes},
+                 {"mamba_cache_mode", v.mamba_cache_mode.empty() ? json() : json(v.mamba_cache_mode)},
                  {"available_kv_bytes", v.available},
                  {"available_estimated", v.available_estimated},
                  {"activation_estimate_bytes", v.available_estimated ? json(v.activation_estimate) : json()},
@@ -299,6 +301,7 @@ json Plan::to_json() const {
                  {"num_blocks", opt(v.num_blocks)},
                  {"gpu_kv_cache_tokens", opt(v.kv_tokens)},
                  {"max_concurrency", opt(v.max_concurrency)},
+                 {"max_sequences", opt(v.max_sequences)},
                  {"estimated_max_model_len", opt(v.estimated_max_model_len)},
                  {"refusal", v.refusal.empty() ? json() : json(v.refusal)}};
   }

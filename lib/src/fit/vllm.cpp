@@ -71,30 +71,43 @@ CacheFormat cache_format(const std::string& dtype, const ModelFacts& m) {
   return f;
 }
 
-// One KV cache group: its layers (whole model) and whether they slide.
+// A layer's KV cache spec, as far as grouping goes: FullAttentionSpec, SlidingWindowSpec, MambaSpec.
+enum class SpecKind { full, sliding, state };
+SpecKind spec_of(const Layer& l) {
+  if (l.kind == LayerKind::recurrent) return SpecKind::state;
+  return l.sliding ? SpecKind::sliding : SpecKind::full;
+}
+
+// One KV cache group: its layers (whole model) and their spec.
 struct Group {
-  bool sliding = false;
+  SpecKind kind = SpecKind::full;
   std::vector<std::size_t> layers;
 };
 
-// _get_kv_cache_groups_uniform_spec / _uniform_page_size: one group when every layer has the same spec,
-// else per type layers[i::n] in groups of the smaller type's count (the larger's when under 1.5 times).
+// get_kv_cache_groups: one group when every layer has the same spec (_get_kv_cache_groups_uniform_spec),
+// else (_get_kv_cache_groups_uniform_page_size) per spec, in the order of its first layer as vLLM's dict of
+// specs meets them, layers[i::n] in groups of the smallest spec's count (the largest's when it is under 1.5
+// times that), the last group of a spec padded.
 std::vector<Group> groups_of(const ModelFacts& m) {
-  std::vector<std::size_t> full, sliding;
-  for (std::size_t i = 0; i < m.layers.size(); ++i)
-    if (m.layers[i].kind == LayerKind::attention) (m.layers[i].sliding ? sliding : full).push_back(i);
-  if (full.empty() || sliding.empty()) return {{full.empty(), full.empty() ? sliding : full}};
-  const std::size_t low = std::min(full.size(), sliding.size()), high = std::max(full.size(), sliding.size());
+  std::vector<std::pair<SpecKind, std::vector<std::size_t>>> by_spec;
+  for (std::size_t i = 0; i < m.layers.size(); ++i) {
+    if (m.layers[i].kind == LayerKind::none) continue;
+    const SpecKind kind = spec_of(m.layers[i]);
+    auto it = std::find_if(by_spec.begin(), by_spec.end(), [&](const auto& s) { return s.first == kind; });
+    if (it == by_spec.end()) it = by_spec.insert(by_spec.end(), {kind, {}});
+    it->second.push_back(i);
+  }
+  std::size_t low = SIZE_MAX, high = 0;
+  for (const auto& [kind, layers] : by_spec) {
+    low = std::min(low, layers.size());
+    high = std::max(high, layers.size());
+  }
   const std::size_t group_size = 2 * high < 3 * low ? high : low;
   std::vector<Group> out;
-  // Types in the order of their first layer, as vLLM's dict of specs meets them.
-  const bool full_first = full.front() < sliding.front();
-  for (int pass = 0; pass < 2; ++pass) {
-    const bool is_sliding = (pass == 0) != full_first;
-    const auto& layers = is_sliding ? sliding : full;
+  for (const auto& [kind, layers] : by_spec) {
     const std::size_t n = cdiv(layers.size(), group_size);
     for (std::size_t g = 0; g < n; ++g) {
-      Group group{is_sliding, {}};
+      Group group{kind, {}};
       for (std::size_t i = g; i < layers.size(); i += n) group.layers.push_back(layers[i]);
       out.push_back(std::move(group));
     }
@@ -104,13 +117,61 @@ std::vector<Group> groups_of(const ModelFacts& m) {
 
 struct Rules {
   std::uint64_t max_model_len = 0, batched = 0, sliding_window = 0, block = 16, page = 0;
+  std::uint64_t state_blocks = 1;  // MambaSpec's pages a request: mode none 1, align 2 (the running state and a copy)
   // A spec's max_memory_usage_bytes: FullAttentionSpec cdiv(len, block) pages; SlidingWindowSpec
-  // cdiv(min(window - 1 + max_num_batched_tokens, len), block) + 1 pages.
-  std::uint64_t pages(bool sliding, std::uint64_t len) const {
-    if (!sliding) return cdiv(len, block);
+  // cdiv(min(window - 1 + max_num_batched_tokens, len), block) + 1 pages; MambaSpec in mamba_cache_mode
+  // "none" one page (its state, padded to the attention page), "align" two, whatever the length.
+  std::uint64_t pages(SpecKind kind, std::uint64_t len) const {
+    if (kind == SpecKind::state) return state_blocks;
+    if (kind == SpecKind::full) return cdiv(len, block);
     return cdiv(std::min(plus(sliding_window - 1, batched), len), block) + 1;
   }
 };
+
+// One recurrent layer's state on one rank (MambaSpec.page_size_bytes before padding): the conv state and
+// the temporal state, each its shape's elements times its dtype.
+struct StatePage {
+  std::uint64_t conv = 0, temporal = 0;
+  std::uint64_t total() const { return conv + temporal; }
+};
+
+// vllm.distributed.divide: vLLM asserts that TP divides a state's sharded dimension.
+std::uint64_t divide(std::uint64_t n, std::uint32_t tp, const char* what) {
+  if (n % tp)
+    throw refuses(std::string(what) + " (" + std::to_string(n) + ") is not divisible by tensor parallel size (" +
+                  std::to_string(tp) + ")");
+  return n / tp;
+}
+
+// MambaStateDtypeCalculator: the conv state in --mamba-cache-dtype ("auto": the model's dtype), the temporal
+// state in --mamba-ssm-cache-dtype ("auto": the conv state's). Qwen3.5 reads config.json's mamba_ssm_dtype
+// where the flag is "auto" (model_executor/models/config.py).
+StatePage state_page(const ModelFacts& m, const VllmArgs& a, std::uint32_t tp) {
+  auto bytes_of = [&](const std::string& dtype, std::uint64_t fallback) -> std::uint64_t {
+    if (dtype == "float32") return 4;
+    if (dtype == "float16" || dtype == "bfloat16") return 2;
+    return fallback;
+  };
+  const auto& st = m.state;
+  const std::uint64_t conv_bytes = bytes_of(a.mamba_cache_dtype, m.dtype_bytes);
+  const std::uint64_t ssm_bytes = bytes_of(a.mamba_ssm_cache_dtype == "auto" ? st.ssm_dtype : a.mamba_ssm_cache_dtype,
+                                           conv_bytes);
+  StatePage p;
+  if (st.kind == StateKind::gated_delta_net) {
+    // gated_delta_net_state_shape: conv (conv_kernel - 1, conv_dim / tp), temporal (v_heads / tp, v_dim, k_dim).
+    const std::uint64_t conv_dim = st.k_dim * st.k_heads * 2 + st.v_dim * st.v_heads;
+    p.conv = (st.conv_kernel - 1) * divide(conv_dim, tp, "the gated delta net's conv dimension") * conv_bytes;
+    p.temporal = divide(st.v_heads, tp, "linear_num_value_heads") * st.v_dim * st.k_dim * ssm_bytes;
+  } else {
+    // mamba2_state_shape: groups widened to TP where TP does not divide them (extra_groups_for_head_shards),
+    // conv (conv_kernel - 1, (intermediate + 2 * groups * state) / tp), temporal (heads / tp, head_dim, state).
+    const std::uint64_t groups = st.groups % tp == 0 ? st.groups : tp;  // n_groups + (tp - n_groups)
+    const std::uint64_t conv_dim = st.intermediate + 2 * groups * st.state;
+    p.conv = (st.conv_kernel - 1) * divide(conv_dim, tp, "the Mamba2 conv dimension") * conv_bytes;
+    p.temporal = divide(st.heads, tp, "the Mamba2 heads") * st.head_dim * st.state * ssm_bytes;
+  }
+  return p;
+}
 
 // One rank's projected groups: the group's layers on this stage.
 struct RankGroups {
@@ -120,7 +181,7 @@ struct RankGroups {
 RankGroups project(const std::vector<Group>& global, std::size_t first, std::size_t last) {
   RankGroups r;
   for (const auto& g : global) {
-    Group p{g.sliding, {}};
+    Group p{g.kind, {}};
     for (auto l : g.layers)
       if (l >= first && l < last) p.layers.push_back(l);
     r.group_size = std::max(r.group_size, p.layers.size());
@@ -132,7 +193,7 @@ RankGroups project(const std::vector<Group>& global, std::size_t first, std::siz
 // _max_memory_usage_bytes_from_groups: group_size * page * the pages each group's spec needs.
 std::uint64_t request_bytes(const RankGroups& r, const Rules& rules, std::uint64_t len) {
   std::uint64_t pages = 0;
-  for (const auto& g : r.groups) pages = plus(pages, rules.pages(g.sliding, len));
+  for (const auto& g : r.groups) pages = plus(pages, rules.pages(g.kind, len));
   return times(times(r.group_size, rules.page), pages);
 }
 
@@ -221,15 +282,57 @@ Plan plan_vllm(const ModelFacts& m, const EngineSettings& e, const PlacedWeights
   v.max_num_seqs = a.max_num_seqs ? *a.max_num_seqs : (large ? 1024 : 256);
   // The cache block: 16 tokens (CacheConfig.DEFAULT_BLOCK_SIZE); MLA's FlashMLA backend (Hopper) takes 64.
   v.block_size = a.block_size ? *a.block_size : (m.mla ? 64 : 16);
+  // Every attention layer here has the same page (config.json gives one head shape), so no unification
+  // among them; a hybrid's recurrent layers are unified with them below.
+  auto attention = std::find_if(m.layers.begin(), m.layers.end(),
+                                [](const Layer& l) { return l.kind == LayerKind::attention; });
+  if (attention == m.layers.end()) throw Error(Reason::usage, "the model has no attention layer: not planned");
+  const Layer& first = *attention;
+  const std::uint64_t kv_heads = m.mla ? 1 : std::max<std::uint64_t>(1, first.n_head_kv / tp);
+  const bool hybrid = m.state.kind != StateKind::none;
+  std::uint64_t state_blocks = 1;
+  if (hybrid) {
+    // What the transcribed rules do not cover is refused rather than sized by a guess.
+    if (m.mla || format.per_token_head_scales)
+      throw Error(Reason::usage, "recurrent layers beside MLA or per-token-head scales are not planned yet");
+    if (a.num_speculative_tokens || !a.speculative_method.empty())
+      throw Error(Reason::usage,
+                  "speculative decoding on a model with recurrent layers is not planned yet (its draft layers and "
+                  "the state's speculative blocks)");
+    // The state mode (MambaModelConfig): none unless prefix caching is on, which makes it "all" for models
+    // that support Mamba prefix caching (the Mamba2 families) and "align" for the others (gated delta nets).
+    // vLLM v0.11 turned prefix caching off for hybrids; later releases enable it by default: name it.
+    // Without prefix caching the mode is none whatever --mamba-cache-mode says; "all" falls back to "align"
+    // where the model does not support it.
+    std::string mode = "none";
+    if (a.prefix_caching.value_or(false)) {
+      const bool supports_all = m.state.kind == StateKind::mamba2;
+      mode = a.mamba_cache_mode.empty() || a.mamba_cache_mode == "none" ? (supports_all ? "all" : "align")
+                                                                        : a.mamba_cache_mode;
+      if (mode == "all" && !supports_all) mode = "align";
+    }
+    if (mode == "all")
+      throw Error(Reason::usage, "mamba cache mode all (prefix caching on a Mamba2 hybrid) is not planned yet");
+    state_blocks = mode == "align" ? 2 : 1;
+    v.mamba_cache_mode = mode;
+    // HybridAttentionMambaModelConfig.verify_and_update_config (prefix caching off): the attention block is
+    // the least multiple of 16 tokens whose page holds one state, unless --block-size is larger; the state
+    // page is then padded to the attention page.
+    const StatePage state = state_page(m, a, tp);
+    v.state_bytes = state.total();
+    v.state_conv_bytes = state.conv;
+    const std::uint64_t token_page = kv_heads * (std::uint64_t{first.head_k} + first.head_v) * format.bytes;
+    const std::uint64_t needed = 16 * cdiv(state.total(), 16 * token_page);
+    if (needed > UINT32_MAX) throw Error(Reason::usage, "a recurrent state past 2^32 tokens of attention page");
+    if (!a.block_size || *a.block_size < needed) v.block_size = static_cast<std::uint32_t>(needed);
+  }
 
   Rules rules;
+  rules.state_blocks = state_blocks;
   rules.max_model_len = v.max_model_len;
   rules.batched = v.max_num_batched_tokens;
   rules.sliding_window = m.sliding_window;
   rules.block = v.block_size;
-  // Every attention layer here has the same page (config.json gives one head shape), so no unification.
-  const Layer& first = m.layers.front();
-  const std::uint64_t kv_heads = m.mla ? 1 : std::max<std::uint64_t>(1, first.n_head_kv / tp);
   if (format.ds_mla) rules.page = times(rules.block, 656);
   else if (m.mla) rules.page = times(rules.block, std::uint64_t{first.head_k} * format.bytes);
   else
@@ -359,9 +462,12 @@ Plan plan_vllm(const ModelFacts& m, const EngineSettings& e, const PlacedWeights
     v.num_blocks = blocks;
     // _report_kv_cache_config (rank 0's groups): blocks per group times the block, and the requests of
     // max_model_len the blocks hold.
-    v.kv_tokens = blocks / global.size() * rules.block;
+    // A MambaSpec's block (mode none) is max_model_len tokens: the smallest group's block is printed.
+    const std::uint64_t min_block = hybrid ? std::min<std::uint64_t>(rules.block, v.max_model_len) : rules.block;
+    v.kv_tokens = blocks / global.size() * min_block;
+    v.max_sequences = blocks / global.size();
     std::uint64_t per_request = 0;
-    for (const auto& g : by_rank.front().groups) per_request += rules.pages(g.sliding, v.max_model_len);
+    for (const auto& g : by_rank.front().groups) per_request += rules.pages(g.kind, v.max_model_len);
     v.max_concurrency = static_cast<double>(blocks) / static_cast<double>(std::max<std::uint64_t>(per_request, 1));
     p.max_context = static_cast<std::uint32_t>(std::min<std::uint64_t>(most, UINT32_MAX));
     p.max_slots = static_cast<std::uint32_t>(
@@ -399,10 +505,16 @@ Plan plan_vllm(const ModelFacts& m, const EngineSettings& e, const PlacedWeights
     for (std::uint32_t s = 0; s < pp; ++s)
       if (i >= stage_layers[s].first && i < stage_layers[s].second)
         l.device = gpus.empty() ? -1 : static_cast<std::int32_t>(s * tp);
-    l.cells = blocks * rules.block;
     const std::uint64_t bytes = times(blocks * rules.page, tp);
-    if (m.mla) l.k_bytes = bytes;
-    else l.k_bytes = l.v_bytes = bytes / 2;
+    if (l.kind == LayerKind::recurrent) {
+      // Its view of the pool: a state a block, the conv state first, then the temporal state and the padding.
+      l.r_bytes = std::min(bytes, times(times(blocks, v.state_conv_bytes), tp));
+      l.s_bytes = bytes - l.r_bytes;
+    } else if (l.kind == LayerKind::attention) {
+      l.cells = blocks * rules.block;
+      if (m.mla) l.k_bytes = bytes;
+      else l.k_bytes = l.v_bytes = bytes / 2;
+    }
     l.weights_bytes = i < w.layer_split.size() ? w.layer_split[i] + w.layer_whole[i] : 0;
     p.layers.push_back(l);
   }

@@ -122,5 +122,58 @@ def test_what_vllm_refuses_is_refused_with_its_reason():
         inspect(sim, "--engine-args", LINE, "--gpu-memory", "24G", expect=2)
 
 
+# Qwen3-Next-80B-A3B-Instruct's config.json facts (https://huggingface.co/Qwen/Qwen3-Next-80B-A3B-Instruct/blob/main/
+# config.json): 48 layers, every 4th full attention with 2 KV heads of 256, the rest gated delta nets.
+QWEN3_NEXT = {"architectures": ["Qwen3NextForCausalLM"], "model_type": "qwen3_next", "num_hidden_layers": 48,
+              "num_attention_heads": 16, "num_key_value_heads": 2, "head_dim": 256, "hidden_size": 2048,
+              "intermediate_size": 5120, "vocab_size": 151936, "full_attention_interval": 4,
+              "linear_num_key_heads": 16, "linear_num_value_heads": 32, "linear_key_head_dim": 128,
+              "linear_value_head_dim": 128, "linear_conv_kernel_dim": 4, "max_position_embeddings": 262144,
+              "torch_dtype": "bfloat16"}
+
+
+def serve_config(repo, config):
+    """`repo` of config.json and one small checkpoint (its headers are read, its weights are not the point)."""
+    tmp = tempdir("fit-vllm-hybrid-")
+    shards, index = ck.sharded_model(4, lambda m, shape: [(m + ".weight", "BF16", shape)], shards=1)
+    files = [("config.json", json.dumps(config).encode(), None, False)]
+    for path, tensors in shards.items():
+        head, size = header_only(tensors)
+        files.append((path, head, size, True))
+    return claims_repos(tmp, {repo: files})
+
+
+def test_a_hybrid_is_planned_as_vllm_sizes_its_state():
+    """vllm-project/vllm#26646: this command line printed "GPU KV cache size: 90,048 tokens" and "Maximum
+    concurrency for 215,040 tokens per request: 1.66x" (TP 2, fp8 KV). vLLM's rules give a 1072-token block (one
+    GDN state of 548864 bytes a rank, 512 bytes an attention token) and 4 groups of 12 layers; the blocks those lines
+    imply (338 or 339) are fed as --kv-cache-memory-bytes, so the words and JSON must say what vLLM said."""
+    repo = "org/qwen3-next"
+    with HubSim(serve_config(repo, QWEN3_NEXT)) as sim:
+        line = ("vllm serve org/qwen3-next --tensor-parallel-size 2 --max-model-len 215040 --gpu-memory-utilization 0.95"
+                " --dtype float16 --max-num-seqs 2 --kv-cache-dtype fp8_e5m2 --kv-cache-memory-bytes "
+                + str(339 * 12 * 548864))
+        r = hf_fetch("inspect", repo, "--endpoint", sim.hub, "--json", "--engine-args", line)
+        check(r.rc == 0, "exit", r)
+        v = json.loads(r.out.splitlines()[-1])["fit"]["vllm"]
+        check(v["block_size"] == 1072 and v["page_bytes"] == 548864 and v["state_bytes"] == 548864, "the page", v)
+        check(v["kv_cache_groups"] == 4 and v["layers_per_group"] == 12, "the groups", v)
+        # 339 blocks over 4 groups: 84 sequences hold a state and an attention block each at once.
+        check(v["max_sequences"] == 84, "the sequences the states allow", v)
+        check(v["gpu_kv_cache_tokens"] == 90048 and f"{v['max_concurrency']:.2f}" == "1.66", "the log's lines", v)
+        t = hf_fetch("inspect", repo, "--endpoint", sim.hub, "--engine-args", line)
+        check("GPU KV cache size: 90,048 tokens" in t.out and "215,040 tokens per request: 1.66x" in t.out, "words", t)
+
+
+def test_a_recurrent_state_it_cannot_size_is_refused_naming_why():
+    repo = "org/jamba"
+    jamba = dict(QWEN3_NEXT, model_type="jamba", architectures=["JambaForCausalLM"])
+    with HubSim(serve_config(repo, jamba)) as sim:
+        r = hf_fetch("inspect", repo, "--endpoint", sim.hub, "--json", "--engine-args", "vllm serve org/jamba")
+        check(r.rc == 2, "exit", r)
+        s = json.loads(r.out.splitlines()[-1])
+        check("jamba keeps a recurrent state" in s["message"], "the reason", s)
+
+
 if __name__ == "__main__":
     main()

@@ -91,7 +91,7 @@ TEST_CASE("fit engine: vllm serve's line read for memory, both flag spellings, t
   CHECK(s.vllm.num_speculative_tokens == 3);
   CHECK(s.vllm.speculative_method == "eagle3");
   CHECK(std::find(s.ignored.begin(), s.ignored.end(), "--host") != s.ignored.end());
-  CHECK(std::find(s.ignored.begin(), s.ignored.end(), "--enable-prefix-caching") != s.ignored.end());
+  CHECK(s.vllm.prefix_caching == true);  // read: it sets a hybrid's state mode
 
   auto t = parse_engine_args(
       "python3 -m vllm.entrypoints.openai.api_server --model /m --tensor-parallel-size=4 --max-model-len 1K "

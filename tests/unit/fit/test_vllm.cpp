@@ -7,6 +7,7 @@
 // that does not (the KV one request needs) must match to the digit.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -293,7 +294,7 @@ TEST_CASE("fit vllm: pages per spec, KV heads replicated past TP, groups and pad
   CHECK(g2.layers[0].sliding);
   CHECK_FALSE(g2.layers[1].sliding);
 
-  // Recurrent layers are refused, not sized as attention.
+  // A hybrid without its state's facts is refused, not sized as attention.
   CHECK_THROWS_AS(from_hf_config({{"model_type", "qwen3_next"},
                                   {"num_hidden_layers", 48},
                                   {"num_attention_heads", 16},
@@ -409,4 +410,341 @@ TEST_CASE("fit vllm: hostile sizes are refused or do not fit, never wrap into a 
                          {{1ull << 40, 1ull << 40}});
   CHECK_FALSE(cards.fits);
   CHECK(cards.gpus[0].left < 0);
+}
+
+namespace {
+
+// Qwen3-Next-80B-A3B-Instruct's config.json facts (https://huggingface.co/Qwen/Qwen3-Next-80B-A3B-Instruct/blob/
+// main/config.json; Intel's int4 AutoRound quantization of it keeps the shape): 48 layers, every 4th full
+// attention (2 KV heads of 256), the others gated delta nets of 16 key heads and 32 value heads of 128, conv
+// kernel 4.
+const json kQwen3Next80B = {{"model_type", "qwen3_next"},
+                            {"num_hidden_layers", 48},
+                            {"num_attention_heads", 16},
+                            {"num_key_value_heads", 2},
+                            {"head_dim", 256},
+                            {"hidden_size", 2048},
+                            {"full_attention_interval", 4},
+                            {"linear_num_key_heads", 16},
+                            {"linear_num_value_heads", 32},
+                            {"linear_key_head_dim", 128},
+                            {"linear_value_head_dim", 128},
+                            {"linear_conv_kernel_dim", 4},
+                            {"max_position_embeddings", 262144},
+                            {"torch_dtype", "bfloat16"}};
+
+// A Nemotron-H-shaped model (nemotron_h: hybrid_override_pattern, M a Mamba2 layer, * attention, - an MLP)
+// with Nemotron-H-8B's Mamba2 widths (128 heads of 64, 8 groups, state 128, conv 4) and attention (32 heads,
+// 8 KV heads of 128), 8 layers.
+json nemotron_h(const std::string& pattern) {
+  return {{"model_type", "nemotron_h"},
+          {"num_hidden_layers", pattern.size()},
+          {"hybrid_override_pattern", pattern},
+          {"num_attention_heads", 32},
+          {"num_key_value_heads", 8},
+          {"head_dim", 128},
+          {"hidden_size", 4096},
+          {"mamba_num_heads", 128},
+          {"mamba_head_dim", 64},
+          {"n_groups", 8},
+          {"ssm_state_size", 128},
+          {"conv_kernel", 4},
+          {"max_position_embeddings", 8192},
+          {"torch_dtype", "bfloat16"}};
+}
+
+VllmFigures hybrid_figures(const json& config, const std::string& line, std::vector<std::uint64_t> profiled = {}) {
+  return *plan_vllm(from_hf_config(config, "config.json"), parse_engine_args(line), {}, {}, profiled).vllm;
+}
+
+}  // namespace
+
+TEST_CASE("fit vllm: a Qwen3-Next log (gated delta net hybrid), its block, tokens and concurrency", "[fit][vllm]") {
+  // https://github.com/vllm-project/vllm/issues/26646 (vLLM of 2025-10, the v0.11 line): Qwen3-Next-80B-A3B
+  // int4 AutoRound, `--tensor-parallel-size 2 --max-model-len 215040 --gpu-memory-utilization 0.95 --dtype
+  // float16 --max-num-seqs 2 --kv-cache-dtype fp8_e5m2`, printed "GPU KV cache size: 90,048 tokens" and
+  // "Maximum concurrency for 215,040 tokens per request: 1.66x" (it failed later, in a Triton kernel). Its
+  // "Available KV cache memory" line is not in the public excerpt, so the blocks are what the two lines imply.
+  //
+  // By vLLM's rules, per rank: a GDN state is conv 3 x (128*16*2 + 128*32) / 2 = 3 x 4096 fp16 (24576 bytes)
+  // plus temporal 32/2 x 128 x 128 fp16 (524288), 548864 bytes; an attention token is 1 KV head (2 / 2) x
+  // (256 + 256) x 1 byte (fp8) = 512 bytes; the block 16 * cdiv(548864, 16 * 512) = 1072 tokens, whose page
+  // (548864) equals the state's. 36 GDN + 12 attention layers: groups of 12, 3 state groups and 1 attention
+  // group. "GPU KV cache size" = blocks // 4 * 1072 = 90048 gives 336..339 blocks; one request needs
+  // cdiv(215040, 1072) = 201 attention blocks + 1 state block per state group = 204, so "1.66x" is 338 or
+  // 339 blocks. With bf16 KV the block would be 544, of which 90048 is no multiple.
+  const std::string line =
+      "vllm serve /mnt/nfs-share/LLM/Qwen3-Next-80B-A3B-Instruct-int4-mixed-AutoRound/ --host 0.0.0.0 --port "
+      "30000 --tensor-parallel-size 2 --served-model-name Qwen3-30B --max-model-len 215040 "
+      "--gpu-memory-utilization 0.95 --dtype float16 --max-num-seqs 2 --tool-call-parser hermes "
+      "--enable-auto-tool-choice --enable-expert-parallel --generation-config auto --kv-cache-dtype fp8_e5m2";
+  const auto plain = hybrid_figures(kQwen3Next80B, line);
+  CHECK(plain.block_size == 1072);
+  CHECK(plain.page_bytes == 548864);
+  CHECK(plain.state_bytes == 548864);
+  CHECK(plain.groups == 4);
+  CHECK(plain.group_size == 12);
+  // One 215040 request: 12 layers x 548864 x 204 blocks.
+  CHECK(plain.request_bytes == 12ull * 548864 * 204);
+
+  std::vector<std::string> concurrency_at_90048;
+  for (std::uint64_t blocks = 330; blocks < 345; ++blocks) {
+    // Available memory for exactly `blocks` blocks of 12 layers, and a page short of one more.
+    for (std::uint64_t spare : {0ull, 548864ull * 12 - 1}) {
+      const auto v = hybrid_figures(kQwen3Next80B, line, {blocks * 12 * 548864 + spare, blocks * 12 * 548864 + spare});
+      CHECK(v.num_blocks == blocks);
+      if (v.kv_tokens == 90048u) concurrency_at_90048.push_back(two_decimals(*v.max_concurrency));
+    }
+  }
+  // 336..339 blocks print 90,048 tokens, and two of them the log's 1.66x.
+  REQUIRE(concurrency_at_90048.size() == 8);
+  CHECK(std::count(concurrency_at_90048.begin(), concurrency_at_90048.end(), "1.66") == 4);
+
+  // The same line in bf16: the block 16 * cdiv(548864, 16 * 1024) = 544, the state padded to its page.
+  auto bf16 = line;
+  bf16.replace(bf16.find("fp8_e5m2"), 8, "auto");
+  const auto b = hybrid_figures(kQwen3Next80B, bf16, {544ull * 1024 * 12 * 1000, 544ull * 1024 * 12 * 1000});
+  CHECK(b.block_size == 544);
+  CHECK(b.page_bytes == 544u * 1024);
+  CHECK(b.kv_tokens == 1000u / 4 * 544);
+  CHECK(b.kv_tokens != 90048u);
+}
+
+TEST_CASE("fit vllm: Qwen3-Next layers, state shapes over TP, dtypes and --block-size", "[fit][vllm]") {
+  auto m = from_hf_config(kQwen3Next80B, "config.json");
+  REQUIRE(m.layers.size() == 48);
+  int recurrent = 0;
+  for (const auto& l : m.layers) recurrent += l.kind == LayerKind::recurrent;
+  CHECK(recurrent == 36);
+  CHECK(m.layers[3].kind == LayerKind::attention);  // (3 + 1) % 4 == 0
+  CHECK(m.layers[0].kind == LayerKind::recurrent);
+  CHECK(m.state.kind == StateKind::gated_delta_net);
+
+  // TP 1, bf16: conv 3 x 8192 x 2 = 49152, temporal 32 x 128 x 128 x 2 = 1048576; a token 2 x 512 x 2 = 2048
+  // bytes; block 16 * cdiv(1097728, 32768) = 16 * 34 = 544.
+  auto one = hybrid_figures(kQwen3Next80B, "vllm serve x --max-model-len 4096");
+  CHECK(one.state_bytes == 49152 + 1048576);
+  CHECK(one.block_size == 544);
+  CHECK(one.page_bytes == 544u * 2048);
+  // --mamba-ssm-cache-dtype float32 doubles the temporal state: 2146304 bytes, 16 * cdiv(2146304, 32768) =
+  // 16 * 66 = 1056 tokens.
+  auto f32 = hybrid_figures(kQwen3Next80B, "vllm serve x --max-model-len 4096 --mamba-ssm-cache-dtype float32");
+  CHECK(f32.state_bytes == 49152 + 2097152);
+  CHECK(f32.block_size == 1056);
+  // Qwen3.5 configs name mamba_ssm_dtype: float32, which the flag's "auto" follows.
+  json qwen35 = kQwen3Next80B;
+  qwen35["model_type"] = "qwen3_5_text";
+  qwen35["mamba_ssm_dtype"] = "float32";
+  CHECK(hybrid_figures(qwen35, "vllm serve x --max-model-len 4096").state_bytes == 49152 + 2097152);
+  CHECK(hybrid_figures(qwen35, "vllm serve x --max-model-len 4096 --mamba-ssm-cache-dtype float16").state_bytes ==
+        49152 + 1048576);
+  // A --block-size above the least one is kept, the state padded to its page; one below it is raised.
+  CHECK(hybrid_figures(kQwen3Next80B, "vllm serve x --max-model-len 4096 --block-size 1024").block_size == 1024);
+  CHECK(hybrid_figures(kQwen3Next80B, "vllm serve x --max-model-len 4096 --block-size 64").block_size == 544);
+  // TP that does not divide the value heads (32 over 64) is what vLLM's divide() asserts against.
+  CHECK_THROWS_AS(hybrid_figures(kQwen3Next80B, "vllm serve x -tp 3"), Error);  // 16 heads over 3
+  json wide = kQwen3Next80B;
+  wide["num_attention_heads"] = 64;
+  CHECK_THROWS_AS(hybrid_figures(wide, "vllm serve x -tp 64"), Error);  // 32 value heads over 64
+  // The rows: a recurrent layer's bytes are state (conv, then temporal and padding), an attention layer's K/V.
+  auto p = plan_vllm(m, parse_engine_args("vllm serve x --max-model-len 4096"), {}, {}, {544ull * 2048 * 12 * 10});
+  REQUIRE(p.layers.size() == 48);
+  CHECK(p.layers[0].k_bytes == 0);
+  CHECK(p.layers[0].r_bytes == 10u * 49152);
+  CHECK(p.layers[0].r_bytes + p.layers[0].s_bytes == 10u * 544 * 2048);
+  CHECK(p.layers[3].k_bytes == 10u * 544 * 2048 / 2);
+  CHECK(p.layers[3].r_bytes == 0);
+}
+
+TEST_CASE("fit vllm: Nemotron-H's Mamba2 state, its groups over TP, layers without a cache", "[fit][vllm]") {
+  // 6 Mamba2 layers, 2 attention, 2 MLP: groups of 2 (6 < 1.5 x 2 is false), 3 state groups + 1 attention.
+  const auto config = nemotron_h("M-M*MM-M*M");
+  auto m = from_hf_config(config, "config.json");
+  CHECK(m.state.kind == StateKind::mamba2);
+  CHECK(m.state.intermediate == 128 * 64);
+  CHECK(m.layers[1].kind == LayerKind::none);
+  CHECK(m.layers[3].kind == LayerKind::attention);
+  // TP 1, bf16: conv 3 x (8192 + 2 x 8 x 128) x 2 = 61440, temporal 128 x 64 x 128 x 2 = 2097152: 2158592;
+  // a token 8 x 256 x 2 = 4096 bytes; block 16 * cdiv(2158592, 65536) = 16 * 33 = 528.
+  auto v = hybrid_figures(config, "vllm serve x --max-model-len 8192", {528ull * 4096 * 2 * 100});
+  CHECK(v.state_bytes == 61440 + 2097152);
+  CHECK(v.block_size == 528);
+  CHECK(v.page_bytes == 528u * 4096);
+  CHECK(v.groups == 4);
+  CHECK(v.group_size == 2);
+  CHECK(v.num_blocks == 100u);
+  CHECK(v.kv_tokens == 100u / 4 * 528);
+  // One 8192 request: cdiv(8192, 528) = 16 attention blocks + 3 state blocks.
+  CHECK(*v.max_concurrency == Approx(100.0 / 19));
+  // Short requests: each holds one block of every group, a state in each state group: 100 // 4 at once.
+  CHECK(v.max_sequences == 25u);
+  // TP 16 widens the 8 groups to 16 (extra_groups_for_head_shards): conv 3 x (8192 + 2 x 16 x 128) / 16 x 2
+  // = 4608, temporal 8 x 64 x 128 x 2 = 131072; KV heads max(1, 8 / 16) = 1.
+  json wide = config;
+  wide["num_attention_heads"] = 64;
+  CHECK(hybrid_figures(wide, "vllm serve x -tp 16 --max-model-len 8192").state_bytes == 4608 + 131072);
+  // TP 3 divides neither the heads nor the conv dimension: vLLM's divide() asserts.
+  json three = config;
+  three["num_attention_heads"] = 48;
+  CHECK_THROWS_AS(hybrid_figures(three, "vllm serve x -tp 3"), Error);
+  // The MLP layers hold nothing.
+  auto p = plan_vllm(m, parse_engine_args("vllm serve x --max-model-len 8192"), {}, {}, {528ull * 4096 * 2 * 100});
+  CHECK(p.layers[1].k_bytes + p.layers[1].r_bytes + p.layers[1].s_bytes == 0);
+  CHECK(p.layers[0].r_bytes + p.layers[0].s_bytes == 100u * 528 * 4096);
+}
+
+TEST_CASE("fit vllm: Granite 4.0-H's layer_types, and the hybrids vLLM sizes by rules not transcribed", "[fit][vllm]") {
+  json granite = {{"model_type", "granitemoehybrid"},
+                  {"num_hidden_layers", 4},
+                  {"num_attention_heads", 32},
+                  {"num_key_value_heads", 8},
+                  {"hidden_size", 4096},
+                  {"layer_types", {"mamba", "mamba", "mamba", "attention"}},
+                  {"mamba_n_heads", 128},
+                  {"mamba_d_head", 64},
+                  {"mamba_n_groups", 1},
+                  {"mamba_d_state", 128},
+                  {"mamba_d_conv", 4},
+                  {"mamba_expand", 2},
+                  {"max_position_embeddings", 131072}};
+  auto m = from_hf_config(granite, "config.json");
+  CHECK(m.layers[3].kind == LayerKind::attention);
+  CHECK(m.layers[0].kind == LayerKind::recurrent);
+  // conv 3 x (2 x 4096 + 2 x 1 x 128) x 2 = 50688, temporal 128 x 64 x 128 x 2 = 2097152; a token 8 x 256 x 2.
+  auto v = hybrid_figures(granite, "vllm serve x --max-model-len 8192");
+  CHECK(v.state_bytes == 50688 + 2097152);
+  CHECK(v.block_size == 528);  // 16 * cdiv(2147840, 16 * 4096)
+  // 1 group over TP 2 becomes 2: conv 3 x (8192 + 512) / 2 x 2.
+  CHECK(hybrid_figures(granite, "vllm serve x -tp 2 --max-model-len 8192").state_bytes == 26112 + 1048576);
+
+  // Refused with exit 2 naming why, never sized as attention.
+  for (const char* type : {"jamba", "falcon_h1", "mamba2", "kimi_linear", "bamba"}) {
+    json other = granite;
+    other["model_type"] = type;
+    INFO(type);
+    try {
+      from_hf_config(other, "config.json");
+      FAIL("planned");
+    } catch (const Error& e) {
+      CHECK(e.reason() == Reason::usage);
+      CHECK(std::string(e.what()).find("recurrent state") != std::string::npos);
+    }
+  }
+  // Hostile state sizes: refused naming config.json, or a block past 2^32 tokens refused, never wrapped.
+  for (const char* key : {"mamba_n_heads", "mamba_d_state", "mamba_d_conv"}) {
+    json hostile = granite;
+    hostile[key] = std::string(key) == "mamba_d_conv" ? 0 : 1 << 20;
+    INFO(key);
+    try {
+      from_hf_config(hostile, "config.json");
+      FAIL("planned");
+    } catch (const Error& e) {
+      CHECK(std::string(e.what()).find("config.json") != std::string::npos);
+    }
+  }
+  json huge = granite;
+  huge["mamba_n_heads"] = 65536;
+  huge["mamba_d_head"] = 65536;
+  huge["mamba_d_state"] = 65536;
+  huge["num_key_value_heads"] = 1;
+  huge["num_attention_heads"] = 1;
+  huge["hidden_size"] = 2;
+  // A state of 2^49 bytes over 8-byte attention tokens: a block of 2^46 tokens.
+  CHECK_THROWS_WITH(hybrid_figures(huge, "vllm serve x"), Catch::Matchers::Contains("past 2^32 tokens"));
+  json unknown = granite;
+  unknown["layer_types"] = {"mamba", "conv", "mamba", "attention"};
+  CHECK_THROWS_AS(from_hf_config(unknown, "config.json"), Error);
+  // What the transcription does not cover: prefix-caching state modes, speculative decoding on a hybrid.
+  // Prefix caching on a Mamba2 hybrid is mode "all" (its state a block of every block's tokens).
+  for (const char* more : {" --enable-prefix-caching", " --enable-prefix-caching --mamba-cache-mode all",
+                           " --speculative-config '{\"method\":\"mtp\",\"num_speculative_tokens\":2}'"}) {
+    INFO(more);
+    try {
+      hybrid_figures(granite, std::string("vllm serve x") + more);
+      FAIL("planned");
+    } catch (const Error& e) {
+      CHECK(e.reason() == Reason::usage);
+    }
+  }
+  // Without prefix caching the mode is none whatever --mamba-cache-mode says; align asked for with it is kept.
+  CHECK(hybrid_figures(granite, "vllm serve x --mamba-cache-mode align --max-model-len 8192").mamba_cache_mode ==
+        "none");
+  const std::uint64_t page = 528 * 4096;
+  auto align = hybrid_figures(granite,
+                              "vllm serve x --enable-prefix-caching --mamba-cache-mode align --max-model-len 8192",
+                              {page * 100});
+  CHECK(align.mamba_cache_mode == "align");
+  // 3 Mamba2 + 1 attention layers: groups of 1, 3 state groups. One 8192 request: cdiv(8192, 528) = 16
+  // attention blocks + 2 blocks of each state group (align) = 22.
+  CHECK(*align.max_concurrency == Approx(100.0 / 22));
+  CHECK_THROWS_AS(parse_engine_args("vllm serve x --mamba-cache-dtype fp8"), Error);  // not a MambaDType
+}
+
+TEST_CASE("fit vllm: a Qwen3.6 log with prefix caching (mamba cache mode align), blocks and concurrency",
+          "[fit][vllm]") {
+  // https://github.com/noonghunna/club-3090/issues/612 and /issues/652 (vLLM v0.24.0, one RTX 5090):
+  // Qwen3.6-35B-A3B NVFP4, non-default args max_model_len 131072, kv_cache_dtype fp8, enable_prefix_caching,
+  // max_num_batched_tokens 8192, max_num_seqs 1, no speculative config. Printed "Available KV cache memory:
+  // 5.98 GiB" / "GPU KV cache size: 567,978 tokens" / "Maximum concurrency for 131,072 tokens per request: 4.33x",
+  // and 6.01 GiB / 569,878 / 4.35x. The model's facts (qwen3_5_moe, text_config): 40 layers, every 4th full
+  // attention of 2 KV heads of 256, gated delta nets of 16 key and 32 value heads of 128, conv kernel 4,
+  // mamba_ssm_dtype float32 (https://huggingface.co/Qwen/Qwen3.6-35B-A3B/blob/main/config.json, as other
+  // public code transcribes it).
+  //
+  // By the rules: prefix caching on a gated delta net is mode align; a state is conv 3 x 8192 x 2 (49152) plus
+  // temporal 32 x 128 x 128 x 4 (2097152) = 2146304 bytes; an fp8 token 2 x 512 = 1024; the block
+  // 16 * cdiv(2146304, 16384) = 2096 tokens, its page the state's exactly. 30 GDN + 10 attention layers:
+  // 3 state groups and 1 attention group of 10. One request: cdiv(131072, 2096) = 63 blocks + 2 a state group
+  // (align) = 69; 5.98 GiB holds 299 blocks of 10 x 2146304 (4.33x), 6.01 GiB 300 (4.35x). With mode none
+  // (1 a state group) it would be 66 blocks and 4.53x; with a bf16 temporal state a 1072 block and 2.32x.
+  // v0.24 prints "GPU KV cache size" as int(concurrency x max_model_len) (_report_kv_cache_config; the commit the
+  // planner's own line follows printed blocks // groups x block): 299 / 69 x 131072 = 567,978.67.
+  // Qwen3-Next's widths, 40 layers, nested as the multimodal wrapper nests them.
+  json text = kQwen3Next80B;
+  text["model_type"] = "qwen3_5_moe_text";
+  text["num_hidden_layers"] = 40;
+  text["mamba_ssm_dtype"] = "float32";
+  const json config = {{"model_type", "qwen3_5_moe"}, {"text_config", text}};
+  const std::string line =
+      "vllm serve ~/.cache/huggingface/qwen3.6-35b-a3b-nvfp4 --dtype bfloat16 --max-model-len 131072 "
+      "--quantization modelopt --kv-cache-dtype fp8 --enable-prefix-caching --max-num-batched-tokens 8192 "
+      "--max-num-seqs 1 --enable-chunked-prefill";
+  struct Printed {
+    double available_gib;
+    std::uint64_t tokens;
+    const char* concurrency;
+  };
+  for (const Printed& log : {Printed{5.98, 567978, "4.33"}, Printed{6.01, 569878, "4.35"}}) {
+    INFO(log.available_gib << " GiB");
+    auto at = [&](double delta) {
+      return hybrid_figures(config, line, {static_cast<std::uint64_t>(std::floor((log.available_gib + delta) * kGiB))});
+    };
+    const auto low = at(-0.005), high = at(0.005);
+    CHECK(low.mamba_cache_mode == "align");
+    CHECK(low.block_size == 2096);
+    CHECK(low.state_bytes == 2146304);
+    CHECK(low.page_bytes == 2146304);
+    CHECK(low.groups == 4);
+    CHECK(low.request_bytes == 10ull * 2146304 * 69);
+    CHECK(std::stod(two_decimals(*low.max_concurrency)) <= std::stod(log.concurrency));
+    CHECK(std::stod(log.concurrency) <= std::stod(two_decimals(*high.max_concurrency)));
+    // v0.24's tokens line from the planner's concurrency, against what it printed.
+    const auto v024_tokens = [](const VllmFigures& v) {
+      return static_cast<std::uint64_t>(*v.max_concurrency * 131072);
+    };
+    CHECK(v024_tokens(low) <= log.tokens);
+    CHECK(log.tokens <= v024_tokens(high));
+  }
+  // The blocks exactly: 299 and 300 give the printed tokens to the token.
+  for (auto [blocks, tokens] : {std::pair<std::uint64_t, std::uint64_t>{299, 567978}, {300, 569878}}) {
+    const auto v = hybrid_figures(config, line, {blocks * 10 * 2146304});
+    CHECK(v.num_blocks == blocks);
+    CHECK(static_cast<std::uint64_t>(*v.max_concurrency * 131072) == tokens);
+  }
+  // Without prefix caching (v0.11's hybrids, or --no-enable-prefix-caching) one state block a request: 66.
+  auto none = line;
+  none.replace(none.find("--enable-prefix-caching"), 23, "--no-enable-prefix-caching");
+  const auto v = hybrid_figures(config, none, {299ull * 10 * 2146304});
+  CHECK(v.mamba_cache_mode == "none");
+  CHECK(*v.max_concurrency == Approx(299.0 / 66));
 }

@@ -37,6 +37,11 @@ struct VllmArgs {
   std::optional<std::uint32_t> max_num_seqs, max_num_batched_tokens, block_size;
   std::uint32_t num_speculative_tokens = 0;  // --speculative-config's num_speculative_tokens
   std::string speculative_method;            // and its method (draft layers are not planned)
+  // Recurrent layers' state (vllm/config/cache.py at 001cabc1): MambaDType auto/float32/float16 for the conv
+  // state and the temporal (ssm) state ("auto": the conv state's, which "auto" makes the model's); the
+  // MambaCacheMode none/align/all (unset: none, one state block per request).
+  std::string mamba_cache_dtype = "auto", mamba_ssm_cache_dtype = "auto", mamba_cache_mode;
+  std::optional<bool> prefix_caching;  // --enable-prefix-caching / --no-enable-prefix-caching, when given
 };
 
 enum class FlashAttention { on, off, automatic };

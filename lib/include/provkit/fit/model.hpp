@@ -29,6 +29,20 @@ struct Layer {
   std::uint64_t v_width() const { return std::uint64_t{n_head_kv} * head_v; }
 };
 
+// A recurrent layer's state as vLLM shapes it (vllm/model_executor/layers/mamba/mamba_utils.py,
+// MambaStateShapeCalculator): a gated delta net's (Qwen3-Next, Qwen3.5: conv state of
+// (k_dim * k_heads * 2 + v_dim * v_heads) channels, temporal state v_heads x v_dim x k_dim) or Mamba2's
+// (Nemotron-H, Granite 4.0-H: conv state of intermediate + 2 * groups * state channels, temporal state
+// heads x head_dim x state). Both keep conv_kernel - 1 steps of the conv input.
+enum class StateKind { none, gated_delta_net, mamba2 };
+struct StateFacts {
+  StateKind kind = StateKind::none;
+  std::uint64_t conv_kernel = 0;
+  std::uint64_t k_heads = 0, v_heads = 0, k_dim = 0, v_dim = 0;                    // gated delta net
+  std::uint64_t intermediate = 0, groups = 0, heads = 0, head_dim = 0, state = 0;  // Mamba2
+  std::string ssm_dtype = "auto";  // config.json's mamba_ssm_dtype (Qwen3.5), else "auto"
+};
+
 struct ModelFacts {
   std::string architecture;
   std::uint32_t context_length = 0;  // the training context (llama.cpp's -c 0)
@@ -43,6 +57,7 @@ struct ModelFacts {
   std::uint32_t dtype_bytes = 2;
   std::uint32_t heads = 0;  // attention heads (TP must divide them)
   std::uint64_t hidden = 0, intermediate = 0, vocab = 0;
+  StateFacts state;  // the recurrent layers' state (from_hf_config; kind none without recurrent layers)
 };
 
 // The facts of a GGUF's metadata (the JSON checkpoint::parse_gguf keeps,
@@ -65,9 +80,14 @@ ModelFacts from_gguf(const nlohmann::json& metadata, const std::string& path);
 // Cohere 2's all but every sliding_window_pattern-th (default 6, 4), else every layer when sliding_window
 // is set and use_sliding_window is not false (Mistral v0.1). context_length is vLLM's derived maximum:
 // max_position_embeddings (yarn: original_max_position_embeddings) times rope_scaling's factor, except
-// the types that keep it (su, longrope, llama3, mrope, default). Throws Error(invalid_input) naming `path`
-// for a missing or impossible fact, Error(usage) for a family this planner does not size yet (layers
-// holding a recurrent state: Qwen3-Next, Mamba hybrids).
+// the types that keep it (su, longrope, llama3, mrope, default). Recurrent layers: Qwen3-Next / Qwen3.5
+// (gated delta net; `layer_types` "linear_attention", else every layer but each full_attention_interval-th,
+// default 4; linear_* keys), Nemotron-H (Mamba2; hybrid_override_pattern: M a Mamba2 layer, * attention,
+// others no cache; mamba_num_heads, mamba_head_dim, n_groups, ssm_state_size, conv_kernel) and Granite 4.0-H
+// (granitemoehybrid, Mamba2; layer_types "mamba"/"attention"; mamba_n_heads, mamba_d_head, mamba_n_groups,
+// mamba_d_state, mamba_d_conv, intermediate mamba_expand * hidden_size). Throws Error(invalid_input) naming
+// `path` for a missing or impossible fact, Error(usage) naming why for a family whose state this planner
+// does not size (Jamba's Mamba1, Falcon-H1's parallel heads, pure Mamba, Kimi Linear, MiniMax, LFM2).
 ModelFacts from_hf_config(const nlohmann::json& config, const std::string& path);
 
 // The weights by layer (blk.N.*), the output layer (output*, which llama.cpp

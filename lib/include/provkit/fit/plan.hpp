@@ -46,14 +46,22 @@ struct VllmFigures {
   std::uint64_t page_bytes = 0;              // one layer's page on one rank
   std::uint32_t groups = 0, group_size = 0;  // KV cache groups and layers per group (padding layers counted)
   std::uint64_t request_bytes = 0;           // one max_model_len request's KV on the rank that needs most
-  std::vector<std::int64_t> available;       // KV memory per rank: given (--kv-cache-memory-bytes) or estimated
+  // A hybrid's recurrent layer: its state per sequence on one rank (MambaSpec's page before it is padded to
+  // the attention page), and the conv state's part of it. 0 without recurrent layers.
+  std::uint64_t state_bytes = 0, state_conv_bytes = 0;
+  std::string mamba_cache_mode;         // a hybrid's state mode in effect: none, align
+  std::vector<std::int64_t> available;  // KV memory per rank: given (--kv-cache-memory-bytes) or estimated
   bool available_estimated = false;
   std::uint64_t max_num_batched_tokens = 0, max_num_seqs = 0;  // as given, or vLLM's defaults for the cards
   std::uint64_t activation_estimate = 0;                       // per rank, inside the estimate
   std::optional<std::uint64_t> num_blocks, kv_tokens;          // "GPU KV cache size: N tokens" (with available memory)
   std::optional<double> max_concurrency;                       // "Maximum concurrency for L tokens per request: X"
-  std::optional<std::uint64_t> estimated_max_model_len;        // vLLM's binary search, when the line does not fit
-  std::string refusal;                                         // vLLM's own sentence when it would refuse to start
+  // The most sequences of any length running at once: each holds at least one block in every group (a hybrid's
+  // state groups exactly one), so blocks // groups. A --max-num-seqs above it never runs whole; the planner's
+  // figure, vLLM prints none.
+  std::optional<std::uint64_t> max_sequences;
+  std::optional<std::uint64_t> estimated_max_model_len;  // vLLM's binary search, when the line does not fit
+  std::string refusal;                                   // vLLM's own sentence when it would refuse to start
 };
 
 struct Plan {

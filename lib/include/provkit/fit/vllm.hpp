@@ -2,8 +2,17 @@
 // vLLM's KV cache sizing, transcribed from its source (vLLM commit 001cabc1:
 // vllm/v1/kv_cache_interface.py for the page of each layer spec,
 // vllm/v1/core/kv_cache_utils.py for grouping, blocks, the per-rank minimum
-// and the two log lines; vllm/distributed/utils.py get_pp_indices for the
-// pipeline stages), into the same Plan the llama.cpp rules fill.
+// and the two log lines, MambaSpec's page and its blocks a request by
+// mamba_cache_mode; vllm/distributed/utils.py get_pp_indices for the
+// pipeline stages), into the same Plan the llama.cpp rules fill. Hybrids:
+// the state shapes and dtypes from vllm/model_executor/layers/mamba/
+// mamba_utils.py (commit 02d71083), the attention block raised to hold a state
+// from HybridAttentionMambaModelConfig in vllm/model_executor/models/config.py
+// (commits 0144dd5b and 1936cf38 agree with prefix caching off; later
+// releases' _align_hybrid_block_size keeps that rule for modes none and align),
+// the mode by MambaModelConfig (prefix caching: align, or all where the model
+// supports it), judged by the v0.11-era log of vllm-project/vllm#26646 and the
+// v0.24.0 logs of noonghunna/club-3090#612 and #652 (mode align).
 #include <cstdint>
 #include <vector>
 
@@ -42,8 +51,13 @@ std::uint64_t activation_estimate(const ModelFacts& model, std::uint64_t tokens,
 // the minimum over ranks), "GPU KV cache size" and "Maximum concurrency". A max_model_len that does
 // not fit is does_not_fit with vLLM's own sentence and its estimated maximum model length. Throws
 // Error(FitRefusal::engine_refuses) for what vLLM refuses to configure: fp8_ds_mla on a model without
-// MLA, a max_model_len past the model's derived maximum, TP that does not divide the attention heads;
-// Error(usage) for more ranks than cards named, or a cache dtype not planned (nvfp4, turboquant).
+// MLA, a max_model_len past the model's derived maximum, TP that does not divide the attention heads or
+// a recurrent state's sharded dimension; Error(usage) for more ranks than cards named, a cache dtype not
+// planned (nvfp4, turboquant), or on a hybrid: mamba cache mode all, speculative decoding, MLA or
+// per-token-head scales. A hybrid's recurrent layers (MambaSpec) each hold one state page a request (two in
+// mode align, which --enable-prefix-caching sets for gated delta nets), the
+// attention block raised to 16 * cdiv(state, 16 * one token's attention page) unless --block-size is larger,
+// the state padded to that page.
 // `profiled`: the KV memory each rank had (vLLM's "Available KV cache memory" line, per rank), when known:
 // it replaces the estimate and --kv-cache-memory-bytes, so vLLM's own figure can be fed back.
 Plan plan_vllm(const ModelFacts& model, const EngineSettings& engine, const PlacedWeights& weights,

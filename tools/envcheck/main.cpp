@@ -133,11 +133,11 @@ int run(int argc, char** argv) {
     if (!min_pcie.empty()) host::set_min_pcie(req, min_pcie);
     if (!min_h2d.empty()) host::set_min_h2d(req, min_h2d);
     if (roce->count() > 0) req.roce = roce_device;
-    if (!wait_seconds.empty()) {
-      host::set_wait(req, wait_seconds);
-      if (req.ports.empty() && !req.vram_free)
-        throw Error(ExitCode::usage, "--wait goes with --port-free or --vram-free (what a restart frees)");
-    }
+    if (!wait_seconds.empty()) host::set_wait(req, wait_seconds);
+    if (req.wait && req.ports.empty() && !req.vram_free)  // from the flag or the profile, with the checks of both
+      throw Error(ExitCode::usage, wait_seconds.empty()
+                                       ? profile + ": 'wait' goes with ports_free or vram_free (what a restart frees)"
+                                       : "--wait goes with --port-free or --vram-free (what a restart frees)");
     for (const auto& g : gfx) host::add_gfx(req, g);
     for (const auto& v : severities) host::add_severity_assignment(req, v);
   } catch (const Error& e) {

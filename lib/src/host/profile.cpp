@@ -107,6 +107,7 @@ class ProfileReader {
         {"min_pcie", [&](const YAML::Node& n) { at(n, "min_pcie", [&] { set_min_pcie(r_, scalar(n, "min_pcie")); }); }},
         {"min_h2d", [&](const YAML::Node& n) { at(n, "min_h2d", [&] { set_min_h2d(r_, scalar(n, "min_h2d")); }); }},
         {"pcie_atomics", [&](const YAML::Node& n) { r_.pcie_atomics = boolean(n, "pcie_atomics"); }},
+        {"wait", [&](const YAML::Node& n) { at(n, "wait", [&] { set_wait(r_, scalar(n, "wait")); }); }},
         {"roce",
          [&](const YAML::Node& n) {
            auto v = scalar(n, "roce");

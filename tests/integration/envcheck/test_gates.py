@@ -290,6 +290,22 @@ def test_vram_free_wait_until_memory_comes_free(tmp):
     r = envcheck("--vram-free", "16G", "--wait", "0.5", "--json", env=env)
     expect(r, 1, "--vram-free --wait 0.5 on memory that stays taken")
     row(r, "vram-free gpu0", "FAIL", "still taken", ["still so after waiting"])
+    # Issue 43 item 7: the profile holds the wait too (a key for every command-line check).
+    prof = write(os.path.join(tmp, "wait.yaml"), "envcheck: 1\nvram_free: 16G\nwait: 10\n")
+    write(desc, busy % (1 << 30))
+    t = threading.Timer(1.0, freed)
+    t.start()
+    r = envcheck("--profile", prof, "--json", env=env)
+    t.join()
+    expect(r, 0, "profile wait: 10 until the memory came free")
+    row(r, "vram-free gpu0", "PASS", "profile wait", ["after waiting"])
+    alone = envcheck("--profile", write(os.path.join(tmp, "alone.yaml"), "envcheck: 1\nwait: 5\n"), env=env)
+    expect(alone, 2, "profile wait with nothing to wait for")
+    check("'wait' goes with ports_free or vram_free" in alone.err, "the key named", alone.err)
+    bad = envcheck("--profile", write(os.path.join(tmp, "bad.yaml"), "envcheck: 1\nvram_free: 1G\nwait: soon\n"),
+                   env=env)
+    expect(bad, 2, "profile wait: soon")
+    check("bad.yaml:3: 'wait' wants seconds" in bad.err, "FILE:LINE and the key", bad.err)
 
 
 from test_envcheck import BIN  # noqa: E402

@@ -77,6 +77,10 @@ std::string vllm_text(const fit::Plan& p) {
                      " bytes (" + std::to_string(v.block_size) + " tokens) per layer per rank, " +
                      std::to_string(v.groups) + " KV cache group(s) of " + std::to_string(v.group_size) +
                      " layers; one request of max-model-len needs " + human_bytes(v.request_bytes) + " per rank";
+  if (v.state_bytes)
+    text += "\n  recurrent layers: a state of " + std::to_string(v.state_bytes) +
+            " bytes per sequence per layer (conv " + std::to_string(v.state_conv_bytes) + "), mamba cache mode " +
+            (v.mamba_cache_mode.empty() ? std::string("none") : v.mamba_cache_mode);
   for (std::size_t r = 0; r < p.gpus.size(); ++r) {
     const auto& g = p.gpus[r];
     text += "\n  GPU " + std::to_string(g.index) + ": " + std::to_string(g.layers) + " layers, weights " +
@@ -98,6 +102,8 @@ std::string vllm_text(const fit::Plan& p) {
               std::snprintf(x, sizeof x, "%.2fx", *v.max_concurrency);
               return std::string(x);
             }();
+  if (v.max_sequences && v.refusal.empty())
+    text += "\n  at most " + thousands(*v.max_sequences) + " sequences at once (each holds a block in every group)";
   if (!v.refusal.empty()) text += "\n  vLLM would refuse to start: " + v.refusal;
   if (p.max_context)
     text += std::string("\n  ") + (p.fits ? "fits" : "does not fit") +

@@ -163,6 +163,8 @@ def test_a_hybrid_is_planned_as_vllm_sizes_its_state():
         check(v["gpu_kv_cache_tokens"] == 90048 and f"{v['max_concurrency']:.2f}" == "1.66", "the log's lines", v)
         t = hf_fetch("inspect", repo, "--endpoint", sim.hub, "--engine-args", line)
         check("GPU KV cache size: 90,048 tokens" in t.out and "215,040 tokens per request: 1.66x" in t.out, "words", t)
+        check("a state of 548864 bytes per sequence per layer" in t.out and "mamba cache mode none" in t.out
+              and "at most 84 sequences at once" in t.out, "the text says the state and the sequences", t.out)
 
 
 def test_a_recurrent_state_it_cannot_size_is_refused_naming_why():

@@ -6,3 +6,5 @@ set_tests_properties("layout: every library module has its unit tests" PROPERTIE
 add_test(NAME "layout: the environment is read only through its registry"
   COMMAND ${CMAKE_SOURCE_DIR}/scripts/list-environment-reads.sh)
 set_tests_properties("layout: the environment is read only through its registry" PROPERTIES LABELS layout TIMEOUT 60)
+# The ledger's judge itself, on trees made for it.
+provkit_python_tests(layout SCRIPTS ${CMAKE_CURRENT_SOURCE_DIR}/integration/layout/test_ledger.py TIMEOUT 60)

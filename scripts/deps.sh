@@ -14,7 +14,7 @@ packages=(
   nginx-light iproute2 binutils zstd xz-utils curl openssl
   autoconf automake libtool meson python3-setuptools python3-jsonschema python3-pytest
   ccache python3-tqdm valgrind clang-format clang-tidy
-  patchelf python3-numpy
+  patchelf python3-numpy python3-packaging
 )
 # Other releases name two of them differently: clang's runtime libraries
 # (libFuzzer, sanitizers) follow the default clang, and nginx-light is gone.

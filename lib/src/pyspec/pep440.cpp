@@ -238,7 +238,10 @@ Version base(const Version& v) {
 
 bool specifier_contains(const Specifier& spec, std::string_view version_text) {
   if (spec.op == "===") {
-    std::string a(version_text), b = spec.text;
+    // packaging's _compare_arbitrary: the candidate as packaging writes it when it is a version ("v1.0" is
+    // "1.0"), else as given; then both lowercased.
+    auto as_version = parse_version(version_text);
+    std::string a = as_version ? as_version->str() : std::string(version_text), b = spec.text;
     auto trim = [](std::string& s) {
       s.erase(0, s.find_first_not_of(" \t"));
       s.erase(s.find_last_not_of(" \t") + 1);

@@ -1,7 +1,10 @@
 // PEP 440 versions and specifiers, each case checked against packaging (pip's vendored packaging.version and
 // packaging.specifiers give the same answers).
 #include <catch2/catch.hpp>
+#include <fstream>
+#include <map>
 #include <string>
+#include <vector>
 
 #include "provkit/pyspec/pep440.hpp"
 
@@ -99,4 +102,63 @@ TEST_CASE("pep440: a specifier set skips empty clauses and names the one that is
   CHECK_THROWS_MATCHES(parse_specifier_set(">=1.0, =>2"), provkit::Error,
                        Catch::Predicate<provkit::Error>(
                            [](const provkit::Error& e) { return e.is(SyntaxRefusal::invalid_specifier); }));
+}
+
+namespace {
+
+std::vector<std::string> tab_fields(const std::string& line) {
+  std::vector<std::string> out;
+  std::size_t from = 0;
+  for (std::size_t tab; (tab = line.find('\t', from)) != std::string::npos; from = tab + 1)
+    out.push_back(line.substr(from, tab - from));
+  out.push_back(line.substr(from));
+  return out;
+}
+
+}  // namespace
+
+// The table is packaging's own answers (scripts/pep440-table.py writes it with Debian's python3-packaging, and
+// the ctest "pep440: the table is packaging's answers" fails when packaging answers otherwise).
+TEST_CASE("pep440: packaging's verdicts on the table: spelling, refusal, order, containment", "[python][pep440]") {
+  std::ifstream table(std::string(PROVKIT_TEST_DATA) + "/pep440/table.txt");
+  REQUIRE(table);
+  std::vector<std::pair<Version, long>> ranked;
+  std::size_t versions = 0, refused = 0, specs = 0, contains_checked = 0;
+  for (std::string line; std::getline(table, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    const auto f = tab_fields(line);
+    INFO(line);
+    if (f[0] == "V" && f[2] == "!") {
+      CHECK_FALSE(parse_version(f[1]));
+      ++refused;
+    } else if (f[0] == "V") {
+      REQUIRE(f.size() == 4);
+      auto v = parse_version(f[1]);
+      REQUIRE(v);
+      CHECK(v->str() == f[2]);
+      ranked.emplace_back(*v, std::stol(f[3]));
+      ++versions;
+    } else if (f[0] == "S") {
+      CHECK(static_cast<bool>(parse_specifier(f[1])) == (f[2] == "ok"));
+      ++specs;
+    } else if (f[0] == "C") {
+      REQUIRE(f.size() == 4);
+      auto spec = parse_specifier(f[1]);
+      REQUIRE(spec);
+      CHECK(specifier_contains(*spec, f[2]) == (f[3] == "1"));
+      ++contains_checked;
+    }
+  }
+  CHECK(versions > 200);
+  CHECK(refused > 20);
+  CHECK(specs > 40);
+  CHECK(contains_checked > 5000);
+  for (const auto& [a, rank_a] : ranked)
+    for (const auto& [b, rank_b] : ranked) {
+      int c = compare(a, b);
+      if ((c > 0) - (c < 0) != (rank_a > rank_b) - (rank_a < rank_b)) {
+        INFO(a.str() + " against " + b.str());
+        CHECK((c > 0) - (c < 0) == (rank_a > rank_b) - (rank_a < rank_b));
+      }
+    }
 }

@@ -12,10 +12,12 @@ struct CommonArgs {
   std::string endpoint;
   std::string token_file;
   int retries = 5;
+  long connect_timeout_s = 10;  // huggingface_hub's own for its metadata requests (HF_HUB_ETAG_TIMEOUT)
   long stall_timeout_s = 60;
   provkit::http::Options http() const {
     provkit::http::Options o;
     o.retry.tries = retries;
+    o.connect_timeout_s = connect_timeout_s;
     o.stall_timeout_s = stall_timeout_s;
     return o;
   }

@@ -38,11 +38,17 @@ std::string sentence(const hub::Manifest& m, const hub::FetchReport& report, con
            "; nothing was downloaded";
   }
   bool check_only = r.mode == hub::FetchOptions::Mode::check_upstream;
-  if (r.stage == hub::FetchReport::Stage::upstream)
-    return r.upstream_problems
-               ? n(r.upstream_problems) + " of " + n(r.upstream_files) + " files differ from the Hub tree of " +
-                     m.repo.id + " at " + m.revision + (check_only ? "" : "; nothing was downloaded")
-               : "all " + n(r.upstream_files) + " files match the Hub tree of " + m.repo.id + " at " + m.revision;
+  if (r.stage == hub::FetchReport::Stage::upstream) {
+    if (!r.upstream_problems)
+      return "all " + n(r.upstream_files) + " files match the Hub tree of " + m.repo.id + " at " + m.revision;
+    std::string differ = n(r.upstream_problems) + " of " + n(r.upstream_files) + " files differ from the Hub tree of " +
+                         m.repo.id + " at " + m.revision;
+    if (!r.local_copy_verifies) return differ + (check_only ? "" : "; nothing was downloaded");
+    // Upstream moved on; nothing here is wrong. What is on disk, then what to do.
+    return differ + ", but the copy in " + r.location + " is whole and verifies against the pinned manifest (all " +
+           n(r.upstream_files) + " files); nothing was downloaded or changed. Keep serving it with --offline, or pin " +
+           "what the Hub has now with hf-fetch " + m.repo.id + "@" + m.ref.value_or("main") + " --save-manifest FILE";
+  }
   const auto& s = r.published;
   // Verified: what this run holds as verified; an assembly not attempted (a file failed) is neither.
   const std::size_t verified = s.downloaded + s.present + s.assembled + s.unchanged;
@@ -58,6 +64,9 @@ std::string sentence(const hub::Manifest& m, const hub::FetchReport& report, con
                 (s.dropped ? ", " + n(s.dropped) + " parts dropped (" + util::format_size(s.freed_bytes) + " freed)"
                            : "") +
                 ") in " + r.location;
+  if (!r.unreachable.empty())  // served as --offline would, since no source answered
+    return text + (s.failed ? "; the sources could not be reached, so nothing was downloaded"
+                            : ", offline: the sources could not be reached (the Hub's tree was not compared)");
   if (!offline_why.empty())
     text += s.failed
                 ? ". This run was offline (" + offline_why +
@@ -153,8 +162,10 @@ int run_fetch(const FetchArgs& a, Output& out) {
   if (auto gate = r.gate()) {  // the disk gate: one reason, dry run or fetch
     reason = *gate;
     if (r.stage == Stage::no_space) fields["message"] = words;  // the run stopped on it
+  } else if (auto upstream = r.upstream_refusal()) {
+    reason = *upstream;
   } else if (code == static_cast<int>(ExitCode::check_failed)) {
-    reason = r.stage == Stage::upstream ? cli::Reason::upstream_changed : cli::Reason::verification_failed;
+    reason = cli::Reason::verification_failed;
   } else if (code != 0) {
     reason = reason_for(static_cast<ExitCode>(code));
   }

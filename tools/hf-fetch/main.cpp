@@ -110,6 +110,11 @@ int run(int argc, char** argv) {
                                     "($HF_TOKEN_PATH, else $HF_HOME/token) has one");
   auto* retries = app.add_option("--retries", common.retries, "attempts per request before giving up (default 5)")
                       ->check(CLI::Range(1, 100));
+  auto* connect_timeout =
+      app.add_option("--connect-timeout", common.connect_timeout_s,
+                     "seconds a source has to accept a connection, per attempt (default 10); a rerun with every "
+                     "file in place asks each source once")
+          ->check(CLI::Range(1, 600));
   auto* stall_timeout =
       app.add_option("--stall-timeout", common.stall_timeout_s,
                      "seconds without a byte before a transfer counts as stalled and is retried (default 60)")
@@ -137,7 +142,7 @@ int run(int argc, char** argv) {
   // Global options, and the commands each means something for (docs/hf-fetch.md, "Command line"):
   // the Hub options where a request is made, the cache where one is read, output everywhere.
   const CLI::App* export_cmd = mirror_args.export_cmd;
-  for (auto* hub_option : {endpoint, token_file, retries, stall_timeout})
+  for (auto* hub_option : {endpoint, token_file, retries, connect_timeout, stall_timeout})
     convention.global(hub_option, {&app, create, inspect});
   for (auto* output_option : {json_flag, quiet_flag, debug_flag})
     convention.global(output_option, {&app, create, export_cmd, inspect});

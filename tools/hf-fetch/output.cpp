@@ -427,7 +427,15 @@ void Output::on_source_lacks(const std::string& url, const hub::UpstreamCheck& c
 }
 
 void Output::on_upstream(const hub::UpstreamCheck& c) {
-  event("upstream", hub::upstream_state_name(c.state), c.path, c.detail, c.state != hub::UpstreamState::ok);
+  std::string detail = c.state == hub::UpstreamState::not_in_tree ? "the Hub's tree at this revision does not have it"
+                                                                  : c.detail;
+  nlohmann::json fields = nlohmann::json::object();
+  if (c.local_copy_verifies) {
+    detail += "; the copy here verifies against the manifest";
+    fields["local_copy_verifies"] = true;
+  }
+  event("upstream", hub::upstream_state_name(c.state), c.path, c.state == hub::UpstreamState::ok ? c.detail : detail,
+        c.state != hub::UpstreamState::ok, std::move(fields));
 }
 
 void Output::on_space_plan(const hub::SpacePlan& p, bool dry_run) {
@@ -464,6 +472,20 @@ void Output::on_source(const std::string& url, bool mirror) {
 void Output::on_source_failed(const std::string& url, const std::string& why) {
   event("source", "MIRROR SKIPPED", provkit::http::redact_url(url), why + "; going on with the next source", false,
         {{"source", provkit::http::redact_url(url)}});
+}
+
+void Output::on_sources_unreachable(const std::vector<hub::SourceFailure>& failed) {
+  std::string which;
+  nlohmann::json sources = nlohmann::json::array();
+  for (const auto& f : failed) {
+    which += (which.empty() ? "" : "; ") + f.why;
+    sources.push_back(provkit::http::redact_url(f.url));
+  }
+  event("warning", "WARNING", "",
+        "the sources could not be reached (" + which +
+            "); every file is in place and verified, so the verified local copy is served as --offline would "
+            "serve it (the Hub's tree was not compared)",
+        true, {{"sources", std::move(sources)}});
 }
 
 void Output::on_plan(const hub::Manifest& m, const hub::hfcache::Layout& layout, const hub::DownloadPlan& plan) {

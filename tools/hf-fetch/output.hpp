@@ -75,6 +75,7 @@ class Output : public hub::FetchObserver {
   void on_space_plan(const hub::SpacePlan& plan, bool dry_run) override;
   void on_source(const std::string& url, bool mirror) override;
   void on_source_failed(const std::string& url, const std::string& why) override;
+  void on_sources_unreachable(const std::vector<hub::SourceFailure>& failed) override;
 
  protected:
   // What a started file shows (FETCH or RESUME); the tally is kept by on_start.

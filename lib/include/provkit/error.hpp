@@ -16,6 +16,9 @@ enum class ExitCode : int {
   usage = 2,         // usage error or invalid input file (names file and line)
   network = 3,       // network or upstream failure after retries
   auth = 4,          // authentication or access refused
+  // hf-fetch: the Hub's tree moved on from the pinned manifest while every file here still verifies against
+  // it (hub::UpstreamRefusal::moved): the copy here can be served, nothing here is wrong.
+  upstream_moved = 5,
 };
 
 // Why something failed, for scripts to branch on (--json's "reason", docs/json.md). Each domain has its own
@@ -114,6 +117,7 @@ inline Reason reason_for(ExitCode code) {
     case ExitCode::usage: return Reason::invalid_input;
     case ExitCode::network: return Reason::network;
     case ExitCode::auth: return Reason::auth;
+    case ExitCode::upstream_moved:  // a domain's reason only (hub::UpstreamRefusal::moved), never a shared one
     case ExitCode::ok: break;
   }
   return Reason::internal;

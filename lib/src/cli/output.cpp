@@ -12,7 +12,6 @@ namespace provkit::cli {
 std::string_view reason_name(Reason r) {
   switch (r) {
     case Reason::verification_failed: return "verification_failed";
-    case Reason::upstream_changed: return "upstream_changed";
     case Reason::differs: return "differs";
   }
   return "verification_failed";

@@ -13,6 +13,17 @@
 
 namespace provkit::http {
 
+std::string_view reason_name(TransportFailure) { return reason_name(Reason::network); }
+ExitCode exit_code(TransportFailure) { return ExitCode::network; }
+
+namespace {
+// The Error of a transfer that failed without a final answer.
+Error failure_error(const Result& r) {
+  if (r.failure == FailureKind::network) return Error(TransportFailure::no_answer, r.message);
+  return Error(ExitCode::network, r.message);
+}
+}  // namespace
+
 Result Client::fetch(Request request) {
   Session session(options_);
   Result out;
@@ -30,7 +41,7 @@ Result Client::fetch(Request request) {
   t.on_done = [&](Result& r) { out = std::move(r); };
   session.add(std::move(t));
   session.run();
-  if (out.failure != FailureKind::none) throw Error(ExitCode::network, out.message);
+  if (out.failure != FailureKind::none) throw failure_error(out);
   if (out.response.status >= 200 && out.response.status < 300) out.response.body = std::move(body);
   return out;
 }
@@ -83,7 +94,7 @@ void Client::download_to_file(const std::string& url, const std::filesystem::pat
     close_fd();
     std::error_code ec;
     std::filesystem::remove(tmp, ec);
-    if (out.failure != FailureKind::none) throw Error(ExitCode::network, out.message);
+    if (out.failure != FailureKind::none) throw failure_error(out);
     throw Error(ExitCode::network, redact_url(url) + ": HTTP " + std::to_string(out.response.status));
   }
   if (!fd) fd.reset(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644));  // empty body

@@ -10,10 +10,22 @@
 
 namespace provkit::hub {
 
+std::string_view reason_name(UpstreamRefusal r) {
+  switch (r) {
+    case UpstreamRefusal::changed: return "upstream_changed";
+    case UpstreamRefusal::moved: return "upstream_moved";
+  }
+  return "upstream_changed";
+}
+
+ExitCode exit_code(UpstreamRefusal r) {
+  return r == UpstreamRefusal::moved ? ExitCode::upstream_moved : ExitCode::check_failed;
+}
+
 int FetchReport::exit_code() const {
   switch (stage) {
     case Stage::verified: return verified.failed ? 1 : 0;
-    case Stage::upstream: return upstream_problems ? 1 : 0;
+    case Stage::upstream: return upstream_refusal() ? static_cast<int>(hub::exit_code(*upstream_refusal())) : 0;
     case Stage::planned:
     case Stage::no_space: return gate() ? static_cast<int>(hub::exit_code(*gate())) : 0;
     case Stage::published: break;
@@ -41,6 +53,10 @@ hfcache::RefPlan refs_online(const Manifest& m, const hfcache::Layout& layout, H
   }
   return plan_refs(m, main, true);
 }
+
+// A source that gave no usable answer: nothing answered (refused, timed out, ...) or it failed the request
+// (5xx, 429 after the retries). An answer that is malformed or names another commit is not this: it is refused.
+bool unreachable(const Error& e) { return e.is(http::TransportFailure::no_answer) || e.is(HubRefusal::upstream); }
 
 // The assembly outputs' temporaries that runs killed outright left beside them ("<output>.assemble-PID-N",
 // up to an output's size each): removed before the disk gate counts the free space, when no live run holds
@@ -84,9 +100,21 @@ FetchReport fetch_snapshot(const Manifest& m, hfcache::Layout& layout, const Fet
                                    plan_refs(m, {}, false), parts);
     return r;
   }
+  // Every file in place and verified, known before any request (checked once, lazily; no event): a rerun that
+  // needs nothing only compares, so the Hub's API is asked once per call (it is then the connect timeout that
+  // bounds it), and sources that cannot be reached leave the copy here to be served as --offline would serve it.
+  std::optional<bool> complete;
+  auto here_complete = [&] {
+    if (!complete) complete = all_in_place(m, layout, &dropped);
+    return *complete;
+  };
+  const bool needs_nothing = o.mode == Mode::fetch && !o.dry_run && !o.tree && here_complete();
+  http::Options api = o.http;
+  if (needs_nothing) api.retry.tries = 1;
+  std::vector<SourceFailure> failed_sources;
   std::string endpoint = endpoint_from(o.endpoint);
   Token token = find_token(o.token_file);
-  HubClient hub_client(endpoint, token, o.http);
+  HubClient hub_client(endpoint, token, api);
   // The sources in order: each --mirror, then the endpoint. Each file is asked of the first source that
   // has it in its tree as the manifest pins it and has not yet failed it; a file a mirror serves wrong
   // (or refuses) is asked of the next source, while the mirror still serves the others. A mirror that
@@ -124,9 +152,18 @@ FetchReport fetch_snapshot(const Manifest& m, hfcache::Layout& layout, const Fet
       if (!o.tree || mirror) listed = client.list_tree(m.repo, m.revision);
       checks = check_upstream(m, layout, o.tree && !mirror ? *o.tree : listed);
     } catch (const Error& e) {
-      if (!mirror) throw;
-      observer.on_source_failed(sources[si], e.what());
-      continue;
+      failed_sources.push_back({sources[si], e.what()});
+      if (mirror) {
+        observer.on_source_failed(sources[si], e.what());
+        continue;
+      }
+      if (!needs_nothing || !unreachable(e)) throw;
+      observer.on_sources_unreachable(failed_sources);
+      r.offline = true;
+      r.unreachable = std::move(failed_sources);
+      r.published = publish_snapshot(m, layout, check_in_place(m, layout, observer, &dropped), observer,
+                                     plan_refs(m, {}, false), parts);
+      return r;
     }
     // The files this source is asked for: those still wanted; of a mirror, only those its tree has
     // as the manifest pins them (the others are the next source's).
@@ -144,9 +181,14 @@ FetchReport fetch_snapshot(const Manifest& m, hfcache::Layout& layout, const Fet
       continue;
     }
     if (!mirror) {
-      for (const auto& c : checks) {
+      r.upstream_problems = static_cast<std::size_t>(
+          std::count_if(checks.begin(), checks.end(), [](const auto& c) { return c.state != UpstreamState::ok; }));
+      // The Hub moved on from the manifest: whether the copy here still verifies against it is what a script
+      // must know (serve it, or fix it). --check-upstream compares the tree alone.
+      r.local_copy_verifies = r.upstream_problems && o.mode == Mode::fetch && here_complete();
+      for (auto& c : checks) {
         bool ok = c.state == UpstreamState::ok;
-        r.upstream_problems += !ok;
+        if (!ok) c.local_copy_verifies = r.local_copy_verifies;
         if (!ok || o.mode == Mode::check_upstream) observer.on_upstream(c);
       }
       if (o.mode == Mode::check_upstream || r.upstream_problems) {
@@ -235,12 +277,15 @@ nlohmann::json to_json(const FetchReport& r) {
   if (r.stage == Stage::verified)
     return {{"mode", "verify-only"},       {"files", r.verified.files}, {"ok", r.verified.files - r.verified.failed},
             {"failed", r.verified.failed}, {"exit_code", code},         {"location", r.location}};
-  if (r.stage == Stage::upstream)
-    return {{"mode", r.mode == FetchOptions::Mode::check_upstream ? "check-upstream" : "fetch"},
-            {"files", r.upstream_files},
-            {"upstream_problems", r.upstream_problems},
-            {"bytes_transferred", 0},
-            {"exit_code", code}};
+  if (r.stage == Stage::upstream) {
+    nlohmann::json j = {{"mode", r.mode == FetchOptions::Mode::check_upstream ? "check-upstream" : "fetch"},
+                        {"files", r.upstream_files},
+                        {"upstream_problems", r.upstream_problems},
+                        {"bytes_transferred", 0},
+                        {"exit_code", code}};
+    if (r.mode == FetchOptions::Mode::fetch) j["local_copy_verifies"] = r.local_copy_verifies;
+    return j;
+  }
   if (r.stage == Stage::planned || r.stage == Stage::no_space) {
     bool dry = r.stage == Stage::planned;
     nlohmann::json j = {{"mode", dry ? "dry-run" : "fetch"},
@@ -269,6 +314,11 @@ nlohmann::json to_json(const FetchReport& r) {
                       {"location", r.location},
                       {"exit_code", code}};
   if (r.offline) j["offline"] = true;
+  if (!r.unreachable.empty()) {
+    nlohmann::json failed = nlohmann::json::array();
+    for (const auto& f : r.unreachable) failed.push_back({{"source", http::redact_url(f.url)}, {"error", f.why}});
+    j["sources_unreachable"] = std::move(failed);
+  }
   if (r.space) {
     nlohmann::json plan = to_json(*r.space);
     for (auto& [k, v] : plan.items()) j["plan_" + k] = v;

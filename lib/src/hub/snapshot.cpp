@@ -113,46 +113,52 @@ VerifySummary verify_snapshot(const Manifest& m, const hfcache::Layout& layout, 
   return summary;
 }
 
+namespace {
+// One manifest file at its final place, as check_in_place looks for it: its check (missing when none is there)
+// and the blob name the verified content was found under.
+struct InPlace {
+  FileCheck check;
+  std::string etag;
+};
+InPlace find_in_place(const ManifestFile& f, const hfcache::Layout& layout, const DroppedParts* dropped) {
+  InPlace here{{f.path, file_spec(f), {}, {}}, {}};
+  if (const auto* into = dropped ? dropped->output_of(f.path) : nullptr) {
+    here.check.dropped_into = *into;
+    here.check.verification.state = download::FileState::ok;
+    return here;
+  }
+  std::vector<std::string> candidates;
+  if (f.git_oid) candidates.push_back(*f.git_oid);
+  if (f.sha256) candidates.push_back(*f.sha256);
+  std::error_code ec;
+  // What a link on disk points at is a name only if it has an id's shape.
+  if (auto link = fs::read_symlink(layout.file_path(f.path), ec); !ec) {
+    std::string name = link.filename().string();
+    if (util::is_hex(name, 40) || util::is_hex(name, 64)) candidates.push_back(name);
+  }
+  bool found = false;
+  for (const auto& c : candidates) {
+    fs::path content = layout.content_path(f.path, c);
+    if (!fs::exists(content, ec)) continue;
+    auto v = download::verify_file_stamped(layout.guard(), content, here.check.spec,
+                                           stamp_path(layout, "verified", f.path));
+    if (!found || v.state == download::FileState::ok) {
+      here.check.verification = v;
+      here.etag = c;
+      found = true;
+    }
+    if (v.state == download::FileState::ok) break;
+  }
+  return here;
+}
+}  // namespace
+
 SnapshotFiles check_in_place(const Manifest& m, const hfcache::Layout& layout, SnapshotObserver& observer,
                              const DroppedParts* dropped) {
   SnapshotFiles out;
   for (const auto& f : m.files) {
-    if (const auto* into = dropped ? dropped->output_of(f.path) : nullptr) {
-      FileCheck check{f.path, file_spec(f), {}, *into};
-      check.verification.state = download::FileState::ok;
-      download::JobResult r;
-      r.path = f.path;
-      r.outcome = download::Outcome::present;
-      observer.on_checked_in_place(check, layout);
-      out.results.push_back(std::move(r));
-      out.etags.emplace_back();
-      continue;
-    }
-    std::vector<std::string> candidates;
-    if (f.git_oid) candidates.push_back(*f.git_oid);
-    if (f.sha256) candidates.push_back(*f.sha256);
-    std::error_code ec;
-    // What a link on disk points at is a name only if it has an id's shape.
-    if (auto link = fs::read_symlink(layout.file_path(f.path), ec); !ec) {
-      std::string name = link.filename().string();
-      if (util::is_hex(name, 40) || util::is_hex(name, 64)) candidates.push_back(name);
-    }
-    FileCheck check{f.path, file_spec(f), {}, {}};  // none there: missing
-    std::string etag;
-    bool found = false;
-    for (const auto& c : candidates) {
-      fs::path content = layout.content_path(f.path, c);
-      if (!fs::exists(content, ec)) continue;
-      auto v = download::verify_file_stamped(layout.guard(), content, check.spec,
-                                             stamp_path(layout, "verified", f.path));
-      if (!found || v.state == download::FileState::ok) {
-        check.verification = v;
-        etag = c;
-        found = true;
-      }
-      if (v.state == download::FileState::ok) break;
-    }
-    const download::Verification& v = check.verification;
+    InPlace here = find_in_place(f, layout, dropped);
+    const download::Verification& v = here.check.verification;
     download::JobResult r;
     r.path = f.path;
     r.sha256 = v.sha256;
@@ -164,11 +170,17 @@ SnapshotFiles check_in_place(const Manifest& m, const hfcache::Layout& layout, S
       r.outcome = download::Outcome::failed;
       r.reason = download::FileFailure::not_verified;
     }
-    observer.on_checked_in_place(check, layout);
+    observer.on_checked_in_place(here.check, layout);
     out.results.push_back(std::move(r));
-    out.etags.push_back(etag);
+    out.etags.push_back(std::move(here.etag));
   }
   return out;
+}
+
+bool all_in_place(const Manifest& m, const hfcache::Layout& layout, const DroppedParts* dropped) {
+  return std::all_of(m.files.begin(), m.files.end(), [&](const ManifestFile& f) {
+    return find_in_place(f, layout, dropped).check.verification.state == download::FileState::ok;
+  });
 }
 
 std::vector<UpstreamCheck> check_upstream(const Manifest& m, const hfcache::Layout& layout,

@@ -37,14 +37,14 @@ TEST_CASE("output: a domain's typed reason travels in the Error to the summary",
   CHECK(shared.is(provkit::Reason::network));
   CHECK_FALSE(shared.is(provkit::Reason::auth));
   CHECK_FALSE(shared.is(cli::Reason::differs));
-  Error domain(cli::Reason::upstream_changed, "changed");
+  Error domain(cli::Reason::verification_failed, "wrong");
   CHECK(domain.code() == ExitCode::check_failed);
-  CHECK(domain.is(cli::Reason::upstream_changed));
+  CHECK(domain.is(cli::Reason::verification_failed));
   std::ostringstream out;
   cli::JsonLines("hf-fetch", &out).failure(domain);
   CHECK(out.str() ==
-        "{\"event\":\"summary\",\"exit_code\":1,\"message\":\"changed\",\"reason\":\"upstream_changed\",\"tool\":\"hf-"
-        "fetch\"}\n");
+        "{\"event\":\"summary\",\"exit_code\":1,\"message\":\"wrong\",\"reason\":\"verification_failed\",\"tool\":"
+        "\"hf-fetch\"}\n");
   CHECK(Error(ExitCode::usage, "x").is(provkit::Reason::invalid_input));
 }
 

@@ -158,6 +158,7 @@ TEST_CASE("connection failures are retried, then reported without credentials", 
     FAIL("no error");
   } catch (const Error& e) {
     CHECK(e.code() == ExitCode::network);
+    CHECK(e.is(TransportFailure::no_answer));  // nothing answered: typed, for a caller that can do without it
     CHECK_THAT(e.what(), Catch::Contains("127.0.0.1:" + std::to_string(port)) && Catch::Contains("3 attempts"));
     CHECK_THAT(e.what(), !Catch::Contains("hf_secret"));
   }
@@ -188,6 +189,7 @@ TEST_CASE("a body kept in memory is capped: one failure, no retry", "[http]") {
     FAIL("accepted");
   } catch (const Error& e) {
     CHECK(e.code() == ExitCode::network);
+    CHECK_FALSE(e.is(TransportFailure::no_answer));  // an answer came, and was refused
     CHECK(std::string(e.what()) == s.base + "/api/big: the answer is longer than the 4096 bytes allowed for it");
   }
   CHECK(s.seen().size() == 1);

@@ -90,13 +90,78 @@ TEST_CASE("the summary of a run the pre-flight stopped", "[snapshot][fetch]") {
   r.upstream_files = 3;
   r.upstream_problems = 1;
   CHECK(r.exit_code() == 1);
-  CHECK(hub::to_json(r) ==
-        nlohmann::json{
-            {"mode", "fetch"}, {"files", 3}, {"upstream_problems", 1}, {"bytes_transferred", 0}, {"exit_code", 1}});
+  CHECK(r.upstream_refusal() == hub::UpstreamRefusal::changed);
+  CHECK(hub::to_json(r) == nlohmann::json{{"mode", "fetch"},
+                                          {"files", 3},
+                                          {"upstream_problems", 1},
+                                          {"bytes_transferred", 0},
+                                          {"exit_code", 1},
+                                          {"local_copy_verifies", false}});
+  // Upstream moved on while every file here verifies: its own reason and exit status, not "the bytes are wrong".
+  r.local_copy_verifies = true;
+  CHECK(r.upstream_refusal() == hub::UpstreamRefusal::moved);
+  CHECK(r.exit_code() == 5);
+  CHECK(hub::reason_name(hub::UpstreamRefusal::moved) == "upstream_moved");
+  CHECK(hub::reason_name(hub::UpstreamRefusal::changed) == "upstream_changed");
+  CHECK(hub::to_json(r)["local_copy_verifies"] == true);
+  CHECK(hub::to_json(r)["exit_code"] == 5);
   r.mode = hub::FetchOptions::Mode::check_upstream;
+  r.local_copy_verifies = false;
   r.upstream_problems = 0;
   CHECK(r.exit_code() == 0);
+  CHECK_FALSE(r.upstream_refusal());
   CHECK(hub::to_json(r)["mode"] == "check-upstream");
+  CHECK_FALSE(hub::to_json(r).contains("local_copy_verifies"));  // the tree alone was compared
+}
+
+TEST_CASE("a rerun that needs nothing serves the copy here when no source answers; one that needs a file fails",
+          "[snapshot][fetch]") {
+  provkit::test::TempDir d("fetch-unreachable");
+  auto m = two_files();
+  hub::hfcache::CacheLayout c(d.path, m.repo, kCommit);
+  util::write_file_atomic(c.content_path("config.json", util::sha256_hex("{}")), "{}");
+  hub::FetchOptions o;
+  {
+    provkit::test::LoopbackServer gone("127.0.0.1", [](const std::string&, const std::string&) { return ""; });
+    o.endpoint = gone.base;  // closed with the server: nothing answers there
+  }
+  o.http.retry.tries = 3;
+  o.http.retry.backoff_base_s = 0.01;
+  struct Unreachable : Recorder {
+    std::vector<hub::SourceFailure> failed;
+    void on_sources_unreachable(const std::vector<hub::SourceFailure>& f) override { failed = f; }
+  };
+
+  SECTION("a file missing: the network failure it is, after every retry") {
+    Unreachable rec;
+    try {
+      hub::fetch_snapshot(m, c, o, rec);
+      FAIL("no error");
+    } catch (const Error& e) {
+      CHECK(e.is(http::TransportFailure::no_answer));
+      CHECK_THAT(e.what(), Catch::Contains("after 3 attempts"));
+    }
+    CHECK(rec.failed.empty());
+    CHECK(rec.in_place.empty());
+  }
+  SECTION("every file in place and verified: each source asked once, the copy here served as --offline would") {
+    util::write_file_atomic(c.content_path("w.bin", util::sha256_hex("weights")), "weights");
+    Unreachable rec;
+    auto r = hub::fetch_snapshot(m, c, o, rec);
+    CHECK(r.stage == hub::FetchReport::Stage::published);
+    CHECK(r.exit_code() == 0);
+    CHECK(r.offline);
+    CHECK(r.published.present == 2);
+    REQUIRE(rec.failed.size() == 1);
+    CHECK(rec.failed[0].url == o.endpoint);
+    CHECK_THAT(rec.failed[0].why, Catch::Contains("after 1 attempts"));
+    CHECK(rec.in_place == std::vector<std::string>{"config.json", "w.bin"});
+    auto j = hub::to_json(r);
+    CHECK(j["offline"] == true);
+    REQUIRE(j["sources_unreachable"].size() == 1);
+    CHECK(j["sources_unreachable"][0]["source"] == o.endpoint);
+    CHECK(util::read_file(c.file_path("w.bin")) == "weights");  // published: the snapshot link is there
+  }
 }
 
 TEST_CASE("pin_from_tree: a written manifest pins every file by sha256, never by the tree's SHA-1 alone",

@@ -22,7 +22,6 @@ namespace provkit::cli {
 // the domains' their own enums; docs/json.md lists every name with its exit code).
 enum class Reason {
   verification_failed,  // 1: a file or environment does not match what it must be
-  upstream_changed,     // 1: hf-fetch: the Hub's tree differs from the manifest
   differs,              // 1: envbuild diff: the two sides differ
 };
 std::string_view reason_name(Reason r);

@@ -48,6 +48,13 @@ struct Response {
 // Why a transfer did not produce a final HTTP answer.
 enum class FailureKind { none, network, too_many_redirects, bad_redirect, aborted };
 
+// Client's Error for FailureKind::network: no answer came back at all (refused, reset, name not resolved, a
+// connect or stall timeout, TLS), after the retries. The shared reason "network" (exit 3), typed so that a
+// caller can tell "nothing answered" from an answer it refuses.
+enum class TransportFailure { no_answer };
+std::string_view reason_name(TransportFailure f);
+ExitCode exit_code(TransportFailure f);
+
 struct Result {
   Response response;
   FailureKind failure = FailureKind::none;

@@ -29,10 +29,32 @@ struct FetchOptions {
   // still serves the others, and only that file is asked of the next source. A mirror that cannot be
   // listed (down, refusing) is left at once for the rest of the run.
   std::vector<std::string> mirrors;
-  http::Options http;                // retries, stall timeout, max bytes per second
+  // Retries, connect and stall timeouts, max bytes per second. A rerun that needs nothing it does not have
+  // (every file in place and verified before any request) asks each source once, within the connect timeout:
+  // it only compares, and when no source can be reached it serves the copy here (FetchReport::unreachable).
+  http::Options http;
   int jobs = 4, connections = 8;     // files at once, connections per large file
   std::uint64_t min_split_size = 0;  // 0: the default split size
 };
+
+// A source a fetch could not use, and why (the error's sentence).
+struct SourceFailure {
+  std::string url;
+  std::string why;
+};
+
+// Why a fetch stopped at its pre-flight against the Hub's tree (FetchReport::Stage::upstream), for scripts to
+// branch on: --json's "reason".
+enum class UpstreamRefusal {
+  // 1 "upstream_changed": the tree differs from the manifest (NOT IN HUB TREE, UPSTREAM CHANGED) and the copy
+  // here is not whole and verified (or was not looked at: --check-upstream).
+  changed,
+  // 5 "upstream_moved": the tree differs from the manifest, while every file here is in place and verifies
+  // against it: nothing here is wrong, and it can be served as it is (--offline) or the manifest pinned anew.
+  moved,
+};
+std::string_view reason_name(UpstreamRefusal r);
+ExitCode exit_code(UpstreamRefusal r);
 
 class FetchObserver : public SnapshotObserver {
  public:
@@ -44,6 +66,9 @@ class FetchObserver : public SnapshotObserver {
   virtual void on_source_failed(const std::string& /*url*/, const std::string& /*why*/) {}
   // A mirror's tree does not have the file as the manifest pins it: it is asked of the next source.
   virtual void on_source_lacks(const std::string& /*url*/, const UpstreamCheck&) {}
+  // Every file is in place and verified and no source could be reached (each asked once): the copy here is
+  // served as --offline serves it (on_checked_in_place follows for each file). `failed`: each source and why.
+  virtual void on_sources_unreachable(const std::vector<SourceFailure>& /*failed*/) {}
   // The plan on disk, before the disk gate; `dry_run`: it is all the run does.
   virtual void on_space_plan(const SpacePlan&, bool /*dry_run*/) {}
   // The downloads are about to start.
@@ -61,7 +86,17 @@ struct FetchReport {
   std::size_t files = 0;                                  // Stage::published: the manifest's files
   SnapshotSummary published;                              // Stage::published
   std::optional<SpacePlan> space;  // Stage::planned, no_space, and published after the pre-flight
+  // Stage::upstream, a fetch: every file here is in place and verifies against the manifest.
+  bool local_copy_verifies = false;
+  // Stage::published with `offline`: a rerun that needed nothing it did not have, and no source could be
+  // reached; each source and why, in the order tried (the endpoint last).
+  std::vector<SourceFailure> unreachable;
   int exit_code() const;
+  // Stage::upstream with differences: moved when the copy here verifies (local_copy_verifies), else changed.
+  std::optional<UpstreamRefusal> upstream_refusal() const {
+    if (stage != Stage::upstream || !upstream_problems) return std::nullopt;
+    return local_copy_verifies ? UpstreamRefusal::moved : UpstreamRefusal::changed;
+  }
   // The disk gate's refusal, the same in a dry run (Stage::planned) and in the fetch it stopped (no_space).
   std::optional<PlanRefusal> gate() const {
     return (stage == Stage::planned || stage == Stage::no_space) && space ? space->gate() : std::nullopt;

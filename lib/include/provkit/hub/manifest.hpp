@@ -96,6 +96,9 @@ struct UpstreamCheck {
   // must have that id before it is stored under it.
   std::string etag;
   std::optional<std::string> git_oid_to_verify;
+  // Set by a fetch's pre-flight on a file that is not ok: every file of the manifest is in place here and
+  // verifies against it (hub::UpstreamRefusal::moved), so the copy here can still be served.
+  bool local_copy_verifies = false;
 };
 std::vector<UpstreamCheck> compare_with_tree(const Manifest& manifest, const std::vector<hub::TreeEntry>& tree);
 std::string upstream_state_name(UpstreamState s);  // "OK", "NOT IN HUB TREE", "UPSTREAM CHANGED"

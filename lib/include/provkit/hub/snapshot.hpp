@@ -121,6 +121,9 @@ struct SnapshotFiles {
 // Parts in `dropped` are present (FileCheck::dropped_into) without a file.
 SnapshotFiles check_in_place(const Manifest& m, const hfcache::Layout& layout, SnapshotObserver& observer,
                              const DroppedParts* dropped = nullptr);
+// Whether every file of `m` is in place and verifies, by check_in_place's rule (no event; a verified stamp
+// vouches, a file without one is hashed once and stamped); stops at the first that is not.
+bool all_in_place(const Manifest& m, const hfcache::Layout& layout, const DroppedParts* dropped = nullptr);
 
 // The pre-flight: compare_with_tree, and then a blob name only the tree
 // vouches for (the manifest pins the file by sha256 alone) that is already

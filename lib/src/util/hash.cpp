@@ -14,9 +14,17 @@
 
 namespace provkit::util {
 
+// The context is freed with the Impl that owns it, so a move assignment (which replaces the Impl) frees the
+// replaced one: freed in ~Hasher instead, every Hasher assigned over another leaked an EVP_MD_CTX (LSan).
 struct Hasher::Impl {
   EVP_MD_CTX* ctx = nullptr;
   const EVP_MD* md = nullptr;
+  Impl() = default;
+  Impl(const Impl&) = delete;
+  Impl& operator=(const Impl&) = delete;
+  ~Impl() {
+    if (ctx) EVP_MD_CTX_free(ctx);
+  }
 };
 
 Hasher::Hasher(DigestKind kind) : impl_(std::make_unique<Impl>()), kind_(kind) {
@@ -25,9 +33,7 @@ Hasher::Hasher(DigestKind kind) : impl_(std::make_unique<Impl>()), kind_(kind) {
   EVP_DigestInit_ex(impl_->ctx, impl_->md, nullptr);
 }
 
-Hasher::~Hasher() {
-  if (impl_ && impl_->ctx) EVP_MD_CTX_free(impl_->ctx);
-}
+Hasher::~Hasher() = default;
 Hasher::Hasher(Hasher&&) noexcept = default;
 Hasher& Hasher::operator=(Hasher&&) noexcept = default;
 

@@ -16,7 +16,8 @@
 #   HF_FETCH        the hf-fetch binary [hf-fetch on PATH]   ENVCHECK: the envcheck binary [envcheck on PATH]
 #   ROCE_DEVICE     on a node: the RDMA device NCCL is to use (mlx5_0); its NCCL settings are written to
 #                   NCCL_ENV_FILE [$MODELS/nccl.env] for the engine's unit (EnvironmentFile=). Unset: no RoCE.
-# Exit: 0 deployed; otherwise the tool's code (1 check failed or no space, 2 usage, 3 network, 4 auth).
+# Exit: 0 deployed; otherwise the tool's code (1 check failed or no space, 2 usage, 3 network, 4 auth,
+# 5 upstream moved while the copy here verifies).
 set -euo pipefail
 
 hf_fetch=${HF_FETCH:-hf-fetch}

@@ -16,7 +16,7 @@
 #                   seat to let go of the GPU or the port
 #   HF_FETCH, ENVCHECK: the binaries [on PATH]
 # Exit: the engine's own status once started; else the failing tool's (1 check failed / does not fit /
-# no space, 2 usage, 3 network, 4 auth).
+# no space, 2 usage, 3 network, 4 auth, 5 upstream moved while the copy here verifies).
 set -euo pipefail
 
 hf_fetch=${HF_FETCH:-hf-fetch}

@@ -40,13 +40,18 @@ def deploy(role, env, timeout=120):
     return subprocess.run([SCRIPT, role], env=env, capture_output=True, text=True, timeout=timeout)
 
 
-def test_seed_then_four_nodes():
-    tmp = tempdir("deploy-fleet-")
+def fleet(prefix):
+    """A work folder with the repos, the token file and the state folder: (tmp, gguf, whole, fp8, token_file, state)."""
+    tmp = tempdir(prefix)
     gguf, whole, fp8 = repos(tmp)
     token_file = os.path.join(tmp, "token")
     with open(token_file, "w") as f:
         f.write(TOKEN + "\n")
-    state = os.path.join(tmp, "state")
+    return tmp, gguf, whole, fp8, token_file, os.path.join(tmp, "state")
+
+
+def test_seed_then_four_nodes():
+    tmp, gguf, whole, fp8, token_file, state = fleet("deploy-fleet-")
     repos_json = os.path.join(tmp, "repos.json")
     with HubSim(repos_json) as hub, HubSim(repos_json) as mirror:
         base = dict(HF_FETCH=HF_FETCH, HF_TOKEN_FILE=token_file, STATE=state, HF_ENDPOINT=hub.hub)
@@ -94,12 +99,7 @@ def test_node_writes_the_nccl_settings_and_stops_on_a_down_port():
     """Issue 43 item 8, the four-node RoCE box: a node takes NCCL's HCA, GID index and interface from envcheck
     --roce into the file the engine's unit reads, with no jq; a node whose port is DOWN stops (exit 1) before it
     fetches a byte and writes no file."""
-    tmp = tempdir("deploy-fleet-roce-")
-    gguf, whole, fp8 = repos(tmp)
-    token_file = os.path.join(tmp, "token")
-    with open(token_file, "w") as f:
-        f.write(TOKEN + "\n")
-    state = os.path.join(tmp, "state")
+    tmp, _, _, _, token_file, state = fleet("deploy-fleet-roce-")
     sysfs = os.path.join(tmp, "sys")
     make_port(sysfs, "mlx5_0", 1, "Ethernet", {1: ("::ffff:10.99.0.1", "RoCE v2", "lo"),  # another node's
                                                3: ("::ffff:127.0.0.1", "RoCE v2", "lo")})

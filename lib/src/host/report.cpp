@@ -1,6 +1,9 @@
 // One envcheck run and its JSON (envcheck.hpp).
 #include "provkit/host/envcheck.hpp"
 
+#include <algorithm>
+
+#include "provkit/util/strings.hpp"
 #include "provkit/util/text.hpp"
 
 namespace provkit::host {
@@ -22,14 +25,14 @@ Report run(const Request& request, const Environment& env) {
       row.reason += " (severity warn: this failure does not fail the run)";
     }
     if (!seen && !r.inventory) {
-      std::string names;
-      for (const auto& row : r.results) {
-        auto word = row.name.substr(0, row.name.find(' '));
-        if (names.find(" " + word + ",") == std::string::npos) names += " " + word + ",";
-      }
-      if (!names.empty()) names.pop_back();
+      std::vector<std::string> names;
+      for (const auto& row : r.results)
+        if (auto word = row.name.substr(0, row.name.find(' '));
+            std::find(names.begin(), names.end(), word) == names.end())
+          names.push_back(word);
       throw InvalidValue(Field::severity, name + "=warn",
-                         "a check this run has (its checks:" + (names.empty() ? std::string(" none") : names) + ")");
+                         "a check this run has (its checks: " + (names.empty() ? "none" : util::join(names, ',')) +
+                             ")");
     }
   }
   return r;

@@ -116,15 +116,10 @@ void set_wait(Request& r, const std::string& seconds) {
 
 void add_gfx(Request& r, const std::string& targets) {
   // One target, or the set a build carries ("gfx1151,gfx1201"): each GPU must load one of them.
-  std::size_t from = 0;
-  do {
-    const std::size_t comma = targets.find(',', from);
-    const std::string target = targets.substr(from, comma == std::string::npos ? std::string::npos : comma - from);
+  for (const auto& target : util::split(targets, ','))
     if (target.rfind("gfx", 0) != 0 || target.size() < 6)
       throw InvalidValue(Field::gfx, targets,
                          "a gfx target (like gfx942 or gfx11-generic), or the targets of one build (gfx1151,gfx1201)");
-    from = comma == std::string::npos ? comma : comma + 1;
-  } while (from != std::string::npos);
   r.gfx.push_back(targets);
 }
 

@@ -5,6 +5,7 @@
 #include "detail.hpp"
 #include "provkit/kernels/listing.hpp"
 #include "provkit/util/size.hpp"
+#include "provkit/util/strings.hpp"
 
 namespace provkit::host::detail {
 
@@ -145,12 +146,7 @@ Result gfx_check(const std::string& target, const Request& req, Probes& probes) 
   // or a generic target covering it, and the xnack/sramecc modes the target sets. `target` may be the set
   // one build carries ("gfx1151,gfx1201", a mixed box): each GPU must load one of them, as the runtime
   // picks the code object for each GPU from one fat binary.
-  std::vector<std::string> targets;
-  for (std::size_t from = 0; from != std::string::npos;) {
-    const std::size_t comma = target.find(',', from);
-    targets.push_back(target.substr(from, comma == std::string::npos ? std::string::npos : comma - from));
-    from = comma == std::string::npos ? comma : comma + 1;
-  }
+  const std::vector<std::string> targets = util::split(target, ',');
   const auto gpus = selected_amd_gpus(req, probes, nullptr);
   Result r{.name = "gfx " + target,
            .status = Status::pass,

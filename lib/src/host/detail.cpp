@@ -6,11 +6,9 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <map>
 #include <set>
 #include <thread>
 
-#include "provkit/host/processes.hpp"
 #include "provkit/util/paths.hpp"
 #include "provkit/util/size.hpp"
 
@@ -125,14 +123,10 @@ const RocmFacts& Probes::rocm() {
   if (!rocm_) {
     rocm_ = RocmFacts{rocm::find_runtime_libraries(search_context(), env_.rocm_path),
                       rocm::read_kfd_topology(env_.sysfs_root, env_.hsa_xnack)};
-    // Who each KFD process is, as on NVIDIA: the listening sockets read once for all of them.
-    std::map<std::string, ListeningSocket> sockets;
-    bool sockets_read = false;
+    std::vector<gpu::GpuProcess*> processes;  // who each KFD process is, as on NVIDIA
     for (auto& g : rocm_->gpus)
-      for (auto& p : g.processes) {
-        if (!sockets_read) sockets = listening_sockets(env_.driver.proc_root), sockets_read = true;
-        p.facts = describe_process(p.pid, sockets, env_.driver.proc_root);
-      }
+      for (auto& p : g.processes) processes.push_back(&p);
+    gpu::describe_processes(env_.driver.proc_root, processes);
   }
   return *rocm_;
 }

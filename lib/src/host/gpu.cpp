@@ -261,17 +261,6 @@ void probe_nvidia_smi(const ProbeOptions& options, Snapshot& s) {
   }
 }
 
-// Who each GPU process is, read once for all of them.
-void describe_processes(const fs::path& proc_root, std::vector<Device>& devices) {
-  std::map<std::string, ListeningSocket> sockets;
-  bool read = false;
-  for (auto& d : devices)
-    for (auto& p : d.processes) {
-      if (!read) sockets = listening_sockets(proc_root), read = true;
-      p.facts = describe_process(p.pid, sockets, proc_root);
-    }
-}
-
 using util::trim;
 
 std::optional<long long> to_number(const std::string& s) {
@@ -349,7 +338,10 @@ Snapshot probe(const ProbeOptions& options) {
     throw;
   }
   libcuda.join();
-  describe_processes(options.proc_root, s.devices);
+  std::vector<GpuProcess*> processes;
+  for (auto& d : s.devices)
+    for (auto& p : d.processes) processes.push_back(&p);
+  describe_processes(options.proc_root, processes);
   s.libcuda_path = std::move(cuda.libcuda_path);
   s.libcuda_error = std::move(cuda.libcuda_error);
   s.libcuda_cuda = cuda.libcuda_cuda;
@@ -544,6 +536,12 @@ Visibility cuda_visibility(const std::vector<Device>& devices, const std::option
     add(d->index);
   }
   return v;
+}
+
+void describe_processes(const fs::path& proc_root, const std::vector<GpuProcess*>& processes) {
+  if (processes.empty()) return;
+  const auto sockets = listening_sockets(proc_root);
+  for (auto* p : processes) p->facts = describe_process(p->pid, sockets, proc_root);
 }
 
 }  // namespace provkit::host::gpu

@@ -41,6 +41,10 @@ struct GpuProcess {
   ProcessFacts facts;                            // command, systemd unit, ports (read from proc_root)
 };
 
+// Who each process is (command, unit, ports), read from proc_root: the listening sockets once for all of
+// them. NVML's processes and KFD's alike.
+void describe_processes(const fs::path& proc_root, const std::vector<GpuProcess*>& processes);
+
 struct Device {
   int index = 0;
   std::string uuid;  // "GPU-8f0c..."

@@ -123,33 +123,20 @@ inline Reason reason_for(ExitCode code) {
   return Reason::internal;
 }
 
-// Text from outside (file contents, names, upstream answers) made safe to
-// print: control bytes (C0, DEL) written as \n, \r, \t or \xNN, so that a
-// message is one line, cannot drive the terminal, and a NUL cannot cut it short.
-inline std::string escape_control(std::string_view s) {
-  static const char* hex = "0123456789abcdef";
-  std::string out;
-  out.reserve(s.size());
-  for (char ch : s) {
-    auto c = static_cast<unsigned char>(ch);
-    if (c >= 0x20 && c != 0x7f) out += ch;
-    else if (c == '\n') out += "\\n";
-    else if (c == '\r') out += "\\r";
-    else if (c == '\t') out += "\\t";
-    else out += std::string("\\x") + hex[c >> 4] + hex[c & 15];
-  }
-  return out;
-}
+namespace util {
+// The one escaper of text from outside (provkit/util/text.hpp), declared here so that every error can use it.
+std::string printable(std::string_view s);
+}  // namespace util
 
 // An input file is wrong at a place: the message reads "FILE:LINE: what",
-// with control bytes escaped (what quotes the input).
+// escaped by util::printable (what quotes the input).
 // The domain's `reason` (exit 2 as any malformed input, unless the reason says otherwise) or the shared
 // invalid_input.
 template <class R>
 requires std::is_enum_v<R>
 inline Error input_error(R reason, const std::string& file, int line, const std::string& what) {
   return Error(reason,
-               escape_control(file) + (line > 0 ? ":" + std::to_string(line) : "") + ": " + escape_control(what));
+               util::printable(file) + (line > 0 ? ":" + std::to_string(line) : "") + ": " + util::printable(what));
 }
 inline Error input_error(const std::string& file, int line, const std::string& what) {
   return input_error(Reason::invalid_input, file, line, what);

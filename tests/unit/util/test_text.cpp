@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include "provkit/error.hpp"
 #include "provkit/util/text.hpp"
 
 using namespace provkit;
@@ -52,4 +53,12 @@ TEST_CASE("text: json_dump never throws and escapes bytes that are not UTF-8 rev
                 "\xc3\xa9"
                 R"("})");
   CHECK(line.find('\n') == std::string::npos);
+}
+
+TEST_CASE("text: an input file's error quotes the file and the input through printable, the one escaper", "[util]") {
+  // A name or line from a lock or manifest that reorders the terminal (U+202E) or is not UTF-8 is escaped in
+  // the sentence as everywhere else, not only its C0 controls.
+  Error e = input_error("lock\xe2\x80\xae.txt", 3, "bad \xff line\n");
+  CHECK(std::string(e.what()) == "lock\\xe2\\x80\\xae.txt:3: bad \\xff line\\n");
+  CHECK(e.code() == ExitCode::usage);
 }

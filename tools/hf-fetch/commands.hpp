@@ -82,6 +82,8 @@ struct MirrorArgs {
 
 int run_fetch(const FetchArgs& args, Output& out);
 int run_manifest_create(const CreateArgs& args, Output& out);
+// The --assemble specs added to `m` (hub::parse_assembly), a refusal said as the flag's (manifest_create.cpp).
+void add_assemblies(provkit::hub::Manifest& m, const std::vector<std::string>& specs, provkit::hub::HubClient& client);
 // Registers `mirror export` and its own options on `app` (--manifest, --cache-dir, --json and --quiet are
 // hf-fetch's global options).
 void add_mirror_command(CLI::App& app, MirrorArgs& args);

@@ -106,12 +106,7 @@ int run_fetch(const FetchArgs& a, Output& out) {
                   "no file of " + id + " at " + revision + " matches the --include/--exclude patterns");
     out.note("revision " + revision + " of " + id + " is commit " + m.revision + "; " + std::to_string(m.files.size()) +
              " files selected");
-    try {
-      auto repo_sums = [&] { return client.download_small(m.repo, m.revision, "SHA256SUMS"); };
-      for (const auto& spec : a.assemble) m.assemble.push_back(hub::parse_assembly(m, spec, repo_sums));
-    } catch (const hub::AssemblySpecError& e) {
-      throw Error(e.code(), (e.part ? "--assemble: " : "--assemble ") + std::string(e.what()));
-    }
+    add_assemblies(m, a.assemble, client);
     m.validate("(the manifest of " + a.repo + ")");  // what --save-manifest writes reads back
     if (!a.save_manifest.empty()) {
       util::write_file_atomic(a.save_manifest, m.to_yaml());

@@ -10,6 +10,15 @@ namespace hffetch {
 
 using namespace provkit;
 
+void add_assemblies(hub::Manifest& m, const std::vector<std::string>& specs, hub::HubClient& client) {
+  try {
+    auto repo_sums = [&] { return client.download_small(m.repo, m.revision, "SHA256SUMS"); };
+    for (const auto& spec : specs) m.assemble.push_back(hub::parse_assembly(m, spec, repo_sums));
+  } catch (const hub::AssemblySpecError& e) {
+    throw Error(e, (e.part ? "--assemble: " : "--assemble ") + std::string(e.what()));
+  }
+}
+
 int run_manifest_create(const CreateArgs& a, Output& out) {
   auto [id, revision] = hub::parse_repo_revision(a.repo);
   auto type = hub::parse_repo_type(a.type);
@@ -29,12 +38,7 @@ int run_manifest_create(const CreateArgs& a, Output& out) {
   if (m.files.empty())
     throw Error(ExitCode::usage,
                 "no file of " + m.repo.id + " at " + m.revision + " matches the --include/--exclude patterns");
-  try {
-    auto repo_sums = [&] { return client.download_small(m.repo, m.revision, "SHA256SUMS"); };
-    for (const auto& spec : a.assemble) m.assemble.push_back(hub::parse_assembly(m, spec, repo_sums));
-  } catch (const hub::AssemblySpecError& e) {
-    throw Error(e.code(), (e.part ? "--assemble: " : "--assemble ") + std::string(e.what()));
-  }
+  add_assemblies(m, a.assemble, client);
 
   std::string yaml = m.to_yaml();
   hub::Manifest::parse(yaml, "(generated manifest)");  // what we write must read back

@@ -91,10 +91,11 @@ void CacheLayout::publish(const std::string& path, const std::string& etag) {
   lock.acquire(guard_, stored_paths(path, etag).lock, true);
   struct stat st;
   if (!guard_.stat(blob_path(etag), st) || !S_ISREG(st.st_mode))
-    throw Error(ExitCode::check_failed,
-                path + ": its blob " + blob_path(etag).string() +
-                    " was removed after it was verified (another run on this cache dropped it with --drop-parts); "
-                    "run hf-fetch again to fetch it");
+    throw Error(
+        ExitCode::check_failed,
+        path + ": its blob " + blob_path(etag).string() +
+            " was removed after it was verified (another run on this cache dropped the parts it had assembled); "
+            "a new run fetches it again");
   // Replace atomically: a new link beside it, renamed over the old one.
   std::string tmp = util::temp_path_beside(name, "link").string();
   if (::symlinkat(target.c_str(), dir.get(), tmp.c_str()) != 0)

@@ -470,7 +470,7 @@ std::string gguf_split_advice(const AssembleEntry& e) {
                             [](const std::string& p) { return checkpoint::is_gguf_split_name(p); });
   const std::string& first = split != e.parts.end() ? *split : e.parts.front();
   std::string advice = "joined into " + e.output +
-                       " they make a file llama.cpp cannot load. Fetch them without --assemble: llama.cpp loads a "
+                       " they make a file llama.cpp cannot load. Fetch them without assembling them: llama.cpp loads a "
                        "split set from its first part (llama-server -m " +
                        first + "), and llama-gguf-split --merge " + first + " " + e.output + " makes one file of them";
   if (!checkpoint::is_gguf_split_name(first)) {
@@ -483,7 +483,11 @@ std::string gguf_split_advice(const AssembleEntry& e) {
 }
 
 AssemblySpecError AssemblySpecError::no_sum(const std::string& output, const std::string& why) {
-  return AssemblySpecError(output + ": " + why);
+  return AssemblySpecError(Reason::invalid_input, output + ": " + why);
+}
+
+AssemblySpecError AssemblySpecError::gguf_split(const std::string& output, const std::string& refusal) {
+  return AssemblySpecError(ManifestRefusal::gguf_split_parts, output + ": " + refusal);
 }
 
 bool natural_less(std::string_view a, std::string_view b) {
@@ -596,8 +600,7 @@ AssembleEntry parse_assembly(const Manifest& m, std::string spec, const std::fun
     pos = comma + 1;
   }
   e.size = size.value();
-  if (auto refusal = gguf_split_refusal(e))
-    throw Error(ManifestRefusal::gguf_split_parts, "--assemble " + e.output + ": " + *refusal);
+  if (auto refusal = gguf_split_refusal(e)) throw AssemblySpecError::gguf_split(e.output, *refusal);
   return e;
 }
 

@@ -211,7 +211,7 @@ ExportResult export_tree(const std::vector<Manifest>& manifests, const fs::path&
         if (ec || !fs::is_regular_file(link))
           throw Error(ExitCode::check_failed, "cannot export " + path + " of " + g.repo.id + "@" + g.commit +
                                                   ": it is not in the cache at " + cache.repo_dir().string() +
-                                                  " (run hf-fetch --manifest with this cache first)");
+                                                  " (fetch the manifest into this cache first)");
         std::string etag = target.filename().string();
         e.lfs = util::is_hex(etag, 64);
         fs::path out = staging / e.url_path.substr(1);

@@ -123,9 +123,11 @@ struct AssemblySpecError : Error {
   // A spec of the right form whose OUTPUT's sha256 cannot be taken from the repo's SHA256SUMS: "OUTPUT: why".
   // The tool says which flag gave the spec.
   static AssemblySpecError no_sum(const std::string& output, const std::string& why);
+  // Parts that are gguf-split parts (gguf_split_refusal): "OUTPUT: refusal", ManifestRefusal::gguf_split_parts.
+  static AssemblySpecError gguf_split(const std::string& output, const std::string& refusal);
 
  private:
-  explicit AssemblySpecError(const std::string& message) : Error(ExitCode::usage, message) {}
+  AssemblySpecError(const ReasonId& reason, const std::string& message) : Error(reason, message) {}
 };
 // Also OUTPUT=GLOB: the files matching it (RepoPattern) in natural order; and a
 // trailing ":SHA256SUMS" takes OUTPUT's sha256 from the repo's own SHA256SUMS

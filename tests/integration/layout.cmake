@@ -8,3 +8,5 @@ add_test(NAME "layout: the environment is read only through its registry"
 set_tests_properties("layout: the environment is read only through its registry" PROPERTIES LABELS layout TIMEOUT 60)
 # The ledger's judge itself, on trees made for it.
 provkit_python_tests(layout SCRIPTS ${CMAKE_CURRENT_SOURCE_DIR}/integration/layout/test_ledger.py TIMEOUT 60)
+# No library sentence names a flag of ours: the tools say which flag gave a value.
+provkit_python_tests(layout SCRIPTS ${CMAKE_CURRENT_SOURCE_DIR}/integration/layout/test_library_sentences.py TIMEOUT 60)

@@ -180,7 +180,7 @@ void wait_for_gates(const Request& req, const Environment& env, std::vector<Resu
   for (auto& r : out) {
     if (!waitable(r) || !waited_for.count(r.name)) continue;
     r.data["waited_s"] = std::round(waited * 10) / 10;
-    if (r.status == Status::fail) r.reason += std::string("; still so after waiting ") + text + " s (--wait)";
+    if (r.status == Status::fail) r.reason += std::string("; still so after waiting ") + text + " s";
     else r.reason += std::string(" (after waiting ") + text + " s)";
   }
 }

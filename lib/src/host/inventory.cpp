@@ -111,11 +111,11 @@ Result python_fact(Probes& probes) {
   } else if (!look.header) {
     r.status = Status::warn;
     r.reason = "python3 at " + look.interpreter->string() +
-               ", but no Python.h found (--python asks it for its own include directory)";
+               ", but no Python.h found (an interpreter given to envcheck is asked for its own include directory)";
     r.fix = "install the Python headers (apt-get install python3-dev)";
   } else {
     r.reason = "python3 at " + look.interpreter->string() + "; a Python.h at " + look.header->string() +
-               " (looked for, not asked: --python checks the interpreter's own include directory)";
+               " (looked for, not asked: an interpreter given to envcheck is asked for its own include directory)";
   }
   return r;
 }

@@ -115,7 +115,7 @@ std::string nginx_locations(const std::vector<ExportedFile>& files, const std::v
       "#   server { listen 8080; include " +
       config_value((root.parent_path() / kNginxConfName).string()) +
       "; }\n"
-      "# and point clients at it: hf-fetch --manifest M --endpoint http://THIS-HOST:8080\n\n";
+      "# and give clients http://THIS-HOST:8080 as their Hub endpoint.\n\n";
   std::map<std::string, bool> prefixes;
   for (const auto& m : manifests) {
     prefixes["/api/" + hub::repo_type_name(m.repo.type) + "s/" + m.repo.id + "/"] = true;
@@ -233,7 +233,7 @@ ExportResult export_tree(const std::vector<Manifest>& manifests, const fs::path&
           throw Error(ExitCode::check_failed,
                       util::concat({"cannot export ", path, " of ", g.repo.id, ": the cache copy ",
                                     cache.blob_path(etag).string(), " is wrong (", why,
-                                    "); run hf-fetch --manifest again to repair it"}));
+                                    "); a new fetch of its manifest into this cache repairs it"}));
         e.sha256 = d.sha256;
         e.git_oid = d.git_oid;
         nlohmann::json entry = {{"type", "file"}, {"path", path}};

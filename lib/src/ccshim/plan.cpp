@@ -194,26 +194,24 @@ std::optional<Redirected> redirected_output(const std::vector<std::string>& argv
 // What gcc's driver (and cc1) refuse before anything is written, where zig would go on (docs/cc-shim.md,
 // "refused as gcc refuses"): an -o that is one of the inputs (gcc: "input file 'a.c' is the same as output
 // file"; the shim compares st_dev and st_ino, so ./a.c, dir/../a.c, a symlink and a hard link all count), an
-// empty -o, and an empty -MF (gcc's cc1: "opening dependency file : No such file or directory"). `args`:
-// response files expanded. The sentence for gcc's exit status 1, nullopt where gcc goes on.
-std::optional<std::string> gcc_refusal(const std::vector<std::string>& args) {
-  if (auto deps = last_option_value(args, "-MF"); deps && deps->second.empty())
+// empty -o, and an empty -MF (gcc's cc1: "opening dependency file : No such file or directory"). The
+// sentence for gcc's exit status 1, nullopt where gcc goes on.
+std::optional<std::string> gcc_refusal(const Invocation& inv) {
+  if (inv.dependency_file && inv.dependency_file->second.empty())
     return "fatal error: opening dependency file '': an empty -MF names no file";
-  const auto output = last_option_value(args, "-o");
-  if (!output) return std::nullopt;
-  if (output->second.empty()) return "fatal error: output filename may not be empty";
+  if (!inv.output) return std::nullopt;
+  const std::string& output = inv.output->second;
+  if (output.empty()) return "fatal error: output filename may not be empty";
   struct stat out {};
   // Only a regular file is replaced by the output (/dev/null, a FIFO or /dev/stdout are written into).
-  if (::stat(output->second.c_str(), &out) != 0 || !S_ISREG(out.st_mode)) return std::nullopt;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    auto p = parse_one(args, i);
-    const auto& a = args[i];
-    if (p.value_separate) ++i;
-    if (p.option || a.empty() || a.starts_with("-")) continue;  // options, their values, stdin
+  if (::stat(output.c_str(), &out) != 0 || !S_ISREG(out.st_mode)) return std::nullopt;
+  for (const auto& input : inv.inputs) {
+    const auto& a = input.path;
+    if (a == "-") continue;  // stdin
     struct stat in {};
     if (::stat(a.c_str(), &in) != 0 || in.st_dev != out.st_dev || in.st_ino != out.st_ino) continue;
     return "fatal error: input file '" + util::printable(a) + "' is the same as output file" +
-           (a == output->second ? "" : " '" + util::printable(output->second) + "'");
+           (a == output ? "" : " '" + util::printable(output) + "'");
   }
   return std::nullopt;
 }
@@ -261,20 +259,22 @@ Plan plan(std::vector<std::string> args, const std::string& argv0) {
   ZigSearch search;
   try {
     auto ctx = system_context();
+    // The command line read once (its response files expanded): every step below takes it.
+    const auto inv = parse_invocation(args, ctx);
     // gcc's answers about itself that build systems probe (-dumpmachine):
     // the shim knows them without zig.
-    if (auto answer = answer_query(args, ctx)) return Reply{0, *answer, ""};
-    if (auto refusal = gcc_refusal(expand_response_files(args, ctx)))
+    if (auto answer = answer_query(inv, ctx)) return Reply{0, *answer, ""};
+    if (auto refusal = gcc_refusal(inv))
       return fail(*refusal, static_cast<int>(ExitCode::check_failed));  // gcc's exit status, before zig
     search = find_zig(argv0);
     if (!search.zig) return not_found(search);
     ctx.zig_newest_glibc = [zig = *search.zig] { return newest_glibc_zig_builds(zig); };
-    linker_version = asks_linker_version(args, ctx);
-    run.argv = translate(args, ctx);
-    links = command_links(args, ctx);
-    run.preface = gcc_driver_warnings(args, cxx, ctx);
+    linker_version = inv.asks_linker_version;
+    run.argv = translate(inv, ctx);
+    links = inv.links();
+    run.preface = gcc_driver_warnings(inv, cxx);
     // A libc file the caller gave zig stays theirs.
-    if (util::env_value(util::EnvVar::zig_libc).empty()) zig_libc = zig_libc_file(args, ctx);
+    if (util::env_value(util::EnvVar::zig_libc).empty()) zig_libc = zig_libc_file(inv, ctx);
   } catch (const Error& e) {
     return fail(e.what(), static_cast<int>(e.code()));
   } catch (const std::exception& e) {  // e.g. the working directory was removed

@@ -9,14 +9,14 @@
 //   libraries.hpp   -l:NAME and -lNAME found as GNU ld finds them
 //   driver.hpp      what gcc's driver says itself: query answers, cc1's command-line warnings
 //   translate.hpp   the translation of the command line for zig
-//   zig.hpp         finding zig, its version and caches, the cc links
-//   provkit/ccshim/plan.hpp, supervise.hpp (public: the tool's main uses them) the run planned and supervised
+//   provkit/ccshim/plan.hpp, supervise.hpp, zig.hpp (public: the tool uses them) the run planned and
+//     supervised; finding zig, its version and caches, the cc links
 #include "context.hpp"
 #include "driver.hpp"
 #include "invocation.hpp"
 #include "libraries.hpp"
 #include "provkit/ccshim/supervise.hpp"
+#include "provkit/ccshim/zig.hpp"
 #include "response.hpp"
 #include "target.hpp"
 #include "translate.hpp"
-#include "zig.hpp"

@@ -1,6 +1,7 @@
 // cc-shim: a gcc-compatible `cc` that replaces itself with `zig cc` (or
-// `zig c++`) after translating the command line. What to do is decided by
-// ccshim::plan (provkit/ccshim/plan.hpp); this prints it or execs zig.
+// `zig c++`) after translating the command line. The shim's own options are
+// answered here (commands.hpp); a compile is decided by ccshim::plan
+// (provkit/ccshim/plan.hpp), and this prints it or execs zig.
 // docs/cc-shim.md describes every option, translation and exit code.
 #include <unistd.h>
 
@@ -8,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "commands.hpp"
 #include "provkit/ccshim/plan.hpp"
 #include "provkit/ccshim/supervise.hpp"
 #include "provkit/error.hpp"
@@ -17,14 +19,24 @@ namespace {
 // stdio, not iostreams: <iostream>'s start-up work would be paid by every compile.
 void print(std::FILE* to, const std::string& text) { std::fwrite(text.data(), 1, text.size(), to); }
 
+int reply(const provkit::ccshim::Reply& r) {
+  print(stdout, r.out);
+  print(stderr, r.err);
+  return r.code;
+}
+
 int shim(int argc, char** argv) {
   std::string argv0 = argc > 0 ? argv[0] : "cc-shim";
-  auto plan = provkit::ccshim::plan({argv + (argc > 0 ? 1 : 0), argv + argc}, argv0);
-  if (auto* reply = std::get_if<provkit::ccshim::Reply>(&plan)) {
-    print(stdout, reply->out);
-    print(stderr, reply->err);
-    return reply->code;
+  std::vector<std::string> args(argv + (argc > 0 ? 1 : 0), argv + argc);
+  if (auto refused = provkit::ccshim::refuse_nested_run()) return reply(*refused);
+  bool cxx = provkit::ccshim::called_as_cxx(argv0);
+  if (!args.empty() && args[0] == "--shim-cxx") {
+    cxx = true;
+    args.erase(args.begin());
   }
+  if (auto answer = ccshim_tool::own_option(args, argv0, cxx)) return reply(*answer);
+  auto plan = provkit::ccshim::plan(args, argv0, cxx);
+  if (auto* r = std::get_if<provkit::ccshim::Reply>(&plan)) return reply(*r);
   auto& run = std::get<provkit::ccshim::Exec>(plan);
   for (const auto& [name, value] : run.env) ::setenv(name.c_str(), value.c_str(), 1);
   if (!run.debug.empty() || !run.preface.empty()) {

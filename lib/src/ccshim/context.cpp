@@ -13,7 +13,7 @@
 #include "provkit/util/fd.hpp"
 #include "provkit/util/fs.hpp"
 #include "provkit/util/paths.hpp"
-#include "translate.hpp"
+#include "target.hpp"
 
 namespace provkit::ccshim {
 
@@ -77,8 +77,9 @@ SearchContext system_context() {
     std::error_code ec;
     return fs::is_regular_file(p, ec);
   };
-  // plan() expands the command line in answer_query, asks_linker_version,
-  // translate and zig_libc_file: one read, kept, serves them all.
+  // plan() expands the command line once (parse_invocation); a file named
+  // again there (twice, or from another @file) gets the first read's bytes, as
+  // a pipe (`@<(...)`) gives them only once.
   ctx.read_response_file = read_each_file_once(read_response_text);
   // The system's libc.so.6: in the loader's default dirs (where glibc
   // installs it), else wherever /etc/ld.so.cache says. The default dirs

@@ -4,12 +4,9 @@
 #include <sys/stat.h>
 
 #include <cerrno>
-#include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string_view>
 #include <tuple>
@@ -29,142 +26,7 @@ namespace {
 
 constexpr int exit_usage = static_cast<int>(ExitCode::usage);
 
-// Set in zig's environment before the exec; seeing it on entry means the zig
-// we started ran us again (a zig that is really a wrapper around cc-shim).
-
 Reply fail(const std::string& sentence, int code = exit_usage) { return {code, "", "cc-shim: " + sentence + "\n"}; }
-
-ZigSearch find_zig(const std::string& argv0) { return locate_zig(zig_query(argv0)); }
-
-Reply not_found(const ZigSearch& search) {
-  std::string where;
-  for (std::size_t i = 0; i < search.looked.size(); ++i) where += (i ? ", " : "") + search.looked[i];
-  return fail("no zig found (looked at: " + where + "); install zig or set CC_SHIM_ZIG to its path");
-}
-
-Reply shim_info(const std::string& argv0, bool cxx, bool json) {
-  auto search = find_zig(argv0);
-  // zig (its version, below) is to see the cache dirs the shim chose.
-  auto caches = zig_cache_dirs();
-  ::setenv("ZIG_GLOBAL_CACHE_DIR", caches.global.c_str(), 1);
-  ::setenv("ZIG_LOCAL_CACHE_DIR", caches.local.c_str(), 1);
-  if (json) {
-    nlohmann::json j;
-    j["mode"] = cxx ? "c++" : "cc";
-    j["global_cache"] = caches.global;
-    j["local_cache"] = caches.local;
-    if (search.zig) {
-      j["zig"] = search.zig->string();
-      j["found_via"] = search.how;
-      j["version"] = zig_version(*search.zig);
-    } else {
-      j["zig"] = nullptr;
-      j["looked"] = search.looked;
-    }
-    return {search.zig ? 0 : exit_usage, j.dump(2) + "\n", ""};
-  }
-  if (!search.zig) return not_found(search);
-  return {0,
-          "zig: " + search.zig->string() + " (found via " + search.how + ")\n" +
-              "zig version: " + zig_version(*search.zig) + "\n" + "mode: zig " + (cxx ? "c++" : "cc") + "\n" +
-              "global cache: " + caches.global + "\n" + "local cache: " + caches.local + "\n",
-          ""};
-}
-
-Reply install(const std::vector<std::string>& args) {
-  if (args.size() != 2) return fail("usage: cc-shim install DIR");
-  fs::path self = self_exe();
-  if (self.empty()) return fail("cannot tell where the cc-shim binary is (/proc/self/exe is unreadable)");
-  try {
-    install_links(args[1], self);
-  } catch (const Error& e) {
-    return fail(e.what(), static_cast<int>(e.code()));
-  }
-  return {};
-}
-
-// What zig builds once per global cache and mode, built now: the first C++ link in a fresh cache builds
-// libc++ and libc++abi (CMake's first C++ configure of expat took 101.8 s, gcc's 3.2 s). Each build goes
-// through the shim itself, so exactly the shim's flags are warmed.
-Reply warm(bool json) {
-  auto self = self_exe();
-  if (self.empty()) return fail("cannot tell where the cc-shim binary is (/proc/self/exe is unreadable)");
-  auto caches = zig_cache_dirs();
-  std::string dir;
-  try {
-    dir = make_scratch_dir((fs::path(caches.global) / "cc-shim-runs").string());
-  } catch (const Error& e) {
-    return fail(e.what(), static_cast<int>(e.code()));
-  }
-  struct Remove {
-    std::string d;
-    ~Remove() {
-      std::error_code ec;
-      fs::remove_all(d, ec);
-    }
-  } remove{dir};
-  const auto c = (fs::path(dir) / "warm.c").string(), cxx = (fs::path(dir) / "warm.cpp").string();
-  try {
-    util::write_file_atomic(c, "#include <stdio.h>\nint main(void) { puts(\"warm\"); return 0; }\n");
-    util::write_file_atomic(
-        cxx,
-        "#include <iostream>\n#include <string>\nint main() { std::cout << std::string(\"warm\") << std::endl; }\n");
-  } catch (const Error& e) {
-    return fail(e.what(), static_cast<int>(e.code()));
-  }
-  // The modes zig builds its runtime for separately: debug (no -O: configure probes, CMake's checks),
-  // optimised, and position-independent shared objects; and for the optimised two, a link of objects apart
-  // from one that also compiles a source (a project's build links objects compiled before; zig then builds
-  // its runtime again, as another cache entry: expat's first build with a warmed cache did).
-  const auto o = (fs::path(dir) / "warm.o").string();
-  struct Build {
-    const char* what;
-    std::vector<std::vector<std::string>> steps;  // the last one writes warm.out
-  };
-  const std::vector<Build> builds = {
-      {"C", {{c}}},
-      {"C -O2", {{"-O2", c}}},
-      {"C -shared -fPIC", {{"-shared", "-fPIC", "-O2", c}}},
-      {"C -O2, objects linked", {{"-O2", "-c", c, "-o", o}, {"-O2", o}}},
-      {"C -shared -fPIC, objects linked", {{"-fPIC", "-O2", "-c", c, "-o", o}, {"-shared", "-O2", o}}},
-      {"C++", {{"--shim-cxx", cxx}}},
-      {"C++ -O2", {{"--shim-cxx", "-O2", cxx}}},
-      {"C++ -shared -fPIC", {{"--shim-cxx", "-shared", "-fPIC", "-O2", cxx}}},
-      {"C++ -O2, objects linked", {{"--shim-cxx", "-O2", "-c", cxx, "-o", o}, {"--shim-cxx", "-O2", o}}},
-      {"C++ -shared -fPIC, objects linked",
-       {{"--shim-cxx", "-fPIC", "-O2", "-c", cxx, "-o", o}, {"--shim-cxx", "-shared", "-O2", o}}},
-  };
-  nlohmann::json j = nlohmann::json::array();
-  std::string text;
-  for (const auto& b : builds) {
-    auto t0 = std::chrono::steady_clock::now();
-    for (std::size_t i = 0; i < b.steps.size(); ++i) {
-      std::vector<std::string> argv{self.string()};
-      argv.insert(argv.end(), b.steps[i].begin(), b.steps[i].end());
-      if (i + 1 == b.steps.size()) argv.insert(argv.end(), {"-o", (fs::path(dir) / "warm.out").string()});
-      auto r = util::run(argv);
-      if (util::shell_status(r) != 0)
-        return fail(std::string("warming zig's cache failed at the ") + b.what + " build: " + r.output + r.start_error);
-    }
-    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    char secs[32];
-    std::snprintf(secs, sizeof secs, "%.1f", s);
-    text += std::string("  ") + b.what + ": " + secs + " s\n";
-    j.push_back({{"build", b.what}, {"seconds", s}});
-  }
-  if (json) return {0, nlohmann::json{{"global_cache", caches.global}, {"builds", j}}.dump(2) + "\n", ""};
-  return {0, "zig's cache " + caches.global + " is warm for cc-shim:\n" + text, ""};
-}
-
-const char* help_text =
-    "cc-shim: a gcc-compatible C compiler backed by zig cc (docs/cc-shim.md)\n"
-    "  cc-shim [--shim-cxx] ARGS...   compile like gcc; --shim-cxx (or a name ending in ++) runs zig c++\n"
-    "  cc-shim --shim-info [--json]   which zig, its version and the cache directories\n"
-    "  cc-shim --shim-warm [--json]   build now what zig builds on first use (libc++ for C++: minutes)\n"
-    "  cc-shim --shim-version         cc-shim's own version (--version is zig's, as gcc --version is gcc's)\n"
-    "  cc-shim install DIR            create cc, gcc, c++, g++ links to cc-shim in DIR\n"
-    "environment: CC_SHIM_ZIG (zig to run), CC_SHIM_DEBUG=1 (print the zig command line),\n"
-    "  ZIG_GLOBAL_CACHE_DIR / ZIG_LOCAL_CACHE_DIR (default: a per-user cache directory)\n";
 
 // An output that zig must not write itself (Exec::outputs): the last `option`'s value where it names what
 // is no regular file or directory, or (`links_too`) a link that is not one of the system's own names below
@@ -194,26 +56,24 @@ std::optional<Redirected> redirected_output(const std::vector<std::string>& argv
 // What gcc's driver (and cc1) refuse before anything is written, where zig would go on (docs/cc-shim.md,
 // "refused as gcc refuses"): an -o that is one of the inputs (gcc: "input file 'a.c' is the same as output
 // file"; the shim compares st_dev and st_ino, so ./a.c, dir/../a.c, a symlink and a hard link all count), an
-// empty -o, and an empty -MF (gcc's cc1: "opening dependency file : No such file or directory"). `args`:
-// response files expanded. The sentence for gcc's exit status 1, nullopt where gcc goes on.
-std::optional<std::string> gcc_refusal(const std::vector<std::string>& args) {
-  if (auto deps = last_option_value(args, "-MF"); deps && deps->second.empty())
+// empty -o, and an empty -MF (gcc's cc1: "opening dependency file : No such file or directory"). The
+// sentence for gcc's exit status 1, nullopt where gcc goes on.
+std::optional<std::string> gcc_refusal(const Invocation& inv) {
+  if (inv.dependency_file && inv.dependency_file->second.empty())
     return "fatal error: opening dependency file '': an empty -MF names no file";
-  const auto output = last_option_value(args, "-o");
-  if (!output) return std::nullopt;
-  if (output->second.empty()) return "fatal error: output filename may not be empty";
+  if (!inv.output) return std::nullopt;
+  const std::string& output = inv.output->second;
+  if (output.empty()) return "fatal error: output filename may not be empty";
   struct stat out {};
   // Only a regular file is replaced by the output (/dev/null, a FIFO or /dev/stdout are written into).
-  if (::stat(output->second.c_str(), &out) != 0 || !S_ISREG(out.st_mode)) return std::nullopt;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    auto p = parse_one(args, i);
-    const auto& a = args[i];
-    if (p.value_separate) ++i;
-    if (p.option || a.empty() || a.starts_with("-")) continue;  // options, their values, stdin
+  if (::stat(output.c_str(), &out) != 0 || !S_ISREG(out.st_mode)) return std::nullopt;
+  for (const auto& input : inv.inputs) {
+    const auto& a = input.path;
+    if (a == "-") continue;  // stdin
     struct stat in {};
     if (::stat(a.c_str(), &in) != 0 || in.st_dev != out.st_dev || in.st_ino != out.st_ino) continue;
     return "fatal error: input file '" + util::printable(a) + "' is the same as output file" +
-           (a == output->second ? "" : " '" + util::printable(output->second) + "'");
+           (a == output ? "" : " '" + util::printable(output) + "'");
   }
   return std::nullopt;
 }
@@ -224,57 +84,50 @@ std::string exec_failed(const std::string& zig, int error) {
   return "cc-shim: cannot run " + zig + ": " + std::strerror(error) + "\n";
 }
 
-Plan plan(std::vector<std::string> args, const std::string& argv0) {
-  bool cxx = called_as_cxx(argv0);
+Reply zig_not_found(const ZigSearch& search) {
+  std::string where;
+  for (std::size_t i = 0; i < search.looked.size(); ++i) where += (i ? ", " : "") + search.looked[i];
+  return fail("no zig found (looked at: " + where + "); install zig or set CC_SHIM_ZIG to its path");
+}
+
+std::optional<Reply> refuse_nested_run() {
   // zig runs `$CC` (else `cc`) with this set to find the native libc. Running
   // zig from here would loop back into zig's detection; failing makes zig use
   // its own libc, the same as on a host with no C compiler at all.
   if (util::env_get(util::EnvVar::zig_is_detecting_libc_paths))
     return fail("not answering zig's native libc detection (ZIG_IS_DETECTING_LIBC_PATHS is set); zig uses its own libc",
                 static_cast<int>(ExitCode::check_failed));
+  // Set in zig's environment before the exec; seeing it on entry means the zig
+  // we started ran us again (a zig that is really a wrapper around cc-shim).
   if (auto zig = util::env_get(util::EnvVar::cc_shim_active))
     return fail("called again from within the zig it started (" + *zig +
                 "); refusing to recurse: that zig runs cc-shim, point CC_SHIM_ZIG at a real zig");
+  return std::nullopt;
+}
 
-  if (!args.empty() && args[0] == "--shim-cxx") {
-    cxx = true;
-    args.erase(args.begin());
-  }
-  if (!args.empty() && args[0] == "--shim-help") return Reply{0, help_text, ""};
-  if (!args.empty() && args[0] == "--shim-version")
-    return Reply{0, std::string("cc-shim (provkit) ") + PROVKIT_VERSION + "\n", ""};
-  if (!args.empty() && args[0] == "--shim-warm") {
-    if (args.size() > 2 || (args.size() == 2 && args[1] != "--json"))
-      return fail("usage: cc-shim --shim-warm [--json]");
-    return warm(args.size() == 2);
-  }
-  if (!args.empty() && args[0] == "--shim-info") {
-    if (args.size() > 2 || (args.size() == 2 && args[1] != "--json"))
-      return fail("usage: cc-shim --shim-info [--json]");
-    return shim_info(argv0, cxx, args.size() == 2);
-  }
-  if (fs::path(argv0).filename() == "cc-shim" && !args.empty() && args[0] == "install") return install(args);
-
+Plan plan(const std::vector<std::string>& args, const std::string& argv0, bool cxx) {
   Exec run;
   std::optional<std::string> zig_libc;
   bool linker_version = false, links = false;
   ZigSearch search;
   try {
     auto ctx = system_context();
+    // The command line read once (its response files expanded): every step below takes it.
+    const auto inv = parse_invocation(args, ctx);
     // gcc's answers about itself that build systems probe (-dumpmachine):
     // the shim knows them without zig.
-    if (auto answer = answer_query(args, ctx)) return Reply{0, *answer, ""};
-    if (auto refusal = gcc_refusal(expand_response_files(args, ctx)))
+    if (auto answer = answer_query(inv, ctx)) return Reply{0, *answer, ""};
+    if (auto refusal = gcc_refusal(inv))
       return fail(*refusal, static_cast<int>(ExitCode::check_failed));  // gcc's exit status, before zig
-    search = find_zig(argv0);
-    if (!search.zig) return not_found(search);
+    search = locate_zig(zig_query(argv0));
+    if (!search.zig) return zig_not_found(search);
     ctx.zig_newest_glibc = [zig = *search.zig] { return newest_glibc_zig_builds(zig); };
-    linker_version = asks_linker_version(args, ctx);
-    run.argv = translate(args, ctx);
-    links = command_links(args, ctx);
-    run.preface = gcc_driver_warnings(args, cxx, ctx);
+    linker_version = inv.asks_linker_version;
+    run.argv = translate(inv, ctx);
+    links = inv.links();
+    run.preface = gcc_driver_warnings(inv, cxx);
     // A libc file the caller gave zig stays theirs.
-    if (util::env_value(util::EnvVar::zig_libc).empty()) zig_libc = zig_libc_file(args, ctx);
+    if (util::env_value(util::EnvVar::zig_libc).empty()) zig_libc = zig_libc_file(inv, ctx);
   } catch (const Error& e) {
     return fail(e.what(), static_cast<int>(e.code()));
   } catch (const std::exception& e) {  // e.g. the working directory was removed

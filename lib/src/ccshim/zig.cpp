@@ -1,4 +1,4 @@
-#include "zig.hpp"
+#include "provkit/ccshim/zig.hpp"
 
 #include <algorithm>
 #include <string_view>

@@ -51,3 +51,19 @@ expect_eq "install over a foreign gcc: exit" "$rc" 2
 expect_contains "install over a foreign gcc" "$out" "other/gcc already exists and is not a link to cc-shim"
 [[ ! -e other/cc ]] || fail "install changed DIR although it refused"
 ok "install DIR"
+
+# The shim's own options (the tool's, shims/cc-shim/commands.cpp): help, version, usage errors; and the
+# refusals that come before them.
+expect_contains "--shim-help" "$("$SHIM" --shim-help)" "cc-shim install DIR"
+expect_contains "--shim-version" "$("$SHIM" --shim-version)" "cc-shim (provkit) "
+for usage in "--shim-info --yaml|cc-shim: usage: cc-shim --shim-info [--json]" \
+             "--shim-warm --yaml|cc-shim: usage: cc-shim --shim-warm [--json]" \
+             "install|cc-shim: usage: cc-shim install DIR"; do
+  set +e; err=$("$SHIM" ${usage%%|*} 2>&1 >/dev/null); rc=$?; set -e
+  expect_eq "${usage%%|*}: exit" "$rc" 2
+  expect_eq "${usage%%|*}" "$err" "${usage#*|}"
+done
+set +e; err=$(CC_SHIM_ACTIVE=/opt/zig "$SHIM" --shim-help 2>&1 >/dev/null); rc=$?; set -e
+expect_eq "--shim-help from within zig: exit" "$rc" 2
+expect_contains "--shim-help from within zig" "$err" "called again from within the zig it started (/opt/zig)"
+ok "the shim's own options"

@@ -13,6 +13,8 @@
 #include <vector>
 
 #include "ccshim/context.hpp"
+#include "ccshim/invocation.hpp"
+#include "ccshim/translate.hpp"
 
 namespace ccshim_test {
 
@@ -64,6 +66,11 @@ struct FakeSystem {
     return ctx;
   }
 };
+
+// The translation of a command line as plan() makes it: read once (response files expanded), then translated.
+inline Args translated(const Args& args, const provkit::ccshim::SearchContext& ctx) {
+  return provkit::ccshim::translate(provkit::ccshim::parse_invocation(args, ctx), ctx);
+}
 
 inline bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
 

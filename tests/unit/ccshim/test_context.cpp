@@ -14,7 +14,6 @@
 
 using namespace provkit;
 using namespace ccshim_test;
-using ccshim::translate;
 
 TEST_CASE("response files: each file is read once per run, a pipe's arguments kept for every later use", "[ccshim]") {
   int reads = 0;

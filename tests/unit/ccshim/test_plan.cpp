@@ -49,38 +49,32 @@ struct FakeZig {
 
 }  // namespace
 
-TEST_CASE("plan: the shim's own options are replies, refusals are usage errors", "[ccshim][plan]") {
-  ScopedEnv active("CC_SHIM_ACTIVE", nullptr), detecting("ZIG_IS_DETECTING_LIBC_PATHS", nullptr);
-  auto version = std::get<Reply>(plan({"--shim-version"}, "/usr/bin/cc-shim"));
-  CHECK(version.code == 0);
-  CHECK(version.out.starts_with("cc-shim (provkit) "));
-  CHECK(std::get<Reply>(plan({"--shim-help"}, "cc")).out.find("cc-shim install DIR") != std::string::npos);
-  auto usage = std::get<Reply>(plan({"--shim-info", "--yaml"}, "cc"));
-  CHECK(usage.code == 2);
-  CHECK(usage.err == "cc-shim: usage: cc-shim --shim-info [--json]\n");
-  CHECK(std::get<Reply>(plan({"install"}, "/x/cc-shim")).err == "cc-shim: usage: cc-shim install DIR\n");
-}
-
 TEST_CASE("plan: zig's libc detection and a zig that runs the shim again are refused", "[ccshim][plan]") {
   {
+    ScopedEnv active("CC_SHIM_ACTIVE", nullptr), detecting("ZIG_IS_DETECTING_LIBC_PATHS", nullptr);
+    CHECK_FALSE(refuse_nested_run());
+  }
+  {
     ScopedEnv detecting("ZIG_IS_DETECTING_LIBC_PATHS", "1");
-    auto r = std::get<Reply>(plan({"-c", "x.c"}, "cc"));
-    CHECK(r.code == 1);
-    CHECK(r.err.find("ZIG_IS_DETECTING_LIBC_PATHS is set") != std::string::npos);
+    auto r = refuse_nested_run();
+    REQUIRE(r);
+    CHECK(r->code == 1);
+    CHECK(r->err.find("ZIG_IS_DETECTING_LIBC_PATHS is set") != std::string::npos);
   }
   ScopedEnv active("CC_SHIM_ACTIVE", "/opt/zig");
-  auto r = std::get<Reply>(plan({"-c", "x.c"}, "cc"));
-  CHECK(r.code == 2);
-  CHECK(r.err.find("called again from within the zig it started (/opt/zig)") != std::string::npos);
+  auto r = refuse_nested_run();
+  REQUIRE(r);
+  CHECK(r->code == 2);
+  CHECK(r->err.find("called again from within the zig it started (/opt/zig)") != std::string::npos);
 }
 
 TEST_CASE("plan: gcc's self-queries are answered without zig; no zig is a sentence", "[ccshim][plan]") {
   ScopedEnv active("CC_SHIM_ACTIVE", nullptr), detecting("ZIG_IS_DETECTING_LIBC_PATHS", nullptr);
   ScopedEnv zig("CC_SHIM_ZIG", "/nonexistent/zig");
-  auto machine = std::get<Reply>(plan({"-dumpmachine"}, "cc"));
+  auto machine = std::get<Reply>(plan({"-dumpmachine"}, "cc", false));
   CHECK(machine.code == 0);
   CHECK(machine.out.find("linux") != std::string::npos);
-  auto none = std::get<Reply>(plan({"-c", "x.c"}, "cc"));
+  auto none = std::get<Reply>(plan({"-c", "x.c"}, "cc", false));
   CHECK(none.code == 2);
   CHECK(
       none.err.starts_with("cc-shim: no zig found (looked at: CC_SHIM_ZIG=/nonexistent/zig (not an executable file))"));
@@ -95,7 +89,7 @@ TEST_CASE("plan: the zig command line, its cache directories, the marker and the
       local("ZIG_LOCAL_CACHE_DIR", nullptr), libc("ZIG_LIBC", "/given/libc.txt");
   SECTION("quiet") {
     ScopedEnv debug("CC_SHIM_DEBUG", "0");
-    auto run = std::get<Exec>(plan({"--shim-cxx", "-c", "x.c", "-o", "x.o"}, "/usr/bin/cc"));
+    auto run = std::get<Exec>(plan({"-c", "x.c", "-o", "x.o"}, "/usr/bin/cc", true));
     REQUIRE(run.argv.size() >= 2);
     CHECK(run.argv[0] == zig.string());
     CHECK(run.argv[1] == "c++");
@@ -114,7 +108,7 @@ TEST_CASE("plan: the zig command line, its cache directories, the marker and the
   }
   SECTION("debug") {
     ScopedEnv debug("CC_SHIM_DEBUG", "1");
-    auto run = std::get<Exec>(plan({"-Wl,--version"}, "cc"));
+    auto run = std::get<Exec>(plan({"-Wl,--version"}, "cc", false));
     CHECK(run.argv == std::vector<std::string>{zig.string(), "ld.lld", "--version"});
     CHECK(run.debug == "cc-shim: exec " + zig.string() + " ld.lld --version\n");
   }
@@ -134,12 +128,12 @@ TEST_CASE("plan: zig's object cache kept on request, -o into what is no regular 
   };
   SECTION("CC_SHIM_ZIG_OBJECT_CACHE=1") {
     ScopedEnv keep("CC_SHIM_ZIG_OBJECT_CACHE", "1");
-    auto run = std::get<Exec>(plan({"-c", "x.c"}, "cc"));
+    auto run = std::get<Exec>(plan({"-c", "x.c"}, "cc", false));
     CHECK(env_of(run, "ZIG_LOCAL_CACHE_DIR") == (t.path / "g").string());
   }
   SECTION("-o /dev/null, separate and joined") {
     for (const auto& args : {std::vector<std::string>{"t.c", "-o", "/dev/null"}, {"t.c", "-o/dev/null"}}) {
-      auto run = std::get<Exec>(plan(args, "cc"));
+      auto run = std::get<Exec>(plan(args, "cc", false));
       REQUIRE(run.outputs.size() == 1);
       CHECK(run.outputs[0].given == "/dev/null");
       CHECK_FALSE(run.outputs[0].replace_link);
@@ -159,7 +153,7 @@ TEST_CASE("plan: zig's object cache kept on request, -o into what is no regular 
       const auto dep = (t.path / "build" / name).string();
       for (const auto& args :
            {std::vector<std::string>{"-MD", "-MF", dep, "-c", "t.c"}, {"-MD", "-MF" + dep, "-c", "t.c"}}) {
-        auto run = std::get<Exec>(plan(args, "cc"));
+        auto run = std::get<Exec>(plan(args, "cc", false));
         REQUIRE(run.outputs.size() == 1);
         CHECK(run.outputs[0].given == dep);
         CHECK(run.outputs[0].replace_link == replace);
@@ -170,20 +164,22 @@ TEST_CASE("plan: zig's object cache kept on request, -o into what is no regular 
     }
     t.write("build/plain.d", "");
     for (const auto& dep : {(t.path / "build" / "plain.d").string(), std::string("/dev/stdout")})
-      CHECK(std::get<Exec>(plan({"-MD", "-MF", dep, "-c", "t.c"}, "cc")).outputs.empty() == fs::is_regular_file(dep));
+      CHECK(std::get<Exec>(plan({"-MD", "-MF", dep, "-c", "t.c"}, "cc", false)).outputs.empty() ==
+            fs::is_regular_file(dep));
     // A link at -o to a file is zig's to replace, as it always did.
-    CHECK(std::get<Exec>(plan({"-c", "t.c", "-o", (t.path / "build" / "link.d").string()}, "cc")).outputs.empty());
+    CHECK(
+        std::get<Exec>(plan({"-c", "t.c", "-o", (t.path / "build" / "link.d").string()}, "cc", false)).outputs.empty());
   }
   SECTION("an ordinary or a missing -o file is zig's to write") {
-    auto run = std::get<Exec>(plan({"t.c", "-o", (t.path / "out").string()}, "cc"));
+    auto run = std::get<Exec>(plan({"t.c", "-o", (t.path / "out").string()}, "cc", false));
     CHECK(run.outputs.empty());
     CHECK(has(run, (t.path / "out").string()));
   }
   SECTION("gcc's own warning for -fno-rtti on C") {
-    CHECK(std::get<Exec>(plan({"-fno-rtti", "-fno-exceptions", "-c", "conftest.c"}, "cc")).preface ==
+    CHECK(std::get<Exec>(plan({"-fno-rtti", "-fno-exceptions", "-c", "conftest.c"}, "cc", false)).preface ==
           "cc1: warning: command-line option '-fno-rtti' is valid for C++/D/ObjC++ but not for C\n");
-    CHECK(std::get<Exec>(plan({"-fno-rtti", "-c", "conftest.cpp"}, "cc")).preface.empty());
-    CHECK(std::get<Exec>(plan({"-fno-rtti", "-c", "conftest.c"}, "c++")).preface.empty());
+    CHECK(std::get<Exec>(plan({"-fno-rtti", "-c", "conftest.cpp"}, "cc", false)).preface.empty());
+    CHECK(std::get<Exec>(plan({"-fno-rtti", "-c", "conftest.c"}, "c++", true)).preface.empty());
   }
 }
 
@@ -203,7 +199,7 @@ TEST_CASE("plan: an -o that is one of the inputs, an empty -o or -MF: refused be
   const auto rsp = t.write("src/args.rsp", "-c " + a + " -o " + a).string();
   const auto odd = t.write("src/x\x1b[2J\n.c", "int x;\n").string();
   auto refused = [&](const std::vector<std::string>& args) -> std::string {
-    auto plan_of = plan(args, "cc");
+    auto plan_of = plan(args, "cc", false);
     if (!std::holds_alternative<Reply>(plan_of)) return "(not refused)";
     auto r = std::get<Reply>(plan_of);
     CHECK(r.code == 1);  // gcc's status for each of these
@@ -257,7 +253,7 @@ TEST_CASE("plan: the CC_SHIM_DEBUG line shows an argument's newline and escape s
   ScopedEnv active("CC_SHIM_ACTIVE", nullptr), detecting("ZIG_IS_DETECTING_LIBC_PATHS", nullptr),
       debug("CC_SHIM_DEBUG", "1");
   FakeZig fake;
-  auto run = std::get<Exec>(plan({"-c", "x.c", "-DNAME=\"a\nOK b\"", "-DC=\x1b[2J\x9b"}, "cc"));
+  auto run = std::get<Exec>(plan({"-c", "x.c", "-DNAME=\"a\nOK b\"", "-DC=\x1b[2J\x9b"}, "cc", false));
   CHECK(run.debug.find('\n') == run.debug.size() - 1);  // one line
   CHECK(run.debug.find('\x1b') == std::string::npos);
   CHECK_THAT(run.debug, Catch::Contains("a\\nOK b") && Catch::Contains("\\x1b[2J\\x9b"));

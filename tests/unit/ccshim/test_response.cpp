@@ -14,13 +14,12 @@
 
 using namespace provkit;
 using namespace ccshim_test;
-using ccshim::translate;
 
 TEST_CASE("response files are expanded before anything else", "[ccshim]") {
   FakeSystem sys;
   sys.elves["/d/libcuda.so.1"] = x86_64;
   sys.response_files["args.rsp"] = "-l:libcuda.so.1 -L/d\n-u sym";
-  auto out = body(translate({"-O2", "@args.rsp", "x.c"}, sys.context()));
+  auto out = body(translated({"-O2", "@args.rsp", "x.c"}, sys.context()));
   CHECK(out == Args{"-O2", "/d/libcuda.so.1", "-L/d", "-Wl,-u,sym", "x.c"});
 }
 

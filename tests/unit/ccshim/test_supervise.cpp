@@ -10,7 +10,6 @@
 
 using namespace provkit;
 using namespace ccshim_test;
-using ccshim::translate;
 
 TEST_CASE("linker: lld's lines where GNU ld is silent", "[ccshim]") {
   using ccshim::silent_in_gnu_ld;

@@ -13,7 +13,6 @@
 
 using namespace provkit;
 using namespace ccshim_test;
-using ccshim::translate;
 
 TEST_CASE("glibc: zig's newest buildable glibc comes from its abilists", "[ccshim]") {
   test::TempDir tmp("ccshim-abilists");

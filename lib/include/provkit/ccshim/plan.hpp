@@ -1,10 +1,14 @@
 #pragma once
-// One run of cc-shim decided: what to print and the exit code, or the zig command line to exec with the
-// environment it needs. shims/cc-shim/main.cpp only prints or execs (docs/cc-shim.md has every case).
+// One compile of cc-shim decided: what to print and the exit code, or the zig command line to exec with the
+// environment it needs. The shim's own options (--shim-info, --shim-warm, install...) are the tool's
+// (shims/cc-shim/commands.cpp); shims/cc-shim/main.cpp prints or execs (docs/cc-shim.md has every case).
+#include <optional>
 #include <string>
 #include <utility>
 #include <variant>
 #include <vector>
+
+#include "provkit/ccshim/zig.hpp"
 
 namespace provkit::ccshim {
 
@@ -42,10 +46,19 @@ struct Exec {
 
 using Plan = std::variant<Reply, Exec>;
 
-// The run for `args` (argv without argv[0]) as `argv0`, reading the process environment (CC_SHIM_ZIG,
-// CC_SHIM_DEBUG, ZIG_LIBC, the zig cache variables...). Long command lines and the host's libc file are
-// handed to zig in memfds the exec inherits; --shim-info sets zig's cache variables before it runs zig.
-Plan plan(std::vector<std::string> args, const std::string& argv0);
+// What ends every run before anything else, the shim's own options included: zig's native libc detection
+// running `cc` (ZIG_IS_DETECTING_LIBC_PATHS is set; exit 1) and the zig the shim started running it again
+// (CC_SHIM_ACTIVE; exit 2). nullopt when the run may go on.
+std::optional<Reply> refuse_nested_run();
+
+// The compile for gcc's `args` (argv without argv[0] and the shim's own options; `cxx`: zig c++) as `argv0`,
+// after refuse_nested_run, reading the process environment (CC_SHIM_ZIG, CC_SHIM_DEBUG, ZIG_LIBC, the zig
+// cache variables...). The command line is read once (ccshim's Invocation) and every step takes that. Long
+// command lines and the host's libc file are handed to zig in memfds the exec inherits.
+Plan plan(const std::vector<std::string>& args, const std::string& argv0, bool cxx);
+
+// "cc-shim: no zig found (looked at: ...)", exit 2.
+Reply zig_not_found(const ZigSearch& search);
 
 // "cc-shim: SENTENCE" after a failed exec of `zig` (errno `error`).
 std::string exec_failed(const std::string& zig, int error);

@@ -215,4 +215,26 @@ CopyTiming CudaDriver::time_peer_copies(int src, int dst, bool direct, std::size
   });
 }
 
+std::uint64_t CudaDriver::allocate(int ordinal, std::size_t bytes) {
+  api_->use(ordinal);
+  CUdeviceptr ptr = 0;
+  api_->check(api_->mem_alloc(&ptr, bytes), "cuMemAlloc_v2");
+  return ptr;
+}
+
+void CudaDriver::free(std::uint64_t device_pointer) { api_->mem_free(device_pointer); }
+
+void* CudaDriver::create_stream(int ordinal) {
+  api_->use(ordinal);
+  CUstream stream = nullptr;
+  api_->check(api_->stream_create(&stream, 0), "cuStreamCreate");
+  return stream;
+}
+
+void CudaDriver::synchronize(void* stream) {
+  api_->check(api_->stream_synchronize(static_cast<CUstream>(stream)), "cuStreamSynchronize");
+}
+
+void CudaDriver::destroy_stream(void* stream) { api_->stream_destroy(static_cast<CUstream>(stream)); }
+
 }  // namespace provkit::host

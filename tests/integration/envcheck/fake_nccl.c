@@ -6,7 +6,8 @@
  *
  * PROVKIT_FAKE_NCCL picks a behaviour: "normal" (default; P2P between every pair), "shm" (P2P disabled, the
  * ring over SHM, with NCCL's own warning), "net" (the ring over NET/Socket), "init-fails" (ncclCommInitAll
- * returns ncclSystemError), "hang" (ncclCommInitAll never returns). PROVKIT_FAKE_NCCL_DELAY_US adds that many
+ * returns ncclSystemError), "hang" (ncclCommInitAll never returns), "hang-allreduce" (the first all-reduce
+ * never returns). PROVKIT_FAKE_NCCL_DELAY_US adds that many
  * microseconds to every ncclAllReduce. PROVKIT_FAKE_NCCL_RECORD names a file where the library writes the
  * NCCL_NVLS_ENABLE it saw ("NCCL_NVLS_ENABLE=0"), for the tests to read apart from envcheck's own parse. */
 #include <stdint.h>
@@ -120,6 +121,8 @@ static uint16_t to_bf16(float f) {
 static void reduce_group(void) {
   /* Every rank's buffers are in this process: sum element by element over the ranks, into each receive buffer. */
   if (pending_count == 0) return;
+  if (strcmp(mode(), "hang-allreduce") == 0)
+    for (;;) pause();
   size_t count = pending[0].count;
   for (size_t i = 0; i < count; ++i) {
     float sum = 0;

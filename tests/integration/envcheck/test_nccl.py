@@ -158,6 +158,14 @@ def test_nccl_hang_is_bounded(tmp):
     row(r, "nccl all-reduce", "FAIL", "hang", ["did not finish within 2 s", "it was in ncclCommInitAll", "killed"])
     d = data(r, "nccl all-reduce")
     check(d["timed_out"] is True and d["last_step"] == "ncclCommInitAll", "timed out in init", str(d))
+    # A hang in the all-reduce itself, after a clean init: the row names the size it was in.
+    start = time.monotonic()
+    r = nccl(tmp, "--nccl-lib", FAKE_NCCL, "--nccl-timeout", "2", mode="hang-allreduce")
+    took = time.monotonic() - start
+    expect(r, 1, "an all-reduce hangs")
+    check(took < 20, f"the hang ends within its bound (took {took:.1f} s)", str(r))
+    row(r, "nccl all-reduce", "FAIL", "all-reduce hang", ["did not finish within 2 s",
+                                                         "it was in all-reduce of 128 bytes", "killed"])
 
 
 def test_nccl_shm_transport_warns(tmp):

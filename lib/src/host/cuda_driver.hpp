@@ -60,6 +60,9 @@ class CudaDriver {
   void* create_stream(int ordinal);
   void synchronize(void* stream);
   void destroy_stream(void* stream);
+  void fill16(int ordinal, std::uint64_t device_pointer, std::uint16_t value, std::size_t count);  // cuMemsetD16
+  // Copies `bytes` back on `stream` and waits for them.
+  void copy_to_host(int ordinal, void* host, std::uint64_t device_pointer, std::size_t bytes, void* stream);
 
   struct Api;  // the entry points, resolved once
 

@@ -239,7 +239,7 @@ class Communicators {
 // A send and a receive buffer and a stream on one GPU, freed in reverse.
 class RankBuffers {
  public:
-  RankBuffers(CudaDriver& cuda, int ordinal, std::size_t bytes) : cuda_(cuda) {
+  RankBuffers(CudaDriver& cuda, int ordinal, std::size_t bytes) : cuda_(cuda), ordinal_(ordinal) {
     send_ = cuda.allocate(ordinal, bytes);
     try {
       recv_ = cuda.allocate(ordinal, bytes);
@@ -256,6 +256,13 @@ class RankBuffers {
   const void* send() const { return std::bit_cast<void*>(static_cast<std::uintptr_t>(send_)); }
   void* recv() const { return std::bit_cast<void*>(static_cast<std::uintptr_t>(recv_)); }
   void* stream() const { return stream_; }
+  // Every element of the send buffer set to `bf16`; the first `count` elements of the receive buffer read back.
+  void fill_send(std::uint16_t bf16, std::size_t count) { cuda_.fill16(ordinal_, send_, bf16, count); }
+  std::vector<std::uint16_t> read_recv(std::size_t count) const {
+    std::vector<std::uint16_t> out(count);
+    cuda_.copy_to_host(ordinal_, out.data(), recv_, count * sizeof(std::uint16_t), stream_);
+    return out;
+  }
 
  private:
   void release() {
@@ -266,9 +273,16 @@ class RankBuffers {
     recv_ = send_ = 0;
   }
   CudaDriver& cuda_;
+  int ordinal_ = 0;
   std::uint64_t send_ = 0, recv_ = 0;
   void* stream_ = nullptr;
 };
+
+// bf16 is the upper half of a float's bits (exact for the small whole numbers used here).
+std::uint16_t bf16_bits(float value) { return static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(value) >> 16); }
+int bf16_value(std::uint16_t bits) {
+  return static_cast<int>(std::bit_cast<float>(static_cast<std::uint32_t>(bits) << 16));
+}
 
 }  // namespace
 
@@ -328,6 +342,10 @@ Measurement measure(const WorkerOptions& options, void (*progress)(const std::st
     std::vector<std::unique_ptr<RankBuffers>> buffers;
     buffers.reserve(ordinals.size());
     for (int ordinal : ordinals) buffers.push_back(std::make_unique<RankBuffers>(cuda, ordinal, largest));
+    // Every rank sends ones, so every element of the sum is the rank count: a library that times well and adds
+    // wrong is caught below. (bf16 holds every whole number up to 256 exactly.)
+    constexpr std::uint16_t kBf16One = 0x3F80;
+    for (const auto& b : buffers) b->fill_send(kBf16One, largest / 2);
     auto all_reduce = [&](std::uint64_t bytes) {
       api.check(api.group_start(), "ncclGroupStart");
       for (std::size_t r = 0; r < buffers.size(); ++r)
@@ -353,6 +371,19 @@ Measurement measure(const WorkerOptions& options, void (*progress)(const std::st
       t.algbw_gb_per_s = algorithm_bandwidth(bytes, seconds);
       t.busbw_gb_per_s = bus_bandwidth(t.algbw_gb_per_s, ranks);
       m.sizes.push_back(t);
+    }
+    if (largest > 0) {
+      step("reading back the sum of " + std::to_string(largest) + " bytes");
+      const auto want = bf16_bits(static_cast<float>(ranks));
+      for (std::size_t r = 0; r < buffers.size(); ++r) {
+        const auto got = buffers[r]->read_recv(largest / 2);
+        if (auto bad = std::find_if(got.begin(), got.end(), [&](std::uint16_t v) { return v != want; });
+            bad != got.end())
+          throw CudaError("ncclAllReduce", -1,
+                          "ncclAllReduce summed wrong: rank " + std::to_string(r) + " has " +
+                              std::to_string(bf16_value(*bad)) + " at element " + std::to_string(bad - got.begin()) +
+                              " where " + std::to_string(ranks) + " ranks of ones sum to " + std::to_string(ranks));
+      }
     }
     buffers.clear();
     comms.finished_cleanly();

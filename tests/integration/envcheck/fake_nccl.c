@@ -7,7 +7,7 @@
  * PROVKIT_FAKE_NCCL picks a behaviour: "normal" (default; P2P between every pair), "shm" (P2P disabled, the
  * ring over SHM, with NCCL's own warning), "net" (the ring over NET/Socket), "init-fails" (ncclCommInitAll
  * returns ncclSystemError), "hang" (ncclCommInitAll never returns), "hang-allreduce" (the first all-reduce
- * never returns). PROVKIT_FAKE_NCCL_DELAY_US adds that many
+ * never returns), "wrong-sum" (the last element of every sum is one too many). PROVKIT_FAKE_NCCL_DELAY_US adds that many
  * microseconds to every ncclAllReduce. PROVKIT_FAKE_NCCL_RECORD names a file where the library writes the
  * NCCL_NVLS_ENABLE it saw ("NCCL_NVLS_ENABLE=0"), for the tests to read apart from envcheck's own parse. */
 #include <stdint.h>
@@ -127,6 +127,7 @@ static void reduce_group(void) {
   for (size_t i = 0; i < count; ++i) {
     float sum = 0;
     for (int r = 0; r < pending_count; ++r) sum += from_bf16(pending[r].send[i]);
+    if (strcmp(mode(), "wrong-sum") == 0 && i == count - 1) sum += 1; /* a broken reduction in its last element */
     uint16_t v = to_bf16(sum);
     for (int r = 0; r < pending_count; ++r) pending[r].recv[i] = v;
   }

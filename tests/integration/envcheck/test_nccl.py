@@ -149,6 +149,14 @@ def test_nccl_init_fails(tmp):
     check(not any(n.startswith("nccl all-reduce ") for n in names), "no size rows after a failed init", str(r))
 
 
+def test_nccl_wrong_sum_fails(tmp):
+    # Fast and wrong is not a pass: the sum is read back (ones from every rank sum to the rank count).
+    r = nccl(tmp, "--nccl-lib", FAKE_NCCL, mode="wrong-sum")
+    expect(r, 1, "an all-reduce that adds wrong")
+    row(r, "nccl all-reduce", "FAIL", "wrong sum", ["ncclAllReduce summed wrong: rank 0 has 3 at element 524287",
+                                                   "2 ranks of ones sum to 2"])
+
+
 def test_nccl_hang_is_bounded(tmp):
     start = time.monotonic()
     r = nccl(tmp, "--nccl-lib", FAKE_NCCL, "--nccl-timeout", "2", mode="hang")

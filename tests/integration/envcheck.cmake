@@ -11,6 +11,10 @@ set_target_properties(envcheck-fake-nvml PROPERTIES OUTPUT_NAME nvidia-ml SUFFIX
   LIBRARY_OUTPUT_DIRECTORY ${ENVCHECK_FAKE_DRIVER_DIR})
 set_target_properties(envcheck-fake-cuda PROPERTIES OUTPUT_NAME cuda SUFFIX .so.1
   LIBRARY_OUTPUT_DIRECTORY ${ENVCHECK_FAKE_DRIVER_DIR})
+# The stand-in libnccl.so.2 (the engine's NCCL, found by path, in a Python environment or by the loader).
+add_library(envcheck-fake-nccl SHARED ${CMAKE_CURRENT_LIST_DIR}/envcheck/fake_nccl.c)
+set_target_properties(envcheck-fake-nccl PROPERTIES OUTPUT_NAME nccl SUFFIX .so.2
+  LIBRARY_OUTPUT_DIRECTORY ${ENVCHECK_FAKE_DRIVER_DIR}/nccl)
 # The same stand-in as a driver older than 510, without the _v3 process lists.
 add_library(envcheck-fake-nvml-v2 SHARED ${CMAKE_CURRENT_LIST_DIR}/envcheck/fake_nvml.c)
 target_compile_definitions(envcheck-fake-nvml-v2 PRIVATE FAKE_NVML_NO_V3)
@@ -19,7 +23,7 @@ set_target_properties(envcheck-fake-nvml-v2 PROPERTIES OUTPUT_NAME nvidia-ml SUF
   LIBRARY_OUTPUT_DIRECTORY ${ENVCHECK_FAKE_DRIVER_DIR}/pre-510)
 # ctest does not build: make `envcheck` pull its stand-ins in, so building the tool builds them.
 if(TARGET envcheck)
-  add_dependencies(envcheck envcheck-fake-nvml envcheck-fake-nvml-v2 envcheck-fake-cuda)
+  add_dependencies(envcheck envcheck-fake-nvml envcheck-fake-nvml-v2 envcheck-fake-cuda envcheck-fake-nccl)
 endif()
 
 # Every "def test_..." of every test_*.py here is a ctest "envcheck: NAME" (discover.cmake); no case list to keep.

@@ -9,6 +9,7 @@
 #include "provkit/cli/output.hpp"
 #include "provkit/error.hpp"
 #include "provkit/host/envcheck.hpp"
+#include "provkit/host/nccl.hpp"
 #include "provkit/util/text.hpp"
 
 using namespace provkit;
@@ -83,6 +84,24 @@ int run(int argc, char** argv) {
   app.add_option("--min-pcie", min_pcie, "the link under load must train at least this (runs --link-test)")
       ->type_name("GEN:WIDTH");
   app.add_option("--min-h2d", min_h2d, "host-to-device copies must reach this (runs --link-test)")->type_name("GB/s");
+  bool nccl_test = false;
+  std::vector<std::pair<host::Field, std::string>> nccl_values;
+  auto nccl_option = [&](const char* flag, host::Field field, const char* what, const char* type) {
+    app.add_option_function<std::string>(
+           flag, [&nccl_values, field](const std::string& v) { nccl_values.emplace_back(field, v); }, what)
+        ->type_name(type);
+  };
+  app.add_flag("--nccl-test", nccl_test,
+               "time a bf16 all-reduce through the engine's libnccl over the selected GPUs, one token up to 8192");
+  nccl_option("--nccl-lib", host::Field::nccl_lib, "the libnccl.so.2 to load (else --python PATH's, else the system's)",
+              "PATH");
+  nccl_option("--hidden-size", host::Field::hidden_size, "the model's hidden size: one token is this x 2 bytes", "N");
+  nccl_option("--layers", host::Field::layers, "the model's layers: the per-token floor is 2 x N all-reduces", "N");
+  nccl_option("--min-busbw", host::Field::min_busbw, "the all-reduce bus bandwidth at 8192 tokens must reach this",
+              "GB/s");
+  nccl_option("--max-allreduce-us", host::Field::max_allreduce_us, "one token's all-reduce must take at most this",
+              "MICROSECONDS");
+  nccl_option("--nccl-timeout", host::Field::nccl_timeout, "kill the measurement after this (default 120)", "SECONDS");
   app.add_flag("--pcie-atomics", req.pcie_atomics,
                "every bridge from each GPU to its root port must route PCIe AtomicOps (root reads them)");
   auto* roce =
@@ -133,6 +152,8 @@ int run(int argc, char** argv) {
     if (!min_pcie.empty()) host::set_min_pcie(req, min_pcie);
     if (!min_h2d.empty()) host::set_min_h2d(req, min_h2d);
     if (roce->count() > 0) req.roce = roce_device;
+    req.nccl_test = req.nccl_test || nccl_test;
+    for (const auto& [field, value] : nccl_values) host::set_nccl(req, field, value);
     if (!wait_seconds.empty()) host::set_wait(req, wait_seconds);
     if (req.wait && req.ports.empty() && !req.vram_free)  // from the flag or the profile, with the checks of both
       throw Error(ExitCode::usage, wait_seconds.empty()
@@ -182,10 +203,20 @@ int run(int argc, char** argv) {
   return code;
 }
 
+// The NCCL test's child (host/nccl run_test runs this tool again): measure, saying each step as it starts,
+// then the result as one JSON line.
+int nccl_worker(const char* options) {
+  auto said = [](const std::string& step) { std::cout << "step: " << step << std::endl; };
+  auto m = host::nccl::measure(host::nccl::worker_options_from_json(nlohmann::json::parse(options)), said);
+  std::cout << host::nccl::to_json(m).dump() << std::endl;
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   try {
+    if (argc == 3 && std::string_view(argv[1]) == "--nccl-worker") return nccl_worker(argv[2]);
     return run(argc, argv);
   } catch (const std::exception& e) {
     return cli::last_resort("envcheck", cli::wants_json(argc, argv), e.what());

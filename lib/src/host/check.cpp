@@ -52,6 +52,10 @@ std::string rule_text(Rule rule, const std::string& threshold) {
     case Rule::kernel_image:
       return "a cubin of the GPU's major at or below its minor (a: its own arch, f: its family), a code object for its "
              "gfx target, else PTX the driver can JIT";
+    case Rule::nccl_allreduce: return "a bf16 all-reduce through the engine's libnccl (ncclCommInitAll)";
+    case Rule::nccl_transport: return "NCCL's transport for the pair, as its INFO log states it";
+    case Rule::min_busbw: return "all-reduce bus bandwidth >= " + threshold + " GB/s at the largest size";
+    case Rule::max_allreduce_us: return "one token's all-reduce <= " + threshold + " us";
   }
   return "?";
 }

@@ -34,6 +34,7 @@ struct CudaDriver::Api {
   CUresult (*mem_free_host)(void*);
   CUresult (*memcpy_htod_async)(CUdeviceptr, const void*, std::size_t, CUstream);
   CUresult (*memcpy_dtoh_async)(void*, CUdeviceptr, std::size_t, CUstream);
+  CUresult (*memset_d16)(CUdeviceptr, unsigned short, std::size_t);
   CUresult (*memcpy_peer_async)(CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, std::size_t, CUstream);
   CUresult (*stream_create)(CUstream*, unsigned);
   CUresult (*stream_synchronize)(CUstream);
@@ -135,6 +136,7 @@ CudaDriver::CudaDriver(const std::string& library) : library_(library), api_(std
   need(a.memcpy_htod_async, "cuMemcpyHtoDAsync_v2");
   need(a.memcpy_dtoh_async, "cuMemcpyDtoHAsync_v2");
   need(a.memcpy_peer_async, "cuMemcpyPeerAsync");
+  need(a.memset_d16, "cuMemsetD16_v2");
   need(a.stream_create, "cuStreamCreate");
   need(a.stream_synchronize, "cuStreamSynchronize");
   need(a.stream_destroy, "cuStreamDestroy_v2");
@@ -214,5 +216,39 @@ CopyTiming CudaDriver::time_peer_copies(int src, int dst, bool direct, std::size
     a.check(a.memcpy_htod_async(to.ptr, staging.ptr, chunk, s.stream), "cuMemcpyHtoDAsync_v2");
   });
 }
+
+std::uint64_t CudaDriver::allocate(int ordinal, std::size_t bytes) {
+  api_->use(ordinal);
+  CUdeviceptr ptr = 0;
+  api_->check(api_->mem_alloc(&ptr, bytes), "cuMemAlloc_v2");
+  return ptr;
+}
+
+void CudaDriver::free(std::uint64_t device_pointer) { api_->mem_free(device_pointer); }
+
+void* CudaDriver::create_stream(int ordinal) {
+  api_->use(ordinal);
+  CUstream stream = nullptr;
+  api_->check(api_->stream_create(&stream, 0), "cuStreamCreate");
+  return stream;
+}
+
+void CudaDriver::synchronize(void* stream) {
+  api_->check(api_->stream_synchronize(static_cast<CUstream>(stream)), "cuStreamSynchronize");
+}
+
+void CudaDriver::fill16(int ordinal, std::uint64_t device_pointer, std::uint16_t value, std::size_t count) {
+  api_->use(ordinal);
+  api_->check(api_->memset_d16(device_pointer, value, count), "cuMemsetD16_v2");
+}
+
+void CudaDriver::copy_to_host(int ordinal, void* host, std::uint64_t device_pointer, std::size_t bytes, void* stream) {
+  api_->use(ordinal);
+  api_->check(api_->memcpy_dtoh_async(host, device_pointer, bytes, static_cast<CUstream>(stream)),
+              "cuMemcpyDtoHAsync_v2");
+  synchronize(stream);
+}
+
+void CudaDriver::destroy_stream(void* stream) { api_->stream_destroy(static_cast<CUstream>(stream)); }
 
 }  // namespace provkit::host

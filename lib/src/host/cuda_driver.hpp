@@ -5,6 +5,7 @@
 // fails throws CudaError naming the call and its CUresult.
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -51,6 +52,17 @@ class CudaDriver {
   // cuCtxEnablePeerAccess when `direct`, else staged through pinned host
   // memory (device to host, host to device), as a runtime without P2P does.
   CopyTiming time_peer_copies(int src, int dst, bool direct, std::size_t chunk, std::chrono::duration<double> budget);
+
+  // For a collective another library runs (NCCL): device memory and a stream on `ordinal`'s primary
+  // context, each freed by its own call (nccl.cpp holds them in owners).
+  std::uint64_t allocate(int ordinal, std::size_t bytes);
+  void free(std::uint64_t device_pointer);
+  void* create_stream(int ordinal);
+  void synchronize(void* stream);
+  void destroy_stream(void* stream);
+  void fill16(int ordinal, std::uint64_t device_pointer, std::uint16_t value, std::size_t count);  // cuMemsetD16
+  // Copies `bytes` back on `stream` and waits for them.
+  void copy_to_host(int ordinal, void* host, std::uint64_t device_pointer, std::size_t bytes, void* stream);
 
   struct Api;  // the entry points, resolved once
 

@@ -204,6 +204,7 @@ std::vector<check::Result> run_checks(const Request& req, const Environment& env
   if (req.rocm) out.push_back(rocm_check(probes));
   for (const auto& g : req.gfx) out.push_back(gfx_check(g, req, probes));
   link_checks(req, probes, out);
+  nccl_checks(req, probes, out);
   if (req.pcie_atomics) pcie_atomics_rows(probes, true, out);
   if (req.roce) roce_rows(*req.roce, probes, true, out);
   for (const auto& d : req.disks) out.push_back(disk_check(d));

@@ -115,6 +115,14 @@ void kernel_checks(const Request& req, Probes& probes, std::vector<Result>& out)
 // The links (host/link_checks.cpp). `as_check`: a verdict was asked; without
 // it (the inventory) a row only says what could be read.
 void link_checks(const Request& req, Probes& probes, std::vector<Result>& out);
+// The bus ids of the GPUs a measurement runs on: those CUDA_VISIBLE_DEVICES leaves the engine, narrowed by --gpu
+// (empty: every GPU libcuda lists); nullopt when there is nothing to measure, with a FAIL row `row` in `out`
+// where that is a failure ("CUDA_VISIBLE_DEVICES='' leaves the engine no GPU to PURPOSE").
+std::optional<std::vector<std::string>> measured_bus_ids(const Request& req, Probes& probes, const std::string& row,
+                                                         Rule rule, const std::string& purpose,
+                                                         std::vector<Result>& out);
+// --nccl-test (host/nccl_checks.cpp): the engine's libnccl, its all-reduce per size, transports, gates.
+void nccl_checks(const Request& req, Probes& probes, std::vector<Result>& out);
 void pcie_atomics_rows(Probes& probes, bool as_check, std::vector<Result>& out);
 void roce_rows(const std::string& device, Probes& probes, bool as_check, std::vector<Result>& out);
 

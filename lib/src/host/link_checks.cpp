@@ -81,25 +81,24 @@ Result link_row(const host::GpuLinkTest& g, const std::string& who) {
 
 }  // namespace
 
-void link_checks(const Request& req, Probes& probes, std::vector<Result>& out) {
-  if (!req.wants_link_test()) return;
+std::optional<std::vector<std::string>> measured_bus_ids(const Request& req, Probes& probes, const std::string& row,
+                                                         Rule rule, const std::string& purpose,
+                                                         std::vector<Result>& out) {
   const auto& s = probes.driver();
-  host::LinkTestOptions options{.cuda_library = probes.env().driver.cuda_library,
-                                .nvml_library = probes.env().driver.nvml_library,
-                                .seconds_per_gpu = req.link_test_seconds()};
+  std::vector<std::string> bus_ids;
   // Only the GPUs the engine sees (CUDA_VISIBLE_DEVICES), and of those the ones --gpu names; a hidden or
   // unknown selector has its own row (gpu_checks).
   const auto& vis = probes.visibility();
   const auto visible = probes.engine_gpus();
-  if (!req.gpus.empty() && s.devices.empty()) return;  // the selectors' rows say there is no driver
+  if (!req.gpus.empty() && s.devices.empty()) return std::nullopt;  // the selectors' rows say there is no driver
   if (vis.restricted && visible.empty() && !s.devices.empty()) {
-    out.push_back({.name = "link test",
+    out.push_back({.name = row,
                    .status = Status::fail,
-                   .rule = Rule::link_copies,
-                   .reason = "CUDA_VISIBLE_DEVICES='" + vis.text + "' leaves the engine no GPU to copy to",
+                   .rule = rule,
+                   .reason = "CUDA_VISIBLE_DEVICES='" + vis.text + "' leaves the engine no GPU to " + purpose,
                    .fix = "set CUDA_VISIBLE_DEVICES to the indices or UUIDs of the engine's GPUs, or unset it",
                    .data = {{"cuda_visible_devices", vis.text}}});
-    return;
+    return std::nullopt;
   }
   std::vector<const gpu::Device*> wanted;
   for (const auto& d : visible)
@@ -112,18 +111,30 @@ void link_checks(const Request& req, Probes& probes, std::vector<Result>& out) {
   const bool choose = !s.devices.empty() && (vis.restricted || !req.gpus.empty());
   if (choose)
     for (const auto* d : wanted)
-      if (!d->pci_bus_id.empty()) options.bus_ids.push_back(d->pci_bus_id);
-  if (choose && (options.bus_ids.size() != wanted.size() || wanted.empty())) {
+      if (!d->pci_bus_id.empty()) bus_ids.push_back(d->pci_bus_id);
+  if (choose && (bus_ids.size() != wanted.size() || wanted.empty())) {
     // A known GPU without a bus id cannot be matched to libcuda's.
     if (!wanted.empty())
-      out.push_back({.name = "link test",
+      out.push_back({.name = row,
                      .status = Status::fail,
-                     .rule = Rule::link_copies,
+                     .rule = rule,
                      .reason = "the selected GPUs' PCI bus ids are unknown (NVML was not usable: " + s.nvml_error +
                                "), so they cannot be found among libcuda's devices",
                      .fix = kInstallDriver});
-    return;
+    return std::nullopt;
   }
+  return bus_ids;
+}
+
+void link_checks(const Request& req, Probes& probes, std::vector<Result>& out) {
+  if (!req.wants_link_test()) return;
+  const auto& s = probes.driver();
+  host::LinkTestOptions options{.cuda_library = probes.env().driver.cuda_library,
+                                .nvml_library = probes.env().driver.nvml_library,
+                                .seconds_per_gpu = req.link_test_seconds()};
+  auto bus_ids = measured_bus_ids(req, probes, "link test", Rule::link_copies, "copy to", out);
+  if (!bus_ids) return;
+  options.bus_ids = *bus_ids;
   auto report = host::run_link_test(options);
   if (!report.error.empty() || report.gpus.empty()) {
     out.push_back(

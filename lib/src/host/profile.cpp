@@ -25,7 +25,7 @@ class ProfileReader {
     YAML::Node root = util::load_single_yaml_document(text, file_);
     if (!root.IsMap())
       throw input_error(file_, line(root), "a profile is a mapping of check names to values (see docs/envcheck.md)");
-    const std::map<std::string, std::function<void(const YAML::Node&)>> keys = {
+    std::map<std::string, std::function<void(const YAML::Node&)>> keys = {
         {"envcheck",
          [&](const YAML::Node& n) {
            if (scalar(n, "envcheck") != "1") throw input_error(file_, line(n), "this envcheck reads profile version 1");
@@ -107,6 +107,7 @@ class ProfileReader {
         {"min_pcie", [&](const YAML::Node& n) { at(n, "min_pcie", [&] { set_min_pcie(r_, scalar(n, "min_pcie")); }); }},
         {"min_h2d", [&](const YAML::Node& n) { at(n, "min_h2d", [&] { set_min_h2d(r_, scalar(n, "min_h2d")); }); }},
         {"pcie_atomics", [&](const YAML::Node& n) { r_.pcie_atomics = boolean(n, "pcie_atomics"); }},
+        {"nccl_test", [&](const YAML::Node& n) { r_.nccl_test = boolean(n, "nccl_test") || r_.nccl_test; }},
         {"wait", [&](const YAML::Node& n) { at(n, "wait", [&] { set_wait(r_, scalar(n, "wait")); }); }},
         {"roce",
          [&](const YAML::Node& n) {
@@ -115,6 +116,11 @@ class ProfileReader {
            else if (v != "false") r_.roce = v;
          }},
     };
+    for (Field f : {Field::nccl_lib, Field::hidden_size, Field::layers, Field::min_busbw, Field::max_allreduce_us,
+                    Field::nccl_timeout})
+      keys.emplace(field_key(f), [this, f](const YAML::Node& n) {
+        at(n, field_key(f), [&] { set_nccl(r_, f, scalar(n, field_key(f))); });
+      });
     std::map<std::string, int> first_line;
     for (const auto& kv : root) {
       auto key = scalar(kv.first, "a key");

@@ -2,7 +2,9 @@
 // command line and profiles) and where things are on this host.
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <cstdlib>
+#include <stdexcept>
 
 #include "provkit/host/envcheck.hpp"
 #include "provkit/util/environment.hpp"
@@ -17,7 +19,7 @@ namespace provkit::host {
 bool Request::asks_anything() const {
   return cuda || !needs.empty() || min_cc || !arch_list.empty() || vram_free || cc || nvcc || python || !libs.empty() ||
          !elfs.empty() || !kernels.empty() || !disks.empty() || !ports.empty() || !files.empty() || rocm ||
-         !gfx.empty() || min_pcie || min_h2d || pcie_atomics || roce;
+         !gfx.empty() || min_pcie || min_h2d || pcie_atomics || roce || wants_nccl_test();
 }
 
 std::string field_key(Field field) {
@@ -35,6 +37,12 @@ std::string field_key(Field field) {
     case Field::wait: return "wait";
     case Field::gfx: return "gfx";
     case Field::severity: return "severity";
+    case Field::nccl_lib: return "nccl_lib";
+    case Field::hidden_size: return "hidden_size";
+    case Field::layers: return "layers";
+    case Field::min_busbw: return "min_busbw";
+    case Field::max_allreduce_us: return "max_allreduce_us";
+    case Field::nccl_timeout: return "nccl_timeout";
   }
   return "?";
 }
@@ -112,6 +120,38 @@ void set_wait(Request& r, const std::string& seconds) {
   auto v = positive_number(seconds);
   if (!v || *v > 3600) throw InvalidValue(Field::wait, seconds, "seconds, more than 0 and at most 3600 (like 30)");
   r.wait = v;
+}
+
+void set_nccl(Request& r, Field field, const std::string& text) {
+  r.nccl_test = true;
+  const auto v = positive_number(text);
+  auto whole = [&](int most, const char* wanted) {
+    if (!v || *v > most || *v != std::floor(*v)) throw InvalidValue(field, text, wanted);
+    return static_cast<int>(*v);
+  };
+  switch (field) {
+    case Field::nccl_lib:
+      if (text.empty()) throw InvalidValue(field, text, "the path of a libnccl.so.2");
+      r.nccl_lib = text;
+      return;
+    case Field::hidden_size: r.hidden_size = whole(1 << 20, "a model's hidden size (like 5120)"); return;
+    case Field::layers: r.layers = whole(100000, "a model's layer count (like 64)"); return;
+    case Field::min_busbw:
+      if (!v) throw InvalidValue(field, text, "a bus bandwidth in GB/s (like 100)");
+      r.min_busbw = v;
+      r.min_busbw_text = text;
+      return;
+    case Field::max_allreduce_us:
+      if (!v) throw InvalidValue(field, text, "a latency in microseconds (like 50)");
+      r.max_allreduce_us = v;
+      r.max_allreduce_us_text = text;
+      return;
+    case Field::nccl_timeout:
+      if (!v || *v > 3600) throw InvalidValue(field, text, "seconds, more than 0 and at most 3600 (like 120)");
+      r.nccl_timeout = *v;
+      return;
+    default: throw std::logic_error("set_nccl: not an NCCL field");
+  }
 }
 
 void add_gfx(Request& r, const std::string& targets) {
@@ -232,6 +272,8 @@ Environment Environment::from_process() {
   if (auto v = util::env_get(util::EnvVar::rocr_visible_devices)) e.rocr_visible_devices = *v;
   if (auto v = util::env_get(util::EnvVar::hip_visible_devices)) e.hip_visible_devices = *v;
   if (auto v = util::env_get(util::EnvVar::hsa_xnack)) e.hsa_xnack = *v;
+  if (auto v = util::env_value(util::EnvVar::tmpdir); !v.empty()) e.tmpdir = v;
+  e.self_program = "/proc/self/exe";
   e.python_search = pyfind::Environment::read(util::env_value_named);
   return e;
 }

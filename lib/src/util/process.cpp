@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -46,13 +47,25 @@ RunResult run(const std::vector<std::string>& argv, const RunOptions& options) {
   args.reserve(argv.size() + 1);
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  std::vector<std::string> env_strings;
+  if (options.env) env_strings = *options.env;
+  else if (!options.env_set.empty())
+    for (char** e = environ; *e; ++e) env_strings.emplace_back(*e);
+  for (const auto& [name, value] : options.env_set) {
+    const std::string prefix = name + "=";
+    env_strings.erase(std::remove_if(env_strings.begin(), env_strings.end(),
+                                     [&](const std::string& e) { return e.rfind(prefix, 0) == 0; }),
+                      env_strings.end());
+    env_strings.push_back(prefix + value);
+  }
+  const bool own_env = options.env || !options.env_set.empty();
   std::vector<char*> envp;
-  if (options.env) {
-    for (const auto& e : *options.env) envp.push_back(const_cast<char*>(e.c_str()));
+  if (own_env) {
+    for (const auto& e : env_strings) envp.push_back(const_cast<char*>(e.c_str()));
     envp.push_back(nullptr);
   }
   pid_t pid = 0;
-  int rc = ::posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), options.env ? envp.data() : environ);
+  int rc = ::posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), own_env ? envp.data() : environ);
   posix_spawn_file_actions_destroy(&actions);
   write_end.reset();  // the child holds the write end now: EOF when it exits
   null_in.reset();

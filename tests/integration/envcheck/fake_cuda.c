@@ -109,6 +109,14 @@ CUresult cuMemcpyDtoHAsync_v2(void* dst, CUdeviceptr src, size_t bytes, CUstream
   return copy(current ? current->device : 0, dst, (const void*)(uintptr_t)src, bytes);
 }
 
+CUresult cuMemsetD16_v2(CUdeviceptr dst, unsigned short value, size_t count) {
+  NEED_INIT;
+  if (!current) return 201;
+  unsigned short* p = (unsigned short*)(uintptr_t)dst;
+  for (size_t i = 0; i < count; ++i) p[i] = value;
+  return 0;
+}
+
 CUresult cuDeviceCanAccessPeer(int* yes, CUdevice a, CUdevice b) {
   NEED_INIT;
   VALID_DEVICE(a);

@@ -1,5 +1,6 @@
 // provkit::util process: the one subprocess runner, with real programs.
 #include <unistd.h>
+#include <cstdlib>
 
 #include <catch2/catch.hpp>
 #include <csignal>
@@ -25,6 +26,23 @@ TEST_CASE("run: stdin is empty, the environment is the caller's unless given", "
   util::RunOptions env;
   env.env = std::vector<std::string>{"PROVKIT_UTIL_TEST=seen"};
   CHECK(util::run({"/bin/sh", "-c", "echo $PROVKIT_UTIL_TEST"}, env).output == "seen\n");
+}
+
+TEST_CASE("run: env_set replaces a variable of the caller's environment and keeps the rest", "[util]") {
+  ::setenv("PROVKIT_UTIL_TEST_SET", "1", 1);
+  ::setenv("PROVKIT_UTIL_TEST_KEPT", "kept", 1);
+  util::RunOptions o;
+  o.env_set = {{"PROVKIT_UTIL_TEST_SET", "0"}};
+  // One definition of the name, the new one (a second, older one would be what getenv finds in some libcs).
+  CHECK(util::run({"/bin/sh", "-c",
+                   "env | grep -c '^PROVKIT_UTIL_TEST_SET='; echo $PROVKIT_UTIL_TEST_SET "
+                   "$PROVKIT_UTIL_TEST_KEPT"},
+                  o)
+            .output == "1\n0 kept\n");
+  o.env = std::vector<std::string>{"PROVKIT_UTIL_TEST_SET=given"};
+  CHECK(util::run({"/bin/sh", "-c", "echo $PROVKIT_UTIL_TEST_SET $PROVKIT_UTIL_TEST_KEPT"}, o).output == "0\n");
+  ::unsetenv("PROVKIT_UTIL_TEST_SET");
+  ::unsetenv("PROVKIT_UTIL_TEST_KEPT");
 }
 
 TEST_CASE("run: a program that cannot start, a signal, a time limit", "[util]") {

@@ -44,6 +44,10 @@ enum class Rule {
   roce_gid_index,        // a RoCE v2 GID of this node's IPv4 on the port
   gfx_target,            // (threshold: the gfx target) every AMD GPU loads code built for it
   kernel_image,          // a cubin or code object for the GPU, else PTX the driver can JIT
+  nccl_allreduce,        // the engine's libnccl ran a bf16 all-reduce over the selected GPUs
+  nccl_transport,        // the transport NCCL chose for a pair: P2P, else staged (SHM) or over the network
+  min_busbw,             // (threshold: GB/s) all-reduce bus bandwidth at the largest size
+  max_allreduce_us,      // (threshold: microseconds) all-reduce latency of one token's hidden state
 };
 
 struct Result {

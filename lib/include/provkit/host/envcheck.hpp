@@ -70,6 +70,19 @@ struct Request {
   // Checks whose FAIL is reported as WARN (severity: warn), by the first word of their CHECK column
   // ("min-pcie", "pcie-atomics", "disk"): an advisory check still runs and is shown, and does not fail the run.
   std::vector<std::string> warn_only;
+  // The engine's NCCL (host/nccl): an all-reduce in bf16 over the selected GPUs, from one token's hidden state
+  // up to a prefill, through the libnccl.so.2 the engine loads (--nccl-lib, then --python PATH's environment,
+  // then the system's).
+  bool nccl_test = false;
+  std::string nccl_lib;
+  int hidden_size = 5120;           // bytes of one token's state: hidden_size x 2 (bf16)
+  std::optional<int> layers;        // the per-token floor: 2 x layers x the one-token latency
+  std::optional<double> min_busbw;  // GB/s at the largest size
+  std::string min_busbw_text;
+  std::optional<double> max_allreduce_us;  // at the one-token size
+  std::string max_allreduce_us_text;
+  double nccl_timeout = 120;  // seconds the child may run before it is killed
+  bool wants_nccl_test() const { return nccl_test || !nccl_lib.empty() || min_busbw || max_allreduce_us; }
 
   bool asks_anything() const;  // false: print the inventory
   bool wants_link_test() const { return link_test || min_pcie || min_h2d; }
@@ -91,7 +104,13 @@ enum class Field {
   min_h2d,
   wait,
   gfx,
-  severity
+  severity,
+  nccl_lib,
+  hidden_size,
+  layers,
+  min_busbw,
+  max_allreduce_us,
+  nccl_timeout
 };
 std::string field_key(Field field);  // "cuda", "need", "min_cc", "python", "disk", "files", "link_test", ...
 
@@ -121,7 +140,9 @@ void set_link_test(Request& r, const std::string& seconds);  // "" = the default
 void set_min_pcie(Request& r, const std::string& text);      // "GEN:WIDTH"
 void set_min_h2d(Request& r, const std::string& text);       // GB/s
 void set_wait(Request& r, const std::string& seconds);       // at most an hour
-void add_gfx(Request& r, const std::string& targets);        // gfx942, gfx11-generic, or one build's "gfx1151,gfx1201"
+// The NCCL test's values (Field::nccl_lib ... Field::nccl_timeout); each one asks for the test.
+void set_nccl(Request& r, Field field, const std::string& text);
+void add_gfx(Request& r, const std::string& targets);  // gfx942, gfx11-generic, or one build's "gfx1151,gfx1201"
 // A check's severity: "warn" (its FAIL becomes WARN) or "fail" (the default). `check` is the first word of
 // its CHECK column; a profile's underscores (min_pcie) are taken as the column's dashes.
 void set_severity(Request& r, const std::string& check, const std::string& level);
@@ -153,6 +174,8 @@ struct Environment {
   std::optional<std::string> cuda_visible_devices;  // CUDA_VISIBLE_DEVICES; nullopt when unset
   std::optional<std::string> rocr_visible_devices, hip_visible_devices;  // ROCR_/HIP_VISIBLE_DEVICES
   std::optional<std::string> hsa_xnack;                                  // HSA_XNACK: the engine's XNACK request
+  fs::path tmpdir = "/tmp";                                              // TMPDIR: scratch files (NCCL's log)
+  std::string self_program;           // this tool, run again as the NCCL test's child; "" when it cannot be
   pyfind::Environment python_search;  // where --python looks (PATH, HOME, uv's, pyenv's, conda's variables)
   static Environment from_process();
 };

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace provkit::util {
@@ -21,6 +22,9 @@ struct RunOptions {
   std::optional<std::chrono::milliseconds> timeout;
   // The child's whole environment ("NAME=value"); nullopt: this process's.
   std::optional<std::vector<std::string>> env;
+  // Set in the child over that environment, each replacing a variable of its name (a setting the child must
+  // have whatever the caller's environment says).
+  std::vector<std::pair<std::string, std::string>> env_set;
 };
 
 struct RunResult {

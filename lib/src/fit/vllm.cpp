@@ -260,8 +260,7 @@ Plan plan_vllm(const ModelFacts& m, const EngineSettings& e, const PlacedWeights
   if (pp > m.layers.size()) throw refuses("pipeline parallel size exceeds the number of layers");
   if (!gpus.empty() && gpus.size() < ranks)
     throw Error(Reason::usage, std::to_string(ranks) + " ranks (tp " + std::to_string(tp) + " x pp " +
-                                   std::to_string(pp) + ") but --gpu-memory names " + std::to_string(gpus.size()) +
-                                   " cards");
+                                   std::to_string(pp) + ") but " + std::to_string(gpus.size()) + " cards are given");
   const CacheFormat format = cache_format(a.kv_cache_dtype, m);
 
   VllmFigures v;
@@ -481,6 +480,8 @@ Plan plan_vllm(const ModelFacts& m, const EngineSettings& e, const PlacedWeights
     row.index = static_cast<std::uint32_t>(r);
     row.total = gpus[r].total;
     row.free = gpus[r].free;
+    row.source = gpus[r].source;
+    row.name = gpus[r].name;
     auto [lo, hi] = stage_layers[r / tp];
     row.layers = hi - lo;
     row.weights_bytes = weights[r];

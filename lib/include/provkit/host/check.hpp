@@ -44,6 +44,7 @@ enum class Rule {
   roce_gid_index,        // a RoCE v2 GID of this node's IPv4 on the port
   gfx_target,            // (threshold: the gfx target) every AMD GPU loads code built for it
   kernel_image,          // a cubin or code object for the GPU, else PTX the driver can JIT
+  engine_fit,  // (threshold: the engine's command line) its KV cache, state and weights fit the cards' free memory
 };
 
 struct Result {

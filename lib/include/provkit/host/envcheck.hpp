@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "provkit/error.hpp"
+#include "provkit/fit/engine.hpp"
 #include "provkit/host/check.hpp"
 #include "provkit/host/cuda_compat.hpp"
 #include "provkit/host/gpu.hpp"
@@ -70,6 +71,10 @@ struct Request {
   // Checks whose FAIL is reported as WARN (severity: warn), by the first word of their CHECK column
   // ("min-pcie", "pcie-atomics", "disk"): an advisory check still runs and is shown, and does not fail the run.
   std::vector<std::string> warn_only;
+  // --engine-args LINE: the engine's own command line, planned (provkit::fit) on this box's GPUs from the
+  // model files it names on disk.
+  std::optional<fit::EngineSettings> engine;
+  std::string engine_args;  // as written
 
   bool asks_anything() const;  // false: print the inventory
   bool wants_link_test() const { return link_test || min_pcie || min_h2d; }
@@ -121,7 +126,9 @@ void set_link_test(Request& r, const std::string& seconds);  // "" = the default
 void set_min_pcie(Request& r, const std::string& text);      // "GEN:WIDTH"
 void set_min_h2d(Request& r, const std::string& text);       // GB/s
 void set_wait(Request& r, const std::string& seconds);       // at most an hour
-void add_gfx(Request& r, const std::string& targets);        // gfx942, gfx11-generic, or one build's "gfx1151,gfx1201"
+void add_gfx(Request& r, const std::string& targets);
+// The engine's command line (fit::parse_engine_args): throws what it throws (usage, engine_refuses).
+void set_engine_args(Request& r, const std::string& line);  // gfx942, gfx11-generic, or one build's "gfx1151,gfx1201"
 // A check's severity: "warn" (its FAIL becomes WARN) or "fail" (the default). `check` is the first word of
 // its CHECK column; a profile's underscores (min_pcie) are taken as the column's dashes.
 void set_severity(Request& r, const std::string& check, const std::string& level);

@@ -78,6 +78,11 @@ Result engine_fit_check(const Request& req, Probes& probes) {
                     : "fetch the model to that path first (hf-fetch), or correct the path";
     return r;
   }
+  if (!vllm && fs::is_directory(model, ec)) {  // llama.cpp loads one file: a folder would be walked for nothing
+    r.reason = "-m " + util::printable(e.model) + " is a directory; llama.cpp loads a GGUF file";
+    r.fix = "name the .gguf file (with a gguf-split set, its first part)";
+    return r;
+  }
   std::vector<fit::GpuFacts> cards;
   fit::Plan plan;
   try {

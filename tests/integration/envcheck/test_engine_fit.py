@@ -81,6 +81,8 @@ def test_a_model_not_on_disk_or_a_refused_line():
     with tempfile.TemporaryDirectory() as tmp:
         r = gate(tmp, "llama-server -m /nonexistent/envcheck-test/x.gguf -c 4096", rc=1)
         row(r, ROW, "FAIL", "a missing -m", ["is not on disk"])
+        r = gate(tmp, f"llama-server -m {tmp} -c 4096", rc=1)
+        row(r, ROW, "FAIL", "-m a directory", ["is a directory; llama.cpp loads a GGUF file"])
         # vllm serve ORG/NAME: the engine fetches it; nothing on disk to plan from is a warning, not a failure.
         r = gate(tmp, "vllm serve Qwen/Qwen3-8B --max-model-len 4096")
         row(r, "engine-fit vllm", "WARN", "a repo id", ["not on disk", "a Hub repository"])

@@ -25,6 +25,10 @@ set_target_properties(envcheck-fake-nvml-v2 PROPERTIES OUTPUT_NAME nvidia-ml SUF
 if(TARGET envcheck)
   add_dependencies(envcheck envcheck-fake-nvml envcheck-fake-nvml-v2 envcheck-fake-cuda envcheck-fake-nccl)
 endif()
+# hf-fetch inspect --gpus local reads the same stand-in driver.
+if(TARGET hf-fetch)
+  add_dependencies(hf-fetch envcheck-fake-nvml envcheck-fake-cuda)
+endif()
 
 # Every "def test_..." of every test_*.py here is a ctest "envcheck: NAME" (discover.cmake); no case list to keep.
 file(GLOB ENVCHECK_TEST_SCRIPTS CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/envcheck/test_*.py)

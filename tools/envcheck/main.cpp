@@ -109,6 +109,11 @@ int run(int argc, char** argv) {
                      "RoCE GID tables and the NCCL_IB_GID_INDEX of this node's IPv4 (every RDMA device, or DEV)")
           ->expected(0, 1)
           ->type_name("[DEV]");
+  std::string engine_args;
+  app.add_option("--engine-args", engine_args,
+                 "the engine's command line ('llama-server -m /models/x.gguf -c 65536 -np 2'): plan its KV cache, "
+                 "state and weights on this box's GPUs from the model files it names, as one check row")
+      ->type_name("LINE");
   std::vector<std::string> severities;
   app.add_option("--severity", severities,
                  "CHECK=warn: a failure of CHECK (the first word of its CHECK column) is a warning (repeatable)")
@@ -161,6 +166,11 @@ int run(int argc, char** argv) {
                                        : "--wait goes with --port-free or --vram-free (what a restart frees)");
     for (const auto& g : gfx) host::add_gfx(req, g);
     for (const auto& v : severities) host::add_severity_assignment(req, v);
+    if (!engine_args.empty()) try {
+        host::set_engine_args(req, engine_args);
+      } catch (const Error& e) {
+        throw Error(e, std::string("--engine-args: ") + e.what());  // the fit domain says what, the tool which flag
+      }
   } catch (const Error& e) {
     return refused(e);
   }

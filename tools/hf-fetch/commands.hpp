@@ -63,7 +63,8 @@ struct InspectArgs {
   std::vector<std::string> targets;  // REPO[@REV], or paths on disk
   std::string manifest;
   std::vector<std::string> include, exclude;
-  unsigned gpus = 0, tp = 0;
+  std::string gpus;  // N, or "local": this box's cards as the driver reads them (with --engine-args)
+  unsigned tp = 0;
   std::string gpu_memory;   // SIZE, or SIZE,SIZE... (one per card) with --engine-args
   std::string engine_args;  // the engine's command line, planned by provkit::fit
   std::string print_field;  // --print FIELD: one field of the fit plan, the value alone

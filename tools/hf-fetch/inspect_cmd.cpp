@@ -9,7 +9,9 @@
 #include "provkit/cli/convention.hpp"
 #include "provkit/fit/plan.hpp"
 #include "provkit/fit/vllm.hpp"
+#include "provkit/host/engine_fit.hpp"
 #include "provkit/hub/inspect.hpp"
+#include "provkit/util/environment.hpp"
 #include "provkit/util/size.hpp"
 #include "provkit/util/text.hpp"
 
@@ -26,7 +28,15 @@ void add_inspect_command(CLI::App& app, InspectArgs& a) {
   a.cmd->add_option("target", a.targets, "REPO[@REVISION] on the Hub, or paths (a snapshot directory, files)");
   a.cmd->add_option("--include", a.include, "only paths matching this glob (repeatable)");
   a.cmd->add_option("--exclude", a.exclude, "leave out paths matching this glob (repeatable)");
-  auto* gpus = a.cmd->add_option("--gpus", a.gpus, "GPUs to fit the weights on")->check(CLI::Range(1, 4096));
+  auto* gpus =
+      a.cmd
+          ->add_option(
+              "--gpus", a.gpus,
+              "GPUs to fit the weights on; with --engine-args, 'local': this box's cards, their total and free "
+              "memory as the driver reads them now (CUDA_VISIBLE_DEVICES honoured, as envcheck does)")
+          ->type_name("N|local")
+          ->check(CLI::Validator([](std::string& v) { return v == "local" ? std::string() : CLI::Range(1, 4096)(v); },
+                                 "N|local"));
   a.cmd
       ->add_option("--gpu-memory", a.gpu_memory,
                    "memory per GPU (SIZE, e.g. 80G); with --engine-args one SIZE per card: 24G,24G")
@@ -69,6 +79,15 @@ std::string thousands(std::uint64_t n) {
   return out;
 }
 
+// "GPU 1", or for a card of this box "GPU 1 (local: NVIDIA GeForce RTX 3090, 2.0 GiB of 24.0 GiB free)".
+std::string card(const fit::GpuRow& g) {
+  std::string label = "GPU " + std::to_string(g.index);
+  if (g.source == fit::GpuSource::local)
+    label += " (local: " + util::printable(g.name) + ", " + human_bytes(g.free) + " of " + human_bytes(g.total) +
+             " free)";
+  return label;
+}
+
 std::string vllm_text(const fit::Plan& p) {
   const auto& v = *p.vllm;
   std::string text = "\nfit: vllm --max-model-len " + std::to_string(v.max_model_len) + ", tp " +
@@ -83,8 +102,8 @@ std::string vllm_text(const fit::Plan& p) {
             (v.mamba_cache_mode.empty() ? std::string("none") : v.mamba_cache_mode);
   for (std::size_t r = 0; r < p.gpus.size(); ++r) {
     const auto& g = p.gpus[r];
-    text += "\n  GPU " + std::to_string(g.index) + ": " + std::to_string(g.layers) + " layers, weights " +
-            human_bytes(g.weights_bytes) + ", KV memory " +
+    text += "\n  " + card(g) + ": " + std::to_string(g.layers) + " layers, weights " + human_bytes(g.weights_bytes) +
+            ", KV memory " +
             (v.available[r] >= 0 ? human_bytes(static_cast<std::uint64_t>(v.available[r]))
                                  : "-" + human_bytes(static_cast<std::uint64_t>(-v.available[r]))) +
             (v.available_estimated ? " (estimated: " + human_bytes(g.total) + " x gpu-memory-utilization - weights - " +
@@ -133,30 +152,43 @@ int run_inspect(const InspectArgs& a, Output& out) {
   // --gpus N --gpu-memory SIZE counts the weights alone, as before.
   std::optional<fit::EngineSettings> engine;
   std::vector<fit::GpuFacts> cards;
+  const bool local = a.gpus == "local";
+  const unsigned gpu_count = a.gpus.empty() || local ? 0 : static_cast<unsigned>(std::stoul(a.gpus));  // 1..4096
+  std::optional<host::LocalGpus> local_gpus;
+  if (local && a.engine_args.empty())
+    throw Error(ExitCode::usage, "--gpus local plans an engine's command line: it needs --engine-args");
+  if (local && !a.gpu_memory.empty())
+    throw Error(ExitCode::usage,
+                "--gpus local reads this box's cards; --gpu-memory names another box's: give one or the other");
   if (!a.engine_args.empty()) {
     engine = said_as("--engine-args", [&] { return fit::parse_engine_args(a.engine_args); });
     if (!a.gpu_memory.empty()) cards = said_as("--gpu-memory", [&] { return fit::parse_gpu_memory(a.gpu_memory); });
-    if (a.gpus && cards.size() == 1) cards.assign(a.gpus, cards.front());
-    if (a.gpus && cards.size() != a.gpus)
-      throw Error(ExitCode::usage, "--gpus " + std::to_string(a.gpus) + " but --gpu-memory names " +
-                                       std::to_string(cards.size()) + " cards");
+    if (gpu_count && cards.size() == 1) cards.assign(gpu_count, cards.front());
+    if (gpu_count && cards.size() != gpu_count)
+      throw Error(ExitCode::usage,
+                  "--gpus " + a.gpus + " but --gpu-memory names " + std::to_string(cards.size()) + " cards");
     if (a.tp)
       throw Error(ExitCode::usage, engine->engine == fit::Engine::vllm
                                        ? "--tp: with --engine-args the line's own -tp counts"
                                        : "--tp is vLLM's; llama.cpp splits by -ts in --engine-args");
+    if (local) {
+      // The cards as envcheck reads them (the same driver probe and CUDA_VISIBLE_DEVICES rule), free memory now.
+      local_gpus = host::local_gpus(host::gpu::ProbeOptions::from_environment(),
+                                    util::env_get(util::EnvVar::cuda_visible_devices));
+      cards = host::fit_gpus(local_gpus->devices);
+    }
   } else if (!a.print_field.empty()) {
     throw Error(ExitCode::usage, "--print reads the fit plan: it needs --engine-args");
-  } else if (a.gpus || !a.gpu_memory.empty()) {
-    if (!a.gpus || a.gpu_memory.empty()) throw Error(ExitCode::usage, "--gpus and --gpu-memory go together");
+  } else if (gpu_count || !a.gpu_memory.empty()) {
+    if (!gpu_count || a.gpu_memory.empty()) throw Error(ExitCode::usage, "--gpus and --gpu-memory go together");
     if (a.gpu_memory.find(',') != std::string::npos)
       throw Error(ExitCode::usage,
                   "--gpu-memory names one size per card only with --engine-args; without it, "
                   "one SIZE for every card");
-    o.fit = checkpoint::FitRequest{a.gpus, util::parse_size(a.gpu_memory), a.tp};
+    o.fit = checkpoint::FitRequest{gpu_count, util::parse_size(a.gpu_memory), a.tp};
     // Said here, in the flags' words, before any request (the library would refuse it only once headers are read).
     if (checkpoint::problem_of(*o.fit) == checkpoint::FitRequestProblem::tp_does_not_divide)
-      throw Error(ExitCode::usage,
-                  "--tp " + std::to_string(a.tp) + " does not divide --gpus " + std::to_string(a.gpus));
+      throw Error(ExitCode::usage, "--tp " + std::to_string(a.tp) + " does not divide --gpus " + a.gpus);
   }
   auto client = [&] {
     return hub::HubClient(hub::endpoint_from(a.common.endpoint), hub::find_token(a.common.token_file), a.common.http());
@@ -182,31 +214,7 @@ int run_inspect(const InspectArgs& a, Output& out) {
   if (r.files.empty()) throw Error(ExitCode::usage, "no .safetensors or .gguf file to inspect");
 
   std::optional<fit::Plan> plan;
-  if (engine && engine->engine == fit::Engine::vllm) {
-    // vLLM reads config.json for the model's shape and the safetensors headers for its weights.
-    if (r.config.is_null())
-      throw Error(ExitCode::usage, "--engine-args plans vLLM from config.json; none was read here");
-    auto model = fit::from_hf_config(r.config, "config.json");
-    plan = fit::plan_vllm(model, *engine, fit::place_weights(r.files, model.layers.size()), cards);
-  } else if (engine) {
-    // The model is the GGUF with an architecture (a projector beside it, "clip", is not); the other parts
-    // of a gguf-split set carry split.* alone and count with it.
-    auto model_file = std::find_if(r.files.begin(), r.files.end(), [](const checkpoint::FileHeader& f) {
-      return f.format == checkpoint::Format::gguf && f.metadata.contains("general.architecture") &&
-             f.metadata["general.architecture"] != "clip";
-    });
-    if (model_file == r.files.end())
-      throw Error(ExitCode::usage, "--engine-args plans a GGUF model (llama.cpp); no GGUF model here");
-    std::vector<checkpoint::FileHeader> parts;
-    for (const auto& f : r.files)
-      if (f.format == checkpoint::Format::gguf &&
-          (!f.metadata.contains("general.architecture") ||
-           f.metadata["general.architecture"] == model_file->metadata["general.architecture"]))
-        parts.push_back(f);
-    auto model = fit::from_gguf(model_file->metadata, model_file->path);
-    plan = said_as("--engine-args",
-                   [&] { return fit::plan(model, *engine, fit::weights_of(parts, model.layers.size()), cards); });
-  }
+  if (engine) plan = said_as("--engine-args", [&] { return fit::plan_checkpoint(r.files, r.config, *engine, cards); });
   if (!a.print_field.empty()) {
     json p = plan->to_json();
     // gpus and layers are rows: --json has them.
@@ -270,6 +278,11 @@ int run_inspect(const InspectArgs& a, Output& out) {
                                human_bytes(r.fit->gpu_memory) + " left: fits"
                          : human_bytes(static_cast<std::uint64_t>(-r.fit->free_per_gpu)) + " more than the " +
                                human_bytes(r.fit->gpu_memory) + " each has: does not fit");
+  if (plan && local_gpus) {
+    // Where the cards came from, and when none: why, with the memory figures still given (exit 0).
+    if (plan->gpus.empty())
+      text += "\nfit: --gpus local: " + util::printable(local_gpus->none_why) + "; the memory figures alone";
+  }
   if (plan && plan->vllm) {
     j["fit"] = plan->to_json();
     text += vllm_text(*plan);
@@ -280,9 +293,9 @@ int run_inspect(const InspectArgs& a, Output& out) {
             human_bytes(plan->kv_bytes) + ", recurrent state " + human_bytes(plan->recurrent_bytes) + ", weights " +
             human_bytes(plan->weights_bytes) + " (compute buffers not counted)";
     for (const auto& g : plan->gpus)
-      text += "\n  GPU " + std::to_string(g.index) + ": " + std::to_string(g.layers) + " layers, weights " +
-              human_bytes(g.weights_bytes) + ", KV " + human_bytes(g.kv_bytes) + ", recurrent " +
-              human_bytes(g.recurrent_bytes) + " of " + human_bytes(g.free) + ": " +
+      text += "\n  " + card(g) + ": " + std::to_string(g.layers) + " layers, weights " + human_bytes(g.weights_bytes) +
+              ", KV " + human_bytes(g.kv_bytes) + ", recurrent " + human_bytes(g.recurrent_bytes) + " of " +
+              human_bytes(g.free) + ": " +
               (g.left >= 0 ? human_bytes(static_cast<std::uint64_t>(g.left)) + " left"
                            : human_bytes(static_cast<std::uint64_t>(-g.left)) + " short");
     if (!plan->gpus.empty())
@@ -290,6 +303,11 @@ int run_inspect(const InspectArgs& a, Output& out) {
               "; the largest -c that fits: " + std::to_string(plan->max_context.value_or(0)) +
               ", the most slots at this context per slot: " + std::to_string(plan->max_slots.value_or(0));
   }
+  if (plan && local_gpus)
+    j["fit"]["local_gpus"] = {{"cards", local_gpus->devices.size()},
+                              {"cuda_visible_devices",
+                               local_gpus->cuda_visible_devices ? json(*local_gpus->cuda_visible_devices) : json()},
+                              {"none_why", local_gpus->none_why.empty() ? json() : json(local_gpus->none_why)}};
   text += "\ntransferred: " + std::to_string(r.transferred) + " bytes";
   // A plan that does not fit is a problem line of its own, as a contradiction is: --quiet keeps it.
   if (r.fit && !r.fit->fits)
@@ -302,8 +320,8 @@ int run_inspect(const InspectArgs& a, Output& out) {
     std::string short_of;
     for (const auto& g : plan->gpus)
       if (g.left < 0)
-        short_of += (short_of.empty() ? "" : ", ") + ("GPU " + std::to_string(g.index) + " is " +
-                                                      human_bytes(static_cast<std::uint64_t>(-g.left)) + " short");
+        short_of += (short_of.empty() ? "" : ", ") +
+                    (card(g) + " is " + human_bytes(static_cast<std::uint64_t>(-g.left)) + " short");
     out.event("fit", "DOES NOT FIT", "",
               std::string(fit::engine_name(plan->engine)) + " -c " + std::to_string(plan->context) + ": " +
                   (short_of.empty() ? std::string("no placement fits") : short_of) +

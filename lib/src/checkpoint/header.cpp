@@ -1,9 +1,13 @@
 #include "provkit/checkpoint/header.hpp"
 
 #include <algorithm>
+#include <fstream>
 
 #include "gguf.hpp"
 #include "provkit/error.hpp"
+#include "provkit/util/fs.hpp"
+#include "provkit/util/hash.hpp"
+#include "provkit/util/strings.hpp"
 #include "provkit/util/text.hpp"
 #include "safetensors.hpp"
 
@@ -75,6 +79,74 @@ FileHeader read_header(const std::string& path, Format format, std::uint64_t fil
     want = format == Format::gguf ? std::max(need, std::min<std::uint64_t>(have.size() * 2, kMaxGgufHeader)) : need;
     want = std::min(file_size, want);
   }
+}
+
+}  // namespace provkit::checkpoint
+
+namespace provkit::checkpoint {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// An hf cache repository folder: its refs/main snapshot, or its only one.
+std::optional<fs::path> cache_snapshot(const fs::path& dir) {
+  std::error_code ec;
+  if (!fs::is_directory(dir / "snapshots", ec) || !fs::is_directory(dir / "blobs", ec)) return std::nullopt;
+  if (fs::is_regular_file(dir / "refs" / "main", ec)) {
+    std::string commit = util::trim(util::read_file(dir / "refs" / "main", 4096));  // a ref is one commit id
+    if (util::is_hex(commit, 40) && fs::is_directory(dir / "snapshots" / commit, ec)) return dir / "snapshots" / commit;
+  }
+  std::vector<fs::path> snapshots;
+  for (const auto& e : fs::directory_iterator(dir / "snapshots", ec))
+    if (e.is_directory()) snapshots.push_back(e.path());
+  if (snapshots.size() == 1) return snapshots.front();
+  throw Error(ExitCode::usage, util::printable(dir.string()) + " holds " + std::to_string(snapshots.size()) +
+                                   " snapshots and no refs/main; name one: " +
+                                   util::printable((dir / "snapshots").string()) + "/COMMIT");
+}
+
+}  // namespace
+
+std::string read_local(const fs::path& file, std::uint64_t at, std::uint64_t n) {
+  std::ifstream in(file, std::ios::binary);
+  std::string out(n, '\0');
+  if (!in || !in.seekg(static_cast<std::streamoff>(at)) || !in.read(out.data(), static_cast<std::streamsize>(n)))
+    throw Error(ExitCode::usage, util::printable(file.string()) + ": cannot read " + std::to_string(n) + " bytes at " +
+                                     std::to_string(at));
+  return out;
+}
+
+std::vector<LocalFile> list_local(const fs::path& arg) {
+  std::vector<LocalFile> files;
+  std::error_code ec;
+  if (fs::is_directory(arg, ec)) {
+    fs::path root = cache_snapshot(arg).value_or(arg);
+    for (auto it = fs::recursive_directory_iterator(root, ec); !ec && it != fs::recursive_directory_iterator();
+         it.increment(ec)) {
+      if (it->path().filename() == ".cache") {
+        it.disable_recursion_pending();
+        continue;
+      }
+      if (!it->is_regular_file(ec)) continue;  // follows the cache's links to blobs
+      files.push_back(
+          {it->path().lexically_relative(root).generic_string(), fs::file_size(it->path(), ec), it->path()});
+    }
+    if (ec) throw Error(ExitCode::usage, util::printable(root.string()) + ": cannot list: " + ec.message());
+  } else if (fs::is_regular_file(arg, ec)) {
+    // Single files keep the path given; config.json and hf_quant_config.json are known by name wherever they are.
+    std::string name = arg.filename().string();
+    std::string key = name == "config.json" || name == "hf_quant_config.json" ? name : arg.generic_string();
+    files.push_back({key, fs::file_size(arg, ec), arg});
+  } else {
+    throw Error(ExitCode::usage, util::printable(arg.string()) + ": no such file or directory");
+  }
+  return files;
+}
+
+FileHeader read_local_header(const LocalFile& file, Format format) {
+  return read_header(file.path, format, file.size,
+                     [&](std::uint64_t at, std::uint64_t n) { return read_local(file.where, at, n); });
 }
 
 }  // namespace provkit::checkpoint

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "provkit/fit/vllm.hpp"
 #include "provkit/util/size.hpp"
 #include "provkit/util/text.hpp"
 
@@ -144,7 +145,11 @@ Totals place(std::vector<LayerPlan>& layers, const EngineSettings& e, const Weig
              const std::vector<GpuFacts>& gpus) {
   Totals t;
   for (std::size_t g = 0; g < gpus.size(); ++g)
-    t.gpus.push_back({static_cast<std::uint32_t>(g), gpus[g].total, gpus[g].free});
+    t.gpus.push_back({.index = static_cast<std::uint32_t>(g),
+                      .total = gpus[g].total,
+                      .free = gpus[g].free,
+                      .source = gpus[g].source,
+                      .name = gpus[g].name});
   t.host = w.input_bytes;
   auto add = [&](std::int32_t device, std::uint64_t weights, std::uint64_t kv, std::uint64_t rec, bool layer) {
     if (device < 0) {
@@ -193,6 +198,8 @@ const char* kind_name(LayerKind k) {
 
 }  // namespace
 
+std::string_view source_name(GpuSource s) { return s == GpuSource::local ? "local" : "gpu_memory"; }
+
 std::vector<GpuFacts> parse_gpu_memory(const std::string& list) {
   std::vector<GpuFacts> out;
   std::size_t start = 0;
@@ -201,7 +208,9 @@ std::vector<GpuFacts> parse_gpu_memory(const std::string& list) {
     auto part = list.substr(start, end == std::string::npos ? std::string::npos : end - start);
     if (part.empty()) throw Error(ExitCode::usage, "wants sizes like 24G,24G, not '" + util::printable(list) + "'");
     auto bytes = util::parse_size(part);
-    out.push_back({bytes, bytes});
+    GpuFacts card;
+    card.total = card.free = bytes;
+    out.push_back(card);
     if (end == std::string::npos) break;
     start = end + 1;
   }
@@ -271,6 +280,8 @@ json Plan::to_json() const {
   json gpus_json = json::array();
   for (const auto& g : gpus)
     gpus_json.push_back({{"index", g.index},
+                         {"source", source_name(g.source)},
+                         {"name", g.name.empty() ? json() : json(g.name)},
                          {"total", g.total},
                          {"free", g.free},
                          {"layers", g.layers},
@@ -325,6 +336,30 @@ json Plan::to_json() const {
           {"compute_bytes", nullptr},
           {"vllm", vllm_json},
           {"layers", layers_json}};
+}
+
+Plan plan_checkpoint(const std::vector<checkpoint::FileHeader>& files, const nlohmann::json& config,
+                     const EngineSettings& engine, const std::vector<GpuFacts>& gpus) {
+  if (engine.engine == Engine::vllm) {
+    // vLLM reads config.json for the model's shape and the safetensors headers for its weights.
+    if (config.is_null()) throw Error(Reason::usage, "vLLM is planned from config.json; none was read here");
+    auto model = from_hf_config(config, "config.json");
+    return plan_vllm(model, engine, place_weights(files, model.layers.size()), gpus);
+  }
+  auto model_file = std::find_if(files.begin(), files.end(), [](const checkpoint::FileHeader& f) {
+    return f.format == checkpoint::Format::gguf && f.metadata.contains("general.architecture") &&
+           f.metadata["general.architecture"] != "clip";
+  });
+  if (model_file == files.end())
+    throw Error(Reason::usage, "llama.cpp is planned from a GGUF model; no GGUF model here");
+  std::vector<checkpoint::FileHeader> parts;
+  for (const auto& f : files)
+    if (f.format == checkpoint::Format::gguf &&
+        (!f.metadata.contains("general.architecture") ||
+         f.metadata["general.architecture"] == model_file->metadata["general.architecture"]))
+      parts.push_back(f);
+  auto model = from_gguf(model_file->metadata, model_file->path);
+  return plan(model, engine, weights_of(parts, model.layers.size()), gpus);
 }
 
 }  // namespace provkit::fit

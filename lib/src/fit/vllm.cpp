@@ -480,6 +480,8 @@ Plan plan_vllm(const ModelFacts& m, const EngineSettings& e, const PlacedWeights
     row.index = static_cast<std::uint32_t>(r);
     row.total = gpus[r].total;
     row.free = gpus[r].free;
+    row.source = gpus[r].source;
+    row.name = gpus[r].name;
     auto [lo, hi] = stage_layers[r / tp];
     row.layers = hi - lo;
     row.weights_bytes = weights[r];

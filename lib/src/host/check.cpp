@@ -49,6 +49,7 @@ std::string rule_text(Rule rule, const std::string& threshold) {
     case Rule::pcie_atomics_routing: return "AtomicOp routing on every bridge up to the root port";
     case Rule::roce_gid_index: return "a RoCE v2 GID of this node's IPv4 address";
     case Rule::gfx_target: return "every AMD GPU (KFD) loads code built for " + threshold;
+    case Rule::engine_fit: return "the engine's memory fits each card's free memory: " + threshold;
     case Rule::kernel_image:
       return "a cubin of the GPU's major at or below its minor (a: its own arch, f: its family), a code object for its "
              "gfx target, else PTX the driver can JIT";

@@ -26,27 +26,7 @@ const gpu::Visibility& Probes::visibility() {
   return *visibility_;
 }
 
-std::vector<gpu::Device> Probes::engine_gpus() {
-  const auto& v = visibility();
-  if (!v.restricted) return driver().devices;
-  std::vector<gpu::Device> out;
-  for (int i : v.indices) {
-    const auto* d = gpu::select_device(driver().devices, std::to_string(i));
-    if (!d) continue;
-    out.push_back(*d);
-    // Given through a MIG instance, the engine's device is that instance: its name, its memory (the
-    // smallest free of them when it is given several), the parent's architecture.
-    const gpu::MigInstance* least = nullptr;
-    for (const auto* m : v.migs_of(i))
-      if (!least || m->instance.memory_free.value_or(0) < least->memory_free.value_or(0)) least = &m->instance;
-    if (least) {
-      if (!least->name.empty()) out.back().name = least->name;
-      out.back().memory_total = least->memory_total;
-      out.back().memory_free = least->memory_free;
-    }
-  }
-  return out;
-}
+std::vector<gpu::Device> Probes::engine_gpus() { return gpu::engine_devices(driver().devices, visibility()); }
 
 std::vector<rocm::AmdGpu> Probes::engine_amd_gpus() {
   return rocm::visible_gpus(rocm().gpus, env_.rocr_visible_devices, env_.hip_visible_devices);
@@ -210,6 +190,7 @@ std::vector<check::Result> run_checks(const Request& req, const Environment& env
   for (const auto& d : req.disks) out.push_back(disk_check(d));
   for (const auto& p : req.ports) out.push_back(port_check(p));
   for (const auto& f : req.files) out.push_back(file_check(f));
+  if (req.engine) out.push_back(engine_fit_check(req, probes));
   if (req.wait) wait_for_gates(req, env, out);
   return out;
 }

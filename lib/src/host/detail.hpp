@@ -62,7 +62,7 @@ class Probes {
 std::string cc_text(int major, int minor);  // "8.9"
 std::string cuda_text(int encoded);         // 13000 -> "13.0"
 nlohmann::json device_json(const gpu::Device& d);
-std::string no_driver_reason(const gpu::Snapshot& s);
+using gpu::no_driver_reason;
 // The processes holding a GPU's memory (seat_words.cpp): "; its memory is held by PID 1234 (20.0 GiB, unit x.service,
 // listens on 127.0.0.1:8080): CMD; ..." ("" for none), the steps that stop them ("systemctl stop x.service;
 // kill 99"), and the JSON `processes` array.
@@ -112,6 +112,9 @@ nlohmann::json amd_json(const rocm::AmdGpu& g);
 std::string amd_visibility_text(const Environment& env);
 // --kernels (host/kernel_checks.cpp): a summary row, then a row per library that carries GPU code.
 void kernel_checks(const Request& req, Probes& probes, std::vector<Result>& out);
+// --engine-args (host/fit_checks.cpp): the engine's command line planned on the engine's GPUs, from the
+// model files it names on disk.
+Result engine_fit_check(const Request& req, Probes& probes);
 // The links (host/link_checks.cpp). `as_check`: a verdict was asked; without
 // it (the inventory) a row only says what could be read.
 void link_checks(const Request& req, Probes& probes, std::vector<Result>& out);

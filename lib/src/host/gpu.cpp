@@ -299,6 +299,12 @@ void for_each_csv_line(std::string_view csv, Each each) {
 
 }  // namespace
 
+std::string no_driver_reason(const Snapshot& s) {
+  std::string why = "no NVIDIA driver found: " + s.nvml_error;
+  if (!s.smi_error.empty()) why += "; " + s.smi_error;
+  return why;
+}
+
 ProbeOptions ProbeOptions::from_environment() {
   ProbeOptions o;
   if (auto v = util::env_value(util::EnvVar::envcheck_nvml_lib); !v.empty()) o.nvml_library = v;
@@ -501,6 +507,25 @@ std::optional<VisibleMig> find_mig(const std::vector<Device>& devices, const std
 }
 
 }  // namespace
+
+std::vector<Device> engine_devices(const std::vector<Device>& devices, const Visibility& v) {
+  if (!v.restricted) return devices;
+  std::vector<Device> out;
+  for (int i : v.indices) {
+    const auto* d = select_device(devices, std::to_string(i));
+    if (!d) continue;
+    out.push_back(*d);
+    const MigInstance* least = nullptr;
+    for (const auto* m : v.migs_of(i))
+      if (!least || m->instance.memory_free.value_or(0) < least->memory_free.value_or(0)) least = &m->instance;
+    if (least) {
+      if (!least->name.empty()) out.back().name = least->name;
+      out.back().memory_total = least->memory_total;
+      out.back().memory_free = least->memory_free;
+    }
+  }
+  return out;
+}
 
 Visibility cuda_visibility(const std::vector<Device>& devices, const std::optional<std::string>& value) {
   Visibility v;

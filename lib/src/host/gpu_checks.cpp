@@ -36,12 +36,6 @@ nlohmann::json device_json(const gpu::Device& d) {
   return j;
 }
 
-std::string no_driver_reason(const gpu::Snapshot& s) {
-  std::string why = "no NVIDIA driver found: " + s.nvml_error;
-  if (!s.smi_error.empty()) why += "; " + s.smi_error;
-  return why;
-}
-
 std::string compat_note(const gpu::Snapshot& s, const Environment& env, nlohmann::json& data) {
   std::string note;
   if (!s.libcuda_path.empty() && gpu::is_compat_path(s.libcuda_path)) {

@@ -19,7 +19,7 @@ namespace provkit::host {
 bool Request::asks_anything() const {
   return cuda || !needs.empty() || min_cc || !arch_list.empty() || vram_free || cc || nvcc || python || !libs.empty() ||
          !elfs.empty() || !kernels.empty() || !disks.empty() || !ports.empty() || !files.empty() || rocm ||
-         !gfx.empty() || min_pcie || min_h2d || pcie_atomics || roce || wants_nccl_test();
+         !gfx.empty() || min_pcie || min_h2d || pcie_atomics || roce || wants_nccl_test() || engine;
 }
 
 std::string field_key(Field field) {
@@ -161,6 +161,11 @@ void add_gfx(Request& r, const std::string& targets) {
       throw InvalidValue(Field::gfx, targets,
                          "a gfx target (like gfx942 or gfx11-generic), or the targets of one build (gfx1151,gfx1201)");
   r.gfx.push_back(targets);
+}
+
+void set_engine_args(Request& r, const std::string& line) {
+  r.engine = fit::parse_engine_args(line);
+  r.engine_args = line;
 }
 
 void set_min_pcie(Request& r, const std::string& text) {

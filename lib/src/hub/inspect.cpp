@@ -226,32 +226,6 @@ std::string read_range(const HubClient& client, SessionPool& pool, const Repo& r
   return body;
 }
 
-std::string read_local(const fs::path& file, std::uint64_t at, std::uint64_t n) {
-  std::ifstream in(file, std::ios::binary);
-  std::string out(n, '\0');
-  if (!in || !in.seekg(static_cast<std::streamoff>(at)) || !in.read(out.data(), static_cast<std::streamsize>(n)))
-    throw Error(ExitCode::usage, util::printable(file.string()) + ": cannot read " + std::to_string(n) + " bytes at " +
-                                     std::to_string(at));
-  return out;
-}
-
-// An hf cache repository folder: its refs/main snapshot, or its only one.
-std::optional<fs::path> cache_snapshot(const fs::path& dir) {
-  std::error_code ec;
-  if (!fs::is_directory(dir / "snapshots", ec) || !fs::is_directory(dir / "blobs", ec)) return std::nullopt;
-  if (fs::is_regular_file(dir / "refs" / "main", ec)) {
-    std::string commit = util::trim(util::read_file(dir / "refs" / "main", 4096));  // a ref is one commit id
-    if (util::is_hex(commit, 40) && fs::is_directory(dir / "snapshots" / commit, ec)) return dir / "snapshots" / commit;
-  }
-  std::vector<fs::path> snapshots;
-  for (const auto& e : fs::directory_iterator(dir / "snapshots", ec))
-    if (e.is_directory()) snapshots.push_back(e.path());
-  if (snapshots.size() == 1) return snapshots.front();
-  throw Error(ExitCode::usage, util::printable(dir.string()) + " holds " + std::to_string(snapshots.size()) +
-                                   " snapshots and no refs/main; name one: " +
-                                   util::printable((dir / "snapshots").string()) + "/COMMIT");
-}
-
 }  // namespace
 
 checkpoint::Report inspect_files(HubClient& client, const Repo& repo, const std::string& commit,
@@ -290,35 +264,16 @@ checkpoint::Report inspect_manifest(HubClient& client, const Manifest& manifest,
 checkpoint::Report inspect_paths(const std::vector<fs::path>& paths, const InspectOptions& options) {
   std::vector<InspectFile> files;
   std::map<std::string, fs::path> where;  // report path -> file on disk
-  for (const auto& arg : paths) {
-    std::error_code ec;
-    if (fs::is_directory(arg, ec)) {
-      fs::path root = cache_snapshot(arg).value_or(arg);
-      for (auto it = fs::recursive_directory_iterator(root, ec); !ec && it != fs::recursive_directory_iterator();
-           it.increment(ec)) {
-        if (it->path().filename() == ".cache") {
-          it.disable_recursion_pending();
-          continue;
-        }
-        if (!it->is_regular_file(ec)) continue;  // follows the cache's links to blobs
-        std::string rel = it->path().lexically_relative(root).generic_string();
-        files.push_back({rel, fs::file_size(it->path(), ec)});
-        where[rel] = it->path();
-      }
-      if (ec) throw Error(ExitCode::usage, util::printable(root.string()) + ": cannot list: " + ec.message());
-    } else if (fs::is_regular_file(arg, ec)) {
-      // Single files keep the path given; config.json and hf_quant_config.json are known by name wherever they are.
-      std::string name = arg.filename().string();
-      std::string key = name == "config.json" || name == "hf_quant_config.json" ? name : arg.generic_string();
-      files.push_back({key, fs::file_size(arg, ec)});
-      where[key] = arg;
-    } else {
-      throw Error(ExitCode::usage, util::printable(arg.string()) + ": no such file or directory");
+  for (const auto& arg : paths)
+    for (auto& f : checkpoint::list_local(arg)) {
+      files.push_back({f.path, f.size});
+      where[f.path] = std::move(f.where);
     }
-  }
   return read_all(
       files, options,
-      [&](const std::string& path, std::uint64_t at, std::uint64_t n) { return read_local(where.at(path), at, n); },
+      [&](const std::string& path, std::uint64_t at, std::uint64_t n) {
+        return checkpoint::read_local(where.at(path), at, n);
+      },
       [&](const InspectFile& f) { return util::read_file(where.at(f.path)); });
 }
 

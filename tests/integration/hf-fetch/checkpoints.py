@@ -146,3 +146,26 @@ def nvfp4(module, shape):
 FP8_CONFIG = {"architectures": ["LlamaForCausalLM"], "model_type": "llama",
               "quantization_config": {"quant_method": "fp8", "fmt": "e4m3", "activation_scheme": "dynamic",
                                       "weight_block_size": [128, 128]}}
+
+
+# A tiny llama GGUF for the fit planner: 4 layers, 2 KV heads of 16 (f16 K and V: 512 bytes a cell over the
+# model), F32 weights of about 0.6 MB. The planner's own bytes are judged against llama.cpp in
+# test_fit_llamacpp.py; here the GPUs are the point.
+TINY_LLAMA_META = {"general.architecture": "llama", "general.name": "tiny-fit",
+                   "llama.context_length": ("u32", 131072), "llama.block_count": ("u32", 4),
+                   "llama.embedding_length": ("u32", 64), "llama.feed_forward_length": ("u32", 128),
+                   "llama.attention.head_count": ("u32", 4), "llama.attention.head_count_kv": ("u32", 2)}
+
+
+def tiny_llama_gguf(path):
+    tensors = [("token_embd.weight", 0, [64, 64]), ("output_norm.weight", 0, [64]), ("output.weight", 0, [64, 64])]
+    for i in range(4):
+        tensors += [(f"blk.{i}.attn_norm.weight", 0, [64]), (f"blk.{i}.attn_q.weight", 0, [64, 64]),
+                    (f"blk.{i}.attn_k.weight", 0, [64, 32]), (f"blk.{i}.attn_v.weight", 0, [64, 32]),
+                    (f"blk.{i}.attn_output.weight", 0, [64, 64]), (f"blk.{i}.ffn_norm.weight", 0, [64]),
+                    (f"blk.{i}.ffn_gate.weight", 0, [64, 128]), (f"blk.{i}.ffn_up.weight", 0, [64, 128]),
+                    (f"blk.{i}.ffn_down.weight", 0, [128, 64])]
+    data, _ = gguf(TINY_LLAMA_META, tensors)
+    with open(path, "wb") as f:
+        f.write(data)
+    return path

@@ -199,3 +199,24 @@ TEST_CASE("fit plan: --gpu-memory sizes, one per card", "[fit]") {
   CHECK_THROWS_WITH(parse_gpu_memory("24G,,24G"), "wants sizes like 24G,24G, not '24G,,24G'");
   CHECK_THROWS(parse_gpu_memory("lots"));
 }
+
+TEST_CASE("fit plan: a card's source and name go into its row, and a half-full card counts as half", "[fit]") {
+  Weights w{{250, 250, 250, 250}, 0, 0};
+  const std::uint64_t need = 1000 + 512 * 2048;  // weights and the KV of -c 2048 on one card
+  GpuFacts empty{.total = need, .free = need, .source = GpuSource::local, .name = "NVIDIA GeForce RTX 3090"};
+  GpuFacts half = empty;
+  half.free = need / 2;
+  auto fits = run(dense(), "llama-completion -c 2048", {empty}, w);
+  CHECK(fits.fits);
+  auto short_of = run(dense(), "llama-completion -c 2048", {half}, w);
+  CHECK_FALSE(short_of.fits);
+  CHECK(short_of.gpus[0].left == static_cast<std::int64_t>(need / 2) - static_cast<std::int64_t>(need));
+  CHECK(short_of.max_context < 2048);
+  json j = short_of.to_json();
+  CHECK(j["gpus"][0]["source"] == "local");
+  CHECK(j["gpus"][0]["name"] == "NVIDIA GeForce RTX 3090");
+  CHECK(j["gpus"][0]["free"] == need / 2);
+  json named = run(dense(), "llama-completion -c 2048", parse_gpu_memory("2M"), w).to_json();
+  CHECK(named["gpus"][0]["source"] == "gpu_memory");
+  CHECK(named["gpus"][0]["name"].is_null());
+}

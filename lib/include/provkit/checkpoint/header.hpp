@@ -5,6 +5,7 @@
 // the file they need first, so a remote reader fetches one more range.
 // Errors are provkit::Error(usage) naming the file: the input is bad.
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <optional>
@@ -89,5 +90,22 @@ bool is_gguf_split_name(std::string_view path);
 // given, adds the bytes read.
 FileHeader read_header(const std::string& path, Format format, std::uint64_t file_size, const ReadAt& read,
                        std::uint64_t* read_bytes = nullptr, std::uint64_t first_read = 16 << 10);
+
+// ---- On disk: what inspect of paths and envcheck --engine-args read alike ----
+// [at, at + n) of a file; Error(usage) naming it when it cannot be read.
+std::string read_local(const std::filesystem::path& file, std::uint64_t at, std::uint64_t n);
+// A file of a checkpoint on disk: its path in the checkpoint, its size, where it lies.
+struct LocalFile {
+  std::string path;
+  std::uint64_t size = 0;
+  std::filesystem::path where;
+};
+// A path on disk: a directory (a snapshot, a plain tree, or an hf cache's repository folder
+// "models--org--name", whose refs/main or only snapshot is read) walked, paths relative to it, links to
+// blobs followed, .cache left out; or a single file, its path as given (config.json and
+// hf_quant_config.json known by name wherever they are). Error(usage) for a path that is none of these.
+std::vector<LocalFile> list_local(const std::filesystem::path& path);
+// The header of a file on disk (read_header through read_local).
+FileHeader read_local_header(const LocalFile& file, Format format);
 
 }  // namespace provkit::checkpoint

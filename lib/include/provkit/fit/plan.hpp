@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -14,9 +15,16 @@
 
 namespace provkit::fit {
 
-// One card: its total memory and what is free on it now (named sizes: both the same).
+// Where a card's facts came from: sizes named for another box (--gpu-memory), or this box's driver.
+enum class GpuSource { named, local };
+std::string_view source_name(GpuSource s);  // "gpu_memory", "local"
+
+// One card: its total memory and what is free on it now (named sizes: both the same). A local card
+// another process half-fills has half free, and the plan counts the half.
 struct GpuFacts {
   std::uint64_t total = 0, free = 0;
+  GpuSource source = GpuSource::named;
+  std::string name;  // the driver's name of a local card ("NVIDIA GeForce RTX 3090"); "" for a named size
 };
 // "24G,24G" or "97887MiB,24576MiB": one card each (util::parse_size). Throws Error(usage).
 std::vector<GpuFacts> parse_gpu_memory(const std::string& list);
@@ -31,8 +39,10 @@ struct LayerPlan {
 };
 
 struct GpuRow {
-  std::uint32_t index = 0;
+  std::uint32_t index = 0;  // the engine's order (CUDA_VISIBLE_DEVICES applied), as -ts counts
   std::uint64_t total = 0, free = 0;
+  GpuSource source = GpuSource::named;
+  std::string name;
   std::uint64_t layers = 0, weights_bytes = 0, kv_bytes = 0, recurrent_bytes = 0;
   std::int64_t left = 0;  // free - (weights + kv + recurrent); negative: short by that much
 };
@@ -91,5 +101,13 @@ struct Plan {
 // divide a head. Compute buffers and the runtime's own memory are not counted.
 Plan plan(const ModelFacts& model, const EngineSettings& engine, const Weights& weights,
           const std::vector<GpuFacts>& gpus);
+
+// The plan of the model a checkpoint's headers hold, by the engine the line names: vLLM from config.json
+// (`config`, null when none was read) and the safetensors weights (plan_vllm); llama.cpp from the GGUF
+// model file, the one with an architecture other than a projector's ("clip"), and the gguf-split parts
+// beside it that carry split.* alone (plan). Throws Error(usage) when the files hold no model that engine
+// reads, and what plan and plan_vllm throw.
+Plan plan_checkpoint(const std::vector<checkpoint::FileHeader>& files, const nlohmann::json& config,
+                     const EngineSettings& engine, const std::vector<GpuFacts>& gpus);
 
 }  // namespace provkit::fit

@@ -48,6 +48,7 @@ enum class Rule {
   nccl_transport,        // the transport NCCL chose for a pair: P2P, else staged (SHM) or over the network
   min_busbw,             // (threshold: GB/s) all-reduce bus bandwidth at the largest size
   max_allreduce_us,      // (threshold: microseconds) all-reduce latency of one token's hidden state
+  engine_fit,  // (threshold: the engine's command line) its KV cache, state and weights fit the cards' free memory
 };
 
 struct Result {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "provkit/error.hpp"
+#include "provkit/fit/engine.hpp"
 #include "provkit/host/check.hpp"
 #include "provkit/host/cuda_compat.hpp"
 #include "provkit/host/gpu.hpp"
@@ -83,6 +84,10 @@ struct Request {
   std::string max_allreduce_us_text;
   double nccl_timeout = 120;  // seconds the child may run before it is killed
   bool wants_nccl_test() const { return nccl_test || !nccl_lib.empty() || min_busbw || max_allreduce_us; }
+  // --engine-args LINE: the engine's own command line, planned (provkit::fit) on this box's GPUs from the
+  // model files it names on disk.
+  std::optional<fit::EngineSettings> engine;
+  std::string engine_args;  // as written
 
   bool asks_anything() const;  // false: print the inventory
   bool wants_link_test() const { return link_test || min_pcie || min_h2d; }
@@ -143,6 +148,8 @@ void set_wait(Request& r, const std::string& seconds);       // at most an hour
 // The NCCL test's values (Field::nccl_lib ... Field::nccl_timeout); each one asks for the test.
 void set_nccl(Request& r, Field field, const std::string& text);
 void add_gfx(Request& r, const std::string& targets);  // gfx942, gfx11-generic, or one build's "gfx1151,gfx1201"
+// The engine's command line (fit::parse_engine_args): throws what it throws (usage, engine_refuses).
+void set_engine_args(Request& r, const std::string& line);
 // A check's severity: "warn" (its FAIL becomes WARN) or "fail" (the default). `check` is the first word of
 // its CHECK column; a profile's underscores (min_pcie) are taken as the column's dashes.
 void set_severity(Request& r, const std::string& check, const std::string& level);

@@ -97,6 +97,9 @@ struct ProbeOptions {
 // an empty driver_version with the *_error fields filled says that.
 Snapshot probe(const ProbeOptions& options);
 
+// Why a snapshot has no driver: "no NVIDIA driver found: " and what NVML and nvidia-smi said.
+std::string no_driver_reason(const Snapshot& s);
+
 // Only libcuda's cuDriverGetVersion (for --cuda when that is all that is asked).
 void probe_libcuda(const ProbeOptions& options, Snapshot& into);
 
@@ -157,5 +160,9 @@ struct Visibility {
   std::vector<const VisibleMig*> migs_of(int index) const;
 };
 Visibility cuda_visibility(const std::vector<Device>& devices, const std::optional<std::string>& value);
+// The devices the engine is given, in its order: every one when the variable is unset. Through a MIG
+// instance the engine's device is that instance: its name, its memory (the smallest free of them when it
+// is given several), the parent's architecture.
+std::vector<Device> engine_devices(const std::vector<Device>& devices, const Visibility& visibility);
 
 }  // namespace provkit::host::gpu

@@ -16,6 +16,26 @@ FAKE_NVML = os.path.join(FAKE_DRIVER, "libnvidia-ml.so.1")
 FAKE_CUDA = os.path.join(FAKE_DRIVER, "libcuda.so.1")
 MISSING = "/nonexistent/envcheck-test"
 
+# Two 64 MiB cards for the fit planner's gates (envcheck --engine-args, hf-fetch inspect --gpus local): card 0
+# nearly empty, card 1 with 40 MiB held by another process (24 MiB free).
+UUID_EMPTY = "GPU-e0e0e0e0-1111-2222-3333-444455556666"
+UUID_HALF = "GPU-4a1f4a1f-1111-2222-3333-444455556666"
+HALF_FULL_BOX = f"""
+driver_version=580.65.06
+cuda_version=13000
+gpu.0.uuid={UUID_EMPTY}
+gpu.0.name=NVIDIA GeForce RTX 5090
+gpu.0.cc=12.0
+gpu.0.memory_total={64 << 20}
+gpu.0.memory_free={60 << 20}
+gpu.1.uuid={UUID_HALF}
+gpu.1.name=NVIDIA GeForce RTX 3090
+gpu.1.cc=8.6
+gpu.1.memory_total={64 << 20}
+gpu.1.memory_free={24 << 20}
+gpu.1.process.0=4242,{40 << 20}
+"""
+
 UUID_5090 = "GPU-5090aaaa-1111-2222-3333-444455556666"
 UUID_3090 = "GPU-3090bbbb-1111-2222-3333-444455556666"
 MIXED_BOX = f"""

@@ -15,25 +15,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "hf-fetch"))
 from checkpoints import safetensors, sharded_model, tiny_llama_gguf  # noqa: E402
-from envcheck_fixtures import check, envcheck, expect, fake_gpu, row  # noqa: E402
+from envcheck_fixtures import HALF_FULL_BOX, check, envcheck, expect, fake_gpu, row  # noqa: E402
 
 MiB = 1 << 20
-# Two 64 MiB cards: card 0 nearly empty, card 1 with 40 MiB held by another process (24 MiB free).
-BOX = f"""
-driver_version=580.65.06
-cuda_version=13000
-gpu.0.uuid=GPU-e0e0e0e0-1111-2222-3333-444455556666
-gpu.0.name=NVIDIA GeForce RTX 5090
-gpu.0.cc=12.0
-gpu.0.memory_total={64 * MiB}
-gpu.0.memory_free={60 * MiB}
-gpu.1.uuid=GPU-4a1f4a1f-1111-2222-3333-444455556666
-gpu.1.name=NVIDIA GeForce RTX 3090
-gpu.1.cc=8.6
-gpu.1.memory_total={64 * MiB}
-gpu.1.memory_free={24 * MiB}
-gpu.1.process.0=4242,{40 * MiB}
-"""
+BOX = HALF_FULL_BOX
 ROW = "engine-fit llama-server"
 # vLLM's own overhead (its profiling estimate, about 0.5 GiB here) needs cards of GiBs: card 1 is half full.
 GiB = 1 << 30

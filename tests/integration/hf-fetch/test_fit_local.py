@@ -16,27 +16,10 @@ sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, os.path.join(HERE, "..", "envcheck"))
 from common import check, main, run, tool  # noqa: E402
 from checkpoints import tiny_llama_gguf  # noqa: E402
-from envcheck_fixtures import MISSING, fake_gpu  # noqa: E402
+from envcheck_fixtures import HALF_FULL_BOX, MISSING, UUID_HALF, fake_gpu  # noqa: E402
 
 MiB = 1 << 20
-UUID_EMPTY = "GPU-e0e0e0e0-1111-2222-3333-444455556666"
-UUID_HALF = "GPU-4a1f4a1f-1111-2222-3333-444455556666"
-# Two 64 MiB cards: card 0 nearly empty, card 1 with 40 MiB held by another process (24 MiB free).
-BOX = f"""
-driver_version=580.65.06
-cuda_version=13000
-gpu.0.uuid={UUID_EMPTY}
-gpu.0.name=NVIDIA GeForce RTX 5090
-gpu.0.cc=12.0
-gpu.0.memory_total={64 * MiB}
-gpu.0.memory_free={60 * MiB}
-gpu.1.uuid={UUID_HALF}
-gpu.1.name=NVIDIA GeForce RTX 3090
-gpu.1.cc=8.6
-gpu.1.memory_total={64 * MiB}
-gpu.1.memory_free={24 * MiB}
-gpu.1.process.0=4242,{40 * MiB}
-"""
+BOX = HALF_FULL_BOX
 # -c 65536 over 2 slots: 65536 cells x 512 bytes = 32 MiB of KV, and about 0.6 MB of weights.
 LINE = "llama-server -c 65536 -np 2"
 

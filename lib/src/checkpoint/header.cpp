@@ -1,10 +1,11 @@
 #include "provkit/checkpoint/header.hpp"
 
 #include <algorithm>
-#include <fstream>
 
 #include "gguf.hpp"
 #include "provkit/error.hpp"
+#include "provkit/util/beneath.hpp"
+#include "provkit/util/fd.hpp"
 #include "provkit/util/fs.hpp"
 #include "provkit/util/hash.hpp"
 #include "provkit/util/strings.hpp"
@@ -108,12 +109,14 @@ std::optional<fs::path> cache_snapshot(const fs::path& dir) {
 
 }  // namespace
 
+// Through the file-system boundary's open_regular: a FIFO or a device named as a model (an engine line's -m)
+// is refused, never opened for a read that blocks.
 std::string read_local(const fs::path& file, std::uint64_t at, std::uint64_t n) {
-  std::ifstream in(file, std::ios::binary);
-  std::string out(n, '\0');
-  if (!in || !in.seekg(static_cast<std::streamoff>(at)) || !in.read(out.data(), static_cast<std::streamsize>(n)))
+  util::Fd fd = util::open_regular(file);
+  std::string out = fd ? util::read_at(fd.get(), at, static_cast<std::size_t>(n), file.string()) : std::string();
+  if (!fd || out.size() != n)
     throw Error(ExitCode::usage, util::printable(file.string()) + ": cannot read " + std::to_string(n) + " bytes at " +
-                                     std::to_string(at));
+                                     std::to_string(at) + (fd ? "" : ": " + util::describe_open_error(errno)));
   return out;
 }
 

@@ -1,8 +1,12 @@
+#include <sys/stat.h>
+
 #include <catch2/catch.hpp>
 
 #include "checkpoint/builders.hpp"
 #include "checkpoint/safetensors.hpp"
+#include "provkit/checkpoint/header.hpp"
 #include "provkit/error.hpp"
+#include "support/temp_dir.hpp"
 
 using namespace provkit;
 using namespace provkit::checkpoint;
@@ -152,4 +156,16 @@ TEST_CASE("safetensors: the header is read as events, keeping only what a header
   CHECK(two.tensors[1].offset == two.header_bytes + 1);
   CHECK(two.tensors[1].bytes == 3);
   CHECK(two.metadata == json{{"format", "pt"}});
+}
+
+TEST_CASE("read_local: a range of a file on disk; a FIFO named as a model is refused, never read", "[checkpoint]") {
+  test::TempDir dir("read-local");
+  auto file = dir.write("m.safetensors", "0123456789");
+  CHECK(read_local(file, 2, 5) == "23456");
+  CHECK_THROWS_WITH(read_local(file, 8, 5), Catch::Contains("cannot read 5 bytes at 8"));
+  // An engine line's -m naming a FIFO: opened as the boundary opens a user's path (a plain open would wait
+  // for a writer forever).
+  auto fifo = dir / "model.gguf";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  CHECK_THROWS_WITH(read_local(fifo, 0, 8), Catch::Contains("cannot read 8 bytes at 0"));
 }

@@ -8,13 +8,15 @@
 #   - envbuild at -j 8, 16, 32 (its default is 2x cores, at most 32);
 #   - `envbuild diff` against uv's environment, `envbuild verify --lock`, torch imported on the GPU.
 #
-#   OUT=/dir ENVBUILD=/path/envbuild PY=/path/python [STRACE=/path/strace] [PERF=/path/perf] \
-#     WORK=/dir/on/the/real/disk bash bench/envbuild-gpu-profile.sh
+#   OUT=/dir ENVBUILD=/path/envbuild [ENVBUILD_OLD=/path/earlier/envbuild] PY=/path/python [STRACE=/path/strace] \
+#     [PERF=/path/perf] WORK=/dir/on/the/real/disk bash bench/envbuild-gpu-profile.sh
+# ENVBUILD_OLD: an earlier build timed in the same rounds (the same cache), to see what a change gained.
 # Results: $OUT/profile.log and the raw strace/perf reports under $OUT.
 set -euo pipefail
 OUT=${OUT:?set OUT to a directory for the results}
 mkdir -p "$OUT"
 ENVBUILD=$(readlink -f "${ENVBUILD:-$(command -v envbuild)}")
+[[ -n ${ENVBUILD_OLD:-} ]] && ENVBUILD_OLD=$(readlink -f "$ENVBUILD_OLD")
 PY=$(command -v "${PY:-python3}")
 UV=${UV:-/usr/local/bin/uv}
 STRACE=${STRACE:-$(command -v strace || true)}
@@ -36,7 +38,7 @@ t0=$(now)
 "$ENVBUILD" capture "$site" --wheelhouse "$work/wheels" --lock "$work/lock.txt" | tail -1
 echo "capture: $(secs "$t0" "$(now)") s; $(grep -c '^[A-Za-z0-9]' "$work/lock.txt") distributions, $(du -sh "$work/wheels" | cut -f1)"
 
-eb() { "$ENVBUILD" --cache-dir "$work/eb-cache" create "$1" --python "$PY" --lock "$work/lock.txt" \
+eb() { "${EB:-$ENVBUILD}" --cache-dir "$work/eb-cache" create "$1" --python "$PY" --lock "$work/lock.txt" \
   --find-links "$work/wheels" --progress none "${@:2}" >/dev/null; }
 uvh() { "$UV" venv -q --python "$PY" "$1" && "$UV" pip install -q --offline --no-index --find-links "$work/wheels" \
   --no-deps -r "$work/lock.txt" --link-mode hardlink --python "$1/bin/python"; }
@@ -64,7 +66,14 @@ for r in 0 1 2; do
   PROVKIT_LOG=debug eb "$work/w-eb" 2>"$OUT/eb-warm-$r.trace"
   echo "round $r envbuild: $(secs "$t" "$(now)") s"
   grep 'create:' "$OUT/eb-warm-$r.trace" | sed 's/^.*create: /    /'
+  if [[ -n ${ENVBUILD_OLD:-} ]]; then
+    rm -rf "$work/w-old"
+    EB=$ENVBUILD_OLD timed "round $r envbuild-old" eb "$work/w-old"
+  fi
 done
+
+echo "== process start and exit alone (envbuild --version, 3 runs)"
+for r in 0 1 2; do timed "envbuild --version" "$ENVBUILD" --version >/dev/null; done
 
 echo "== envbuild's workers"
 for j in 8 16 32; do

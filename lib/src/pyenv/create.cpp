@@ -37,7 +37,8 @@ void trace_phase(std::chrono::steady_clock::time_point& since, const std::string
   util::log::debug("python", [&] { return what + " in " + std::to_string(std::llround(ms)) + " ms"; });
 }
 
-// A wheel of more files than this has them placed in ranges of this many on a pool of their own.
+// A wheel of more files than this has them placed in groups of about this many (whole directories) on a pool
+// of their own.
 constexpr std::size_t kFilesPerRange = 1024;
 
 // The most a RECORD read for planning may hold (torch's is about 2 MiB).
@@ -130,7 +131,6 @@ CacheState cache_state(const WheelCache& cache, const std::string& sha256, std::
   s.downloaded = fs::exists(cache.downloaded_wheel(sha256), ec);
   if ((found = cache.find(sha256))) {
     s.unpacked = true;
-    s.changed_files = cache.changed_files(*found);
     s.dist_info = found->info.dist_info;
     for (const auto& f : found->info.files) s.files[f.path] = f.hash;
   }
@@ -207,6 +207,14 @@ CreateResult execute_plan(const Plan& plan, const Interpreter& it, const VenvLay
     std::lock_guard lock(warn_mutex);
     result.bad_records.push_back({job.wheel->wheel.wheel.filename, probs.size(), probs.front()});
   };
+  // The verified wheel file a cache entry is unpacked from: the local one, the cache's download, or a download.
+  auto wheel_file_of = [&](const SelectedWheel& w) {
+    const std::string sha = w.sha256();
+    std::error_code ec;
+    if (!w.wheel.local.empty()) return w.wheel.local;
+    if (fs::exists(cache.downloaded_wheel(sha), ec)) return cache.downloaded_wheel(sha);
+    return download_wheel(w.wheel.url, sha, w.wheel.size, cache, downloads);
+  };
   auto find_or_begin = [&](std::size_t k) {
     Work& job = work[k];
     const SelectedWheel& w = *job.wheel;
@@ -223,29 +231,13 @@ CreateResult execute_plan(const Plan& plan, const Interpreter& it, const VenvLay
         // cache entry too, so it is unpacked afresh.
         cache.evict(sha);
         break;
-      case CacheStep::unpack_again_changed: {
-        // An entry edited since it was extracted (through a hardlink from an environment) must not reach
-        // another one: unpacked again from its wheel.
-        cache.evict(sha);
-        const auto& changed = job.fetch->changed_files;
-        std::lock_guard lock(warn_mutex);
-        result.warnings.push_back("the cache's copy of " + w.wheel.wheel.filename + " had " +
-                                  plural(changed.size(), "file") +
-                                  " changed since it was unpacked (first: " + (changed.empty() ? "" : changed.front()) +
-                                  "; an edit through a hardlink?); unpacked again from the verified wheel");
-        break;
-      }
     }
     if (found) {
       job.cached = std::move(*found);
       judge_record(job);
       return;
     }
-    fs::path wheel_file = w.wheel.local;
-    std::error_code ec;
-    if (wheel_file.empty() && fs::exists(cache.downloaded_wheel(sha), ec)) wheel_file = cache.downloaded_wheel(sha);
-    if (wheel_file.empty()) wheel_file = download_wheel(w.wheel.url, sha, w.wheel.size, cache, downloads);
-    stagings[k] = cache.begin_stage(sha, wheel_file);
+    stagings[k] = cache.begin_stage(sha, wheel_file_of(w));
   };
   auto finish = [&](std::size_t k) {
     if (!stagings[k]) return;
@@ -328,17 +320,42 @@ CreateResult execute_plan(const Plan& plan, const Interpreter& it, const VenvLay
     return placements[a].files.size() > placements[b].files.size();
   });
   const unsigned cores = o.jobs ? o.jobs : util::cpu_jobs();
-  util::parallel_for(work.size(), jobs, [&](std::size_t i) {
-    const std::size_t k = by_files[i];
+  auto install = [&](std::size_t k) {
     const std::size_t n = placements[k].files.size(), ranges = (n + kFilesPerRange - 1) / kFilesPerRange;
-    wheels::WheelInstall install(work[k].cached, placements[k], scheme, ranges > 1 ? cores : 1);
-    if (ranges <= 1) install.place_files(0, n, linker);
-    else
-      util::parallel_for(ranges, cores, [&](std::size_t r) {
-        install.place_files(r * kFilesPerRange, (r + 1) * kFilesPerRange, linker);
-      });
-    install.finish(linker);
+    wheels::WheelInstall placing(work[k].cached, placements[k], scheme, ranges > 1 ? cores : 1);
+    const auto groups = placing.groups_by_directory(ranges > 1 ? kFilesPerRange : n);
+    util::parallel_for(groups.size(), cores, [&](std::size_t g) { placing.place_files(groups[g], linker); });
+    placing.finish(linker);
+  };
+  std::vector<std::size_t> changed;  // wheels whose cache entry was found changed as its files were placed
+  util::parallel_for(work.size(), jobs, [&](std::size_t i) {
+    try {
+      install(by_files[i]);
+    } catch (const wheels::SourceChanged&) {
+      std::lock_guard lock(warn_mutex);
+      changed.push_back(by_files[i]);
+    }
   });
+  // An entry edited since it was unpacked (through a hardlink from an environment) must not reach another
+  // environment: unpacked again from its verified wheel, and its files placed again over what was placed.
+  for (const std::size_t k : changed) {
+    const SelectedWheel& w = *work[k].wheel;
+    const auto edited = cache.changed_files(work[k].cached);
+    result.warnings.push_back("the cache's copy of " + w.wheel.wheel.filename + " had " +
+                              plural(edited.size(), "file") +
+                              " changed since it was unpacked (first: " + (edited.empty() ? "" : edited.front()) +
+                              "; an edit through a hardlink?); unpacked again from the verified wheel");
+    cache.evict(w.sha256());
+    work[k].cached = cache.unpacked(w.sha256(), wheel_file_of(w));
+    judge_record(work[k]);
+    placements[k] = plan_install(work[k].cached, w.wheel.wheel.filename, scheme);
+    try {
+      install(k);
+    } catch (const wheels::SourceChanged& e) {
+      throw Error(ExitCode::check_failed, std::string(e.what()) + " again, while its wheel was being placed from " +
+                                              "a fresh unpack: something is writing into the cache");
+    }
+  }
   trace_phase(phase, "create: " + plural(work.size(), "wheel") + " installed");
   for (auto& job : work) result.installed.push_back(job.wheel->name.as_written() + "==" + job.wheel->version.str());
   for (const auto& k : plan.keeps) result.unchanged.push_back(k.wheel.name.as_written() + "==" + k.wheel.version.str());

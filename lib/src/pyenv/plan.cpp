@@ -130,7 +130,6 @@ Fetch fetch_for(const SelectedWheel& w, const std::map<std::string, CacheState>&
   const CacheState* c = found == cache.end() ? nullptr : &found->second;
   if (c && c->unpacked) {
     if (drifted) f.step = CacheStep::unpack_again_drifted;
-    else if (!c->changed_files.empty()) f.step = CacheStep::unpack_again_changed, f.changed_files = c->changed_files;
     else f.step = CacheStep::use_unpacked;
   }
   if (!w.wheel.local.empty()) f.source = WheelSource::local_file;
@@ -148,10 +147,6 @@ std::string fetch_words(const Fetch& f) {
   switch (f.step) {
     case CacheStep::use_unpacked: return "cache: unpacked entry";
     case CacheStep::unpack: return "cache: unpack from " + from;
-    case CacheStep::unpack_again_changed:
-      return "cache: entry changed since unpacking (" + std::to_string(f.changed_files.size()) +
-             " files, first: " + (f.changed_files.empty() ? "" : f.changed_files.front()) + "); unpack again from " +
-             from;
     case CacheStep::unpack_again_drifted:
       return "cache: unpack again from " + from + " (a hardlinked edit may have reached it)";
   }

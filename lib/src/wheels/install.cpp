@@ -53,6 +53,13 @@ void write_new_file(const FileAt& to, const std::string& content, mode_t mode) {
 
 using util::trim;
 
+// RECORD's "sha256=..." of `content`.
+std::string content_hash(const std::string& content) {
+  util::Hasher h;
+  h.update(content);
+  return record_hash(h.raw_digest());
+}
+
 // The name of the file `path` names (after its last '/').
 std::string base_name(std::string_view path) {
   const auto slash = path.rfind('/');
@@ -410,29 +417,46 @@ std::string WheelInstall::record_path(const fs::path& dest) const {
   return dest.lexically_relative(site_).generic_string();
 }
 
-void WheelInstall::place_files(std::size_t begin, std::size_t end, Linker& linker) {
-  end = std::min(end, plan_.files.size());
-  for (std::size_t i = begin; i < end; ++i) {
+std::vector<std::vector<std::size_t>> WheelInstall::groups_by_directory(std::size_t files_per_group) const {
+  std::map<int, std::vector<std::size_t>> by_dir;  // each target directory is opened once: its descriptor names it
+  for (std::size_t i = 0; i < target_dirs_.size(); ++i) by_dir[target_dirs_[i]].push_back(i);
+  std::vector<std::vector<std::size_t>> dirs;
+  dirs.reserve(by_dir.size());
+  for (auto& d : by_dir) dirs.push_back(std::move(d.second));
+  std::stable_sort(dirs.begin(), dirs.end(), [](const auto& a, const auto& b) { return a.size() > b.size(); });
+  std::vector<std::vector<std::size_t>> groups;
+  for (auto& files : dirs) {
+    if (groups.empty() || groups.back().size() >= files_per_group) groups.emplace_back();
+    groups.back().insert(groups.back().end(), files.begin(), files.end());
+  }
+  return groups;
+}
+
+void WheelInstall::place_files(const std::vector<std::size_t>& which, Linker& linker) {
+  for (const std::size_t i : which) {
     const auto& [file, dest, is_script] = plan_.files[i];
     const UnpackedFile& f = *file;
     const FileAt to{target_dirs_[i], base_name(dest.native()), dest};
     const auto source = [&] { return FileAt{source_dirs_[i], base_name(f.path), entry_.tree / f.path}; };
+    // What the cache's file was when unpacked: checked as it is placed (SourceChanged otherwise).
+    const auto index = static_cast<std::size_t>(file - entry_.info.files.data());
+    const SourceState unpacked{f.size, index < entry_.mtimes.size() ? entry_.mtimes[index] : 0};
     if (is_script) {
       // "#!python" (or "#!pythonw") gets the environment's interpreter.
       std::string content = tree_.read(entry_.tree / f.path, util::kReadFileMax);
+      if (content.size() != f.size || (!f.hash.empty() && content_hash(content) != f.hash))
+        throw SourceChanged(entry_.tree / f.path);
       if (content.rfind("#!python", 0) == 0) {
         auto nl = content.find('\n');
         content = script_shebang(layout_.python.string()) + (nl == std::string::npos ? "" : content.substr(nl + 1));
         write_new_file(to, content, linker.file_mode(true));
-        util::Hasher h;
-        h.update(content);
-        rows_[i] = {record_path(dest), record_hash(h.raw_digest()), std::to_string(content.size())};
+        rows_[i] = {record_path(dest), content_hash(content), std::to_string(content.size())};
         continue;
       }
-      if (f.executable) linker.link(source(), to, true);
-      else copy_file_contents(source(), to, linker.file_mode(true));  // a private copy, made executable
+      if (f.executable) linker.link(source(), to, true, &unpacked);
+      else copy_file_contents(source(), to, linker.file_mode(true), &unpacked);  // a private copy, made executable
     } else {
-      linker.link(source(), to, f.executable);
+      linker.link(source(), to, f.executable, &unpacked);
     }
     rows_[i] = {record_path(dest), f.hash, std::to_string(f.size)};
   }
@@ -443,9 +467,7 @@ fs::path WheelInstall::finish(const Linker& linker) {
   const std::string python = layout_.python.string();
   auto write_one = [&](const fs::path& dest, const std::string& content, mode_t mode) {
     write_new_file(FileAt{dest_dir_of(dest), base_name(dest.native()), dest}, content, mode);
-    util::Hasher h;
-    h.update(content);
-    rows.push_back({record_path(dest), record_hash(h.raw_digest()), std::to_string(content.size())});
+    rows.push_back({record_path(dest), content_hash(content), std::to_string(content.size())});
   };
   // pip's launchers (distlib's ScriptMaker): created under the umask, then r-x added for everyone.
   for (const auto& [dest, ep] : plan_.launchers)
@@ -461,7 +483,7 @@ fs::path WheelInstall::finish(const Linker& linker) {
 
 fs::path install_wheel(const CacheEntry& entry, const InstallPlan& plan, const InstallScheme& layout, Linker& linker) {
   WheelInstall install(entry, plan, layout);
-  install.place_files(0, install.file_count(), linker);
+  for (const auto& group : install.groups_by_directory(install.file_count())) install.place_files(group, linker);
   return install.finish(linker);
 }
 

@@ -25,6 +25,12 @@ const char* link_mode_name(LinkMode m) {
   return "?";
 }
 
+bool same_source(const struct stat& st, const SourceState& expected) {
+  return S_ISREG(st.st_mode) && static_cast<std::uint64_t>(st.st_size) == expected.size &&
+         (expected.mtime_ns == 0 ||
+          static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec == expected.mtime_ns);
+}
+
 std::optional<LinkMode> parse_link_mode(std::string_view s) {
   if (s == "clone" || s == "reflink") return LinkMode::clone;
   if (s == "hardlink") return LinkMode::hardlink;
@@ -42,12 +48,19 @@ using util::Fd;
 
 // errno of a hardlink not made because the cache file's mode is not the one the installed file needs.
 constexpr int kModeDiffers = -2;
+// errno of a file not placed because its source is no longer what was unpacked (SourceState).
+constexpr int kSourceChanged = -3;
 
-// Opens `from` (a regular file, never through a link) and creates `to` with exactly `mode` (the umask
-// taken off at creation is put back where `mode` has those bits); false and errno on failure.
-bool open_pair(const FileAt& from, const FileAt& to, mode_t mode, Fd& src, Fd& dst) {
+// Opens `from` (a regular file, never through a link; as `expected` says, where given) and creates `to`
+// with exactly `mode` (the umask taken off at creation is put back where `mode` has those bits); false and
+// errno on failure.
+bool open_pair(const FileAt& from, const FileAt& to, mode_t mode, const SourceState* expected, Fd& src, Fd& dst) {
   src = util::open_regular_beneath(from.dir, from.name, O_RDONLY);  // a FIFO or device is no file to copy
   if (!src) return false;
+  if (struct stat st{}; expected && (::fstat(src.get(), &st) != 0 || !same_source(st, *expected))) {
+    errno = kSourceChanged;
+    return false;
+  }
   dst.reset(::openat(to.dir, to.name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode));
   if (!dst) return false;
   struct stat st {};
@@ -65,9 +78,9 @@ void remove_keeping_errno(const FileAt& to) {
   errno = e;
 }
 
-bool clone_file(const FileAt& from, const FileAt& to, mode_t mode) {
+bool clone_file(const FileAt& from, const FileAt& to, mode_t mode, const SourceState* expected) {
   Fd src(-1), dst(-1);
-  if (!open_pair(from, to, mode, src, dst)) return false;
+  if (!open_pair(from, to, mode, expected, src, dst)) return false;
   if (::ioctl(dst.get(), FICLONE, src.get()) != 0) {
     remove_keeping_errno(to);
     return false;
@@ -76,23 +89,24 @@ bool clone_file(const FileAt& from, const FileAt& to, mode_t mode) {
 }
 
 // A hard link of `from` itself (linkat never follows the name), kept only when what it links is a regular
-// file of exactly `mode`: a link or a FIFO swapped in at the source's name after the cache entry was checked
-// never reaches the environment, and the shared inode never gives a file another mode than this run's umask
-// would (errno kModeDiffers). One fstatat, where opening each source would cost a warm create three calls a
-// file.
-bool hard_link(const FileAt& from, const FileAt& to, mode_t mode) {
+// file of exactly `mode`, and what `expected` says: a link or a FIFO swapped in at the source's name never
+// reaches the environment, an edited cache file is taken back (errno kSourceChanged), and the shared inode
+// never gives a file another mode than this run's umask would (errno kModeDiffers). One fstatat of the inode
+// just linked, where opening each source would cost a warm create three calls a file.
+bool hard_link(const FileAt& from, const FileAt& to, mode_t mode, const SourceState* expected) {
   if (::linkat(from.dir, from.name.c_str(), to.dir, to.name.c_str(), 0) != 0) return false;
   struct stat st {};
   bool regular = ::fstatat(to.dir, to.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode);
-  if (regular && (st.st_mode & 07777) == mode) return true;
+  bool as_unpacked = regular && (!expected || same_source(st, *expected));
+  if (as_unpacked && (st.st_mode & 07777) == mode) return true;
   ::unlinkat(to.dir, to.name.c_str(), 0);
-  errno = regular ? kModeDiffers : S_ISLNK(st.st_mode) ? ELOOP : util::kNotRegularFile;
+  errno = as_unpacked ? kModeDiffers : regular ? kSourceChanged : S_ISLNK(st.st_mode) ? ELOOP : util::kNotRegularFile;
   return false;
 }
 
-bool copy_bytes(const FileAt& from, const FileAt& to, mode_t mode) {
+bool copy_bytes(const FileAt& from, const FileAt& to, mode_t mode, const SourceState* expected) {
   Fd src(-1), dst(-1);
-  if (!open_pair(from, to, mode, src, dst)) return false;
+  if (!open_pair(from, to, mode, expected, src, dst)) return false;
   for (;;) {
     ssize_t n = ::copy_file_range(src.get(), nullptr, dst.get(), nullptr, 1 << 30, 0);
     if (n == 0) return true;
@@ -123,18 +137,20 @@ Fd parent_of(const fs::path& p) {
 }
 
 [[noreturn]] void cannot_place(const FileAt& from, const FileAt& to, int err) {
+  if (err == kSourceChanged) throw SourceChanged(from.shown);
   throw Error(ExitCode::check_failed, "cannot place " + to.shown.string() + " from " + from.shown.string() + ": " +
                                           util::describe_open_error(err));
 }
 
 }  // namespace
 
-void copy_file_contents(const FileAt& from, const FileAt& to, mode_t mode) {
-  if (!copy_bytes(from, to, mode)) {
+void copy_file_contents(const FileAt& from, const FileAt& to, mode_t mode, const SourceState* expected) {
+  if (!copy_bytes(from, to, mode, expected)) {
     if (errno == EEXIST) {
       ::unlinkat(to.dir, to.name.c_str(), 0);
-      if (copy_bytes(from, to, mode)) return;
+      if (copy_bytes(from, to, mode, expected)) return;
     }
+    if (errno == kSourceChanged) throw SourceChanged(from.shown);
     throw Error(ExitCode::check_failed, "cannot copy " + from.shown.string() + " to " + to.shown.string() + ": " +
                                             util::describe_open_error(errno));
   }
@@ -144,17 +160,18 @@ Linker::Linker(LinkMode preferred, unsigned umask) : preferred_(preferred), umas
 
 Linker::Linker(LinkMode preferred) : Linker(preferred, util::process_umask()) {}
 
-bool Linker::try_mode(LinkMode m, const FileAt& from, const FileAt& to, mode_t file_mode, int& err) {
+bool Linker::try_mode(LinkMode m, const FileAt& from, const FileAt& to, mode_t file_mode, const SourceState* expected,
+                      int& err) {
   bool ok = false;
   for (int attempt = 0; attempt < 2; ++attempt) {
     switch (m) {
-      case LinkMode::clone: ok = clone_file(from, to, file_mode); break;
+      case LinkMode::clone: ok = clone_file(from, to, file_mode, expected); break;
       case LinkMode::hardlink:
-        ok = hard_link(from, to, file_mode);
+        ok = hard_link(from, to, file_mode, expected);
         // The cache file's mode is not this run's: this file is copied, the mode stays hardlink for the rest.
-        if (!ok && errno == kModeDiffers) ok = copy_bytes(from, to, file_mode);
+        if (!ok && errno == kModeDiffers) ok = copy_bytes(from, to, file_mode, expected);
         break;
-      case LinkMode::copy: ok = copy_bytes(from, to, file_mode); break;
+      case LinkMode::copy: ok = copy_bytes(from, to, file_mode, expected); break;
     }
     if (ok || errno != EEXIST) break;
     ::unlinkat(to.dir, to.name.c_str(), 0);  // replace what a previous install left
@@ -170,7 +187,7 @@ void Linker::link(const fs::path& from, const fs::path& to, bool executable) {
   link(source, target, executable);
 }
 
-void Linker::link(const FileAt& from, const FileAt& to, bool executable) {
+void Linker::link(const FileAt& from, const FileAt& to, bool executable, const SourceState* expected) {
   const mode_t file_mode = installed_file_mode(executable, umask_);
   int err = 0;
   if (!settled_.load(std::memory_order_acquire)) {
@@ -179,7 +196,7 @@ void Linker::link(const FileAt& from, const FileAt& to, bool executable) {
       // Settle the mode on the first file, falling back once.
       int first_err = 0;
       for (LinkMode candidate = preferred_;; candidate = static_cast<LinkMode>(static_cast<int>(candidate) + 1)) {
-        if (try_mode(candidate, from, to, file_mode, err)) {
+        if (try_mode(candidate, from, to, file_mode, expected, err)) {
           if (candidate != preferred_)
             warning_ = std::string("link mode ") + link_mode_name(preferred_) + " is not possible from " +
                        from.shown.parent_path().string() + " to " + to.shown.parent_path().string() + " (" +
@@ -190,17 +207,17 @@ void Linker::link(const FileAt& from, const FileAt& to, bool executable) {
         }
         if (!first_err) first_err = err;
         if (candidate == LinkMode::copy) break;
-        // The source is missing or no regular file: no mode will help.
-        if (err == ENOENT || err == util::kNotRegularFile || err == ELOOP) break;
+        // The source is missing, no regular file or not as unpacked: no mode will help.
+        if (err == ENOENT || err == util::kNotRegularFile || err == ELOOP || err == kSourceChanged) break;
       }
       cannot_place(from, to, err);
     }
   }
   const LinkMode m = mode_;
-  if (try_mode(m, from, to, file_mode, err)) return;
+  if (try_mode(m, from, to, file_mode, expected, err)) return;
   // One file that cannot be linked (e.g. too many links) is copied instead.
-  if (m != LinkMode::copy && err != ENOENT && err != util::kNotRegularFile && err != ELOOP &&
-      try_mode(LinkMode::copy, from, to, file_mode, err))
+  if (m != LinkMode::copy && err != ENOENT && err != util::kNotRegularFile && err != ELOOP && err != kSourceChanged &&
+      try_mode(LinkMode::copy, from, to, file_mode, expected, err))
     return;
   cannot_place(from, to, err);
 }

@@ -230,19 +230,6 @@ TEST_CASE("plan: drifted files are reinstalled and the cache entry unpacked agai
   CHECK(plan.reinstalls[0].fetch.source == WheelSource::local_file);
 }
 
-TEST_CASE("plan: a cache entry changed since unpacking is unpacked again", "[python][plan]") {
-  auto in = inputs(line("a", "1.0", H('1')));
-  in.candidates["a"] = {offered("a-1.0-py3-none-any.whl", H('1'))};
-  in.cache[H('1')] = unpacked("a", "1.0", "A");
-  in.cache[H('1')].changed_files = {"a/__init__.py"};
-  in.cache[H('1')].downloaded = true;
-  auto plan = plan_env(in);
-  REQUIRE(plan.installs.size() == 1);
-  CHECK(plan.installs[0].fetch.step == CacheStep::unpack_again_changed);
-  CHECK(plan.installs[0].fetch.changed_files == std::vector<std::string>{"a/__init__.py"});
-  CHECK(plan.installs[0].fetch.source == WheelSource::downloaded);
-}
-
 TEST_CASE("plan: a distribution whose lock entry's marker is false is removed, marker_false", "[python][plan]") {
   auto in = inputs(line("a", "1.0", H('1')) + line("winonly", "3.0", H('3'), "sys_platform == 'win32'"));
   in.candidates["a"] = {local("a-1.0-py3-none-any.whl", H('1'))};

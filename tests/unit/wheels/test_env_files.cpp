@@ -1,16 +1,19 @@
 // Linking, installing and launchers against real files in a temp dir.
 #include <catch2/catch.hpp>
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <functional>
 #include <map>
 #include <thread>
 
 #include "provkit/error.hpp"
+#include "provkit/util/fd.hpp"
 #include "provkit/util/fs.hpp"
 #include "provkit/wheels/install.hpp"
 #include "provkit/wheels/linker.hpp"
@@ -89,6 +92,38 @@ TEST_CASE("the linker takes its source by name in its directory, never through a
     }
   }
   CHECK(provkit::util::read_file(secret) == "not the cache's\n");
+}
+
+TEST_CASE("a source no longer as unpacked is taken back out and SourceChanged thrown, in every mode", "[envbuild]") {
+  TempDir t;
+  const fs::path source = t.write("tree/a.py", "x = 1\n");
+  fs::create_directories(t.path / "env");
+  struct stat st {};
+  REQUIRE(::stat(source.c_str(), &st) == 0);
+  const std::int64_t mtime = static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+  const SourceState as_unpacked{6, mtime}, other_size{7, mtime}, other_mtime{6, mtime + 1}, size_only{6, 0};
+  CHECK(same_source(st, as_unpacked));
+  CHECK(same_source(st, size_only));  // an entry that recorded no mtimes is judged by size
+  ::chmod(source.c_str(), 0644);      // the mode umask 022 gives: a hardlink is possible
+  provkit::util::Fd tree(::open((t.path / "tree").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  provkit::util::Fd env(::open((t.path / "env").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  const fs::path placed = t.path / "env" / "a.py";
+  const FileAt from{tree.get(), "a.py", source}, to{env.get(), "a.py", placed};
+  for (LinkMode mode : {LinkMode::hardlink, LinkMode::copy, LinkMode::clone}) {
+    CAPTURE(link_mode_name(mode));
+    for (const SourceState* expected : {&other_size, &other_mtime}) {
+      Linker linker(mode, 022);
+      CHECK_THROWS_AS(linker.link(from, to, false, expected), SourceChanged);
+      CHECK_FALSE(fs::exists(fs::symlink_status(placed)));  // taken back out
+      CHECK(fs::hard_link_count(source) == 1);
+      CHECK_THROWS_AS(copy_file_contents(from, to, 0755, expected), SourceChanged);
+      CHECK_FALSE(fs::exists(fs::symlink_status(placed)));
+    }
+    Linker linker(mode, 022);
+    linker.link(from, to, false, &as_unpacked);
+    CHECK(provkit::util::read_file(placed) == "x = 1\n");
+    fs::remove(placed);
+  }
 }
 
 TEST_CASE("install_wheel links from the cache entry's tree below it: a directory link in the tree is refused",
@@ -210,7 +245,8 @@ TEST_CASE("pip's launcher names: pip gives pip, pipX and pipX.Y; easy_install it
 }
 
 TEST_CASE(
-    "a wheel's files placed in ranges from several threads, its directories made level by level side by side, "
+    "a wheel's files placed in groups by directory from several threads, its directories made level by level side by "
+    "side, "
     "install exactly what one thread installs",
     "[envbuild]") {
   TempDir t;
@@ -255,12 +291,23 @@ TEST_CASE(
 
   Linker many(LinkMode::copy);
   WheelInstall install(entry, plan, scheme, 4);
-  constexpr std::size_t kRange = 256;
+  const auto groups = install.groups_by_directory(256);
+  // Every file in one group, and no directory placed into by two groups (threads would queue on its lock).
+  std::map<std::size_t, int> seen;
+  std::map<fs::path, std::size_t> group_of_dir;
+  for (std::size_t g = 0; g < groups.size(); ++g)
+    for (std::size_t i : groups[g]) {
+      ++seen[i];
+      auto [at, fresh] = group_of_dir.emplace(plan.files[i].dest.parent_path(), g);
+      CHECK(at->second == g);
+    }
+  CHECK(seen.size() == install.file_count());
+  CHECK(std::all_of(seen.begin(), seen.end(), [](const auto& s) { return s.second == 1; }));
+  CHECK(groups.size() > 4);
   std::vector<std::thread> threads;
-  for (std::size_t begin = 0; begin < install.file_count(); begin += 4 * kRange)
-    threads.emplace_back([&, begin] {
-      for (std::size_t b = begin; b < std::min(install.file_count(), begin + 4 * kRange); b += kRange)
-        install.place_files(b, b + kRange, many);
+  for (std::size_t t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      for (std::size_t g = t; g < groups.size(); g += 4) install.place_files(groups[g], many);
     });
   for (auto& th : threads) th.join();
   install.finish(many);

@@ -72,8 +72,9 @@ struct InstalledState {
 
 // What the cache holds for one wheel, by its sha256.
 struct CacheState {
-  bool unpacked = false;                     // unpacked/<sha256>/ exists
-  std::vector<std::string> changed_files;    // its files changed since they were unpacked (WheelCache::changed_files)
+  // unpacked/<sha256>/ exists. Whether its files are still as unpacked is checked as each is placed
+  // (wheels::SourceState): a changed entry is unpacked again then, not here, so no file is looked at twice.
+  bool unpacked = false;
   std::map<std::string, std::string> files;  // the unpacked entry's files as in the wheel: path -> "sha256=..."
   std::string dist_info;                     // the entry's "name-1.0.dist-info"
   bool downloaded = false;                   // wheels/<sha256>.whl exists
@@ -114,8 +115,6 @@ struct SelectedWheel {
 enum class CacheStep {
   use_unpacked,          // the entry as it is
   unpack,                // not unpacked yet
-  unpack_again_changed,  // the entry's files changed since unpacking (an edit through a hardlink): evicted, unpacked
-                         // again
   unpack_again_drifted,  // the installed copy drifted, and a hardlinked edit may have reached the entry: unpacked again
 };
 // Where the wheel's bytes come from when it is unpacked.
@@ -124,7 +123,6 @@ enum class WheelSource { local_file, downloaded, download };
 struct Fetch {
   CacheStep step = CacheStep::unpack;
   WheelSource source = WheelSource::download;
-  std::vector<std::string> changed_files;  // unpack_again_changed: what changed
 };
 
 enum class ReinstallReason {

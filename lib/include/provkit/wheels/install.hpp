@@ -75,7 +75,8 @@ InstallPlan plan_install(const CacheEntry& entry, const std::string& wheel_filen
 // every core rather than on the one thread that has the wheel:
 //   WheelInstall install(entry, plan, layout);  // every directory made and opened, in the environment and
 //                                               // in the cache entry's tree, before a file is placed
-//   install.place_files(begin, end, linker);    // any ranges of the plan's files, from any threads at once
+//   for (auto& group : install.groups_by_directory(n))  // the plan's files, in groups that share no directory
+//     install.place_files(group, linker);            // from any threads at once
 //   install.finish();                           // launchers, INSTALLER, REQUESTED and RECORD, once all are placed
 // `entry`, `plan` and `layout` must outlive it.
 class WheelInstall {
@@ -83,8 +84,13 @@ class WheelInstall {
   // With `threads` > 1, the directories are made on that many threads (a wheel of thousands of them).
   WheelInstall(const CacheEntry& entry, const InstallPlan& plan, const InstallScheme& layout, unsigned threads = 1);
   std::size_t file_count() const { return plan_.files.size(); }
-  // Places plan.files[begin, end). Ranges that do not overlap may be placed at once.
-  void place_files(std::size_t begin, std::size_t end, Linker& linker);
+  // The plan's files (indexes into plan.files) in groups of about `files_per_group`, every file in one group
+  // and no two groups placing into the same directory, the largest first: a link or a new file takes its
+  // directory's lock for writing, so threads placing into one directory (torch's include/ATen/ops/ holds
+  // thousands) would wait on each other; a directory larger than a group is one group of its own.
+  std::vector<std::vector<std::size_t>> groups_by_directory(std::size_t files_per_group) const;
+  // Places the plan's files `which` (indexes into plan.files). Groups that do not overlap may be placed at once.
+  void place_files(const std::vector<std::size_t>& which, Linker& linker);
   // Returns the dist-info path.
   fs::path finish(const Linker& linker);
 

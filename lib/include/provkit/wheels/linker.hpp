@@ -6,12 +6,15 @@
 // (installed_file_mode), whatever the cache's file has. A hardlink shares the cache file's inode, so it is
 // made only where the cache file has exactly that mode (the cache stores 0644 and 0755, what umask 022
 // gives); under another umask the file is copied (or reflinked) with its own mode instead.
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include <atomic>
+#include <cstdint>
 #include <filesystem>
 #include <mutex>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 
@@ -30,6 +33,23 @@ struct FileAt {
   std::string name;
   fs::path shown;
 };
+// What a cache file was when it was unpacked (size, and mtime in ns where the entry recorded it, else 0).
+// A file placed from a source no longer so (an edit through a hardlink from an environment changed the
+// shared inode) is taken back out and SourceChanged thrown: the check that keeps the cache unpoisonable,
+// made on the stat a hardlink needs anyway, so a warm create looks at each file once.
+struct SourceState {
+  std::uint64_t size = 0;
+  std::int64_t mtime_ns = 0;
+};
+class SourceChanged : public std::runtime_error {
+ public:
+  explicit SourceChanged(const fs::path& source)
+      : std::runtime_error(source.string() + " changed since it was unpacked"), path(source) {}
+  fs::path path;
+};
+// Whether `st` (the source's, or the inode a hardlink shares with it) is what `expected` recorded.
+bool same_source(const struct stat& st, const SourceState& expected);
+
 const char* link_mode_name(LinkMode m);
 // "clone" (or "reflink"), "hardlink", "copy"; nothing for any other word (the tool says its flag).
 std::optional<LinkMode> parse_link_mode(std::string_view s);
@@ -44,8 +64,9 @@ class Linker {
   Linker(LinkMode preferred, unsigned umask);
   explicit Linker(LinkMode preferred);
   // `to` must not exist (an existing one is replaced); `from` must be a regular file. `to` gets
-  // installed_file_mode(executable) (see above). Thread-safe.
-  void link(const FileAt& from, const FileAt& to, bool executable);
+  // installed_file_mode(executable) (see above). `expected`: what `from` must still be (SourceChanged
+  // otherwise); null: not checked. Thread-safe.
+  void link(const FileAt& from, const FileAt& to, bool executable, const SourceState* expected = nullptr);
   // The same at paths the caller gave (their directories followed as they are).
   void link(const fs::path& from, const fs::path& to, bool executable);
   LinkMode mode() const { return mode_; }
@@ -54,7 +75,8 @@ class Linker {
   std::string warning() const;
 
  private:
-  bool try_mode(LinkMode m, const FileAt& from, const FileAt& to, mode_t file_mode, int& err);
+  bool try_mode(LinkMode m, const FileAt& from, const FileAt& to, mode_t file_mode, const SourceState* expected,
+                int& err);
   LinkMode preferred_;
   unsigned umask_;
   LinkMode mode_;
@@ -63,7 +85,8 @@ class Linker {
   mutable std::mutex mutex_;
 };
 
-// Copies a regular file (copy_file_range, then read/write) to a new file of exactly `mode`.
-void copy_file_contents(const FileAt& from, const FileAt& to, mode_t mode);
+// Copies a regular file (copy_file_range, then read/write) to a new file of exactly `mode`; `expected` as
+// for Linker::link.
+void copy_file_contents(const FileAt& from, const FileAt& to, mode_t mode, const SourceState* expected = nullptr);
 
 }  // namespace provkit::wheels

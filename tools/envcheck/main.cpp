@@ -30,6 +30,29 @@ std::string flag_for(host::Field field) {
   return "--" + key;
 }
 
+// A row's hint in envcheck's words: the flag that gives the setting the library's sentences leave unnamed.
+void say_hint(host::check::Result& r) {
+  using host::check::Hint;
+  switch (r.hint) {
+    case Hint::none: return;
+    case Hint::strict: r.reason += "; --strict makes this a failure"; return;
+    case Hint::cc: r.reason += "; --cc proves it builds"; return;
+    case Hint::allow_no_gpu_code: r.fix += ", or pass --allow-no-gpu-code when a CPU-only set is meant"; return;
+    case Hint::pcie_atomics_as_root:
+      r.fix = "run envcheck --pcie-atomics as root (sudo): config space past 64 bytes is root's";
+      return;
+    case Hint::nccl_lib_given: r.reason = "--nccl-lib " + r.reason; return;
+    case Hint::nccl_lib: r.fix += ", or give --nccl-lib PATH (or the engine's environment as --python PATH)"; return;
+    case Hint::link_test: r.fix += " (--link-test)"; return;
+    case Hint::gpu_selection: r.fix += " (--gpu, CUDA_VISIBLE_DEVICES)"; return;
+    case Hint::amd_settings:
+      r.fix =
+          "--need, --min-cc and --arch-list ask about NVIDIA GPUs, and the GPUs here are AMD's: ask with --gfx TARGET "
+          "(the gpu amdN rows of envcheck name each one's), --gpu and --vram-free";
+      return;
+  }
+}
+
 int run(int argc, char** argv) {
   CLI::App app(kDescription, "envcheck");
   provkit::cli::Convention convention(app);
@@ -181,6 +204,7 @@ int run(int argc, char** argv) {
   } catch (const host::InvalidValue& e) {  // a severity naming no check of this run
     return refused(e);
   }
+  for (auto& r : report.results) say_hint(r);
   if (!print_field.empty()) {
     // Values only, for $(...): a check that failed still exits 1, and a field no check has is said, exit 2,
     // so `export X=$(envcheck ... --print F)` under set -e never exports an empty or "null" value.

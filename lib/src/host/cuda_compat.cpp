@@ -102,8 +102,8 @@ Verdict judge_cuda(const DriverFacts& driver, gpucode::Version asked, bool stric
                asked_s + " runs under minor-version compatibility (same major, driver >= " + *floor +
                "), but PTX compiled for " + asked.str() +
                " will not JIT (cudaErrorUnsupportedPtxVersion) and calls needing the newer driver fail "
-               "(cudaErrorCallRequiresNewerDriver)" +
-               (strict ? "; --strict makes this a failure" : "");
+               "(cudaErrorCallRequiresNewerDriver)";
+    if (strict) v.hint = check::Hint::strict;
     v.fix = fix_upgrade + "; make sure the engine ships cubins for the GPU (nvcc -arch=sm_XY)";
     return v;
   }

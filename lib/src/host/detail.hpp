@@ -15,6 +15,7 @@
 
 namespace provkit::host::detail {
 
+using check::Hint;
 using check::Result;
 using check::Rule;
 using check::Status;

@@ -219,6 +219,7 @@ Result cuda_check(const Request& req, Probes& probes) {
   r.rule = v.rule;
   r.reason = v.reason;
   r.fix = v.fix;
+  r.hint = v.hint;
   if (s.driver_cuda && s.driver_cuda != s.libcuda_cuda) {
     r.reason += "; the kernel driver (NVML) reports CUDA " + cuda_text(s.driver_cuda) + " but libcuda reports " +
                 cuda_text(s.libcuda_cuda);
@@ -245,16 +246,18 @@ void gpu_checks(const Request& req, Probes& probes, std::vector<Result>& out) {
       !req.min_cc && req.arch_list.empty())
     return amd_gpu_checks(req, probes, out);
   if (s.driver_version.empty() || s.devices.empty()) {
+    const bool amd = !probes.rocm().gpus.empty();
     out.push_back(
         {.name = "gpu",
          .status = Status::fail,
          .rule = Rule::no_gpu,
          .reason = s.driver_version.empty() ? no_driver_reason(s) : "driver " + s.driver_version + " lists no GPU",
-         .fix = probes.rocm().gpus.empty()
-                    ? kInstallDriver
-                    // An AMD box asked an NVIDIA question: the answer is not an NVIDIA driver.
-                    : "--need, --min-cc and --arch-list ask about NVIDIA GPUs, and the GPUs here are AMD's: ask with "
-                      "--gfx TARGET (the gpu amdN rows of envcheck name each one's), --gpu and --vram-free"});
+         .fix = !amd ? kInstallDriver
+                     // An AMD box asked an NVIDIA question: the answer is not an NVIDIA driver.
+                     : "native capabilities, a minimum compute capability and an architecture list ask about NVIDIA "
+                       "GPUs, and the GPUs here are AMD's: ask for a gfx target (the gpu amdN rows name each one's), "
+                       "the GPUs to check and their free memory",
+         .hint = amd ? Hint::amd_settings : Hint::none});
     return;
   }
   const auto& vis = probes.visibility();

@@ -79,8 +79,9 @@ Result cc_fact(Probes& probes) {
   if (compiler && compiler->path)
     return {.name = "cc",
             .reason = compiler->command + " at " + compiler->path->string() +
-                      (compiler->origin == "CC" ? " (from CC" : " (from PATH") + "; --cc proves it builds)",
-            .data = {{"path", compiler->path->string()}, {"origin", compiler->origin}}};
+                      (compiler->origin == "CC" ? " (from CC)" : " (from PATH)"),
+            .data = {{"path", compiler->path->string()}, {"origin", compiler->origin}},
+            .hint = Hint::cc};
   return {.name = "cc",
           .status = Status::warn,
           .reason = compiler ? "CC=" + compiler->command + " is not an executable" : "no C compiler (CC, gcc, clang)",

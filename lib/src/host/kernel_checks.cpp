@@ -294,14 +294,13 @@ void kernel_checks(const Request& req, Probes& probes, std::vector<Result>& out)
                  .status = vacuous ? Status::fail : Status::info,
                  .rule = vacuous ? Rule::kernel_image : Rule::none,
                  .reason = where,
-                 .fix = vacuous ? "install the engine's GPU build (e.g. torch from its CUDA or ROCm wheel index), or "
-                                  "pass --allow-no-gpu-code when a CPU-only set is meant"
-                                : "",
+                 .fix = vacuous ? "install the engine's GPU build (e.g. torch from its CUDA or ROCm wheel index)" : "",
                  .data = {{"objects", collected.objects.size()},
                           {"with_device_code", with_code},
                           {"images", images},
                           {"milliseconds", ms},
-                          {"unreadable", unreadable}}});
+                          {"unreadable", unreadable}},
+                 .hint = vacuous ? Hint::allow_no_gpu_code : Hint::none});
   for (auto& r : rows) out.push_back(std::move(r));
 }
 

@@ -292,7 +292,8 @@ void pcie_atomics_rows(Probes& probes, bool as_check, std::vector<Result>& out) 
                                                                  [](const auto& b) { return !b.readable; });
       r.status = Status::fail;
       r.reason = util::concat({who, " (", id, "): cannot tell: ", unread.why});
-      r.fix = "run envcheck --pcie-atomics as root (sudo): config space past 64 bytes is root's";
+      r.fix = "run this check as root (sudo): config space past 64 bytes is root's";
+      r.hint = Hint::pcie_atomics_as_root;
     } else if (path.bridges.empty()) {
       r.status = as_check ? Status::warn : Status::info;
       r.reason = util::concat({who, " (", id,

@@ -65,11 +65,12 @@ void nccl_checks(const Request& req, Probes& probes, std::vector<Result>& out) {
   Result row{.name = "nccl all-reduce", .status = Status::fail, .rule = Rule::nccl_allreduce, .fix = kNcclFix};
   const auto library = engine_library(req, probes, row.data);
   if (!library) {
-    row.reason = !req.nccl_lib.empty()
-                     ? "--nccl-lib " + req.nccl_lib + " is not a file"
-                     : "no libnccl.so.2 found (the engine's Python environment given by --python PATH: "
-                       "nvidia/nccl/lib or torch/lib under its site-packages; then the loader's search)";
-    row.fix = "install the engine's environment (pip's nvidia-nccl-cu12 wheel), or give --nccl-lib PATH";
+    const bool given = !req.nccl_lib.empty();
+    row.reason = given ? req.nccl_lib + " is not a file"
+                       : "no libnccl.so.2 found (the engine's Python environment, when one is given as a path: "
+                         "nvidia/nccl/lib or torch/lib under its site-packages; then the loader's search)";
+    row.fix = "install the engine's environment (pip's nvidia-nccl-cu12 wheel)";
+    row.hint = given ? Hint::nccl_lib_given : Hint::nccl_lib;
     out.push_back(row);
     return;
   }
@@ -178,7 +179,8 @@ void nccl_checks(const Request& req, Probes& probes, std::vector<Result>& out) {
       if (!report.p2p_notes.empty()) r.reason += " (NCCL: " + report.p2p_notes.front() + ")";
       r.fix =
           "GPUs without P2P between them (GeForce cards, ACS on the PCIe switch, an IOMMU in translated mode) "
-          "pay this on every layer: see the peer rows of --link-test";
+          "pay this on every layer: see the link test's peer rows";
+      r.hint = Hint::link_test;
     }
     out.push_back(r);
   }
@@ -189,7 +191,8 @@ void nccl_checks(const Request& req, Probes& probes, std::vector<Result>& out) {
       r.reason = "no bus bandwidth to compare: " +
                  (ranks < 2 ? std::string("one GPU has no bus (bus bandwidth is 0 by nccl-tests' rule)")
                             : std::string("no size was measured"));
-      r.fix = "select at least two GPUs (--gpu, CUDA_VISIBLE_DEVICES)";
+      r.fix = "select at least two GPUs";
+      r.hint = Hint::gpu_selection;
     } else {
       const auto& last = m.sizes.back();
       r.data = {{"bytes", last.bytes}, {"busbw_gb_per_s", last.busbw_gb_per_s}};
@@ -201,8 +204,9 @@ void nccl_checks(const Request& req, Probes& probes, std::vector<Result>& out) {
       } else {
         r.reason += " < " + req.min_busbw_text + " GB/s asked";
         r.fix =
-            "read the transport rows: SHM or NET between GPUs of one host means no P2P; else the link rows "
-            "(--link-test) for a slot that trained down";
+            "read the transport rows: SHM or NET between GPUs of one host means no P2P; else, for a slot that "
+            "trained down, the link test's rows";
+        r.hint = Hint::link_test;
       }
     }
     out.push_back(r);

@@ -131,7 +131,15 @@ def test_nccl_discovery_order(tmp):
 def test_nccl_missing_or_wrong_library(tmp):
     r = nccl(tmp, "--nccl-lib", os.path.join(tmp, "nothing", "libnccl.so.2"))
     expect(r, 1, "a --nccl-lib that is no file")
-    row(r, "nccl all-reduce", "FAIL", "no such file", ["is not a file"])
+    row(r, "nccl all-reduce", "FAIL", "no such file", ["--nccl-lib " + os.path.join(tmp, "nothing", "libnccl.so.2") +
+                                                       " is not a file"])
+    # None in the engine's environment (neither the wheel nor torch's) nor the loader's: the fix names the flags.
+    # Checked where the host has no libnccl.so.2 of its own (the loader's cache would find it).
+    python, _ = make_venv(tmp, wheel=False, torch=False)
+    r = nccl(tmp, "--python", python)
+    if "library" not in data(r, "nccl all-reduce"):
+        row(r, "nccl all-reduce", "FAIL", "none found",
+            ["no libnccl.so.2 found", "or give --nccl-lib PATH (or the engine's environment as --python PATH)"])
     # A library that is not NCCL (the stand-in libcuda) loads but lacks NCCL's entry points.
     r = nccl(tmp, "--nccl-lib", os.path.join(FAKE_DRIVER, "libcuda.so.1"))
     expect(r, 1, "a library that is not NCCL")
@@ -180,7 +188,8 @@ def test_nccl_shm_transport_warns(tmp):
     r = nccl(tmp, "--nccl-lib", FAKE_NCCL, mode="shm")
     expect(r, 0, "SHM is a warning, not a failure")
     row(r, "nccl transport 0-1", "WARN", "SHM pair", ["via SHM/direct/direct", "not peer-to-peer",
-                                                     "P2P is disabled between connected GPUs 0 and 1"])
+                                                     "P2P is disabled between connected GPUs 0 and 1",
+                                                     "peer rows (--link-test)"])
     d = data(r, "nccl all-reduce")
     check(d["transports"][0]["via"] == ["SHM/direct/direct"], "SHM in the JSON", str(d))
     check(any("P2P is disabled" in n for n in d["p2p_notes"]), "NCCL's own note", str(d))
@@ -205,7 +214,8 @@ def test_nccl_gates(tmp):
     # Bus bandwidth at the largest size (1 MiB here): no stand-in reaches a petabyte a second.
     r = nccl(tmp, "--nccl-lib", FAKE_NCCL, "--min-busbw", "1000000")
     expect(r, 1, "--min-busbw too high")
-    row(r, "min-busbw", "FAIL", "busbw gate", ["1.0 MiB (8192 tokens)", "< 1000000 GB/s asked"])
+    row(r, "min-busbw", "FAIL", "busbw gate", ["1.0 MiB (8192 tokens)", "< 1000000 GB/s asked",
+                                                 "the link test's rows (--link-test)"])
     check(checks_by_name(r)["min-busbw"]["data"]["bytes"] == 1048576, "the size named in data", str(r))
     # One token's latency: the stand-in sleeps 3 ms in every all-reduce.
     r = nccl(tmp, "--nccl-lib", FAKE_NCCL, "--max-allreduce-us", "500",
@@ -228,7 +238,8 @@ def test_nccl_gates(tmp):
     # One GPU has no bus: the gate cannot pass.
     r = nccl(tmp, "--nccl-lib", FAKE_NCCL, "--gpu", "0", "--min-busbw", "1")
     expect(r, 1, "--min-busbw on one GPU")
-    row(r, "min-busbw", "FAIL", "one rank", ["one GPU has no bus"])
+    row(r, "min-busbw", "FAIL", "one rank",
+        ["one GPU has no bus", "select at least two GPUs (--gpu, CUDA_VISIBLE_DEVICES)"])
     # A bad value is said naming its flag.
     r = envcheck("--min-busbw", "fast")
     expect(r, 2, "--min-busbw fast")

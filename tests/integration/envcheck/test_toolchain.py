@@ -21,6 +21,10 @@ def test_cc(tmp):
     r = envcheck("--cc", "--json")
     expect(r, 0, "--cc with the host's compiler")
     row(r, "cc", "PASS", "--cc", ["-O3 -shared -fPIC"])
+    # The inventory names the compiler, and the flag that proves it builds.
+    r = envcheck("--json")
+    expect(r, 0, "the inventory's compiler")
+    row(r, "cc", "INFO", "the inventory's compiler", ["); --cc proves it builds"])
     broken = os.path.join(tmp, "broken-cc")
     with open(broken, "w") as f:
         f.write("#!/bin/sh\necho 'broken-cc: internal compiler error: this one is broken' >&2\nexit 4\n")

@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -61,9 +62,13 @@ TEST_CASE("CUDA verdict: same major above the floor is minor-version compatibili
   CHECK_THAT(v.reason, Catch::Contains("PTX compiled for 13.2"));
   CHECK_THAT(v.reason, Catch::Contains("cudaErrorCallRequiresNewerDriver"));
   CHECK_THAT(v.fix, Catch::Contains("595.45.04"));
+  CHECK(v.hint == host::check::Hint::none);
   auto strict = host::cudacompat::judge_cuda({"580.65.06", 13000}, {13, 2}, true);
   CHECK(strict.status == Status::fail);
   CHECK(strict.rule == host::check::Rule::minor_version_compatibility);
+  // Why it fails is a hint (the strict setting) a tool names; the reason names no flag.
+  CHECK(strict.hint == host::check::Hint::strict);
+  CHECK_THAT(strict.reason, !Catch::Contains("--"));
   // 12.x floor is 525.60.13: a 12.0 driver runs 12.8 code under MVC.
   CHECK(host::cudacompat::judge_cuda({"525.60.13", 12000}, {12, 8}, false).status == Status::warn);
   // Below the major's floor (a pre-release 12.0 driver) it is not compatible.
@@ -405,4 +410,50 @@ TEST_CASE("one run: checks when something is asked, and its JSON says the mode a
   report = host::run(r, env);
   CHECK_FALSE(report.failed());
   CHECK(host::to_json(report)["exit_code"] == 0);
+}
+
+namespace {
+
+// A box with no driver and no sysfs: only what a test puts there answers.
+host::Environment bare_box(const provkit::test::TempDir& t) {
+  host::Environment env;
+  env.driver.nvml_library = (t.path / "no-libnvidia-ml.so.1").string();
+  env.driver.cuda_library = (t.path / "no-libcuda.so.1").string();
+  env.driver.nvidia_smi = (t.path / "no-nvidia-smi").string();
+  env.sysfs_root = t.path / "sys";
+  env.cuda_root = t.path / "cuda";
+  env.tmpdir = t.path;
+  return env;
+}
+
+const host::check::Result& row_named(const std::vector<host::check::Result>& rows, const std::string& name) {
+  auto it = std::find_if(rows.begin(), rows.end(), [&](const auto& r) { return r.name == name; });
+  REQUIRE(it != rows.end());
+  return *it;
+}
+
+}  // namespace
+
+TEST_CASE("rows name no flag: the setting their words point to is a hint for the tool", "[envcheck]") {
+  provkit::test::TempDir t;
+  auto env = bare_box(t);
+  SECTION("a libnccl given that is no file") {
+    host::Request r;
+    host::set_nccl(r, host::Field::nccl_lib, (t.path / "nothing" / "libnccl.so.2").string());
+    auto rows = host::run_checks(r, env);
+    const auto& row = row_named(rows, "nccl all-reduce");
+    CHECK(row.status == Status::fail);
+    CHECK(row.reason == (t.path / "nothing" / "libnccl.so.2").string() + " is not a file");
+    CHECK(row.hint == host::check::Hint::nccl_lib_given);
+    CHECK_THAT(row.fix, !Catch::Contains("--"));
+  }
+  SECTION("the inventory's compiler, which the compiler check would build with") {
+    auto gcc = t.write("bin/gcc", "#!/bin/sh\n");
+    fs::permissions(gcc, fs::perms::owner_all);
+    env.path_env = gcc.parent_path().string();
+    auto rows = host::inventory(env);
+    const auto& row = row_named(rows, "cc");
+    CHECK(row.reason == "gcc at " + gcc.string() + " (from PATH)");
+    CHECK(row.hint == host::check::Hint::cc);
+  }
 }

@@ -51,6 +51,24 @@ enum class Rule {
   engine_fit,  // (threshold: the engine's command line) its KV cache, state and weights fit the cards' free memory
 };
 
+// A setting of the request that a row's words send the reader to. The library knows the setting, not how it
+// was given (a tool's flag, a profile's key), so its reason and fix name no flag and stand as sentences of their
+// own; a tool adds its words for the hint (envcheck: the flag), where each value says.
+enum class Hint {
+  none,
+  strict,                // reason: the strict setting made this minor-version-compatibility WARN a FAIL
+  cc,                    // reason: the compiler check (envcheck's cc) proves the compiler builds
+  allow_no_gpu_code,     // fix: the setting that lets a set with no GPU code pass, when a CPU-only set is meant
+  pcie_atomics_as_root,  // fix: the AtomicOp-routing check run again as root (the library's fix says so plainly)
+  nccl_lib_given,        // reason: it begins with the library the nccl_lib setting gave (a path that is no file)
+  nccl_lib,              // fix: none was found: the nccl_lib setting names the engine's libnccl.so.2 (or python,
+                         // the engine's environment as a path)
+  link_test,             // fix: it ends naming the link test's rows (the link_test setting)
+  gpu_selection,         // fix: it ends asking for GPUs to be selected (the gpus setting, CUDA_VISIBLE_DEVICES)
+  amd_settings,          // fix: NVIDIA's settings (need, min_cc, arch_list) asked on AMD GPUs; AMD's are gfx,
+                         // gpus and vram_free
+};
+
 struct Result {
   std::string name;  // "cuda 13.0", "need fp8 gpu 1", "lib libcudart.so.13"
   Status status = Status::info;
@@ -60,6 +78,7 @@ struct Result {
   std::string fix;        // what to do about it; empty when nothing is known
   nlohmann::json data = nlohmann::json::object();  // the facts behind it, for --json
   bool advisory = false;                           // asked as severity: warn (a FAIL of it is shown as WARN)
+  Hint hint = Hint::none;                          // the setting the words point to, for a tool to name
 };
 
 std::string status_word(Status s);  // "PASS", "WARN", "FAIL", "INFO"

@@ -44,6 +44,7 @@ struct Verdict {
       check::Rule::insufficient_driver;  // driver_supports_runtime, minor_version_compatibility or insufficient_driver
   std::string reason;
   std::string fix;
+  check::Hint hint = check::Hint::none;  // strict: the strict setting made this WARN a FAIL (a tool says how)
 };
 
 // Can a CUDA `asked` runtime run on this driver?

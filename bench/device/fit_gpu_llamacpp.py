@@ -58,6 +58,8 @@ def parse_shim(path):
         with open(path) as f:
             for line in f:
                 w = line.split()
+                if w[:2] == ["provkit-cache", "tokenize"]:
+                    continue
                 if w[:1] == ["provkit-cache"]:
                     tensors[w[1]] = int(w[2])
                 elif w[:1] == ["provkit-buffer"]:
@@ -94,7 +96,7 @@ def run_engine(a, family, line, gguf, logpath, shimlog):
         a.port += 1
     else:
         # make_gguf.py's models have no tokenizer: llama.cpp aborts when it tokenizes the prompt, after every
-        # buffer is allocated (the log lines are written by then)
+        # buffer is allocated (the shim ends it there cleanly, once the log has drained)
         cmd += ["-n", "1", "-p", "hi", "-no-cnv"]
     env = dict(os.environ, GGML_NO_BACKTRACE="1", PROVKIT_CACHE_LOG=shimlog)
     if a.shim:
@@ -227,8 +229,10 @@ def main():
             row["compare"] = {
                 "weights": {"planner": g.get("weights_bytes"), "llamacpp_mib": b.get(f"{dev} model"),
                             "llamacpp_bytes": sum(exact_weights) if exact_weights else None},
+                # the planner's host bytes: the input embeddings and the weights, KV and state of the layers
+                # left on the host (-ngl below the layers)
                 "host": {"planner": pl["host_bytes"], "llamacpp_mib": round(sum(
-                    v for k, v in b.items() if k.endswith(" model") and k.split()[0] != dev), 2)},
+                    v for k, v in b.items() if k.split()[1] in ("model", "KV", "RS") and k.split()[0] != dev), 2)},
                 "kv": {"planner": g.get("kv_bytes"), "llamacpp_mib": b.get(f"{dev} KV")},
                 "recurrent": {"planner": g.get("recurrent_bytes"), "llamacpp_mib": b.get(f"{dev} RS")},
                 "cache_buffers": {"planner": (g.get("kv_bytes") or 0) + (g.get("recurrent_bytes") or 0),
@@ -241,7 +245,7 @@ def main():
             }
             c = row["compare"]
             kinds = {"weights": [f"{dev} model"], "kv": [f"{dev} KV"], "recurrent": [f"{dev} RS"],
-                     "host": [k for k in nl if k.endswith(" model") and k.split()[0] != dev]}
+                     "host": [k for k in nl if k.split()[1] in ("model", "KV", "RS") and k.split()[0] != dev]}
             for k, keys in kinds.items():
                 mib = c[k]["llamacpp_mib"]
                 if mib is None and k in ("kv", "recurrent"):

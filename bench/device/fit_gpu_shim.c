@@ -3,7 +3,11 @@
 // and recurrent caches, but it lets the run go on (the compute buffers come after) and writes, to the file
 // $PROVKIT_CACHE_LOG:
 //   provkit-cache NAME BYTES        each cache tensor's exact ggml_nbytes
-//   provkit-buffer BUFNAME BYTES    each buffer so allocated, its exact size (the log prints MiB with 2 decimals)
+//   provkit-buffer KIND BUFNAME BYTES  each buffer so allocated (KIND cache or other), its exact size (the log
+//                                      prints MiB with 2 decimals)
+// The tiny GGUFs of tests/llamacpp/make_gguf.py have no tokenizer: llama.cpp would abort when it tokenizes the
+// prompt, after every buffer is allocated, and its log thread could lose the last lines (the compute buffers).
+// llama_tokenize is wrapped instead: it waits for the log to drain and ends the process (exit 0).
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdio.h>
@@ -64,4 +68,14 @@ buffer ggml_backend_alloc_ctx_tensors_from_buft(struct ggml_context* ctx, buffer
   if (b) fprintf(out(), "provkit-buffer %s %s %zu\n", cache ? "cache" : "other", buf_name(b), buf_size(b));
   fflush(out());
   return b;
+}
+
+int llama_tokenize(const void* vocab, const char* text, int len, void* tokens, int n_max, int add_special,
+                   int parse_special) {
+  (void)vocab, (void)text, (void)len, (void)tokens, (void)n_max, (void)add_special, (void)parse_special;
+  fprintf(out(), "provkit-cache tokenize\n");
+  fflush(out());
+  fflush(stderr);
+  usleep(1000 * 1000);
+  _exit(0);
 }

@@ -11,7 +11,7 @@
 # has none). WORK (default /var/tmp/fitgpu) keeps the source, the build and the checkpoints between calls: a
 # build that did not finish in BUILD_DEADLINE seconds goes on where it stopped on the next call.
 # Optional: GPUS_ARG (default '--gpus local'; '--gpu-memory 80G' on a box without a GPU), DEVICE (CUDA0),
-# CUDA (ON; OFF builds llama.cpp for the CPU), JOBS (16), BUILD_DEADLINE (400 s after the start),
+# CUDA (ON; OFF builds llama.cpp for the CPU), JOBS (16), BUILD_DEADLINE (450 s after the start),
 # SKIP_TORCH=1, SKIP_LLAMA=1, TORCH_ARGS (e.g. --dry-run), CASES (fit_gpu_llamacpp.py --only), CARRIED_TOOLS=1
 # (use the carried cmake and ninja even where the host has its own).
 set -u
@@ -22,7 +22,7 @@ GPUS_ARG=${GPUS_ARG:---gpus local}
 DEVICE=${DEVICE:-CUDA0}
 CUDA=${CUDA:-ON}
 JOBS=${JOBS:-16}
-BUILD_DEADLINE=${BUILD_DEADLINE:-400}
+BUILD_DEADLINE=${BUILD_DEADLINE:-450}
 T0=$(date +%s)
 mkdir -p "$OUT" "$WORK"
 OUT=$(cd "$OUT" && pwd)

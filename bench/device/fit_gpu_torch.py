@@ -65,6 +65,14 @@ def load(path):
         how = f"from_pretrained(torch_dtype=bfloat16).to('cuda') (device_map failed: {str(e)[:200]})"
         model = AutoModelForCausalLM.from_pretrained(path, torch_dtype=torch.bfloat16).to("cuda")
     torch.cuda.synchronize()
+    if next(model.parameters()).dtype != torch.bfloat16:  # a transformers that took dtype= for a config field
+        del model
+        import gc
+        gc.collect()
+        torch.cuda.empty_cache()
+        how = 'from_pretrained(torch_dtype=bfloat16, device_map="cuda") (dtype= was not taken)'
+        model = AutoModelForCausalLM.from_pretrained(path, torch_dtype=torch.bfloat16, device_map="cuda")
+        torch.cuda.synchronize()
     took = time.monotonic() - t0
     free1, _ = torch.cuda.mem_get_info()
     params = {}
@@ -83,6 +91,7 @@ def load(path):
         "allocated": torch.cuda.memory_allocated() - base, "reserved": torch.cuda.memory_reserved(),
         "max_allocated": torch.cuda.max_memory_allocated(), "driver_used": free0 - free1,
         "param_bytes": sum(params.values()), "param_tensors": len(params),
+        "param_dtypes": sorted({str(p.dtype) for p in model.parameters()}),
         "buffer_bytes": sum(v[0] for v in buffers.values()), "how": how,
         "cuda_buffer_bytes": sum(v[0] for v in buffers.values() if v[2] == "cuda"),
         "buffers": {k: v for k, v in buffers.items()}, "tied": tied, "load_s": round(took, 2),
@@ -147,6 +156,7 @@ def write_torch(cfg, d):
         model = AutoModelForCausalLM.from_config(config, dtype=torch.bfloat16)
     except TypeError:  # a transformers that knows only torch_dtype
         model = AutoModelForCausalLM.from_config(config, torch_dtype=torch.bfloat16)
+    model = model.to(torch.bfloat16)
     model.save_pretrained(d, safe_serialization=True)
     return sum(os.path.getsize(os.path.join(d, n)) for n in os.listdir(d) if n.endswith(".safetensors"))
 
@@ -185,7 +195,12 @@ def main():
         try:
             t0 = time.monotonic()
             if not os.path.exists(os.path.join(d, "config.json")):
-                row["file_bytes"] = write_dry(cfg, d) if a.dry_run else write_torch(cfg, d)
+                part = d + ".part"  # a call cut off while saving leaves no half checkpoint for the next
+                subprocess.run(["rm", "-rf", part])
+                write_dry(cfg, part) if a.dry_run else write_torch(cfg, part)
+                os.rename(part, d)
+                row["file_bytes"] = sum(os.path.getsize(os.path.join(d, n)) for n in os.listdir(d)
+                                        if n.endswith(".safetensors"))
             else:
                 row["file_bytes"] = sum(os.path.getsize(os.path.join(d, n)) for n in os.listdir(d)
                                         if n.endswith(".safetensors"))

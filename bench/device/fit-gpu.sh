@@ -41,7 +41,6 @@ say "start $(date -u +%FT%TZ) on $(hostname); WORK=$WORK GPUS_ARG='$GPUS_ARG' DE
   echo '```'
   nvidia-smi --query-gpu=index,name,memory.total,memory.used,driver_version --format=csv 2>&1 | head -5
   "$HF_FETCH" --version 2>&1 | head -1
-  "$PY" -c 'import torch, transformers; print("torch", torch.__version__, "cuda", torch.version.cuda, "transformers", transformers.__version__)' 2>&1 | tail -1
   (command -v nvcc || ls /usr/local/cuda/bin/nvcc) 2>&1 | head -1
   (nvcc --version 2>/dev/null || /usr/local/cuda/bin/nvcc --version) 2>&1 | tail -2 | head -1
   echo "cmake: $(command -v cmake || echo none on PATH) $(cmake --version 2>/dev/null | head -1)"
@@ -74,8 +73,8 @@ if [ -z "$CMAKE" ] && [ -f "$FIT/cmake-debian12.tar.xz" ]; then
   chmod +x "$WORK/cmake"
   if "$WORK/cmake" --version >/dev/null 2>&1; then
     CMAKE=$WORK/cmake
-    say "no cmake on the host: using the carried Debian 12 cmake ($("$CMAKE" --version | head -1); libraries added: $(ls "$WORK/cmk/needed" | tr '\n' ' '))"
-    echo "- the host has no cmake: the carried Debian 12 cmake 3.25 was used" >>"$OUT/facts.md"
+    say "using the carried Debian 12 cmake (the host has none, or CARRIED_TOOLS is set) ($("$CMAKE" --version | head -1); libraries added: $(ls "$WORK/cmk/needed" | tr '\n' ' '))"
+    echo "- the carried Debian 12 cmake 3.25 was used (the host has none on PATH or beside PY, or CARRIED_TOOLS)" >>"$OUT/facts.md"
   else
     say "the carried cmake does not run: $("$WORK/cmake" --version 2>&1 | head -2)"
   fi

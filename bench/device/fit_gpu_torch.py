@@ -265,6 +265,11 @@ def main():
     md.append("")
     for row in rows:
         t = row.get("torch") or {}
+        if t:
+            md.append(f"- torch {t['torch']}, transformers {t['transformers']}, {t['device']}; loaded by {t['how']}")
+            break
+    for row in rows:
+        t = row.get("torch") or {}
         if t.get("buffers"):
             md.append(f"- {row['family']} buffers: " + ", ".join(f"{k} {v[0]} B {v[1]} on {v[2]}"
                                                                  for k, v in sorted(t["buffers"].items())))

@@ -31,6 +31,8 @@ case $HF_FETCH in /*) ;; *) HF_FETCH=$PWD/$HF_FETCH ;; esac
 exec > >(tee -a "$OUT/fit-gpu.log") 2>&1
 NOTRUN=$OUT/not-run.txt
 : >"$NOTRUN"
+# tar without xz (a minimal image) still has Python's lzma
+untar() { tar xJf "$1" -C "$2" 2>/dev/null || "$PY" -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' "$1" "$2"; }
 say() { echo "[fit-gpu $(($(date +%s) - T0))s] $*"; }
 notrun() { say "NOT RUN: $*"; echo "- $*" >>"$NOTRUN"; }
 
@@ -61,7 +63,7 @@ CMAKE=$(pick cmake "$(dirname "$PY")/cmake") || CMAKE=
 [ -n "${CARRIED_TOOLS:-}" ] && CMAKE=  # a test of the carried cmake and ninja on a box that has its own
 if [ -z "$CMAKE" ] && [ -f "$FIT/cmake-debian12.tar.xz" ]; then
   # Debian 12's cmake 3.25 with the libraries it links; only those the host lacks are put on its path.
-  if [ ! -x "$WORK/cmk/bin/cmake" ]; then tar xJf "$FIT/cmake-debian12.tar.xz" -C "$WORK"; fi
+  if [ ! -x "$WORK/cmk/bin/cmake" ]; then untar "$FIT/cmake-debian12.tar.xz" "$WORK"; fi
   mkdir -p "$WORK/cmk/needed"
   for _ in 1 2 3 4 5 6; do
     missing=$(LD_LIBRARY_PATH="$WORK/cmk/needed" ldd "$WORK/cmk/bin/cmake" | awk '/not found/{print $1}')
@@ -91,7 +93,7 @@ BUILD_PID=
 build_llama() {
   set -o pipefail
   if [ ! -f "$SRC/.extracted" ]; then
-    rm -rf "$SRC" && tar xJf "$FIT/llama.cpp-src.tar.xz" -C "$WORK" && touch "$SRC/.extracted" || { echo "extract failed"; return 10; }
+    rm -rf "$SRC" && untar "$FIT/llama.cpp-src.tar.xz" "$WORK" && touch "$SRC/.extracted" || { echo "extract failed"; return 10; }
   fi
   if [ ! -f "$BDIR/.configured" ]; then
     gen=(-G Ninja -DCMAKE_MAKE_PROGRAM="$NINJA")

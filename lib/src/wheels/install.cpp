@@ -354,11 +354,19 @@ void WheelInstall::make_dirs_side_by_side(unsigned threads) {
     std::vector<int> parent_fds;
     parent_fds.reserve(dirs.size());
     for (const auto& dir : dirs) parent_fds.push_back(open_dir(dir.parent_path()));  // made a level up
+    // The level's directories by parent, each parent's on one thread: mkdir takes the parent's lock for
+    // writing, so siblings made on several threads would wait on each other.
+    std::map<int, std::vector<std::size_t>> by_parent;
+    for (std::size_t i = 0; i < dirs.size(); ++i) by_parent[parent_fds[i]].push_back(i);
+    std::vector<const std::vector<std::size_t>*> siblings;
+    for (const auto& p : by_parent) siblings.push_back(&p.second);
     std::vector<util::Fd> made(dirs.size());
     std::vector<int> errors(dirs.size(), 0);
-    util::parallel_for(dirs.size(), threads, [&](std::size_t i) {
-      made[i] = util::make_dirs_beneath(parent_fds[i], dirs[i].filename());
-      if (!made[i]) errors[i] = errno;
+    util::parallel_for(siblings.size(), threads, [&](std::size_t s) {
+      for (const std::size_t i : *siblings[s]) {
+        made[i] = util::make_dirs_beneath(parent_fds[i], dirs[i].filename());
+        if (!made[i]) errors[i] = errno;
+      }
     });
     for (std::size_t i = 0; i < dirs.size(); ++i) {
       if (!made[i])

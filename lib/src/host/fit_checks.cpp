@@ -89,8 +89,12 @@ std::optional<fs::path> llama_hf_model(const fit::EngineSettings& e, Result& r) 
   for (const auto& f : checkpoint::list_local(snap.dir)) paths.push_back(f.path);
   std::optional<std::string> picked;
   if (!e.hf_file.empty()) {
+    const std::string wanted = util::lower(e.hf_file);
     for (const auto& p : paths)
-      if (util::lower(p) == util::lower(e.hf_file)) picked = p;  // llama.cpp compares the names case aside
+      if (util::lower(p) == wanted) {  // llama.cpp compares the names case aside, and takes the first
+        picked = p;
+        break;
+      }
   } else picked = checkpoint::pick_llama_gguf(paths, tag);
   if (!picked) {
     std::string ggufs;
@@ -103,7 +107,7 @@ std::optional<fs::path> llama_hf_model(const fit::EngineSettings& e, Result& r) 
                                    : "GGUF for " + (tag.empty() ? std::string("the default quantization")
                                                                 : "the quantization " + util::printable(tag))) +
                " (GGUF files there: " + (ggufs.empty() ? std::string("none") : ggufs) + ")";
-    r.fix = "fetch the file into the cache (hf-fetch " + util::printable(repo) + " with its name), or name one there";
+    r.fix = "fetch that file into the cache (hf-fetch " + util::printable(repo) + "), or pick one the snapshot holds";
     return std::nullopt;
   }
   r.data["model_file"] = *picked;

@@ -176,6 +176,7 @@ EngineSettings parse_vllm(const std::vector<std::string>& words, std::size_t fir
       return static_cast<std::uint32_t>(n);
     };
     if (flag == "--model") s.model = take();
+    else if (flag == "--revision") s.revision = take();
     else if (!flag.empty() && flag[0] != '-') {
       // One positional: the model (vllm serve's model_tag); argparse refuses a second.
       if (!s.model.empty()) throw vllm_refuses("unrecognized arguments: " + util::printable(flag));
@@ -313,6 +314,9 @@ EngineSettings parse_engine_args(const std::string& line) {
       return *t;
     };
     if (flag == "-m" || flag == "--model") s.model = take();
+    else if (flag == "-hf" || flag == "-hfr" || flag == "--hf-repo") s.hf_repo = take();
+    else if (flag == "-hff" || flag == "--hf-file") s.hf_file = take();
+    else if (flag == "--offline") s.offline = true;
     else if (flag == "-c" || flag == "--ctx-size")
       s.context = static_cast<std::uint32_t>(integer(flag, take(), 0, 1 << 30));
     else if (flag == "-np" || flag == "--parallel") {

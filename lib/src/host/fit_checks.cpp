@@ -1,13 +1,17 @@
 // envcheck --engine-args: the fit planner (provkit::fit) as a pre-start gate. The model is read from the
-// files the command line names on disk (checkpoint's local readers: no network, no libcurl in envcheck),
-// the cards are the engine's (CUDA_VISIBLE_DEVICES applied) with their free memory now.
+// files the command line names on disk, or from the Hugging Face cache for a Hub repository id (vllm serve
+// ORG/NAME, llama.cpp's -hf) as the engine finds it offline (checkpoint's local readers: no network, no libcurl in
+// envcheck), the cards are the engine's (CUDA_VISIBLE_DEVICES applied) with their free memory now.
 #include <algorithm>
+#include <optional>
 
 #include "detail.hpp"
 #include "provkit/checkpoint/header.hpp"
+#include "provkit/checkpoint/hub_cache.hpp"
 #include "provkit/host/engine_fit.hpp"
 #include "provkit/util/fs.hpp"
 #include "provkit/util/size.hpp"
+#include "provkit/util/strings.hpp"
 #include "provkit/util/text.hpp"
 
 namespace provkit::host::detail {
@@ -45,6 +49,71 @@ std::vector<checkpoint::FileHeader> read_model(const std::vector<checkpoint::Loc
   return headers;
 }
 
+// A repository the cache does not hold: the engine would fetch it when it starts (a warning: the line is not
+// wrong, but nothing here can be planned), or, offline, refuse to start (a failure).
+void not_cached(Result& r, const std::string& repo, const std::string& revision, const fs::path& cache,
+                const std::string& missing, bool offline, const std::string& offline_why) {
+  r.status = offline ? Status::fail : Status::warn;
+  r.data["cache_dir"] = cache.string();
+  r.reason = "the Hub repository " + util::printable(repo) + " (revision " + util::printable(revision) +
+             ") is not in the Hugging Face cache " + util::printable(cache.string()) + " (" + missing + "), so " +
+             (offline ? "the engine cannot load it (" + offline_why + ")"
+                      : "the engine would fetch it when it starts") +
+             " and its memory cannot be planned here";
+  r.fix = "fetch it into that cache first: hf-fetch " + util::printable(repo) +
+          (revision == "main" ? std::string() : "@" + util::printable(revision));
+}
+
+// The file llama.cpp's -hf REPO[:TAG] (and -hff FILE) loads from its cache, as it finds it offline
+// (common/hf-cache.cpp, common/download.cpp): refs/main's snapshot, the file named, or the GGUF the tag picks.
+// nullopt with `r` saying why when there is none.
+std::optional<fs::path> llama_hf_model(const fit::EngineSettings& e, Result& r) {
+  r.data["hf_repo"] = e.hf_repo;
+  const auto colon = e.hf_repo.find(':');
+  const std::string repo = e.hf_repo.substr(0, colon);
+  const std::string tag = colon == std::string::npos ? "" : e.hf_repo.substr(e.hf_repo.rfind(':') + 1);
+  // llama.cpp takes ORG/NAME only (common_download_split_repo_tag); the Hub's name rule keeps it one folder.
+  if (repo.find('/') == std::string::npos || !checkpoint::is_valid_repo_id(repo)) {
+    r.reason = "-hf " + util::printable(e.hf_repo) + " is not a Hub repository id (ORG/NAME[:QUANT])";
+    r.fix = "name the repository as the Hub does: ORG/NAME, with :QUANT to pick a GGUF";
+    return std::nullopt;
+  }
+  const fs::path cache = checkpoint::llama_hf_cache_dir();
+  auto snap = checkpoint::find_cached_snapshot(cache, repo, "main");
+  if (snap.dir.empty()) {
+    not_cached(r, repo, "main", cache, snap.missing, e.offline, "the line runs llama.cpp offline");
+    return std::nullopt;
+  }
+  r.data["snapshot"] = snap.dir.string();
+  std::vector<std::string> paths;
+  for (const auto& f : checkpoint::list_local(snap.dir)) paths.push_back(f.path);
+  std::optional<std::string> picked;
+  if (!e.hf_file.empty()) {
+    const std::string wanted = util::lower(e.hf_file);
+    for (const auto& p : paths)
+      if (util::lower(p) == wanted) {  // llama.cpp compares the names case aside, and takes the first
+        picked = p;
+        break;
+      }
+  } else picked = checkpoint::pick_llama_gguf(paths, tag);
+  if (!picked) {
+    std::string ggufs;
+    std::sort(paths.begin(), paths.end());
+    for (const auto& p : paths)
+      if (p.ends_with(".gguf")) ggufs += (ggufs.empty() ? "" : ", ") + util::printable(p);
+    r.reason = "the cached snapshot " + util::printable(snap.dir.string()) + " of " + util::printable(repo) +
+               " holds no " +
+               (!e.hf_file.empty() ? "file " + util::printable(e.hf_file)
+                                   : "GGUF for " + (tag.empty() ? std::string("the default quantization")
+                                                                : "the quantization " + util::printable(tag))) +
+               " (GGUF files there: " + (ggufs.empty() ? std::string("none") : ggufs) + ")";
+    r.fix = "fetch that file into the cache (hf-fetch " + util::printable(repo) + "), or pick one the snapshot holds";
+    return std::nullopt;
+  }
+  r.data["model_file"] = *picked;
+  return snap.dir / *picked;
+}
+
 std::string card_text(const fit::GpuRow& g) {
   return "GPU " + std::to_string(g.index) + " (" + util::printable(g.name) + ")";
 }
@@ -59,23 +128,39 @@ Result engine_fit_check(const Request& req, Probes& probes) {
            .threshold = req.engine_args};
   r.data["engine_args"] = req.engine_args;
   r.data["model"] = e.model;
-  const fs::path model = e.model;
+  fs::path model = e.model;
   std::error_code ec;
   const bool vllm = e.engine == fit::Engine::vllm;
-  if (e.model.empty()) {
-    r.reason = "the command line names no model";
-    r.fix = vllm ? "name the model: vllm serve PATH" : "name the model file: -m PATH.gguf";
-    return r;
-  }
-  if (!fs::exists(model, ec)) {
-    // vllm serve ORG/NAME fetches the model when it starts: not wrong, but nothing here to plan from.
-    const bool repo_id = vllm && !model.is_absolute() && !e.model.starts_with(".") &&
-                         std::count(e.model.begin(), e.model.end(), '/') == 1;
-    if (repo_id) r.status = Status::warn;
-    r.reason = "the model " + util::printable(e.model) + " is not on disk" +
-               (repo_id ? " (a Hub repository the engine would fetch), so its memory cannot be planned here" : "");
-    r.fix = repo_id ? "name the downloaded snapshot directory (hf-fetch prints it) instead of the repository"
-                    : "fetch the model to that path first (hf-fetch), or correct the path";
+  try {
+    if (!vllm && !e.hf_repo.empty()) {  // -hf: llama.cpp loads the file it finds in its cache
+      auto file = llama_hf_model(e, r);
+      if (!file) return r;
+      model = *file;
+    } else if (e.model.empty()) {
+      r.reason = "the command line names no model";
+      r.fix = vllm ? "name the model: vllm serve PATH" : "name the model file: -m PATH.gguf, or -hf ORG/NAME:QUANT";
+      return r;
+    } else if (vllm && !fs::exists(model, ec) && checkpoint::is_valid_repo_id(e.model)) {
+      // vllm serve ORG/NAME: the snapshot huggingface_hub finds for it (and --revision) in the Hub cache.
+      const fs::path cache = checkpoint::hub_cache_dir();
+      auto snap = checkpoint::find_cached_snapshot(cache, e.model, e.revision);
+      if (snap.dir.empty()) {
+        not_cached(r, e.model, snap.revision, cache, snap.missing, checkpoint::offline_from_env(),
+                   "HF_HUB_OFFLINE is set");
+        return r;
+      }
+      r.data["snapshot"] = snap.dir.string();
+      model = snap.dir;
+    } else if (!fs::exists(model, ec)) {
+      const bool hub_like = vllm && !model.is_absolute();  // vLLM would take it as a repository id
+      r.reason = "the model " + util::printable(e.model) + " is not on disk" +
+                 (hub_like ? ", and is not a Hub repository id (ORG/NAME by the Hub's name rule)" : "");
+      r.fix = "fetch the model to that path first (hf-fetch), or correct the path";
+      return r;
+    }
+  } catch (const Error& x) {  // a revision that is no ref name, a snapshot that cannot be listed
+    r.reason = "cannot plan " + util::printable(e.model.empty() ? e.hf_repo : e.model) + ": " +
+               util::printable(x.what());
     return r;
   }
   if (!vllm && fs::is_directory(model, ec)) {  // llama.cpp loads one file: a folder would be walked for nothing
@@ -83,6 +168,7 @@ Result engine_fit_check(const Request& req, Probes& probes) {
     r.fix = "name the .gguf file (with a gguf-split set, its first part)";
     return r;
   }
+  const std::string shown = util::printable(e.model.empty() ? e.hf_repo : e.model);
   std::vector<fit::GpuFacts> cards;
   fit::Plan plan;
   try {
@@ -94,7 +180,7 @@ Result engine_fit_check(const Request& req, Probes& probes) {
   } catch (const std::exception& x) {
     auto* err = dynamic_cast<const Error*>(&x);
     r.reason = (err && err->is(fit::FitRefusal::engine_refuses) ? "the engine would refuse this command line: "
-                                                                : "cannot plan " + util::printable(e.model) + ": ") +
+                                                                : "cannot plan " + shown + ": ") +
                util::printable(x.what());
     if (err) r.data["refusal"] = err->reason().name();
     return r;
@@ -102,8 +188,8 @@ Result engine_fit_check(const Request& req, Probes& probes) {
   auto fit_json = plan.to_json();
   fit_json.erase("layers");  // hf-fetch inspect --json has them; a gate row keeps the totals and the cards
   r.data["fit"] = fit_json;
-  const std::string what = util::printable(e.model) + ": KV cache " + util::format_size(plan.kv_bytes) +
-                           ", recurrent state " + util::format_size(plan.recurrent_bytes) + ", weights " +
+  const std::string what = shown + ": KV cache " + util::format_size(plan.kv_bytes) + ", recurrent state " +
+                           util::format_size(plan.recurrent_bytes) + ", weights " +
                            util::format_size(plan.weights_bytes) + " (compute buffers not counted)";
   const std::string most = plan.max_context ? "; the largest " + std::string(vllm ? "--max-model-len" : "-c") +
                                                   " that fits: " + std::to_string(*plan.max_context)

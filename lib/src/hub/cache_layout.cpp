@@ -9,9 +9,9 @@
 #include <cstdio>
 #include <cstring>
 
+#include "provkit/checkpoint/hub_cache.hpp"
 #include "provkit/download/blob_lock.hpp"
 #include "provkit/error.hpp"
-#include "provkit/util/environment.hpp"
 #include "provkit/util/fs.hpp"
 
 namespace provkit::hub::hfcache {
@@ -21,25 +21,8 @@ namespace {
 constexpr std::size_t kRefMax = 4096;
 }  // namespace
 
-fs::path hf_home() {
-  if (auto v = util::env_value(util::EnvVar::hf_home); !v.empty()) return v;
-  if (auto v = util::env_value(util::EnvVar::xdg_cache_home); !v.empty()) return fs::path(v) / "huggingface";
-  auto home = util::env_value(util::EnvVar::home);
-  return fs::path(home.empty() ? "/root" : home) / ".cache" / "huggingface";
-}
-
-fs::path default_hub_cache() {
-  if (auto v = util::env_value(util::EnvVar::hf_hub_cache); !v.empty()) return v;
-  return hf_home() / "hub";
-}
-
 std::string repo_folder_name(const hub::Repo& repo) {
-  std::string out = hub::repo_type_name(repo.type) + "s--";
-  for (char c : repo.id) {
-    if (c == '/') out += "--";
-    else out += c;
-  }
-  return out;
+  return checkpoint::cache_folder_name(hub::repo_type_name(repo.type), repo.id);
 }
 
 std::string relative_blob_target(std::string_view path, std::string_view etag) {

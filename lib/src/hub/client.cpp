@@ -1,6 +1,5 @@
 #include "provkit/hub/client.hpp"
 
-#include <cctype>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -30,23 +29,6 @@ std::optional<RepoType> parse_repo_type(std::string_view name) {
   if (name == "dataset") return RepoType::dataset;
   if (name == "space") return RepoType::space;
   return std::nullopt;
-}
-
-bool is_valid_repo_id(std::string_view id) {
-  // The Hub's rule: one or two parts of [A-Za-z0-9._-], no "--" or "..",
-  // not starting or ending with '-' or '.'.
-  if (id.empty() || id.size() > 200) return false;
-  auto slash = id.find('/');
-  if (slash != std::string_view::npos && id.find('/', slash + 1) != std::string_view::npos) return false;
-  auto part_ok = [](std::string_view p) {
-    if (p.empty() || p.size() > 96) return false;
-    for (char c : p)
-      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-') return false;
-    if (p.front() == '-' || p.front() == '.' || p.back() == '-' || p.back() == '.') return false;
-    return p.find("--") == std::string_view::npos && p.find("..") == std::string_view::npos;
-  };
-  if (slash == std::string_view::npos) return part_ok(id);
-  return part_ok(id.substr(0, slash)) && part_ok(id.substr(slash + 1));
 }
 
 namespace {
@@ -139,11 +121,6 @@ std::vector<TreeEntry> parse_tree_page(std::string_view json_text) {
     out.push_back(std::move(e));
   }
   return out;
-}
-
-bool offline_from_env() {
-  std::string v = util::lower(util::env_value(util::EnvVar::hf_hub_offline));
-  return v == "1" || v == "on" || v == "yes" || v == "true";
 }
 
 std::string endpoint_from(const std::string& flag) {

@@ -16,9 +16,11 @@ constexpr std::string_view all = "all";
 const std::vector<EnvEntry>& env_variables() {
   using V = EnvVar;
   static const std::vector<EnvEntry> table = {
-      {V::hf_home, "HF_HOME", hf_fetch,
+      {V::hf_home, "HF_HOME", "hf-fetch, envcheck",
        "The Hugging Face home; the cache is HF_HOME/hub unless HF_HUB_CACHE says otherwise."},
-      {V::hf_hub_cache, "HF_HUB_CACHE", hf_fetch, "The Hub cache folder (models--ORG--NAME trees)."},
+      {V::hf_hub_cache, "HF_HUB_CACHE", "hf-fetch, envcheck", "The Hub cache folder (models--ORG--NAME trees)."},
+      {V::llama_cache, "LLAMA_CACHE", envcheck,
+       "The cache llama.cpp's -hf reads instead of the Hub cache (the same models--ORG--NAME trees)."},
       {V::hf_hub_offline, "HF_HUB_OFFLINE", hf_fetch, "1/true/yes/on: no request is made, as --offline."},
       {V::hf_endpoint, "HF_ENDPOINT", hf_fetch, "The Hub's address when --endpoint is not given."},
       {V::hf_token, "HF_TOKEN", hf_fetch, "The Hub token, when no --token-file is given."},

@@ -117,3 +117,25 @@ def write(path, text):
     with open(path, "w") as f:
         f.write(text)
     return path
+
+
+def hub_cache(cache, repo, files, commit="0123456789abcdef0123456789abcdef01234567", refs=("main",)):
+    """A Hugging Face cache holding `repo` at `commit` as huggingface_hub lays it out: each file's bytes in
+    blobs/<sha256>, snapshots/<commit>/<path> a relative link to it, refs/<name> holding the commit.
+    `files`: {path: bytes}. Returns the snapshot directory."""
+    import hashlib
+    top = os.path.join(cache, "models--" + repo.replace("/", "--"))
+    snap = os.path.join(top, "snapshots", commit)
+    os.makedirs(os.path.join(top, "blobs"), exist_ok=True)
+    for path, data in files.items():
+        blob = hashlib.sha256(data).hexdigest()
+        with open(os.path.join(top, "blobs", blob), "wb") as f:
+            f.write(data)
+        link = os.path.join(snap, path)
+        os.makedirs(os.path.dirname(link), exist_ok=True)
+        os.symlink("../" * (path.count("/") + 2) + "blobs/" + blob, link)
+    for name in refs:
+        os.makedirs(os.path.dirname(os.path.join(top, "refs", name)), exist_ok=True)
+        with open(os.path.join(top, "refs", name), "w") as f:
+            f.write(commit)
+    return snap

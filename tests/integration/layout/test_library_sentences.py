@@ -22,6 +22,7 @@ SUBJECT = {
     "lib/src/ccshim/": "gcc's and ld's options, which cc-shim takes as gcc does",
     "lib/src/pyspec/lock.cpp": "a requirements file's own options (--hash, --index-url, --find-links)",
     "lib/src/pyspec/pylock.cpp": "uv's pip compile options, the command that writes such a lock",
+    "lib/src/fit/engine.cpp": "the engines' own command lines (llama.cpp's --offline, vLLM's --revision), read as they read them",
     "lib/src/util/environment.cpp": "the registry of variables says which flag each one stands in for",
 }
 LITERAL = re.compile(r'"((?:[^"\\\n]|\\.)*)"')

@@ -126,3 +126,17 @@ TEST_CASE("fit engine: what vLLM's own parser refuses, refused with its reason",
   CHECK(refusal_of("vllm serve") == Reason::usage);  // no model
   CHECK(refusal_of("vllm chat m") == Reason::usage);
 }
+
+TEST_CASE("fit engine: a Hub repository named on the line (-hf, --hf-file, --offline; vllm --revision)", "[fit]") {
+  auto s = parse_engine_args("llama-server -hf org/M-GGUF:Q4_K_M --hf-file M-Q8_0.gguf --offline -c 4096");
+  CHECK(s.hf_repo == "org/M-GGUF:Q4_K_M");
+  CHECK(s.hf_file == "M-Q8_0.gguf");
+  CHECK(s.offline);
+  CHECK(s.model.empty());
+  CHECK(s.ignored.empty());
+  CHECK(parse_engine_args("llama-cli -hfr org/M -hff x.gguf").hf_file == "x.gguf");
+  auto v = parse_engine_args("vllm serve Qwen/Qwen3-8B --revision v2 --max-model-len 32768");
+  CHECK(v.model == "Qwen/Qwen3-8B");
+  CHECK(v.revision == "v2");
+  CHECK(parse_engine_args("vllm serve --model=org/m --revision=abc").revision == "abc");
+}

@@ -49,7 +49,11 @@ enum class SplitMode { none, layer, row };
 
 struct EngineSettings {
   Engine engine = Engine::llama_server;
-  std::string model;                      // -m, when given
+  std::string model;                      // -m, when given (vllm serve: its MODEL, a path or a Hub repository id)
+  std::string hf_repo;                    // llama.cpp's -hf REPO[:TAG], when given
+  std::string hf_file;                    // llama.cpp's -hff FILE: the file of hf_repo, when given
+  std::string revision;                   // vllm serve --revision, when given
+  bool offline = false;                   // llama.cpp's --offline: -hf reads its cache only
   std::uint32_t context = 0;              // -c (0: the model's training context)
   std::optional<std::uint32_t> parallel;  // -np (unset: llama-server runs 4 unified slots)
   std::optional<bool> kv_unified;         // -kvu / --kv-unified, --no-kv-unified

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "provkit/checkpoint/hub_cache.hpp"
 #include "provkit/hub/client.hpp"
 #include "provkit/util/beneath.hpp"
 
@@ -19,10 +20,11 @@ namespace provkit::hub::hfcache {
 
 namespace fs = std::filesystem;
 
-// $HF_HOME, else $XDG_CACHE_HOME/huggingface, else ~/.cache/huggingface.
-fs::path hf_home();
+// $HF_HOME, else $XDG_CACHE_HOME/huggingface, else ~/.cache/huggingface (one rule with envcheck's reads:
+// checkpoint::hf_home, which has no network under it).
+using checkpoint::hf_home;
 // $HF_HUB_CACHE, else hf_home()/hub.
-fs::path default_hub_cache();
+inline fs::path default_hub_cache() { return checkpoint::hub_cache_dir(); }
 
 // "models--org--name" (datasets--, spaces--).
 std::string repo_folder_name(const hub::Repo& repo);

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "provkit/checkpoint/hub_cache.hpp"
 #include "provkit/error.hpp"
 #include "provkit/http/http.hpp"
 
@@ -22,8 +23,8 @@ enum class RepoType { model, dataset, space };
 std::string repo_type_name(RepoType type);
 std::optional<RepoType> parse_repo_type(std::string_view name);
 
-// True for "name" or "org/name" with the characters the Hub allows.
-bool is_valid_repo_id(std::string_view id);
+// True for "name" or "org/name" with the characters the Hub allows (the cache's rule, envcheck's too).
+using checkpoint::is_valid_repo_id;
 
 struct Repo {
   RepoType type = RepoType::model;
@@ -73,7 +74,7 @@ std::vector<TreeEntry> parse_tree_page(std::string_view json_text);
 std::string endpoint_from(const std::string& flag);
 
 // HF_HUB_OFFLINE is set true, read the way huggingface_hub reads a boolean: 1, ON, YES or TRUE, in any case.
-bool offline_from_env();
+using checkpoint::offline_from_env;
 
 // The token and where it came from ("HF_TOKEN", "HF_TOKEN_PATH (F)", a file's path), in huggingface_hub's
 // order: `token_file` (a file the caller names, as its `token=` argument), else HF_TOKEN, else

@@ -13,6 +13,7 @@ enum class EnvVar {
   // The Hub and its cache, as huggingface_hub reads them.
   hf_home,
   hf_hub_cache,
+  llama_cache,
   hf_hub_offline,
   hf_endpoint,
   hf_token,

@@ -42,6 +42,7 @@ eb() { "${EB:-$ENVBUILD}" --cache-dir "$work/eb-cache" create "$1" --python "$PY
   --find-links "$work/wheels" --progress none "${@:2}" >/dev/null; }
 uvh() { "$UV" venv -q --python "$PY" "$1" && "$UV" pip install -q --offline --no-index --find-links "$work/wheels" \
   --no-deps -r "$work/lock.txt" --link-mode hardlink --python "$1/bin/python"; }
+eb_version() { "$ENVBUILD" --version >/dev/null; }
 timed() {  # timed NAME CMD...: the command's wall time, into a new environment made by CMD
   local name=$1 t
   shift
@@ -73,7 +74,7 @@ for r in 0 1 2; do
 done
 
 echo "== process start and exit alone (envbuild --version, 3 runs)"
-for r in 0 1 2; do timed "envbuild --version" "$ENVBUILD" --version >/dev/null; done
+for r in 0 1 2; do timed "envbuild --version" eb_version; done
 
 echo "== envbuild's workers"
 for j in 8 16 32; do
@@ -113,6 +114,7 @@ if [[ -n $PERF ]]; then
     [[ -s $work/$t.perf ]] || continue
     "$PERF" report -i "$work/$t.perf" --stdio --no-children --sort sym 2>/dev/null | grep -v '^$' >"$OUT/perf-$t-sym.txt" || true
     "$PERF" report -i "$work/$t.perf" --stdio --no-children --sort dso -g none 2>/dev/null | grep '%' >"$OUT/perf-$t-dso.txt" || true
+    "$PERF" report -i "$work/$t.perf" --stdio --children --sort sym -g caller,0.5,callee --percent-limit 3 2>/dev/null >"$OUT/perf-$t-children.txt" || true
     echo "-- $t: by object"
     head -8 "$OUT/perf-$t-dso.txt"
     echo "-- $t: top symbols"

@@ -336,20 +336,16 @@ void Output::on_finish(const Job& job, const JobResult& r) {
   }
   warn(*this, job.spec.path, r.warning);
   auto f = download::to_json(job, r);
-  {
-    std::lock_guard lock(mu_);  // a file an earlier source (a mirror) delivered keeps that source
-    if (r.outcome == Outcome::downloaded) served_by_[job.spec.path] = source_;
-    auto it = served_by_.find(job.spec.path);
-    f["source"] = it != served_by_.end() ? it->second : source_;
-  }
+  const std::string source = provkit::http::redact_url(r.source);  // the library's: where it was asked
+  f["source"] = source;
   if (r.outcome == Outcome::mismatch && from_mirror_)  // not the Hub's file changing: the mirror's copy is wrong
     return event("file", "MIRROR WRONG BYTES", job.spec.path,
-                 "the mirror " + source_ + " served bytes that fail verification (" +
+                 "the mirror " + source + " served bytes that fail verification (" +
                      download::mismatch_name(r.mismatch) + ": " + r.message + "); fetching it from the next source",
                  true, f);
   if (r.outcome == Outcome::failed && from_mirror_)  // refused or cut off there: the next source is asked
     return event("file", "MIRROR FAILED", job.spec.path,
-                 "the mirror " + source_ + " did not serve it (" + r.message + "); fetching it from the next source",
+                 "the mirror " + source + " did not serve it (" + r.message + "); fetching it from the next source",
                  true, f);
   switch (r.outcome) {
     case Outcome::present: return event("file", "OK", job.spec.path, in_place_detail(r.from_stamp), false, f);
@@ -463,10 +459,9 @@ void Output::on_space_plan(const hub::SpacePlan& p, bool dry_run) {
 void Output::on_source(const std::string& url, bool mirror) {
   {
     std::lock_guard lock(mu_);
-    source_ = provkit::http::redact_url(url);
     from_mirror_ = mirror;
   }
-  if (mirror) note("trying the mirror " + source_);
+  if (mirror) note("trying the mirror " + provkit::http::redact_url(url));
 }
 
 void Output::on_source_failed(const std::string& url, const std::string& why) {

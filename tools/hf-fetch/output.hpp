@@ -8,7 +8,6 @@
 
 #include <atomic>
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -88,12 +87,10 @@ class Output : public hub::FetchObserver {
   // Taken by every write: the engine's thread, the progress-line thread and a
   // signal's summary write whole lines, never into each other.
   std::recursive_timed_mutex mu_;
-  download::ProgressTally tally_;  // under mu_
-  bool downloading_ = false;       // begin_downloads was called
-  std::string source_;             // where files come from now (redacted URL)
-  bool from_mirror_ = false;
-  std::optional<std::size_t> to_fetch_;           // files the space plan found not in place (fetch or resume)
-  std::map<std::string, std::string> served_by_;  // path -> the source that delivered it in this run
+  download::ProgressTally tally_;        // under mu_
+  bool downloading_ = false;             // begin_downloads was called
+  bool from_mirror_ = false;             // the source files are asked of now is a mirror
+  std::optional<std::size_t> to_fetch_;  // files the space plan found not in place (fetch or resume)
   bool quiet_;
 };
 

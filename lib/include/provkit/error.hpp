@@ -44,11 +44,17 @@ class ReasonId {
  public:
   template <class R>
   requires std::is_enum_v<R> ReasonId(R r)
-      : domain_(&typeid(R)), value_(static_cast<int>(r)), name_(reason_name(r)), code_(exit_code(r)) {}
+      : domain_(&typeid(R)), value_(static_cast<int>(r)), name_(reason_name(r)), code_(exit_code(r)) {
+    if constexpr (requires { refusal_name(r); }) refusal_ = refusal_name(r);
+  }
   template <class R>
   requires std::is_enum_v<R>
   bool is(R r) const { return *domain_ == typeid(R) && value_ == static_cast<int>(r); }
   std::string_view name() const { return name_; }
+  // The domain's own name for it where its name is a shared reason (a domain that also declares
+  // `std::string_view refusal_name(R)`: hub::ManifestRefusal's are all invalid_input): --json's
+  // detail.refusal. Empty where the domain declares none.
+  std::string_view refusal() const { return refusal_; }
   ExitCode code() const { return code_; }
   bool operator==(const ReasonId& o) const { return *domain_ == *o.domain_ && value_ == o.value_; }
 
@@ -56,6 +62,7 @@ class ReasonId {
   const std::type_info* domain_;
   int value_;
   std::string_view name_;
+  std::string_view refusal_;
   ExitCode code_;
 };
 

@@ -40,6 +40,9 @@ int JsonLines::summary(int exit_code, std::optional<ReasonId> reason, nlohmann::
   fields["exit_code"] = exit_code;
   if (exit_code != 0) fields["reason"] = reason ? reason->name() : reason_name(provkit::Reason::internal);
   else fields.erase("reason");
+  // The domain's own refusal beside the shared reason it is given under (a manifest's: invalid_input).
+  if (exit_code != 0 && reason && !reason->refusal().empty() && !fields.contains("detail"))
+    fields["detail"] = {{"refusal", reason->refusal()}};
   if (!message.empty()) fields["message"] = message;
   std::lock_guard lock(mutex_);
   if (summarized_) return exit_code;

@@ -450,6 +450,7 @@ std::vector<download::JobResult> Run::run() {
     std::unique_ptr<FileTransfer> f = make_file(i);
     const download::Job& job = f->job();
     results_[i].path = job.spec.path;
+    results_[i].source = options_.source;
     download::Verification v = download::verify_file_stamped(f->root(), job.final_path, job.spec, job.verified_stamp);
     if (v.state == download::FileState::ok) {
       f->take_present(v);

@@ -226,6 +226,7 @@ FetchReport fetch_snapshot(const Manifest& m, hfcache::Layout& layout, const Fet
     fo.max_parallel = o.jobs;
     fo.connections = o.connections;
     if (o.min_split_size) fo.min_split_size = o.min_split_size;
+    fo.source = sources[si];  // each result names it: the file's provenance (JobResult::source)
     HubSource source(m.repo, mirror ? Token{} : token);
     auto results = download::Downloader(fo, source).run(mine.jobs(), observer);
     for (std::size_t k = 0; k < take.size(); ++k) {

@@ -26,6 +26,25 @@ bool is_safe_relative_path(std::string_view path) { return util::is_safe_relativ
 std::string_view reason_name(ManifestRefusal) { return reason_name(Reason::invalid_input); }
 ExitCode exit_code(ManifestRefusal) { return ExitCode::usage; }
 
+std::string_view refusal_name(ManifestRefusal r) {
+  switch (r) {
+    case ManifestRefusal::malformed: return "malformed";
+    case ManifestRefusal::unsupported_version: return "unsupported_version";
+    case ManifestRefusal::missing: return "missing";
+    case ManifestRefusal::unknown_key: return "unknown_key";
+    case ManifestRefusal::duplicate: return "duplicate";
+    case ManifestRefusal::not_pinned: return "not_pinned";
+    case ManifestRefusal::unsafe_path: return "unsafe_path";
+    case ManifestRefusal::unhashed: return "unhashed";
+    case ManifestRefusal::invalid_value: return "invalid_value";
+    case ManifestRefusal::unknown_part: return "unknown_part";
+    case ManifestRefusal::sizes_overflow: return "sizes_overflow";
+    case ManifestRefusal::file_and_folder: return "file_and_folder";
+    case ManifestRefusal::gguf_split_parts: return "gguf_split_parts";
+  }
+  return "malformed";
+}
+
 namespace {
 
 struct Parser {

@@ -61,13 +61,14 @@ def test_assemble_of_gguf_split_names_refused_before_a_byte():
     check(not asked, "no file was requested", asked)
     check(not os.path.exists(os.path.join(local, "tiny.gguf")), "no output written")
     # The flag is named by the tool, once (the library's sentence names none); --json says the manifest domain's
-    # shared reason, as any malformed manifest entry.
+    # shared reason, as any malformed manifest entry, and which refusal it is in detail.refusal.
     check(r.err.count("--assemble") == 1 and "--assemble tiny.gguf: " in r.err, "the flag named once", r.err)
     with HubSim(repo.repos_json) as sim:
         j = hf_fetch(repo.repo_id, "--endpoint", sim.hub, "--local-dir", local, "--assemble", "tiny.gguf=Q4/*.gguf",
                      "--json")
     done = [e for e in j.json_events() if e.get("reason")]
-    check(j.rc == 2 and done and done[-1]["reason"] == "invalid_input", "reason invalid_input", j.out)
+    check(j.rc == 2 and done and done[-1]["reason"] == "invalid_input"
+          and done[-1].get("detail") == {"refusal": "gguf_split_parts"}, "reason invalid_input, the refusal named", j.out)
 
 
 def test_assemble_of_renamed_gguf_split_parts_refused_with_nothing_written():

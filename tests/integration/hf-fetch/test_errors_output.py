@@ -58,24 +58,36 @@ def test_5xx_until_retries_exhausted_exits_3():
     check_correct_or_absent(repo)
 
 
-def test_manifest_errors_exit_2_with_file_and_line():
+def bad_manifests():
+    """Manifests each refused for one reason: {path: (line, words in the sentence, ManifestRefusal name or None
+    for a YAML syntax error)}."""
     tmp = tempdir("hf-fetch-manifest-")
     good = "manifest: 1\nrepo: org/model\nrevision: " + "a" * 40 + "\nfiles:\n"
     cases = {
         "dup.yaml": (good + "  - path: a.bin\n    size: 1\n    sha256: " + "0" * 64 +
-                     "\n  - path: a.bin\n    size: 1\n    sha256: " + "0" * 64 + "\n", 8, "listed twice"),
+                     "\n  - path: a.bin\n    size: 1\n    sha256: " + "0" * 64 + "\n", 8, "listed twice", "duplicate"),
         "branch.yaml": ("manifest: 1\nrepo: org/model\nrevision: main\nfiles:\n  - path: a\n    size: 1\n    git_oid: " +
-                        "1" * 40 + "\n", 3, "40-hex commit"),
-        "dotdot.yaml": (good + "  - path: ../etc/passwd\n    size: 1\n    sha256: " + "0" * 64 + "\n", 5, "relative"),
+                        "1" * 40 + "\n", 3, "40-hex commit", "not_pinned"),
+        "dotdot.yaml": (good + "  - path: ../etc/passwd\n    size: 1\n    sha256: " + "0" * 64 + "\n", 5, "relative",
+                        "unsafe_path"),
         "version.yaml": ("manifest: 2\n" + good.split("\n", 1)[1] + "  - path: a\n    size: 1\n    sha256: " + "0" * 64 + "\n",
-                         1, "version"),
-        "nohash.yaml": (good + "  - path: a\n    size: 1\n", 5, "sha256 or git_oid"),
-        "yaml.yaml": (good + "  - path: [unclosed\n", 6, "YAML"),
+                         1, "version", "unsupported_version"),
+        "nohash.yaml": (good + "  - path: a\n    size: 1\n", 5, "sha256 or git_oid", "unhashed"),
+        "yaml.yaml": (good + "  - path: [unclosed\n", 6, "YAML", None),
     }
-    for name, (text, line, words) in cases.items():
+    out = {}
+    for name, (text, line, words, refusal) in cases.items():
         path = os.path.join(tmp, name)
         with open(path, "w") as f:
             f.write(text)
+        out[path] = (line, words, refusal)
+    return out
+
+
+def test_manifest_errors_exit_2_with_file_and_line():
+    tmp = tempdir("hf-fetch-manifest-")
+    for path, (line, words, _) in bad_manifests().items():
+        name = os.path.basename(path)
         r = hf_fetch("--manifest", path, "--endpoint", f"http://127.0.0.1:{closed_port()}")
         check(r.rc == 2, f"{name}: expected exit 2: {r}")
         check(f"{path}:{line}:" in r.err and words in r.err, f"{name}: expected '{path}:{line}: ...{words}': {r}")
@@ -83,6 +95,19 @@ def test_manifest_errors_exit_2_with_file_and_line():
     check(r.rc == 2, f"a missing manifest should exit 2: {r}")
     r = hf_fetch("--no-such-flag")
     check(r.rc == 2, f"a bad flag should exit 2: {r}")
+
+
+def test_manifest_errors_json_name_the_refusal():
+    # reason stays the shared invalid_input; detail.refusal says which (docs/json.md), for scripts to branch on.
+    for path, (_, _, refusal) in bad_manifests().items():
+        name = os.path.basename(path)
+        r = hf_fetch("--manifest", path, "--endpoint", f"http://127.0.0.1:{closed_port()}", "--json")
+        s = r.json_events()[-1]
+        check(r.rc == 2 and s["event"] == "summary" and s["reason"] == "invalid_input", f"{name}: summary: {r}")
+        if refusal is None:  # a YAML syntax error is no manifest refusal
+            check("detail" not in s, f"{name}: no detail: {s}")
+        else:
+            check(s.get("detail") == {"refusal": refusal}, f"{name}: detail.refusal {refusal}: {s}")
 
 
 def test_network_down_exits_3():

@@ -48,6 +48,32 @@ TEST_CASE("output: a domain's typed reason travels in the Error to the summary",
   CHECK(Error(ExitCode::usage, "x").is(provkit::Reason::invalid_input));
 }
 
+namespace {
+// A domain whose refusals all go to scripts under one shared reason, each with a name of its own.
+enum class Shelf { full, missing };
+std::string_view reason_name(Shelf) { return reason_name(provkit::Reason::invalid_input); }
+ExitCode exit_code(Shelf) { return ExitCode::usage; }
+std::string_view refusal_name(Shelf s) { return s == Shelf::full ? "full" : "missing"; }
+}  // namespace
+
+TEST_CASE("output: a refusal under a shared reason is named in detail.refusal, unless the fields have a detail",
+          "[cli]") {
+  std::ostringstream out;
+  cli::JsonLines("hf-fetch", &out).failure(Error(Shelf::full, "no room"));
+  CHECK(out.str() ==
+        "{\"detail\":{\"refusal\":\"full\"},\"event\":\"summary\",\"exit_code\":2,\"message\":\"no room\","
+        "\"reason\":\"invalid_input\",\"tool\":\"hf-fetch\"}\n");
+  std::ostringstream own;
+  cli::JsonLines("hf-fetch", &own).summary(2, Shelf::missing, {{"detail", {{"needed_bytes", 1}}}});
+  CHECK(own.str() ==
+        "{\"detail\":{\"needed_bytes\":1},\"event\":\"summary\",\"exit_code\":2,\"reason\":\"invalid_input\","
+        "\"tool\":\"hf-fetch\"}\n");
+  std::ostringstream ok;
+  cli::JsonLines("hf-fetch", &ok).summary(0, Shelf::full);
+  CHECK(ok.str() == "{\"event\":\"summary\",\"exit_code\":0,\"tool\":\"hf-fetch\"}\n");
+  CHECK(ReasonId(provkit::Reason::auth).refusal().empty());
+}
+
 TEST_CASE("output: the trace goes to stderr only when asked, its names made printable", "[cli][log]") {
   std::ostringstream err;
   ::unsetenv("PROVKIT_LOG");

@@ -2,6 +2,7 @@
 // --offline on a real cache in a temp directory, and the summary's JSON fields for each way a run ends.
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <tuple>
 
 #include "provkit/hub/fetch.hpp"
 #include "provkit/util/fs.hpp"
@@ -207,4 +208,54 @@ TEST_CASE("pin_from_tree: a written manifest pins every file by sha256, never by
                                       hub::Pin::tree);
   CHECK(!in_memory.find("config.json")->sha256);
   CHECK(in_memory.find("config.json")->git_oid == util::git_blob_id(config));
+}
+
+TEST_CASE(
+    "each downloaded file's result names the source that served it: a mirror, or the Hub after the mirror "
+    "failed it",
+    "[snapshot][fetch][mirror]") {
+  provkit::test::TempDir d("fetch-provenance");
+  auto m = two_files();
+  hub::hfcache::CacheLayout c(d.path, m.repo, kCommit);
+  std::string tree = "[";
+  for (const auto& f : m.files)
+    tree += std::string(tree.size() > 1 ? ", " : "") + R"({"type": "file", "path": ")" + f.path +
+            R"(", "size": 134, "oid": ")" + std::string(40, '1') + R"(", "lfs": {"oid": ")" + *f.sha256 +
+            R"(", "size": )" + std::to_string(f.size) + R"(, "pointerSize": 134}})";
+  tree += "]";
+  // Both list the tree and serve config.json; the mirror answers 404 for w.bin, the Hub serves it.
+  auto serve = [&](bool mirror) {
+    return [&tree, mirror](const std::string& line, const std::string& headers) {
+      std::string body = line.find("/revision/") != std::string::npos    ? R"({"sha": ")" + kCommit + R"("})"
+                         : line.find("/tree/") != std::string::npos      ? tree
+                         : line.find("/resolve/") == std::string::npos   ? std::string()
+                         : line.find("config.json") != std::string::npos ? "{}"
+                         : mirror                                        ? std::string()
+                                                                         : "weights";
+      if (line.find("/resolve/") != std::string::npos && !body.empty()) return test::ranged_answer(body, headers);
+      return std::string(body.empty() ? "HTTP/1.1 404 Not Found" : "HTTP/1.1 200 OK") +
+             "\r\nContent-Length: " + std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
+    };
+  };
+  test::LoopbackServer mirror("127.0.0.1", serve(true)), hub_server("127.0.0.2", serve(false));
+  hub::FetchOptions o;
+  o.endpoint = hub_server.base;
+  o.mirrors = {mirror.base};
+  o.http.retry.backoff_base_s = 0.01;
+  struct Finished : hub::FetchObserver {
+    std::vector<download::JobResult> results;
+    void on_finish(const download::Job&, const download::JobResult& r) override { results.push_back(r); }
+  } rec;
+  auto r = hub::fetch_snapshot(m, c, o, rec);
+  CHECK(r.stage == hub::FetchReport::Stage::published);
+  CHECK(r.exit_code() == 0);
+  CHECK(r.published.downloaded == 2);
+  std::vector<std::tuple<std::string, download::Outcome, std::string>> got;
+  for (const auto& j : rec.results) got.emplace_back(j.path, j.outcome, j.source);
+  std::sort(got.begin(), got.end());  // the mirror's two files finish in either order
+  CHECK(got == std::vector<std::tuple<std::string, download::Outcome, std::string>>{
+                   {"config.json", download::Outcome::downloaded, mirror.base},
+                   {"w.bin", download::Outcome::downloaded, hub_server.base},
+                   {"w.bin", download::Outcome::failed, mirror.base}});  // asked of the mirror, which refused it
+  CHECK(util::read_file(c.file_path("w.bin")) == "weights");
 }

@@ -195,6 +195,11 @@ TEST_CASE("every refusal is typed and names the file and line", "[manifest]") {
   // A path listed twice says where it was first.
   CHECK_THAT(refused(head() + file("a") + file("b") + file("a")).message, Catch::Contains("first at line 5"));
   CHECK(ReasonId(R::duplicate).name() == "invalid_input");  // the --json name these always had
+  // Which refusal it is travels beside it (--json's detail.refusal); util's syntax error has none.
+  CHECK(ReasonId(R::duplicate).refusal() == "duplicate");
+  CHECK(ReasonId(R::gguf_split_parts).refusal() == "gguf_split_parts");
+  CHECK(refused(head() + file("/etc/passwd")).reason->refusal() == "unsafe_path");
+  CHECK(syntax.reason->refusal().empty());
 }
 
 TEST_CASE("sizes that add up past 2^64 - 1 are refused at the line that does it, never wrapped",

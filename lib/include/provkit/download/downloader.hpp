@@ -152,6 +152,9 @@ struct JobResult {
   // is the exit code.
   std::optional<ReasonId> reason;
   std::string warning;  // what went wrong without failing it (a stamp not written)
+  // The source it was asked of (Options::source, as the caller names it): for `downloaded`, the one that
+  // served it. Empty when the caller names none.
+  std::string source;
 };
 
 // Progress and events, for the tool's display. Called on the loop's thread.
@@ -174,6 +177,8 @@ struct Options {
   // least that size over up to `connections` connections at once.
   int connections = 8;
   std::uint64_t min_split_size = 16ull << 20;
+  // Where the jobs are asked (hub: the endpoint or a mirror's URL), copied into each JobResult::source.
+  std::string source;
 };
 
 class Downloader {

@@ -34,8 +34,10 @@ enum class ManifestRefusal {
   file_and_folder,      // a path that is a file and also a folder of another path ("x.txt", "x.txt/inner")
   gguf_split_parts,     // an assembly of gguf-split parts (each a whole GGUF): joined, no loader reads them
 };
-std::string_view reason_name(ManifestRefusal r);
+std::string_view reason_name(ManifestRefusal r);  // invalid_input, every one
 ExitCode exit_code(ManifestRefusal r);
+// Which refusal it is, as named above ("unsafe_path"): --json's detail.refusal beside reason invalid_input.
+std::string_view refusal_name(ManifestRefusal r);
 
 struct ManifestFile {
   std::string path;

@@ -359,6 +359,7 @@ void WheelInstall::make_dirs_side_by_side(unsigned threads) {
     std::map<int, std::vector<std::size_t>> by_parent;
     for (std::size_t i = 0; i < dirs.size(); ++i) by_parent[parent_fds[i]].push_back(i);
     std::vector<const std::vector<std::size_t>*> siblings;
+    siblings.reserve(by_parent.size());
     for (const auto& p : by_parent) siblings.push_back(&p.second);
     std::vector<util::Fd> made(dirs.size());
     std::vector<int> errors(dirs.size(), 0);
